@@ -1,0 +1,32 @@
+module omniroute
+
+go 1.26.8
+
+require (
+	github.com/glebarez/sqlite v1.11.0
+	github.com/gorilla/mux v1.8.1
+	github.com/tidwall/gjson v1.20.4
+	github.com/tidwall/sjson v1.2.10
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.25.0
+	golang.org/x/time v0.16.0
+	gorm.io/gorm v1.31.2
+)
+
+require (
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/glebarez/go-sqlite v1.21.2 // indirect
+	github.com/google/uuid v1.3.0 // indirect
+	github.com/jinzhu/inflection v1.0.0 // indirect
+	github.com/jinzhu/now v1.1.5 // indirect
+	github.com/mattn/go-isatty v0.0.17 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.3.0 // indirect
+	golang.org/x/sys v0.7.0 // indirect
+	golang.org/x/text v0.20.0 // indirect
+	modernc.org/libc v1.22.5 // indirect
+	modernc.org/mathutil v1.5.0 // indirect
+	modernc.org/memory v1.5.0 // indirect
+	modernc.org/sqlite v1.23.1 // indirect
+)
