@@ -1,0 +1,96 @@
+// Package api is the HTTP edge: gorilla/mux routes for the client inference API,
+// the management REST API and the dashboard, with the Host allowlist,
+// cross-origin rule, authentication and the one error envelope.
+package api
+
+import (
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/config"
+	"omniroute/backend/errs"
+	"omniroute/backend/gateway"
+	"omniroute/backend/httpx"
+	"omniroute/backend/providers"
+	"omniroute/backend/routing"
+	"omniroute/backend/secrets"
+	"omniroute/backend/store"
+)
+
+// Deps are the API's collaborators, built by package server.
+type Deps struct {
+	Store        *store.Store
+	Box          *secrets.Box
+	Catalog      *providers.Catalog
+	Engine       *routing.Engine
+	Gateway      *gateway.Gateway
+	Settings     *config.Holder
+	Keys         *Keyring
+	Clock        clock.Clock
+	Log          *slog.Logger
+	Token        string
+	AllowedHosts []string
+	Dashboard    fs.FS // the built SPA (frontend/dist)
+	Version      string
+	StartedAt    time.Time
+	HTTPClient   *http.Client // for connection tests
+	// Reload rebuilds in-memory connection state after a write.
+	Reload func() error
+}
+
+// API serves every HTTP route.
+type API struct {
+	Deps
+	token        string
+	allowedHosts []string
+	log          *slog.Logger
+}
+
+// New builds the API.
+func New(d Deps) *API {
+	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log}
+}
+
+// Handler returns the root handler.
+func (a *API) Handler() http.Handler {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpx.WriteError(w, errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", r.Method, truncate(r.URL.Path, 120)))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "")
+		httpx.WriteErrorStatus(w, http.StatusMethodNotAllowed, errs.New(errs.Invalid, "METHOD_NOT_ALLOWED", "method %s is not allowed on %s", r.Method, truncate(r.URL.Path, 120)))
+	})
+
+	v1 := r.PathPrefix("/v1").Subrouter()
+	v1.HandleFunc("/chat/completions", a.client(a.Gateway.ChatCompletions)).Methods(http.MethodPost)
+	v1.HandleFunc("/models", a.client(a.Gateway.Models)).Methods(http.MethodGet)
+
+	m := r.PathPrefix("/api").Subrouter()
+	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)
+	m.HandleFunc("/monitoring/health", a.management(a.resetBreakers)).Methods(http.MethodDelete)
+	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
+	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
+	m.HandleFunc("/providers/catalog", a.management(a.listCatalog)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/{id}", a.management(a.getConnection)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/{id}", a.management(a.updateConnection)).Methods(http.MethodPut, http.MethodPatch)
+	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)
+	m.HandleFunc("/providers/{id}/test", a.management(a.testConnection)).Methods(http.MethodPost)
+	m.HandleFunc("/keys", a.management(a.listKeys)).Methods(http.MethodGet)
+	m.HandleFunc("/keys", a.management(a.createKey)).Methods(http.MethodPost)
+	m.HandleFunc("/keys/default", a.management(a.defaultKey)).Methods(http.MethodGet)
+	m.HandleFunc("/keys/{id}", a.management(a.updateKey)).Methods(http.MethodPatch, http.MethodPut)
+	m.HandleFunc("/keys/{id}", a.management(a.deleteKey)).Methods(http.MethodDelete)
+	m.HandleFunc("/settings", a.management(a.getSettings)).Methods(http.MethodGet)
+	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
+	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
+	a.resilienceRoutes(m)
+
+	a.dashboardRoutes(r)
+	return a.guard(r)
+}

@@ -1,0 +1,86 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/gateway"
+	"omniroute/backend/httpx"
+	"omniroute/backend/routing"
+	"omniroute/backend/secrets"
+	"omniroute/backend/store"
+)
+
+// KeyInfo is the in-memory view of a client key.
+type KeyInfo struct {
+	ID     string
+	Name   string
+	Scopes []string
+	Access routing.Access
+}
+
+// Keyring maps client key hashes to keys; the hot path never reads the database.
+type Keyring struct {
+	mu     sync.RWMutex
+	byHash map[string]KeyInfo
+}
+
+// NewKeyring returns an empty keyring.
+func NewKeyring() *Keyring { return &Keyring{byHash: map[string]KeyInfo{}} }
+
+// Load replaces the keyring's content.
+func (k *Keyring) Load(rows []store.APIKey) {
+	m := make(map[string]KeyInfo, len(rows))
+	for _, row := range rows {
+		info := KeyInfo{ID: row.ID, Name: row.Name}
+		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
+		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
+		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
+		m[row.KeyHash] = info
+	}
+	k.mu.Lock()
+	k.byHash = m
+	k.mu.Unlock()
+}
+
+// Lookup finds a key by its plaintext value.
+func (k *Keyring) Lookup(value string) (KeyInfo, bool) {
+	h := secrets.Hash(value)
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	info, ok := k.byHash[h]
+	return info, ok
+}
+
+// clientKey extracts a client key from Authorization: Bearer or x-api-key.
+func clientKey(r *http.Request) string {
+	if b := bearer(r); b != "" {
+		return b
+	}
+	return r.Header.Get("x-api-key")
+}
+
+// client authenticates an inference request with a client key (required unless
+// the requireApiKey setting is off).
+func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := clientKey(r)
+		if v == "" {
+			if a.Settings.General().RequireAPIKey {
+				httpx.WriteError(w, errs.New(errs.Auth, "API_KEY_REQUIRED",
+					"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
+				return
+			}
+			next(w, r)
+			return
+		}
+		info, ok := a.Keys.Lookup(v)
+		if !ok {
+			httpx.WriteError(w, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid"))
+			return
+		}
+		next(w, r.WithContext(gateway.WithClient(r.Context(), gateway.Client{KeyID: info.ID, Access: info.Access})))
+	}
+}

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/secrets"
+	"omniroute/backend/store"
+)
+
+// KeyPrefix starts every client key the gateway issues.
+const KeyPrefix = "sk-omni-"
+
+type keyInput struct {
+	Name               *string   `json:"name"`
+	Scopes             *[]string `json:"scopes"`
+	AllowedConnections *[]string `json:"allowedConnections"`
+	AllowedModels      *[]string `json:"allowedModels"`
+}
+
+var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
+
+// NewClientKey creates and stores a client key, returning its row and plaintext.
+func NewClientKey(st *store.Store, box *secrets.Box, name string, isDefault bool, nowMs int64) (store.APIKey, string, error) {
+	value := KeyPrefix + secrets.RandomToken(24)
+	enc, err := box.Seal(value)
+	if err != nil {
+		return store.APIKey{}, "", err
+	}
+	row := store.APIKey{ID: secrets.RandomID(), Name: name, KeyHash: secrets.Hash(value), KeyEnc: enc,
+		KeyPrefix: value[:len(KeyPrefix)+4], Scopes: `["inference"]`, AllowedConnections: "[]", AllowedModels: "[]",
+		IsDefault: isDefault, CreatedAt: nowMs}
+	return row, value, st.CreateAPIKey(&row)
+}
+
+func keyJSON(row store.APIKey) map[string]any {
+	var scopes, conns, models []string
+	_ = json.Unmarshal([]byte(row.Scopes), &scopes)
+	_ = json.Unmarshal([]byte(row.AllowedConnections), &conns)
+	_ = json.Unmarshal([]byte(row.AllowedModels), &models)
+	return map[string]any{"id": row.ID, "name": row.Name, "keyMasked": row.KeyPrefix + "…", "scopes": nonNil(scopes),
+		"allowedConnections": nonNil(conns), "allowedModels": nonNil(models), "isDefault": row.IsDefault,
+		"createdAt": rfc3339(row.CreatedAt)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (a *API) reloadKeys() error {
+	rows, err := a.Store.APIKeys()
+	if err != nil {
+		return err
+	}
+	a.Keys.Load(rows)
+	return nil
+}
+
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
+	rows, err := a.Store.APIKeys()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, keyJSON(row))
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"keys": out})
+}
+
+func (a *API) validateKeyInput(in keyInput) error {
+	if in.Name != nil && (strings.TrimSpace(*in.Name) == "" || len(*in.Name) > 100) {
+		return errs.New(errs.Invalid, "INVALID_NAME", "name must be 1 to 100 characters").WithParam("name")
+	}
+	if in.Scopes != nil {
+		for _, s := range *in.Scopes {
+			if !knownScopes[s] {
+				return errs.New(errs.Invalid, "INVALID_SCOPE", "unknown scope %q (known: inference, lease:exclusive)", truncate(s, 40)).WithParam("scopes")
+			}
+		}
+	}
+	if in.AllowedConnections != nil {
+		for _, id := range *in.AllowedConnections {
+			if _, ok := a.Engine.Registry().Get(id); !ok {
+				return errs.New(errs.Invalid, "UNKNOWN_CONNECTION", "allowedConnections names an unknown connection %q", truncate(id, 40)).WithParam("allowedConnections")
+			}
+		}
+	}
+	return nil
+}
+
+func applyKeyInput(row *store.APIKey, in keyInput) {
+	if in.Name != nil {
+		row.Name = strings.TrimSpace(*in.Name)
+	}
+	enc := func(v []string) string { b, _ := json.Marshal(nonNil(v)); return string(b) }
+	if in.Scopes != nil {
+		row.Scopes = enc(*in.Scopes)
+	}
+	if in.AllowedConnections != nil {
+		row.AllowedConnections = enc(*in.AllowedConnections)
+	}
+	if in.AllowedModels != nil {
+		row.AllowedModels = enc(*in.AllowedModels)
+	}
+}
+
+func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
+	var in keyInput
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if in.Name == nil {
+		httpx.WriteError(w, errs.New(errs.Invalid, "NAME_REQUIRED", "field \"name\" is required").WithParam("name"))
+		return
+	}
+	if err := a.validateKeyInput(in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	row, value, err := NewClientKey(a.Store, a.Box, strings.TrimSpace(*in.Name), false, a.Clock.Now().UnixMilli())
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	applyKeyInput(&row, in)
+	if err := a.Store.SaveAPIKey(&row); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if err := a.reloadKeys(); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	out := keyJSON(row)
+	out["key"] = value
+	httpx.WriteJSON(w, http.StatusCreated, out)
+}
+
+func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
+	var in keyInput
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if err := a.validateKeyInput(in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	rows, err := a.Store.APIKeys()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	id := mux.Vars(r)["id"]
+	for _, row := range rows {
+		if row.ID == id {
+			applyKeyInput(&row, in)
+			if err := a.Store.SaveAPIKey(&row); err != nil {
+				httpx.WriteError(w, err)
+				return
+			}
+			if err := a.reloadKeys(); err != nil {
+				httpx.WriteError(w, err)
+				return
+			}
+			httpx.WriteJSON(w, http.StatusOK, keyJSON(row))
+			return
+		}
+	}
+	httpx.WriteError(w, errs.New(errs.NotFound, "KEY_NOT_FOUND", "API key not found"))
+}
+
+func (a *API) deleteKey(w http.ResponseWriter, r *http.Request) {
+	if err := a.Store.DeleteAPIKey(mux.Vars(r)["id"]); err != nil {
+		httpx.WriteError(w, notFound(err, "key"))
+		return
+	}
+	if err := a.reloadKeys(); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// defaultKey reveals the default client key to its owner (the dashboard and tray).
+func (a *API) defaultKey(w http.ResponseWriter, r *http.Request) {
+	rows, err := a.Store.APIKeys()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	for _, row := range rows {
+		if row.IsDefault {
+			value, err := a.Box.Open(row.KeyEnc)
+			if err != nil {
+				httpx.WriteError(w, err)
+				return
+			}
+			httpx.WriteJSON(w, http.StatusOK, map[string]any{"id": row.ID, "key": value})
+			return
+		}
+	}
+	httpx.WriteError(w, errs.New(errs.NotFound, "KEY_NOT_FOUND", "there is no default key; create one"))
+}

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+)
+
+// hostAllowed accepts loopback names and addresses and configured extra hosts:
+// a foreign Host header is a DNS-rebinding attempt.
+func (a *API) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || host == "wails.localhost" {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, h := range a.allowedHosts {
+		if h == host {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed accepts requests without an Origin and same-machine origins.
+func (a *API) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch u.Scheme {
+	case "http", "https", "wails":
+		return a.hostAllowed(u.Host)
+	}
+	return false
+}
+
+func isStateChanging(m string) bool {
+	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
+}
+
+// guard applies the Host allowlist, the cross-origin rule and panic recovery to
+// every route, before any authentication.
+func (a *API) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				a.log.Error("handler panic", slog.String("path", r.URL.Path), slog.Any("panic", p))
+				httpx.WriteError(w, errs.New(errs.Internal, "INTERNAL_ERROR", "internal error"))
+			}
+		}()
+		if !a.hostAllowed(r.Host) {
+			httpx.WriteError(w, errs.New(errs.Permission, "HOST_NOT_ALLOWED",
+				"Host %q is not allowed; use 127.0.0.1 or localhost (or add it to OMNIROUTE_ALLOWED_HOSTS)", truncate(r.Host, 80)))
+			return
+		}
+		if isStateChanging(r.Method) && !a.originAllowed(r.Header.Get("Origin")) {
+			httpx.WriteError(w, errs.New(errs.Permission, "ORIGIN_NOT_ALLOWED", "cross-origin requests may not change state"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// isManagement reports whether the request carries the management token.
+func (a *API) isManagement(r *http.Request) bool {
+	tok := bearer(r)
+	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1
+}
+
+// management requires the management token.
+func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !a.isManagement(r) {
+			httpx.WriteError(w, errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
+				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it"))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

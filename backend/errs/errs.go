@@ -1,0 +1,64 @@
+// Package errs defines the gateway's error values: a stable UPPER_SNAKE code and
+// a class. Only the HTTP edge (package api) maps a class to a status code.
+package errs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Class groups errors by what the client should do about them.
+type Class int
+
+// Error classes.
+const (
+	Invalid     Class = iota + 1 // bad input: 400
+	TooLarge                     // body over the limit: 413
+	Unsupported                  // wrong media type: 415
+	Auth                         // missing or bad credentials: 401
+	Permission                   // authenticated but not allowed: 403
+	NotFound                     // no such thing: 404
+	Conflict                     // state conflict: 409
+	RateLimited                  // try later: 429
+	Unavailable                  // nothing can serve it now: 503
+	Upstream                     // upstream failed: 502
+	Timeout                      // upstream or queue timeout: 504
+	Internal                     // a bug: 500
+)
+
+// Error is an error with a stable code, a class and a human message.
+type Error struct {
+	Class   Class
+	Code    string
+	Message string
+	Param   string
+	// Type overrides the OpenAI-style error type derived from Class (e.g. "lease_error").
+	Type string
+	// RetryAfter, when > 0, is sent as the Retry-After header (whole seconds, at least 1).
+	RetryAfter time.Duration
+	// Details are extra JSON fields placed inside the error object (e.g. diagnostics).
+	Details map[string]any
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// New builds an Error.
+func New(class Class, code, format string, args ...any) *Error {
+	return &Error{Class: class, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithParam names the offending request field.
+func (e *Error) WithParam(p string) *Error { e.Param = p; return e }
+
+// WithRetryAfter sets the Retry-After hint.
+func (e *Error) WithRetryAfter(d time.Duration) *Error { e.RetryAfter = d; return e }
+
+// As extracts an *Error from err, or wraps err as an internal error.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Class: Internal, Code: "INTERNAL_ERROR", Message: "internal error"}
+}

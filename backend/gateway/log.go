@@ -1,0 +1,24 @@
+package gateway
+
+import (
+	"encoding/json"
+)
+
+func (g *Gateway) finishLog(req *request) {
+	if g.logs == nil {
+		return
+	}
+	l := req.log
+	l.RequestID = req.id
+	l.CreatedAt = req.start.UnixMilli()
+	l.APIKeyID = req.client.KeyID
+	l.ClientFormat = req.format
+	l.Model = req.model
+	l.Stream = req.stream
+	l.AttemptCount = len(req.attempts)
+	if b, err := json.Marshal(req.attempts); err == nil {
+		l.Attempts = string(b)
+	}
+	l.LatencyMs = msSince(req.start, g.clk.Now())
+	g.logs.Log(l)
+}

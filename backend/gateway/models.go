@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"net/http"
+	"sort"
+
+	"omniroute/backend/httpx"
+)
+
+// Models serves GET /v1/models: every enabled connection's models as provider/model.
+func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	seen := map[string]bool{}
+	var out []model
+	access := ClientFrom(r.Context()).Access
+	for _, c := range g.engine.Registry().All() {
+		if !c.Active || (len(access.AllowedConnections) > 0 && !contains(access.AllowedConnections, c.ID)) {
+			continue
+		}
+		head := c.Provider.ID
+		if c.Prefix != "" {
+			head = c.Prefix
+		}
+		for _, m := range c.Models {
+			id := head + "/" + m
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, model{ID: id, Object: "model", Created: c.CreatedAt / 1000, OwnedBy: c.Provider.ID})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if out == nil {
+		out = []model{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

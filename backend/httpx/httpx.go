@@ -1,0 +1,154 @@
+// Package httpx is the HTTP edge shared by the management API and the inference
+// routes: it maps error classes to status codes and writes the one error envelope.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"omniroute/backend/errs"
+)
+
+// Status maps an error class to its HTTP status.
+func Status(c errs.Class) int {
+	switch c {
+	case errs.Invalid:
+		return http.StatusBadRequest
+	case errs.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errs.Unsupported:
+		return http.StatusUnsupportedMediaType
+	case errs.Auth:
+		return http.StatusUnauthorized
+	case errs.Permission:
+		return http.StatusForbidden
+	case errs.NotFound:
+		return http.StatusNotFound
+	case errs.Conflict:
+		return http.StatusConflict
+	case errs.RateLimited:
+		return http.StatusTooManyRequests
+	case errs.Unavailable:
+		return http.StatusServiceUnavailable
+	case errs.Upstream:
+		return http.StatusBadGateway
+	case errs.Timeout:
+		return http.StatusGatewayTimeout
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func errorType(e *errs.Error) string {
+	if e.Type != "" {
+		return e.Type
+	}
+	switch e.Class {
+	case errs.Invalid, errs.TooLarge, errs.Unsupported, errs.Conflict:
+		return "invalid_request_error"
+	case errs.Auth:
+		return "authentication_error"
+	case errs.Permission:
+		return "permission_error"
+	case errs.NotFound:
+		return "not_found_error"
+	case errs.RateLimited:
+		return "rate_limit_error"
+	case errs.Upstream, errs.Unavailable, errs.Timeout:
+		return "upstream_error"
+	default:
+		return "server_error"
+	}
+}
+
+// RetryAfterSeconds rounds a duration up to whole seconds, at least 1.
+func RetryAfterSeconds(d time.Duration) int {
+	s := int(math.Ceil(d.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+// WriteError writes err in the envelope {"error":{message,type,code,param,...}}.
+func WriteError(w http.ResponseWriter, err error) {
+	e := errs.As(err)
+	WriteErrorStatus(w, Status(e.Class), e)
+}
+
+// WriteErrorStatus writes e with an explicit status (e.g. an upstream's own status).
+func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
+	body := map[string]any{"message": e.Message, "type": errorType(e), "code": e.Code}
+	if e.Param != "" {
+		body["param"] = e.Param
+	}
+	for k, v := range e.Details {
+		body[k] = v
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(e.RetryAfter)))
+	}
+	WriteJSON(w, status, map[string]any{"error": body})
+}
+
+// WriteJSON writes v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ReadBody reads at most limit bytes of the request body; a larger body is a 413.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "request body exceeds the limit of %d bytes", limit)
+		}
+		return nil, errs.New(errs.Invalid, "REQUEST_BODY_UNREADABLE", "could not read the request body")
+	}
+	return b, nil
+}
+
+// DecodeJSON strictly decodes a JSON object body into v (unknown fields rejected).
+func DecodeJSON(body []byte, v any) error {
+	if len(body) == 0 {
+		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytesReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return errs.New(errs.Invalid, "INVALID_FIELD", "field %q must be of type %s", ute.Field, ute.Type.String()).WithParam(ute.Field)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return errs.New(errs.Invalid, "INVALID_JSON", "malformed JSON at byte %d", se.Offset)
+		}
+		return errs.New(errs.Invalid, "INVALID_JSON", "invalid request body: %s", sanitize(err.Error()))
+	}
+	if dec.More() {
+		return errs.New(errs.Invalid, "INVALID_JSON", "request body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func sanitize(s string) string {
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}

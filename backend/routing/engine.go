@@ -1,0 +1,199 @@
+package routing
+
+import (
+	"time"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/verdict"
+	"omniroute/backend/store"
+)
+
+// Exclusion is why a candidate was not dispatched, and for how long that holds.
+type Exclusion struct {
+	ConnectionID string
+	Provider     string
+	Model        string
+	// Reason is one of model_lockout, circuit_open, provider_cooldown,
+	// connection_cooldown, unavailable (terminal state) or lease_held.
+	Reason string
+	// Detail refines Reason (e.g. the terminal state "banned").
+	Detail    string
+	Remaining time.Duration
+}
+
+// Timed reports whether the exclusion ends by itself when a timer expires.
+func (x Exclusion) Timed() bool { return x.Remaining > 0 }
+
+// CooldownStore persists a connection's cooldown columns (write-through).
+type CooldownStore interface {
+	SaveCooldown(id string, f store.CooldownFields) error
+}
+
+// Policy supplies the current settings to the engine; it is read per decision so
+// a PATCH of the settings applies to the next request.
+type Policy interface {
+	CooldownSettings(category string) cooldown.Settings
+	CooldownOptions() cooldown.Options
+}
+
+// Observer hears about state changes (for the event stream and logs).
+type Observer interface {
+	ConnectionStateChanged(c *Conn, st cooldown.State)
+}
+
+// Engine admits candidates through every resilience layer and records each
+// attempt's verdict into them.
+type Engine struct {
+	reg      *Registry
+	clk      clock.Clock
+	breakers *breaker.Registry
+	store    CooldownStore
+	policy   Policy
+	observer Observer
+	onError  func(error)
+}
+
+// EngineDeps are the engine's collaborators.
+type EngineDeps struct {
+	Registry *Registry
+	Clock    clock.Clock
+	Breakers *breaker.Registry
+	Store    CooldownStore
+	Policy   Policy
+	Observer Observer
+	// OnError reports persistence failures (they never fail a request).
+	OnError func(error)
+}
+
+// NewEngine wires an engine.
+func NewEngine(d EngineDeps) *Engine {
+	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, store: d.Store,
+		policy: d.Policy, observer: d.Observer, onError: d.OnError}
+}
+
+// Registry returns the connection registry.
+func (e *Engine) Registry() *Registry { return e.reg }
+
+// Breakers returns the provider breaker registry.
+func (e *Engine) Breakers() *breaker.Registry { return e.breakers }
+
+// Check reports whether a candidate is currently excluded, without taking a permit.
+func (e *Engine) Check(c Candidate) *Exclusion {
+	now := e.clk.Now()
+	if x := e.checkConn(c, now); x != nil {
+		return x
+	}
+	b := e.breakers.Get(c.Conn.BreakerKey)
+	if st := b.Status(); st.State == breaker.Open {
+		return e.exclusion(c, "circuit_open", "", st.RetryAfter)
+	}
+	return nil
+}
+
+func (e *Engine) checkConn(c Candidate, now time.Time) *Exclusion {
+	ok, reason, remaining := cooldown.Eligible(c.Conn.Cooldown(), now)
+	if ok {
+		return nil
+	}
+	if reason == "connection_cooldown" {
+		return e.exclusion(c, "connection_cooldown", "", remaining)
+	}
+	return e.exclusion(c, "unavailable", reason, 0)
+}
+
+func (e *Engine) exclusion(c Candidate, reason, detail string, remaining time.Duration) *Exclusion {
+	return &Exclusion{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey, Model: c.Model,
+		Reason: reason, Detail: detail, Remaining: remaining}
+}
+
+// Admit decides right before dispatch whether c may be tried now and, if so,
+// takes the layers' permits (the breaker's HALF_OPEN probe slot). Every ticket
+// must be finished exactly once.
+func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
+	now := e.clk.Now()
+	if x := e.checkConn(c, now); x != nil {
+		return nil, x
+	}
+	b := e.breakers.Get(c.Conn.BreakerKey)
+	permit, ok := b.Allow()
+	if !ok {
+		return nil, e.exclusion(c, "circuit_open", "", b.RetryAfter())
+	}
+	return &Ticket{e: e, cand: c, permit: permit}, nil
+}
+
+// Ticket is one admitted attempt.
+type Ticket struct {
+	e      *Engine
+	cand   Candidate
+	permit breaker.Permit
+	done   bool
+}
+
+// Finish records the attempt's verdict in every layer. A client-cancelled attempt
+// blames nobody and only gives its permits back.
+func (t *Ticket) Finish(v verdict.Verdict) {
+	if t.done {
+		return
+	}
+	t.done = true
+	switch {
+	case v.OK():
+		t.permit.Success()
+	case v.CountsForBreaker && !v.SkipProviderBreaker:
+		t.permit.Failure()
+	default:
+		t.permit.Release()
+	}
+	if v.Kind == verdict.KindClientCanceled {
+		return
+	}
+	t.e.recordCooldown(t.cand.Conn, v)
+}
+
+// Abandon gives the permits back without an outcome (panic, internal error).
+func (t *Ticket) Abandon() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.permit.Release()
+}
+
+func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
+	now := e.clk.Now()
+	c.mu.Lock()
+	var next cooldown.State
+	var changed bool
+	if v.OK() {
+		next, changed = cooldown.Success(c.cd)
+	} else {
+		next, changed = cooldown.Apply(c.cd, v, e.policy.CooldownSettings(c.Category()), e.policy.CooldownOptions(), now)
+	}
+	if changed {
+		c.cd = next
+	}
+	c.mu.Unlock()
+	if !changed {
+		return
+	}
+	if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
+		e.onError(err)
+	}
+	if e.observer != nil {
+		e.observer.ConnectionStateChanged(c, next)
+	}
+}
+
+// SetCooldown replaces a connection's cooldown state (operator clear) and persists it.
+func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
+	c.mu.Lock()
+	c.cd = st
+	c.mu.Unlock()
+	if e.observer != nil {
+		e.observer.ConnectionStateChanged(c, st)
+	}
+	return e.store.SaveCooldown(c.ID, CooldownFields(st))
+}

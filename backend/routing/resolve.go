@@ -1,0 +1,97 @@
+package routing
+
+import (
+	"slices"
+	"strings"
+
+	"omniroute/backend/errs"
+)
+
+// Candidate is one connection that may serve a request, with the upstream model name.
+type Candidate struct {
+	Conn  *Conn
+	Model string
+}
+
+// Access restricts what a client key may reach; empty lists allow everything.
+type Access struct {
+	AllowedConnections []string
+	AllowedModels      []string
+}
+
+func (a Access) allowsConn(id string) bool {
+	return len(a.AllowedConnections) == 0 || slices.Contains(a.AllowedConnections, id)
+}
+
+func (a Access) allowsModel(requested string) bool {
+	return len(a.AllowedModels) == 0 || slices.Contains(a.AllowedModels, requested)
+}
+
+// Resolve returns the active connections that can serve the requested model, in
+// priority order. Naming: "provider/model" (provider id, alias or a user-defined
+// endpoint's prefix), or a bare model listed in some connection's models.
+func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
+	requested = strings.TrimSpace(requested)
+	if requested == "" {
+		return nil, errs.New(errs.Invalid, "MODEL_REQUIRED", "the request must name a model").WithParam("model")
+	}
+	if !acc.allowsModel(requested) {
+		return nil, errs.New(errs.Permission, "MODEL_NOT_ALLOWED", "this API key may not use model %q", requested).WithParam("model")
+	}
+	all := r.All()
+	var out []Candidate
+	if head, rest, ok := strings.Cut(requested, "/"); ok && rest != "" {
+		head = strings.ToLower(head)
+		// A user-defined endpoint's prefix addresses that endpoint alone.
+		for _, c := range all {
+			if c.Prefix != "" && c.Prefix == head {
+				out = appendUsable(out, c, rest, acc)
+			}
+		}
+		if len(out) > 0 || r.prefixExists(all, head) {
+			return out, r.noneLeft(out, requested)
+		}
+		if p, known := r.catalog.Lookup(head); known {
+			for _, c := range all {
+				if c.Provider.ID == p.ID {
+					out = appendUsable(out, c, rest, acc)
+				}
+			}
+			return out, r.noneLeft(out, requested)
+		}
+	}
+	for _, c := range all {
+		if slices.Contains(c.Models, requested) {
+			out = appendUsable(out, c, requested, acc)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errs.New(errs.NotFound, "MODEL_NOT_FOUND",
+			"model %q is not served by any active connection; use provider/model (for example openai/gpt-4o-mini) or list /v1/models", requested).WithParam("model")
+	}
+	return out, nil
+}
+
+func (r *Registry) prefixExists(all []*Conn, head string) bool {
+	for _, c := range all {
+		if c.Prefix == head {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Registry) noneLeft(out []Candidate, requested string) error {
+	if len(out) > 0 {
+		return nil
+	}
+	return errs.New(errs.NotFound, "MODEL_NOT_FOUND",
+		"no active connection can serve %q: add or enable a connection for this provider", requested).WithParam("model")
+}
+
+func appendUsable(out []Candidate, c *Conn, model string, acc Access) []Candidate {
+	if !c.Active || !acc.allowsConn(c.ID) {
+		return out
+	}
+	return append(out, Candidate{Conn: c, Model: model})
+}

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"omniroute/backend/api"
+	"omniroute/backend/clock"
+	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/secrets"
+	"omniroute/backend/store"
+)
+
+// TokenFile is the management token's file name in the data directory.
+const TokenFile = "management.token"
+
+// LoadOrCreateToken returns the management token, creating it (0600) at first start.
+func LoadOrCreateToken(dir string) (string, error) {
+	path := filepath.Join(dir, TokenFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	t := "omt_" + secrets.RandomToken(32)
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return t, nil
+}
+
+func ensureDefaultKey(st *store.Store, box *secrets.Box, clk clock.Clock) error {
+	rows, err := st.APIKeys()
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.IsDefault {
+			return nil
+		}
+	}
+	_, _, err = api.NewClientKey(st, box, "Default key", true, clk.Now().UnixMilli())
+	return err
+}
+
+// DefaultKey returns the default client key's value.
+func (s *Server) DefaultKey() (string, error) {
+	key, err := secrets.LoadOrCreateKey(filepath.Join(s.opts.Process.DataDir, "secret.key"))
+	if err != nil {
+		return "", err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		return "", err
+	}
+	rows, err := s.store.APIKeys()
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rows {
+		if r.IsDefault {
+			return box.Open(r.KeyEnc)
+		}
+	}
+	return "", errors.New("no default key")
+}
+
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func timeOrZero(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+func breakerRow(s breaker.Snapshot) store.BreakerRow {
+	return store.BreakerRow{Provider: s.Provider, State: string(s.State), Failures: s.Failures,
+		ConsecutiveSuccesses: s.ConsecutiveSuccesses, OpenCycles: s.OpenCycles,
+		LastFailureAt: msOrZero(s.LastFailureAt), OpenedAt: msOrZero(s.OpenedAt), StateChangedAt: msOrZero(s.StateChangedAt)}
+}
+
+func snapshots(rows []store.BreakerRow) []breaker.Snapshot {
+	out := make([]breaker.Snapshot, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, breaker.Snapshot{Provider: r.Provider, State: breaker.State(r.State), Failures: r.Failures,
+			ConsecutiveSuccesses: r.ConsecutiveSuccesses, OpenCycles: r.OpenCycles, LastFailureAt: timeOrZero(r.LastFailureAt),
+			OpenedAt: timeOrZero(r.OpenedAt), StateChangedAt: timeOrZero(r.StateChangedAt)})
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package store
+
+// Connection is one row of provider_connections: an account or key of a provider.
+// Secret columns hold AES-GCM ciphertext (see package secrets), never plaintext.
+type Connection struct {
+	ID                   string `gorm:"column:id;primaryKey"`
+	Provider             string `gorm:"column:provider"`
+	Name                 string `gorm:"column:name"`
+	AuthType             string `gorm:"column:auth_type"`
+	BaseURL              string `gorm:"column:base_url"`
+	Prefix               string `gorm:"column:prefix"`
+	Priority             int    `gorm:"column:priority"`
+	IsActive             bool   `gorm:"column:is_active"`
+	MaxConcurrent        *int   `gorm:"column:max_concurrent"`
+	RateLimitProtection  *bool  `gorm:"column:rate_limit_protection"`
+	APIKeyEnc            string `gorm:"column:api_key_enc"`
+	AccessTokenEnc       string `gorm:"column:access_token_enc"`
+	RefreshTokenEnc      string `gorm:"column:refresh_token_enc"`
+	ExpiresAt            int64  `gorm:"column:expires_at"`
+	Models               string `gorm:"column:models"`
+	ProviderSpecificData string `gorm:"column:provider_specific_data"`
+	RateLimitOverrides   string `gorm:"column:rate_limit_overrides"`
+	RateLimitedUntil     int64  `gorm:"column:rate_limited_until"`
+	TestStatus           string `gorm:"column:test_status"`
+	LastError            string `gorm:"column:last_error"`
+	LastErrorType        string `gorm:"column:last_error_type"`
+	LastErrorAt          int64  `gorm:"column:last_error_at"`
+	ErrorCode            string `gorm:"column:error_code"`
+	BackoffLevel         int    `gorm:"column:backoff_level"`
+	RejectStreak         int    `gorm:"column:reject_streak"`
+	ExpiredRetries       int    `gorm:"column:expired_retries"`
+	CreatedAt            int64  `gorm:"column:created_at"`
+	UpdatedAt            int64  `gorm:"column:updated_at"`
+}
+
+// TableName names the table.
+func (Connection) TableName() string { return "provider_connections" }
+
+// CooldownFields are the per-connection resilience columns written on every state change.
+type CooldownFields struct {
+	RateLimitedUntil int64
+	TestStatus       string
+	LastError        string
+	LastErrorType    string
+	LastErrorAt      int64
+	ErrorCode        string
+	BackoffLevel     int
+	RejectStreak     int
+	ExpiredRetries   int
+}
+
+// APIKey is a client key: only its SHA-256 is used for lookup; the value itself
+// is kept encrypted so the default key can be shown again to its owner.
+type APIKey struct {
+	ID                 string `gorm:"column:id;primaryKey"`
+	Name               string `gorm:"column:name"`
+	KeyHash            string `gorm:"column:key_hash"`
+	KeyEnc             string `gorm:"column:key_enc"`
+	KeyPrefix          string `gorm:"column:key_prefix"`
+	Scopes             string `gorm:"column:scopes"`
+	AllowedConnections string `gorm:"column:allowed_connections"`
+	AllowedModels      string `gorm:"column:allowed_models"`
+	IsDefault          bool   `gorm:"column:is_default"`
+	CreatedAt          int64  `gorm:"column:created_at"`
+	LastUsedAt         int64  `gorm:"column:last_used_at"`
+}
+
+// TableName names the table.
+func (APIKey) TableName() string { return "api_keys" }
+
+// KeyValue is one persisted setting.
+type KeyValue struct {
+	Namespace string `gorm:"column:namespace;primaryKey"`
+	Key       string `gorm:"column:key;primaryKey"`
+	Value     string `gorm:"column:value"`
+	UpdatedAt int64  `gorm:"column:updated_at"`
+}
+
+// TableName names the table.
+func (KeyValue) TableName() string { return "key_value" }
+
+// BreakerRow is the persisted state of one provider circuit breaker.
+type BreakerRow struct {
+	Provider             string `gorm:"column:provider;primaryKey"`
+	State                string `gorm:"column:state"`
+	Failures             int    `gorm:"column:failures"`
+	ConsecutiveSuccesses int    `gorm:"column:consecutive_successes"`
+	OpenCycles           int    `gorm:"column:open_cycles"`
+	LastFailureAt        int64  `gorm:"column:last_failure_at"`
+	OpenedAt             int64  `gorm:"column:opened_at"`
+	StateChangedAt       int64  `gorm:"column:state_changed_at"`
+	UpdatedAt            int64  `gorm:"column:updated_at"`
+}
+
+// TableName names the table.
+func (BreakerRow) TableName() string { return "domain_circuit_breakers" }
+
+// RequestLog is one served client request with its attempts.
+type RequestLog struct {
+	ID               int64  `gorm:"column:id;primaryKey;autoIncrement"`
+	RequestID        string `gorm:"column:request_id"`
+	CreatedAt        int64  `gorm:"column:created_at"`
+	APIKeyID         string `gorm:"column:api_key_id"`
+	ClientFormat     string `gorm:"column:client_format"`
+	Model            string `gorm:"column:model"`
+	Provider         string `gorm:"column:provider"`
+	ConnectionID     string `gorm:"column:connection_id"`
+	Status           int    `gorm:"column:status"`
+	Stream           bool   `gorm:"column:stream"`
+	AttemptCount     int    `gorm:"column:attempt_count"`
+	Attempts         string `gorm:"column:attempts"`
+	LatencyMs        int64  `gorm:"column:latency_ms"`
+	ErrorCode        string `gorm:"column:error_code"`
+	PromptTokens     int    `gorm:"column:prompt_tokens"`
+	CompletionTokens int    `gorm:"column:completion_tokens"`
+}
+
+// TableName names the table.
+func (RequestLog) TableName() string { return "request_logs" }

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Connections returns every connection ordered by priority then creation.
+func (s *Store) Connections() ([]Connection, error) {
+	var out []Connection
+	err := s.db.Order("priority ASC, created_at ASC, id ASC").Find(&out).Error
+	return out, err
+}
+
+// Connection returns one connection by id.
+func (s *Store) Connection(id string) (Connection, error) {
+	var c Connection
+	err := s.db.Where("id = ?", id).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return c, ErrNotFound
+	}
+	return c, err
+}
+
+// CreateConnection inserts a connection.
+func (s *Store) CreateConnection(c *Connection) error {
+	return s.db.Create(c).Error
+}
+
+// SaveConnection writes every column of an existing connection.
+func (s *Store) SaveConnection(c *Connection) error {
+	res := s.db.Model(&Connection{}).Where("id = ?", c.ID).Select("*").Updates(c)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteConnection removes a connection.
+func (s *Store) DeleteConnection(id string) error {
+	res := s.db.Where("id = ?", id).Delete(&Connection{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SaveCooldown writes a connection's resilience columns only.
+func (s *Store) SaveCooldown(id string, f CooldownFields) error {
+	return s.db.Model(&Connection{}).Where("id = ?", id).Updates(map[string]any{
+		"rate_limited_until": f.RateLimitedUntil,
+		"test_status":        f.TestStatus,
+		"last_error":         f.LastError,
+		"last_error_type":    f.LastErrorType,
+		"last_error_at":      f.LastErrorAt,
+		"error_code":         f.ErrorCode,
+		"backoff_level":      f.BackoffLevel,
+		"reject_streak":      f.RejectStreak,
+		"expired_retries":    f.ExpiredRetries,
+		"updated_at":         time.Now().UnixMilli(),
+	}).Error
+}
+
+// SetRateLimitProtection toggles a connection's rateLimitProtection flag.
+func (s *Store) SetRateLimitProtection(id string, enabled bool) error {
+	res := s.db.Model(&Connection{}).Where("id = ?", id).Update("rate_limit_protection", enabled)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// APIKeys returns every client key.
+func (s *Store) APIKeys() ([]APIKey, error) {
+	var out []APIKey
+	err := s.db.Order("created_at ASC, id ASC").Find(&out).Error
+	return out, err
+}
+
+// CreateAPIKey inserts a client key.
+func (s *Store) CreateAPIKey(k *APIKey) error {
+	err := s.db.Create(k).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// SaveAPIKey updates a client key's editable fields.
+func (s *Store) SaveAPIKey(k *APIKey) error {
+	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
+		"name": k.Name, "scopes": k.Scopes, "allowed_connections": k.AllowedConnections,
+		"allowed_models": k.AllowedModels,
+	})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteAPIKey removes a client key.
+func (s *Store) DeleteAPIKey(id string) error {
+	res := s.db.Where("id = ?", id).Delete(&APIKey{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// GetValue reads one setting; ok is false when it was never written.
+func (s *Store) GetValue(namespace, key string) (string, bool, error) {
+	var kv KeyValue
+	err := s.db.Where("namespace = ? AND key = ?", namespace, key).Take(&kv).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return kv.Value, true, nil
+}
+
+// SetValue writes one setting.
+func (s *Store) SetValue(namespace, key, value string) error {
+	kv := KeyValue{Namespace: namespace, Key: key, Value: value, UpdatedAt: time.Now().UnixMilli()}
+	return s.db.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "namespace"}, {Name: "key"}},
+		DoUpdates: clause.AssignmentColumns([]string{"value", "updated_at"}),
+	}).Create(&kv).Error
+}
+
+// Breakers returns every persisted breaker state.
+func (s *Store) Breakers() ([]BreakerRow, error) {
+	var out []BreakerRow
+	err := s.db.Order("provider").Find(&out).Error
+	return out, err
+}
+
+// SaveBreaker upserts one breaker state.
+func (s *Store) SaveBreaker(r BreakerRow) error {
+	r.UpdatedAt = time.Now().UnixMilli()
+	return s.db.Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "provider"}},
+		DoUpdates: clause.AssignmentColumns([]string{"state", "failures", "consecutive_successes",
+			"open_cycles", "last_failure_at", "opened_at", "state_changed_at", "updated_at"}),
+	}).Create(&r).Error
+}
+
+// InsertRequestLogs writes a batch of request logs in one transaction.
+func (s *Store) InsertRequestLogs(rows []RequestLog) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.db.CreateInBatches(rows, 200).Error
+}
+
+// RecentRequestLogs returns the newest logs first.
+func (s *Store) RecentRequestLogs(limit int) ([]RequestLog, error) {
+	var out []RequestLog
+	err := s.db.Order("id DESC").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// PruneRequestLogs keeps at most keep rows.
+func (s *Store) PruneRequestLogs(keep int) error {
+	return s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error
+}

@@ -1,0 +1,106 @@
+// Command omniroute is OmniRoute Desktop: a local LLM gateway that routes every
+// AI coding agent's requests across the user's provider accounts and keeps them
+// working through quotas, rate limits, outages and stalled streams.
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"omniroute/app"
+	"omniroute/backend/config"
+	"omniroute/backend/server"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+//go:embed all:frontend/dist
+var dist embed.FS
+
+const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
+
+Usage:
+  omniroute                 start the app (desktop window and tray in the desktop build)
+  omniroute --headless      start only the gateway; the dashboard is served in the browser
+  omniroute token           print the management API token
+  omniroute setup <agent>   print how to point an agent at the gateway
+  omniroute --version       print the version
+  omniroute --help          show this help
+
+Clients use http://127.0.0.1:20128/v1 with the default API key printed at start.
+
+Environment:
+  OMNIROUTE_DATA_DIR        data directory (default: the OS config dir + /omniroute)
+  OMNIROUTE_HOST            listen address (default 127.0.0.1)
+  OMNIROUTE_PORT            listen port (default 20128)
+  OMNIROUTE_ALLOWED_HOSTS   extra Host names accepted besides loopback (comma separated)
+  OMNIROUTE_DATABASE_URL    PostgreSQL URL instead of the embedded SQLite (not in this build)
+  OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
+                            provider circuit breaker defaults
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	headless := false
+	var rest []string
+	for _, a := range args {
+		switch a {
+		case "-h", "--help", "help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		case "--version", "-version", "version":
+			fmt.Fprintln(stdout, "omniroute", version)
+			return 0
+		case "--headless", "-headless":
+			headless = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	proc, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "omniroute:", err)
+		return 2
+	}
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "token":
+			tok, err := server.LoadOrCreateToken(proc.DataDir)
+			if err != nil {
+				fmt.Fprintln(stderr, "omniroute:", err)
+				return 1
+			}
+			fmt.Fprintln(stdout, tok)
+			return 0
+		case "setup", "run":
+			return app.PrintAgentSetup(rest[1:], proc, stdout, stderr)
+		default:
+			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
+			return 2
+		}
+	}
+	ui, err := fs.Sub(dist, "frontend/dist")
+	if err != nil {
+		fmt.Fprintln(stderr, "omniroute:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := server.Options{Process: proc, Dashboard: ui, Version: version}
+	if err := runApp(ctx, opts, headless, stdout); err != nil {
+		fmt.Fprintln(stderr, "omniroute:", err)
+		return 1
+	}
+	return 0
+}
