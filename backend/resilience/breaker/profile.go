@@ -1,0 +1,196 @@
+package breaker
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Provider categories that select a default Profile / WindowProfile.
+const (
+	CategoryOAuth  = "oauth"
+	CategoryAPIKey = "apikey"
+	CategoryLocal  = "local"
+)
+
+// Normalize bounds for Profile, so a typo in settings can never disable or wedge a breaker.
+const (
+	minResetTimeout      = time.Second
+	maxResetTimeout      = time.Hour
+	minBackoffMultiplier = 1
+	maxBackoffMultiplier = 64
+)
+
+// Profile is the tuning of one provider breaker: when it degrades, when it opens,
+// and how long it stays open.
+type Profile struct {
+	// FailureThreshold is the counted failure that opens the breaker.
+	FailureThreshold int
+	// DegradationThreshold is the counted failure that moves CLOSED to DEGRADED;
+	// always below FailureThreshold after Normalize (≤0 means "derive from FailureThreshold").
+	DegradationThreshold int
+	// ResetTimeout is the first OPEN hold before a HALF_OPEN probe is allowed.
+	ResetTimeout time.Duration
+	// MaxBackoffMultiplier caps the OPEN hold growth over repeated open cycles:
+	// hold = ResetTimeout × min(2^(cycles−1), MaxBackoffMultiplier).
+	MaxBackoffMultiplier int
+	// SuccessesToClose is how many consecutive successes return DEGRADED to CLOSED.
+	SuccessesToClose int
+}
+
+// DefaultProfile returns the built-in profile for a provider category
+// ("oauth", "apikey", "local"); any other category gets the "apikey" profile.
+func DefaultProfile(category string) Profile {
+	switch category {
+	case CategoryOAuth:
+		return Profile{FailureThreshold: 8, DegradationThreshold: 5, ResetTimeout: 60 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}
+	case CategoryLocal:
+		// Degradation is derived (ceil(60% of 2) = 2, kept below the open threshold → 1).
+		return Profile{FailureThreshold: 2, DegradationThreshold: 0, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}.Normalize()
+	default:
+		return Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}
+	}
+}
+
+// Normalize clamps silly values: thresholds ≥ 1, DegradationThreshold below
+// FailureThreshold (derived as ceil(60%) when ≤ 0), ResetTimeout in [1s, 1h],
+// MaxBackoffMultiplier in [1, 64], SuccessesToClose ≥ 1.
+// With FailureThreshold 1 the DEGRADED band is empty: the first failure opens.
+func (p Profile) Normalize() Profile {
+	if p.FailureThreshold < 1 {
+		p.FailureThreshold = 1
+	}
+	if p.DegradationThreshold <= 0 {
+		p.DegradationThreshold = (p.FailureThreshold*60 + 99) / 100
+	}
+	if p.DegradationThreshold >= p.FailureThreshold {
+		p.DegradationThreshold = p.FailureThreshold - 1
+	}
+	if p.DegradationThreshold < 1 {
+		p.DegradationThreshold = 1
+	}
+	p.ResetTimeout = clampDur(p.ResetTimeout, minResetTimeout, maxResetTimeout)
+	if p.MaxBackoffMultiplier < minBackoffMultiplier {
+		p.MaxBackoffMultiplier = minBackoffMultiplier
+	}
+	if p.MaxBackoffMultiplier > maxBackoffMultiplier {
+		p.MaxBackoffMultiplier = maxBackoffMultiplier
+	}
+	if p.SuccessesToClose < 1 {
+		p.SuccessesToClose = 1
+	}
+	return p
+}
+
+// openHold is how long the breaker stays OPEN in its cycles-th consecutive open
+// cycle: ResetTimeout × min(2^(cycles−1), MaxBackoffMultiplier).
+func (p Profile) openHold(cycles int) time.Duration {
+	if cycles < 1 {
+		cycles = 1
+	}
+	mult := p.MaxBackoffMultiplier
+	if cycles-1 < 7 { // 2^7 = 128 > 64, the largest allowed multiplier
+		if m := 1 << (cycles - 1); m < mult {
+			mult = m
+		}
+	}
+	return p.ResetTimeout * time.Duration(mult)
+}
+
+// quietWindow is how long a DEGRADED breaker must go without a counted failure
+// before it decays to CLOSED: the longest OPEN hold, at least one ResetTimeout.
+func (p Profile) quietWindow() time.Duration {
+	w := p.ResetTimeout * time.Duration(p.MaxBackoffMultiplier)
+	if w < p.ResetTimeout {
+		w = p.ResetTimeout
+	}
+	return w
+}
+
+// envCategory pairs a profile category with its environment-variable infix.
+type envCategory struct{ category, env string }
+
+// envCategories lists the categories configurable from the environment
+// (a function, not a package variable, so there is no shared mutable state).
+func envCategories() []envCategory {
+	return []envCategory{
+		{CategoryOAuth, "OAUTH"},
+		{CategoryAPIKey, "API_KEY"},
+		{CategoryLocal, "LOCAL"},
+	}
+}
+
+// ProfilesFromEnv returns the default profiles for "oauth", "apikey" and "local",
+// overridden by OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,
+// DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}; non-positive or unparsable values are ignored.
+func ProfilesFromEnv(getenv func(string) string) map[string]Profile {
+	cats := envCategories()
+	out := make(map[string]Profile, len(cats))
+	for _, c := range cats {
+		p := DefaultProfile(c.category)
+		prefix := "OMNIROUTE_CIRCUIT_BREAKER_" + c.env + "_"
+		failSet := false
+		degradeSet := false
+		if v, ok := envPositive(getenv, prefix+"FAILURE_THRESHOLD"); ok {
+			p.FailureThreshold = clampInt(v)
+			failSet = true
+		}
+		if v, ok := envPositive(getenv, prefix+"DEGRADATION_THRESHOLD"); ok {
+			p.DegradationThreshold = clampInt(v)
+			degradeSet = true
+		}
+		if c.category == CategoryLocal && failSet && !degradeSet {
+			p.DegradationThreshold = 0 // local degradation is derived: re-derive it
+		}
+		if v, ok := envPositive(getenv, prefix+"RESET_TIMEOUT_MS"); ok {
+			p.ResetTimeout = msToDuration(v)
+		}
+		out[c.category] = p.Normalize()
+	}
+	return out
+}
+
+// envPositive reads name through getenv and returns it when it is a positive integer.
+func envPositive(getenv func(string) string, name string) (int64, bool) {
+	if getenv == nil {
+		return 0, false
+	}
+	raw := strings.TrimSpace(getenv(name))
+	if raw == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// clampInt narrows a positive int64 to int without overflow.
+func clampInt(v int64) int {
+	const maxInt = int64(^uint(0) >> 1)
+	if v > maxInt {
+		return int(maxInt)
+	}
+	return int(v)
+}
+
+// msToDuration converts milliseconds to a Duration, saturating instead of overflowing.
+func msToDuration(ms int64) time.Duration {
+	const maxMs = int64(1<<63-1) / int64(time.Millisecond)
+	if ms > maxMs {
+		ms = maxMs
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// clampDur bounds d to [lo, hi].
+func clampDur(d, lo, hi time.Duration) time.Duration {
+	if d < lo {
+		return lo
+	}
+	if d > hi {
+		return hi
+	}
+	return d
+}

@@ -1,0 +1,179 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// TestFailoverJSONAndStream: when the first connection fails in any way that
+// happens before the first byte, the next one in priority order serves and the
+// client sees a normal answer.
+func TestFailoverJSONAndStream(t *testing.T) {
+	faults := []struct {
+		name  string
+		fault fakeupstream.Fault
+	}{
+		{"500", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500}},
+		{"502", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502}},
+		{"503", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503}},
+		{"429 with Retry-After", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}}},
+		{"reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders}},
+		{"hard reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders, HardReset: true}},
+	}
+	for _, stream := range []bool{false, true} {
+		for _, f := range faults {
+			name := f.name
+			if stream {
+				name += "/stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				e.addConn("primary", "key-a", 1)
+				second := e.addConn("secondary", "key-b", 2)
+				e.up.SetFault("key-a", f.fault)
+
+				resp, body := e.chat("openai-compatible/gpt-4o-mini", stream, nil)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d: %s", resp.StatusCode, body)
+				}
+				if got := resp.Header.Get("X-OmniRoute-Selected-Connection-Id"); got != second {
+					t.Fatalf("served by %q, want the secondary %q", got, second)
+				}
+				if got := resp.Header.Get("X-OmniRoute-Attempts"); got != "2" {
+					t.Fatalf("attempts header %q, want 2", got)
+				}
+				if !strings.Contains(string(body), "key-b") && !(stream && strings.Contains(string(body), "ey-b")) {
+					t.Fatalf("answer not from key-b: %s", body)
+				}
+				if stream && !strings.Contains(string(body), "[DONE]") {
+					t.Fatalf("stream not complete: %s", body)
+				}
+				if e.up.Hits("key-a") != 1 || e.up.Hits("key-b") != 1 {
+					t.Fatalf("hits a=%d b=%d, want 1 and 1", e.up.Hits("key-a"), e.up.Hits("key-b"))
+				}
+			})
+		}
+	}
+}
+
+func TestStallBeforeHeadersFailsOverAfterFirstByteTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.patchSettings(map[string]any{"firstByteTimeoutMs": 1000})
+	e.addConn("primary", "key-a", 1)
+	second := e.addConn("secondary", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStallBeforeHeaders})
+
+	for _, stream := range []bool{false, true} {
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", stream, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second {
+			t.Fatalf("stream=%v: status %d conn %q: %s", stream, resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+		}
+	}
+}
+
+// TestMidStreamStallEndsWithVisibleError: after bytes reached the client, a
+// stall is never hidden behind a clean end of stream.
+func TestMidStreamStallEndsWithVisibleError(t *testing.T) {
+	for _, f := range []fakeupstream.Fault{
+		{Mode: fakeupstream.ModeStallMidStream, AfterChunks: 2},
+		{Mode: fakeupstream.ModeResetMidStream, AfterChunks: 2},
+	} {
+		t.Run(string(f.Mode), func(t *testing.T) {
+			e := newEnv(t)
+			e.patchSettings(map[string]any{"streamIdleTimeoutMs": 1000})
+			e.addConn("primary", "key-a", 1)
+			e.addConn("secondary", "key-b", 2)
+			e.up.SetFault("key-a", f)
+
+			resp, body := e.chat("openai-compatible/gpt-4o-mini", true, nil)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			s := string(body)
+			if strings.Contains(s, "[DONE]") {
+				t.Fatalf("a truncated stream ended with [DONE]: %s", s)
+			}
+			if !strings.Contains(s, "event: error") {
+				t.Fatalf("no error event: %s", s)
+			}
+			if e.up.Hits("key-b") != 0 {
+				t.Fatal("a committed stream was replayed on another connection")
+			}
+		})
+	}
+}
+
+func TestSlowDripStreamIsRelayedWhole(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("primary", "key-a", 1)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeSlowDrip, DripMs: 20})
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", true, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "[DONE]") || strings.Count(string(body), "data: ") < 5 {
+		t.Fatalf("status %d body %s", resp.StatusCode, body)
+	}
+}
+
+// TestClientErrorsAreReturnedNotRetried: a 400 such as context length would
+// fail the same way everywhere, so it is returned, not retried.
+func TestClientErrorsAreReturnedNotRetried(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("primary", "key-a", 1)
+	e.addConn("secondary", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400,
+		Body: `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`})
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != 400 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(string(body), "maximum context length") {
+		t.Fatalf("the provider's reason is lost: %s", body)
+	}
+	if e.up.Hits("key-b") != 0 {
+		t.Fatal("a context-length 400 was retried on another connection")
+	}
+}
+
+func TestAllFailingGivesEnvelopeAndAttemptCap(t *testing.T) {
+	e := newEnv(t)
+	e.patchSettings(map[string]any{"maxAttempts": 3})
+	for i, k := range []string{"k1", "k2", "k3", "k4"} {
+		e.addConn(k, k, i+1)
+	}
+	e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502})
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != http.StatusBadGateway || errorCode(body) != "ALL_ATTEMPTS_FAILED" {
+		t.Fatalf("status %d body %s", resp.StatusCode, body)
+	}
+	if e.up.Hits("k4") != 0 {
+		t.Fatal("attempt cap of 3 exceeded")
+	}
+}
+
+// TestUpstreamHeadersBuiltFromScratch: client headers (session ids, the client's
+// own key) never reach the upstream, and model is rewritten to the upstream name.
+func TestUpstreamHeadersBuiltFromScratch(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("primary", "key-a", 1)
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, map[string]string{
+		"X-Session-Id": "sess-1", "x-codex-session-id": "c1", "x-omniroute-session": "o1", "Cookie": "a=b",
+		"X-OmniRoute-Lease-Owner": "vlo_x",
+	})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	h, sent := e.up.LastRequest("key-a")
+	for _, name := range []string{"X-Session-Id", "X-Codex-Session-Id", "X-Omniroute-Session", "Cookie", "X-Omniroute-Lease-Owner"} {
+		if h.Get(name) != "" {
+			t.Errorf("client header %s forwarded upstream", name)
+		}
+	}
+	if h.Get("Authorization") != "Bearer key-a" {
+		t.Errorf("upstream auth = %q", h.Get("Authorization"))
+	}
+	if strings.Contains(string(sent), "openai-compatible/") {
+		t.Errorf("model not rewritten: %s", sent)
+	}
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
+}
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, path
+}
+
+func TestMigrationsApplyOnceAndRecordVersion(t *testing.T) {
+	s, path := openTemp(t)
+	v, err := s.SchemaVersion()
+	if err != nil || v != 1 {
+		t.Fatalf("version = %d, %v; want 1", v, err)
+	}
+	var mode string
+	s.DB().Raw("PRAGMA journal_mode").Scan(&mode)
+	if mode != "wal" {
+		t.Fatalf("journal_mode = %q, want wal", mode)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer again.Close()
+	var n int
+	again.DB().Raw("SELECT COUNT(*) FROM schema_migrations").Scan(&n)
+	if n != 1 {
+		t.Fatalf("schema_migrations rows = %d, want 1", n)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	s, _ := openTemp(t)
+	if err := s.DB().Exec("INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)").Error; err != nil {
+		t.Fatal(err)
+	}
+	err := s.migrate(fstest.MapFS{"0001_init.sql": {Data: []byte("SELECT 1;")}})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestFailedMigrationRollsBack(t *testing.T) {
+	s, _ := openTemp(t)
+	files := fstest.MapFS{
+		"0001_init.sql": {Data: []byte("SELECT 1;")},
+		"0002_bad.sql":  {Data: []byte("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;")},
+	}
+	if err := s.migrate(files); err == nil {
+		t.Fatal("bad migration applied")
+	}
+	var n int
+	s.DB().Raw("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n)
+	if n != 0 {
+		t.Fatal("a failed migration left a table behind")
+	}
+	v, _ := s.SchemaVersion()
+	if v != 1 {
+		t.Fatalf("version = %d after failed migration, want 1", v)
+	}
+}
+
+func TestMigrationNamesValidated(t *testing.T) {
+	tests := []struct {
+		name  string
+		files fstest.MapFS
+	}{
+		{"no number", fstest.MapFS{"init.sql": {Data: []byte("SELECT 1;")}}},
+		{"duplicate", fstest.MapFS{"0001_a.sql": {Data: []byte("SELECT 1;")}, "0001_b.sql": {Data: []byte("SELECT 1;")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := loadMigrations(tt.files); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
+
+func TestLeaseUniquenessIsEnforcedByTheDatabase(t *testing.T) {
+	s, _ := openTemp(t)
+	ins := func(id, owner, conn, state string) error {
+		return s.DB().Exec(`INSERT INTO exclusive_connection_leases(id, owner_hash, api_key_id, connection_id, generation, state, acquired_at, renewed_at, expires_at)
+			VALUES (?, ?, 'k', ?, 1, ?, 0, 0, 0)`, id, owner, conn, state).Error
+	}
+	if err := ins("1", "o1", "c1", "ACTIVE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ins("2", "o2", "c1", "ACTIVE"); err == nil {
+		t.Fatal("two active leases on one connection")
+	}
+	if err := ins("3", "o1", "c2", "ACTIVE"); err == nil {
+		t.Fatal("two active leases for one owner")
+	}
+	if err := ins("4", "o2", "c1", "RELEASED"); err != nil {
+		t.Fatalf("released lease rejected: %v", err)
+	}
+}
+
+func TestConnectionCRUDAndCooldownColumns(t *testing.T) {
+	s, _ := openTemp(t)
+	c := Connection{ID: "c1", Provider: "openai", Name: "a", AuthType: "apikey", Priority: 2, IsActive: true,
+		Models: "[]", ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: 1, UpdatedAt: 1}
+	if err := s.CreateConnection(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCooldown("c1", CooldownFields{RateLimitedUntil: 12345, TestStatus: "unavailable", BackoffLevel: 2, ErrorCode: "X"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Connection("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RateLimitedUntil != 12345 || got.BackoffLevel != 2 || got.TestStatus != "unavailable" || got.Name != "a" {
+		t.Fatalf("got %+v", got)
+	}
+	if err := s.DeleteConnection("c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Connection("c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v after delete", err)
+	}
+	if err := s.DeleteConnection("c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete err = %v", err)
+	}
+}
+
+func TestKeyValueUpsert(t *testing.T) {
+	s, _ := openTemp(t)
+	if _, ok, _ := s.GetValue("settings", "general"); ok {
+		t.Fatal("value before write")
+	}
+	for _, v := range []string{`{"a":1}`, `{"a":2}`} {
+		if err := s.SetValue("settings", "general", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, ok, err := s.GetValue("settings", "general")
+	if err != nil || !ok || v != `{"a":2}` {
+		t.Fatalf("GetValue = %q %v %v", v, ok, err)
+	}
+}

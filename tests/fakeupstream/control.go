@@ -1,0 +1,126 @@
+package fakeupstream
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// FaultRequest is the body of POST /_fake/faults.
+type FaultRequest struct {
+	// Key is the API key the fault applies to; "*" means every key.
+	Key string `json:"key"`
+	// Fault is the misbehaviour to install.
+	Fault Fault `json:"fault"`
+	// Append adds the fault after the key's existing ones (AddFault) instead
+	// of replacing them (SetFault).
+	Append bool `json:"append,omitempty"`
+}
+
+// Stats is the body of GET /_fake/stats.
+type Stats struct {
+	// Hits counts the /v1 requests received per API key.
+	Hits map[string]int `json:"hits"`
+	// InFlight is how many /v1 requests are being handled.
+	InFlight int `json:"inFlight"`
+}
+
+// LastRequestInfo is the body of GET /_fake/last?key=K: what the last request
+// carrying K looked like.
+type LastRequestInfo struct {
+	// Headers are the request headers as received.
+	Headers http.Header `json:"headers"`
+	// Body is the request body as received.
+	Body string `json:"body"`
+}
+
+// Config is the body of POST /_fake/config; zero fields are left unchanged.
+type Config struct {
+	// StreamChunks sets the number of content chunks of streamed answers.
+	StreamChunks int `json:"streamChunks,omitempty"`
+	// Models sets the GET /v1/models list.
+	Models []string `json:"models,omitempty"`
+}
+
+// control registers the /_fake/ API that out-of-process tests use to script
+// the fake the way in-process tests call its methods.
+func (u *Upstream) control(mux *http.ServeMux) {
+	mux.HandleFunc("POST /_fake/faults", func(w http.ResponseWriter, r *http.Request) {
+		var req FaultRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		if req.Key == "" {
+			controlError(w, http.StatusBadRequest, "key is required (\"*\" for every key)")
+			return
+		}
+		if err := req.Fault.Validate(); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		u.installFault(req.Key, req.Fault, req.Append)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_fake/faults", func(w http.ResponseWriter, r *http.Request) {
+		writeControlJSON(w, map[string]any{"faults": u.Faults()})
+	})
+	mux.HandleFunc("DELETE /_fake/faults", func(w http.ResponseWriter, r *http.Request) {
+		if key := r.URL.Query().Get("key"); key != "" {
+			u.ClearFault(key)
+		} else {
+			u.ClearFaults()
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /_fake/stats", func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		inflight := u.inflight
+		u.mu.Unlock()
+		writeControlJSON(w, Stats{Hits: u.AllHits(), InFlight: inflight})
+	})
+	mux.HandleFunc("GET /_fake/last", func(w http.ResponseWriter, r *http.Request) {
+		h, body := u.LastRequest(r.URL.Query().Get("key"))
+		if h == nil {
+			controlError(w, http.StatusNotFound, "no request recorded for this key")
+			return
+		}
+		writeControlJSON(w, LastRequestInfo{Headers: h, Body: string(body)})
+	})
+	mux.HandleFunc("POST /_fake/reset", func(w http.ResponseWriter, r *http.Request) {
+		u.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /_fake/config", func(w http.ResponseWriter, r *http.Request) {
+		var c Config
+		if !decode(w, r, &c) {
+			return
+		}
+		if c.StreamChunks != 0 {
+			u.SetStreamChunks(c.StreamChunks)
+		}
+		if c.Models != nil {
+			u.SetModels(c.Models)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		controlError(w, http.StatusBadRequest, "bad JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeControlJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(mustJSON(v))
+}
+
+func controlError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mustJSON(map[string]string{"error": msg}))
+}

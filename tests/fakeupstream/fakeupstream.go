@@ -1,0 +1,392 @@
+// Package fakeupstream is a fake LLM provider for the gateway's tests and
+// benchmarks. It speaks the real OpenAI (/v1/chat/completions, /v1/models) and
+// Anthropic (/v1/messages) wire formats, JSON and SSE, records what it
+// receives per API key, and injects faults (error statuses, resets, stalls,
+// slow drips, latency) per API key, programmable in Go or over HTTP under
+// /_fake/ for out-of-process tests.
+//
+// Answers are deterministic: they echo the requested model and say
+// Content(key), e.g. "Hello from key-a", so a test can tell which gateway
+// connection served a request. Streams carry a preamble frame, StreamChunks
+// content frames (each flushed) and closing frames.
+package fakeupstream
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+)
+
+// DefaultStreamChunks is how many content chunks a streamed answer has unless
+// SetStreamChunks says otherwise.
+const DefaultStreamChunks = 5
+
+// maxStreamChunks bounds SetStreamChunks so a typo cannot make huge answers.
+const maxStreamChunks = 10000
+
+// maxCachedAnswers bounds the precomputed-answer cache; past it answers are
+// built per request (only a test sending thousands of distinct models gets there).
+const maxCachedAnswers = 4096
+
+// DefaultModels is the model list GET /v1/models answers unless SetModels
+// says otherwise.
+func DefaultModels() []string {
+	return []string{"gpt-4o-mini", "gpt-4o", "claude-3-5-haiku-latest", "claude-sonnet-4-5", "glm-4.5-flash"}
+}
+
+// Upstream is the fake provider. It is an http.Handler; Start or Serve put it
+// on a socket. The zero value is not usable: call New.
+type Upstream struct {
+	mux       *http.ServeMux
+	done      chan struct{} // closed by Close: wakes every blocked handler
+	closeOnce sync.Once
+
+	// Precomputed header values, shared by every response (net/http only reads them).
+	ctJSON, ctSSE, noCache []string
+
+	mu          sync.Mutex
+	closed      bool
+	stats       map[string]*keyRecord
+	faults      map[string][]*faultState
+	inflight    int
+	changed     chan struct{} // closed when hits or inflight change; nil without waiters
+	chunks      int
+	models      []string
+	modelsByFmt [2]*answer
+	testSrv     *httptest.Server
+	servers     []*http.Server
+
+	cacheMu sync.RWMutex
+	cache   map[answerKey]*answer
+}
+
+// keyRecord is what the fake remembers about one API key.
+type keyRecord struct {
+	hits   int
+	header http.Header
+	body   []byte
+}
+
+type answerKey struct {
+	format Format
+	chunks int
+	model  string
+	label  string
+}
+
+// New returns a fake with no faults, DefaultStreamChunks and DefaultModels.
+func New() *Upstream {
+	u := &Upstream{
+		done:    make(chan struct{}),
+		ctJSON:  []string{"application/json"},
+		ctSSE:   []string{"text/event-stream; charset=utf-8"},
+		noCache: []string{"no-cache"},
+		cache:   make(map[answerKey]*answer),
+	}
+	u.resetLocked()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", u.completion(FormatOpenAI))
+	mux.HandleFunc("POST /v1/messages", u.completion(FormatAnthropic))
+	mux.HandleFunc("GET /v1/models", u.listModels)
+	u.control(mux)
+	mux.HandleFunc("/", notFound)
+	u.mux = mux
+	return u
+}
+
+// resetLocked puts the mutable state back to what New makes.
+func (u *Upstream) resetLocked() {
+	u.stats = make(map[string]*keyRecord)
+	u.faults = make(map[string][]*faultState)
+	u.chunks = DefaultStreamChunks
+	u.setModelsLocked(DefaultModels())
+	u.notifyLocked()
+}
+
+// ServeHTTP serves the fake API and the /_fake/ control API. The reset modes
+// need a hijackable connection (a real server), not an httptest.ResponseRecorder.
+func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.mux.ServeHTTP(w, r) }
+
+// Start serves the fake on an httptest.Server on 127.0.0.1 and returns its
+// base URL (without /v1). Calling it again returns the same URL.
+func (u *Upstream) Start() (baseURL string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		panic("fakeupstream: Start after Close")
+	}
+	if u.testSrv == nil {
+		u.testSrv = httptest.NewServer(u)
+	}
+	return u.testSrv.URL
+}
+
+// Serve serves the fake on l until Close, for the standalone command. It
+// returns nil after Close and the server's error otherwise.
+func (u *Upstream) Serve(l net.Listener) error {
+	srv := &http.Server{Handler: u, ReadHeaderTimeout: readHeaderTimeout}
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		_ = l.Close()
+		return nil
+	}
+	u.servers = append(u.servers, srv)
+	u.mu.Unlock()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close wakes every stalled handler, shuts down the servers started by Start
+// and Serve, and waits until no /v1 handler is running, so tests that close
+// the fake leak no goroutine. Safe to call twice.
+func (u *Upstream) Close() {
+	u.closeOnce.Do(func() { close(u.done) })
+	u.mu.Lock()
+	u.closed = true
+	ts, servers := u.testSrv, u.servers
+	u.testSrv, u.servers = nil, nil
+	u.mu.Unlock()
+	if ts != nil {
+		ts.Close()
+	}
+	for _, s := range servers {
+		_ = s.Close()
+	}
+	// Hijacked connections are not waited for by the servers: wait for their
+	// handlers here (they return promptly, since done is closed).
+	_ = u.WaitInFlight(context.Background(), 0)
+}
+
+// Hits returns how many /v1 requests carried key (requests without
+// credentials count under "").
+func (u *Upstream) Hits(key string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return rec.hits
+	}
+	return 0
+}
+
+// AllHits returns the request count of every key seen.
+func (u *Upstream) AllHits() map[string]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make(map[string]int, len(u.stats))
+	for k, rec := range u.stats {
+		out[k] = rec.hits
+	}
+	return out
+}
+
+// LastRequest returns a copy of the headers and the body of the last request
+// that carried key, so tests can check what the gateway forwarded; both are
+// nil if none arrived.
+func (u *Upstream) LastRequest(key string) (http.Header, []byte) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rec := u.stats[key]
+	if rec == nil {
+		return nil, nil
+	}
+	return rec.header.Clone(), slices.Clone(rec.body)
+}
+
+// InFlight returns how many /v1 requests are being handled right now.
+func (u *Upstream) InFlight() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.inflight
+}
+
+// WaitInFlight blocks until exactly n /v1 requests are in flight or ctx ends,
+// so tests can synchronise on "the fake is stalling" or "every handler has
+// returned" without sleeping.
+func (u *Upstream) WaitInFlight(ctx context.Context, n int) error {
+	return u.wait(ctx, func() bool { return u.inflight == n })
+}
+
+// WaitHits blocks until key has at least n hits or ctx ends.
+func (u *Upstream) WaitHits(ctx context.Context, key string, n int) error {
+	return u.wait(ctx, func() bool {
+		rec := u.stats[key]
+		return rec != nil && rec.hits >= n
+	})
+}
+
+func (u *Upstream) wait(ctx context.Context, cond func() bool) error {
+	for {
+		u.mu.Lock()
+		if cond() {
+			u.mu.Unlock()
+			return nil
+		}
+		if u.changed == nil {
+			u.changed = make(chan struct{})
+		}
+		ch := u.changed
+		u.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// notifyLocked wakes the waiters, if any (no allocation on the hot path otherwise).
+func (u *Upstream) notifyLocked() {
+	if u.changed != nil {
+		close(u.changed)
+		u.changed = nil
+	}
+}
+
+// Reset puts the fake back in its New state: it forgets hits and last
+// requests, clears every fault and restores the chunk count and model list.
+func (u *Upstream) Reset() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.resetLocked()
+}
+
+// SetFault makes f the only fault of key ("*" = every key without a fault
+// of its own that matches). It panics on an invalid fault: that is a bug in
+// the test.
+func (u *Upstream) SetFault(key string, f Fault) {
+	u.installFault(key, f, false)
+}
+
+// AddFault appends f to key's faults; a request gets the first of its key's
+// faults that matches its model, then the first matching "*" fault. This
+// scripts sequences such as "one 429, then two 500s".
+func (u *Upstream) AddFault(key string, f Fault) {
+	u.installFault(key, f, true)
+}
+
+func (u *Upstream) installFault(key string, f Fault, appendIt bool) {
+	if err := f.Validate(); err != nil {
+		panic(err)
+	}
+	s := &faultState{f: f, left: f.Times}
+	if f.Times == 0 {
+		s.left = -1
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if appendIt {
+		u.faults[key] = append(u.faults[key], s)
+	} else {
+		u.faults[key] = []*faultState{s}
+	}
+}
+
+// ClearFaults removes every fault of every key.
+func (u *Upstream) ClearFaults() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	clear(u.faults)
+}
+
+// ClearFault removes the faults of one key.
+func (u *Upstream) ClearFault(key string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.faults, key)
+}
+
+// Faults returns the installed faults per key, with Times set to the number
+// of requests each still applies to (0: unlimited).
+func (u *Upstream) Faults() map[string][]Fault {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make(map[string][]Fault, len(u.faults))
+	for k, list := range u.faults {
+		for _, s := range list {
+			f := s.f
+			f.Times = max(s.left, 0)
+			out[k] = append(out[k], f)
+		}
+	}
+	return out
+}
+
+// SetStreamChunks sets how many content chunks streamed answers have
+// (clamped to 1..10000).
+func (u *Upstream) SetStreamChunks(n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.chunks = min(max(n, 1), maxStreamChunks)
+}
+
+// SetModels sets the model list GET /v1/models answers.
+func (u *Upstream) SetModels(ids []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.setModelsLocked(slices.Clone(ids))
+}
+
+func (u *Upstream) setModelsLocked(ids []string) {
+	u.models = ids
+	u.modelsByFmt = [2]*answer{buildModels(FormatOpenAI, ids), buildModels(FormatAnthropic, ids)}
+}
+
+// begin records a /v1 request and returns the fault it gets (nil: none when
+// withFaults is false or nothing matches), the chunk count and the model
+// list answers. The caller must call end when done.
+func (u *Upstream) begin(key string, h http.Header, body []byte, model string, withFaults bool) (*Fault, int, [2]*answer) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rec := u.stats[key]
+	if rec == nil {
+		rec = &keyRecord{}
+		u.stats[key] = rec
+	}
+	rec.hits++
+	rec.header, rec.body = h, body
+	u.inflight++
+	u.notifyLocked()
+	var f *Fault
+	if withFaults {
+		if list := u.faults[key]; len(list) > 0 {
+			f, u.faults[key] = takeFault(list, model)
+		}
+		if list := u.faults["*"]; f == nil && len(list) > 0 {
+			f, u.faults["*"] = takeFault(list, model)
+		}
+	}
+	return f, u.chunks, u.modelsByFmt
+}
+
+func (u *Upstream) end() {
+	u.mu.Lock()
+	u.inflight--
+	u.notifyLocked()
+	u.mu.Unlock()
+}
+
+// answerFor returns the precomputed answer of a combination, building and
+// caching it on first use.
+func (u *Upstream) answerFor(format Format, model, label string, n int) *answer {
+	k := answerKey{format: format, chunks: n, model: model, label: label}
+	u.cacheMu.RLock()
+	a := u.cache[k]
+	u.cacheMu.RUnlock()
+	if a != nil {
+		return a
+	}
+	a = buildAnswer(format, model, label, n)
+	u.cacheMu.Lock()
+	if len(u.cache) < maxCachedAnswers {
+		u.cache[k] = a
+	}
+	u.cacheMu.Unlock()
+	return a
+}
