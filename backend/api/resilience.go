@@ -2,11 +2,169 @@ package api
 
 import (
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/routing"
 )
 
 // resilienceRoutes mounts the resilience management routes.
 func (a *API) resilienceRoutes(m *mux.Router) {
+	m.HandleFunc("/resilience", a.management(a.getResilience)).Methods(http.MethodGet)
+	m.HandleFunc("/resilience", a.management(a.patchResilience)).Methods(http.MethodPatch)
 	m.HandleFunc("/resilience/reset", a.management(a.resetBreakers)).Methods(http.MethodPost)
+	m.HandleFunc("/resilience/cooldowns", a.management(a.listCooldowns)).Methods(http.MethodGet)
+	m.HandleFunc("/resilience/cooldowns", a.management(a.clearCooldowns)).Methods(http.MethodPost)
+	m.HandleFunc("/rate-limits", a.management(a.listRateLimits)).Methods(http.MethodGet)
+	m.HandleFunc("/rate-limits", a.management(a.setRateLimit)).Methods(http.MethodPost)
+}
+
+func (a *API) getResilience(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, a.Settings.Resilience())
+}
+
+func (a *API) patchResilience(w http.ResponseWriter, r *http.Request) {
+	body, err := httpx.ReadBody(r, managementBodyLimit)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	res, err := a.Settings.PatchResilience(body)
+	if err != nil {
+		httpx.WriteError(w, settingsError(err))
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, res)
+}
+
+// connectionStatus names why a connection is in or out of routing.
+func connectionStatus(st cooldown.State, now time.Time) (string, time.Duration) {
+	ok, reason, remaining := cooldown.Eligible(st, now)
+	switch {
+	case ok:
+		return "healthy", 0
+	case reason == cooldown.ReasonCooldown:
+		return "cooling_down", remaining
+	default:
+		return "terminal", 0
+	}
+}
+
+func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
+	provider := strings.ToLower(r.URL.Query().Get("provider"))
+	now := a.Clock.Now()
+	out := []map[string]any{}
+	for _, c := range a.Engine.Registry().All() {
+		if provider != "" && c.Provider.ID != provider && c.BreakerKey != provider {
+			continue
+		}
+		st := c.Cooldown()
+		status, remaining := connectionStatus(st, now)
+		f := routing.CooldownFields(st)
+		out = append(out, map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
+			"status": status, "testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil),
+			"cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel, "errorCode": st.ErrorCode,
+			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": []any{}})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connections": out, "generatedAt": now.UTC().Format(time.RFC3339Nano)})
+}
+
+type clearInput struct {
+	ConnectionIDs []string `json:"connectionIds"`
+	All           bool     `json:"all"`
+	Provider      string   `json:"provider"`
+}
+
+// clearCooldowns clears transient cooldowns by ids, by provider or all; terminal
+// states are reported as skipped and never cleared here.
+func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
+	var in clearInput
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if !in.All && len(in.ConnectionIDs) == 0 {
+		httpx.WriteError(w, errs.New(errs.Invalid, "SELECTION_REQUIRED", "send {\"connectionIds\":[...]} or {\"all\":true}"))
+		return
+	}
+	var targets []*routing.Conn
+	if in.All {
+		for _, c := range a.Engine.Registry().All() {
+			if in.Provider == "" || strings.EqualFold(c.Provider.ID, in.Provider) || c.BreakerKey == in.Provider {
+				targets = append(targets, c)
+			}
+		}
+	} else {
+		for _, id := range in.ConnectionIDs {
+			c, ok := a.Engine.Registry().Get(id)
+			if !ok {
+				httpx.WriteError(w, errs.New(errs.NotFound, "CONNECTION_NOT_FOUND", "connection %q not found", truncate(id, 40)).WithParam("connectionIds"))
+				return
+			}
+			targets = append(targets, c)
+		}
+	}
+	cleared, unchanged, skipped := 0, 0, []string{}
+	for _, c := range targets {
+		st := c.Cooldown()
+		if cooldown.TerminalOf(st) != "" {
+			skipped = append(skipped, c.ID)
+			continue
+		}
+		next, changed := cooldown.Clear(st)
+		if !changed {
+			unchanged++
+			continue
+		}
+		if err := a.Engine.SetCooldown(c, next); err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+		cleared++
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": cleared, "unchanged": unchanged,
+		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": 0})
+}
+
+func (a *API) listRateLimits(w http.ResponseWriter, r *http.Request) {
+	rows, err := a.Store.Connections()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	auto := a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders
+	out := []map[string]any{}
+	for _, row := range rows {
+		explicit := row.RateLimitProtection != nil && *row.RateLimitProtection
+		p, _ := a.Catalog.Lookup(row.Provider)
+		effective := explicit || (auto && row.IsActive && string(p.Category) == "apikey")
+		out = append(out, map[string]any{"connectionId": row.ID, "provider": row.Provider, "name": row.Name,
+			"enabled": explicit, "effective": effective})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connections": out, "autoEnableApiKeyProviders": auto})
+}
+
+func (a *API) setRateLimit(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ConnectionID *string `json:"connectionId"`
+		Enabled      *bool   `json:"enabled"`
+	}
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if in.ConnectionID == nil || in.Enabled == nil {
+		httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_BODY", "send {\"connectionId\":\"…\",\"enabled\":true|false}"))
+		return
+	}
+	if err := a.Store.SetRateLimitProtection(*in.ConnectionID, *in.Enabled); err != nil {
+		httpx.WriteError(w, notFound(err, "connection"))
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "connectionId": *in.ConnectionID, "enabled": *in.Enabled})
 }

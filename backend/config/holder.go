@@ -17,18 +17,76 @@ const settingsNamespace = "settings"
 // Holder keeps the current settings in memory (the hot path reads only memory)
 // and writes every change through to the store.
 type Holder struct {
-	kv      KV
-	mu      sync.RWMutex
-	general General
+	kv         KV
+	getenv     func(string) string
+	mu         sync.RWMutex
+	general    General
+	resilience Resilience
+	overlay    map[string]any // the persisted part of the resilience settings
+	listeners  []func(Resilience)
 }
 
-// NewHolder loads persisted settings over the defaults.
-func NewHolder(kv KV) (*Holder, error) {
-	h := &Holder{kv: kv, general: DefaultGeneral()}
+// NewHolder loads persisted settings over the defaults (env supplies the
+// resilience defaults through getenv).
+func NewHolder(kv KV, getenv func(string) string) (*Holder, error) {
+	h := &Holder{kv: kv, getenv: getenv, general: DefaultGeneral()}
 	if err := load(kv, "general", &h.general); err != nil {
 		return nil, err
 	}
+	if err := load(kv, "resilience", &h.overlay); err != nil {
+		return nil, err
+	}
+	r, err := ResolveResilience(getenv, h.overlay)
+	if err != nil {
+		return nil, fmt.Errorf("stored resilience settings are invalid: %w", err)
+	}
+	h.resilience = r
 	return h, nil
+}
+
+// Resilience returns the effective resilience settings.
+func (h *Holder) Resilience() Resilience {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.resilience
+}
+
+// OnResilienceChange registers f to be called after every successful patch.
+func (h *Holder) OnResilienceChange(f func(Resilience)) {
+	h.mu.Lock()
+	h.listeners = append(h.listeners, f)
+	h.mu.Unlock()
+}
+
+// PatchResilience validates a partial update (unknown keys, wrong types and
+// negative numbers are rejected; large values are clamped), persists the
+// overlay and returns the effective settings.
+func (h *Holder) PatchResilience(patch []byte) (Resilience, error) {
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+		return h.Resilience(), &FieldError{"", "body must be a JSON object"}
+	}
+	if f := negativeField("", p); f != "" {
+		return h.Resilience(), &FieldError{f, "must not be negative"}
+	}
+	h.mu.Lock()
+	merged := mergeJSON(h.overlay, p)
+	r, err := ResolveResilience(h.getenv, merged)
+	if err != nil {
+		h.mu.Unlock()
+		return h.Resilience(), err
+	}
+	if err := save(h.kv, "resilience", merged); err != nil {
+		h.mu.Unlock()
+		return h.Resilience(), err
+	}
+	h.overlay, h.resilience = merged, r
+	listeners := append([]func(Resilience){}, h.listeners...)
+	h.mu.Unlock()
+	for _, f := range listeners {
+		f(r)
+	}
+	return r, nil
 }
 
 func load(kv KV, key string, into any) error {

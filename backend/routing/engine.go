@@ -36,6 +36,8 @@ type CooldownStore interface {
 type Policy interface {
 	CooldownSettings(category string) cooldown.Settings
 	CooldownOptions() cooldown.Options
+	// ProviderCooldownEnabled reports whether the opt-in provider window gate is on.
+	ProviderCooldownEnabled() bool
 }
 
 // Observer hears about state changes (for the event stream and logs).
@@ -49,6 +51,7 @@ type Engine struct {
 	reg      *Registry
 	clk      clock.Clock
 	breakers *breaker.Registry
+	window   *breaker.WindowGate
 	store    CooldownStore
 	policy   Policy
 	observer Observer
@@ -60,7 +63,9 @@ type EngineDeps struct {
 	Registry *Registry
 	Clock    clock.Clock
 	Breakers *breaker.Registry
-	Store    CooldownStore
+	// Window is the optional provider cooldown window gate (used when the policy enables it).
+	Window *breaker.WindowGate
+	Store  CooldownStore
 	Policy   Policy
 	Observer Observer
 	// OnError reports persistence failures (they never fail a request).
@@ -69,7 +74,7 @@ type EngineDeps struct {
 
 // NewEngine wires an engine.
 func NewEngine(d EngineDeps) *Engine {
-	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, store: d.Store,
+	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, store: d.Store,
 		policy: d.Policy, observer: d.Observer, onError: d.OnError}
 }
 
@@ -79,10 +84,27 @@ func (e *Engine) Registry() *Registry { return e.reg }
 // Breakers returns the provider breaker registry.
 func (e *Engine) Breakers() *breaker.Registry { return e.breakers }
 
+// Window returns the provider cooldown window gate.
+func (e *Engine) Window() *breaker.WindowGate { return e.window }
+
+// providerCooling reports the opt-in provider window gate's verdict.
+func (e *Engine) providerCooling(c Candidate) *Exclusion {
+	if e.window == nil || !e.policy.ProviderCooldownEnabled() {
+		return nil
+	}
+	if cooling, remaining := e.window.CoolingDown(c.Conn.BreakerKey); cooling {
+		return e.exclusion(c, "provider_cooldown", "", remaining)
+	}
+	return nil
+}
+
 // Check reports whether a candidate is currently excluded, without taking a permit.
 func (e *Engine) Check(c Candidate) *Exclusion {
 	now := e.clk.Now()
 	if x := e.checkConn(c, now); x != nil {
+		return x
+	}
+	if x := e.providerCooling(c); x != nil {
 		return x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
@@ -116,6 +138,9 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 	if x := e.checkConn(c, now); x != nil {
 		return nil, x
 	}
+	if x := e.providerCooling(c); x != nil {
+		return nil, x
+	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
 	permit, ok := b.Allow()
 	if !ok {
@@ -139,13 +164,21 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		return
 	}
 	t.done = true
+	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker
 	switch {
 	case v.OK():
 		t.permit.Success()
-	case v.CountsForBreaker && !v.SkipProviderBreaker:
+	case providerFailure:
 		t.permit.Failure()
 	default:
 		t.permit.Release()
+	}
+	if w := t.e.window; w != nil && t.e.policy.ProviderCooldownEnabled() {
+		if v.OK() {
+			w.RecordSuccess(t.cand.Conn.BreakerKey)
+		} else if providerFailure {
+			w.RecordFailure(t.cand.Conn.BreakerKey)
+		}
 	}
 	if v.Kind == verdict.KindClientCanceled {
 		return
@@ -170,7 +203,7 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	if v.OK() {
 		next, changed = cooldown.Success(c.cd)
 	} else {
-		next, changed = cooldown.Apply(c.cd, v, e.policy.CooldownSettings(c.Category()), e.policy.CooldownOptions(), now)
+		next, changed = cooldown.Apply(c.cd, v, c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions(), now)
 	}
 	if changed {
 		c.cd = next

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/cooldown"
@@ -31,6 +32,7 @@ type Conn struct {
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
 	BreakerKey string
 	secret     string
+	overrides  cooldownOverrides
 
 	mu sync.Mutex
 	cd cooldown.State
@@ -133,8 +135,35 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
-		cd: CooldownFromRow(row),
+		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 	}, nil
+}
+
+// cooldownOverrides are the per-connection cooldown settings from
+// rateLimitOverrides; they win over persisted and env settings.
+type cooldownOverrides struct {
+	BaseCooldownMs    *int64 `json:"baseCooldownMs"`
+	MaxBackoffSteps   *int   `json:"maxBackoffSteps"`
+	MaxHintCooldownMs *int64 `json:"maxHintCooldownMs"`
+}
+
+func parseOverrides(raw string) cooldownOverrides {
+	var o cooldownOverrides
+	_ = json.Unmarshal([]byte(raw), &o)
+	return o
+}
+
+func (o cooldownOverrides) apply(s cooldown.Settings) cooldown.Settings {
+	if o.BaseCooldownMs != nil {
+		s.BaseCooldown = time.Duration(*o.BaseCooldownMs) * time.Millisecond
+	}
+	if o.MaxBackoffSteps != nil {
+		s.MaxBackoffSteps = *o.MaxBackoffSteps
+	}
+	if o.MaxHintCooldownMs != nil {
+		s.MaxHintCooldown = time.Duration(*o.MaxHintCooldownMs) * time.Millisecond
+	}
+	return s.Normalize()
 }
 
 // CooldownFromRow reads a row's resilience columns.

@@ -23,7 +23,6 @@ import (
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/breaker"
-	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -98,7 +97,7 @@ func (s *Server) wire() error {
 		return err
 	}
 	s.token = token
-	settings, err := config.NewHolder(st)
+	settings, err := config.NewHolder(st, opts.Getenv)
 	if err != nil {
 		return err
 	}
@@ -116,9 +115,9 @@ func (s *Server) wire() error {
 	}
 
 	logErr := func(err error) { opts.Log.Warn("state write failed", slog.String("error", err.Error())) }
-	profiles := breaker.ProfilesFromEnv(opts.Getenv)
+	policy := settingsPolicy{settings}
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
-		return profiles[categoryOf(catalog, provider)]
+		return policy.breakerProfile(categoryOf(catalog, provider))
 	}, func(snap breaker.Snapshot) {
 		if err := st.SaveBreaker(breakerRow(snap)); err != nil {
 			logErr(err)
@@ -129,9 +128,16 @@ func (s *Server) wire() error {
 		return err
 	}
 	breakers.Restore(snapshots(rows))
+	window := breaker.NewWindowGate(clk, func(provider string) breaker.WindowProfile {
+		return policy.windowProfile(categoryOf(catalog, provider))
+	})
+	settings.OnResilienceChange(func(config.Resilience) {
+		for _, snap := range breakers.Snapshots() {
+			breakers.Get(snap.Provider).SetProfile(policy.breakerProfile(categoryOf(catalog, snap.Provider)))
+		}
+	})
 
-	policy := staticPolicy{}
-	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers,
+	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Store: st, Policy: policy, OnError: logErr})
 
 	s.transport = newTransport()
@@ -181,14 +187,6 @@ func newTransport() *http.Transport {
 	}
 }
 
-// staticPolicy supplies the default cooldown settings (persisted resilience
-// settings replace it in the resilience settings layer).
-type staticPolicy struct{}
-
-func (staticPolicy) CooldownSettings(category string) cooldown.Settings {
-	return cooldown.DefaultSettings(category)
-}
-func (staticPolicy) CooldownOptions() cooldown.Options { return cooldown.Options{} }
 
 type executorSet map[providers.Format]providers.Executor
 

@@ -19,25 +19,31 @@ var ErrStall = errors.New("stream stalled")
 
 // Stable verdict codes, one per Kind, safe to expose to clients and logs.
 const (
-	CodeRateLimited         = "UPSTREAM_RATE_LIMITED"
-	CodeConcurrencyLimited  = "UPSTREAM_CONCURRENCY_LIMITED"
-	CodeQuotaExhausted      = "UPSTREAM_QUOTA_EXHAUSTED"
-	CodeAuthFailed          = "UPSTREAM_AUTH_FAILED"
-	CodeForbidden           = "UPSTREAM_FORBIDDEN"
-	CodeRequestRejected     = "UPSTREAM_REQUEST_REJECTED"
-	CodeAccountBanned       = "ACCOUNT_BANNED"
-	CodeCreditsExhausted    = "CREDITS_EXHAUSTED"
-	CodeModelNotFound       = "MODEL_NOT_FOUND"
-	CodeBadRequest          = "UPSTREAM_BAD_REQUEST"
-	CodeContextLength       = "CONTEXT_LENGTH_EXCEEDED"
-	CodeContentPolicy       = "CONTENT_POLICY_VIOLATION"
-	CodeServerError         = "UPSTREAM_SERVER_ERROR"
-	CodeTransportError      = "UPSTREAM_TRANSPORT_ERROR"
-	CodeTimeout             = "UPSTREAM_TIMEOUT"
-	CodeStreamStalled       = "STREAM_STALLED"
-	CodeClientCanceled      = "CLIENT_CANCELED"
+	CodeRateLimited        = "UPSTREAM_RATE_LIMITED"
+	CodeConcurrencyLimited = "UPSTREAM_CONCURRENCY_LIMITED"
+	CodeQuotaExhausted     = "UPSTREAM_QUOTA_EXHAUSTED"
+	CodeAuthFailed         = "UPSTREAM_AUTH_FAILED"
+	CodeForbidden          = "UPSTREAM_FORBIDDEN"
+	CodeRequestRejected    = "UPSTREAM_REQUEST_REJECTED"
+	CodeAccountBanned      = "ACCOUNT_BANNED"
+	CodeCreditsExhausted   = "CREDITS_EXHAUSTED"
+	CodeModelNotFound      = "MODEL_NOT_FOUND"
+	CodeBadRequest         = "UPSTREAM_BAD_REQUEST"
+	CodeContextLength      = "CONTEXT_LENGTH_EXCEEDED"
+	CodeContentPolicy      = "CONTENT_POLICY_VIOLATION"
+	CodeServerError        = "UPSTREAM_SERVER_ERROR"
+	CodeTransportError     = "UPSTREAM_TRANSPORT_ERROR"
+	CodeTimeout            = "UPSTREAM_TIMEOUT"
+	CodeStreamStalled      = "STREAM_STALLED"
+	CodeClientCanceled     = "CLIENT_CANCELED"
+)
+
+const (
+	// concurrencyDefaultDelay is the fixed cooldown of a concurrency limit
+	// without an upstream hint: a slot usually frees up within a second.
 	concurrencyDefaultDelay = time.Second
-	maxUpstreamMessage      = 300
+	// maxUpstreamMessage bounds the upstream text quoted in Verdict.Message, in runes.
+	maxUpstreamMessage = 300
 )
 
 // Body patterns. All are lower case: they are matched against the
@@ -211,8 +217,10 @@ func classifyStatus(status int, b *body) Verdict {
 		return v
 	case status >= 400 && status < 500:
 		return classifyClientError(status, b)
-	case status == 0:
-		return verdictFor(KindTransport) // no status and no error: nothing usable arrived
+	case status == 0: // no status and no error: nothing usable arrived
+		v := verdictFor(KindTransport)
+		v.CountsForBreaker = true
+		return v
 	default:
 		// Other 5xx (501, 505, ...), 1xx and 3xx: this target cannot serve
 		// the request but the provider as a whole is not shown to be down.
@@ -366,7 +374,7 @@ func describe(k Kind) (code, summary string) {
 	case KindClientCanceled:
 		return CodeClientCanceled, "Client canceled the request"
 	}
-	return "", "Upstream request succeeded"
+	return "", "Upstream request failed"
 }
 
 // message builds "Summary (HTTP 429): upstream text".

@@ -495,6 +495,9 @@ func TestProviderStatusesCountForBreaker(t *testing.T) {
 			t.Errorf("status %d: %+v", s, v)
 		}
 	}
+	if v := Classify(Outcome{Now: testNow}); v.Kind != KindTransport || !v.CountsForBreaker {
+		t.Errorf("status 0 without error: %+v", v)
+	}
 	for _, s := range []int{301, 404, 501, 505, 507} {
 		if v := Classify(Outcome{Status: s, Now: testNow}); v.CountsForBreaker {
 			t.Errorf("status %d counts for breaker: %+v", s, v)

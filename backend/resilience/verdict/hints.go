@@ -172,6 +172,10 @@ func resetHeaders(h http.Header, now time.Time) (time.Duration, string) {
 	return 0, ""
 }
 
+// maxPhraseTries bounds how many occurrences of one phrase are parsed, so a
+// hostile body cannot make hint parsing expensive.
+const maxPhraseTries = 8
+
 // bodyRetryPhrases introduce a relative retry delay in error prose.
 var bodyRetryPhrases = [...]string{
 	"retry after ",
@@ -189,7 +193,7 @@ func parseBodyRetry(prefix []byte, lower string, now time.Time) (time.Duration, 
 		return d, HintGoogleRPCRetryInfo, true
 	}
 	for _, p := range bodyRetryPhrases {
-		for rest, i := lower, 0; ; rest = rest[i+len(p):] {
+		for rest, i, n := lower, 0, 0; n < maxPhraseTries; rest, n = rest[i+len(p):], n+1 {
 			if i = strings.Index(rest, p); i < 0 {
 				break
 			}
@@ -199,7 +203,7 @@ func parseBodyRetry(prefix []byte, lower string, now time.Time) (time.Duration, 
 		}
 	}
 	for _, p := range bodyResetPhrases {
-		for rest, i := lower, 0; ; rest = rest[i+len(p):] {
+		for rest, i, n := lower, 0, 0; n < maxPhraseTries; rest, n = rest[i+len(p):], n+1 {
 			if i = strings.Index(rest, p); i < 0 {
 				break
 			}

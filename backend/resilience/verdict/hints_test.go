@@ -254,3 +254,26 @@ func FuzzParseBodyRetry(f *testing.F) {
 		}
 	})
 }
+
+func FuzzClassify(f *testing.F) {
+	f.Add(429, "3", []byte(`{"error":{"code":"1302","message":"并发数过高"}}`))
+	f.Add(400, "", []byte(`{"error":{"message":"prompt is too long"}}`))
+	f.Add(503, "Sun, 01 Jun 2025 12:00:10 GMT", []byte("<html>"))
+	f.Add(401, "", []byte(`{"error":{"message":"Incorrect API key provided: sk-abc. Bearer xyz"}}`))
+	f.Fuzz(func(t *testing.T, status int, retryAfter string, b []byte) {
+		o := Outcome{Status: status, Header: http.Header{"Retry-After": {retryAfter}}, Body: b, Now: testNow}
+		v := Classify(o)
+		if v.RetryAfter < 0 || v.FixedCooldown < 0 || v.RetryAfter > maxHint {
+			t.Fatalf("bad durations: %+v", v)
+		}
+		if v.CountsForBreaker && v.SkipProviderBreaker {
+			t.Fatalf("counts and skips breaker: %+v", v)
+		}
+		if (v.Kind == KindSuccess) != (status >= 200 && status < 300) || (v.Kind != KindSuccess && v.Code == "") {
+			t.Fatalf("kind/code mismatch for %d: %+v", status, v)
+		}
+		if v != Classify(o) {
+			t.Fatalf("not deterministic")
+		}
+	})
+}

@@ -86,7 +86,7 @@ type Verdict struct {
 	// RetryAfter is the upstream's own hint (Retry-After, reset headers, body text), 0 if none.
 	RetryAfter time.Duration
 	// HintSource names where RetryAfter came from ("retry-after", "x-ratelimit-reset-requests",
-	// "anthropic-ratelimit-reset", "body", "google_rpc_retry_info").
+	// "anthropic-ratelimit-reset", "body", "google_rpc_retry_info"; see the Hint* constants).
 	HintSource string
 	// Terminal is "", TerminalBanned, TerminalExpired or TerminalCreditsExhausted.
 	Terminal string

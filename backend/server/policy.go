@@ -1,0 +1,62 @@
+package server
+
+import (
+	"time"
+
+	"omniroute/backend/config"
+	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/cooldown"
+)
+
+// settingsPolicy turns the live resilience settings into each layer's tuning,
+// read per decision so a PATCH applies to the next request.
+type settingsPolicy struct{ h *config.Holder }
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// CooldownSettings returns the connection cooldown tuning of an auth category.
+func (p settingsPolicy) CooldownSettings(category string) cooldown.Settings {
+	cc := p.h.Resilience().ConnectionCooldown
+	prof := cc.APIKey
+	if category == "oauth" {
+		prof = cc.OAuth
+	}
+	return cooldown.Settings{BaseCooldown: ms(prof.BaseCooldownMs), UseUpstreamRetryHints: prof.UseUpstreamRetryHints,
+		MaxBackoffSteps: prof.MaxBackoffSteps, MaxHintCooldown: ms(prof.MaxHintCooldownMs)}.Normalize()
+}
+
+// CooldownOptions returns the cooldown switches.
+func (p settingsPolicy) CooldownOptions() cooldown.Options {
+	return cooldown.Options{StallCooldown: p.h.Resilience().StreamStallCooldown.Enabled}
+}
+
+// ProviderCooldownEnabled reports the opt-in provider window gate switch.
+func (p settingsPolicy) ProviderCooldownEnabled() bool { return p.h.Resilience().ProviderCooldown.Enabled }
+
+func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
+	pb := p.h.Resilience().ProviderBreaker
+	var b config.BreakerProfile
+	switch category {
+	case "oauth":
+		b = pb.OAuth
+	case "local":
+		b = pb.Local
+	default:
+		b = pb.APIKey
+	}
+	prof := breaker.DefaultProfile(category)
+	prof.FailureThreshold, prof.DegradationThreshold, prof.ResetTimeout = b.FailureThreshold, b.DegradationThreshold, ms(b.ResetTimeoutMs)
+	return prof.Normalize()
+}
+
+func (p settingsPolicy) windowProfile(category string) breaker.WindowProfile {
+	pc := p.h.Resilience().ProviderCooldown
+	w := pc.APIKey
+	switch category {
+	case "oauth":
+		w = pc.OAuth
+	case "local":
+		w = pc.Local
+	}
+	return breaker.WindowProfile{FailureThreshold: w.FailureThreshold, Window: ms(w.FailureWindowMs), Cooldown: ms(w.CooldownMs)}.Normalize()
+}

@@ -1,0 +1,320 @@
+package server_test
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// addEndpoint creates a user-defined endpoint with its own prefix: its own
+// provider for the breaker.
+func (e *env) addEndpoint(prefix, upstreamKey string) string {
+	e.t.Helper()
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": prefix,
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "prefix": prefix, "models": []string{"gpt-4o-mini"}})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create endpoint: %d %v", code, m)
+	}
+	return m["connection"].(map[string]any)["id"].(string)
+}
+
+func (e *env) health() map[string]any {
+	e.t.Helper()
+	code, m := e.mgmt("GET", "/api/monitoring/health", nil)
+	if code != 200 {
+		e.t.Fatalf("health %d", code)
+	}
+	return m
+}
+
+func breakerState(h map[string]any, provider string) string {
+	ph, _ := h["providerHealth"].(map[string]any)
+	p, _ := ph[provider].(map[string]any)
+	s, _ := p["state"].(string)
+	if s == "" {
+		return "CLOSED"
+	}
+	return s
+}
+
+// TestRetryAfterSevenSkipsConnectionForSevenSeconds: the reference product
+// ignored `Retry-After: 7`; here the connection leaves routing for exactly 7 s
+// while the other one serves.
+func TestRetryAfterSevenSkipsConnectionForSevenSeconds(t *testing.T) {
+	e := newEnv(t)
+	first := e.addConn("primary", "key-a", 1)
+	second := e.addConn("secondary", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}, Times: 1})
+
+	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second {
+		t.Fatal("the 429 did not fail over")
+	}
+	code, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	if code != 200 {
+		t.Fatalf("cooldowns %d", code)
+	}
+	conns := cd["connections"].([]any)
+	a := conns[0].(map[string]any)
+	if a["id"] != first || a["status"] != "cooling_down" || a["cooldownRemainingMs"].(float64) != 7000 {
+		t.Fatalf("cooldown entry = %v", a)
+	}
+
+	e.clk.Advance(7*time.Second - time.Millisecond)
+	resp, _ = e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second || e.up.Hits("key-a") != 1 {
+		t.Fatalf("7 s − 1 ms: served by %s, key-a hits %d", resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), e.up.Hits("key-a"))
+	}
+	e.clk.Advance(2 * time.Millisecond)
+	resp, _ = e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != first {
+		t.Fatalf("7 s + 1 ms: the primary is still skipped")
+	}
+	// A success clears every error field.
+	_, cd = e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	a = cd["connections"].([]any)[0].(map[string]any)
+	if a["status"] != "healthy" || a["backoffLevel"].(float64) != 0 || a["errorCode"] != "" {
+		t.Fatalf("after success: %v", a)
+	}
+}
+
+// TestBreakerOpensAtExactlyItsThreshold: an API-key provider answering 503
+// degrades at 7 and opens at the 12th failure; an open provider is skipped and a
+// direct request gets 503 with Retry-After; reset closes it.
+func TestBreakerOpensAtExactlyItsThreshold(t *testing.T) {
+	e := newEnv(t)
+	e.addEndpoint("wall", "key-a")
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	const provider = "openai-compatible:wall"
+
+	for i := 1; i <= 12; i++ {
+		resp, body := e.chat("wall/gpt-4o-mini", false, nil)
+		if resp.StatusCode == 503 && errorCode(body) == "all_targets_cooling_down" {
+			t.Fatalf("request %d was refused before the threshold", i)
+		}
+		state := breakerState(e.health(), provider)
+		want := "CLOSED"
+		switch {
+		case i >= 12:
+			want = "OPEN"
+		case i >= 7:
+			want = "DEGRADED"
+		}
+		if state != want {
+			t.Fatalf("after %d failures: %s, want %s", i, state, want)
+		}
+	}
+	h := e.health()
+	if h["status"] != "unhealthy" || h["circuitBreakers"].(map[string]any)["open"].(float64) != 1 {
+		t.Fatalf("health = %v", h)
+	}
+	resp, body := e.chat("wall/gpt-4o-mini", false, nil)
+	if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" {
+		t.Fatalf("open provider: %d %s", resp.StatusCode, body)
+	}
+	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra != 30 {
+		t.Fatalf("Retry-After = %q, want 30", resp.Header.Get("Retry-After"))
+	}
+	if e.up.Hits("key-a") != 12 {
+		t.Fatalf("upstream hits %d, want 12", e.up.Hits("key-a"))
+	}
+
+	// Restart keeps the breaker open.
+	e.restart()
+	if s := breakerState(e.health(), provider); s != "OPEN" {
+		t.Fatalf("after restart: %s", s)
+	}
+
+	code, m := e.mgmt("POST", "/api/resilience/reset", nil)
+	if code != 200 || m["resetCount"].(float64) != 1 {
+		t.Fatalf("reset: %d %v", code, m)
+	}
+	e.up.ClearFaults()
+	resp, _ = e.chat("wall/gpt-4o-mini", false, nil)
+	if resp.StatusCode != 200 || breakerState(e.health(), provider) != "CLOSED" {
+		t.Fatalf("after reset: %d %s", resp.StatusCode, breakerState(e.health(), provider))
+	}
+}
+
+// TestAccountLevelErrorsNeverOpenTheBreaker: 401/403/429 belong to the
+// connection, not the provider.
+func TestAccountLevelErrorsNeverOpenTheBreaker(t *testing.T) {
+	for _, status := range []int{401, 403, 429} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			e := newEnv(t)
+			e.addEndpoint("acct", "key-a")
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: status})
+			for i := 0; i < 20; i++ {
+				e.chat("acct/gpt-4o-mini", false, nil)
+				e.clk.Advance(10 * time.Minute) // past any cooldown, so every request reaches upstream
+			}
+			if s := breakerState(e.health(), "openai-compatible:acct"); s != "CLOSED" {
+				t.Fatalf("breaker %s after 20 × %d", s, status)
+			}
+		})
+	}
+}
+
+func TestHalfOpenAdmitsExactlyOneProbe(t *testing.T) {
+	e := newEnv(t)
+	if code, m := e.mgmt("PATCH", "/api/resilience", map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 2, "degradationThreshold": 1}}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	e.addEndpoint("probe", "key-a")
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500, Times: 2})
+	e.chat("probe/gpt-4o-mini", false, nil)
+	e.chat("probe/gpt-4o-mini", false, nil)
+	if s := breakerState(e.health(), "openai-compatible:probe"); s != "OPEN" {
+		t.Fatalf("state %s", s)
+	}
+	e.clk.Advance(30*time.Second + time.Millisecond)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 500})
+
+	var wg sync.WaitGroup
+	codes := make(chan int, 100)
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := e.chat("probe/gpt-4o-mini", false, nil)
+			codes <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	if hits := e.up.Hits("key-a"); hits != 3 {
+		t.Fatalf("upstream saw %d probe requests, want exactly 1 (3 hits in all)", hits-2)
+	}
+	if ok != 1 {
+		t.Fatalf("%d successes, want 1", ok)
+	}
+	if s := breakerState(e.health(), "openai-compatible:probe"); s != "CLOSED" {
+		t.Fatalf("after a successful probe: %s", s)
+	}
+}
+
+func TestResilienceSettingsPrecedenceAndValidation(t *testing.T) {
+	e := newEnv(t)
+	e.envs["OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD"] = "4"
+	e.restart()
+	code, m := e.mgmt("GET", "/api/resilience", nil)
+	pb := m["providerBreaker"].(map[string]any)["apikey"].(map[string]any)
+	if code != 200 || pb["failureThreshold"].(float64) != 4 {
+		t.Fatalf("env default not applied: %v", pb)
+	}
+	bad := []map[string]any{
+		{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": -1}}},
+		{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": "x"}}},
+		{"unknownSection": map[string]any{}},
+		{"modelLockout": map[string]any{"baseCooldownMs": 600000, "maxCooldownMs": 1000}},
+		{"providerBreaker": map[string]any{"apikey": map[string]any{"degradationThreshold": 9}}},
+	}
+	for _, p := range bad {
+		if code, m := e.mgmt("PATCH", "/api/resilience", p); code != 400 {
+			t.Errorf("patch %v: %d %v", p, code, m)
+		}
+	}
+	if code, _ := e.mgmt("PATCH", "/api/resilience", map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 5}},
+		"connectionCooldown": map[string]any{"apikey": map[string]any{"baseCooldownMs": 99999999}}}); code != 200 {
+		t.Fatalf("valid patch refused: %d", code)
+	}
+	e.restart()
+	_, m = e.mgmt("GET", "/api/resilience", nil)
+	if got := m["providerBreaker"].(map[string]any)["apikey"].(map[string]any)["failureThreshold"].(float64); got != 5 {
+		t.Fatalf("persisted value %v, want 5 (persisted wins over env)", got)
+	}
+	if got := m["connectionCooldown"].(map[string]any)["apikey"].(map[string]any)["baseCooldownMs"].(float64); got != 600000 {
+		t.Fatalf("baseCooldownMs %v, want clamped to 600000", got)
+	}
+
+	// The new threshold governs the breaker.
+	e.addEndpoint("five", "key-a")
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502})
+	for i := 1; i <= 5; i++ {
+		e.chat("five/gpt-4o-mini", false, nil)
+		want := "CLOSED"
+		if i == 5 {
+			want = "OPEN"
+		} else if i >= 3 {
+			want = "DEGRADED"
+		}
+		if s := breakerState(e.health(), "openai-compatible:five"); s != want {
+			t.Fatalf("after %d: %s, want %s", i, s, want)
+		}
+	}
+}
+
+func TestCooldownManagerClearsTransientButNotTerminal(t *testing.T) {
+	e := newEnv(t)
+	cooled := e.addConn("cooled", "key-a", 1)
+	banned := e.addConn("banned", "key-b", 2)
+	e.addConn("fine", "key-c", 3)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1})
+	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Times: 1,
+		Body: `{"error":{"message":"Your account has been suspended for violating our policies","type":"permission_error"}}`})
+	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	_, m := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	status := map[string]string{}
+	for _, c := range m["connections"].([]any) {
+		c := c.(map[string]any)
+		status[c["id"].(string)] = c["status"].(string)
+	}
+	if status[cooled] != "cooling_down" || status[banned] != "terminal" {
+		t.Fatalf("statuses %v", status)
+	}
+	h := e.health()
+	if h["status"] != "degraded" {
+		t.Fatalf("health %v", h["status"])
+	}
+	code, res := e.mgmt("POST", "/api/resilience/cooldowns", map[string]any{"all": true})
+	if code != 200 || res["cleared"].(float64) != 1 || res["skippedTerminal"].(float64) != 1 {
+		t.Fatalf("clear: %d %v", code, res)
+	}
+	e.restart()
+	_, m = e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	for _, c := range m["connections"].([]any) {
+		c := c.(map[string]any)
+		if c["id"] == banned && (c["status"] != "terminal" || c["testStatus"] != "banned") {
+			t.Fatalf("terminal state lost: %v", c)
+		}
+		if c["id"] == cooled && c["status"] != "healthy" {
+			t.Fatalf("cleared cooldown came back: %v", c)
+		}
+	}
+	// New credentials are the way out of a terminal state.
+	if code, m := e.mgmt("PUT", "/api/providers/"+banned, map[string]any{"apiKey": "key-b2"}); code != 200 {
+		t.Fatalf("put: %d %v", code, m)
+	}
+	_, c := e.mgmt("GET", "/api/providers/"+banned, nil)
+	if c["connection"].(map[string]any)["testStatus"] != "active" {
+		t.Fatalf("new credentials did not clear the terminal state: %v", c)
+	}
+}
+
+func TestCooldownSurvivesRestart(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("primary", "key-a", 1)
+	second := e.addConn("secondary", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60"}, Times: 1})
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	e.restart()
+	e.clk.Advance(59 * time.Second)
+	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second || e.up.Hits("key-a") != 1 {
+		t.Fatalf("cooldown lost on restart: served by %s", resp.Header.Get("X-OmniRoute-Selected-Connection-Id"))
+	}
+}
+
