@@ -131,7 +131,7 @@ func DefaultResilience(getenv func(string) string) Resilience {
 	bp := breaker.ProfilesFromEnv(getenv)
 	wp := breaker.WindowProfilesFromEnv(getenv)
 	r := Resilience{
-		RequestQueue: RequestQueue{AutoEnableAPIKeyProviders: true, MaxWaitMs: 30_000, ExecutionMaxWaitMs: 600_000, MaxQueueDepth: 0},
+		RequestQueue:       RequestQueue{AutoEnableAPIKeyProviders: true, MaxWaitMs: 30_000, ExecutionMaxWaitMs: 600_000, MaxQueueDepth: 0},
 		ConnectionCooldown: ConnectionCooldown{OAuth: cooldownProfile("oauth"), APIKey: cooldownProfile("apikey")},
 		ProviderBreaker: ProviderBreaker{OAuth: breakerProfile(bp["oauth"]), APIKey: breakerProfile(bp["apikey"]),
 			Local: breakerProfile(bp["local"])},

@@ -64,8 +64,8 @@ type EngineDeps struct {
 	Clock    clock.Clock
 	Breakers *breaker.Registry
 	// Window is the optional provider cooldown window gate (used when the policy enables it).
-	Window *breaker.WindowGate
-	Store  CooldownStore
+	Window   *breaker.WindowGate
+	Store    CooldownStore
 	Policy   Policy
 	Observer Observer
 	// OnError reports persistence failures (they never fail a request).

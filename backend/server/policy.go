@@ -31,7 +31,9 @@ func (p settingsPolicy) CooldownOptions() cooldown.Options {
 }
 
 // ProviderCooldownEnabled reports the opt-in provider window gate switch.
-func (p settingsPolicy) ProviderCooldownEnabled() bool { return p.h.Resilience().ProviderCooldown.Enabled }
+func (p settingsPolicy) ProviderCooldownEnabled() bool {
+	return p.h.Resilience().ProviderCooldown.Enabled
+}
 
 func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
 	pb := p.h.Resilience().ProviderBreaker

@@ -317,4 +317,3 @@ func TestCooldownSurvivesRestart(t *testing.T) {
 		t.Fatalf("cooldown lost on restart: served by %s", resp.Header.Get("X-OmniRoute-Selected-Connection-Id"))
 	}
 }
-

@@ -187,7 +187,6 @@ func newTransport() *http.Transport {
 	}
 }
 
-
 type executorSet map[providers.Format]providers.Executor
 
 func (e executorSet) For(f providers.Format) (providers.Executor, bool) {
