@@ -120,7 +120,7 @@ const (
 
 // secretPattern matches things that look like credentials in upstream text.
 var secretPattern = regexp.MustCompile(
-	`(?i)(sk-[a-z0-9_\-*.]{3,}|bearer\s+[a-z0-9_\-.=:/+~]+|AIza[0-9a-z_\-]{10,}|` +
+	`(?i)(\bsk-[a-z0-9_\-*]{3,}|bearer\s+[a-z0-9_\-.=:/+~]+|AIza[0-9a-z_\-]{10,}|` +
 		`eyJ[a-z0-9_\-]{8,}(\.[a-z0-9_\-]+)*|(api[_-]?key|key|token|access_token)=[^&\s"']+)`)
 
 // secretMarkers are lower-case literals every secretPattern match contains;

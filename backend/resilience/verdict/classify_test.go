@@ -204,7 +204,7 @@ func classifyCases() []classifyCase {
 			contentPolicy()},
 		{"openai/401 invalid_api_key (key redacted)", resp("openai", 401, hdr("www-authenticate", `Bearer realm="OpenAI API"`),
 			[]byte(`{"error":{"message":"Incorrect API key provided: sk-proj-AbC1********************************************xYz9. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)),
-			auth().msg("Incorrect API key provided: [redacted]").noMsg("sk-proj")},
+			auth().msg("Incorrect API key provided: [redacted]. You can find").noMsg("sk-proj")},
 		{"openai/401 account_deactivated", resp("openai", 401, nil,
 			[]byte(`{"error":{"message":"Your OpenAI account has been deactivated, please check your email for more information. If you feel this is an error, contact us through our help center at help.openai.com.","type":"invalid_request_error","param":null,"code":"account_deactivated"}}`)),
 			banned()},
@@ -359,7 +359,7 @@ func classifyCases() []classifyCase {
 			[]byte(`{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`)),
 			credits().msg("Insufficient Balance")},
 		{"deepseek/422 invalid parameters", resp("deepseek", 422, nil,
-			[]byte(`{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[0]: missing field §content§","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`)),
+			tick(`{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[0]: missing field §content§","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`)),
 			badRequest()},
 		{"groq/429 with retry-after and reset headers", resp("groq", 429, hdr(
 			"retry-after", "2",

@@ -129,7 +129,7 @@ func isLoopback(host string) bool {
 
 // count is how many requests the schedule sends in d.
 func (c config) count(d time.Duration) int {
-	return int(math.Floor(c.rate * d.Seconds()))
+	return int(math.Floor(c.rate*d.Seconds() + 1e-9)) // epsilon: 100 × 0.29s is 28.999…
 }
 
 // anthropic reports whether the target speaks the Anthropic format.

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"errors"
+	"testing"
+)
+
+type memKV map[string]string
+
+func (m memKV) GetValue(ns, k string) (string, bool, error) { v, ok := m[ns+"/"+k]; return v, ok, nil }
+func (m memKV) SetValue(ns, k, v string) error              { m[ns+"/"+k] = v; return nil }
+
+func env(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
+
+func TestFromEnv(t *testing.T) {
+	p, err := FromEnv(env(map[string]string{"OMNIROUTE_PORT": "3000", "OMNIROUTE_DATA_DIR": "/d", "OMNIROUTE_ALLOWED_HOSTS": "a.lan, B.lan"}))
+	if err != nil || p.Port != 3000 || p.Host != "127.0.0.1" || p.DataDir != "/d" || len(p.AllowedHosts) != 2 || p.AllowedHosts[1] != "b.lan" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for _, bad := range []string{"abc", "-1", "70000"} {
+		if _, err := FromEnv(env(map[string]string{"OMNIROUTE_PORT": bad})); err == nil {
+			t.Errorf("port %q accepted", bad)
+		}
+	}
+}
+
+func TestPatchGeneral(t *testing.T) {
+	h, err := NewHolder(memKV{}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		patch string
+		field string // "" = accepted
+	}{
+		{`{"maxAttempts":3}`, ""},
+		{`{"maxAttempts":0}`, "maxAttempts"},
+		{`{"maxAttempts":"3"}`, "maxAttempts"},
+		{`{"noSuchField":1}`, "?"},
+		{`[1,2]`, "?"},
+		{`{"maxBodyBytes":1023}`, "maxBodyBytes"},
+		{`{"requireApiKey":false}`, ""},
+	}
+	for _, tt := range tests {
+		before := h.General()
+		_, err := h.PatchGeneral([]byte(tt.patch))
+		var fe *FieldError
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s rejected: %v", tt.patch, err)
+		case tt.field != "" && !errors.As(err, &fe):
+			t.Errorf("%s accepted", tt.patch)
+		case tt.field != "" && tt.field != "?" && fe.Field != tt.field:
+			t.Errorf("%s: field %q, want %q", tt.patch, fe.Field, tt.field)
+		}
+		if err != nil && h.General() != before {
+			t.Errorf("%s: a rejected patch changed the settings", tt.patch)
+		}
+	}
+	if g := h.General(); g.MaxAttempts != 3 || g.RequireAPIKey {
+		t.Fatalf("%+v", g)
+	}
+}
+
+func TestResiliencePrecedence(t *testing.T) {
+	kv := memKV{}
+	vars := map[string]string{"RATE_LIMIT_MAX_WAIT_MS": "5000", "PROVIDER_COOLDOWN_ENABLED": "true", "RATE_LIMIT_AUTO_ENABLE": "false"}
+	h, err := NewHolder(kv, env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.Resilience()
+	if r.RequestQueue.MaxWaitMs != 5000 || !r.ProviderCooldown.Enabled || r.RequestQueue.AutoEnableAPIKeyProviders {
+		t.Fatalf("env defaults not applied: %+v", r.RequestQueue)
+	}
+	if _, err := h.PatchResilience([]byte(`{"requestQueue":{"maxWaitMs":9000,"autoEnableApiKeyProviders":true}}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A new process with the same env: persisted wins over env, except
+	// RATE_LIMIT_AUTO_ENABLE which the guide says wins over the dashboard.
+	h2, err := NewHolder(kv, env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = h2.Resilience()
+	if r.RequestQueue.MaxWaitMs != 9000 {
+		t.Fatalf("maxWaitMs %d, want persisted 9000", r.RequestQueue.MaxWaitMs)
+	}
+	if r.RequestQueue.AutoEnableAPIKeyProviders {
+		t.Fatal("RATE_LIMIT_AUTO_ENABLE=false must win over the persisted value")
+	}
+	if r.ModelLockout.BaseCooldownMs != 120000 || r.ModelLockout.MaxCooldownMs != 1800000 || r.ModelLockout.Enabled {
+		t.Fatalf("model lockout defaults %+v", r.ModelLockout)
+	}
+	// Huge values clamp to 24 h.
+	r, err = h2.PatchResilience([]byte(`{"requestQueue":{"maxWaitMs":999999999999}}`))
+	if err != nil || r.RequestQueue.MaxWaitMs != 24*3600*1000 {
+		t.Fatalf("clamp: %d %v", r.RequestQueue.MaxWaitMs, err)
+	}
+}
