@@ -317,3 +317,60 @@ func TestCooldownSurvivesRestart(t *testing.T) {
 		t.Fatalf("cooldown lost on restart: served by %s", resp.Header.Get("X-OmniRoute-Selected-Connection-Id"))
 	}
 }
+
+// TestConcurrencyLimit429CoolsOneSecondWithoutBackoff: "busy, not broken" —
+// GLM's 并发数过高 fails over at once, cools for 1 s, keeps backoffLevel.
+func TestConcurrencyLimit429CoolsOneSecondWithoutBackoff(t *testing.T) {
+	e := newEnv(t)
+	first := e.addConn("glm-a", "key-a", 1)
+	second := e.addConn("glm-b", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Body: `{"error":{"code":"1302","message":"您的账户已达到速率限制，并发数过高，请控制请求频率"}}`})
+	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second {
+		t.Fatal("no immediate failover")
+	}
+	_, m := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	a := m["connections"].([]any)[0].(map[string]any)
+	if a["id"] != first || a["cooldownRemainingMs"].(float64) != 1000 || a["backoffLevel"].(float64) != 0 || a["lastErrorType"] != "concurrency_limit" {
+		t.Fatalf("entry %v", a)
+	}
+	if s := breakerState(e.health(), "openai-compatible:"+first); s != "CLOSED" {
+		t.Fatalf("breaker %s", s)
+	}
+	e.clk.Advance(time.Second)
+	resp, _ = e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != first {
+		t.Fatal("still cooling after 1 s")
+	}
+}
+
+// TestStreamStallRecordsErrorWithoutCooldown: a stall belongs to the request
+// (often a long reasoning turn), so the connection keeps serving unless
+// streamStallCooldown is enabled.
+func TestStreamStallRecordsErrorWithoutCooldown(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		t.Run(strconv.FormatBool(enabled), func(t *testing.T) {
+			e := newEnv(t)
+			e.patchSettings(map[string]any{"streamIdleTimeoutMs": 1000})
+			if code, _ := e.mgmt("PATCH", "/api/resilience", map[string]any{"streamStallCooldown": map[string]any{"enabled": enabled}}); code != 200 {
+				t.Fatal("patch")
+			}
+			e.addConn("only", "key-a", 1)
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStallMidStream, AfterChunks: 1, Times: 1})
+			e.chat("openai-compatible/gpt-4o-mini", true, nil)
+			_, m := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+			a := m["connections"].([]any)[0].(map[string]any)
+			if a["lastErrorType"] != "stall" {
+				t.Fatalf("stall not recorded: %v", a)
+			}
+			wantStatus := "healthy"
+			if enabled {
+				wantStatus = "cooling_down"
+			}
+			if a["status"] != wantStatus {
+				t.Fatalf("status %v, want %s", a["status"], wantStatus)
+			}
+		})
+	}
+}

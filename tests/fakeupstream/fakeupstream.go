@@ -7,8 +7,17 @@
 //
 // Answers are deterministic: they echo the requested model and say
 // Content(key), e.g. "Hello from key-a", so a test can tell which gateway
-// connection served a request. Streams carry a preamble frame, StreamChunks
-// content frames (each flushed) and closing frames.
+// connection served a request. Streams carry a preamble (OpenAI: the role
+// chunk; Anthropic: message_start, content_block_start, ping), then
+// DefaultStreamChunks content frames (see SetStreamChunks), then the closing
+// frames; every frame is flushed. Fault modes that count chunks count the
+// content frames only.
+//
+// Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
+// "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
+// (?key=K deletes one key's), GET /_fake/stats, GET /_fake/last?key=K,
+// POST /_fake/reset, POST /_fake/config {"streamChunks":N,"models":[...]}.
+// Remote is a Go client for it.
 package fakeupstream
 
 import (

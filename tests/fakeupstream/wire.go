@@ -26,9 +26,9 @@ func (f Format) String() string {
 	return "openai"
 }
 
-// Captured provider error bodies. They are byte-for-byte what the providers
-// answer (ids and org names anonymised), so gateway tests can check that
-// their error classification works on the real shapes.
+// Provider error bodies in the shapes the providers really send (field
+// names, types, codes and messages; ids and org names anonymised), so gateway
+// tests can check that their error classification works on real payloads.
 const (
 	// OpenAIRateLimitBody is OpenAI's 429 for a requests-per-minute limit.
 	OpenAIRateLimitBody = `{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
