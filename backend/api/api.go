@@ -14,6 +14,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
+	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
 	"omniroute/backend/providers"
@@ -39,6 +40,7 @@ type Deps struct {
 	Version      string
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
+	Events       *events.Bus
 	// Reload rebuilds in-memory connection state after a write.
 	Reload func() error
 }
@@ -89,6 +91,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/settings", a.management(a.getSettings)).Methods(http.MethodGet)
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
+	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	a.resilienceRoutes(m)
 
 	a.dashboardRoutes(r)

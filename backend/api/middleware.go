@@ -88,9 +88,13 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// isManagement reports whether the request carries the management token.
+// isManagement reports whether the request carries the management token (the
+// event stream also takes it as ?token=, since EventSource cannot set headers).
 func (a *API) isManagement(r *http.Request) bool {
 	tok := bearer(r)
+	if tok == "" && r.URL.Path == "/api/events" {
+		tok = r.URL.Query().Get("token")
+	}
 	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1
 }
 

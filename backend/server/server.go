@@ -18,6 +18,7 @@ import (
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/openai"
@@ -46,6 +47,7 @@ type Server struct {
 	logs      *reqlog.Writer
 	transport *http.Transport
 	api       *api.API
+	bus       *events.Bus
 	handler   http.Handler
 	token     string
 	httpSrv   *http.Server
@@ -114,6 +116,9 @@ func (s *Server) wire() error {
 		return err
 	}
 
+	bus := events.New(clk.Now)
+	s.bus = bus
+	pub := publisher{bus: bus, now: clk.Now}
 	logErr := func(err error) { opts.Log.Warn("state write failed", slog.String("error", err.Error())) }
 	policy := settingsPolicy{settings}
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
@@ -122,6 +127,7 @@ func (s *Server) wire() error {
 		if err := st.SaveBreaker(breakerRow(snap)); err != nil {
 			logErr(err)
 		}
+		pub.breakerChanged(snap)
 	})
 	rows, err := st.Breakers()
 	if err != nil {
@@ -132,13 +138,14 @@ func (s *Server) wire() error {
 		return policy.windowProfile(categoryOf(catalog, provider))
 	})
 	settings.OnResilienceChange(func(config.Resilience) {
+		bus.Publish("settings", map[string]any{"section": "resilience"})
 		for _, snap := range breakers.Snapshots() {
 			breakers.Get(snap.Provider).SetProfile(policy.breakerProfile(categoryOf(catalog, snap.Provider)))
 		}
 	})
 
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
-		Store: st, Policy: policy, OnError: logErr})
+		Store: st, Policy: policy, Observer: pub, OnError: logErr})
 
 	s.transport = newTransport()
 	client := &http.Client{Transport: s.transport}
@@ -146,7 +153,7 @@ func (s *Server) wire() error {
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent)}
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
-	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: s.logs, General: settings.General})
+	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub}, General: settings.General})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -160,7 +167,7 @@ func (s *Server) wire() error {
 
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, StartedAt: clk.Now(), HTTPClient: client, Reload: reload})
+		Dashboard: opts.Dashboard, Version: opts.Version, StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus})
 	s.handler = s.api.Handler()
 	return nil
 }
@@ -196,6 +203,12 @@ func (e executorSet) For(f providers.Format) (providers.Executor, bool) {
 
 // Handler is the root HTTP handler (also Wails' asset handler in the desktop app).
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Events is the state-change bus (the tray subscribes to it).
+func (s *Server) Events() *events.Bus { return s.bus }
+
+// Health computes the overall health the tray shows.
+func (s *Server) Health() api.Health { return s.api.ComputeHealth() }
 
 // Token is the management token.
 func (s *Server) Token() string { return s.token }

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"time"
+
+	"omniroute/backend/events"
+	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/routing"
+	"omniroute/backend/store"
+)
+
+// publisher turns state changes into bus events for the dashboard and the tray.
+type publisher struct {
+	bus *events.Bus
+	now func() time.Time
+}
+
+func (p publisher) breakerChanged(s breaker.Snapshot) {
+	p.bus.Publish("breaker", map[string]any{"provider": s.Provider, "state": s.State, "failures": s.Failures,
+		"openCycles": s.OpenCycles, "retryAfterMs": s.RetryAfter.Milliseconds()})
+}
+
+// ConnectionStateChanged implements routing.Observer.
+func (p publisher) ConnectionStateChanged(c *routing.Conn, st cooldown.State) {
+	now := p.now()
+	status, remaining := "healthy", time.Duration(0)
+	if ok, reason, rem := cooldown.Eligible(st, now); !ok {
+		status, remaining = "terminal", rem
+		if reason == cooldown.ReasonCooldown {
+			status = "cooling_down"
+		}
+	}
+	var until any
+	if !st.RateLimitedUntil.IsZero() {
+		until = st.RateLimitedUntil.UTC().Format(time.RFC3339Nano)
+	}
+	p.bus.Publish("connection", map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "status": status,
+		"rateLimitedUntil": until, "cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel,
+		"lastErrorType": st.LastErrorType, "errorCode": st.ErrorCode, "terminal": cooldown.TerminalOf(st)})
+}
+
+// requestLogs sends each request log row to the writer and the bus.
+type requestLogs struct {
+	w interface{ Log(store.RequestLog) }
+	p publisher
+}
+
+func (r requestLogs) Log(l store.RequestLog) {
+	r.w.Log(l)
+	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
+		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "latencyMs": l.LatencyMs,
+		"errorCode": l.ErrorCode, "stream": l.Stream})
+}
