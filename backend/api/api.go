@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -58,16 +59,36 @@ func New(d Deps) *API {
 	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log}
 }
 
+// allowedMethods lists the methods some route accepts for req's path.
+func allowedMethods(router *mux.Router, req *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if router.Match(probe, &match) && match.MatchErr == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Handler returns the root handler.
 func (a *API) Handler() http.Handler {
 	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpx.WriteError(w, errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", r.Method, truncate(r.URL.Path, 120)))
+	// gorilla/mux loses a method mismatch inside subrouters, so both handlers
+	// ask the router which methods the path does accept.
+	noRoute := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if allowed := allowedMethods(r, req); len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			httpx.WriteErrorStatus(w, http.StatusMethodNotAllowed, errs.New(errs.Invalid, "METHOD_NOT_ALLOWED",
+				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", ")))
+			return
+		}
+		httpx.WriteError(w, errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", req.Method, truncate(req.URL.Path, 120)))
 	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "")
-		httpx.WriteErrorStatus(w, http.StatusMethodNotAllowed, errs.New(errs.Invalid, "METHOD_NOT_ALLOWED", "method %s is not allowed on %s", r.Method, truncate(r.URL.Path, 120)))
-	})
+	r.NotFoundHandler = noRoute
+	r.MethodNotAllowedHandler = noRoute
 
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.HandleFunc("/chat/completions", a.client(a.Gateway.ChatCompletions)).Methods(http.MethodPost)

@@ -59,7 +59,6 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"models without key", "GET", "/v1/models", nil, nil, 401, "API_KEY_REQUIRED"},
 		{"foreign Host with valid key", "POST", chat, okChat, with(client, "Host", "evil.example"), 403, "HOST_NOT_ALLOWED"},
 		{"foreign Host with port and valid key", "GET", "/v1/models", nil, with(client, "Host", "evil.example:20128"), 403, "HOST_NOT_ALLOWED"},
-		{"wrong method", "GET", chat, nil, client, 405, ""},
 		{"unknown client route", "POST", "/v1/nope", okChat, client, 404, ""},
 
 		// Management API.
@@ -91,6 +90,32 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		resp, body := g.do(c.method, c.path, c.body, c.hdr)
 		checkError(t, c.name+fmt.Sprintf(" (%s %s)", c.method, c.path), resp, body, c.wantStatus, c.wantCode)
 	}
+
+	// A known route with the wrong method is a 405 naming the allowed methods
+	// (RFC 9110 §15.5.6), not a 404 that makes the route look absent.
+	t.Run("wrong method", func(t *testing.T) {
+		for _, c := range []struct {
+			method, path string
+			hdr          map[string]string
+			allow        []string
+		}{
+			{"GET", chat, client, []string{"POST"}},
+			{"POST", "/v1/models", client, []string{"GET"}},
+			{"DELETE", "/api/settings", mgmt, []string{"GET", "PATCH"}},
+			{"PUT", "/api/keys", mgmt, []string{"GET", "POST"}},
+		} {
+			resp, body := g.do(c.method, c.path, nil, c.hdr)
+			checkError(t, c.method+" "+c.path, resp, body, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+			if resp.StatusCode == http.StatusMethodNotAllowed {
+				allow := resp.Header.Get("Allow")
+				for _, m := range c.allow {
+					if !strings.Contains(allow, m) {
+						t.Errorf("%s %s: Allow %q does not list %s", c.method, c.path, allow, m)
+					}
+				}
+			}
+		}
+	})
 
 	// Same-machine origins may change state (the dashboard does).
 	if resp, body := g.do("PATCH", "/api/settings", `{"requireApiKey":true}`, with(mgmt, "Origin", g.base)); resp.StatusCode != http.StatusOK {

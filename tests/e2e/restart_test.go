@@ -63,7 +63,7 @@ func listConns(t *testing.T, g *gatewayProc) map[string]connView {
 // its -wal and -shm files included) and fails if the raw upstream key is there.
 func assertNoSecretOnDisk(t *testing.T, dir, when string) {
 	t.Helper()
-	sawDB := false
+	sawDB, sawName := false, false
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -75,6 +75,9 @@ func assertNoSecretOnDisk(t *testing.T, dir, when string) {
 		if filepath.Base(path) == "omniroute.db" && len(b) > 0 {
 			sawDB = true
 		}
+		// The connection's name is stored in clear: seeing it proves the
+		// files read hold the connection rows, so the check is not vacuous.
+		sawName = sawName || bytes.Contains(b, []byte("secret-account"))
 		if bytes.Contains(b, []byte(upstreamSecret)) {
 			t.Errorf("%s: %s contains the raw upstream key %q", when, path, upstreamSecret)
 		}
@@ -85,6 +88,9 @@ func assertNoSecretOnDisk(t *testing.T, dir, when string) {
 	}
 	if !sawDB {
 		t.Errorf("%s: no omniroute.db in the data dir %s", when, dir)
+	}
+	if !sawName {
+		t.Errorf("%s: the connection rows are in no file of %s (wrong database path?)", when, dir)
 	}
 }
 
@@ -145,6 +151,12 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	if m := before[primary].APIKeyMasked; strings.Contains(m, upstreamSecret) {
 		t.Errorf("apiKeyMasked %q is the raw key", m)
+	}
+	for _, id := range []string{primary, secondary} {
+		resp, body := g1.do(http.MethodGet, "/api/providers/"+id, nil, map[string]string{"Authorization": "Bearer " + g1.token})
+		if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(upstreamSecret)) {
+			t.Errorf("GET /api/providers/%s: %d, must be 200 without the raw key: %s", id, resp.StatusCode, body)
+		}
 	}
 	assertNoSecretOnDisk(t, dir, "while running")
 

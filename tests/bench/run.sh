@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# Speed and memory benchmark of the real gateway binary (make bench).
+#
+# Builds bin/omniroute and the fakeupstream and loadgen tools, starts the fake
+# upstream and the gateway on loopback, and measures:
+#   - idle RSS of the gateway (VmRSS, 2 s after startup);
+#   - for each rate, a fixed-rate (open-loop) loadgen run straight to the fake
+#     and one through the gateway: latency percentiles (from each request's
+#     scheduled send time), the gateway's CPU time per request (utime+stime from
+#     /proc/PID/stat), its RSS under load, and errors;
+#   - one streaming run at 500 req/s.
+# It prints a markdown table. Figures are reported, never asserted.
+#
+# Environment:
+#   BENCH_RATES="200 500 1000"  JSON rates (req/s)
+#   BENCH_STREAM_RATE=500       rate of the streaming run (empty: none)
+#   BENCH_DURATION=10s          measured phase of each run
+#   BENCH_WARMUP=1s             unmeasured phase before each run
+#   BENCH_RESULTS_DIR=dir       keep each run's loadgen JSON there
+#   BENCH_NO_PIN=1              do not pin processes to cores with taskset
+#
+# Only loopback addresses are used. Every process started here is stopped on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RATES=${BENCH_RATES:-200 500 1000}
+STREAM_RATE=${BENCH_STREAM_RATE-500}
+DURATION=${BENCH_DURATION:-10s}
+WARMUP=${BENCH_WARMUP:-1s}
+MODEL_DIRECT=gpt-4o-mini
+MODEL_GATEWAY=openai-compatible/gpt-4o-mini
+UPSTREAM_KEY=bench-upstream-key
+
+# Loopback only: never route anything through a proxy from the environment.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+
+for tool in go jq curl awk; do
+	command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 2; }
+done
+[ -r /proc/self/stat ] || { echo "run.sh: needs Linux /proc" >&2; exit 2; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/omniroute-bench.XXXXXX")
+PIDS=()
+
+cleanup() {
+	local rc=$? pid
+	trap - EXIT INT TERM
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		for _ in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log() { printf '%s\n' "$*" >&2; }
+
+# forget PID: drops a process that has been waited for from the cleanup list.
+forget() {
+	local keep=() p
+	for p in "${PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	PIDS=("${keep[@]}")
+}
+
+# --- build -------------------------------------------------------------------
+cd "$ROOT"
+VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+log "building bin/omniroute, fakeupstream and loadgen (CGO_ENABLED=0)…"
+mkdir -p bin
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$VERSION" -o bin/omniroute .
+CGO_ENABLED=0 go build -o "$TMP/fakeupstream" ./tests/cmd/fakeupstream
+CGO_ENABLED=0 go build -o "$TMP/loadgen" ./tests/cmd/loadgen
+
+# --- pinning -----------------------------------------------------------------
+GW_PIN=()
+AUX_PIN=()
+PINNED=no
+if [ -z "${BENCH_NO_PIN:-}" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+	GW_PIN=(taskset -c 0)
+	AUX_PIN=(taskset -c 1)
+	PINNED="yes (gateway on CPU 0, fake upstream and loadgen on CPU 1)"
+fi
+
+# --- helpers -----------------------------------------------------------------
+CLK_TCK=$(getconf CLK_TCK)
+
+# wait_line FILE REGEX PID: waits (20 s at most) for a line of FILE matching
+# REGEX while PID is alive, and prints it.
+wait_line() {
+	local file=$1 re=$2 pid=$3 line
+	for _ in $(seq 200); do
+		if line=$(grep -m1 -E "$re" "$file" 2>/dev/null); then
+			printf '%s\n' "$line"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "run.sh: no line matching /$re/ in $file; its output:"
+	cat "$file" >&2 || true
+	return 1
+}
+
+# rss_kib PID: the process's resident set (VmRSS) in KiB.
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# hwm_kib PID: the process's peak resident set (VmHWM) in KiB.
+hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+
+# cpu_ticks PID: utime+stime in clock ticks (fields 14 and 15 of
+# /proc/PID/stat, counted after the ")" that ends the command name).
+cpu_ticks() {
+	local stat
+	stat=$(<"/proc/$1/stat")
+	stat=${stat##*) }
+	# After ") " the fields start at field 3 (state): utime is the 12th, stime the 13th.
+	awk '{print $12 + $13}' <<<"$stat"
+}
+
+mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+
+# count DURATION RATE: requests a loadgen schedule sends in DURATION (like loadgen).
+count() {
+	local d=$1 rate=$2 secs
+	case $d in
+	*ms) secs=$(awk -v x="${d%ms}" 'BEGIN {print x / 1000}') ;;
+	*s) secs=${d%s} ;;
+	*m) secs=$(awk -v x="${d%m}" 'BEGIN {print x * 60}') ;;
+	*) log "run.sh: durations must end in ms, s or m: $d"; exit 2 ;;
+	esac
+	awk -v s="$secs" -v r="$rate" 'BEGIN {printf "%d", int(s * r + 1e-9)}'
+}
+
+# loadgen NAME URL KEY MODEL RATE [STREAM]: one fixed-rate run; writes
+# $TMP/NAME.json. While it runs, samples the gateway's RSS and CPU (before and
+# after) into $TMP/NAME.gw.
+loadgen() {
+	local name=$1 url=$2 key=$3 model=$4 rate=$5 stream=${6:-}
+	local args=(-url "$url" -key "$key" -model "$model" -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" -timeout 10s -json)
+	[ -n "$stream" ] && args+=(-stream)
+	local cpu0 cpu1 rss max_rss=0 lg
+	cpu0=$(cpu_ticks "$GW_PID")
+	"${AUX_PIN[@]}" "$TMP/loadgen" "${args[@]}" >"$TMP/$name.json" 2>"$TMP/$name.err" &
+	lg=$!
+	PIDS+=("$lg")
+	while kill -0 "$lg" 2>/dev/null; do
+		rss=$(rss_kib "$GW_PID")
+		[ "$rss" -gt "$max_rss" ] && max_rss=$rss
+		sleep 0.2
+	done
+	if ! wait "$lg"; then
+		log "run.sh: loadgen $name failed:"
+		cat "$TMP/$name.err" >&2
+		exit 1
+	fi
+	forget "$lg"
+	cpu1=$(cpu_ticks "$GW_PID")
+	echo "$((cpu1 - cpu0)) $max_rss" >"$TMP/$name.gw"
+	if [ -n "${BENCH_RESULTS_DIR:-}" ]; then
+		mkdir -p "$BENCH_RESULTS_DIR"
+		cp "$TMP/$name.json" "$BENCH_RESULTS_DIR/"
+	fi
+}
+
+# --- fake upstream -----------------------------------------------------------
+"${AUX_PIN[@]}" "$TMP/fakeupstream" -addr 127.0.0.1:0 >"$TMP/fake.out" 2>"$TMP/fake.err" &
+FAKE_PID=$!
+PIDS+=("$FAKE_PID")
+FAKE_URL=$(wait_line "$TMP/fake.out" '^listening on http://127\.0\.0\.1:[0-9]+' "$FAKE_PID")
+FAKE_URL=${FAKE_URL#listening on }
+log "fake upstream: $FAKE_URL (pid $FAKE_PID)"
+
+# --- gateway -----------------------------------------------------------------
+mkdir -p "$TMP/data"
+OMNIROUTE_DATA_DIR="$TMP/data" OMNIROUTE_HOST=127.0.0.1 OMNIROUTE_PORT=0 \
+	"${GW_PIN[@]}" "$ROOT/bin/omniroute" --headless >"$TMP/gw.out" 2>"$TMP/gw.err" &
+GW_PID=$!
+PIDS+=("$GW_PID")
+GW_BASE=$(wait_line "$TMP/gw.out" 'Endpoint:' "$GW_PID" | awk '{print $2}')
+GW_BASE=${GW_BASE%/v1}
+CLIENT_KEY=$(wait_line "$TMP/gw.out" 'API key:' "$GW_PID" | awk '{print $3}')
+TOKEN=$(OMNIROUTE_DATA_DIR="$TMP/data" "$ROOT/bin/omniroute" token)
+case $GW_BASE in http://127.0.0.1:*) ;; *) log "run.sh: gateway not on loopback: $GW_BASE"; exit 1 ;; esac
+log "gateway: $GW_BASE (pid $GW_PID)"
+
+sleep 2
+IDLE_RSS=$(rss_kib "$GW_PID")
+log "idle RSS: $(mib "$IDLE_RSS") MiB"
+
+code=$(curl --noproxy '*' -sS -o "$TMP/conn.json" -w '%{http_code}' -X POST "$GW_BASE/api/providers" \
+	-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+	-d "{\"provider\":\"openai-compatible\",\"name\":\"bench\",\"apiKey\":\"$UPSTREAM_KEY\",\"baseUrl\":\"$FAKE_URL/v1\",\"models\":[\"gpt-4o-mini\"]}")
+if [ "$code" != 201 ]; then
+	log "run.sh: create connection: HTTP $code: $(cat "$TMP/conn.json")"
+	exit 1
+fi
+
+# --- warm-up -----------------------------------------------------------------
+log "warming up…"
+DURATION_SAVED=$DURATION WARMUP_SAVED=$WARMUP
+DURATION=2s WARMUP=0s
+loadgen warmup-direct "$FAKE_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" 200
+loadgen warmup-gateway "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" 200
+loadgen warmup-gateway-stream "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" 200 stream
+DURATION=$DURATION_SAVED WARMUP=$WARMUP_SAVED
+for w in warmup-direct warmup-gateway warmup-gateway-stream; do
+	if [ "$(jq '.ok' "$TMP/$w.json")" -eq 0 ]; then
+		log "run.sh: $w: no request succeeded: $(cat "$TMP/$w.json")"
+		exit 1
+	fi
+done
+
+# --- measured runs -----------------------------------------------------------
+ROWS=()
+run_rate() {
+	local rate=$1 stream=${2:-} mode=json suffix=""
+	[ -n "$stream" ] && mode=stream && suffix=-stream
+	log "rate $rate req/s ($mode): direct…"
+	loadgen "direct-$rate$suffix" "$FAKE_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$rate" $stream
+	log "rate $rate req/s ($mode): through the gateway…"
+	loadgen "gateway-$rate$suffix" "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" "$rate" $stream
+	local d="$TMP/direct-$rate$suffix.json" g="$TMP/gateway-$rate$suffix.json"
+	local ticks max_rss requests
+	read -r ticks max_rss <"$TMP/gateway-$rate$suffix.gw"
+	# Every request loadgen sent through the gateway during the CPU window:
+	# the warmup phase's and the measured phase's.
+	requests=$(($(count "$WARMUP" "$rate") + $(jq '.sent' "$g")))
+	local dp50 dp99 gp50 gp99 derr gerr grate
+	dp50=$(jq '.latency_us.p50' "$d") dp99=$(jq '.latency_us.p99' "$d")
+	gp50=$(jq '.latency_us.p50' "$g") gp99=$(jq '.latency_us.p99' "$g")
+	derr=$(jq '[.errors[]] | add // 0' "$d") gerr=$(jq '[.errors[]] | add // 0' "$g")
+	grate=$(jq '.achieved_rate' "$g")
+	ROWS+=("$(awk -v rate="$rate" -v mode="$mode" -v grate="$grate" -v dp50="$dp50" -v dp99="$dp99" -v gp50="$gp50" -v gp99="$gp99" \
+		-v ticks="$ticks" -v tck="$CLK_TCK" -v n="$requests" -v rss="$max_rss" -v derr="$derr" -v gerr="$gerr" 'BEGIN {
+		cpu = n > 0 ? ticks * 1e6 / tck / n : 0
+		printf "| %d | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.0f | %.1f | %d / %d |",
+			rate, mode, grate, dp50/1000, dp99/1000, gp50/1000, gp99/1000, (gp50-dp50)/1000, (gp99-dp99)/1000, cpu, rss/1024, derr, gerr
+	}')")
+}
+
+for rate in $RATES; do
+	run_rate "$rate"
+done
+if [ -n "$STREAM_RATE" ]; then
+	run_rate "$STREAM_RATE" stream
+fi
+
+sleep 2
+IDLE_AFTER=$(rss_kib "$GW_PID")
+PEAK=$(hwm_kib "$GW_PID")
+
+# --- report ------------------------------------------------------------------
+cat <<EOF
+
+## OmniRoute gateway benchmark
+
+- machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(go env GOVERSION), gateway $VERSION
+- pinned with taskset: $PINNED
+- each run: $WARMUP warmup + $DURATION measured at a fixed rate (open loop), latency from the scheduled send time
+- stream latency is time to last byte
+
+| rate (req/s) | mode | achieved (req/s) | direct p50 / p99 (ms) | gateway p50 / p99 (ms) | added p50 / p99 (ms) | gateway CPU (µs/req) | gateway RSS under load (MiB) | errors direct / gateway |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|
+EOF
+printf '%s\n' "${ROWS[@]}"
+cat <<EOF
+
+- gateway idle RSS (startup + 2 s): $(mib "$IDLE_RSS") MiB
+- gateway RSS idle again after the runs (+2 s): $(mib "$IDLE_AFTER") MiB; peak RSS (VmHWM): $(mib "$PEAK") MiB
+- CPU: utime+stime from /proc/$GW_PID/stat (CLK_TCK=$CLK_TCK) over each gateway run, divided by the requests sent in it (warmup included)
+EOF
