@@ -1,15 +1,20 @@
 # OmniRoute Desktop — build, run and test.
-#   make run    build everything and start the app (desktop window where a display
-#               and the GUI libraries exist, otherwise the headless gateway)
+#   make run    build everything and start the app: the desktop window and tray
+#               where a display and the GUI libraries exist, otherwise the headless
+#               gateway with the dashboard in the browser
 #   make test   everything CI runs
 
 GO        ?= go
 BIN       := bin/omniroute
+DESKTOP   := bin/omniroute-desktop
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-export CGO_ENABLED ?= 0
+DESKTOP_TAGS := desktop,production,webkit2_41
+# The desktop build needs GTK 3, WebKitGTK 4.1 and Ayatana AppIndicator (see .ci/run).
+HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
+HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 
-.PHONY: all build frontend run run-headless test test-go test-e2e vet bench clean
+.PHONY: all build build-desktop frontend run run-headless test test-go test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -19,11 +24,21 @@ frontend/node_modules/.package-lock.json: frontend/package-lock.json
 frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm run build
 
+# The headless flavour: no GUI libraries, no cgo.
 build: frontend
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 
+# The desktop flavour: Wails window + tray (cgo, GTK, WebKitGTK).
+build-desktop: frontend
+	CGO_ENABLED=1 $(GO) build -tags $(DESKTOP_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(DESKTOP) .
+
+ifeq ($(HAVE_GUI)$(HAVE_DISPLAY),yesyes)
+run: build-desktop
+	./$(DESKTOP)
+else
 run: build
 	./$(BIN) --headless
+endif
 
 run-headless: build
 	./$(BIN) --headless
@@ -32,14 +47,39 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
-# Unit and integration tests (race detector needs cgo), then end-to-end tests
-# against the real built binary.
-test: frontend vet
+# Unit, integration and end-to-end (real binary) Go tests, with the race detector.
+test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
+
+test-frontend: frontend
+	cd frontend && npm test
+
+# The dashboard in Debian's Chromium, driven by playwright-core, against the real binary.
+test-browser: build
+	cd frontend && OMNIROUTE_BIN=$(CURDIR)/$(BIN) npm run test:browser
+
+# The Wails window under Xvfb with a D-Bus session: screenshot and tray checks.
+test-desktop: build-desktop
+	./tests/desktop/smoke.sh $(CURDIR)/$(DESKTOP)
+
+test: vet test-go
 
 bench: build
 	./tests/bench/run.sh
 
+# A Linux desktop bundle: binary, .desktop entry and icon. macOS and Windows
+# builds use the Wails CLI on those systems: `wails build -tags desktop`.
+package: build-desktop
+	rm -rf dist-pkg && mkdir -p dist-pkg/omniroute/share/applications dist-pkg/omniroute/share/icons/hicolor/512x512/apps dist-pkg/omniroute/bin
+	cp $(DESKTOP) dist-pkg/omniroute/bin/omniroute
+	cp build/linux/omniroute.desktop dist-pkg/omniroute/share/applications/
+	cp build/appicon.png dist-pkg/omniroute/share/icons/hicolor/512x512/apps/omniroute.png
+	tar -C dist-pkg -czf bin/omniroute-linux-$(shell $(GO) env GOARCH).tar.gz omniroute
+	@echo "bin/omniroute-linux-$(shell $(GO) env GOARCH).tar.gz"
+
+icons:
+	$(GO) run ./build/genicons
+
 clean:
-	rm -rf bin frontend/node_modules
+	rm -rf bin dist-pkg frontend/node_modules
 	find frontend/dist -mindepth 1 ! -name .gitkeep -delete

@@ -25,11 +25,23 @@ var version = "0.1.0-dev"
 //go:embed all:frontend/dist
 var dist embed.FS
 
+// buildAssets holds the app and tray icons (one per health state).
+//
+//go:embed build/appicon.png build/icons/*.png
+var buildAssets embed.FS
+
+// runFlags are the start-up switches shared by both builds.
+type runFlags struct {
+	headless bool // gateway and browser dashboard only
+	hidden   bool // start with the window hidden (tray only), as at login
+}
+
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
 
 Usage:
   omniroute                 start the app (desktop window and tray in the desktop build)
   omniroute --headless      start only the gateway; the dashboard is served in the browser
+  omniroute --hidden        start with the window hidden (tray only), as at login
   omniroute token           print the management API token
   omniroute setup <agent>   print how to point an agent at the gateway
   omniroute --version       print the version
@@ -52,7 +64,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	headless := false
+	var flags runFlags
 	var rest []string
 	for _, a := range args {
 		switch a {
@@ -63,7 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "omniroute", version)
 			return 0
 		case "--headless", "-headless":
-			headless = true
+			flags.headless = true
+		case "--hidden", "-hidden":
+			flags.hidden = true
 		default:
 			rest = append(rest, a)
 		}
@@ -98,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := server.Options{Process: proc, Dashboard: ui, Version: version}
-	if err := runApp(ctx, opts, headless, stdout); err != nil {
+	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1
 	}

@@ -10,8 +10,8 @@ import (
 	"omniroute/backend/server"
 )
 
-// runApp runs the gateway without a window: this build has no GUI libraries.
-func runApp(ctx context.Context, opts server.Options, headless bool, stdout io.Writer) error {
-	_ = headless // both flavours accept --headless; this one is always headless
+// runApp runs the gateway without a window: this build has no GUI libraries,
+// so --headless and --hidden change nothing.
+func runApp(ctx context.Context, opts server.Options, _ runFlags, stdout io.Writer) error {
 	return app.RunHeadless(ctx, opts, stdout)
 }

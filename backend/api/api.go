@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -51,6 +52,7 @@ type API struct {
 	Deps
 	token        string
 	allowedHosts []string
+	paused       atomic.Bool
 	log          *slog.Logger
 }
 
@@ -113,8 +115,40 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
+	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
+	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
 	a.resilienceRoutes(m)
 
 	a.dashboardRoutes(r)
 	return a.guard(r)
+}
+
+// SetPaused pauses or resumes the client API (the tray's Pause/Resume Gateway).
+func (a *API) SetPaused(p bool) {
+	if a.paused.Swap(p) != p && a.Events != nil {
+		a.Events.Publish("gateway", map[string]any{"paused": p})
+	}
+}
+
+// Paused reports whether the client API is paused.
+func (a *API) Paused() bool { return a.paused.Load() }
+
+func (a *API) gatewayState(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"paused": a.Paused(), "version": a.Version})
+}
+
+func (a *API) setGatewayState(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Paused *bool `json:"paused"`
+	}
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if in.Paused == nil {
+		httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_BODY", "send {\"paused\":true|false}").WithParam("paused"))
+		return
+	}
+	a.SetPaused(*in.Paused)
+	a.gatewayState(w, r)
 }

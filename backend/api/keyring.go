@@ -66,6 +66,10 @@ func clientKey(r *http.Request) string {
 // the requireApiKey setting is off).
 func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if a.paused.Load() {
+			httpx.WriteError(w, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
+			return
+		}
 		v := clientKey(r)
 		if v == "" {
 			if a.Settings.General().RequireAPIKey {

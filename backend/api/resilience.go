@@ -109,7 +109,19 @@ func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
 			targets = append(targets, c)
 		}
 	}
-	cleared, unchanged, skipped := 0, 0, []string{}
+	cleared, unchanged, skipped, err := a.clearConns(targets)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": cleared, "unchanged": unchanged,
+		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": 0})
+}
+
+// clearConns clears the transient cooldown of each target; terminal states are
+// skipped and reported, never cleared.
+func (a *API) clearConns(targets []*routing.Conn) (cleared, unchanged int, skipped []string, err error) {
+	skipped = []string{}
 	for _, c := range targets {
 		st := c.Cooldown()
 		if cooldown.TerminalOf(st) != "" {
@@ -122,13 +134,17 @@ func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err := a.Engine.SetCooldown(c, next); err != nil {
-			httpx.WriteError(w, err)
-			return
+			return cleared, unchanged, skipped, err
 		}
 		cleared++
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": cleared, "unchanged": unchanged,
-		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": 0})
+	return cleared, unchanged, skipped, nil
+}
+
+// ClearAllCooldowns clears every connection's transient cooldown (the tray's action).
+func (a *API) ClearAllCooldowns() (int, error) {
+	n, _, _, err := a.clearConns(a.Engine.Registry().All())
+	return n, err
 }
 
 func (a *API) listRateLimits(w http.ResponseWriter, r *http.Request) {

@@ -47,6 +47,7 @@ type Server struct {
 	logs      *reqlog.Writer
 	transport *http.Transport
 	api       *api.API
+	engine    *routing.Engine
 	bus       *events.Bus
 	handler   http.Handler
 	token     string
@@ -147,6 +148,7 @@ func (s *Server) wire() error {
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Store: st, Policy: policy, Observer: pub, OnError: logErr})
 
+	s.engine = engine
 	s.transport = newTransport()
 	client := &http.Client{Transport: s.transport}
 	userAgent := "OmniRoute/" + opts.Version
@@ -209,6 +211,12 @@ func (s *Server) Events() *events.Bus { return s.bus }
 
 // Health computes the overall health the tray shows.
 func (s *Server) Health() api.Health { return s.api.ComputeHealth() }
+
+// API is the HTTP edge (the desktop shell calls its tray actions).
+func (s *Server) API() *api.API { return s.api }
+
+// ResetBreakers closes every provider breaker.
+func (s *Server) ResetBreakers() int { return s.engine.Breakers().ResetAll() }
 
 // Token is the management token.
 func (s *Server) Token() string { return s.token }

@@ -1,0 +1,352 @@
+//go:build desktop || bindings
+
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/getlantern/systray"
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"omniroute/app/autostart"
+	"omniroute/app/tray"
+	"omniroute/backend/server"
+)
+
+// DesktopOptions configure the desktop shell.
+type DesktopOptions struct {
+	Server      server.Options
+	Icons       fs.FS // build/: appicon.png and icons/tray-<health>.png
+	StartHidden bool
+	Stdout      io.Writer
+}
+
+// desktop is the running shell: one gateway, one window, one tray icon.
+type desktop struct {
+	o       DesktopOptions
+	srv     *server.Server
+	baseURL string
+	log     *slog.Logger
+	auto    autostart.Entry
+
+	mu      sync.Mutex
+	wctx    context.Context // Wails' context, set at startup
+	status  tray.Status
+	pauseIt *systray.MenuItem
+}
+
+// hasDisplay reports whether a window can be shown.
+func hasDisplay() bool {
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+}
+
+// RunDesktop runs the gateway with its window and tray icon. Without a display
+// it falls back to the headless gateway.
+func RunDesktop(ctx context.Context, o DesktopOptions) error {
+	if bindingsBuild {
+		return wails.Run(&options.App{Title: "OmniRoute", Bind: []any{&Bindings{}}})
+	}
+	if !hasDisplay() {
+		fmt.Fprintln(o.Stdout, "No display found: running the headless gateway; open the dashboard URL in a browser.")
+		return RunHeadless(ctx, o.Server, o.Stdout)
+	}
+	srv, err := server.New(o.Server)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	l, err := net.Listen("tcp", o.Server.Process.Addr())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is OmniRoute already running?)", o.Server.Process.Addr(), err)
+	}
+	PrintBanner(o.Stdout, srv, o.Server, l.Addr())
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, l) }()
+
+	log := o.Server.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	cfg, _ := os.UserConfigDir()
+	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: autostart.Entry{ConfigDir: cfg}}
+
+	// The tray joins Wails' GTK loop: register it on the main thread before wails.Run.
+	systray.Register(d.trayReady, nil)
+	appIcon, _ := fs.ReadFile(o.Icons, "appicon.png")
+	go func() {
+		<-ctx.Done() // SIGINT/SIGTERM: quit through Wails, which stops the tray too
+		d.quit()
+	}()
+	err = wails.Run(&options.App{
+		Title:             "OmniRoute",
+		Width:             1200,
+		Height:            800,
+		MinWidth:          820,
+		MinHeight:         560,
+		AssetServer:       &assetserver.Options{Handler: d.windowHandler()},
+		HideWindowOnClose: true,
+		StartHidden:       o.StartHidden,
+		SingleInstanceLock: &options.SingleInstanceLock{
+			UniqueId:               "dev.omniroute.desktop",
+			OnSecondInstanceLaunch: func(options.SecondInstanceData) { d.show() },
+		},
+		OnStartup: d.startup,
+		Bind:      []any{&Bindings{d: d}},
+		Linux:     &linux.Options{Icon: appIcon, ProgramName: "omniroute"},
+	})
+	stopServe()
+	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = serr
+	}
+	return err
+}
+
+func (d *desktop) startup(ctx context.Context) {
+	d.mu.Lock()
+	d.wctx = ctx
+	d.mu.Unlock()
+	d.log.Info("window ready")
+}
+
+func (d *desktop) wailsCtx() context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.wctx
+}
+
+func (d *desktop) show() {
+	if c := d.wailsCtx(); c != nil {
+		wruntime.WindowUnminimise(c)
+		wruntime.WindowShow(c)
+	}
+}
+
+func (d *desktop) quit() {
+	if c := d.wailsCtx(); c != nil {
+		wruntime.Quit(c)
+	}
+}
+
+// windowHandler serves the dashboard to the window through the gateway's own
+// handler. Requests reach it only from the webview, so it presents them as
+// same-machine requests and signs the window in with the management token.
+func (d *desktop) windowHandler() http.Handler {
+	h := d.srv.Handler()
+	page := "/dashboard/#token=" + d.srv.Token()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = "127.0.0.1"
+		r.Header.Del("Origin")
+		if r.URL.Path == "/" || r.URL.Path == "/index.html" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>OmniRoute</title><script>location.replace(%q)</script>`, html.EscapeString(page))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Bindings are the native actions the window may call through Wails.
+type Bindings struct{ d *desktop }
+
+// CopyText puts text on the clipboard.
+func (b *Bindings) CopyText(text string) error {
+	if b.d == nil {
+		return errors.New("no window")
+	}
+	return wruntime.ClipboardSetText(b.d.wailsCtx(), text)
+}
+
+// StartAtLogin reports whether the app starts at login.
+func (b *Bindings) StartAtLogin() bool { return b.d != nil && b.d.auto.Enabled() }
+
+// SetStartAtLogin turns start at login on or off.
+func (b *Bindings) SetStartAtLogin(on bool) error {
+	if b.d == nil {
+		return errors.New("no window")
+	}
+	return b.d.setAutostart(on)
+}
+
+// DataDir returns the data directory path.
+func (b *Bindings) DataDir() string {
+	if b.d == nil {
+		return ""
+	}
+	return b.d.o.Server.Process.DataDir
+}
+
+func (d *desktop) setAutostart(on bool) error {
+	if !on {
+		return d.auto.Disable()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	return d.auto.Enable(exe)
+}
+
+func (d *desktop) icon(h tray.Health) []byte {
+	b, err := fs.ReadFile(d.o.Icons, "icons/"+tray.Icon(h))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// trayReady builds the menu and keeps the icon in step with health.
+func (d *desktop) trayReady() {
+	d.log.Info("tray ready")
+	d.refreshStatus()
+	st := d.currentStatus()
+	if b := d.icon(st.Health); b != nil {
+		systray.SetIcon(b)
+	}
+	systray.SetTitle("OmniRoute")
+	systray.SetTooltip(tray.Tooltip(st))
+	for _, it := range tray.Menu(st, trayAgents(), d.auto.Enabled()) {
+		if it.Sep {
+			systray.AddSeparator()
+		}
+		var mi *systray.MenuItem
+		if it.Checkbox {
+			mi = systray.AddMenuItemCheckbox(it.Title, it.Tooltip, it.Checked)
+		} else {
+			mi = systray.AddMenuItem(it.Title, it.Tooltip)
+		}
+		if it.Action == tray.ActPause || it.Action == tray.ActResume {
+			d.pauseIt = mi
+		}
+		for _, child := range it.Children {
+			go d.onClick(mi.AddSubMenuItem(child.Title, child.Tooltip), child)
+		}
+		if len(it.Children) == 0 {
+			go d.onClick(mi, it)
+		}
+	}
+	go d.watchHealth()
+}
+
+func (d *desktop) onClick(mi *systray.MenuItem, it tray.Item) {
+	for range mi.ClickedCh {
+		d.handle(mi, it)
+	}
+}
+
+func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
+	ctx := d.wailsCtx()
+	switch it.Action {
+	case tray.ActOpen:
+		d.show()
+	case tray.ActCopyEndpoint:
+		if ctx != nil {
+			_ = wruntime.ClipboardSetText(ctx, d.baseURL+"/v1")
+		}
+	case tray.ActCopyKey:
+		if key, err := d.srv.DefaultKey(); err == nil && ctx != nil {
+			_ = wruntime.ClipboardSetText(ctx, key)
+		}
+	case tray.ActConfigureAgent:
+		msg := configureAgent(d.srv, d.baseURL, it.Arg)
+		d.log.Info("configure agent", slog.String("agent", it.Arg), slog.String("result", msg))
+		if ctx != nil {
+			_, _ = wruntime.MessageDialog(ctx, wruntime.MessageDialogOptions{Type: wruntime.InfoDialog, Title: "Configure " + it.Title, Message: msg})
+		}
+	case tray.ActResetBreakers:
+		d.log.Info("tray: reset breakers", slog.Int("reset", d.srv.ResetBreakers()))
+	case tray.ActClearCooldowns:
+		n, err := d.srv.API().ClearAllCooldowns()
+		d.log.Info("tray: clear cooldowns", slog.Int("cleared", n), slog.Any("error", err))
+	case tray.ActPause, tray.ActResume:
+		paused := !d.srv.API().Paused()
+		d.srv.API().SetPaused(paused)
+		if paused {
+			mi.SetTitle("Resume Gateway")
+		} else {
+			mi.SetTitle("Pause Gateway")
+		}
+		d.refreshIcon()
+	case tray.ActStartAtLogin:
+		on := !mi.Checked()
+		if err := d.setAutostart(on); err != nil {
+			d.log.Warn("start at login", slog.String("error", err.Error()))
+			return
+		}
+		if on {
+			mi.Check()
+		} else {
+			mi.Uncheck()
+		}
+	case tray.ActQuit:
+		d.quit()
+	}
+}
+
+func (d *desktop) refreshStatus() {
+	h := d.srv.Health()
+	st := tray.Status{Health: tray.Health(h.Status), Connections: h.Total, CoolingDown: h.CoolingDown, Terminal: h.Terminal,
+		OpenBreakers: h.CircuitBreakers["open"], Paused: d.srv.API().Paused()}
+	d.mu.Lock()
+	d.status = st
+	d.mu.Unlock()
+}
+
+func (d *desktop) currentStatus() tray.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// refreshIcon recomputes health and updates the icon and tooltip when they change.
+func (d *desktop) refreshIcon() {
+	before := d.currentStatus()
+	d.refreshStatus()
+	after := d.currentStatus()
+	if after.Health != before.Health {
+		if b := d.icon(after.Health); b != nil {
+			systray.SetIcon(b)
+		}
+		d.log.Info("tray icon", slog.String("health", string(after.Health)))
+	}
+	if after != before {
+		systray.SetTooltip(tray.Tooltip(after))
+	}
+}
+
+// watchHealth follows the event bus (and a slow tick, since cooldowns expire lazily).
+func (d *desktop) watchHealth() {
+	sub := d.srv.Events().Subscribe(64)
+	defer sub.Close()
+	tick := time.NewTicker(3 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sub.C:
+		case <-tick.C:
+		}
+		d.refreshIcon()
+	}
+}

@@ -1,0 +1,74 @@
+// Command genicons draws OmniRoute's app icon and the tray icons, one per
+// health state, into build/ (run `go run ./build/genicons` from the repo root).
+package main
+
+import (
+	"image"
+	"image/color"
+	"image/png"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+var states = []struct {
+	name string
+	fill color.RGBA
+}{
+	{"healthy", color.RGBA{0x22, 0xa0, 0x55, 0xff}},
+	{"degraded", color.RGBA{0xe0, 0x9b, 0x12, 0xff}},
+	{"unhealthy", color.RGBA{0xd0, 0x33, 0x33, 0xff}},
+}
+
+// draw paints a filled disc with a ring-shaped "O" mark, antialiased.
+func draw(size int, fill color.RGBA) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, size, size))
+	c := float64(size) / 2
+	r := c - 0.5
+	ringOuter, ringInner := r*0.62, r*0.38
+	for y := 0; y < size; y++ {
+		for x := 0; x < size; x++ {
+			dx, dy := float64(x)+0.5-c, float64(y)+0.5-c
+			d := math.Hypot(dx, dy)
+			alpha := clamp(r - d + 0.5)
+			if alpha <= 0 {
+				continue
+			}
+			col := fill
+			ring := math.Min(clamp(ringOuter-d+0.5), clamp(d-ringInner+0.5))
+			col.R = blend(fill.R, 255, ring)
+			col.G = blend(fill.G, 255, ring)
+			col.B = blend(fill.B, 255, ring)
+			col.A = uint8(alpha * 255)
+			img.SetRGBA(x, y, col)
+		}
+	}
+	return img
+}
+
+func clamp(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+
+func blend(a, b uint8, t float64) uint8 { return uint8(float64(a)*(1-t) + float64(b)*t) }
+
+func write(path string, img image.Image) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func main() {
+	dir := "build"
+	for _, s := range states {
+		write(filepath.Join(dir, "icons", "tray-"+s.name+".png"), draw(64, s.fill))
+		write(filepath.Join(dir, "icons", "app-"+s.name+"-256.png"), draw(256, s.fill))
+	}
+	app := draw(512, color.RGBA{0x2b, 0x5c, 0xd6, 0xff})
+	write(filepath.Join(dir, "appicon.png"), app)
+	write(filepath.Join(dir, "icons", "omniroute-128.png"), draw(128, color.RGBA{0x2b, 0x5c, 0xd6, 0xff}))
+}
