@@ -43,7 +43,10 @@ Usage:
   omniroute --headless      start only the gateway; the dashboard is served in the browser
   omniroute --hidden        start with the window hidden (tray only), as at login
   omniroute token           print the management API token
-  omniroute setup <agent>   print how to point an agent at the gateway
+  omniroute setup <agent>   point an agent's own config at the gateway (backup kept;
+                            undo with: omniroute setup <agent> --undo)
+  omniroute run <agent>     start an agent with the gateway's environment, writing nothing
+                            agents: claude-code, codex, opencode, continue, aider, cline, cursor
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -98,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, tok)
 			return 0
 		case "setup", "run":
-			return app.PrintAgentSetup(rest[1:], proc, stdout, stderr)
+			return app.AgentCommand(rest[0], rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

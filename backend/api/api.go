@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"omniroute/backend/agents"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
@@ -43,6 +44,8 @@ type Deps struct {
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
 	Events       *events.Bus
+	// Agents returns the IDE-agent configurator (built per call: the default key may change).
+	Agents func() *agents.Manager
 	// Reload rebuilds in-memory connection state after a write.
 	Reload func() error
 }
@@ -118,6 +121,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
 	a.resilienceRoutes(m)
+	a.agentRoutes(m)
 
 	a.dashboardRoutes(r)
 	return a.guard(r)

@@ -52,6 +52,34 @@ func ensureDefaultKey(st *store.Store, box *secrets.Box, clk clock.Clock) error 
 	return err
 }
 
+// DefaultKeyFromDataDir reads the default client key without starting a gateway
+// (for `omniroute setup` and `omniroute run`).
+func DefaultKeyFromDataDir(dir string) (string, error) {
+	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	if err != nil {
+		return "", err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		return "", err
+	}
+	rows, err := st.APIKeys()
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rows {
+		if r.IsDefault {
+			return box.Open(r.KeyEnc)
+		}
+	}
+	return "", errors.New("no default key")
+}
+
 // DefaultKey returns the default client key's value.
 func (s *Server) DefaultKey() (string, error) {
 	key, err := secrets.LoadOrCreateKey(filepath.Join(s.opts.Process.DataDir, "secret.key"))

@@ -1,0 +1,176 @@
+package agents
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Claude Code reads "env" from ~/.claude/settings.json (the directory moves
+// with CLAUDE_CONFIG_DIR); ANTHROPIC_AUTH_TOKEN is sent as a Bearer token.
+var claudeSpec = spec{
+	id:   "claude-code",
+	name: "Claude Code",
+	kind: KindFile,
+	cmd:  "claude",
+	path: func(o *Options) string {
+		return joinIf(o.dirFromEnv("CLAUDE_CONFIG_DIR", ".claude"), "settings.json")
+	},
+	apply: func(o *Options, old []byte, _ bool) ([]byte, error) {
+		top, err := parseJSONObject(old)
+		if err != nil {
+			return nil, err
+		}
+		env, err := top.object("env")
+		if err != nil {
+			return nil, err
+		}
+		env.setString("ANTHROPIC_BASE_URL", o.BaseURL)
+		env.setString("ANTHROPIC_AUTH_TOKEN", o.APIKey)
+		top.set("env", env.compact())
+		return top.pretty(detectIndent(old)), nil
+	},
+	configured: func(o *Options, data []byte) bool {
+		top, err := parseJSONObject(data)
+		if err != nil {
+			return false
+		}
+		env, err := top.object("env")
+		if err != nil {
+			return false
+		}
+		u, ok := env.str("ANTHROPIC_BASE_URL")
+		return ok && strings.TrimRight(u, "/") == o.BaseURL
+	},
+	instructions: func(o *Options, path string) Instructions {
+		return Instructions{
+			Env: claudeEnv(o),
+			Steps: []string{
+				fmt.Sprintf("Add to the \"env\" object of %s:\n\"ANTHROPIC_BASE_URL\": %s,\n\"ANTHROPIC_AUTH_TOKEN\": %s",
+					path, jsonString(o.BaseURL), jsonString(o.APIKey)),
+				"Or export ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN before starting `claude` (values in settings.json win over the shell).",
+				"Unset ANTHROPIC_API_KEY if it is set, so only the OmniRoute key is sent.",
+				"Restart Claude Code and run /status to check the base URL.",
+			},
+		}
+	},
+	runEnv: claudeEnv,
+}
+
+// claudeEnv is the Claude Code environment for the gateway.
+func claudeEnv(o *Options) map[string]string {
+	return map[string]string{
+		"ANTHROPIC_BASE_URL":   o.BaseURL,
+		"ANTHROPIC_AUTH_TOKEN": o.APIKey,
+	}
+}
+
+// opencode reads ~/.config/opencode/opencode.json (XDG_CONFIG_HOME on every
+// OS); custom providers use the @ai-sdk/openai-compatible package.
+var opencodeSpec = spec{
+	id:   "opencode",
+	name: "opencode",
+	kind: KindFile,
+	cmd:  "opencode",
+	path: func(o *Options) string {
+		return joinIf(o.dirFromEnv("XDG_CONFIG_HOME", ".config"), "opencode", "opencode.json")
+	},
+	apply: func(o *Options, old []byte, exists bool) ([]byte, error) {
+		top, err := parseJSONObject(old)
+		if err != nil {
+			return nil, err
+		}
+		if !exists || len(top.members) == 0 {
+			top.setString("$schema", "https://opencode.ai/config.json")
+		}
+		providers, err := top.object("provider")
+		if err != nil {
+			return nil, err
+		}
+		prov, err := providers.object("omniroute")
+		if err != nil {
+			return nil, fmt.Errorf("provider.%v", err)
+		}
+		if err := mergeOpencodeProvider(o, prov); err != nil {
+			return nil, err
+		}
+		providers.set("omniroute", prov.compact())
+		top.set("provider", providers.compact())
+		if o.Model != "" {
+			top.setString("model", "omniroute/"+o.Model)
+		}
+		return top.pretty(detectIndent(old)), nil
+	},
+	configured: func(o *Options, data []byte) bool {
+		top, err := parseJSONObject(data)
+		if err != nil {
+			return false
+		}
+		providers, err := top.object("provider")
+		if err != nil {
+			return false
+		}
+		prov, err := providers.object("omniroute")
+		if err != nil {
+			return false
+		}
+		opts, err := prov.object("options")
+		if err != nil {
+			return false
+		}
+		u, ok := opts.str("baseURL")
+		return ok && strings.TrimRight(u, "/") == o.v1()
+	},
+	instructions: func(o *Options, path string) Instructions {
+		prov := &jsonObject{}
+		_ = mergeOpencodeProvider(o, prov) // cannot fail on an empty object
+		snippet := &jsonObject{}
+		snippet.set("omniroute", prov.compact())
+		steps := []string{
+			fmt.Sprintf("Add this under \"provider\" in %s:\n%s", path, strings.TrimSpace(string(snippet.pretty("  ")))),
+			fmt.Sprintf("Select the model with /models, or set \"model\": \"omniroute/%s\".", o.model()),
+			"For a single run, export OPENCODE_CONFIG_CONTENT (below) or use `omniroute run opencode`.",
+		}
+		return Instructions{Env: opencodeEnv(o), Steps: steps}
+	},
+	runEnv: opencodeEnv,
+}
+
+// mergeOpencodeProvider writes the OmniRoute fields into prov, keeping any
+// other options and models the user added.
+func mergeOpencodeProvider(o *Options, prov *jsonObject) error {
+	prov.setString("npm", "@ai-sdk/openai-compatible")
+	prov.setString("name", "OmniRoute")
+	opts, err := prov.object("options")
+	if err != nil {
+		return fmt.Errorf("provider.omniroute.%v", err)
+	}
+	opts.setString("baseURL", o.v1())
+	opts.setString("apiKey", o.APIKey)
+	prov.set("options", opts.compact())
+	models, err := prov.object("models")
+	if err != nil {
+		return fmt.Errorf("provider.omniroute.%v", err)
+	}
+	if _, ok := models.get(o.model()); !ok && (o.Model != "" || len(models.members) == 0) {
+		m := &jsonObject{}
+		m.setString("name", o.model())
+		models.set(o.model(), m.compact())
+	}
+	prov.set("models", models.compact())
+	return nil
+}
+
+// opencodeEnv passes the provider as inline config (OPENCODE_CONFIG_CONTENT
+// is merged over the user's files by opencode).
+func opencodeEnv(o *Options) map[string]string {
+	prov := &jsonObject{}
+	_ = mergeOpencodeProvider(o, prov)
+	providers := &jsonObject{}
+	providers.set("omniroute", prov.compact())
+	cfg := &jsonObject{}
+	cfg.set("provider", providers.compact())
+	if o.Model != "" {
+		cfg.setString("model", "omniroute/"+o.Model)
+	}
+	return map[string]string{"OPENCODE_CONFIG_CONTENT": string(cfg.compact())}
+}
