@@ -62,7 +62,7 @@ test-browser: build
 test-desktop: build-desktop
 	./tests/desktop/smoke.sh $(CURDIR)/$(DESKTOP)
 
-test: vet test-go
+test: vet test-go test-desktop
 
 bench: build
 	./tests/bench/run.sh

@@ -41,6 +41,7 @@ type Deps struct {
 	AllowedHosts []string
 	Dashboard    fs.FS // the built SPA (frontend/dist)
 	Version      string
+	BaseURL      string // the gateway's own URL as clients reach it
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
 	Events       *events.Bus

@@ -80,6 +80,8 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	out["version"] = a.Version
+	out["endpoint"] = a.BaseURL + "/v1"
+	out["paused"] = a.Paused()
 	out["uptime"] = int64(a.Clock.Now().Sub(a.StartedAt).Seconds())
 	out["memoryUsage"] = map[string]any{"heapAlloc": ms.HeapAlloc, "sys": ms.Sys, "goroutines": runtime.NumGoroutine()}
 	out["circuitBreakers"] = h.CircuitBreakers

@@ -170,7 +170,7 @@ func (s *Server) wire() error {
 
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
