@@ -1,0 +1,154 @@
+// Package sse parses and writes Server-Sent Events incrementally. The parser is
+// split-invariant: however the byte stream is cut into reads, it yields the
+// same events, so it can sit directly on an upstream response body.
+package sse
+
+import (
+	"bytes"
+	"io"
+)
+
+// Event is one SSE event. Data joins multiple data lines with "\n".
+type Event struct {
+	Event string // the "event:" field; "" means "message"
+	Data  []byte
+	ID    string
+	// Comment is true for a comment-only block (": keep-alive"), which carries no data.
+	Comment bool
+}
+
+// IsDone reports whether the event is OpenAI's "[DONE]" terminator.
+func (e Event) IsDone() bool { return bytes.Equal(bytes.TrimSpace(e.Data), []byte("[DONE]")) }
+
+// maxLine bounds one line so a hostile upstream cannot grow memory without end.
+const maxLine = 8 << 20
+
+// Parser accumulates bytes and emits complete events.
+type Parser struct {
+	buf     []byte
+	cur     Event
+	hasData bool
+	hasAny  bool
+	dataBuf []byte
+}
+
+// ErrLineTooLong is returned when a single line exceeds the bound.
+var ErrLineTooLong = io.ErrShortBuffer
+
+// Feed appends p and calls emit for each complete event. The Event's Data is
+// only valid during the callback. Returning false from emit stops parsing.
+func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
+	p.buf = append(p.buf, chunk...)
+	start := 0
+	for {
+		i := bytes.IndexAny(p.buf[start:], "\r\n")
+		if i < 0 {
+			break
+		}
+		end := start + i
+		// A lone '\r' at the end of the buffer may be the first half of "\r\n":
+		// wait for more bytes before deciding.
+		if p.buf[end] == '\r' && end+1 == len(p.buf) {
+			break
+		}
+		line := p.buf[start:end]
+		next := end + 1
+		if p.buf[end] == '\r' && next < len(p.buf) && p.buf[next] == '\n' {
+			next++
+		}
+		start = next
+		if !p.line(line, emit) {
+			p.buf = append(p.buf[:0], p.buf[start:]...)
+			return nil
+		}
+	}
+	p.buf = append(p.buf[:0], p.buf[start:]...)
+	if len(p.buf) > maxLine {
+		return ErrLineTooLong
+	}
+	return nil
+}
+
+// Flush emits a final event not terminated by a blank line (at end of stream).
+func (p *Parser) Flush(emit func(Event) bool) {
+	if len(p.buf) > 0 {
+		stopped := false
+		_ = p.Feed([]byte{'\n'}, func(e Event) bool {
+			if !emit(e) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if stopped {
+			return
+		}
+	}
+	p.dispatch(emit)
+}
+
+func (p *Parser) line(line []byte, emit func(Event) bool) bool {
+	if len(line) == 0 {
+		return p.dispatch(emit)
+	}
+	if line[0] == ':' {
+		p.hasAny = true
+		return true
+	}
+	field, value := line, []byte(nil)
+	if c := bytes.IndexByte(line, ':'); c >= 0 {
+		field, value = line[:c], line[c+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	p.hasAny = true
+	switch string(field) {
+	case "data":
+		if p.hasData {
+			p.dataBuf = append(p.dataBuf, '\n')
+		}
+		p.dataBuf = append(p.dataBuf, value...)
+		p.hasData = true
+	case "event":
+		p.cur.Event = string(value)
+	case "id":
+		p.cur.ID = string(value)
+	}
+	return true
+}
+
+func (p *Parser) dispatch(emit func(Event) bool) bool {
+	if !p.hasAny {
+		return true
+	}
+	ev := p.cur
+	ev.Data = p.dataBuf
+	ev.Comment = !p.hasData && ev.Event == ""
+	p.cur, p.hasData, p.hasAny = Event{}, false, false
+	ok := emit(ev)
+	p.dataBuf = p.dataBuf[:0]
+	return ok
+}
+
+// Append writes an event in wire form to dst.
+func Append(dst []byte, event string, data []byte) []byte {
+	if event != "" {
+		dst = append(dst, "event: "...)
+		dst = append(dst, event...)
+		dst = append(dst, '\n')
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		dst = append(dst, "data: "...)
+		dst = append(dst, data[:i]...)
+		dst = append(dst, '\n')
+		data = data[i+1:]
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, data...)
+	return append(dst, '\n', '\n')
+}

@@ -1,0 +1,100 @@
+package sse
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+type got struct {
+	event, data, id string
+	comment         bool
+}
+
+func parseAll(chunks [][]byte) []got {
+	var p Parser
+	var out []got
+	emit := func(e Event) bool {
+		out = append(out, got{e.Event, string(e.Data), e.ID, e.Comment})
+		return true
+	}
+	for _, c := range chunks {
+		if err := p.Feed(c, emit); err != nil {
+			panic(err)
+		}
+	}
+	p.Flush(emit)
+	return out
+}
+
+func TestParse(t *testing.T) {
+	in := "event: message_start\ndata: {\"a\":1}\n\n: ping\n\ndata: line1\ndata: line2\nid: 7\n\ndata: [DONE]\r\n\r\ndata:no-space\n\ndata: tail-without-blank"
+	want := []got{
+		{"message_start", `{"a":1}`, "", false},
+		{"", "", "", true},
+		{"", "line1\nline2", "7", false},
+		{"", "[DONE]", "", false},
+		{"", "no-space", "", false},
+		{"", "tail-without-blank", "", false},
+	}
+	out := parseAll([][]byte{[]byte(in)})
+	if fmt.Sprint(out) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v", out, want)
+	}
+}
+
+// TestSplitInvariance: every way of cutting the stream in two yields the same events.
+func TestSplitInvariance(t *testing.T) {
+	in := []byte("event: a\ndata: x\r\n\r\n: c\n\ndata: y\ndata: z\n\nevent: b\r\ndata: {}\r\n\r\n")
+	whole := fmt.Sprint(parseAll([][]byte{in}))
+	for i := 0; i <= len(in); i++ {
+		if got := fmt.Sprint(parseAll([][]byte{in[:i], in[i:]})); got != whole {
+			t.Fatalf("cut at %d: %s\nwant %s", i, got, whole)
+		}
+	}
+	bytewise := make([][]byte, len(in))
+	for i := range in {
+		bytewise[i] = in[i : i+1]
+	}
+	if got := fmt.Sprint(parseAll(bytewise)); got != whole {
+		t.Fatalf("byte by byte: %s", got)
+	}
+}
+
+func FuzzSplitInvariance(f *testing.F) {
+	f.Add([]byte("data: a\n\ndata: b\r\n\r\n"), uint16(3), uint16(9))
+	f.Add([]byte("event: x\rdata: y\r\r"), uint16(1), uint16(2))
+	f.Fuzz(func(t *testing.T, in []byte, a, b uint16) {
+		if len(in) > 4096 {
+			return
+		}
+		i, j := int(a)%(len(in)+1), int(b)%(len(in)+1)
+		if i > j {
+			i, j = j, i
+		}
+		whole := fmt.Sprint(parseAll([][]byte{in}))
+		if got := fmt.Sprint(parseAll([][]byte{in[:i], in[i:j], in[j:]})); got != whole {
+			t.Fatalf("split %d/%d changes events:\n%s\n%s", i, j, got, whole)
+		}
+	})
+}
+
+func TestAppendRoundTrip(t *testing.T) {
+	b := Append(nil, "content_block_delta", []byte("{\"x\":1}\nsecond"))
+	out := parseAll([][]byte{b})
+	if len(out) != 1 || out[0].event != "content_block_delta" || out[0].data != "{\"x\":1}\nsecond" {
+		t.Fatalf("%q → %v", b, out)
+	}
+	if !bytes.HasSuffix(b, []byte("\n\n")) {
+		t.Fatal("no blank line")
+	}
+}
+
+func TestStopEarly(t *testing.T) {
+	var p Parser
+	n := 0
+	_ = p.Feed([]byte("data: 1\n\ndata: 2\n\ndata: 3\n\n"), func(Event) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Fatalf("emitted %d", n)
+	}
+}
