@@ -1,0 +1,62 @@
+// Package translate converts requests, responses and streams between the wire
+// formats the gateway speaks: OpenAI Chat Completions (the hub), Anthropic
+// Messages and OpenAI Responses. Subpackages hold one pair each; this package
+// holds what they share.
+package translate
+
+import (
+	"encoding/json"
+
+	"omniroute/backend/translate/sse"
+)
+
+// Format names a wire format.
+type Format string
+
+// Wire formats.
+const (
+	Chat      Format = "openai"    // POST /v1/chat/completions
+	Messages  Format = "anthropic" // POST /v1/messages
+	Responses Format = "responses" // POST /v1/responses
+)
+
+// Usage is token usage, never lost across a translation.
+type Usage struct {
+	InputTokens      int
+	OutputTokens     int
+	CacheReadTokens  int
+	CacheWriteTokens int
+	ReasoningTokens  int
+}
+
+// StreamTranslator turns upstream SSE events into the client's SSE bytes.
+type StreamTranslator interface {
+	// Event translates one upstream event, appending client wire bytes to dst.
+	Event(dst []byte, ev sse.Event) ([]byte, error)
+	// End appends the client's closing events after the upstream ended cleanly.
+	// It must not claim completion the upstream did not signal: when Complete()
+	// is false the caller writes an error event instead of calling End.
+	End(dst []byte) []byte
+	// Complete reports whether the upstream signalled a proper end of its answer.
+	Complete() bool
+	// Usage returns the token usage seen so far.
+	Usage() Usage
+}
+
+// ErrorEvent renders an in-band stream error in the client's format, so a
+// client whose stream failed after bytes were sent sees why.
+func ErrorEvent(dst []byte, f Format, code, message string) []byte {
+	var body any
+	event := "error"
+	switch f {
+	case Messages:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": message, "code": code}}
+	case Responses:
+		body = map[string]any{"type": "error", "code": code, "message": message, "param": nil}
+	default:
+		event = ""
+		body = map[string]any{"error": map[string]any{"message": message, "type": "upstream_error", "code": code}}
+	}
+	b, _ := json.Marshal(body)
+	return sse.Append(dst, event, b)
+}
