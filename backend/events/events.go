@@ -64,6 +64,9 @@ func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
 
 // Publish sends an event of type typ carrying data (marshalled to JSON).
 func (b *Bus) Publish(typ string, data any) {
+	if b.Subscribers() == 0 {
+		return
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return

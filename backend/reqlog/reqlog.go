@@ -28,7 +28,10 @@ type Writer struct {
 	interval time.Duration
 }
 
-// New starts a writer flushing every interval or every 256 rows; keep returns
+// batchSize caps one write so a flush never holds a core for long.
+const batchSize = 64
+
+// New starts a writer flushing every interval or every batchSize rows; keep returns
 // how many rows to retain. Close flushes and stops it.
 func New(sink Sink, interval time.Duration, keep func() int, onError func(error)) *Writer {
 	w := &Writer{sink: sink, ch: make(chan store.RequestLog, 4096), done: make(chan struct{}),
@@ -60,7 +63,7 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
-	batch := make([]store.RequestLog, 0, 256)
+	batch := make([]store.RequestLog, 0, batchSize)
 	written := 0
 	flush := func() {
 		if len(batch) == 0 {
@@ -86,7 +89,7 @@ func (w *Writer) loop() {
 				return
 			}
 			batch = append(batch, l)
-			if len(batch) >= 256 {
+			if len(batch) >= batchSize {
 				flush()
 			}
 		case <-t.C:

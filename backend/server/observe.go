@@ -48,6 +48,9 @@ type requestLogs struct {
 
 func (r requestLogs) Log(l store.RequestLog) {
 	r.w.Log(l)
+	if r.p.bus.Subscribers() == 0 {
+		return
+	}
 	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
 		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "latencyMs": l.LatencyMs,
 		"errorCode": l.ErrorCode, "stream": l.Stream})

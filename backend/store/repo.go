@@ -164,12 +164,36 @@ func (s *Store) SaveBreaker(r BreakerRow) error {
 	}).Create(&r).Error
 }
 
-// InsertRequestLogs writes a batch of request logs in one transaction.
+// InsertRequestLogs writes a batch of request logs in one transaction with one
+// prepared single-row statement: cheaper per row than a multi-row insert, whose
+// bind cost grows with the batch in the pure-Go SQLite driver.
 func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	return s.db.CreateInBatches(rows, 200).Error
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	tx, err := sqlDB.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	stmt, err := tx.Prepare(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
+		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.Exec(r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
+			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // RecentRequestLogs returns the newest logs first.

@@ -18,6 +18,7 @@
 #   BENCH_WARMUP=1s             unmeasured phase before each run
 #   BENCH_RESULTS_DIR=dir       keep each run's loadgen JSON there
 #   BENCH_NO_PIN=1              do not pin processes to cores with taskset
+#   BENCH_SETTLE=2              seconds to wait before the after-load RSS reading
 #
 # Only loopback addresses are used. Every process started here is stopped on exit.
 set -euo pipefail
@@ -27,6 +28,7 @@ RATES=${BENCH_RATES:-200 500 1000}
 STREAM_RATE=${BENCH_STREAM_RATE-500}
 DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-1s}
+SETTLE=${BENCH_SETTLE:-2}
 MODEL_DIRECT=gpt-4o-mini
 MODEL_GATEWAY=openai-compatible/gpt-4o-mini
 UPSTREAM_KEY=bench-upstream-key
@@ -257,7 +259,7 @@ if [ -n "$STREAM_RATE" ]; then
 	run_rate "$STREAM_RATE" stream
 fi
 
-sleep 2
+sleep "$SETTLE"
 IDLE_AFTER=$(rss_kib "$GW_PID")
 PEAK=$(hwm_kib "$GW_PID")
 
@@ -278,6 +280,6 @@ printf '%s\n' "${ROWS[@]}"
 cat <<EOF
 
 - gateway idle RSS (startup + 2 s): $(mib "$IDLE_RSS") MiB
-- gateway RSS idle again after the runs (+2 s): $(mib "$IDLE_AFTER") MiB; peak RSS (VmHWM): $(mib "$PEAK") MiB
+- gateway RSS idle again after the runs (+$SETTLE s): $(mib "$IDLE_AFTER") MiB; peak RSS (VmHWM): $(mib "$PEAK") MiB
 - CPU: utime+stime from /proc/$GW_PID/stat (CLK_TCK=$CLK_TCK) over each gateway run, divided by the requests sent in it (warmup included)
 EOF
