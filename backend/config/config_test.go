@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,26 @@ func TestResiliencePrecedence(t *testing.T) {
 	r, err = h2.PatchResilience([]byte(`{"requestQueue":{"maxWaitMs":999999999999}}`))
 	if err != nil || r.RequestQueue.MaxWaitMs != 24*3600*1000 {
 		t.Fatalf("clamp: %d %v", r.RequestQueue.MaxWaitMs, err)
+	}
+}
+
+func TestResiliencePatchErrorsNameTheField(t *testing.T) {
+	h, err := NewHolder(memKV{}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ patch, field, msg string }{
+		{`{"requestQueue":{"bogus":1}}`, "requestQueue.bogus", "is not a known setting"},
+		{`{"requestQueue":{"maxWaitMs":"x"}}`, "requestQueue.maxWaitMs", "must be a whole number"},
+		{`{"requestQueue":{"maxWaitMs":1.5}}`, "requestQueue.maxWaitMs", "must be a whole number"},
+		{`{"streamStallCooldown":{"enabled":1}}`, "streamStallCooldown.enabled", "must be true or false"},
+		{`{"modelLockout":{"errorCodes":[200]}}`, "modelLockout.errorCodes", "not an HTTP error status"},
+	}
+	for _, tt := range tests {
+		_, err := h.PatchResilience([]byte(tt.patch))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Message, tt.msg) {
+			t.Errorf("%s: %v, want %s %q", tt.patch, err, tt.field, tt.msg)
+		}
 	}
 }

@@ -2,7 +2,8 @@ package config
 
 import (
 	"encoding/json"
-	"fmt"
+	"reflect"
+	"strings"
 )
 
 // General are the persisted general settings (`GET/PATCH /api/settings`).
@@ -15,8 +16,15 @@ type General struct {
 	// FirstByteTimeoutMs bounds the wait for an upstream's response headers and first
 	// stream event; a timeout before anything reached the client fails over.
 	FirstByteTimeoutMs int64 `json:"firstByteTimeoutMs"`
-	// StreamIdleTimeoutMs ends a stream that sends nothing for this long.
+	// StreamIdleTimeoutMs is the content-stall budget: a stream with no model
+	// output (text, tool call or reasoning) for this long is stalled; heartbeats
+	// and metadata do not count.
 	StreamIdleTimeoutMs int64 `json:"streamIdleTimeoutMs"`
+	// FirstTokenTimeoutMs limits the wait for the first text or tool-call output
+	// of a stream (0 = off, so long reasoning turns are never cut).
+	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
+	// AttemptDeadlineMs is the absolute ceiling of one streaming attempt (0 = off).
+	AttemptDeadlineMs int64 `json:"attemptDeadlineMs"`
 	// RequestLogRetention is how many request log rows are kept.
 	RequestLogRetention int `json:"requestLogRetention"`
 }
@@ -29,7 +37,9 @@ func DefaultGeneral() General {
 		MaxBodyBytes:         32 << 20,
 		MaxAttempts:          6,
 		FirstByteTimeoutMs:   120_000,
-		StreamIdleTimeoutMs:  300_000,
+		StreamIdleTimeoutMs:  120_000,
+		FirstTokenTimeoutMs:  0,
+		AttemptDeadlineMs:    30 * 60 * 1000,
 		RequestLogRetention:  10_000,
 	}
 }
@@ -55,6 +65,10 @@ func (g General) Validate() error {
 		return &FieldError{"firstByteTimeoutMs", "must be between 1000 and 3600000"}
 	case g.StreamIdleTimeoutMs < 1000 || g.StreamIdleTimeoutMs > 3600_000:
 		return &FieldError{"streamIdleTimeoutMs", "must be between 1000 and 3600000"}
+	case g.FirstTokenTimeoutMs < 0 || g.FirstTokenTimeoutMs > 3600_000:
+		return &FieldError{"firstTokenTimeoutMs", "must be between 0 (off) and 3600000"}
+	case g.AttemptDeadlineMs < 0 || g.AttemptDeadlineMs > 24*3600_000:
+		return &FieldError{"attemptDeadlineMs", "must be between 0 (off) and 86400000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
 	}
@@ -80,14 +94,74 @@ func PatchJSON[T interface{ Validate() error }](s T, patch []byte) (T, error) {
 }
 
 func strictUnmarshal(data []byte, v any) error {
+	var generic any
+	if json.Unmarshal(data, &generic) == nil {
+		if f := unknownField(generic, reflect.TypeOf(v), ""); f != "" {
+			return &FieldError{f, "is not a known setting"}
+		}
+	}
 	dec := json.NewDecoder(bytesReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError
 		if asType(err, &ute) {
-			return &FieldError{ute.Field, fmt.Sprintf("must be a %s", ute.Type.String())}
+			return &FieldError{ute.Field, "must be " + jsonKind(ute.Type)}
 		}
-		return &FieldError{"", err.Error()}
+		return &FieldError{"", "invalid settings document"}
 	}
 	return nil
+}
+
+// jsonKind names a Go type the way a JSON user thinks of it.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// unknownField returns the dotted path of the first key in v that t has no
+// JSON field for, so a typo gets a 400 naming it.
+func unknownField(v any, t reflect.Type, prefix string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct {
+		return ""
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		fields[strings.ToLower(name)] = f.Type
+	}
+	for k, sub := range obj {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		ft, ok := fields[strings.ToLower(k)]
+		if !ok {
+			return path
+		}
+		if p := unknownField(sub, ft, path); p != "" {
+			return p
+		}
+	}
+	return ""
 }

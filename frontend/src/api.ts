@@ -2,6 +2,8 @@
 // at /dashboard/ and inside the Wails desktop window), bearer-token auth, and
 // the gateway's error envelope {"error":{"message","type","code","param"?}}.
 
+import type { JsonObject } from './lib/resilience-form';
+
 const TOKEN_KEY = 'omniroute.token';
 
 // ---------------------------------------------------------------- token store
@@ -93,6 +95,33 @@ export class ApiError extends Error {
   }
 }
 
+export interface ErrorEnvelope {
+  message: string;
+  code: string;
+  type: string;
+  param: string | undefined;
+}
+
+/**
+ * Reads the gateway's error envelope `{"error":{"message","type","code","param"?}}`
+ * from a parsed body. Anything else (a proxy's HTML page, an empty body, a
+ * non-JSON answer) still gives a sentence and an `http_<status>` code.
+ */
+export function parseErrorEnvelope(status: number, statusText: string, data: unknown): ErrorEnvelope {
+  const raw = (data as { error?: unknown } | null | undefined)?.error;
+  const env = typeof raw === 'object' && raw !== null ? (raw as { message?: unknown; type?: unknown; code?: unknown; param?: unknown }) : undefined;
+  const message =
+    typeof env?.message === 'string' && env.message.trim()
+      ? env.message
+      : typeof raw === 'string' && raw.trim()
+        ? raw
+        : `Request failed: HTTP ${status}${statusText ? ` ${statusText}` : ''}`;
+  const code = env?.code != null && env.code !== '' ? String(env.code) : `http_${status}`;
+  const type = typeof env?.type === 'string' ? env.type : '';
+  const param = typeof env?.param === 'string' && env.param ? env.param : undefined;
+  return { message, code, type, param };
+}
+
 export function isAbortError(err: unknown): boolean {
   return err instanceof DOMException && err.name === 'AbortError';
 }
@@ -149,15 +178,7 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   }
 
   if (!res.ok) {
-    const env = (data as { error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown } } | undefined)
-      ?.error;
-    const message =
-      typeof env?.message === 'string' && env.message
-        ? env.message
-        : `Request failed: HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
-    const code = env?.code != null && env.code !== '' ? String(env.code) : `http_${res.status}`;
-    const type = typeof env?.type === 'string' ? env.type : '';
-    const param = typeof env?.param === 'string' ? env.param : undefined;
+    const { message, code, type, param } = parseErrorEnvelope(res.status, res.statusText, data);
     const err = new ApiError(res.status, message, code, type, param);
     // Only a rejection of the token we actually sent signs out; a stale
     // request from before a sign-in must not throw away the new token.
@@ -174,6 +195,7 @@ export const api = {
   get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, signal ? { signal } : {}),
   post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
   put: <T>(path: string, body: unknown) => request<T>('PUT', path, { body }),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
   del: <T>(path: string) => request<T>('DELETE', path),
 };
 
@@ -181,8 +203,41 @@ export const api = {
 
 export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
+export interface CircuitBreakerCounts {
+  open?: number;
+  halfOpen?: number;
+  degraded?: number;
+  closed?: number;
+  total?: number;
+}
+
+export interface ConnectionHealthCounts {
+  coolingDown?: number;
+  terminal?: number;
+  total?: number;
+  soonestRetryAfterMs?: number;
+}
+
+export interface ProviderHealth {
+  state: string;
+  failures?: number;
+  lastFailure?: string | null;
+  retryAfterMs?: number;
+}
+
+/** GET /api/monitoring/health; the counts are only there for the management token. */
 export interface Health {
   status: HealthStatus | string;
+  setupComplete?: boolean;
+  version?: string;
+  /** The client endpoint the gateway announces, e.g. http://127.0.0.1:20128/v1. */
+  endpoint?: string;
+  /** The client API is paused (tray "Pause Gateway"). */
+  paused?: boolean;
+  uptime?: number;
+  circuitBreakers?: CircuitBreakerCounts;
+  connectionHealth?: ConnectionHealthCounts;
+  providerHealth?: Record<string, ProviderHealth>;
   [key: string]: unknown;
 }
 
@@ -201,10 +256,12 @@ export interface Connection {
   backoffLevel?: number | null;
   lastError?: string | null;
   lastErrorType?: string | null;
+  lastErrorAt?: string | null;
   errorCode?: string | number | null;
   apiKeyMasked?: string | null;
   models?: unknown[] | null;
   createdAt?: string | number | null;
+  [key: string]: unknown;
 }
 
 export interface NewConnection {
@@ -215,12 +272,35 @@ export interface NewConnection {
   baseUrl?: string;
   prefix?: string;
   priority?: number;
+  maxConcurrent?: number;
+  models?: string[];
+}
+
+/** PUT /api/providers/{id}: only the named fields change; apiKey is write-only. */
+export interface ConnectionUpdate {
+  name?: string;
+  baseUrl?: string;
+  prefix?: string;
+  priority?: number;
+  maxConcurrent?: number;
+  models?: string[];
+  apiKey?: string;
+  isActive?: boolean;
 }
 
 export interface TestResult {
   ok: boolean;
   latencyMs?: number;
+  status?: number;
   error?: string | { message?: string; code?: string };
+}
+
+export interface ClearCooldownsResult {
+  ok: boolean;
+  cleared?: number;
+  unchanged?: number;
+  skippedTerminal?: number;
+  lockoutsCleared?: number;
 }
 
 export interface ApiKey {
@@ -236,6 +316,61 @@ export interface CreatedApiKey extends ApiKey {
   key: string;
 }
 
+export interface DefaultKey {
+  id: string;
+  key: string;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  kind: 'file' | 'manual' | string;
+  configPath?: string | null;
+  configured?: boolean;
+  hasBackup?: boolean;
+}
+
+export interface AgentInstructions {
+  env?: Record<string, string> | null;
+  steps?: string[] | null;
+}
+
+export interface AgentSetupResult {
+  agent?: string;
+  path?: string | null;
+  backupPath?: string | null;
+  created?: boolean;
+  instructions?: AgentInstructions | null;
+}
+
+export interface AttemptLog {
+  connectionId?: string;
+  provider?: string;
+  model?: string;
+  status?: number;
+  verdict?: string;
+  code?: string;
+  latencyMs?: number;
+}
+
+export interface RequestLog {
+  id: number | string;
+  requestId: string;
+  createdAt?: string | null;
+  model?: string;
+  provider?: string;
+  connectionId?: string;
+  status: number;
+  stream?: boolean;
+  attemptCount?: number;
+  attempts?: AttemptLog[] | null;
+  latencyMs?: number;
+  errorCode?: string;
+}
+
+/** GET/PATCH /api/resilience: a nested settings document (see lib/resilience-form.ts). */
+export type ResilienceSettings = JsonObject;
+
 const enc = encodeURIComponent;
 
 export const endpoints = {
@@ -246,10 +381,10 @@ export const endpoints = {
     return Array.isArray(data?.connections) ? data.connections : [];
   },
   createConnection: (body: NewConnection) => api.post<{ connection: Connection }>('/api/providers', body),
-  updateConnection: (id: string, patch: Partial<Pick<Connection, 'isActive'>>) =>
-    api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
+  updateConnection: (id: string, patch: ConnectionUpdate) => api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
+  clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
 
   listKeys: async (signal?: AbortSignal): Promise<ApiKey[]> => {
     const data = await api.get<{ keys?: ApiKey[] }>('/api/keys', signal);
@@ -257,4 +392,23 @@ export const endpoints = {
   },
   createKey: (name: string) => api.post<CreatedApiKey>('/api/keys', { name }),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
+  defaultKey: (signal?: AbortSignal) => api.get<DefaultKey>('/api/keys/default', signal),
+
+  listAgents: async (signal?: AbortSignal): Promise<Agent[]> => {
+    const data = await api.get<{ agents?: Agent[] }>('/api/agents', signal);
+    return Array.isArray(data?.agents) ? data.agents : [];
+  },
+  setupAgent: (id: string) => api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, {}),
+  undoAgent: (id: string) => api.post<unknown>(`/api/agents/${enc(id)}/undo`, {}),
+  agentInstructions: (id: string, signal?: AbortSignal) => api.get<AgentInstructions>(`/api/agents/${enc(id)}/instructions`, signal),
+
+  getResilience: (signal?: AbortSignal) => api.get<ResilienceSettings>('/api/resilience', signal),
+  patchResilience: (patch: ResilienceSettings) => api.patch<ResilienceSettings>('/api/resilience', patch),
+  setPaused: (paused: boolean) => api.patch<{ paused: boolean }>('/api/gateway', { paused }),
+  resetBreakers: () => api.post<{ ok: boolean; resetCount?: number }>('/api/resilience/reset', {}),
+
+  listLogs: async (limit = 100, signal?: AbortSignal): Promise<RequestLog[]> => {
+    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?limit=${limit}`, signal);
+    return Array.isArray(data?.logs) ? data.logs : [];
+  },
 };

@@ -2,6 +2,9 @@
 // innerHTML, so text that comes from the gateway is never parsed as markup.
 
 import { describeError } from './api';
+import type { Tone } from './lib/health';
+
+export type { Tone } from './lib/health';
 
 type AttrValue = string | number | boolean | null | undefined;
 type Handler = (ev: Event) => void;
@@ -66,8 +69,6 @@ export function emptyState(title: string, hint?: string): HTMLElement {
   return h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, title), hint ? h('p', { class: 'muted' }, hint) : null);
 }
 
-export type Tone = 'ok' | 'warn' | 'bad' | 'muted';
-
 export function badge(text: string, tone: Tone, title?: string): HTMLElement {
   return h('span', { class: `badge badge-${tone}`, title: title ?? null }, text);
 }
@@ -98,7 +99,10 @@ export async function busy<T>(
   }
 }
 
-/** A labelled form field: <label for> + control + optional hint. */
+/**
+ * A labelled form field: <label for> + control + optional hint + an (empty)
+ * error slot `#<control id>-error` that showFieldError fills.
+ */
 export function field(
   label: string,
   control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
@@ -112,7 +116,14 @@ export function field(
     h('label', { for: control.id }, label, control.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null),
     control,
     hint && hintId ? h('small', { id: hintId, class: 'hint' }, hint) : null,
+    h('small', { id: `${control.id}-error`, class: 'field-error' }),
   );
+}
+
+/** Shows (or, with null, clears) the message in a field() error slot. */
+export function showFieldError(control: HTMLElement, message: string | null): void {
+  const slot = control.closest('.field')?.querySelector<HTMLElement>('.field-error');
+  if (slot) setFieldError(control, slot, message);
 }
 
 /** Dates from the API may be ISO strings, Unix seconds or milliseconds. */
@@ -168,7 +179,7 @@ export function confirmDialog(opts: { title: string; message: string; confirmLab
   });
 }
 
-/** Copies text; falls back to selecting it in `input` where the Clipboard API is unavailable. */
+/** Copies text; falls back to a selected off-screen field where the Clipboard API is unavailable. */
 export async function copyText(text: string, input?: HTMLInputElement): Promise<boolean> {
   try {
     if (navigator.clipboard && window.isSecureContext) {
@@ -178,14 +189,91 @@ export async function copyText(text: string, input?: HTMLInputElement): Promise<
   } catch {
     /* fall through */
   }
-  if (input) {
-    input.focus();
-    input.select();
-    try {
-      return document.execCommand('copy');
-    } catch {
-      return false;
+  const active = document.activeElement as HTMLElement | null;
+  const temp = input ? null : h('textarea', { class: 'visually-hidden', readonly: true, 'aria-hidden': 'true', tabindex: '-1' });
+  const target = input ?? temp!;
+  if (temp) {
+    temp.value = text;
+    document.body.appendChild(temp);
+  }
+  target.focus();
+  target.select();
+  try {
+    return document.execCommand('copy');
+  } catch {
+    return false;
+  } finally {
+    if (temp) {
+      temp.remove();
+      active?.focus();
     }
   }
-  return false;
+}
+
+/**
+ * A "Copy" button for a value computed when clicked. The result is announced
+ * in a small status text next to it (or in `status` if given).
+ */
+export function copyButton(getText: () => string, opts: { label?: string; ariaLabel?: string; status?: HTMLElement } = {}): HTMLElement {
+  const label = opts.label ?? 'Copy';
+  const btn = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': opts.ariaLabel ?? null }, label);
+  const status = opts.status ?? h('span', { class: 'copy-note', role: 'status' });
+  let timer = 0;
+  btn.addEventListener('click', async () => {
+    const ok = await copyText(getText());
+    status.textContent = ok ? 'Copied' : 'Copy failed — select the text and copy it yourself';
+    window.clearTimeout(timer);
+    timer = window.setTimeout(() => (status.textContent = ''), 2500);
+  });
+  return opts.status ? btn : h('span', { class: 'copy-wrap' }, btn, status);
+}
+
+let dialogSeq = 0;
+
+export interface DialogHandle {
+  dialog: HTMLDialogElement;
+  close: () => void;
+}
+
+/**
+ * Opens a modal <dialog> with a title and content. Escape and the close button
+ * close it (the native dialog "cancel" event); focus returns to the element
+ * that had it. `onClose` runs once, after it is removed.
+ */
+export function openDialog(opts: { title: string; content: Child; wide?: boolean; onClose?: () => void; initialFocus?: HTMLElement }): DialogHandle {
+  const id = `dlg-${++dialogSeq}`;
+  const opener = document.activeElement as HTMLElement | null;
+  const closeBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost dialog-x', 'aria-label': 'Close' }, '✕');
+  const dialog = h(
+    'dialog',
+    { class: `dialog${opts.wide ? ' dialog-wide' : ''}`, 'aria-labelledby': `${id}-title` },
+    h('div', { class: 'dialog-head' }, h('h2', { id: `${id}-title` }, opts.title), closeBtn),
+    opts.content,
+  );
+  const close = () => {
+    if (dialog.open) dialog.close();
+  };
+  closeBtn.addEventListener('click', close);
+  dialog.addEventListener('close', () => {
+    dialog.remove();
+    opts.onClose?.();
+    if (opener && opener.isConnected) opener.focus();
+  });
+  document.body.appendChild(dialog);
+  if (typeof dialog.showModal === 'function') dialog.showModal();
+  else dialog.setAttribute('open', '');
+  (opts.initialFocus ?? dialog.querySelector<HTMLElement>('input, select, textarea, button:not(.dialog-x)') ?? closeBtn).focus();
+  return { dialog, close };
+}
+
+/** An inline error slot for a form field, referenced by aria-describedby. */
+export function setFieldError(control: HTMLElement, slot: HTMLElement, message: string | null): void {
+  slot.textContent = message ?? '';
+  if (message) control.setAttribute('aria-invalid', 'true');
+  else control.removeAttribute('aria-invalid');
+  const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
+  if (message) ids.add(slot.id);
+  else ids.delete(slot.id);
+  if (ids.size) control.setAttribute('aria-describedby', [...ids].join(' '));
+  else control.removeAttribute('aria-describedby');
 }

@@ -1,30 +1,52 @@
 import './style.css';
-import { ApiError, captureTokenFromHash, clearToken, endpoints, getToken, setUnauthorizedHandler } from './api';
+import { ApiError, api, captureTokenFromHash, clearToken, endpoints, getToken, setUnauthorizedHandler } from './api';
 import { clear, emptyState, formatTime, h, type Tone } from './dom';
-import { currentPath, findRoute, href, type Route } from './router';
+import { healthBadge } from './lib/health';
+import { live, type LiveStatus } from './live';
+import { findRoute, href, parseHash, type Route } from './router';
+import { applyTheme, effectiveTheme, loadTheme, nextTheme, saveTheme, type ThemePref } from './theme';
+import { renderAgents } from './views/agents';
 import { renderConnections } from './views/connections';
 import { renderKeys } from './views/keys';
+import { renderLogs } from './views/logs';
+import { renderOverview } from './views/overview';
+import { renderResilience } from './views/resilience';
 import { renderSignIn } from './views/signin';
 
 const PRODUCT = 'OmniRoute';
-const DEFAULT_PATH = '/connections';
-const HEALTH_INTERVAL_MS = 5000;
+const DEFAULT_PATH = '/overview';
+/** Health is polled only while the live stream is down; events keep it current otherwise. */
+const HEALTH_POLL_MS = 5000;
 
-// Pages in nav order. To add one (Overview, Agents, Resilience Settings, Logs,
-// Model Cooldowns, Cooldown Manager, Combos, Leases…), write src/views/<name>.ts
-// exporting a View and list it here.
-const routes: Route[] = [
+// Pages in nav order: the extension point for later pages (Model Cooldowns,
+// Lockout Settings, Cooldown Manager, Combos, Leases). Write
+// src/views/<name>.ts exporting a View and add it here; see README.md.
+const routes: readonly Route[] = [
+  { path: '/overview', title: 'Overview', view: renderOverview },
   { path: '/connections', title: 'Connections', view: renderConnections },
   { path: '/keys', title: 'API Keys', view: renderKeys },
+  { path: '/agents', title: 'Agents', view: renderAgents },
+  { path: '/resilience', title: 'Resilience Settings', view: renderResilience },
+  { path: '/logs', title: 'Logs', view: renderLogs },
 ];
 
+applyTheme(loadTheme());
 captureTokenFromHash();
 
 // ---------------------------------------------------------------- frame
 
 const healthDot = h('span', { class: 'dot', 'aria-hidden': 'true' });
 const healthText = h('span', null, 'Checking…');
-const healthBadge = h('span', { class: 'health health-muted', role: 'status', 'aria-live': 'polite' }, healthDot, h('span', { class: 'visually-hidden' }, 'Gateway health: '), healthText);
+const healthBadgeEl = h(
+  'a',
+  { class: 'health health-muted', href: href('/overview'), 'aria-live': 'polite' },
+  healthDot,
+  h('span', { class: 'visually-hidden' }, 'Gateway health: '),
+  healthText,
+);
+const liveText = h('span', null, '');
+const liveIndicator = h('span', { class: 'live-indicator', 'data-state': 'idle' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), liveText);
+const themeBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost theme-toggle' });
 const signOutBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost' }, 'Sign out');
 const navLinks = routes.map((r) => h('a', { href: href(r.path), class: 'nav-link', 'data-path': r.path }, r.title));
 const nav = h('nav', { class: 'sidenav', 'aria-label': 'Dashboard pages' }, h('ul', null, navLinks.map((a) => h('li', null, a))));
@@ -43,14 +65,39 @@ clear(
     'header',
     { class: 'topbar' },
     h('a', { class: 'brand', href: href(DEFAULT_PATH) }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '◆'), PRODUCT, h('span', { class: 'brand-sub' }, 'Dashboard')),
-    h('div', { class: 'topbar-right' }, healthBadge, signOutBtn),
+    h('div', { class: 'topbar-right' }, liveIndicator, healthBadgeEl, themeBtn, signOutBtn),
   ),
   h('div', { class: 'layout' }, nav, main),
 );
 
+// ---------------------------------------------------------------- theme
+
+let theme: ThemePref = loadTheme();
+const darkQuery = window.matchMedia?.('(prefers-color-scheme: dark)');
+
+function renderThemeButton(): void {
+  const shown = effectiveTheme(theme, Boolean(darkQuery?.matches));
+  const icon = theme === 'auto' ? '◐' : shown === 'dark' ? '☾' : '☀';
+  const name = theme === 'auto' ? `Auto (${shown})` : theme === 'dark' ? 'Dark' : 'Light';
+  themeBtn.replaceChildren(h('span', { 'aria-hidden': 'true' }, icon), ` ${name}`);
+  themeBtn.setAttribute('aria-label', `Color theme: ${name}. Switch to ${nextTheme(theme)}.`);
+  themeBtn.dataset['theme'] = theme;
+}
+
+themeBtn.addEventListener('click', () => {
+  theme = nextTheme(theme);
+  saveTheme(theme);
+  applyTheme(theme);
+  renderThemeButton();
+});
+darkQuery?.addEventListener?.('change', renderThemeButton);
+renderThemeButton();
+
 // ---------------------------------------------------------------- routing
 
 let current: { controller: AbortController; cleanup: (() => void) | undefined } | null = null;
+/** The first render leaves focus alone, so Tab starts at the skip link. */
+let firstRender = true;
 
 function teardown(): void {
   if (!current) return;
@@ -67,6 +114,7 @@ function render(signInReason?: string): void {
   const signedIn = Boolean(getToken());
   signOutBtn.hidden = !signedIn;
   nav.hidden = !signedIn;
+  liveIndicator.hidden = !signedIn;
 
   if (!signedIn) {
     document.title = `Sign in · ${PRODUCT}`;
@@ -74,13 +122,14 @@ function render(signInReason?: string): void {
       ...(signInReason ? { reason: signInReason } : {}),
       onSignedIn: () => {
         render();
+        live.restart();
         void pollHealth();
       },
     });
     return;
   }
 
-  let path = currentPath();
+  let { path, params } = parseHash(location.hash);
   if (path === '/') {
     path = DEFAULT_PATH;
     history.replaceState(history.state, '', href(path));
@@ -97,57 +146,105 @@ function render(signInReason?: string): void {
       main,
       h('h1', { tabindex: '-1' }, 'Page not found'),
       emptyState(`There is no page at “${path}”.`),
-      h('p', null, h('a', { href: href(DEFAULT_PATH) }, 'Go to Connections')),
+      h('p', null, h('a', { href: href(DEFAULT_PATH) }, 'Go to the Overview')),
     );
     return;
   }
   document.title = `${route.title} · ${PRODUCT}`;
   const controller = new AbortController();
-  const cleanup = route.view(main, { signal: controller.signal });
+  const cleanup = route.view(main, { signal: controller.signal, params });
   current = { controller, cleanup: cleanup ?? undefined };
+  // After a route change, focus the page heading so screen readers announce
+  // the new page and Tab continues from there.
+  if (!firstRender) main.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
+  firstRender = false;
 }
 
 window.addEventListener('hashchange', () => {
   // A dashboard link pasted into an open tab only changes the fragment.
   const gotToken = captureTokenFromHash();
   render();
-  if (gotToken) void pollHealth();
+  if (gotToken) {
+    live.restart();
+    void pollHealth();
+  }
 });
 
 setUnauthorizedHandler(() => {
   clearToken();
+  live.stop();
   render('The gateway rejected the saved token (401). Paste the current management token.');
+  setHealth('Unknown', 'muted', 'Sign in to see gateway health');
 });
 
 signOutBtn.addEventListener('click', () => {
   clearToken();
+  live.stop();
   render();
   setHealth('Unknown', 'muted', 'Signed out');
 });
 
-// ---------------------------------------------------------------- health badge
+// ---------------------------------------------------------------- live stream + health badge
 
 function setHealth(text: string, tone: Tone, title: string): void {
   if (healthText.textContent !== text) healthText.textContent = text; // no repeat announcements
-  healthBadge.className = `health health-${tone}`;
-  healthBadge.title = title;
+  healthBadgeEl.className = `health health-${tone}`;
+  healthBadgeEl.title = title;
 }
+
+function showHealthStatus(status: unknown, source: string): void {
+  const b = healthBadge(status);
+  setHealth(b.label, b.tone, `${b.description} (${source})`);
+}
+
+live.subscribe('health', (ev) => showHealthStatus(ev.data.status, `live, ${formatTime(new Date(ev.at))}`));
+
+let reconnectTicker = 0;
+function renderLiveStatus(s: LiveStatus): void {
+  liveIndicator.dataset['state'] = s.state;
+  window.clearInterval(reconnectTicker);
+  const text = (): string => {
+    switch (s.state) {
+      case 'open':
+        return 'Live';
+      case 'connecting':
+        return 'Connecting…';
+      case 'reconnecting': {
+        const secs = s.retryAt ? Math.max(0, Math.ceil((s.retryAt - Date.now()) / 1000)) : 0;
+        return secs > 0 ? `Reconnecting in ${secs} s` : 'Reconnecting…';
+      }
+      default:
+        return 'Offline';
+    }
+  };
+  liveText.textContent = text();
+  liveIndicator.title =
+    s.state === 'open' ? 'Live updates from the gateway are on.' : 'Live updates are paused; the pages still work and refresh on demand.';
+  if (s.state === 'reconnecting') reconnectTicker = window.setInterval(() => (liveText.textContent = text()), 1000);
+}
+live.onStatus(renderLiveStatus);
+// When the stream drops, find out at once whether the gateway is down (polling takes over).
+live.onStatus((s) => {
+  if (s.state === 'reconnecting' && s.failures === 1) void pollHealth();
+});
+
+// EventSource hides the HTTP status of a failed connect; a management request
+// finds out whether the token was rejected (its 401 signs out).
+live.setConnectFailureHandler((failures) => {
+  if (failures === 1 || failures % 5 === 0) void api.get('/api/settings').catch(() => undefined);
+});
 
 let healthInFlight = false;
 
 async function pollHealth(): Promise<void> {
-  if (healthInFlight || document.hidden) return;
+  if (healthInFlight || document.hidden || !getToken()) return;
   healthInFlight = true;
   const controller = new AbortController();
-  const timer = window.setTimeout(() => controller.abort(), HEALTH_INTERVAL_MS - 500);
+  const timer = window.setTimeout(() => controller.abort(), HEALTH_POLL_MS - 500);
   const checked = `checked ${formatTime(new Date())}`;
   try {
     const health = await endpoints.health(controller.signal);
-    const status = String(health?.status ?? 'unknown').toLowerCase();
-    if (status === 'healthy') setHealth('Healthy', 'ok', `Gateway healthy — ${checked}`);
-    else if (status === 'degraded') setHealth('Degraded', 'warn', `Gateway degraded — ${checked}`);
-    else if (status === 'unhealthy') setHealth('Unhealthy', 'bad', `Gateway unhealthy — ${checked}`);
-    else setHealth(status, 'warn', `Gateway status “${status}” — ${checked}`);
+    showHealthStatus(health?.status, checked);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) setHealth('Unknown', 'muted', 'Sign in to see gateway health');
     else setHealth('Unreachable', 'bad', `Gateway did not answer — ${checked}`);
@@ -157,10 +254,17 @@ async function pollHealth(): Promise<void> {
   }
 }
 
-window.setInterval(() => void pollHealth(), HEALTH_INTERVAL_MS);
+window.setInterval(() => {
+  if (live.getStatus().state !== 'open') void pollHealth();
+}, HEALTH_POLL_MS);
 document.addEventListener('visibilitychange', () => {
-  if (!document.hidden) void pollHealth();
+  if (!document.hidden && live.getStatus().state !== 'open') void pollHealth();
 });
 
 render();
-void pollHealth();
+if (getToken()) {
+  live.start();
+  void pollHealth();
+} else {
+  setHealth('Unknown', 'muted', 'Sign in to see gateway health');
+}

@@ -1,13 +1,15 @@
-// Hash routing (#/connections, #/keys). Hash routes need no server support
-// beyond serving index.html at /dashboard/, and work the same in the Wails
-// window.
+// Hash routing (#/overview, #/connections, …). Hash routes need no server
+// support beyond serving index.html at /dashboard/, and work the same in the
+// Wails window.
 
 export interface ViewContext {
   /** Aborted when the person leaves the page or signs out: stop updating the DOM. */
   signal: AbortSignal;
+  /** Query parameters of the route fragment, e.g. `#/logs?status=error`. */
+  params: URLSearchParams;
 }
 
-/** A view renders into `root`; it may return a cleanup function (timers etc.). */
+/** A view renders into `root`; it may return a cleanup function (timers, live subscriptions). */
 export type View = (root: HTMLElement, ctx: ViewContext) => void | (() => void);
 
 export interface Route {
@@ -16,16 +18,38 @@ export interface Route {
   view: View;
 }
 
+export interface ParsedHash {
+  path: string;
+  params: URLSearchParams;
+}
+
+/** "#/logs?status=error" → { path: "/logs", params: status=error }; anything else → "/". */
+export function parseHash(hash: string): ParsedHash {
+  const raw = hash.replace(/^#/, '');
+  const q = raw.search(/[?&]/);
+  const pathPart = q >= 0 ? raw.slice(0, q) : raw;
+  const query = q >= 0 ? raw.slice(q + 1) : '';
+  let path = '/';
+  if (pathPart.startsWith('/')) {
+    try {
+      path = decodeURIComponent(pathPart);
+    } catch {
+      path = pathPart;
+    }
+    path = path.replace(/\/+$/, '') || '/';
+  }
+  return { path, params: new URLSearchParams(query) };
+}
+
 export function currentPath(): string {
-  const hash = location.hash.replace(/^#/, '');
-  const path = hash.split(/[?&]/)[0] ?? '';
-  return path.startsWith('/') ? path.replace(/\/+$/, '') || '/' : '/';
+  return parseHash(location.hash).path;
 }
 
-export function href(path: string): string {
-  return `#${path}`;
+export function href(path: string, params?: Record<string, string>): string {
+  const q = params ? new URLSearchParams(params).toString() : '';
+  return `#${path}${q ? `?${q}` : ''}`;
 }
 
-export function findRoute(routes: Route[], path: string): Route | undefined {
+export function findRoute(routes: readonly Route[], path: string): Route | undefined {
   return routes.find((r) => r.path === path);
 }

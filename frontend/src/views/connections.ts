@@ -1,4 +1,4 @@
-import { endpoints, isAbortError, type Connection, type NewConnection, type TestResult } from '../api';
+import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type NewConnection, type TestResult } from '../api';
 import {
   badge,
   busy,
@@ -11,9 +11,12 @@ import {
   h,
   loading,
   notice,
-  parseTime,
-  type Tone,
+  openDialog,
+  showFieldError,
 } from '../dom';
+import { formatCountdown, parseList } from '../lib/format';
+import { applyConnectionEvent, connectionState } from '../lib/health';
+import { live } from '../live';
 import type { ViewContext } from '../router';
 
 export const PROVIDERS = [
@@ -38,47 +41,6 @@ const KEYLESS_PROVIDERS = new Set(['ollama-local', 'lm-studio']);
 
 const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
 
-export function connectionStatus(c: Connection, now = Date.now()): { label: string; tone: Tone; detail?: string } {
-  if (!c.isActive) return { label: 'Disabled', tone: 'muted' };
-  const until = parseTime(c.rateLimitedUntil);
-  if (until && until.getTime() > now) {
-    const level = c.backoffLevel ? ` (backoff level ${c.backoffLevel})` : '';
-    return { label: 'Rate limited', tone: 'warn', detail: `until ${formatTime(until)}${level}` };
-  }
-  // The gateway writes "active", "unavailable" (cooling down) or a terminal
-  // state: "banned", "expired", "credits_exhausted".
-  const raw = (c.testStatus ?? '').trim();
-  const label = capitalize(raw.replace(/_/g, ' '));
-  switch (raw.toLowerCase()) {
-    case 'active':
-    case 'ok':
-    case 'success':
-    case 'healthy':
-      return { label: 'OK', tone: 'ok' };
-    case 'unavailable':
-      return { label: 'Cooling down', tone: 'warn' };
-    case 'banned':
-    case 'expired':
-    case 'credits_exhausted':
-    case 'error':
-    case 'failed':
-    case 'invalid':
-    case 'unauthorized':
-    case 'unhealthy':
-      return { label, tone: 'bad' };
-    case '':
-    case 'unknown':
-    case 'untested':
-      return { label: 'Untested', tone: 'muted' };
-    default:
-      return { label, tone: 'warn' };
-  }
-}
-
-function capitalize(s: string): string {
-  return s ? s.charAt(0).toUpperCase() + s.slice(1) : s;
-}
-
 function describeTest(r: TestResult): { ok: boolean; text: string } {
   if (r.ok) return { ok: true, text: r.latencyMs != null ? `Test passed · ${Math.round(r.latencyMs)} ms` : 'Test passed' };
   const e = r.error;
@@ -86,19 +48,26 @@ function describeTest(r: TestResult): { ok: boolean; text: string } {
   return { ok: false, text: `Test failed: ${msg}` };
 }
 
-export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
+export function sortConnections(list: Connection[]): Connection[] {
+  return [...list].sort(
+    (a, b) => (a.priority ?? Number.MAX_SAFE_INTEGER) - (b.priority ?? Number.MAX_SAFE_INTEGER) || (a.name || '').localeCompare(b.name || ''),
+  );
+}
+
+export function renderConnections(root: HTMLElement, ctx: ViewContext): () => void {
   const testResults = new Map<string, { ok: boolean; text: string }>();
   let connections: Connection[] | null = null;
+  const rows = new Map<string, HTMLTableRowElement>();
 
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
-  const listArea = h('div', { class: 'list-area', 'aria-live': 'polite' });
-  const rowMessage = h('div', { class: 'row-message' });
+  const listArea = h('div', { class: 'list-area' });
+  const rowMessage = h('div', { class: 'row-message', 'aria-live': 'polite' });
   const heading = h('h1', { tabindex: '-1' }, 'Connections');
 
   clear(
     root,
     h('div', { class: 'page-head' }, heading, refreshBtn),
-    h('p', { class: 'muted page-intro' }, 'Upstream providers the gateway routes requests to, tried in priority order.'),
+    h('p', { class: 'muted page-intro' }, 'Upstream providers the gateway routes requests to, tried in priority order (lowest first). Status updates live.'),
     rowMessage,
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
     renderAddForm(ctx, async (created) => {
@@ -127,10 +96,19 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
     }
   }
 
-  function renderList(restoreFocus?: string): void {
+  const activeFocusKey = () => (document.activeElement as HTMLElement | null)?.dataset?.['focusKey'];
+  const restoreFocus = (key: string | undefined) => {
+    if (!key) return;
+    const find = (k: string) => listArea.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(k)}"]`);
+    // A button that went away (e.g. "Clear cooldown" once cleared) hands focus to the row's Test button.
+    (find(key) ?? find(`${key.slice(0, key.lastIndexOf(':'))}:test`))?.focus();
+  };
+
+  function renderList(restore?: string): void {
     // Keep keyboard focus on the same control across a re-render.
-    const focusKey = restoreFocus ?? (document.activeElement as HTMLElement | null)?.dataset?.['focusKey'];
+    const focusKey = restore ?? activeFocusKey();
     const list = connections ?? [];
+    rows.clear();
     if (list.length === 0) {
       clear(listArea, emptyState('No connections yet — add one below', 'Add an API key for a provider and the gateway starts routing to it.'));
       return;
@@ -142,50 +120,78 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
         { class: 'table-wrap' },
         h(
           'table',
-          { class: 'table' },
-          h('caption', { class: 'visually-hidden' }, `${list.length} connection${list.length === 1 ? '' : 's'}`),
+          { class: 'table', 'data-testid': 'connections-table' },
+          h('caption', { class: 'visually-hidden' }, `${list.length} connection${list.length === 1 ? '' : 's'}, by priority`),
           h(
             'thead',
             null,
             h(
               'tr',
               null,
-              ['Name', 'Provider', 'Priority', 'Active', 'Status', 'Last error', 'API key'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Provider', 'Priority', 'Status', 'Last error', 'API key'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
-          h('tbody', null, list.map(renderRow)),
+          h(
+            'tbody',
+            null,
+            list.map((c) => {
+              const tr = renderRow(c);
+              rows.set(c.id, tr);
+              return tr;
+            }),
+          ),
         ),
       ),
     );
-    if (focusKey) listArea.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
+    restoreFocus(focusKey);
+  }
+
+  /** Re-renders one row in place (live updates, countdown end) keeping focus. */
+  function replaceRow(id: string): void {
+    const c = connections?.find((x) => x.id === id);
+    const old = rows.get(id);
+    if (!c || !old) return;
+    const focusKey = old.contains(document.activeElement) ? activeFocusKey() : undefined;
+    const tr = renderRow(c);
+    old.replaceWith(tr);
+    rows.set(id, tr);
+    restoreFocus(focusKey);
   }
 
   function renderRow(c: Connection): HTMLTableRowElement {
-    const status = connectionStatus(c);
+    const state = connectionState(c);
     const test = testResults.get(c.id);
     const label = c.name || c.provider;
     const modelCount = Array.isArray(c.models) ? c.models.length : 0;
+    const fk = (what: string) => `${c.id}:${what}`;
 
+    const editBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('edit'), 'aria-label': `Edit ${label}` }, 'Edit');
     const toggleBtn = h(
       'button',
-      { type: 'button', class: 'btn btn-small', 'data-focus-key': `${c.id}:toggle`, 'aria-label': `${c.isActive ? 'Disable' : 'Enable'} ${label}` },
+      { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('toggle'), 'aria-label': `${c.isActive ? 'Disable' : 'Enable'} ${label}` },
       c.isActive ? 'Disable' : 'Enable',
     );
-    const testBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-focus-key': `${c.id}:test`, 'aria-label': `Test ${label}` }, 'Test');
+    const testBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('test'), 'aria-label': `Test ${label}` }, 'Test');
+    const clearBtn =
+      state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling')
+        ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
+        : null;
     const deleteBtn = h(
       'button',
-      { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': `${c.id}:delete`, 'aria-label': `Delete ${label}` },
+      { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
       'Delete',
     );
-    const buttons = [toggleBtn, testBtn, deleteBtn];
+    const buttons = [editBtn, toggleBtn, testBtn, ...(clearBtn ? [clearBtn] : []), deleteBtn];
+
+    editBtn.addEventListener('click', () => openEditDialog(c));
 
     toggleBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
           await endpoints.updateConnection(c.id, { isActive: !c.isActive });
           rowMessage.replaceChildren();
-          await load(true, `${c.id}:toggle`);
+          await load(true, fk('toggle'));
         } catch (err) {
           if (!ctx.signal.aborted) clear(rowMessage, errorBox(err));
         }
@@ -202,8 +208,26 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
           const msg = err instanceof Error ? err.message : String(err);
           testResults.set(c.id, { ok: false, text: `Test failed: ${msg}` });
         }
-        if (!ctx.signal.aborted) await load(true, `${c.id}:test`); // testStatus may have changed
+        if (!ctx.signal.aborted) await load(true, fk('test')); // testStatus may have changed
       }, { button: testBtn, label: 'Testing…' }),
+    );
+
+    clearBtn?.addEventListener('click', () =>
+      void busy(buttons, async () => {
+        try {
+          const res = await endpoints.clearCooldowns([c.id]);
+          if (ctx.signal.aborted) return;
+          if (res?.skippedTerminal) {
+            clear(rowMessage, notice(`“${label}” is out of service (not a cooldown); new credentials clear that.`, 'info'));
+          } else {
+            clear(rowMessage, notice(`Cleared the cooldown of “${label}”.`, 'success'));
+          }
+          // The gateway also sends a live "connection" event; reload in case the stream is down.
+          await load(true, fk('test'));
+        } catch (err) {
+          if (!ctx.signal.aborted) clear(rowMessage, errorBox(err));
+        }
+      }, { button: clearBtn, label: 'Clearing…' }),
     );
 
     deleteBtn.addEventListener('click', async () => {
@@ -231,9 +255,10 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
     });
 
     const errorType = c.lastErrorType || (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '');
+    const until = state.until ?? (c.isActive === false ? connectionState({ ...c, isActive: true }).until : undefined);
     return h(
       'tr',
-      { class: c.isActive ? null : 'row-inactive' },
+      { class: c.isActive ? null : 'row-inactive', 'data-id': c.id, 'data-state': state.kind },
       h(
         'td',
         null,
@@ -241,14 +266,21 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
         c.prefix ? h('small', { class: 'muted' }, `prefix ${c.prefix}`) : null,
         modelCount ? h('small', { class: 'muted' }, `${c.prefix ? ' · ' : ''}${modelCount} model${modelCount === 1 ? '' : 's'}`) : null,
       ),
-      h('td', null, h('code', null, c.provider)),
+      h('td', null, h('code', { class: 'nowrap' }, c.provider)),
       h('td', { class: 'num' }, c.priority ?? '—'),
-      h('td', null, c.isActive ? 'Yes' : 'No'),
       h(
         'td',
-        null,
-        badge(status.label, status.tone),
-        status.detail ? h('small', { class: 'muted block' }, status.detail) : null,
+        { class: 'status-cell' },
+        h('span', { 'data-testid': 'status-badge' }, badge(state.label, state.tone)),
+        until
+          ? h(
+              'small',
+              { class: 'block countdown', title: `until ${formatTime(until)}` },
+              h('span', { 'data-until': String(until.getTime()), 'data-testid': 'countdown' }, formatCountdown(until.getTime() - Date.now())),
+              ' left',
+              c.backoffLevel ? ` · backoff ${c.backoffLevel}` : '',
+            )
+          : null,
         test ? h('small', { class: `block test-${test.ok ? 'ok' : 'bad'}`, role: 'status' }, test.text) : null,
       ),
       h(
@@ -262,15 +294,149 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): void {
     );
   }
 
+  // ------------------------------------------------------------ edit dialog
+
+  function openEditDialog(c: Connection): void {
+    const label = c.name || c.provider;
+    const id = (k: string) => `edit-${k}`;
+    const name = h('input', { id: id('name'), name: 'name', required: true, maxlength: '100', autocomplete: 'off' });
+    name.value = c.name ?? '';
+    const baseUrl = h('input', { id: id('baseurl'), name: 'baseUrl', type: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://api.example.com/v1' });
+    baseUrl.value = c.baseUrl ?? '';
+    baseUrl.required = needsBaseUrl(c.provider);
+    const prefix = h('input', { id: id('prefix'), name: 'prefix', autocomplete: 'off', spellcheck: 'false', maxlength: '32' });
+    prefix.value = c.prefix ?? '';
+    const priority = h('input', { id: id('priority'), name: 'priority', type: 'number', min: '0', step: '1', inputmode: 'numeric' });
+    priority.value = c.priority != null ? String(c.priority) : '';
+    const maxConcurrent = h('input', { id: id('maxconcurrent'), name: 'maxConcurrent', type: 'number', min: '0', step: '1', inputmode: 'numeric' });
+    maxConcurrent.value = c.maxConcurrent != null ? String(c.maxConcurrent) : '';
+    const models = h('input', { id: id('models'), name: 'models', autocomplete: 'off', spellcheck: 'false' });
+    const originalModels = Array.isArray(c.models) ? c.models.map(String) : [];
+    models.value = originalModels.join(', ');
+    // Write-only: never prefilled, sent only when something is typed.
+    const apiKey = h('input', { id: id('apikey'), name: 'apiKey', type: 'password', autocomplete: 'new-password', spellcheck: 'false' });
+    const status = h('div', { class: 'form-status' });
+    const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save changes');
+    const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel');
+    const fieldset = h(
+      'fieldset',
+      { class: 'form-grid form-grid-2' },
+      field('Name', name),
+      field('Base URL', baseUrl, needsBaseUrl(c.provider) ? 'Required for this provider.' : 'Optional; overrides the provider’s URL.'),
+      field('Prefix', prefix, 'Optional: “wall” makes wall/<model> reach this connection only.'),
+      field('Priority', priority, 'Lower numbers are tried first.'),
+      field('Max concurrent', maxConcurrent, '0 or empty = no limit.'),
+      field('Models', models, 'Comma separated, e.g. gpt-4o, gpt-4o-mini.'),
+      field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
+    );
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const controls: Record<string, HTMLInputElement> = { name, baseUrl, prefix, priority, maxConcurrent, models, apiKey };
+
+    const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });
+    cancel.addEventListener('click', handle.close);
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      for (const el of Object.values(controls)) showFieldError(el, null);
+      status.replaceChildren();
+      const body: ConnectionUpdate = {};
+      const errors: Array<[HTMLInputElement, string]> = [];
+      const nameV = name.value.trim();
+      if (!nameV) errors.push([name, 'Enter a name.']);
+      else if (nameV !== (c.name ?? '')) body.name = nameV;
+      const urlV = baseUrl.value.trim();
+      if (urlV && !/^https?:\/\/[^\s/]+/i.test(urlV)) errors.push([baseUrl, 'Enter an http(s) URL such as https://api.example.com/v1.']);
+      else if (!urlV && baseUrl.required) errors.push([baseUrl, 'This provider needs a base URL.']);
+      else if (urlV !== (c.baseUrl ?? '')) body.baseUrl = urlV;
+      const prefixV = prefix.value.trim().toLowerCase();
+      if (prefixV && !/^[a-z0-9][a-z0-9_-]{0,31}$/.test(prefixV)) errors.push([prefix, 'Use 1–32 lowercase letters, digits, “-” or “_”.']);
+      else if (prefixV !== (c.prefix ?? '')) body.prefix = prefixV;
+      const intField = (el: HTMLInputElement, current: number | null | undefined, max: number, set: (n: number) => void, emptyAs?: number) => {
+        const t = el.value.trim();
+        if (t === '') {
+          if (emptyAs !== undefined && (current ?? emptyAs) !== emptyAs) set(emptyAs);
+          return;
+        }
+        if (!/^\d+$/.test(t) || Number(t) > max) {
+          errors.push([el, `Enter a whole number from 0 to ${max}.`]);
+          return;
+        }
+        if (Number(t) !== (current ?? (emptyAs ?? -1))) set(Number(t));
+      };
+      intField(priority, c.priority, 1_000_000, (n) => (body.priority = n));
+      intField(maxConcurrent, c.maxConcurrent, 10_000, (n) => (body.maxConcurrent = n), 0);
+      const modelList = parseList(models.value);
+      if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
+      if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
+
+      if (errors.length) {
+        for (const [el, msg] of errors) showFieldError(el, msg);
+        errors[0]?.[0].focus();
+        return;
+      }
+      if (Object.keys(body).length === 0) {
+        clear(status, notice('Nothing changed.', 'info'));
+        return;
+      }
+      const outcome = await busy([fieldset, save, cancel], async () => {
+        try {
+          return { ok: await endpoints.updateConnection(c.id, body) };
+        } catch (err) {
+          return { err };
+        }
+      }, { button: save, label: 'Saving…' });
+      if (ctx.signal.aborted) return handle.close();
+      if ('err' in outcome) {
+        const param = outcome.err instanceof ApiError ? outcome.err.param : undefined;
+        const target = param ? controls[param] : undefined;
+        if (target && outcome.err instanceof ApiError) {
+          showFieldError(target, `${outcome.err.message} (${outcome.err.code})`);
+          target.focus();
+        } else {
+          clear(status, errorBox(outcome.err));
+        }
+        return;
+      }
+      apiKey.value = '';
+      handle.close();
+      clear(rowMessage, notice(`Saved “${body.name ?? label}”.`, 'success'));
+      await load(true, `${c.id}:edit`);
+    });
+  }
+
+  // ------------------------------------------------------------ live updates
+
+  const unsubscribe = live.subscribe('connection', (ev) => {
+    if (!connections) return;
+    const i = connections.findIndex((c) => c.id === ev.data.id);
+    if (i < 0) {
+      void load(true); // a connection this page has not seen (added elsewhere)
+      return;
+    }
+    connections[i] = applyConnectionEvent(connections[i]!, ev.data);
+    replaceRow(ev.data.id);
+  });
+
+  // Countdowns tick every second; a lapsed cooldown flips its row back to healthy.
+  const ticker = window.setInterval(() => {
+    const now = Date.now();
+    for (const el of listArea.querySelectorAll<HTMLElement>('[data-until]')) {
+      const left = Number(el.dataset['until']) - now;
+      if (left <= 0) {
+        const id = el.closest('tr')?.dataset['id'];
+        if (id) replaceRow(id);
+      } else {
+        el.textContent = formatCountdown(left);
+      }
+    }
+  }, 1000);
+
   refreshBtn.addEventListener('click', () => void load());
   void load();
-  heading.focus({ preventScroll: true });
-}
-
-function sortConnections(list: Connection[]): Connection[] {
-  return [...list].sort(
-    (a, b) => (a.priority ?? Number.MAX_SAFE_INTEGER) - (b.priority ?? Number.MAX_SAFE_INTEGER) || (a.name || '').localeCompare(b.name || ''),
-  );
+  return () => {
+    unsubscribe();
+    window.clearInterval(ticker);
+  };
 }
 
 function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<void>): HTMLElement {
@@ -281,6 +447,8 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
   const baseUrl = h('input', { id: 'conn-baseurl', name: 'baseUrl', type: 'url', placeholder: 'https://api.example.com/v1', autocomplete: 'off', spellcheck: 'false' });
   const prefix = h('input', { id: 'conn-prefix', name: 'prefix', autocomplete: 'off', spellcheck: 'false' });
   const priority = h('input', { id: 'conn-priority', name: 'priority', type: 'number', step: '1', min: '0', inputmode: 'numeric' });
+  const maxConcurrent = h('input', { id: 'conn-maxconcurrent', name: 'maxConcurrent', type: 'number', step: '1', min: '0', inputmode: 'numeric' });
+  const models = h('input', { id: 'conn-models', name: 'models', autocomplete: 'off', spellcheck: 'false', placeholder: 'gpt-4o, gpt-4o-mini' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add connection');
   const status = h('div', { class: 'form-status' });
   const fieldset = h(
@@ -290,8 +458,10 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     field('Name', name, 'Optional label, e.g. “work account”; defaults to the provider.'),
     field('API key', apiKey, 'Stored by the gateway; it is never shown again.'),
     field('Base URL', baseUrl, 'Optional; required for *-compatible providers.'),
+    field('Models', models, 'Optional, comma separated; clients call provider/model.'),
     field('Prefix', prefix, 'Optional model prefix, e.g. “oa” for oa/gpt-4o.'),
     field('Priority', priority, 'Optional; lower numbers are tried first.'),
+    field('Max concurrent', maxConcurrent, 'Optional; 0 or empty = no limit.'),
   );
 
   // Requiredness follows the provider: base URL for *-compatible, no key for local servers.
@@ -313,8 +483,11 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     h('div', { class: 'form-actions' }, submit),
   );
 
+  const controls: Record<string, HTMLInputElement> = { provider, name, apiKey, baseUrl, prefix, priority, maxConcurrent, models };
+
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
+    for (const el of Object.values(controls)) showFieldError(el, null);
     if (!form.reportValidity()) return;
     const body: NewConnection = {
       provider: provider.value.trim(),
@@ -325,6 +498,9 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     if (baseUrl.value.trim()) body.baseUrl = baseUrl.value.trim();
     if (prefix.value.trim()) body.prefix = prefix.value.trim();
     if (priority.value.trim() !== '') body.priority = Number(priority.value);
+    if (maxConcurrent.value.trim() !== '') body.maxConcurrent = Number(maxConcurrent.value);
+    const modelList = parseList(models.value);
+    if (modelList.length) body.models = modelList;
 
     status.replaceChildren();
     const outcome = await busy(
@@ -351,12 +527,16 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     }
   });
 
-  /** If the gateway names the offending field, move focus there. */
+  /** If the gateway names the offending field, mark it and move focus there. */
   function focusParam(err: unknown): void {
-    const param = (err as { param?: unknown } | null)?.param;
-    const map: Record<string, HTMLInputElement> = { provider, name, apiKey, baseUrl, prefix, priority };
-    if (typeof param === 'string' && map[param]) map[param].focus();
-    else submit.focus();
+    const param = err instanceof ApiError ? err.param : undefined;
+    const target = param ? controls[param] : undefined;
+    if (target && err instanceof ApiError) {
+      showFieldError(target, err.message);
+      target.focus();
+    } else {
+      submit.focus();
+    }
   }
 
   return form;

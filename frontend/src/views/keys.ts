@@ -206,5 +206,4 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
 
   refreshBtn.addEventListener('click', () => void load());
   void load();
-  heading.focus({ preventScroll: true });
 }

@@ -1,0 +1,652 @@
+// Browser end-to-end test of the dashboard against the real headless gateway
+// binary and the fake upstream, driven through Debian's Chromium with
+// playwright-core (no browser download).
+//
+//   cd frontend && npm run test:browser
+//
+// Env:
+//   OMNIROUTE_BIN       gateway binary (default ../bin/omniroute, built by `make build`)
+//   FAKEUPSTREAM_BIN    fake upstream binary (default: built with `go build` into a temp dir)
+//   CHROMIUM_BIN        browser (default /usr/bin/chromium)
+//   E2E_ARTIFACTS       screenshot folder (default ../tests/e2e/artifacts, gitignored)
+//
+// Every process it starts is killed at the end, also on failure.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO = path.resolve(FRONTEND, '..');
+const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(FRONTEND, process.env.E2E_ARTIFACTS || '../tests/e2e/artifacts');
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  // Two tabs are live at once; keep the one in the background at full speed.
+  '--disable-background-timer-throttling',
+  '--disable-backgrounding-occluded-windows',
+  '--disable-renderer-backgrounding',
+];
+const STEP_TIMEOUT = 10_000;
+
+/** Pages in nav order: [nav label, route, screenshot name]. */
+const PAGES = [
+  ['Overview', '/overview', 'overview'],
+  ['Connections', '/connections', 'connections'],
+  ['API Keys', '/keys', 'keys'],
+  ['Agents', '/agents', 'agents'],
+  ['Resilience Settings', '/resilience', 'resilience'],
+  ['Logs', '/logs', 'logs'],
+];
+
+// ---------------------------------------------------------------- process plumbing
+
+const children = new Set();
+const tempDirs = [];
+
+function killAll(signal = 'SIGKILL') {
+  for (const c of children) {
+    if (c.exitCode === null && c.signalCode === null) {
+      try {
+        c.kill(signal);
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}
+// Last resort if the runner dies: never leave a gateway or fake behind.
+process.on('exit', () => killAll('SIGKILL'));
+
+/** Starts a process and resolves with the first stdout line matching `ready`. */
+function startProcess(name, bin, args, env, ready, timeoutMs = 15_000) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    const lines = [];
+    let stderr = '';
+    const timer = setTimeout(() => {
+      reject(new Error(`${name} did not start within ${timeoutMs} ms.\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+    }, timeoutMs);
+    child.stderr.on('data', (b) => {
+      stderr += b;
+      if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${name}: cannot start ${bin}: ${err.message}`));
+    });
+    child.on('exit', (code, sig) => {
+      children.delete(child);
+      clearTimeout(timer);
+      reject(new Error(`${name} exited early (code ${code}, signal ${sig}).\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+    });
+    const rl = readline.createInterface({ input: child.stdout });
+    let done = false;
+    rl.on('line', (line) => {
+      if (done) return; // keep draining stdout so the child never blocks on it
+      lines.push(line);
+      const m = ready(lines);
+      if (m) {
+        done = true;
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        child.on('exit', () => children.delete(child));
+        resolve({ child, match: m, lines });
+      }
+    });
+  });
+}
+
+async function stopProcess(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** A free TCP port outside the kernel's ephemeral range (32768–60999). */
+async function freePort() {
+  for (let i = 0; i < 100; i++) {
+    const port = 20_200 + Math.floor(Math.random() * 12_000);
+    const ok = await new Promise((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (ok) return port;
+  }
+  throw new Error('no free port found in 20200-32199');
+}
+
+function startGateway(env) {
+  return startProcess('omniroute', GATEWAY_BIN, ['--headless'], env, (lines) => {
+    const key = lines.map((l) => l.match(/^\s*API key:\s+(sk-omni-\S+)/)).find(Boolean);
+    const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
+    return key && dash ? { key: key[1], link: dash[1], token: dash[2] } : null;
+  });
+}
+
+// ---------------------------------------------------------------- shared state
+
+const S = {
+  base: '', // http://127.0.0.1:PORT
+  token: '',
+  clientKey: '',
+  dashboardLink: '',
+  fake: '', // http://127.0.0.1:PORT of the fake upstream
+  browser: null,
+  context: null,
+  pageA: null, // works through the pages
+  pageB: null, // watches Overview / Logs live
+  consoleErrors: [],
+  allowedConsoleErrors: [],
+  broken: null, // name of the first failed step: later steps that need its state skip
+  gateway: null,
+  fakeProc: null,
+  connectionId: '',
+};
+
+function step(name, fn) {
+  test(name, async (t) => {
+    if (S.broken) {
+      t.skip(`skipped: "${S.broken}" failed first`);
+      return;
+    }
+    try {
+      await fn(t);
+    } catch (err) {
+      S.broken = name;
+      await snap(S.pageA, `FAILED-${name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
+      throw err;
+    }
+  });
+}
+
+async function snap(page, name) {
+  if (!page) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function mgmt(method, p, body) {
+  const res = await fetch(S.base + p, {
+    method,
+    headers: { Authorization: `Bearer ${S.token}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function chat() {
+  const res = await fetch(`${S.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${S.clientKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model: 'openai-compatible/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+function watchConsole(page, label) {
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') S.consoleErrors.push({ page: label, text: msg.text(), url: msg.location()?.url ?? '', at: Date.now() });
+  });
+  page.on('pageerror', (err) => S.consoleErrors.push({ page: label, text: `uncaught: ${err.message}`, url: '', at: Date.now() }));
+}
+
+async function gotoPage(page, label) {
+  await page.getByRole('navigation', { name: 'Dashboard pages' }).getByRole('link', { name: label, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: label }).waitFor();
+}
+
+const rowOf = (page, name) => page.locator('[data-testid="connections-table"] tbody tr', { hasText: name });
+
+// ---------------------------------------------------------------- setup / teardown
+
+// Setup is the first step, so a failure (binary missing, build error) is
+// reported once and the other steps are skipped rather than all failing.
+step('start the fake upstream, the gateway and Chromium', async () => {
+  if (!existsSync(GATEWAY_BIN)) {
+    throw new Error(`gateway binary ${GATEWAY_BIN} not found: run \`make build\` in ${REPO} or set OMNIROUTE_BIN`);
+  }
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-browser-'));
+  tempDirs.push(tmp);
+
+  let fakeBin = process.env.FAKEUPSTREAM_BIN ? path.resolve(FRONTEND, process.env.FAKEUPSTREAM_BIN) : '';
+  if (!fakeBin) {
+    fakeBin = path.join(tmp, 'fakeupstream');
+    execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+  const fake = await startProcess('fakeupstream', fakeBin, ['-addr', '127.0.0.1:0'], process.env, (lines) =>
+    lines[0]?.match(/listening on (http:\/\/\S+)/),
+  );
+  S.fakeProc = fake.child;
+  S.fake = fake.match[1];
+
+  const home = path.join(tmp, 'home');
+  mkdirSync(home);
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    OMNIROUTE_DATA_DIR: path.join(tmp, 'data'),
+    OMNIROUTE_PORT: String(port),
+    OMNIROUTE_HOST: '127.0.0.1',
+    // Agent setup writes into the home directory: keep it away from the real one.
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+  };
+  S.gatewayEnv = env;
+  const gw = await startGateway(env);
+  S.gateway = gw.child;
+  S.clientKey = gw.match.key;
+  S.dashboardLink = gw.match.link;
+  S.token = decodeURIComponent(gw.match.token);
+  S.base = new URL(S.dashboardLink).origin;
+
+  S.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  S.context = await S.browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  await S.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: S.base });
+  S.context.setDefaultTimeout(STEP_TIMEOUT);
+  S.pageA = await S.context.newPage();
+  watchConsole(S.pageA, 'A');
+});
+
+after(async () => {
+  await S.browser?.close().catch(() => {});
+  await Promise.all([stopProcess(S.gateway), stopProcess(S.fakeProc)]);
+  killAll('SIGKILL');
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------- steps
+
+step('the dashboard link signs in and opens the Overview', async () => {
+  const page = S.pageA;
+  await page.goto(S.dashboardLink);
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  assert.equal(new URL(page.url()).hash, '#/overview', 'the token leaves the address bar');
+  assert.equal(await page.evaluate(() => localStorage.getItem('omniroute.token')), S.token);
+  await page.locator('[data-testid="overview-health"]', { hasText: 'Healthy' }).waitFor();
+  await page.locator('.live-indicator', { hasText: 'Live' }).waitFor();
+  assert.equal(await page.getByTestId('endpoint-url').textContent(), `${S.base}/v1`);
+
+  const key = page.getByTestId('default-key');
+  await key.filter({ hasText: '•' }).waitFor();
+  assert.notEqual(await key.textContent(), S.clientKey, 'masked by default');
+  const reveal = page.getByRole('button', { name: 'Reveal the default API key' });
+  await reveal.click();
+  assert.equal(await key.textContent(), S.clientKey);
+  assert.equal(await page.getByRole('button', { name: 'Hide the default API key' }).getAttribute('aria-pressed'), 'true');
+  await page.getByRole('button', { name: 'Hide the default API key' }).click();
+  await page.getByRole('button', { name: 'Copy key' }).click();
+  await page.getByText('API key copied.').waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), S.clientKey);
+  assert.equal(await key.textContent().then((t) => t.includes('•')), true, 'hidden again');
+});
+
+step('add a connection through the Connections page', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Connections');
+  await page.getByText('No connections yet').waitFor();
+  await page.getByLabel('Provider').fill('openai-compatible');
+  await page.getByLabel('Name').fill('Fake A');
+  await page.getByLabel('API key').fill('key-a');
+  await page.getByLabel('Base URL').fill(`${S.fake}/v1`);
+  await page.getByLabel('Models').fill('gpt-4o-mini');
+  await page.getByRole('button', { name: 'Add connection' }).click();
+  await page.getByText('Added connection “Fake A”.').waitFor();
+  const row = rowOf(page, 'Fake A');
+  await row.getByTestId('status-badge').filter({ hasText: 'Healthy' }).waitFor();
+  const list = await mgmt('GET', '/api/providers');
+  assert.equal(list.body.connections.length, 1);
+  const c = list.body.connections[0];
+  assert.deepEqual([c.provider, c.baseUrl, c.models], ['openai-compatible', `${S.fake}/v1`, ['gpt-4o-mini']]);
+  S.connectionId = c.id;
+});
+
+step('an upstream 429 shows the cooldown live on Connections and in the Overview feed', async () => {
+  const page = S.pageA;
+  S.pageB = await S.context.newPage();
+  watchConsole(S.pageB, 'B');
+  await S.pageB.goto(`${S.base}/dashboard/#/overview`);
+  await S.pageB.locator('.feed-state', { hasText: 'Connected' }).waitFor();
+
+  // No reload and no refetch of the list: the row must change from the event alone.
+  await page.evaluate(() => (window.__sameDocument = true));
+  let listFetches = 0;
+  const countFetches = (req) => {
+    if (req.method() === 'GET' && new URL(req.url()).pathname === '/api/providers') listFetches++;
+  };
+  page.on('request', countFetches);
+
+  const fault = await fetch(`${S.fake}/_fake/faults`, {
+    method: 'POST',
+    body: JSON.stringify({ key: 'key-a', fault: { mode: 'status', status: 429, headers: { 'Retry-After': '120' } } }),
+  });
+  assert.equal(fault.status, 204);
+  const res = await chat();
+  assert.equal(res.status, 429, res.body);
+
+  const row = rowOf(page, 'Fake A');
+  await row.getByTestId('status-badge').filter({ hasText: 'Cooling down' }).waitFor();
+  const countdown = row.getByTestId('countdown');
+  const first = await countdown.textContent();
+  assert.match(first, /^[12]:\d\d$/, `countdown ${first}`);
+  await page.waitForFunction((before) => document.querySelector('[data-testid="countdown"]')?.textContent !== before, first, { timeout: 3000 });
+  assert.equal(await row.getByRole('button', { name: 'Clear cooldown of Fake A' }).isVisible(), true);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await snap(page, 'connections-cooling-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  page.off('request', countFetches);
+  assert.equal(listFetches, 0, 'the Connections list was not fetched again');
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page did not reload');
+
+  const feed = S.pageB.locator('.feed-item[data-type="connection"]', { hasText: 'Fake A cooling down' });
+  await feed.waitFor();
+  await S.pageB.locator('.feed-item[data-type="request"]', { hasText: '429' }).waitFor();
+  await S.pageB.locator('[data-testid="overview-health"]', { hasText: 'Unhealthy' }).waitFor();
+  await S.pageB.locator('.topbar .health', { hasText: 'Unhealthy' }).waitFor();
+  await snap(S.pageB, 'overview-live-cooldown');
+});
+
+step('Clear cooldown makes the connection healthy again', async () => {
+  const page = S.pageA;
+  await page.bringToFront();
+  const row = rowOf(page, 'Fake A');
+  await row.getByRole('button', { name: 'Clear cooldown of Fake A' }).click();
+  await page.getByText('Cleared the cooldown of “Fake A”.').waitFor();
+  await row.getByTestId('status-badge').filter({ hasText: 'Healthy' }).waitFor();
+  assert.equal(await row.getByRole('button', { name: 'Clear cooldown of Fake A' }).count(), 0);
+  assert.equal(await row.getByTestId('countdown').count(), 0);
+  const cd = await mgmt('GET', '/api/resilience/cooldowns');
+  assert.equal(cd.body.connections[0].status, 'healthy');
+  await S.pageB.locator('.feed-item[data-type="connection"]', { hasText: 'Fake A healthy' }).waitFor();
+  await S.pageB.locator('.topbar .health', { hasText: 'Healthy' }).waitFor();
+});
+
+step('Edit dialog: Escape closes it, the key is write-only, saving renames', async () => {
+  const page = S.pageA;
+  const edit = rowOf(page, 'Fake A').getByRole('button', { name: 'Edit Fake A' });
+  await edit.click();
+  const dialog = page.getByRole('dialog', { name: 'Edit “Fake A”' });
+  await dialog.waitFor();
+  assert.equal(await dialog.getByLabel('New API key').inputValue(), '', 'never prefilled');
+  assert.equal(await dialog.getByLabel('Models').inputValue(), 'gpt-4o-mini');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Edit Fake A', 'focus returns to Edit');
+
+  await edit.click();
+  await snap(page, 'connections-edit-dialog');
+  await dialog.getByLabel('Name').fill('Fake Upstream');
+  await dialog.getByLabel('Prefix').fill('Bad Prefix!');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.getByText('Use 1–32 lowercase letters').waitFor();
+  await dialog.getByLabel('Prefix').fill('');
+  await dialog.getByLabel('Priority').fill('5');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await rowOf(page, 'Fake Upstream').waitFor();
+  const c = (await mgmt('GET', `/api/providers/${S.connectionId}`)).body.connection;
+  assert.deepEqual([c.name, c.priority, c.models], ['Fake Upstream', 5, ['gpt-4o-mini']]);
+});
+
+step('Logs: attempts with verdicts, live prepend, status filter', async () => {
+  const page = S.pageB;
+  await page.bringToFront();
+  await page.evaluate(() => (window.__sameDocument = true));
+  await gotoPage(page, 'Logs');
+  const table = page.getByTestId('logs-table');
+  const failed = table.locator('tbody', { has: page.locator('.badge', { hasText: '429' }) }).first();
+  await failed.waitFor();
+  await failed.getByRole('button', { name: /Show attempts/ }).click();
+  await failed.getByTestId('verdict').filter({ hasText: 'rate_limit' }).waitFor();
+  await snap(page, 'logs-expanded');
+  assert.equal(await failed.getByRole('button', { name: /Hide attempts/ }).getAttribute('aria-expanded'), 'true');
+
+  await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
+  const ok = await chat();
+  assert.equal(ok.status, 200, ok.body);
+  await table.locator('tbody').first().locator('.badge', { hasText: '200' }).waitFor();
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'prepended without a reload');
+
+  await page.getByText('Errors', { exact: true }).click();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="logs-table"] .badge-ok'));
+  assert.ok((await table.locator('.badge-bad').count()) >= 1);
+  await page.getByText('OK', { exact: true }).click();
+  await table.locator('tbody').first().locator('.badge', { hasText: '200' }).waitFor();
+  assert.equal(await table.locator('> tbody > tr:first-child .badge-bad').count(), 0);
+  assert.match(page.url(), /#\/logs\?status=ok$/);
+  await page.getByText('All', { exact: true }).click();
+});
+
+step('Resilience Settings: partial save, client validation, server error next to the field', async () => {
+  const page = S.pageA;
+  await page.bringToFront();
+  await gotoPage(page, 'Resilience Settings');
+  const maxWait = page.locator('#res-requestQueue-maxWaitMs');
+  await maxWait.waitFor();
+  assert.equal(await maxWait.inputValue(), '30000');
+  assert.match(await page.locator('#res-requestQueue-maxWaitMs-hint').textContent(), /= 30 s/);
+
+  let patchBody = null;
+  page.on('request', (req) => {
+    if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
+  });
+  await maxWait.fill('45000');
+  assert.match(await page.locator('#res-requestQueue-maxWaitMs-hint').textContent(), /= 45 s/);
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByTestId('saved').filter({ hasText: 'Saved 1 change' }).waitFor();
+  assert.deepEqual(patchBody, { requestQueue: { maxWaitMs: 45000 } }, 'only the changed field is sent');
+  assert.equal((await mgmt('GET', '/api/resilience')).body.requestQueue.maxWaitMs, 45000);
+
+  // Client-side rule: maxCooldownMs >= baseCooldownMs.
+  await page.locator('#res-modelLockout-maxCooldownMs').fill('1000');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#res-modelLockout-maxCooldownMs-error', { hasText: 'Must be at least the base cooldown' }).waitFor();
+  assert.equal(await page.locator('#res-modelLockout-maxCooldownMs').getAttribute('aria-invalid'), 'true');
+  await page.getByRole('button', { name: 'Discard changes' }).click();
+
+  // A 400 from the server lands next to the field it names.
+  await page.route('**/api/resilience', (route) =>
+    route.request().method() === 'PATCH'
+      ? route.fulfill({
+          status: 400,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { message: 'requestQueue.maxWaitMs: too long for this test', type: 'invalid_request_error', code: 'INVALID_SETTING', param: 'requestQueue.maxWaitMs' } }),
+        })
+      : route.continue(),
+  );
+  S.allowedConsoleErrors.push((e) => e.url.endsWith('/api/resilience') && e.text.includes('400'));
+  await maxWait.fill('50000');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#res-requestQueue-maxWaitMs-error', { hasText: 'too long for this test (INVALID_SETTING, requestQueue.maxWaitMs)' }).waitFor();
+  await page.unroute('**/api/resilience');
+  await page.getByRole('button', { name: 'Discard changes' }).click();
+
+  await page.getByRole('button', { name: 'Reset breakers' }).click();
+  await page.getByText(/Reset \d+ circuit breaker|No breaker needed a reset/).waitFor();
+});
+
+step('Agents: list, instructions, configure and undo', async () => {
+  const page = S.pageA;
+  const real = await mgmt('GET', '/api/agents');
+  const mocked = real.status === 404 && real.body?.error?.code === 'ROUTE_NOT_FOUND';
+  if (mocked) {
+    // The Go side of /api/agents is not in this binary yet: exercise the page against the documented contract.
+    console.log('# /api/agents is not served by this gateway build; the Agents page runs against a contract mock');
+    const state = { configured: false, hasBackup: false };
+    const instructions = { env: { OPENAI_BASE_URL: `${S.base}/v1`, OPENAI_API_KEY: 'sk-omni-…' }, steps: ['Restart the agent.', 'Pick a model such as openai/gpt-4o-mini.'] };
+    await page.route('**/api/agents**', (route) => {
+      const u = new URL(route.request().url());
+      const json = (body) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
+      if (u.pathname === '/api/agents') {
+        return json({
+          agents: [
+            { id: 'codex', name: 'Codex CLI', kind: 'file', configPath: '~/.codex/config.toml', ...state },
+            { id: 'cursor', name: 'Cursor', kind: 'manual', configPath: null, configured: false, hasBackup: false },
+          ],
+        });
+      }
+      if (u.pathname.endsWith('/setup')) {
+        Object.assign(state, { configured: true, hasBackup: true });
+        return json({ agent: 'codex', path: '~/.codex/config.toml', backupPath: '~/.codex/config.toml.bak', created: false, instructions });
+      }
+      if (u.pathname.endsWith('/undo')) {
+        Object.assign(state, { configured: false, hasBackup: false });
+        return json({ ok: true });
+      }
+      return json(instructions);
+    });
+  } else {
+    assert.equal(real.status, 200, JSON.stringify(real.body));
+  }
+  await gotoPage(page, 'Agents');
+  const agents = mocked
+    ? [
+        { id: 'codex', name: 'Codex CLI', kind: 'file', configPath: '~/.codex/config.toml' },
+        { id: 'cursor', name: 'Cursor', kind: 'manual' },
+      ]
+    : real.body.agents;
+  assert.ok(agents.length > 0, 'the gateway lists agents');
+  await page.locator(`[data-agent="${agents[0].id}"]`).waitFor();
+  const manual = agents.find((a) => a.kind === 'manual');
+  if (manual) {
+    const card = page.locator(`[data-agent="${manual.id}"]`);
+    assert.equal(await card.getByRole('button', { name: /^Configure/ }).count(), 0, 'manual agents have no Configure');
+    await card.getByRole('button', { name: 'Show instructions' }).click();
+    await card.locator('.instructions li').first().waitFor();
+    assert.equal(await card.getByRole('button', { name: 'Hide instructions' }).getAttribute('aria-expanded'), 'true');
+  }
+  const fileAgent = agents.find((a) => a.kind === 'file' && !a.configured);
+  if (!fileAgent) return;
+  // HOME points into the test's temp dir, so a real setup writes nothing of the user's.
+  const card = page.locator(`[data-agent="${fileAgent.id}"]`);
+  await card.getByRole('button', { name: 'Configure' }).click();
+  await page.getByText(`Configured ${fileAgent.name}`).waitFor();
+  await card.getByText('Configured', { exact: true }).waitFor();
+  await card.locator('.instructions li').first().waitFor(); // the setup answer's instructions open
+  await snap(page, 'agents-configured');
+  if (!mocked) {
+    const after = (await mgmt('GET', '/api/agents')).body.agents.find((a) => a.id === fileAgent.id);
+    assert.equal(after.configured, true);
+    assert.ok(after.configPath.startsWith(path.join(os.tmpdir(), 'omniroute-browser-')), after.configPath);
+    assert.ok(existsSync(after.configPath), `${after.configPath} was written`);
+  }
+  await card.getByRole('button', { name: 'Undo' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Undo setup' }).click();
+  await page.getByText(`Undid the ${fileAgent.name} setup.`).waitFor();
+  await card.getByText('Not configured').waitFor();
+  if (mocked) await page.unroute('**/api/agents**');
+});
+
+step('API Keys: the default key is listed and a new key is shown once', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'API Keys');
+  await page.locator('table .chip', { hasText: 'default' }).waitFor();
+  await page.getByLabel('Name').fill('browser-test');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const value = await page.locator('#new-key-value').inputValue();
+  assert.match(value, /^sk-omni-/);
+  await page.getByRole('button', { name: 'Done — I saved it' }).click();
+  await page.locator('table td', { hasText: 'browser-test' }).waitFor();
+});
+
+step('Overview: pause and resume the gateway', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Overview');
+  await page.getByRole('button', { name: 'Pause gateway' }).click();
+  await page.getByTestId('paused').waitFor();
+  const paused = await chat();
+  assert.equal(paused.status, 503);
+  assert.match(paused.body, /GATEWAY_PAUSED/);
+  await page.locator('.feed-item[data-type="gateway"]', { hasText: 'Gateway paused' }).waitFor();
+  await page.getByRole('button', { name: 'Resume gateway' }).click();
+  await page.getByTestId('paused').waitFor({ state: 'detached' });
+  assert.equal((await chat()).status, 200);
+  await page.locator('.feed-item[data-type="gateway"]', { hasText: 'Gateway resumed' }).waitFor();
+});
+
+step('the event stream reconnects after a gateway restart', async () => {
+  const page = S.pageA;
+  const indicator = page.locator('.live-indicator');
+  await indicator.filter({ hasText: 'Live' }).waitFor();
+  // While the gateway is down the browser logs refused connections: expected.
+  const from = Date.now();
+  S.allowedConsoleErrors.push((e) => e.at >= from && e.at <= (S.restartedAt ?? Infinity) + 1000 && /net::ERR_|Failed to load resource/.test(e.text));
+  await stopProcess(S.gateway);
+  await indicator.filter({ hasText: /Reconnecting/ }).waitFor();
+  await page.locator('.topbar .health', { hasText: 'Unreachable' }).waitFor();
+  const gw = await startGateway(S.gatewayEnv);
+  S.gateway = gw.child;
+  assert.equal(decodeURIComponent(gw.match.token), S.token, 'same data dir, same token');
+  await indicator.filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
+  S.restartedAt = Date.now();
+  await page.locator('.topbar .health', { hasText: 'Healthy' }).waitFor();
+});
+
+step('keyboard: skip link, visible focus, nav by Tab and Enter', async () => {
+  const page = S.pageA;
+  await page.goto(`${S.base}/dashboard/#/overview`);
+  await page.reload(); // a fresh load: focus starts at the top of the document
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, 'none', 'focus is visible');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'main-content');
+  await page.getByRole('link', { name: 'Logs', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Logs' }).waitFor();
+});
+
+step('every page renders in light and dark; the theme toggle persists', async () => {
+  const page = S.pageA;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (const [label, route, name] of PAGES) {
+    await page.goto(`${S.base}/dashboard/#${route}`);
+    await page.getByRole('heading', { level: 1, name: label }).waitFor();
+    await page.locator('.loading').first().waitFor({ state: 'detached' }).catch(() => {});
+    assert.equal(await page.locator('.alert-error').count(), 0, `${label} shows no error`);
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await snap(page, `${name}-${scheme}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const lightBg = await bg();
+  const toggle = page.locator('.theme-toggle');
+  while ((await toggle.getAttribute('data-theme')) !== 'dark') await toggle.click();
+  assert.notEqual(await bg(), lightBg, 'manual dark overrides the light system theme');
+  await page.reload();
+  await page.getByRole('heading', { level: 1 }).first().waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark', 'persisted across reloads');
+  assert.equal(await page.evaluate(() => localStorage.getItem('omniroute.theme')), 'dark');
+  await page.locator('.theme-toggle').click(); // back to auto
+  assert.equal(await page.evaluate(() => document.documentElement.hasAttribute('data-theme')), false);
+});
+
+test('no console errors on any page', (t) => {
+  if (!S.pageA) return t.skip('the browser never started');
+  const unexpected = S.consoleErrors.filter((e) => !S.allowedConsoleErrors.some((allow) => allow(e)));
+  assert.deepEqual(unexpected, []);
+});
