@@ -62,7 +62,7 @@ test-browser: build
 test-desktop: build-desktop
 	./tests/desktop/smoke.sh $(CURDIR)/$(DESKTOP)
 
-test: vet test-go test-desktop
+test: vet test-go test-frontend test-browser test-desktop
 
 bench: build
 	./tests/bench/run.sh
