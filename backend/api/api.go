@@ -99,6 +99,9 @@ func (a *API) Handler() http.Handler {
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.HandleFunc("/chat/completions", a.client(a.Gateway.ChatCompletions)).Methods(http.MethodPost)
 	v1.HandleFunc("/models", a.client(a.Gateway.Models)).Methods(http.MethodGet)
+	v1.HandleFunc("/messages", a.client(a.Gateway.Messages)).Methods(http.MethodPost)
+	v1.HandleFunc("/messages/count_tokens", a.client(a.Gateway.CountTokens)).Methods(http.MethodPost)
+	v1.HandleFunc("/responses", a.client(a.Gateway.Responses)).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

@@ -12,6 +12,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
 )
@@ -52,6 +53,8 @@ type Gateway struct {
 	clk       clock.Clock
 	logs      LogSink
 	general   func() config.General
+	resil     func() config.Resilience
+	wall      clock.Clock
 	bufs      sync.Pool
 }
 
@@ -62,11 +65,20 @@ type Deps struct {
 	Clock     clock.Clock
 	Logs      LogSink
 	General   func() config.General
+	// Resilience supplies the stream watchdog settings.
+	Resilience func() config.Resilience
+	// Wall times streams (stall and throughput watchdog); real time by default,
+	// since it measures real I/O.
+	Wall clock.Clock
 }
 
 // New wires a gateway.
 func New(d Deps) *Gateway {
-	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General}
+	if d.Wall == nil {
+		d.Wall = clock.Real{}
+	}
+	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
+		resil: d.Resilience, wall: d.Wall}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }
@@ -97,4 +109,18 @@ func setServedHeaders(h http.Header, c routing.Candidate, attempts int) {
 	h.Set(HeaderProvider, c.Conn.Provider.ID)
 	h.Set(HeaderModel, c.Model)
 	h.Set(HeaderAttempts, itoa(attempts))
+}
+
+// watchConfig turns the settings into one attempt's stream watchdog.
+func (g *Gateway) watchConfig() watchdog.Config {
+	set := g.general()
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	cfg := watchdog.Config{StallBudget: ms(set.StreamIdleTimeoutMs), FirstTokenTimeout: ms(set.FirstTokenTimeoutMs),
+		HardDeadline: ms(set.AttemptDeadlineMs)}
+	if g.resil != nil {
+		t := g.resil().StreamRecovery.ThroughputWatchdog
+		cfg.Throughput = watchdog.Throughput{Enabled: t.Enabled, Warmup: ms(t.WarmupMs), Window: ms(t.WindowMs),
+			MinBytesPerSecond: float64(t.MinBytesPerSecond), MinMeasurableBytes: int(t.MinMeasurableBytes)}
+	}
+	return cfg
 }

@@ -12,7 +12,7 @@ func (g *Gateway) finishLog(req *request) {
 	l.RequestID = req.id
 	l.CreatedAt = req.start.UnixMilli()
 	l.APIKeyID = req.client.KeyID
-	l.ClientFormat = req.format
+	l.ClientFormat = string(req.format)
 	l.Model = req.model
 	l.Stream = req.stream
 	l.AttemptCount = len(req.attempts)

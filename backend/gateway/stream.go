@@ -2,127 +2,310 @@ package gateway
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"omniroute/backend/resilience/verdict"
-	"omniroute/backend/routing"
+	"omniroute/backend/resilience/watchdog"
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/frames"
+	"omniroute/backend/translate/sse"
 )
 
 // streamBufSize is the read size for relaying an upstream stream.
 const streamBufSize = 32 << 10
 
-// doneMarker ends every complete OpenAI stream.
-var doneMarker = []byte("[DONE]")
+// Causes that end an attempt from the watchdog.
+var (
+	errStalled     = fmt.Errorf("%w: no model output within the stall budget", verdict.ErrStall)
+	errSlow        = fmt.Errorf("%w: model output below the minimum throughput", verdict.ErrStall)
+	errFirstToken  = errors.New("no first token before the time-to-first-token limit")
+	errDeadline    = errors.New("the attempt reached its hard deadline")
+	errTruncated   = errors.New("the upstream stream ended before the answer was complete")
+	errEmptyStream = errors.New("the upstream stream ended without an answer")
+)
 
-// relayStream relays an SSE response. Until the first bytes arrive, a failure is
-// a failover like any other; once bytes are committed the stream ends either
-// complete or with an SSE error event the client can see, never with a clean end
-// after a truncated answer.
-func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate,
-	ctx context.Context, cancel context.CancelCauseFunc, firstByte *time.Timer, resp *http.Response,
-	finish func(verdict.Verdict)) (*failure, bool) {
+// upstreamStreamError is an error the upstream reported inside its stream.
+type upstreamStreamError struct{ msg string }
+
+func (e *upstreamStreamError) Error() string { return "upstream stream error: " + e.msg }
+
+// streamState is what one relay knows while events flow.
+type streamState struct {
+	a         *attemptCtx
+	tr        translate.StreamTranslator
+	watchMu   sync.Mutex
+	watch     *watchdog.Watch
+	pending   []byte // client bytes not yet written
+	ready     bool   // a progress frame arrived: the stream may be committed
+	sawEnd    bool
+	streamErr error
+	usage     gjson.Result
+}
+
+// relayStream relays an SSE answer event by event through the stall and
+// throughput watchdog, translating to the client's format. Until the first
+// progress frame nothing reaches the client, so any failure fails over; once
+// bytes are committed the stream ends either complete or with an error event
+// the client can see, never with a clean end after a truncated answer.
+func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
+	g := a.g
+	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(g.watchConfig(), g.wall.Now())}
+	stopWatch := s.armWatchdog()
+	defer stopWatch()
+
 	bufp := g.bufs.Get().(*[]byte)
 	defer g.bufs.Put(bufp)
 	buf := *bufp
-
-	n, err := readSome(resp.Body, buf)
-	if n == 0 {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	var parser sse.Parser
+	committed := false
+	var rc *http.ResponseController
+	var readErr error
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if perr := parser.Feed(buf[:n], s.handle); perr != nil && s.streamErr == nil {
+				s.streamErr = perr
+			}
 		}
-		v := g.classifyErr(ctx, r, err, cand)
-		finish(v)
-		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
+		if err == io.EOF {
+			parser.Flush(s.handle)
+		}
+		if s.ready && !committed && s.streamErr == nil {
+			firstByte.Stop()
+			rc = a.commitStream()
+			committed = true
+		}
+		if committed && len(s.pending) > 0 {
+			if _, werr := a.w.Write(s.pending); werr != nil {
+				a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
+				return &failure{clientGone: true}, true
+			}
+			s.pending = s.pending[:0]
+			_ = rc.Flush()
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		if s.streamErr != nil {
+			break
+		}
 	}
-	firstByte.Stop()
+	return s.end(committed, rc, readErr)
+}
 
-	h := w.Header()
+// handle takes one upstream event: watchdog, end/error detection, translation.
+func (s *streamState) handle(ev sse.Event) bool {
+	upFmt := s.a.codec.upstream
+	f := frames.Classify(upFmt, ev)
+	s.watchMu.Lock()
+	s.watch.Observe(f, s.a.g.wall.Now())
+	s.watchMu.Unlock()
+	switch f.Kind {
+	case watchdog.Content, watchdog.ToolCall, watchdog.Reasoning:
+		s.ready = true
+	case watchdog.End:
+		s.ready, s.sawEnd = true, true
+	case watchdog.Error:
+		msg := gjson.GetBytes(ev.Data, "error.message").String()
+		if msg == "" {
+			msg = gjson.GetBytes(ev.Data, "message").String()
+		}
+		if msg == "" {
+			msg = "the upstream reported an error"
+		}
+		s.streamErr = &upstreamStreamError{msg: msg}
+		return false
+	case watchdog.Unknown:
+		if !ev.Comment && !ev.IsDone() {
+			return true // a malformed event is dropped, never forwarded
+		}
+	}
+	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
+		if u := gjson.GetBytes(ev.Data, "usage"); u.IsObject() {
+			s.usage = u
+		}
+	}
+	if s.tr == nil {
+		if ev.Comment {
+			s.pending = append(s.pending, ":\n\n"...)
+		} else {
+			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
+		}
+		return true
+	}
+	var err error
+	s.pending, err = s.tr.Event(s.pending, ev)
+	if err != nil {
+		s.streamErr = err
+		return false
+	}
+	return true
+}
+
+// armWatchdog keeps one timer at the watchdog's next decision point; when the
+// watchdog says stop, the attempt is cancelled with the reason as its cause.
+func (s *streamState) armWatchdog() (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	var fire func()
+	arm := func(now time.Time) {
+		s.watchMu.Lock()
+		next := s.watch.NextCheck(now)
+		s.watchMu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		d := next.Sub(now)
+		if d < time.Millisecond {
+			d = time.Millisecond
+		}
+		t = time.AfterFunc(d, fire)
+	}
+	fire = func() {
+		now := s.a.g.wall.Now()
+		s.watchMu.Lock()
+		v := s.watch.Check(now)
+		s.watchMu.Unlock()
+		switch v {
+		case watchdog.OK:
+			arm(now)
+		case watchdog.Stalled:
+			s.a.cancel(errStalled)
+		case watchdog.SlowThroughput:
+			s.a.cancel(errSlow)
+		case watchdog.FirstTokenTimeout:
+			s.a.cancel(errFirstToken)
+		default:
+			s.a.cancel(errDeadline)
+		}
+	}
+	arm(s.a.g.wall.Now())
+	return func() {
+		mu.Lock()
+		stopped = true
+		if t != nil {
+			t.Stop()
+		}
+		mu.Unlock()
+	}
+}
+
+// commitStream writes the response headers: from here on the client has bytes.
+func (a *attemptCtx) commitStream() *http.ResponseController {
+	h := a.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	setServedHeaders(h, cand, len(req.attempts)+1)
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	req.log.Status = http.StatusOK
-	req.log.ConnectionID = cand.Conn.ID
-	req.log.Provider = cand.Conn.BreakerKey
+	setServedHeaders(h, a.cand, len(a.req.attempts)+1)
+	a.w.WriteHeader(http.StatusOK)
+	a.req.log.Status = http.StatusOK
+	a.req.log.ConnectionID = a.cand.Conn.ID
+	a.req.log.Provider = a.cand.Conn.BreakerKey
+	return http.NewResponseController(a.w)
+}
 
-	idle := time.Duration(g.general().StreamIdleTimeoutMs) * time.Millisecond
-	stall := time.AfterFunc(idle, func() { cancel(verdict.ErrStall) })
-	defer stall.Stop()
-
-	var tail [64]byte
-	tailLen := 0
-	for {
-		if n > 0 {
-			tailLen = keepTail(&tail, tailLen, buf[:n])
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: "CLIENT_CANCELED"})
-				return &failure{clientGone: true}, true
-			}
-			_ = rc.Flush()
-			stall.Reset(idle)
+// end decides how the stream finished and tells the client and the layers.
+func (s *streamState) end(committed bool, rc *http.ResponseController, readErr error) (*failure, bool) {
+	a := s.a
+	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
+	if complete {
+		if s.tr != nil {
+			s.pending = s.tr.End(s.pending)
 		}
-		if err != nil {
-			break
+		if !committed {
+			rc = a.commitStream()
 		}
-		n, err = resp.Body.Read(buf)
-	}
-	if err == io.EOF && bytes.Contains(tail[:tailLen], doneMarker) {
-		finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: http.StatusOK})
+		_, _ = a.w.Write(s.pending)
+		_ = rc.Flush()
+		s.recordUsage()
+		s.watchMu.Lock()
+		empty := !s.watch.SawContent()
+		s.watchMu.Unlock()
+		if empty {
+			// A turn with only reasoning (or nothing) is reported empty: the
+			// client got what the upstream sent, the layers hear it failed.
+			a.req.log.ErrorCode = "EMPTY_RESPONSE"
+			a.finish(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Code: "EMPTY_RESPONSE",
+				Message: errEmptyStream.Error()})
+			return nil, true
+		}
+		a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: http.StatusOK})
 		return nil, true
 	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	v := g.classifyErr(ctx, r, err, cand)
-	finish(v)
+	v := s.failureVerdict(readErr)
 	if v.Kind == verdict.KindClientCanceled {
-		return &failure{v: v, clientGone: true}, true
+		a.finish(v)
+		return &failure{v: v, clientGone: true}, committed
 	}
-	req.log.ErrorCode = v.Code
-	writeSSEError(w, v)
+	a.finish(v)
+	if !committed {
+		return &failure{v: v}, false
+	}
+	a.req.log.ErrorCode = v.Code
+	s.pending = s.errorEvent(s.pending, v.Code, "stream interrupted: "+v.Message)
+	_, _ = a.w.Write(s.pending)
 	_ = rc.Flush()
 	return nil, true
 }
 
-// readSome reads until it gets at least one byte or an error.
-func readSome(r io.Reader, buf []byte) (int, error) {
-	for {
-		n, err := r.Read(buf)
-		if n > 0 || err != nil {
-			return n, err
+// failer is a translator that ends its stream with a format-native failure
+// (Responses' response.failed, the only ending Codex reads a reason from).
+type failer interface {
+	Fail(dst []byte, code, message string) []byte
+}
+
+func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
+	if f, ok := s.tr.(failer); ok {
+		return f.Fail(dst, code, message)
+	}
+	if c, ok := s.tr.(*chain); ok {
+		if f, ok := c.second.(failer); ok {
+			return f.Fail(dst, code, message)
 		}
 	}
+	return translate.ErrorEvent(dst, s.a.req.format, code, message)
 }
 
-func keepTail(tail *[64]byte, have int, b []byte) int {
-	if len(b) >= len(tail) {
-		return copy(tail[:], b[len(b)-len(tail):])
+// failureVerdict classifies why the stream did not complete.
+func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
+	a := s.a
+	if s.streamErr != nil {
+		return verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
+			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}
 	}
-	keep := len(tail) - len(b)
-	if have < keep {
-		keep = have
+	err := readErr
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+		v := a.g.classifyErr(a.ctx, a.r, err, a.cand)
+		if v.Kind == verdict.KindTransport {
+			v.Message = errTruncated.Error()
+			v.Code = "STREAM_TRUNCATED"
+		}
+		return v
 	}
-	copy(tail[:], tail[have-keep:have])
-	copy(tail[keep:], b)
-	return keep + len(b)
+	return a.g.classifyErr(a.ctx, a.r, err, a.cand)
 }
 
-// writeSSEError tells a streaming client, in-band, that its stream failed.
-func writeSSEError(w io.Writer, v verdict.Verdict) {
-	msg := v.Message
-	if msg == "" {
-		msg = "the upstream stream failed before completing"
+func (s *streamState) recordUsage() {
+	req := s.a.req
+	if s.tr != nil {
+		u := s.tr.Usage()
+		req.log.PromptTokens, req.log.CompletionTokens = u.InputTokens, u.OutputTokens
+		return
 	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": "stream interrupted: " + msg, "type": "upstream_error", "code": v.Code,
-	}})
-	_, _ = io.WriteString(w, "event: error\ndata: ")
-	_, _ = w.Write(b)
-	_, _ = io.WriteString(w, "\n\n")
+	if s.usage.Exists() {
+		req.log.PromptTokens = int(s.usage.Get("prompt_tokens").Int() + s.usage.Get("input_tokens").Int())
+		req.log.CompletionTokens = int(s.usage.Get("completion_tokens").Int() + s.usage.Get("output_tokens").Int())
+	}
 }

@@ -81,8 +81,8 @@ func WriteError(w http.ResponseWriter, err error) {
 	WriteErrorStatus(w, Status(e.Class), e)
 }
 
-// WriteErrorStatus writes e with an explicit status (e.g. an upstream's own status).
-func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
+// ErrorBody is the inner object of the envelope: message, type, code, param and details.
+func ErrorBody(e *errs.Error) map[string]any {
 	body := map[string]any{"message": e.Message, "type": errorType(e), "code": e.Code}
 	if e.Param != "" {
 		body["param"] = e.Param
@@ -90,6 +90,12 @@ func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
 	for k, v := range e.Details {
 		body[k] = v
 	}
+	return body
+}
+
+// WriteErrorStatus writes e with an explicit status (e.g. an upstream's own status).
+func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
+	body := ErrorBody(e)
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(e.RetryAfter)))
 	}

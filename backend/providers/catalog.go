@@ -105,12 +105,10 @@ type Target struct {
 	Model string
 }
 
-// Call is one upstream request in the client's body format.
+// Call is one upstream request, already in the target's wire format.
 type Call struct {
 	Body   []byte
 	Stream bool
-	// Path is the client route ("/chat/completions").
-	Path string
 }
 
 // Executor sends a call to a target in the target's wire format. The response body

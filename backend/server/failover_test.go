@@ -96,8 +96,8 @@ func TestMidStreamStallEndsWithVisibleError(t *testing.T) {
 			if strings.Contains(s, "[DONE]") {
 				t.Fatalf("a truncated stream ended with [DONE]: %s", s)
 			}
-			if !strings.Contains(s, "event: error") {
-				t.Fatalf("no error event: %s", s)
+			if !strings.Contains(s, `data: {"error":`) || !strings.Contains(s, "stream interrupted") {
+				t.Fatalf("no in-band error chunk: %s", s)
 			}
 			if e.up.Hits("key-b") != 0 {
 				t.Fatal("a committed stream was replayed on another connection")

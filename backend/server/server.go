@@ -22,6 +22,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/breaker"
@@ -153,10 +154,12 @@ func (s *Server) wire() error {
 	s.transport = newTransport()
 	client := &http.Client{Transport: s.transport}
 	userAgent := "OmniRoute/" + opts.Version
-	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent)}
+	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
+		providers.FormatAnthropic: anthropic.New(client, userAgent)}
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
-	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub}, General: settings.General})
+	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub},
+		General: settings.General, Resilience: settings.Resilience})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {

@@ -52,7 +52,14 @@ func TestLayering(t *testing.T) {
 		{"backend/routing", []string{"backend/clock", "backend/errs", "backend/providers", "backend/resilience/breaker",
 			"backend/resilience/cooldown", "backend/resilience/verdict", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/gateway", []string{"backend/clock", "backend/config", "backend/errs", "backend/httpx", "backend/providers",
-			"backend/resilience/verdict", "backend/routing", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla"}},
+			"backend/resilience/verdict", "backend/resilience/watchdog", "backend/routing", "backend/secrets", "backend/store",
+			"backend/translate", "backend/translate/anthropic", "backend/translate/responses", "backend/translate/frames",
+			"backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/resilience/watchdog", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate/sse", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate/anthropic", []string{"backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate/responses", []string{"backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate/frames", []string{"backend/translate", "backend/translate/sse", "backend/resilience/watchdog"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/store", []string{"migrations"}, []string{"net/http", "github.com/gorilla"}},
 	}
 	for _, r := range rules {

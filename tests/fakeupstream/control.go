@@ -31,6 +31,10 @@ type LastRequestInfo struct {
 	Headers http.Header `json:"headers"`
 	// Body is the request body as received.
 	Body string `json:"body"`
+	// Path is the request's URL path, e.g. "/v1/chat/completions".
+	Path string `json:"path"`
+	// Model is the model field of the body ("" if none).
+	Model string `json:"model"`
 }
 
 // Config is the body of POST /_fake/config; zero fields are left unchanged.
@@ -78,12 +82,12 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		writeControlJSON(w, Stats{Hits: u.AllHits(), InFlight: inflight})
 	})
 	mux.HandleFunc("GET /_fake/last", func(w http.ResponseWriter, r *http.Request) {
-		h, body := u.LastRequest(r.URL.Query().Get("key"))
-		if h == nil {
+		rec, ok := u.lastRecord(r.URL.Query().Get("key"))
+		if !ok {
 			controlError(w, http.StatusNotFound, "no request recorded for this key")
 			return
 		}
-		writeControlJSON(w, LastRequestInfo{Headers: h, Body: string(body)})
+		writeControlJSON(w, LastRequestInfo{Headers: rec.header, Body: string(rec.body), Path: rec.path, Model: rec.model})
 	})
 	mux.HandleFunc("POST /_fake/reset", func(w http.ResponseWriter, r *http.Request) {
 		u.Reset()

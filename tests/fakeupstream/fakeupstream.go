@@ -1,17 +1,50 @@
 // Package fakeupstream is a fake LLM provider for the gateway's tests and
 // benchmarks. It speaks the real OpenAI (/v1/chat/completions, /v1/models) and
 // Anthropic (/v1/messages) wire formats, JSON and SSE, records what it
-// receives per API key, and injects faults (error statuses, resets, stalls,
-// slow drips, latency) per API key, programmable in Go or over HTTP under
-// /_fake/ for out-of-process tests.
+// receives per API key (hits, headers, body, path and model), and injects
+// faults (error statuses, resets, stalls, slow drips, latency, and broken
+// streams: cut, no [DONE], malformed event, slow first token, reasoning-only
+// heartbeats, in-stream error) per API key, programmable in Go or over HTTP
+// under /_fake/ for out-of-process tests.
 //
-// Answers are deterministic: they echo the requested model and say
-// Content(key), e.g. "Hello from key-a", so a test can tell which gateway
-// connection served a request. Streams carry a preamble (OpenAI: the role
-// chunk; Anthropic: message_start, content_block_start, ping), then
-// DefaultStreamChunks content frames (see SetStreamChunks), then the closing
-// frames; every frame is flushed. Fault modes that count chunks count the
-// content frames only.
+// Answers are deterministic and echo the requested model. Their shape is
+// chosen per request:
+//
+//   - The last message is a tool result (OpenAI role "tool"; Anthropic a user
+//     message with a tool_result block, the first one): the text
+//     ToolResultText(content), "Tool said: <content>", content being the
+//     string or the concatenated text parts.
+//   - Otherwise, the request has tools (OpenAI tools[0].function.name,
+//     Anthropic tools[0].name): a call to the first tool, id ToolCallIDOpenAI
+//     or ToolCallIDAnthropic, arguments ToolArguments; finish_reason
+//     "tool_calls" / stop_reason "tool_use". A first tool without a name
+//     there gets the provider's 400 (OpenAIMissingToolNameBody,
+//     AnthropicMissingToolNameBody): the shape of a request sent in the
+//     other format.
+//   - Otherwise: the text Content(key), e.g. "Hello from key-a", so a test
+//     can tell which gateway connection served a request.
+//   - When the request asks for reasoning (OpenAI reasoning_effort set;
+//     Anthropic thinking.type "enabled"), ReasoningText comes first: the
+//     OpenAI-compatible message.reasoning_content / delta.reasoning_content,
+//     or an Anthropic thinking block (thinking_delta events, then a
+//     signature_delta with ThinkingSignature).
+//
+// Usage: JSON answers always carry it; OpenAI streams only when the request
+// sets stream_options.include_usage, as OpenAI does (then every chunk has
+// "usage":null and a last chunk with "choices":[] carries the usage before
+// [DONE]); Anthropic streams always (message_start input_tokens,
+// message_delta output_tokens). Output tokens count the content events,
+// reasoning ones included (OpenAI completion_tokens_details.reasoning_tokens).
+//
+// Streams carry a preamble (OpenAI: the role chunk; Anthropic: message_start,
+// the first content_block_start, ping), then the content events, each block
+// of the answer (reasoning, text, tool arguments) in DefaultStreamChunks
+// pieces (see SetStreamChunks), then the closing frames (OpenAI: the
+// finish_reason chunk, the usage chunk if asked, [DONE]; Anthropic:
+// content_block_stop, message_delta, message_stop); every frame is flushed.
+// Fault modes that count (Fault.AfterChunks) count content events only:
+// deltas of text, reasoning or tool arguments, not the block boundaries or
+// the tool call header that precede a block's first delta.
 //
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
@@ -78,14 +111,22 @@ type keyRecord struct {
 	hits   int
 	header http.Header
 	body   []byte
+	path   string
+	model  string
 }
 
+// answerKey identifies a precomputed answer.
 type answerKey struct {
 	format Format
 	chunks int
 	model  string
-	label  string
+	label  string // caller key, for kindText answers only
+	shape  shape
 }
+
+// maxCachedResult bounds the tool result length of cached answers, so big
+// tool outputs do not pile up in the cache.
+const maxCachedResult = 1024
 
 // New returns a fake with no faults, DefaultStreamChunks and DefaultModels.
 func New() *Upstream {
@@ -195,6 +236,30 @@ func (u *Upstream) AllHits() map[string]int {
 	return out
 }
 
+// LastPath returns the URL path of the last request that carried key (""
+// if none arrived), so tests can check which upstream endpoint a gateway
+// used, e.g. that a Claude Code request reached an OpenAI upstream as
+// /v1/chat/completions.
+func (u *Upstream) LastPath(key string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return rec.path
+	}
+	return ""
+}
+
+// LastModel returns the model field of the last request that carried key
+// ("" if none arrived, or its body had no model or was not JSON).
+func (u *Upstream) LastModel(key string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return rec.model
+	}
+	return ""
+}
+
 // LastRequest returns a copy of the headers and the body of the last request
 // that carried key, so tests can check what the gateway forwarded; both are
 // nil if none arrived.
@@ -206,6 +271,20 @@ func (u *Upstream) LastRequest(key string) (http.Header, []byte) {
 		return nil, nil
 	}
 	return rec.header.Clone(), slices.Clone(rec.body)
+}
+
+// lastRecord returns a copy of key's record, taken under one lock so its
+// fields describe the same request.
+func (u *Upstream) lastRecord(key string) (keyRecord, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rec := u.stats[key]
+	if rec == nil {
+		return keyRecord{}, false
+	}
+	out := *rec
+	out.header, out.body = rec.header.Clone(), slices.Clone(rec.body)
+	return out, true
 }
 
 // InFlight returns how many /v1 requests are being handled right now.
@@ -347,10 +426,11 @@ func (u *Upstream) setModelsLocked(ids []string) {
 	u.modelsByFmt = [2]*answer{buildModels(FormatOpenAI, ids), buildModels(FormatAnthropic, ids)}
 }
 
-// begin records a /v1 request and returns the fault it gets (nil: none when
-// withFaults is false or nothing matches), the chunk count and the model
-// list answers. The caller must call end when done.
-func (u *Upstream) begin(key string, h http.Header, body []byte, model string, withFaults bool) (*Fault, int, [2]*answer) {
+// begin records a /v1 request (its path, headers, body and parsed model)
+// and returns the fault it gets (nil: none when withFaults is false or
+// nothing matches), the chunk count and the model list answers. The caller
+// must call end when done.
+func (u *Upstream) begin(key, path string, h http.Header, body []byte, model string, withFaults bool) (*Fault, int, [2]*answer) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	rec := u.stats[key]
@@ -359,7 +439,7 @@ func (u *Upstream) begin(key string, h http.Header, body []byte, model string, w
 		u.stats[key] = rec
 	}
 	rec.hits++
-	rec.header, rec.body = h, body
+	rec.header, rec.body, rec.path, rec.model = h, body, path, model
 	u.inflight++
 	u.notifyLocked()
 	var f *Fault
@@ -383,17 +463,27 @@ func (u *Upstream) end() {
 
 // answerFor returns the precomputed answer of a combination, building and
 // caching it on first use.
-func (u *Upstream) answerFor(format Format, model, label string, n int) *answer {
-	k := answerKey{format: format, chunks: n, model: model, label: label}
+func (u *Upstream) answerFor(format Format, model, label string, n int, s shape) *answer {
+	k := answerKey{format: format, chunks: n, model: model, shape: s}
+	if s.kind == kindText {
+		k.label = label
+	}
 	u.cacheMu.RLock()
 	a := u.cache[k]
 	u.cacheMu.RUnlock()
 	if a != nil {
 		return a
 	}
-	a = buildAnswer(format, model, label, n)
+	var text string
+	switch s.kind {
+	case kindText:
+		text = Content(label)
+	case kindToolResult:
+		text = ToolResultText(s.result)
+	}
+	a = buildAnswer(format, model, s, text, n)
 	u.cacheMu.Lock()
-	if len(u.cache) < maxCachedAnswers {
+	if len(u.cache) < maxCachedAnswers && len(s.result) <= maxCachedResult {
 		u.cache[k] = a
 	}
 	u.cacheMu.Unlock()

@@ -147,8 +147,13 @@ func checkOpenAIStream(t *testing.T, frames []frame, chunks int) {
 		t.Errorf("first chunk role %q", r)
 	}
 	final := frames[len(frames)-2].data
-	if gjson.Get(final, "choices.0.finish_reason").String() != "stop" || !gjson.Get(final, "usage.total_tokens").Exists() {
+	if gjson.Get(final, "choices.0.finish_reason").String() != "stop" {
 		t.Errorf("final chunk %s", final)
+	}
+	for _, f := range frames {
+		if gjson.Get(f.data, "usage").Exists() {
+			t.Errorf("usage without stream_options.include_usage: %s", f.data)
+		}
 	}
 }
 
@@ -423,6 +428,14 @@ func TestFaultValidate(t *testing.T) {
 		{"empty mode", Fault{}, false},
 		{"bad status", Fault{Mode: ModeStatus, Status: 42}, false},
 		{"negative", Fault{Mode: ModeLatency, LatencyMs: -1}, false},
+		{"cut after events", Fault{Mode: ModeCutAfterEvents, AfterChunks: 2}, true},
+		{"no done", Fault{Mode: ModeNoDone}, true},
+		{"malformed event", Fault{Mode: ModeMalformedEvent}, true},
+		{"slow first token", Fault{Mode: ModeSlowFirstToken, LatencyMs: 5}, true},
+		{"reasoning only heartbeat", Fault{Mode: ModeReasoningOnlyHeartbeat, DripMs: 5}, true},
+		{"error event", Fault{Mode: ModeErrorEvent, AfterChunks: 1}, true},
+		{"stall after events alias", Fault{Mode: ModeStallAfterEvents}, true},
+		{"negative drip", Fault{Mode: ModeReasoningOnlyHeartbeat, DripMs: -1}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -500,6 +513,11 @@ func TestBlockingModesRespectCancel(t *testing.T) {
 		{"stall mid json", Fault{Mode: ModeStallMidStream, AfterChunks: 1}, false},
 		{"slow drip", Fault{Mode: ModeSlowDrip, DripMs: 60_000}, true},
 		{"latency", Fault{Mode: ModeLatency, LatencyMs: 60_000}, false},
+		{"slow first token", Fault{Mode: ModeSlowFirstToken, LatencyMs: 60_000}, true},
+		{"slow first token json", Fault{Mode: ModeSlowFirstToken, LatencyMs: 60_000}, false},
+		{"heartbeat", Fault{Mode: ModeReasoningOnlyHeartbeat, AfterChunks: 1, DripMs: 1}, true},
+		{"heartbeat json", Fault{Mode: ModeReasoningOnlyHeartbeat}, false},
+		{"heartbeat bounded", Fault{Mode: ModeReasoningOnlyHeartbeat, StallMs: 60_000, DripMs: 1}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -531,6 +549,8 @@ func TestCloseUnblocksStalledHandlers(t *testing.T) {
 		{Mode: ModeStallMidStream, AfterChunks: 1},
 		{Mode: ModeSlowDrip, DripMs: 60_000},
 		{Mode: ModeLatency, LatencyMs: 60_000},
+		{Mode: ModeSlowFirstToken, LatencyMs: 60_000},
+		{Mode: ModeReasoningOnlyHeartbeat, AfterChunks: 1, DripMs: 1},
 	}
 	for _, fault := range modes {
 		t.Run(string(fault.Mode), func(t *testing.T) {

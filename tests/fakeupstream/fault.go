@@ -20,20 +20,78 @@ const (
 	// stalls for ever).
 	ModeStallBeforeHeaders Mode = "stall_before_headers"
 	// ModeStallMidStream sends 200, the stream preamble and AfterChunks content
-	// chunks (for a non-streaming request: that many of the body's pieces),
+	// events (for a non-streaming request: that many of the body's pieces),
 	// flushes, then stalls like ModeStallBeforeHeaders and finishes normally if
-	// StallMs passes.
+	// StallMs passes. It is also the "stall after N events" mode: see
+	// ModeStallAfterEvents.
 	ModeStallMidStream Mode = "stall_mid_stream"
-	// ModeSlowDrip answers normally but waits DripMs before each chunk (or body
-	// piece) and before the closing frames.
+	// ModeSlowDrip answers normally but waits DripMs before each content event
+	// (or body piece) and before the closing frames.
 	ModeSlowDrip Mode = "slow_drip"
 	// ModeLatency waits LatencyMs before answering normally.
 	ModeLatency Mode = "latency"
-	// ModeResetMidStream sends 200, the preamble and AfterChunks chunks, then
+	// ModeResetMidStream sends 200, the preamble and AfterChunks events, then
 	// hijacks and closes the connection: the client sees a truncated stream
 	// (unexpected EOF, or ECONNRESET with HardReset).
 	ModeResetMidStream Mode = "reset_mid_stream"
+
+	// ModeCutAfterEvents sends 200, the preamble and AfterChunks content
+	// events, then ends the response cleanly at the HTTP and TCP level
+	// (terminating chunk, no reset) WITHOUT the closing frames: no finish
+	// chunk, no usage chunk, no "data: [DONE]"; for Anthropic no
+	// content_block_stop, message_delta or message_stop. AfterChunks at or past
+	// the event count sends every content event and still no closing frame.
+	// Non-streaming requests get 200 without Content-Length and the first
+	// AfterChunks body pieces, then a clean end: truncated JSON (the whole
+	// body when AfterChunks reaches the piece count).
+	ModeCutAfterEvents Mode = "cut_after_events"
+	// ModeNoDone sends the whole stream, finish_reason chunk (and usage chunk
+	// when requested) included, but not "data: [DONE]"; for Anthropic
+	// everything but message_stop (content_block_stop and message_delta with
+	// the stop_reason are sent). Non-streaming requests are answered normally.
+	ModeNoDone Mode = "no_done"
+	// ModeMalformedEvent sends the preamble and AfterChunks content events,
+	// then one event whose data is not valid JSON (MalformedOpenAIData /
+	// MalformedAnthropicData, the latter as a content_block_delta event), then
+	// the rest of the normal stream. Non-streaming requests get 200 with that
+	// data inserted after AfterChunks body pieces (invalid JSON, exact
+	// Content-Length).
+	ModeMalformedEvent Mode = "malformed_event"
+	// ModeSlowFirstToken sends 200 and the stream preamble at once, waits
+	// LatencyMs, then sends the content events and closing frames normally.
+	// Non-streaming requests get 200 headers at once and the body after
+	// LatencyMs (unlike ModeLatency, which delays the headers too).
+	ModeSlowFirstToken Mode = "slow_first_token"
+	// ModeReasoningOnlyHeartbeat answers as if the request asked for reasoning
+	// (see the package doc) and, after the preamble, sends AfterChunks
+	// reasoning frames carrying HeartbeatThought (OpenAI-compatible
+	// delta.reasoning_content chunks; Anthropic thinking_delta events in the
+	// thinking block the preamble opened) DripMs apart, then only heartbeats
+	// every DripMs (OpenAI: the SSE comment line ": keep-alive"; Anthropic:
+	// "event: ping"). The heartbeats go on until the client goes away or the
+	// fake is closed, or, when StallMs is set, until StallMs has passed since
+	// the first heartbeat wait began; then the normal answer follows (its own
+	// reasoning, content and closing frames). DripMs 0 means
+	// DefaultHeartbeatMs. Non-streaming requests (which cannot carry
+	// heartbeats) wait like ModeStallBeforeHeaders, then get the JSON answer
+	// with reasoning.
+	ModeReasoningOnlyHeartbeat Mode = "reasoning_only_heartbeat"
+	// ModeErrorEvent sends the preamble and AfterChunks content events, then
+	// an in-stream error and a clean end without closing frames. OpenAI: a
+	// data chunk OpenAIStreamErrorData; Anthropic: "event: error" with
+	// AnthropicOverloadedBody. Fault.Body, when set, replaces the error data.
+	// Non-streaming requests get 200 whose body is that error object, as some
+	// providers report failures that happen after the status is sent.
+	ModeErrorEvent Mode = "error_event"
 )
+
+// ModeStallAfterEvents is "stall after N events": it is ModeStallMidStream
+// (same wire value, "stall_mid_stream"), AfterChunks being N.
+const ModeStallAfterEvents = ModeStallMidStream
+
+// DefaultHeartbeatMs is the heartbeat period of ModeReasoningOnlyHeartbeat
+// when Fault.DripMs is 0.
+const DefaultHeartbeatMs = 100
 
 // Fault is a scripted misbehaviour, applied per API key (see
 // Upstream.SetFault) so that two gateway connections to one fake can behave
@@ -46,16 +104,22 @@ type Fault struct {
 	// Headers are added to the response of every mode that writes headers,
 	// e.g. {"Retry-After":"7"}.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Body overrides the default error body of ModeStatus.
+	// Body overrides the default error body of ModeStatus and the error
+	// data of ModeErrorEvent.
 	Body string `json:"body,omitempty"`
-	// StallMs bounds the stall modes; 0 stalls until the client cancels or
-	// the fake is closed.
+	// StallMs bounds the stall modes and the heartbeats of
+	// ModeReasoningOnlyHeartbeat; 0 waits until the client cancels or the
+	// fake is closed.
 	StallMs int `json:"stallMs,omitempty"`
-	// AfterChunks is how many content chunks the mid-stream modes send first.
+	// AfterChunks is how many content events (text, reasoning or tool
+	// argument deltas; body pieces for non-streaming requests) the mid-stream
+	// modes send first, and how many reasoning frames
+	// ModeReasoningOnlyHeartbeat sends before its heartbeats.
 	AfterChunks int `json:"afterChunks,omitempty"`
-	// DripMs is the pause before each chunk in ModeSlowDrip.
+	// DripMs is the pause before each event in ModeSlowDrip, and the period
+	// of the reasoning frames and heartbeats of ModeReasoningOnlyHeartbeat.
 	DripMs int `json:"dripMs,omitempty"`
-	// LatencyMs is the delay of ModeLatency.
+	// LatencyMs is the delay of ModeLatency and ModeSlowFirstToken.
 	LatencyMs int `json:"latencyMs,omitempty"`
 	// Times is how many requests the fault applies to; 0 means until cleared.
 	Times int `json:"times,omitempty"`
@@ -72,7 +136,8 @@ type Fault struct {
 func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
-		ModeSlowDrip, ModeLatency, ModeResetMidStream:
+		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -5,10 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tidwall/gjson"
 )
 
 // maxBodyBytes bounds a request body the fake reads.
@@ -62,13 +61,8 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusBadRequest, ErrorBody(format, http.StatusBadRequest))
 			return
 		}
-		model, stream := "", false
-		valid := gjson.ValidBytes(body)
-		if valid {
-			res := gjson.GetManyBytes(body, "model", "stream")
-			model, stream = res[0].String(), res[1].Bool()
-		}
-		f, n, _ := u.begin(key, r.Header, body, model, authed)
+		req, valid := parseRequest(format, body)
+		f, n, _ := u.begin(key, r.URL.Path, r.Header, body, req.model, authed)
 		defer u.end()
 		switch {
 		case !authed:
@@ -77,11 +71,17 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		case f != nil && f.Mode == ModeStatus:
 			u.writeStatusFault(w, format, f)
 			return
-		case !valid || model == "":
+		case !valid || req.model == "":
 			u.writeError(w, http.StatusBadRequest, ErrorBody(format, http.StatusBadRequest))
 			return
+		case req.badTools:
+			u.writeError(w, http.StatusBadRequest, missingToolNameBody(format))
+			return
 		}
-		u.respond(w, r, u.answerFor(format, model, key, n), stream, f)
+		if f != nil && f.Mode == ModeReasoningOnlyHeartbeat {
+			req.shape.reasoning = true
+		}
+		u.respond(w, r, format, u.answerFor(format, req.model, key, n, req.shape), req.stream, f)
 	}
 }
 
@@ -93,7 +93,7 @@ func (u *Upstream) listModels(w http.ResponseWriter, r *http.Request) {
 		format = FormatAnthropic
 	}
 	key, authed := apiKey(r, format)
-	f, _, models := u.begin(key, r.Header, nil, "", authed)
+	f, _, models := u.begin(key, r.URL.Path, r.Header, nil, "", authed)
 	defer u.end()
 	switch {
 	case !authed:
@@ -101,7 +101,7 @@ func (u *Upstream) listModels(w http.ResponseWriter, r *http.Request) {
 	case f != nil && f.Mode == ModeStatus:
 		u.writeStatusFault(w, format, f)
 	default:
-		u.respond(w, r, models[format], false, f)
+		u.respond(w, r, format, models[format], false, f)
 	}
 }
 
@@ -184,18 +184,19 @@ func dropConn(w http.ResponseWriter, hard bool) {
 	panic(http.ErrAbortHandler)
 }
 
-// respond sends a (as a stream if stream is set) under fault f, which is nil
-// on the happy path.
-func (u *Upstream) respond(w http.ResponseWriter, r *http.Request, a *answer, stream bool, f *Fault) {
+// respond sends a (as a stream if stream is set) in format under fault f,
+// which is nil on the happy path.
+func (u *Upstream) respond(w http.ResponseWriter, r *http.Request, format Format, a *answer, stream bool, f *Fault) {
 	if f == nil {
 		u.play(w, a, stream)
 		return
 	}
-	switch f.Mode {
-	case ModeResetBeforeHeaders:
+	switch {
+	case f.Mode == ModeResetBeforeHeaders:
 		dropConn(w, f.HardReset)
 		return
-	case ModeStallBeforeHeaders, ModeLatency:
+	case f.Mode == ModeStallBeforeHeaders, f.Mode == ModeLatency,
+		f.Mode == ModeReasoningOnlyHeartbeat && !stream:
 		d, forever := ms(f.StallMs), f.StallMs == 0
 		if f.Mode == ModeLatency {
 			d, forever = ms(f.LatencyMs), false
@@ -210,8 +211,18 @@ func (u *Upstream) respond(w http.ResponseWriter, r *http.Request, a *answer, st
 		addHeaders(w, f)
 		u.play(w, a, stream)
 		return
+	case f.Mode == ModeNoDone && !stream:
+		addHeaders(w, f)
+		u.play(w, a, stream)
+		return
+	case f.Mode == ModeErrorEvent && !stream:
+		w.Header()["Content-Type"] = u.ctJSON
+		addHeaders(w, f)
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, streamErrorData(format, f))
+		return
 	}
-	u.playFaulty(w, r, a, stream, f)
+	u.playFaulty(w, r, format, a, stream, f)
 }
 
 func addHeaders(w http.ResponseWriter, f *Fault) {
@@ -250,19 +261,35 @@ func (u *Upstream) play(w http.ResponseWriter, a *answer, stream bool) {
 	_, _ = w.Write(a.tail)
 }
 
-// playFaulty sends the answer piece by piece for the mid-stream and drip
-// modes: preamble, content chunks (body pieces for a non-streaming request)
-// and closing frames, each flushed.
-func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, a *answer, stream bool, f *Fault) {
+// playFaulty sends the answer piece by piece for the mid-stream, drip and
+// stream-safety modes: preamble, content events (body pieces for a
+// non-streaming request) and closing frames, each flushed, with the fault's
+// interruption before the event it names.
+func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, format Format, a *answer, stream bool, f *Fault) {
 	h := w.Header()
 	head, parts, tail := []byte(nil), a.parts, []byte(nil)
+	malformed := []byte(MalformedOpenAIData)
+	if format == FormatAnthropic {
+		malformed = []byte(MalformedAnthropicData)
+	}
 	if stream {
 		h["Content-Type"] = u.ctSSE
 		h["Cache-Control"] = u.noCache
 		head, parts, tail = a.head, a.chunks, a.tail
+		if f.Mode == ModeNoDone {
+			tail = tail[:len(tail)-a.done]
+		}
+		malformed = malformedFrame(format)
 	} else {
 		h["Content-Type"] = u.ctJSON
-		h["Content-Length"] = a.bodyLen
+		switch f.Mode {
+		case ModeCutAfterEvents:
+			// No Content-Length: the short body is chunked and ends cleanly.
+		case ModeMalformedEvent:
+			h.Set("Content-Length", strconv.Itoa(len(a.body)+len(malformed)))
+		default:
+			h["Content-Length"] = a.bodyLen
+		}
 	}
 	addHeaders(w, f)
 	w.WriteHeader(http.StatusOK)
@@ -278,18 +305,35 @@ func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, a *answer,
 		}
 		return true
 	}
-	// interrupt runs the fault's interruption after stopAt parts; it
-	// reports whether to carry on.
+	// interrupt runs the fault's interruption before part stopAt (after the
+	// last part when stopAt is len(parts)); it reports whether to carry on.
 	stopAt := -1
-	if f.Mode == ModeStallMidStream || f.Mode == ModeResetMidStream {
+	switch f.Mode {
+	case ModeStallMidStream, ModeResetMidStream, ModeCutAfterEvents, ModeMalformedEvent, ModeErrorEvent:
 		stopAt = min(f.AfterChunks, len(parts))
+	case ModeSlowFirstToken, ModeReasoningOnlyHeartbeat:
+		stopAt = 0
 	}
 	interrupt := func() bool {
-		if f.Mode == ModeResetMidStream {
+		switch f.Mode {
+		case ModeResetMidStream:
 			dropConn(w, f.HardReset)
 			return false
+		case ModeStallMidStream:
+			return u.survive(w, r, ms(f.StallMs), f.StallMs == 0)
+		case ModeCutAfterEvents:
+			return false // the handler returns: a clean end without closing frames
+		case ModeMalformedEvent:
+			return send(malformed)
+		case ModeErrorEvent:
+			send(errorFrame(format, f))
+			return false
+		case ModeSlowFirstToken:
+			return u.survive(w, r, ms(f.LatencyMs), false)
+		case ModeReasoningOnlyHeartbeat:
+			return u.heartbeat(w, r, format, a, f, send)
 		}
-		return u.survive(w, r, ms(f.StallMs), f.StallMs == 0)
+		return true
 	}
 	drip := func() bool {
 		return f.Mode != ModeSlowDrip || u.survive(w, r, ms(f.DripMs), false)
@@ -310,6 +354,45 @@ func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, a *answer,
 	}
 	if len(tail) > 0 && drip() {
 		send(tail)
+	}
+}
+
+// heartbeat runs the reasoning-then-heartbeats phase of
+// ModeReasoningOnlyHeartbeat right after the preamble and reports whether
+// the handler should go on with the answer.
+func (u *Upstream) heartbeat(w http.ResponseWriter, r *http.Request, format Format, a *answer, f *Fault, send func([]byte) bool) bool {
+	every := ms(f.DripMs)
+	if f.DripMs == 0 {
+		every = ms(DefaultHeartbeatMs)
+	}
+	for range f.AfterChunks {
+		if !u.survive(w, r, every, false) || !send(a.thought) {
+			return false
+		}
+	}
+	var deadline <-chan time.Time
+	if f.StallMs > 0 {
+		t := time.NewTimer(ms(f.StallMs))
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	beat := heartbeatFrame(format)
+	for {
+		select {
+		case <-deadline:
+			return true
+		case <-tick.C:
+			if !send(beat) {
+				return false
+			}
+		case <-r.Context().Done():
+			return false
+		case <-u.done:
+			dropConn(w, false)
+			return false
+		}
 	}
 }
 

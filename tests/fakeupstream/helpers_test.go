@@ -58,6 +58,7 @@ type call struct {
 	model  string
 	stream bool
 	header map[string]string
+	raw    string // the request body, when set (model and stream are then ignored)
 }
 
 func (c call) path() string {
@@ -68,6 +69,9 @@ func (c call) path() string {
 }
 
 func (c call) body() string {
+	if c.raw != "" {
+		return c.raw
+	}
 	model := c.model
 	if model == "" {
 		model = "gpt-4o-mini"
@@ -114,14 +118,17 @@ func (f *fixture) do(t *testing.T, c call) (*http.Response, []byte) {
 	return resp, body
 }
 
-// frame is one SSE event.
+// frame is one SSE event, or one SSE comment (a heartbeat).
 type frame struct {
-	event string
-	data  string
+	event   string
+	data    string
+	comment string // text after ": " of a comment-only frame
 }
 
 // frameReader parses SSE line by line and fails on any line that is not
-// "event: ...", "data: ..." or blank, so framing bugs show up.
+// "event: ...", "data: ...", ": comment" or blank, on a frame mixing a
+// comment with data, and on a stream ending inside a frame, so framing bugs
+// show up.
 type frameReader struct {
 	r *bufio.Reader
 }
@@ -156,6 +163,15 @@ func (fr *frameReader) next() (frame, error) {
 				return f, errors.New("two data lines in one frame")
 			}
 			f.data, seen = strings.TrimPrefix(line, "data: "), true
+		case strings.HasPrefix(line, ": "):
+			if seen {
+				return f, errors.New("comment inside a frame")
+			}
+			f.comment = strings.TrimPrefix(line, ": ")
+			if next, err := fr.r.ReadString('\n'); err != nil || next != "\n" {
+				return f, fmt.Errorf("comment %q not followed by a blank line (%q, %v)", line, next, err)
+			}
+			return f, nil
 		default:
 			return f, fmt.Errorf("bad SSE line %q", line)
 		}
@@ -219,4 +235,113 @@ func isComplete(format Format, frames []frame) bool {
 		return last.event == "message_stop"
 	}
 	return last.data == "[DONE]"
+}
+
+// describe names a frame for exact sequence assertions:
+//
+//	OpenAI:    role, reasoning, content, tool_header:NAME, args,
+//	           finish:REASON, usage, [DONE], error, malformed, comment:TEXT
+//	Anthropic: message_start, start:TYPE@I, ping, DELTA_TYPE@I, stop@I,
+//	           message_delta:STOP_REASON, message_stop, error, malformed,
+//	           comment:TEXT
+func describe(format Format, f frame) string {
+	switch {
+	case f.comment != "":
+		return "comment:" + f.comment
+	case f.data == "[DONE]" && format == FormatOpenAI:
+		return "[DONE]"
+	case !gjson.Valid(f.data):
+		return "malformed"
+	}
+	d := gjson.Parse(f.data)
+	if format == FormatAnthropic {
+		idx := d.Get("index").String()
+		switch f.event {
+		case "content_block_start":
+			return "start:" + d.Get("content_block.type").String() + "@" + idx
+		case "content_block_delta":
+			return d.Get("delta.type").String() + "@" + idx
+		case "content_block_stop":
+			return "stop@" + idx
+		case "message_delta":
+			return "message_delta:" + d.Get("delta.stop_reason").String()
+		}
+		return f.event
+	}
+	delta := d.Get("choices.0.delta")
+	switch {
+	case d.Get("error").Exists():
+		return "error"
+	case d.Get("choices").IsArray() && len(d.Get("choices").Array()) == 0 && d.Get("usage").IsObject():
+		return "usage"
+	case delta.Get("role").Exists():
+		return "role"
+	case delta.Get("reasoning_content").Exists():
+		return "reasoning"
+	case delta.Get("tool_calls.0.id").Exists():
+		return "tool_header:" + delta.Get("tool_calls.0.function.name").String()
+	case delta.Get("tool_calls.0.function.arguments").Exists():
+		return "args"
+	case delta.Get("content").Exists():
+		return "content"
+	case d.Get("choices.0.finish_reason").Type == gjson.String:
+		return "finish:" + d.Get("choices.0.finish_reason").String()
+	}
+	return "unknown:" + f.data
+}
+
+// describeAll describes every frame.
+func describeAll(format Format, frames []frame) []string {
+	out := make([]string, len(frames))
+	for i, f := range frames {
+		out[i] = describe(format, f)
+	}
+	return out
+}
+
+// seq builds an expected sequence: strings as they are, []string spliced.
+func seq(parts ...any) []string {
+	var out []string
+	for _, p := range parts {
+		switch v := p.(type) {
+		case string:
+			out = append(out, v)
+		case []string:
+			out = append(out, v...)
+		}
+	}
+	return out
+}
+
+// times repeats s n times.
+func times(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// joined concatenates the payload of the delta frames of one kind:
+// "reasoning", "content" or "args".
+func joined(format Format, frames []frame, kind string) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.comment != "" || !gjson.Valid(f.data) {
+			continue
+		}
+		d := gjson.Parse(f.data)
+		var v gjson.Result
+		if format == FormatAnthropic {
+			if f.event != "content_block_delta" {
+				continue
+			}
+			v = d.Get(map[string]string{"reasoning": "delta.thinking", "content": "delta.text", "args": "delta.partial_json"}[kind])
+		} else {
+			v = d.Get(map[string]string{"reasoning": "choices.0.delta.reasoning_content", "content": "choices.0.delta.content",
+				"args": "choices.0.delta.tool_calls.0.function.arguments"}[kind])
+		}
+		b.WriteString(v.String())
+	}
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Format identifies the provider wire format of a route, so that answers and
@@ -68,6 +69,82 @@ const (
 	// transient per-key limit.
 	GLMConcurrencyBody = `{"error":{"code":"1302","message":"您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。"}}`
 )
+
+// Bodies for requests whose tools the provider cannot read: a tool without a
+// name where the format expects it (a request translated to the wrong
+// format, typically).
+const (
+	// OpenAIMissingToolNameBody is OpenAI's 400 for tools[0] without function.name.
+	OpenAIMissingToolNameBody = `{"error":{"message":"Missing required parameter: 'tools[0].function.name'.","type":"invalid_request_error","param":"tools[0].function.name","code":"missing_required_parameter"}}`
+	// AnthropicMissingToolNameBody is Anthropic's 400 for tools[0] without name.
+	AnthropicMissingToolNameBody = `{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.name: Field required"}}`
+)
+
+// In-stream data of the stream-safety faults.
+const (
+	// OpenAIStreamErrorData is the data of the OpenAI in-stream error chunk
+	// of ModeErrorEvent (Anthropic's is AnthropicOverloadedBody).
+	OpenAIStreamErrorData = `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error"}}`
+	// MalformedOpenAIData is the data of the invalid chunk ModeMalformedEvent
+	// sends on OpenAI streams: a chunk cut in the middle.
+	MalformedOpenAIData = `{"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"malformed`
+	// MalformedAnthropicData is the data of the invalid content_block_delta
+	// event ModeMalformedEvent sends on Anthropic streams.
+	MalformedAnthropicData = `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"malformed`
+)
+
+// missingToolNameBody is the 400 body for a request whose first tool has no name.
+func missingToolNameBody(format Format) string {
+	if format == FormatAnthropic {
+		return AnthropicMissingToolNameBody
+	}
+	return OpenAIMissingToolNameBody
+}
+
+// malformedFrame is the SSE frame of ModeMalformedEvent in format.
+func malformedFrame(format Format) []byte {
+	if format == FormatAnthropic {
+		return []byte("event: content_block_delta\ndata: " + MalformedAnthropicData + "\n\n")
+	}
+	return []byte("data: " + MalformedOpenAIData + "\n\n")
+}
+
+// streamErrorData is the in-stream error data of ModeErrorEvent: f.Body, or
+// the format's default.
+func streamErrorData(format Format, f *Fault) string {
+	switch {
+	case f.Body != "":
+		return f.Body
+	case format == FormatAnthropic:
+		return AnthropicOverloadedBody
+	}
+	return OpenAIStreamErrorData
+}
+
+// errorFrame is the SSE frame of ModeErrorEvent; multi-line data becomes
+// several data lines, as SSE requires.
+func errorFrame(format Format, f *Fault) []byte {
+	var b bytes.Buffer
+	if format == FormatAnthropic {
+		b.WriteString("event: error\n")
+	}
+	for _, line := range strings.Split(streamErrorData(format, f), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(strings.TrimSuffix(line, "\r"))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+// heartbeatFrame is the keep-alive of ModeReasoningOnlyHeartbeat: an SSE
+// comment for OpenAI-compatible streams, a ping event for Anthropic.
+func heartbeatFrame(format Format) []byte {
+	if format == FormatAnthropic {
+		return []byte(anthropicPing)
+	}
+	return []byte(": keep-alive\n\n")
+}
 
 // ErrorBody returns the default error body the fake sends for status in
 // format, used by status faults that give no body of their own.
@@ -152,215 +229,6 @@ func mustJSON(v any) []byte {
 		panic("fakeupstream: marshal: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// Fixed values that make every answer deterministic.
-const (
-	fakeCreated      = 1700000000
-	fakeCompletionID = "chatcmpl-fake"
-	fakeMessageID    = "msg_fake01"
-	fakePromptTokens = 10
-)
-
-// answer is everything needed to reply to one (format, model, label, chunks)
-// combination, precomputed once so the happy path only copies bytes.
-type answer struct {
-	body    []byte   // complete non-streaming JSON
-	bodyLen []string // Content-Length header value of body
-	parts   [][]byte // body split into as many pieces as stream chunks, for drip/partial faults
-	head    []byte   // SSE frames before the first content chunk
-	chunks  [][]byte // one SSE frame per content chunk
-	tail    []byte   // SSE frames after the last content chunk
-}
-
-// Content returns the deterministic assistant text the fake answers for the
-// caller key label.
-func Content(label string) string { return "Hello from " + label }
-
-// splitContent splits s into n pieces on rune boundaries, as evenly as
-// possible; pieces are empty when s has fewer than n runes.
-func splitContent(s string, n int) []string {
-	starts := make([]int, 0, len(s)+1) // byte offset of every rune, then len(s)
-	for i := range s {
-		starts = append(starts, i)
-	}
-	starts = append(starts, len(s))
-	runes := len(starts) - 1
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s[starts[runes*i/n]:starts[runes*(i+1)/n]]
-	}
-	return out
-}
-
-// splitBytes splits b into n contiguous pieces (the last absorbs the rest).
-func splitBytes(b []byte, n int) [][]byte {
-	out := make([][]byte, n)
-	for i := 0; i < n; i++ {
-		out[i] = b[len(b)*i/n : len(b)*(i+1)/n]
-	}
-	return out
-}
-
-type oaUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-type oaMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type oaChoice struct {
-	Index        int       `json:"index"`
-	Message      oaMessage `json:"message"`
-	FinishReason string    `json:"finish_reason"`
-}
-
-type oaCompletion struct {
-	ID      string     `json:"id"`
-	Object  string     `json:"object"`
-	Created int64      `json:"created"`
-	Model   string     `json:"model"`
-	Choices []oaChoice `json:"choices"`
-	Usage   oaUsage    `json:"usage"`
-}
-
-type oaDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
-type oaChunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        oaDelta `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type oaChunk struct {
-	ID      string          `json:"id"`
-	Object  string          `json:"object"`
-	Created int64           `json:"created"`
-	Model   string          `json:"model"`
-	Choices []oaChunkChoice `json:"choices"`
-	Usage   *oaUsage        `json:"usage,omitempty"`
-}
-
-type anUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-}
-
-type anText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type anMessage struct {
-	ID           string   `json:"id"`
-	Type         string   `json:"type"`
-	Role         string   `json:"role"`
-	Model        string   `json:"model"`
-	Content      []anText `json:"content"`
-	StopReason   *string  `json:"stop_reason"`
-	StopSequence *string  `json:"stop_sequence"`
-	Usage        anUsage  `json:"usage"`
-}
-
-type anEvent struct {
-	Type         string     `json:"type"`
-	Message      *anMessage `json:"message,omitempty"`
-	Index        *int       `json:"index,omitempty"`
-	ContentBlock *anText    `json:"content_block,omitempty"`
-	Delta        any        `json:"delta,omitempty"`
-	Usage        *anUsage   `json:"usage,omitempty"`
-}
-
-type anTextDelta struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type anStopDelta struct {
-	StopReason   string  `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
-}
-
-func sseData(b *bytes.Buffer, v any) {
-	b.WriteString("data: ")
-	b.Write(mustJSON(v))
-	b.WriteString("\n\n")
-}
-
-func sseEvent(b *bytes.Buffer, name string, v any) {
-	b.WriteString("event: ")
-	b.WriteString(name)
-	b.WriteByte('\n')
-	sseData(b, v)
-}
-
-// buildAnswer renders the answer for one combination.
-func buildAnswer(format Format, model, label string, n int) *answer {
-	content := Content(label)
-	pieces := splitContent(content, n)
-	a := &answer{chunks: make([][]byte, n)}
-	var b bytes.Buffer
-	if format == FormatAnthropic {
-		stop := "end_turn"
-		a.body = mustJSON(anMessage{
-			ID: fakeMessageID, Type: "message", Role: "assistant", Model: model,
-			Content:    []anText{{Type: "text", Text: content}},
-			StopReason: &stop,
-			Usage:      anUsage{InputTokens: fakePromptTokens, OutputTokens: n},
-		})
-		zero := 0
-		sseEvent(&b, "message_start", anEvent{Type: "message_start", Message: &anMessage{
-			ID: fakeMessageID, Type: "message", Role: "assistant", Model: model,
-			Content: []anText{}, Usage: anUsage{InputTokens: fakePromptTokens, OutputTokens: 1},
-		}})
-		sseEvent(&b, "content_block_start", anEvent{Type: "content_block_start", Index: &zero, ContentBlock: &anText{Type: "text"}})
-		b.WriteString("event: ping\ndata: {\"type\": \"ping\"}\n\n")
-		a.head = bytes.Clone(b.Bytes())
-		for i, p := range pieces {
-			b.Reset()
-			sseEvent(&b, "content_block_delta", anEvent{Type: "content_block_delta", Index: &zero, Delta: anTextDelta{Type: "text_delta", Text: p}})
-			a.chunks[i] = bytes.Clone(b.Bytes())
-		}
-		b.Reset()
-		sseEvent(&b, "content_block_stop", anEvent{Type: "content_block_stop", Index: &zero})
-		sseEvent(&b, "message_delta", anEvent{Type: "message_delta", Delta: anStopDelta{StopReason: stop}, Usage: &anUsage{OutputTokens: n}})
-		sseEvent(&b, "message_stop", anEvent{Type: "message_stop"})
-		a.tail = bytes.Clone(b.Bytes())
-	} else {
-		usage := oaUsage{PromptTokens: fakePromptTokens, CompletionTokens: n, TotalTokens: fakePromptTokens + n}
-		a.body = mustJSON(oaCompletion{
-			ID: fakeCompletionID, Object: "chat.completion", Created: fakeCreated, Model: model,
-			Choices: []oaChoice{{Message: oaMessage{Role: "assistant", Content: content}, FinishReason: "stop"}},
-			Usage:   usage,
-		})
-		chunk := func(d oaDelta, finish *string, u *oaUsage) oaChunk {
-			return oaChunk{ID: fakeCompletionID, Object: "chat.completion.chunk", Created: fakeCreated, Model: model,
-				Choices: []oaChunkChoice{{Delta: d, FinishReason: finish}}, Usage: u}
-		}
-		empty := ""
-		sseData(&b, chunk(oaDelta{Role: "assistant", Content: &empty}, nil, nil))
-		a.head = bytes.Clone(b.Bytes())
-		for i := range pieces {
-			b.Reset()
-			sseData(&b, chunk(oaDelta{Content: &pieces[i]}, nil, nil))
-			a.chunks[i] = bytes.Clone(b.Bytes())
-		}
-		b.Reset()
-		stop := "stop"
-		sseData(&b, chunk(oaDelta{}, &stop, &usage))
-		b.WriteString("data: [DONE]\n\n")
-		a.tail = bytes.Clone(b.Bytes())
-	}
-	a.bodyLen = []string{strconv.Itoa(len(a.body))}
-	a.parts = splitBytes(a.body, n)
-	return a
 }
 
 type oaModel struct {

@@ -35,11 +35,7 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			return nil, err
 		}
 	}
-	path := c.Path
-	if path == "" {
-		path = "/chat/completions"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

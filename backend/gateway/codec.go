@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"errors"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/translate"
+	tanthropic "omniroute/backend/translate/anthropic"
+	"omniroute/backend/translate/responses"
+	"omniroute/backend/translate/sse"
+)
+
+// codec converts between the client's wire format and one upstream format,
+// through OpenAI Chat as the hub. When both speak the same format the body
+// passes through with only "model" rewritten (by the executor).
+type codec struct {
+	client   translate.Format
+	upstream translate.Format
+}
+
+func newCodec(client translate.Format, upstream providers.Format) codec {
+	u := translate.Chat
+	if upstream == providers.FormatAnthropic {
+		u = translate.Messages
+	}
+	return codec{client: client, upstream: u}
+}
+
+func (c codec) passthrough() bool { return c.client == c.upstream }
+
+// errTranslate marks a request the gateway cannot translate (a client error).
+var errTranslate = errors.New("request cannot be translated")
+
+// request turns the client body into the upstream body.
+func (c codec) request(body []byte) ([]byte, error) {
+	if c.passthrough() {
+		return body, nil
+	}
+	chat := body
+	var err error
+	switch c.client {
+	case translate.Messages:
+		chat, err = tanthropic.RequestToChat(body)
+	case translate.Responses:
+		chat, err = responses.RequestToChat(body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.upstream == translate.Messages {
+		return tanthropic.RequestFromChat(chat)
+	}
+	return chat, nil
+}
+
+// response turns an upstream JSON answer into the client's format.
+func (c codec) response(body, clientReq []byte) ([]byte, error) {
+	if c.passthrough() {
+		return body, nil
+	}
+	chat := body
+	var err error
+	if c.upstream == translate.Messages {
+		if chat, err = tanthropic.ResponseToChat(body); err != nil {
+			return nil, err
+		}
+	}
+	switch c.client {
+	case translate.Messages:
+		return tanthropic.ResponseFromChat(chat)
+	case translate.Responses:
+		return responses.ResponseFromChat(chat, clientReq)
+	}
+	return chat, nil
+}
+
+// stream returns the stream translator, or nil for a passthrough.
+func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator {
+	if c.passthrough() {
+		return nil
+	}
+	var toChat translate.StreamTranslator
+	if c.upstream == translate.Messages {
+		toChat = tanthropic.NewStreamToChat(model)
+	}
+	var fromChat translate.StreamTranslator
+	switch c.client {
+	case translate.Messages:
+		fromChat = tanthropic.NewStreamFromChat(model)
+	case translate.Responses:
+		fromChat = responses.NewStreamFromChat(model, clientReq)
+	}
+	switch {
+	case toChat == nil:
+		return fromChat
+	case fromChat == nil:
+		return toChat
+	}
+	return &chain{first: toChat, second: fromChat}
+}
+
+// chain pipes one translator's output events into another.
+type chain struct {
+	first, second translate.StreamTranslator
+	parser        sse.Parser
+	mid           []byte
+}
+
+func (c *chain) pipe(dst, mid []byte) ([]byte, error) {
+	var err error
+	perr := c.parser.Feed(mid, func(ev sse.Event) bool {
+		dst, err = c.second.Event(dst, ev)
+		return err == nil
+	})
+	if err != nil {
+		return dst, err
+	}
+	return dst, perr
+}
+
+func (c *chain) Event(dst []byte, ev sse.Event) ([]byte, error) {
+	mid, err := c.first.Event(c.mid[:0], ev)
+	c.mid = mid
+	if err != nil {
+		return dst, err
+	}
+	return c.pipe(dst, mid)
+}
+
+func (c *chain) End(dst []byte) []byte {
+	c.mid = c.first.End(c.mid[:0])
+	dst, _ = c.pipe(dst, c.mid)
+	return c.second.End(dst)
+}
+
+func (c *chain) Complete() bool { return c.first.Complete() }
+
+func (c *chain) Usage() translate.Usage { return c.first.Usage() }

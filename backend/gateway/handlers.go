@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/secrets"
+	"omniroute/backend/translate"
+	tanthropic "omniroute/backend/translate/anthropic"
+)
+
+// HeaderWarning carries a non-fatal note about how a request was served.
+const HeaderWarning = "X-OmniRoute-Warning"
+
+// ChatCompletions serves POST /v1/chat/completions (OpenAI Chat).
+func (g *Gateway) ChatCompletions(w http.ResponseWriter, r *http.Request) {
+	g.serve(w, r, translate.Chat)
+}
+
+// Messages serves POST /v1/messages (Anthropic Messages, for Claude Code).
+func (g *Gateway) Messages(w http.ResponseWriter, r *http.Request) {
+	g.serve(w, r, translate.Messages)
+}
+
+// Responses serves POST /v1/responses (OpenAI Responses, for Codex).
+func (g *Gateway) Responses(w http.ResponseWriter, r *http.Request) {
+	g.serve(w, r, translate.Responses)
+}
+
+// CountTokens serves POST /v1/messages/count_tokens with a local estimate.
+func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
+	body, err := httpx.ReadBody(r, g.general().MaxBodyBytes)
+	if err == nil && (len(body) == 0 || !gjson.ValidBytes(body)) {
+		err = errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON")
+	}
+	var n int
+	if err == nil {
+		if n, err = tanthropic.CountTokens(body); err != nil {
+			err = errs.New(errs.Invalid, "INVALID_REQUEST", "%s", err.Error())
+		}
+	}
+	if err != nil {
+		writeError(w, translate.Messages, 0, err)
+		return
+	}
+	w.Header().Set(HeaderWarning, "token count is a local estimate")
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
+}
+
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format) {
+	set := g.general()
+	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format}
+	err := g.decode(r, req, set.MaxBodyBytes)
+	if err == nil && format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {
+		w.Header().Set(HeaderWarning, "background responses are served synchronously")
+	}
+	if err == nil {
+		err = g.run(w, r, req)
+	}
+	if err != nil {
+		e := errs.As(err)
+		req.log.Status = httpx.Status(e.Class)
+		req.log.ErrorCode = e.Code
+		writeError(w, format, req.upstreamStatus, e)
+	}
+	g.finishLog(req)
+}
+
+// writeError writes the error envelope; Anthropic clients also get the
+// top-level "type":"error" their SDKs look for. status, when non-zero,
+// replaces the class's status (an upstream's own client error).
+func writeError(w http.ResponseWriter, format translate.Format, status int, err error) {
+	e := errs.As(err)
+	if status == 0 {
+		status = httpx.Status(e.Class)
+	}
+	if format != translate.Messages {
+		httpx.WriteErrorStatus(w, status, e)
+		return
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds(e.RetryAfter)))
+	}
+	inner := httpx.ErrorBody(e)
+	httpx.WriteJSON(w, status, map[string]any{"type": "error", "error": inner})
+}

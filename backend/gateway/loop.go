@@ -1,0 +1,226 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/providers"
+	"omniroute/backend/resilience/verdict"
+	"omniroute/backend/routing"
+	"omniroute/backend/store"
+)
+
+type storeLog = store.RequestLog
+
+// errFirstByteTimeout cancels an attempt whose upstream sent nothing in time.
+var errFirstByteTimeout = errors.New("no response from upstream before the first-byte deadline")
+
+// maxErrorBody bounds how much of an upstream error body is read for classification.
+const maxErrorBody = 16 << 10
+
+// maxResponseBody bounds a buffered (non-streaming) upstream response.
+const maxResponseBody = 64 << 20
+
+// run is the attempt loop: candidates in order, each admitted through the
+// resilience layers, failover on retryable verdicts only, a hard attempt cap.
+func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) error {
+	cands, err := g.engine.Registry().Resolve(req.model, req.client.Access)
+	if err != nil {
+		return err
+	}
+	set := g.general()
+	var excluded []routing.Exclusion
+	var last *failure
+	for _, cand := range cands {
+		if len(req.attempts) >= set.MaxAttempts {
+			break
+		}
+		ticket, x := g.engine.Admit(cand)
+		if x != nil {
+			excluded = append(excluded, *x)
+			continue
+		}
+		f, done := g.attempt(w, r, req, cand, ticket)
+		if done {
+			return nil
+		}
+		if f.err != nil {
+			return f.err
+		}
+		if f.clientGone {
+			return nil
+		}
+		last = f
+		if !f.v.Failover {
+			req.upstreamStatus = f.v.Status
+			return f.clientError()
+		}
+	}
+	return terminalError(req, last, excluded)
+}
+
+// failure is a failed attempt the loop may fail over from.
+type failure struct {
+	v          verdict.Verdict
+	clientGone bool
+	// err ends the request at once (e.g. a request that cannot be translated).
+	err error
+}
+
+func (f *failure) clientError() error {
+	e := errs.New(errs.Upstream, f.v.Code, "%s", f.v.Message)
+	switch f.v.Kind {
+	case verdict.KindBadRequest, verdict.KindContextLength, verdict.KindContentPolicy:
+		e.Class = errs.Invalid
+	case verdict.KindNotFound:
+		e.Class = errs.NotFound
+	}
+	return e
+}
+
+// attemptCtx bundles one attempt's state for the relays.
+type attemptCtx struct {
+	g      *Gateway
+	w      http.ResponseWriter
+	r      *http.Request
+	req    *request
+	cand   routing.Candidate
+	codec  codec
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	t0     time.Time
+	rec    AttemptRecord
+	ticket *routing.Ticket
+}
+
+func (a *attemptCtx) finish(v verdict.Verdict) {
+	a.ticket.Finish(v)
+	a.rec.Verdict, a.rec.Code, a.rec.LatencyMs = string(v.Kind), v.Code, msSince(a.t0, a.g.clk.Now())
+	a.req.attempts = append(a.req.attempts, a.rec)
+}
+
+// attempt runs one upstream attempt. done is true when a response (success, or
+// an error after bytes were committed) has been written to the client.
+func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate, ticket *routing.Ticket) (f *failure, done bool) {
+	set := g.general()
+	a := &attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
+		codec: newCodec(req.format, cand.Conn.Provider.Format),
+		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model}}
+	defer func() {
+		if p := recover(); p != nil {
+			ticket.Abandon()
+			panic(p)
+		}
+	}()
+	exec, ok := g.executors.For(cand.Conn.Provider.Format)
+	if !ok {
+		ticket.Abandon()
+		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
+			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
+		req.attempts = append(req.attempts, a.rec)
+		return &failure{v: v}, false
+	}
+	body, err := req.upstreamBody(a.codec)
+	if err != nil {
+		ticket.Abandon()
+		return &failure{err: err}, false
+	}
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	a.ctx, a.cancel = ctx, cancel
+	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
+	defer firstByte.Stop()
+
+	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
+	if err != nil {
+		v := g.classifyErr(ctx, r, err, cand)
+		a.finish(v)
+		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
+	}
+	defer resp.Body.Close()
+	a.rec.Status = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+		a.finish(v)
+		return &failure{v: v}, false
+	}
+	if req.stream && isEventStream(resp) {
+		return a.relayStream(firstByte, resp)
+	}
+	return a.relayJSON(firstByte, resp)
+}
+
+func isEventStream(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	return len(ct) >= 17 && ct[:17] == "text/event-stream"
+}
+
+// relayJSON buffers a JSON answer, translates it to the client's format and writes it.
+func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
+	g, req := a.g, a.req
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		v := g.classifyErr(a.ctx, a.r, err, a.cand)
+		a.finish(v)
+		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
+	}
+	firstByte.Stop()
+	out, err := a.codec.response(body, req.body)
+	if err != nil {
+		v := verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
+			Message: "the upstream's answer could not be read: " + err.Error()}
+		a.finish(v)
+		return &failure{v: v}, false
+	}
+	h := a.w.Header()
+	h.Set("Content-Type", "application/json")
+	setServedHeaders(h, a.cand, len(req.attempts)+1)
+	if m := gjson.GetBytes(out, "model").String(); m != "" {
+		h.Set(HeaderModel, m)
+	}
+	a.w.WriteHeader(http.StatusOK)
+	_, _ = a.w.Write(out)
+	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
+	g.served(req, a.cand, http.StatusOK, out)
+	return nil, true
+}
+
+// classifyErr turns a transport error into a verdict, naming the real cause.
+func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, cand routing.Candidate) verdict.Verdict {
+	if r.Context().Err() != nil {
+		err = context.Canceled
+	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		switch {
+		case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errFirstToken), errors.Is(cause, errDeadline):
+			err = context.DeadlineExceeded
+		case errors.Is(cause, verdict.ErrStall):
+			err = cause
+		}
+	}
+	return verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+}
+
+func (g *Gateway) served(req *request, cand routing.Candidate, status int, body []byte) {
+	req.log.Status = status
+	req.log.ConnectionID = cand.Conn.ID
+	req.log.Provider = cand.Conn.BreakerKey
+	if len(body) == 0 {
+		return
+	}
+	u := gjson.GetBytes(body, "usage")
+	in := u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int()
+	out := u.Get("completion_tokens").Int() + u.Get("output_tokens").Int()
+	req.log.PromptTokens, req.log.CompletionTokens = int(in), int(out)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

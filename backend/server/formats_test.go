@@ -1,0 +1,306 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/translate/sse"
+	"omniroute/tests/fakeupstream"
+)
+
+type sseEvent struct {
+	event string
+	data  string
+}
+
+func parseSSE(t *testing.T, body []byte) []sseEvent {
+	t.Helper()
+	var p sse.Parser
+	var out []sseEvent
+	emit := func(e sse.Event) bool {
+		if !e.Comment {
+			out = append(out, sseEvent{e.Event, string(e.Data)})
+		}
+		return true
+	}
+	if err := p.Feed(body, emit); err != nil {
+		t.Fatal(err)
+	}
+	p.Flush(emit)
+	return out
+}
+
+func (e *env) addAnthropicConn(name, upstreamKey string, priority int) string {
+	e.t.Helper()
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "anthropic-compatible", "name": name,
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": []string{"claude-sonnet-4-5"}})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create connection: %d %v", code, m)
+	}
+	return m["connection"].(map[string]any)["id"].(string)
+}
+
+func (e *env) post(path string, body any, hdr map[string]string) (*http.Response, []byte) {
+	e.t.Helper()
+	h := map[string]string{"x-api-key": e.key, "anthropic-version": "2023-06-01"}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return e.do("POST", path, body, h)
+}
+
+var weatherTool = map[string]any{"name": "get_weather", "description": "Weather for a city",
+	"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}
+
+// TestClaudeCodeThroughOpenAIUpstream: an Anthropic Messages client (Claude
+// Code) streams a tool-using turn through an OpenAI-format upstream and back.
+func TestClaudeCodeThroughOpenAIUpstream(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("openai", "key-a", 1)
+	req := map[string]any{"model": "openai-compatible/gpt-4o-mini", "max_tokens": 256, "stream": true,
+		"system": "You are terse.", "tools": []any{weatherTool},
+		"messages": []any{map[string]any{"role": "user", "content": "Weather in Paris?"}}}
+	resp, body := e.post("/v1/messages", req, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if e.up.LastPath("key-a") != "/v1/chat/completions" {
+		t.Fatalf("upstream path %q", e.up.LastPath("key-a"))
+	}
+	_, sent := e.up.LastRequest("key-a")
+	if gjson.GetBytes(sent, "messages.0.role").String() != "system" || gjson.GetBytes(sent, "tools.0.function.name").String() != "get_weather" {
+		t.Fatalf("upstream body not translated: %s", sent)
+	}
+	events := parseSSE(t, body)
+	var types []string
+	var args strings.Builder
+	var toolID, stop string
+	for _, ev := range events {
+		types = append(types, ev.event)
+		d := gjson.Parse(ev.data)
+		switch ev.event {
+		case "content_block_start":
+			if d.Get("content_block.type").String() == "tool_use" {
+				toolID = d.Get("content_block.id").String()
+			}
+		case "content_block_delta":
+			args.WriteString(d.Get("delta.partial_json").String())
+		case "message_delta":
+			stop = d.Get("delta.stop_reason").String()
+		}
+	}
+	if types[0] != "message_start" || types[len(types)-1] != "message_stop" {
+		t.Fatalf("event order %v", types)
+	}
+	if toolID != "call_fake_1" || args.String() != `{"city":"Paris"}` || stop != "tool_use" {
+		t.Fatalf("tool call id=%q args=%q stop=%q", toolID, args.String(), stop)
+	}
+
+	// Second turn: the tool result goes back with its id one-to-one.
+	req["messages"] = []any{
+		map[string]any{"role": "user", "content": "Weather in Paris?"},
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": toolID, "name": "get_weather", "input": map[string]any{"city": "Paris"}}}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": toolID, "content": "sunny"}}},
+	}
+	req["stream"] = false
+	resp, body = e.post("/v1/messages", req, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	_, sent = e.up.LastRequest("key-a")
+	if gjson.GetBytes(sent, `messages.#(role=="tool").tool_call_id`).String() != toolID {
+		t.Fatalf("tool result id lost: %s", sent)
+	}
+	if gjson.GetBytes(body, "type").String() != "message" || !strings.Contains(gjson.GetBytes(body, "content.0.text").String(), "Tool said: sunny") {
+		t.Fatalf("answer %s", body)
+	}
+	if gjson.GetBytes(body, "usage.input_tokens").Int() == 0 {
+		t.Fatalf("usage lost: %s", body)
+	}
+}
+
+// TestOpenAIClientThroughAnthropicUpstream: the other direction, streaming.
+func TestOpenAIClientThroughAnthropicUpstream(t *testing.T) {
+	e := newEnv(t)
+	e.addAnthropicConn("claude", "key-c", 1)
+	resp, body := e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if e.up.LastPath("key-c") != "/v1/messages" {
+		t.Fatalf("upstream path %q", e.up.LastPath("key-c"))
+	}
+	h, _ := e.up.LastRequest("key-c")
+	if h.Get("x-api-key") != "key-c" || h.Get("anthropic-version") == "" {
+		t.Fatalf("anthropic headers %v", h)
+	}
+	var text strings.Builder
+	var finish string
+	var usage gjson.Result
+	events := parseSSE(t, body)
+	for _, ev := range events {
+		if ev.data == "[DONE]" {
+			continue
+		}
+		d := gjson.Parse(ev.data)
+		text.WriteString(d.Get("choices.0.delta.content").String())
+		if f := d.Get("choices.0.finish_reason").String(); f != "" {
+			finish = f
+		}
+		if u := d.Get("usage"); u.IsObject() {
+			usage = u
+		}
+	}
+	if text.String() != "Hello from key-c" || finish != "stop" || events[len(events)-1].data != "[DONE]" {
+		t.Fatalf("text %q finish %q last %v", text.String(), finish, events[len(events)-1])
+	}
+	if usage.Get("completion_tokens").Int() == 0 || usage.Get("prompt_tokens").Int() == 0 {
+		t.Fatalf("usage lost: %v", usage)
+	}
+}
+
+// TestCodexResponsesThroughOpenAIUpstream: a Responses client (Codex) streams
+// a function call and gets response.completed carrying usage.
+func TestCodexResponsesThroughOpenAIUpstream(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("openai", "key-a", 1)
+	req := map[string]any{"model": "openai-compatible/gpt-4o-mini", "instructions": "Be brief.", "stream": true,
+		"input": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_text", "text": "Weather?"}}}},
+		"tools": []any{map[string]any{"type": "function", "name": "get_weather", "parameters": map[string]any{"type": "object"}}}}
+	resp, body := e.do("POST", "/v1/responses", req, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	events := parseSSE(t, body)
+	last := events[len(events)-1]
+	if events[0].event != "response.created" || last.event != "response.completed" {
+		t.Fatalf("first %s last %s", events[0].event, last.event)
+	}
+	d := gjson.Parse(last.data)
+	if d.Get(`response.output.#(type=="function_call").call_id`).String() != "call_fake_1" ||
+		d.Get(`response.output.#(type=="function_call").arguments`).String() != `{"city":"Paris"}` {
+		t.Fatalf("completed response %s", last.data)
+	}
+	if d.Get("response.usage.output_tokens").Int() == 0 {
+		t.Fatalf("usage lost %s", last.data)
+	}
+
+	req["stream"] = false
+	req["background"] = true
+	resp, body = e.do("POST", "/v1/responses", req, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Warning") == "" || gjson.GetBytes(body, "object").String() != "response" {
+		t.Fatalf("background: %d %q %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Warning"), body)
+	}
+}
+
+func TestCountTokensAndAnthropicErrors(t *testing.T) {
+	e := newEnv(t)
+	resp, body := e.post("/v1/messages/count_tokens", map[string]any{"model": "x", "messages": []any{map[string]any{"role": "user", "content": strings.Repeat("word ", 400)}}}, nil)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "input_tokens").Int() < 100 {
+		t.Fatalf("count_tokens %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.post("/v1/messages", map[string]any{"model": "nope/x", "max_tokens": 5, "messages": []any{}}, nil)
+	var env struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type, Code string
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &env)
+	if resp.StatusCode != 404 || env.Type != "error" || env.Error.Type != "not_found_error" || env.Error.Code != "MODEL_NOT_FOUND" {
+		t.Fatalf("anthropic error %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestStreamFaultsNeverLie: each upstream stream fault ends, for the client,
+// either complete or with a visible error; before any content it fails over.
+func TestStreamFaultsNeverLie(t *testing.T) {
+	tests := []struct {
+		name     string
+		fault    fakeupstream.Fault
+		failover bool // served complete by the second connection
+		// wantError: once content reached the client the stream ends with an
+		// in-band error, never a clean end (a fault that arrives before the
+		// first flush may still fail over).
+		wantError bool
+	}{
+		{"cut after 2 events", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2}, false, true},
+		{"cut before content", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 0}, true, false},
+		{"error event after 2", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 2}, false, true},
+		{"error event first", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 0}, true, false},
+		{"malformed event dropped", fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 1}, false, false},
+	}
+	for _, client := range []string{"chat", "messages"} {
+		for _, tt := range tests {
+			t.Run(client+"/"+tt.name, func(t *testing.T) {
+				e := newEnv(t)
+				e.addAnthropicConn("first", "key-a", 1)
+				second := e.addAnthropicConn("second", "key-b", 2)
+				e.up.SetFault("key-a", tt.fault)
+				var resp *http.Response
+				var body []byte
+				if client == "chat" {
+					resp, body = e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+				} else {
+					resp, body = e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 64,
+						"stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+				}
+				s := string(body)
+				served := resp.Header.Get("X-OmniRoute-Selected-Connection-Id")
+				ended := strings.Contains(s, "[DONE]") || strings.Contains(s, "message_stop")
+				errored := strings.Contains(s, "stream interrupted")
+				switch {
+				case tt.failover && (served != second || !ended || errored):
+					t.Fatalf("want failover: served %s ended %v errored %v\n%s", served, ended, errored, s)
+				case tt.wantError && served == second && ended && !errored:
+					// The fault arrived before anything was flushed to the client,
+					// so failing over was still safe.
+				case tt.wantError && (ended || !errored):
+					t.Fatalf("want visible error, no clean end: ended %v errored %v\n%s", ended, errored, s)
+				case !tt.failover && !tt.wantError && (!ended || errored):
+					t.Fatalf("want complete: ended %v errored %v\n%s", ended, errored, s)
+				}
+			})
+		}
+	}
+}
+
+// TestReasoningKeepsStreamAliveButHeartbeatsDoNot: reasoning frames reset the
+// stall budget; heartbeats alone do not, so the stream then stalls visibly.
+func TestReasoningKeepsStreamAliveButHeartbeatsDoNot(t *testing.T) {
+	e := newEnv(t)
+	e.patchSettings(map[string]any{"streamIdleTimeoutMs": 1000})
+	e.addAnthropicConn("thinker", "key-a", 1)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeReasoningOnlyHeartbeat, AfterChunks: 12, DripMs: 150})
+	resp, body := e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 64,
+		"stream": true, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
+		"messages": []any{map[string]any{"role": "user", "content": "think"}}}, nil)
+	s := string(body)
+	if resp.StatusCode != 200 || strings.Count(s, "thinking_delta") < 12 {
+		t.Fatalf("reasoning frames (1.8 s of them, past the 1 s budget) were cut: %d %s", resp.StatusCode, s)
+	}
+	if strings.Contains(s, "message_stop") || !strings.Contains(s, "stream interrupted") {
+		t.Fatalf("heartbeat-only tail did not stall visibly: %s", s)
+	}
+	_, m := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	c := m["connections"].([]any)[0].(map[string]any)
+	if c["lastErrorType"] != "stall" || c["status"] != "healthy" {
+		t.Fatalf("stall should be recorded without a cooldown: %v", c)
+	}
+}
+
+func TestSlowFirstTokenFailsOverBeforeCommit(t *testing.T) {
+	e := newEnv(t)
+	e.patchSettings(map[string]any{"firstTokenTimeoutMs": 1000})
+	e.addConn("slow", "key-a", 1)
+	second := e.addConn("fast", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeSlowFirstToken, LatencyMs: 5000})
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", true, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second || !strings.Contains(string(body), "[DONE]") {
+		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+}

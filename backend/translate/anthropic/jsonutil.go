@@ -1,0 +1,235 @@
+package anthropic
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// parseObject validates body as one JSON object.
+func parseObject(body []byte, what string) (gjson.Result, error) {
+	if !gjson.ValidBytes(body) {
+		return gjson.Result{}, inputErr("", "%s is not valid JSON", what)
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return gjson.Result{}, inputErr("", "%s must be a JSON object", what)
+	}
+	return root, nil
+}
+
+// marshal encodes v without HTML escaping (the bodies are not HTML).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, inputErr("", "cannot encode the translation: %v", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// field formats a JSON path for error messages.
+func field(parent string, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func index(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+// optString reads an optional string field: absent or null is "", another type is an error.
+func optString(r gjson.Result, path string) (string, error) {
+	switch r.Type {
+	case gjson.Null:
+		return "", nil
+	case gjson.String:
+		return r.Str, nil
+	}
+	return "", inputErr(path, "must be a string")
+}
+
+// optNumber returns the raw JSON of an optional number, nil when absent or null.
+func optNumber(r gjson.Result, path string) (json.RawMessage, error) {
+	switch r.Type {
+	case gjson.Null:
+		return nil, nil
+	case gjson.Number:
+		return json.RawMessage(r.Raw), nil
+	}
+	return nil, inputErr(path, "must be a number")
+}
+
+// optInt reads an optional integer field; ok is false when absent or null.
+func optInt(r gjson.Result, path string) (v int64, ok bool, err error) {
+	switch r.Type {
+	case gjson.Null:
+		return 0, false, nil
+	case gjson.Number:
+		f := r.Float()
+		if f != float64(int64(f)) || f > 1<<53 || f < -(1<<53) {
+			return 0, false, inputErr(path, "must be an integer")
+		}
+		return int64(f), true, nil
+	}
+	return 0, false, inputErr(path, "must be an integer")
+}
+
+// optBool reads an optional boolean; ok is false when absent or null.
+func optBool(r gjson.Result, path string) (v, ok bool, err error) {
+	switch r.Type {
+	case gjson.Null:
+		return false, false, nil
+	case gjson.True:
+		return true, true, nil
+	case gjson.False:
+		return false, true, nil
+	}
+	return false, false, inputErr(path, "must be a boolean")
+}
+
+// compactRaw returns r's raw JSON compacted, so it can be re-embedded.
+func compactRaw(raw string) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(raw)); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// rawArgsKey carries tool-call arguments that are not a JSON object inside an
+// Anthropic input, so they survive a round trip.
+const rawArgsKey = "_arguments"
+
+// argumentsToInput turns an OpenAI arguments string into an Anthropic input object.
+func argumentsToInput(args string) json.RawMessage {
+	t := strings.TrimSpace(args)
+	if t == "" {
+		return json.RawMessage("{}")
+	}
+	if gjson.Valid(t) {
+		if r := gjson.Parse(t); r.IsObject() {
+			if c := compactRaw(t); c != nil {
+				return c
+			}
+		}
+	}
+	b, _ := marshal(map[string]string{rawArgsKey: args})
+	return b
+}
+
+// inputToArguments turns an Anthropic tool input into an OpenAI arguments string.
+func inputToArguments(in gjson.Result) string {
+	if !in.Exists() || in.Type == gjson.Null {
+		return "{}"
+	}
+	if in.IsObject() {
+		raw := in.Get(rawArgsKey)
+		if raw.Type == gjson.String {
+			n := 0
+			in.ForEach(func(_, _ gjson.Result) bool { n++; return n < 2 })
+			if n == 1 {
+				return raw.Str
+			}
+		}
+	}
+	if in.Type == gjson.String {
+		return in.Str
+	}
+	if c := compactRaw(in.Raw); c != nil {
+		return string(c)
+	}
+	return "{}"
+}
+
+// newID returns prefix followed by 24 random hex digits, for ids the input lacks.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// appendString appends s as a JSON string literal.
+func appendString(dst []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendInt appends n in decimal.
+func appendInt(dst []byte, n int) []byte { return strconv.AppendInt(dst, int64(n), 10) }
+
+// truncate shortens s to at most n bytes (on a rune boundary) for messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// each calls fn for every element of arr with its position, and does nothing
+// when arr is not an array (gjson's ForEach would call fn once for a scalar).
+func each(arr gjson.Result, fn func(i int, v gjson.Result) bool) {
+	if !arr.IsArray() {
+		return
+	}
+	i := 0
+	arr.ForEach(func(_, v gjson.Result) bool {
+		ok := fn(i, v)
+		i++
+		return ok
+	})
+}

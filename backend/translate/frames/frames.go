@@ -1,0 +1,379 @@
+// Package frames tells what kind of progress one upstream SSE event represents, in
+// each wire format the gateway speaks, so the stream watchdog can tell model output
+// from reasoning, tool calls, heartbeats and bookkeeping.
+//
+// Classification validates the data with gjson and then looks up only the fields
+// it needs in one pass, skipping the rest without decoding it: a few hundred ns
+// per event, one copy of the data, and no panics on any input.
+//
+// Bytes is the UTF-8 length of the user-visible text (Content) or tool-argument
+// delta (ToolCall) the event carries, after JSON unescaping: the throughput proxy
+// of guide §6. It is 0 for every other kind, except an OpenAI chunk that carries
+// text and a finish_reason at once: End, with the text's bytes, so the last words
+// still count as output.
+//
+// Rules common to every format, checked first:
+//   - an SSE comment is a Heartbeat;
+//   - an "event: error" event is an Error, whatever its data;
+//   - "[DONE]" is End;
+//   - data that is not a JSON object (malformed, truncated, or a bare value) is
+//     Unknown, which never counts as progress;
+//   - an empty data field is a Heartbeat in Chat; in Messages and Responses the
+//     event name alone is classified (so "event: ping" is a Heartbeat).
+//
+// Within an event, output outranks tool calls, which outrank reasoning, which
+// outranks heartbeats and metadata; an OpenAI finish_reason makes the chunk End.
+// Responses "response.failed" is an Error rather than End (both end the stream;
+// Error says how). Valid JSON of a shape this package does not know is Metadata:
+// bookkeeping, not progress. The doc comments of classifyChat, classifyMessages and
+// classifyResponses hold each format's full table.
+package frames
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/resilience/watchdog"
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/sse"
+)
+
+// Classify returns the watchdog Frame for one upstream SSE event in format f. An
+// unrecognized format is read as Chat, the hub format.
+func Classify(f translate.Format, ev sse.Event) watchdog.Frame {
+	if ev.Comment {
+		return frame(watchdog.Heartbeat, 0)
+	}
+	if ev.Event == "error" {
+		return frame(watchdog.Error, 0)
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if string(data) == "[DONE]" {
+		return frame(watchdog.End, 0)
+	}
+	var json string
+	if len(data) > 0 {
+		if data[0] != '{' || !gjson.ValidBytes(data) {
+			return frame(watchdog.Unknown, 0)
+		}
+		json = string(data)
+	}
+	switch f {
+	case translate.Messages:
+		return classifyMessages(ev.Event, json)
+	case translate.Responses:
+		return classifyResponses(ev.Event, json)
+	default:
+		if json == "" {
+			return frame(watchdog.Heartbeat, 0)
+		}
+		return classifyChat(json)
+	}
+}
+
+// frame builds a Frame.
+func frame(k watchdog.Kind, n int) watchdog.Frame { return watchdog.Frame{Kind: k, Bytes: n} }
+
+// textOrHeartbeat is k with n bytes, or a Heartbeat for an empty delta.
+func textOrHeartbeat(k watchdog.Kind, n int) watchdog.Frame {
+	if n <= 0 {
+		return frame(watchdog.Heartbeat, 0)
+	}
+	return frame(k, n)
+}
+
+// chatDelta is what one OpenAI chat chunk carries, summed over its choices.
+type chatDelta struct {
+	text      int  // content + refusal bytes
+	toolBytes int  // tool-call argument bytes
+	tool      bool // a tool call (or legacy function_call) is streaming
+	reasoning bool // reasoning_content / reasoning / reasoning_details present
+	finished  bool // some choice has a finish_reason
+}
+
+// progress reports whether the chunk carried anything but bookkeeping.
+func (d *chatDelta) progress() bool {
+	return d.finished || d.text > 0 || d.tool || d.reasoning
+}
+
+// classifyChat classifies an OpenAI Chat Completions chunk:
+//
+//	choices[].finish_reason set                        End (Bytes = text in the chunk)
+//	choices[].delta.content / refusal non-empty        Content
+//	choices[].delta.tool_calls non-empty, function_call ToolCall (Bytes = arguments)
+//	choices[].delta.reasoning_content / reasoning      Reasoning, even when "" (the Kiro
+//	  (string), reasoning_details (non-empty)            executor's signed-reasoning marker)
+//	top-level "error" (not null), nothing above        Error
+//	usage, nothing above                               Metadata
+//	role-only, empty delta, no choices                 Heartbeat
+//
+// A content array (content parts) counts its "text" parts as Content and its
+// "thinking" parts as Reasoning.
+func classifyChat(json string) watchdog.Frame {
+	var d chatDelta
+	var errField, usage string
+	members(json, func(key, tail string) int {
+		switch key {
+		case "choices":
+			return elements(tail, d.addChoice)
+		case "error":
+			errField = value(tail)
+			return len(errField)
+		case "usage":
+			usage = value(tail)
+			return len(usage)
+		}
+		return 0
+	})
+	switch {
+	case !d.progress() && present(errField):
+		return frame(watchdog.Error, 0)
+	case d.finished:
+		return frame(watchdog.End, d.text+d.toolBytes)
+	case d.text > 0:
+		return frame(watchdog.Content, d.text)
+	case d.tool:
+		return frame(watchdog.ToolCall, d.toolBytes)
+	case d.reasoning:
+		return frame(watchdog.Reasoning, 0)
+	case isObject(usage):
+		return frame(watchdog.Metadata, 0)
+	}
+	return frame(watchdog.Heartbeat, 0)
+}
+
+// addChoice folds the element of "choices" at the start of tail into d and
+// returns its length.
+func (d *chatDelta) addChoice(tail string) int {
+	return members(tail, func(key, tail string) int {
+		switch key {
+		case "finish_reason":
+			v := value(tail)
+			if strLen(v) > 0 {
+				d.finished = true
+			}
+			return len(v)
+		case "delta":
+			return members(tail, d.addDeltaField)
+		}
+		return 0
+	})
+}
+
+// addDeltaField folds the delta field key, whose value starts tail, into d and
+// returns the value's length (0: skip it).
+func (d *chatDelta) addDeltaField(key, tail string) int {
+	switch key {
+	case "content":
+		if isArray(tail) {
+			return elements(tail, d.addContentPart)
+		}
+		v := value(tail)
+		d.text += strLen(v)
+		return len(v)
+	case "refusal":
+		v := value(tail)
+		d.text += strLen(v)
+		return len(v)
+	case "tool_calls":
+		return elements(tail, func(call string) int {
+			d.tool = true
+			v := value(call)
+			d.toolBytes += strLen(path(v, "function", "arguments"))
+			return len(v)
+		})
+	case "function_call":
+		if isObject(tail) {
+			v := value(tail)
+			d.tool = true
+			d.toolBytes += strLen(member(v, "arguments"))
+			return len(v)
+		}
+	case "reasoning_content", "reasoning":
+		if isString(tail) {
+			d.reasoning = true
+		}
+	case "reasoning_details":
+		if isArray(tail) && skipSpace(tail, 1) < len(tail) && tail[skipSpace(tail, 1)] != ']' {
+			d.reasoning = true
+		}
+	}
+	return 0
+}
+
+// addContentPart folds the content part at the start of tail into d and returns
+// its length.
+func (d *chatDelta) addContentPart(tail string) int {
+	part := value(tail)
+	switch str(member(part, "type")) {
+	case "thinking", "reasoning":
+		d.reasoning = true
+	default:
+		d.text += strLen(member(part, "text"))
+	}
+	return len(part)
+}
+
+// classifyMessages classifies an Anthropic Messages event by its "type" (or, without
+// one, its SSE event name):
+//
+//	ping                                               Heartbeat
+//	message_start, content_block_stop, message_delta   Metadata
+//	content_block_start: text                          Metadata (Content if it has text)
+//	content_block_start: thinking, redacted_thinking   Reasoning
+//	content_block_start: tool_use, server_tool_use,    ToolCall
+//	  mcp_tool_use
+//	content_block_delta: text_delta                    Content (Heartbeat if empty)
+//	content_block_delta: input_json_delta              ToolCall (Heartbeat if empty)
+//	content_block_delta: thinking_delta                Reasoning, even with empty text
+//	content_block_delta: signature_delta               Reasoning if the signature is
+//	                                                     non-empty, else Heartbeat
+//	message_stop                                       End
+//	error                                              Error
+func classifyMessages(event, json string) watchdog.Frame {
+	// One pass: the nested "delta" / "content_block" object is walked in place.
+	var typ, sub, text, partial, signature string
+	members(json, func(key, tail string) int {
+		switch key {
+		case "type":
+			v := value(tail)
+			typ = str(v)
+			return len(v)
+		case "delta", "content_block":
+			return members(tail, func(key, tail string) int {
+				v := value(tail)
+				switch key {
+				case "type":
+					sub = str(v)
+				case "text":
+					text = v
+				case "partial_json":
+					partial = v
+				case "signature":
+					signature = v
+				}
+				return len(v)
+			})
+		}
+		return 0
+	})
+	if typ == "" {
+		typ = event
+	}
+	switch typ {
+	case "ping":
+		return frame(watchdog.Heartbeat, 0)
+	case "content_block_start":
+		switch sub {
+		case "thinking", "redacted_thinking":
+			return frame(watchdog.Reasoning, 0)
+		case "tool_use", "server_tool_use", "mcp_tool_use":
+			return frame(watchdog.ToolCall, 0)
+		case "text":
+			if n := strLen(text); n > 0 {
+				return frame(watchdog.Content, n)
+			}
+		}
+		return frame(watchdog.Metadata, 0)
+	case "content_block_delta":
+		switch sub {
+		case "text_delta":
+			return textOrHeartbeat(watchdog.Content, strLen(text))
+		case "input_json_delta":
+			return textOrHeartbeat(watchdog.ToolCall, strLen(partial))
+		case "thinking_delta":
+			return frame(watchdog.Reasoning, 0)
+		case "signature_delta":
+			if strLen(signature) > 0 {
+				return frame(watchdog.Reasoning, 0)
+			}
+			return frame(watchdog.Heartbeat, 0)
+		}
+		return frame(watchdog.Metadata, 0)
+	case "message_stop":
+		return frame(watchdog.End, 0)
+	case "error":
+		return frame(watchdog.Error, 0)
+	}
+	return frame(watchdog.Metadata, 0)
+}
+
+// classifyResponses classifies an OpenAI Responses event by its "type" (or, without
+// one, its SSE event name):
+//
+//	response.output_text.delta, response.refusal.delta Content (Heartbeat if empty)
+//	response.*_call_*.delta (function_call_arguments,   ToolCall (Bytes = delta;
+//	  custom_tool_call_input, mcp_call_arguments,        Heartbeat if empty)
+//	  code_interpreter_call_code)
+//	response.output_item.added / .done                 by item.type: reasoning → Reasoning,
+//	                                                     *_call, mcp_* → ToolCall,
+//	                                                     message and others → Metadata
+//	response.reasoning*                                Reasoning (summary/text deltas,
+//	                                                     parts, even when empty)
+//	response.<tool>_call.<phase> (web_search_call.      ToolCall (hosted tool progress)
+//	  searching, mcp_call.in_progress, …), mcp_list_tools.*
+//	response.completed, response.incomplete            End
+//	response.failed, error                             Error
+//	response.created, in_progress, queued, content     Metadata
+//	  parts, *.done, annotations, anything else
+func classifyResponses(event, json string) watchdog.Frame {
+	// One pass: "item" is walked in place for its type.
+	var typ, delta, item string
+	members(json, func(key, tail string) int {
+		switch key {
+		case "type":
+			v := value(tail)
+			typ = str(v)
+			return len(v)
+		case "delta":
+			delta = value(tail)
+			return len(delta)
+		case "item":
+			return members(tail, func(key, tail string) int {
+				if key == "type" {
+					v := value(tail)
+					item = str(v)
+					return len(v)
+				}
+				return 0
+			})
+		}
+		return 0
+	})
+	if typ == "" {
+		typ = event
+	}
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta":
+		return textOrHeartbeat(watchdog.Content, strLen(delta))
+	case "response.output_item.added", "response.output_item.done":
+		switch {
+		case item == "reasoning":
+			return frame(watchdog.Reasoning, 0)
+		case strings.HasSuffix(item, "_call") || strings.HasPrefix(item, "mcp_"):
+			return frame(watchdog.ToolCall, 0)
+		}
+		return frame(watchdog.Metadata, 0)
+	case "response.completed", "response.incomplete":
+		return frame(watchdog.End, 0)
+	case "response.failed", "error":
+		return frame(watchdog.Error, 0)
+	}
+	rest, ok := strings.CutPrefix(typ, "response.")
+	if !ok {
+		return frame(watchdog.Metadata, 0)
+	}
+	if strings.HasPrefix(rest, "reasoning") {
+		return frame(watchdog.Reasoning, 0)
+	}
+	name, phase, _ := strings.Cut(rest, ".")
+	switch {
+	case strings.Contains(name, "_call_") && phase == "delta":
+		return textOrHeartbeat(watchdog.ToolCall, strLen(delta))
+	case strings.HasSuffix(name, "_call") || name == "mcp_list_tools":
+		return frame(watchdog.ToolCall, 0)
+	}
+	return frame(watchdog.Metadata, 0)
+}

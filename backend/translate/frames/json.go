@@ -1,0 +1,239 @@
+package frames
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// A lean walker over JSON that gjson.ValidBytes has already accepted. Looking up a
+// handful of keys in a streaming chunk is dominated by skipping the values around
+// them; these helpers skip without parsing (no number conversion, no unescaping)
+// and hand out raw value slices. Strings are unescaped by gjson, and only when they
+// contain escapes. Object keys are compared as written (an escaped key such as
+// "con\u0074ent" is not "content"). Every index is bounds-checked, so even input
+// that skipped validation cannot make them panic.
+
+// skipSpace returns the index of the first non-whitespace byte at or after i.
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string that opens at s[i] == '"'.
+func skipString(s string, i int) int {
+	// Short strings (ids, keys, most deltas) are cheaper to walk byte by byte;
+	// long ones go to IndexByte.
+	for end := min(i+64, len(s)); ; {
+		i++
+		if i >= end {
+			break
+		}
+		switch s[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		}
+	}
+	for i < len(s) {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return len(s)
+		}
+		i += q
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// skipValue returns the index just past the value that starts at s[i].
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		depth := 0
+		for i < len(s) {
+			switch s[i] {
+			case '"':
+				i = skipString(s, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(s)
+	}
+	for i < len(s) {
+		switch s[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return len(s)
+}
+
+// The walkers hand each value to their callback as the tail of the input that
+// starts with it, so a callback can descend into the value in the same pass and
+// report how far it got. A callback returns the length of the value it consumed,
+// 0 to let the walker skip the value, or a negative number to stop.
+
+// members walks the object at the start of obj, calling fn with each key (as
+// written, without quotes) and the tail starting at its value. It returns the
+// length of the object (or of what was walked, when fn stops or the input ends);
+// a non-object calls nothing and returns 0.
+func members(obj string, fn func(key, tail string) int) int {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return 0
+	}
+	for i++; ; i++ {
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return len(obj)
+		}
+		if obj[i] == '}' {
+			return i + 1
+		}
+		if obj[i] != '"' {
+			return i
+		}
+		end := skipString(obj, i)
+		key := obj[i+1 : max(end-1, i+1)]
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return i
+		}
+		i = skipSpace(obj, i+1)
+		n := fn(key, obj[i:])
+		switch {
+		case n < 0:
+			return i
+		case n == 0:
+			i = skipValue(obj, i)
+		default:
+			i = min(i+n, len(obj))
+		}
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return len(obj)
+		}
+		if obj[i] == '}' {
+			return i + 1
+		}
+		if obj[i] != ',' {
+			return i
+		}
+	}
+}
+
+// elements walks the array at the start of arr like members, calling fn with the
+// tail starting at each element.
+func elements(arr string, fn func(tail string) int) int {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return 0
+	}
+	for i++; ; i++ {
+		i = skipSpace(arr, i)
+		if i >= len(arr) {
+			return len(arr)
+		}
+		if arr[i] == ']' {
+			return i + 1
+		}
+		n := fn(arr[i:])
+		switch {
+		case n < 0:
+			return i
+		case n == 0:
+			i = skipValue(arr, i)
+		default:
+			i = min(i+n, len(arr))
+		}
+		i = skipSpace(arr, i)
+		if i >= len(arr) {
+			return len(arr)
+		}
+		if arr[i] == ']' {
+			return i + 1
+		}
+		if arr[i] != ',' {
+			return i
+		}
+	}
+}
+
+// value is the raw JSON value at the start of tail.
+func value(tail string) string { return tail[:skipValue(tail, 0)] }
+
+// member returns the raw value of key in the object obj, or "" when absent.
+func member(obj, key string) string {
+	var found string
+	members(obj, func(k, tail string) int {
+		if k != key {
+			return 0
+		}
+		found = value(tail)
+		return -1
+	})
+	return found
+}
+
+// path returns the raw value at the dotted object path keys in obj, or "".
+func path(obj string, keys ...string) string {
+	for _, k := range keys {
+		if obj = member(obj, k); obj == "" {
+			return ""
+		}
+	}
+	return obj
+}
+
+// isString, isObject, isArray and isNull report a raw value's JSON type.
+func isString(v string) bool { return len(v) > 0 && v[0] == '"' }
+
+// isObject reports whether the raw value v is a JSON object.
+func isObject(v string) bool { return len(v) > 0 && v[0] == '{' }
+
+// isArray reports whether the raw value v is a JSON array.
+func isArray(v string) bool { return len(v) > 0 && v[0] == '[' }
+
+// present reports whether the raw value v exists and is not null.
+func present(v string) bool { return v != "" && v != "null" }
+
+// str returns the unescaped text of the raw JSON string v, or "" for a non-string.
+// It allocates only when v contains escapes.
+func str(v string) string {
+	if !isString(v) || len(v) < 2 {
+		return ""
+	}
+	if inner := v[1 : len(v)-1]; strings.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	return gjson.Parse(v).Str
+}
+
+// strLen is the UTF-8 length of the unescaped raw JSON string v (0 for a non-string).
+func strLen(v string) int { return len(str(v)) }

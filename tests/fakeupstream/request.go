@@ -1,0 +1,126 @@
+package fakeupstream
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// answerKind is the kind of answer a request gets.
+type answerKind uint8
+
+const (
+	kindText       answerKind = iota // Content(key)
+	kindToolCall                     // a call to the request's first tool
+	kindToolResult                   // ToolResultText of the last message's tool result
+)
+
+// shape is what a request asks for beyond its model: the kind of answer,
+// reasoning, and usage in the stream. It is part of the answer cache key.
+type shape struct {
+	kind      answerKind
+	tool      string // first tool's name, for kindToolCall
+	result    string // tool result content, for kindToolResult
+	reasoning bool   // prepend reasoning
+	usage     bool   // OpenAI stream_options.include_usage: send a usage chunk
+}
+
+// request is what the fake reads from a completion request body.
+type request struct {
+	model  string
+	stream bool
+	shape  shape
+	// badTools is set when tools is a non-empty array whose first element
+	// has no name where the format puts it (OpenAI tools[0].function.name,
+	// Anthropic tools[0].name): the provider would answer 400, and a gateway
+	// translating between the formats should not send that.
+	badTools bool
+}
+
+// parseRequest reads a completion request body in format; ok is false when
+// the body is not valid JSON.
+func parseRequest(format Format, body []byte) (req request, ok bool) {
+	if !gjson.ValidBytes(body) {
+		return req, false
+	}
+	res := gjson.GetManyBytes(body, "model", "stream", "tools", "messages",
+		"reasoning_effort", "thinking.type", "stream_options.include_usage")
+	req.model, req.stream = res[0].String(), res[1].Bool()
+	tools, messages := res[2], res[3]
+	if format == FormatAnthropic {
+		req.shape.reasoning = res[5].String() == "enabled"
+	} else {
+		req.shape.reasoning = res[4].Type != gjson.Null && res[4].String() != ""
+		req.shape.usage = res[6].Bool()
+	}
+	if result, isResult := toolResult(format, lastElement(messages)); isResult {
+		req.shape.kind, req.shape.result = kindToolResult, result
+		return req, true
+	}
+	if first := tools.Get("0"); tools.IsArray() && first.Exists() {
+		namePath := "function.name"
+		if format == FormatAnthropic {
+			namePath = "name"
+		}
+		name := first.Get(namePath).String()
+		if name == "" {
+			req.badTools = true
+			return req, true
+		}
+		req.shape.kind, req.shape.tool = kindToolCall, name
+	}
+	return req, true
+}
+
+// lastElement returns the last element of a JSON array (or a zero Result).
+func lastElement(arr gjson.Result) gjson.Result {
+	var last gjson.Result
+	if arr.IsArray() {
+		arr.ForEach(func(_, v gjson.Result) bool {
+			last = v
+			return true
+		})
+	}
+	return last
+}
+
+// toolResult reports whether msg is a tool result and returns its content:
+// OpenAI {"role":"tool","content":...}; Anthropic a user message whose
+// content has a tool_result block (the first one is used).
+func toolResult(format Format, msg gjson.Result) (string, bool) {
+	if format == FormatOpenAI {
+		if msg.Get("role").String() != "tool" {
+			return "", false
+		}
+		return textOf(msg.Get("content")), true
+	}
+	if msg.Get("role").String() != "user" {
+		return "", false
+	}
+	var out string
+	found := false
+	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+		if block.Get("type").String() == "tool_result" {
+			out, found = textOf(block.Get("content")), true
+			return false
+		}
+		return true
+	})
+	return out, found
+}
+
+// textOf returns a content value as text: a string as is, an array of parts
+// as the concatenation of its text parts.
+func textOf(c gjson.Result) string {
+	if !c.IsArray() {
+		return c.String()
+	}
+	var b strings.Builder
+	c.ForEach(func(_, part gjson.Result) bool {
+		if part.Get("type").String() == "text" {
+			b.WriteString(part.Get("text").String())
+		}
+		return true
+	})
+	return b.String()
+}
