@@ -250,6 +250,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
+// CloseIdleConnections drops pooled upstream connections (tests measure leaks
+// without the pool's legitimately idle goroutines).
+func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
+
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.logs.Close()

@@ -12,10 +12,14 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// parseObject validates body as one JSON object.
+// parseObject validates body as one JSON object in UTF-8 (JSON text must be
+// UTF-8, and ids with invalid bytes could not be copied one-to-one).
 func parseObject(body []byte, what string) (gjson.Result, error) {
 	if !gjson.ValidBytes(body) {
 		return gjson.Result{}, inputErr("", "%s is not valid JSON", what)
+	}
+	if !utf8.Valid(body) {
+		return gjson.Result{}, inputErr("", "%s is not valid UTF-8", what)
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {

@@ -45,9 +45,15 @@ func (s anthSum) tools() []anthBlockSum {
 // failing on any protocol violation: events before message_start, a block
 // started twice or never stopped, deltas outside the open block, anything
 // after message_stop, an event name that differs from its data type.
-func summarizeAnthropic(t testing.TB, evs []ev) anthSum {
+func summarizeAnthropic(t testing.TB, evs []ev) (s anthSum) {
 	t.Helper()
-	var s anthSum
+	var text, args []*strings.Builder // per block, joined at the end (inputs can be large)
+	defer func() {
+		for i := range s.Blocks {
+			s.Blocks[i].Text += text[i].String()
+			s.Blocks[i].Args += args[i].String()
+		}
+	}()
 	open := -1
 	started := false
 	for i, e := range evs {
@@ -101,6 +107,7 @@ func summarizeAnthropic(t testing.TB, evs []ev) anthSum {
 				t.Fatalf("event %d: unexpected block type %q", i, b.Type)
 			}
 			s.Blocks = append(s.Blocks, b)
+			text, args = append(text, &strings.Builder{}), append(args, &strings.Builder{})
 			open = idx
 		case "content_block_delta":
 			idx := int(d.Get("index").Int())
@@ -111,12 +118,12 @@ func summarizeAnthropic(t testing.TB, evs []ev) anthSum {
 			dl := d.Get("delta")
 			switch dt := dl.Get("type").String(); {
 			case dt == "text_delta" && b.Type == "text":
-				b.Text += dl.Get("text").String()
+				text[idx].WriteString(dl.Get("text").String())
 			case dt == "thinking_delta" && b.Type == "thinking":
-				b.Text += dl.Get("thinking").String()
+				text[idx].WriteString(dl.Get("thinking").String())
 			case dt == "signature_delta" && b.Type == "thinking":
 			case dt == "input_json_delta" && b.Type == "tool_use":
-				b.Args += dl.Get("partial_json").String()
+				args[idx].WriteString(dl.Get("partial_json").String())
 			default:
 				t.Fatalf("event %d: delta %q in a %s block", i, dt, b.Type)
 			}
@@ -162,9 +169,16 @@ type chatSum struct {
 // summarizeChat parses a Chat chunk stream as a strict client would, failing
 // on invalid chunks, tool_calls indexes that skip, a second finish, chunks
 // after [DONE], or a tool call delta before its id.
-func summarizeChat(t testing.TB, evs []ev) chatSum {
+func summarizeChat(t testing.TB, evs []ev) (s chatSum) {
 	t.Helper()
-	var s chatSum
+	var content, reasoning strings.Builder
+	var args []*strings.Builder
+	defer func() {
+		s.Content, s.Reasoning = content.String(), reasoning.String()
+		for i := range s.Tools {
+			s.Tools[i].Args = args[i].String()
+		}
+	}()
 	for i, e := range evs {
 		if s.Done {
 			t.Fatalf("event %d after [DONE]", i)
@@ -195,8 +209,8 @@ func summarizeChat(t testing.TB, evs []ev) chatSum {
 				t.Fatalf("event %d: chunk after finish_reason: %s", i, e.Data)
 			}
 			dl := c.Get("delta")
-			s.Content += dl.Get("content").String()
-			s.Reasoning += dl.Get("reasoning_content").String()
+			content.WriteString(dl.Get("content").String())
+			reasoning.WriteString(dl.Get("reasoning_content").String())
 			dl.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
 				idx := int(tc.Get("index").Int())
 				switch {
@@ -205,10 +219,11 @@ func summarizeChat(t testing.TB, evs []ev) chatSum {
 						t.Fatalf("event %d: first delta of tool %d lacks id/type: %s", i, idx, e.Data)
 					}
 					s.Tools = append(s.Tools, chatToolSum{ID: tc.Get("id").String(), Name: tc.Get("function.name").String()})
+					args = append(args, &strings.Builder{})
 				case idx > len(s.Tools) || idx < 0:
 					t.Fatalf("event %d: tool index %d skips", i, idx)
 				}
-				s.Tools[idx].Args += tc.Get("function.arguments").String()
+				args[idx].WriteString(tc.Get("function.arguments").String())
 				return true
 			})
 			if f := c.Get("finish_reason"); f.Type == gjson.String {
