@@ -125,6 +125,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
 	a.resilienceRoutes(m)
+	a.lockoutRoutes(m)
 	a.agentRoutes(m)
 
 	a.dashboardRoutes(r)

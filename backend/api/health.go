@@ -20,6 +20,7 @@ type Health struct {
 	Total           int
 	SoonestRetryMs  int64
 	ActiveAvailable int
+	Lockouts        int
 }
 
 // ComputeHealth derives healthy / degraded / unhealthy from live state:
@@ -38,6 +39,7 @@ func (a *API) ComputeHealth() Health {
 		h.ProviderHealth[s.Provider] = map[string]any{"state": s.State, "failures": s.Failures,
 			"lastFailure": last, "retryAfterMs": s.RetryAfter.Milliseconds()}
 	}
+	h.Lockouts = a.Engine.Lockouts().Count()
 	active := 0
 	for _, c := range a.Engine.Registry().All() {
 		h.Total++
@@ -62,7 +64,7 @@ func (a *API) ComputeHealth() Health {
 	switch {
 	case open > 0 || (active > 0 && h.ActiveAvailable == 0):
 		h.Status = "unhealthy"
-	case h.CoolingDown > 0 || degraded > 0 || half > 0 || h.Terminal > 0:
+	case h.CoolingDown > 0 || degraded > 0 || half > 0 || h.Terminal > 0 || h.Lockouts > 0:
 		h.Status = "degraded"
 	default:
 		h.Status = "healthy"
@@ -88,7 +90,11 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	out["providerHealth"] = h.ProviderHealth
 	out["connectionHealth"] = map[string]any{"coolingDown": h.CoolingDown, "terminal": h.Terminal,
 		"total": h.Total, "soonestRetryAfterMs": h.SoonestRetryMs}
-	out["lockouts"] = []any{}
+	lockouts := []map[string]any{}
+	for _, e := range a.Engine.Lockouts().List() {
+		lockouts = append(lockouts, a.lockoutJSON(e, a.Clock.Now()))
+	}
+	out["lockouts"] = lockouts
 	out["leases"] = map[string]any{"active": 0}
 	httpx.WriteJSON(w, http.StatusOK, out)
 }

@@ -58,6 +58,7 @@ func connectionStatus(st cooldown.State, now time.Time) (string, time.Duration) 
 func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 	provider := strings.ToLower(r.URL.Query().Get("provider"))
 	now := a.Clock.Now()
+	locks := a.lockoutsByConnection(now)
 	out := []map[string]any{}
 	for _, c := range a.Engine.Registry().All() {
 		if provider != "" && c.Provider.ID != provider && c.BreakerKey != provider {
@@ -65,11 +66,20 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 		}
 		st := c.Cooldown()
 		status, remaining := connectionStatus(st, now)
+		lk := locks[c.ID]
+		if lk == nil {
+			lk = []map[string]any{}
+		} else if status == "healthy" {
+			status = "model_locked"
+		}
+		if status == "healthy" && !c.Active {
+			status = "unavailable"
+		}
 		f := routing.CooldownFields(st)
 		out = append(out, map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
 			"status": status, "testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil),
 			"cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel, "errorCode": st.ErrorCode,
-			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": []any{}})
+			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": lk})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connections": out, "generatedAt": now.UTC().Format(time.RFC3339Nano)})
 }
@@ -114,8 +124,15 @@ func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	lockoutsCleared := 0
+	for _, c := range targets {
+		lockoutsCleared += a.Engine.Lockouts().ClearConnection(c.ID)
+	}
+	if lockoutsCleared > 0 && a.Events != nil {
+		a.Events.Publish("lockout", map[string]any{"action": "cleared", "removed": lockoutsCleared})
+	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": cleared, "unchanged": unchanged,
-		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": 0})
+		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": lockoutsCleared})
 }
 
 // clearConns clears the transient cooldown of each target; terminal states are

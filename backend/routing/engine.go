@@ -6,6 +6,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/store"
 )
@@ -38,11 +39,18 @@ type Policy interface {
 	CooldownOptions() cooldown.Options
 	// ProviderCooldownEnabled reports whether the opt-in provider window gate is on.
 	ProviderCooldownEnabled() bool
+	// LockoutSettings returns the model lockout tuning.
+	LockoutSettings() lockout.Settings
+	// QueueMaxWait is the longest body-declared wait that is pacing; a longer
+	// typed RetryInfo wait becomes a model lockout instead (guide §5).
+	QueueMaxWait() time.Duration
 }
 
 // Observer hears about state changes (for the event stream and logs).
 type Observer interface {
 	ConnectionStateChanged(c *Conn, st cooldown.State)
+	// LockoutChanged reports "locked", "decayed" or "cleared" for a model lockout.
+	LockoutChanged(action string, e lockout.Entry)
 }
 
 // Engine admits candidates through every resilience layer and records each
@@ -52,6 +60,7 @@ type Engine struct {
 	clk      clock.Clock
 	breakers *breaker.Registry
 	window   *breaker.WindowGate
+	lockouts *lockout.Table
 	store    CooldownStore
 	policy   Policy
 	observer Observer
@@ -64,7 +73,9 @@ type EngineDeps struct {
 	Clock    clock.Clock
 	Breakers *breaker.Registry
 	// Window is the optional provider cooldown window gate (used when the policy enables it).
-	Window   *breaker.WindowGate
+	Window *breaker.WindowGate
+	// Lockouts holds the in-memory model lockouts.
+	Lockouts *lockout.Table
 	Store    CooldownStore
 	Policy   Policy
 	Observer Observer
@@ -74,7 +85,7 @@ type EngineDeps struct {
 
 // NewEngine wires an engine.
 func NewEngine(d EngineDeps) *Engine {
-	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, store: d.Store,
+	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, store: d.Store,
 		policy: d.Policy, observer: d.Observer, onError: d.OnError}
 }
 
@@ -83,6 +94,21 @@ func (e *Engine) Registry() *Registry { return e.reg }
 
 // Breakers returns the provider breaker registry.
 func (e *Engine) Breakers() *breaker.Registry { return e.breakers }
+
+// Lockouts returns the model lockout table.
+func (e *Engine) Lockouts() *lockout.Table { return e.lockouts }
+
+// modelLocked reports a lockout covering this candidate's model.
+func (e *Engine) modelLocked(c Candidate) *Exclusion {
+	if e.lockouts == nil {
+		return nil
+	}
+	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
+		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
+		return x
+	}
+	return nil
+}
 
 // Window returns the provider cooldown window gate.
 func (e *Engine) Window() *breaker.WindowGate { return e.window }
@@ -105,6 +131,9 @@ func (e *Engine) Check(c Candidate) *Exclusion {
 		return x
 	}
 	if x := e.providerCooling(c); x != nil {
+		return x
+	}
+	if x := e.modelLocked(c); x != nil {
 		return x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
@@ -139,6 +168,9 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 		return nil, x
 	}
 	if x := e.providerCooling(c); x != nil {
+		return nil, x
+	}
+	if x := e.modelLocked(c); x != nil {
 		return nil, x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
@@ -183,7 +215,51 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if v.Kind == verdict.KindClientCanceled {
 		return
 	}
+	if t.e.recordLockout(t.cand, v) {
+		return
+	}
 	t.e.recordCooldown(t.cand.Conn, v)
+}
+
+// recordLockout applies the model lockout layer. It returns true when the
+// failure is blamed on the model alone, so the connection itself is not cooled
+// (the rest of its models keep serving).
+func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
+	if e.lockouts == nil {
+		return false
+	}
+	provider := c.Conn.Provider.ID
+	if v.OK() {
+		if n := e.lockouts.Decay(provider, c.Conn.ID, c.Model); n > 0 && e.observer != nil {
+			e.observer.LockoutChanged("decayed", lockout.Entry{Provider: provider, ConnectionID: c.Conn.ID, Model: c.Model})
+		}
+		return false
+	}
+	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
+	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.policy.QueueMaxWait() {
+		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)
+		e.lockoutChanged("locked", entry)
+		return true
+	}
+	set := e.policy.LockoutSettings()
+	if !set.Enabled || !set.Counts(v.Status) {
+		return false
+	}
+	switch v.Kind {
+	case verdict.KindRateLimit, verdict.KindQuota, verdict.KindForbidden, verdict.KindNotFound,
+		verdict.KindServer, verdict.KindTransport, verdict.KindTimeout:
+	default:
+		return false // account-level kinds (auth, ban, credits, concurrency) stay with the connection
+	}
+	entry := e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter)
+	e.lockoutChanged("locked", entry)
+	return v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout
+}
+
+func (e *Engine) lockoutChanged(action string, entry lockout.Entry) {
+	if e.observer != nil {
+		e.observer.LockoutChanged(action, entry)
+	}
 }
 
 // Abandon gives the permits back without an outcome (panic, internal error).

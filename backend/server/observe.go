@@ -6,6 +6,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
 )
@@ -54,4 +55,10 @@ func (r requestLogs) Log(l store.RequestLog) {
 	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
 		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "latencyMs": l.LatencyMs,
 		"errorCode": l.ErrorCode, "stream": l.Stream})
+}
+
+// LockoutChanged implements routing.Observer.
+func (p publisher) LockoutChanged(action string, e lockout.Entry) {
+	p.bus.Publish("lockout", map[string]any{"action": action, "provider": e.Provider, "connectionId": e.ConnectionID,
+		"model": e.Model, "scope": e.Scope, "failureCount": e.FailureCount, "remainingMs": e.Remaining(p.now()).Milliseconds()})
 }

@@ -6,6 +6,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/lockout"
 )
 
 // settingsPolicy turns the live resilience settings into each layer's tuning,
@@ -61,4 +62,16 @@ func (p settingsPolicy) windowProfile(category string) breaker.WindowProfile {
 		w = pc.Local
 	}
 	return breaker.WindowProfile{FailureThreshold: w.FailureThreshold, Window: ms(w.FailureWindowMs), Cooldown: ms(w.CooldownMs)}.Normalize()
+}
+
+// LockoutSettings returns the model lockout tuning.
+func (p settingsPolicy) LockoutSettings() lockout.Settings {
+	m := p.h.Resilience().ModelLockout
+	return lockout.Settings{Enabled: m.Enabled, ErrorCodes: m.ErrorCodes, BaseCooldown: ms(m.BaseCooldownMs),
+		MaxCooldown: ms(m.MaxCooldownMs), MaxBackoffSteps: m.MaxBackoffSteps, UseExponentialBackoff: m.UseExponentialBackoff}
+}
+
+// QueueMaxWait is the request queue's wait budget.
+func (p settingsPolicy) QueueMaxWait() time.Duration {
+	return ms(p.h.Resilience().RequestQueue.MaxWaitMs)
 }

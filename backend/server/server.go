@@ -26,6 +26,7 @@ import (
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -148,7 +149,8 @@ func (s *Server) wire() error {
 	})
 
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
-		Store: st, Policy: policy, Observer: pub, OnError: logErr})
+		Lockouts: lockout.New(clk),
+		Store:    st, Policy: policy, Observer: pub, OnError: logErr})
 
 	s.engine = engine
 	s.transport = newTransport()

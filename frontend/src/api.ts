@@ -2,6 +2,8 @@
 // at /dashboard/ and inside the Wails desktop window), bearer-token auth, and
 // the gateway's error envelope {"error":{"message","type","code","param"?}}.
 
+import type { ClearResult, CooldownConnection } from './lib/cooldowns';
+import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { JsonObject } from './lib/resilience-form';
 
 const TOKEN_KEY = 'omniroute.token';
@@ -196,7 +198,7 @@ export const api = {
   post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
   put: <T>(path: string, body: unknown) => request<T>('PUT', path, { body }),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
-  del: <T>(path: string) => request<T>('DELETE', path),
+  del: <T>(path: string, body?: unknown) => request<T>('DELETE', path, body !== undefined ? { body } : {}),
 };
 
 // ---------------------------------------------------------------- types
@@ -295,12 +297,20 @@ export interface TestResult {
   error?: string | { message?: string; code?: string };
 }
 
-export interface ClearCooldownsResult {
+export type ClearCooldownsResult = ClearResult;
+
+/** POST /api/resilience/cooldowns: by ids, by provider, or all (terminal connections are always skipped). */
+export type ClearCooldownsRequest = { connectionIds: string[] } | { all: true; provider?: string };
+
+/** GET /api/resilience/cooldowns. */
+export interface CooldownList {
+  connections: CooldownConnection[];
+  generatedAt?: string;
+}
+
+export interface ReactivateResult {
   ok: boolean;
-  cleared?: number;
-  unchanged?: number;
-  skippedTerminal?: number;
-  lockoutsCleared?: number;
+  removed?: number;
 }
 
 export interface ApiKey {
@@ -385,6 +395,20 @@ export const endpoints = {
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
+  clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),
+  listCooldowns: async (provider?: string, signal?: AbortSignal): Promise<CooldownList> => {
+    const q = provider ? `?provider=${enc(provider)}` : '';
+    const data = await api.get<Partial<CooldownList>>(`/api/resilience/cooldowns${q}`, signal);
+    return { connections: Array.isArray(data?.connections) ? data.connections : [], ...(data?.generatedAt ? { generatedAt: data.generatedAt } : {}) };
+  },
+
+  listModelCooldowns: async (signal?: AbortSignal): Promise<LockoutItem[]> => {
+    const data = await api.get<{ items?: LockoutItem[] }>('/api/resilience/model-cooldowns', signal);
+    return Array.isArray(data?.items) ? data.items : [];
+  },
+  reactivateModel: (t: LockoutTarget) =>
+    api.del<ReactivateResult>('/api/resilience/model-cooldowns', { provider: t.provider, connectionId: t.connectionId, model: t.model }),
+  reactivateAllModels: () => api.del<ReactivateResult>('/api/resilience/model-cooldowns', { all: true }),
 
   listKeys: async (signal?: AbortSignal): Promise<ApiKey[]> => {
     const data = await api.get<{ keys?: ApiKey[] }>('/api/keys', signal);

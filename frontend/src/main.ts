@@ -7,8 +7,11 @@ import { findRoute, href, parseHash, type Route } from './router';
 import { applyTheme, effectiveTheme, loadTheme, nextTheme, saveTheme, type ThemePref } from './theme';
 import { renderAgents } from './views/agents';
 import { renderConnections } from './views/connections';
+import { renderCooldowns } from './views/cooldowns';
 import { renderKeys } from './views/keys';
+import { renderLockoutSettings } from './views/lockout-settings';
 import { renderLogs } from './views/logs';
+import { renderModelCooldowns } from './views/model-cooldowns';
 import { renderOverview } from './views/overview';
 import { renderResilience } from './views/resilience';
 import { renderSignIn } from './views/signin';
@@ -18,16 +21,19 @@ const DEFAULT_PATH = '/overview';
 /** Health is polled only while the live stream is down; events keep it current otherwise. */
 const HEALTH_POLL_MS = 5000;
 
-// Pages in nav order: the extension point for later pages (Model Cooldowns,
-// Lockout Settings, Cooldown Manager, Combos, Leases). Write
-// src/views/<name>.ts exporting a View and add it here; see README.md.
+// Pages in nav order: the extension point for later pages (Combos, Leases).
+// Write src/views/<name>.ts exporting a View and add it here (with `group`
+// to list it under a nav heading); see README.md.
 const routes: readonly Route[] = [
   { path: '/overview', title: 'Overview', view: renderOverview },
   { path: '/connections', title: 'Connections', view: renderConnections },
   { path: '/keys', title: 'API Keys', view: renderKeys },
   { path: '/agents', title: 'Agents', view: renderAgents },
-  { path: '/resilience', title: 'Resilience Settings', view: renderResilience },
   { path: '/logs', title: 'Logs', view: renderLogs },
+  { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
+  { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
+  { path: '/lockout-settings', title: 'Lockout Settings', view: renderLockoutSettings, group: 'Resilience' },
+  { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
 ];
 
 applyTheme(loadTheme());
@@ -49,7 +55,31 @@ const liveIndicator = h('span', { class: 'live-indicator', 'data-state': 'idle' 
 const themeBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost theme-toggle' });
 const signOutBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost' }, 'Sign out');
 const navLinks = routes.map((r) => h('a', { href: href(r.path), class: 'nav-link', 'data-path': r.path }, r.title));
-const nav = h('nav', { class: 'sidenav', 'aria-label': 'Dashboard pages' }, h('ul', null, navLinks.map((a) => h('li', null, a))));
+const nav = h('nav', { class: 'sidenav', 'aria-label': 'Dashboard pages' }, h('ul', null, navItems()));
+
+/** Nav entries: ungrouped pages as links, consecutive pages of a group under its heading. */
+function navItems(): HTMLElement[] {
+  const items: HTMLElement[] = [];
+  let groupList: HTMLUListElement | null = null;
+  let groupName: string | undefined;
+  routes.forEach((r, i) => {
+    const li = h('li', null, navLinks[i]!);
+    if (!r.group) {
+      groupList = null;
+      groupName = undefined;
+      items.push(li);
+      return;
+    }
+    if (!groupList || groupName !== r.group) {
+      groupName = r.group;
+      const id = `nav-group-${r.group.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+      groupList = h('ul', { class: 'nav-sublist', 'aria-labelledby': id });
+      items.push(h('li', { class: 'nav-group' }, h('span', { class: 'nav-heading', id }, r.group), groupList));
+    }
+    groupList.appendChild(li);
+  });
+  return items;
+}
 const main = h('main', { id: 'main-content', class: 'content', tabindex: '-1' });
 const skip = h('a', { class: 'skip-link', href: '#main-content' }, 'Skip to content');
 skip.addEventListener('click', (ev) => {

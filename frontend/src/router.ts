@@ -16,6 +16,8 @@ export interface Route {
   path: string; // "/connections"
   title: string; // nav label and document title
   view: View;
+  /** A nav heading the page is listed under ("Resilience"); consecutive pages of a group are shown together. */
+  group?: string;
 }
 
 export interface ParsedHash {

@@ -70,10 +70,24 @@
 // use and sampling changes, so it is dropped under tool_choice required/named,
 // and temperature/top_p are dropped while it is on.
 //
+// Streams: Anthropic → Chat sends a role chunk, content / reasoning_content /
+// tool_calls deltas (tool call indexes counted per tool_use block; a tool call
+// whose input never streamed gets "{}"), one finish chunk, then — only after
+// message_stop — a usage chunk with "choices": [] and "data: [DONE]". Chat →
+// Anthropic sends message_start and a ping on the first chunk, one block at a
+// time (thinking, text, tool_use; a block is stopped before the next starts),
+// a ping for each upstream keep-alive comment, and message_delta (stop_reason
+// and the full usage, input included, as OpenAI reports it only at the end)
+// plus message_stop after [DONE], or at End after a finish_reason. Anthropic
+// "ping" events have no Chat form and are dropped. Upstream errors inside a
+// stream are returned from Event, never turned into a normal end.
+//
 // Limits: Anthropic requires max_tokens, so a Chat request without
 // max_tokens/max_completion_tokens gets 4096. Chat requests carry max_tokens
 // (the field every OpenAI-compatible server understands). OpenAI temperature
 // above 1 is clamped to Anthropic's maximum of 1. n > 1 is an error. Streaming
 // Chat requests always ask for stream_options.include_usage so usage is never
-// lost. Unknown fields are dropped.
+// lost. Fields with no counterpart (top_k, response_format, seed, penalties,
+// logprobs, cache_control, citations, server tools) are dropped, as are unknown
+// fields.
 package anthropic

@@ -37,6 +37,17 @@ export interface SettingsEventData {
   section: string;
 }
 
+/** A model on one connection was locked out, reactivated, or its lockout lapsed. */
+export interface LockoutEventData {
+  action: 'locked' | 'cleared' | 'decayed' | string;
+  provider: string;
+  connectionId: string;
+  model: string;
+  scope?: string;
+  remainingMs?: number;
+  failureCount?: number;
+}
+
 /** The client API was paused or resumed (tray or PATCH /api/gateway). */
 export interface GatewayEventData {
   paused: boolean;
@@ -57,11 +68,12 @@ export type LiveEvent =
   | Base<'connection', ConnectionEventData>
   | Base<'request', RequestEventData>
   | Base<'settings', SettingsEventData>
-  | Base<'gateway', GatewayEventData>;
+  | Base<'gateway', GatewayEventData>
+  | Base<'lockout', LockoutEventData>;
 
 export type LiveEventType = LiveEvent['type'];
 
-export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway'];
+export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -103,6 +115,9 @@ export function parseLiveEvent(type: string, raw: string, now: () => Date = () =
       break;
     case 'gateway':
       if (typeof data['paused'] !== 'boolean') return null;
+      break;
+    case 'lockout':
+      if (typeof data['action'] !== 'string' || typeof data['model'] !== 'string' || typeof data['connectionId'] !== 'string') return null;
       break;
   }
   return { id, type, at, data } as unknown as LiveEvent;
@@ -194,6 +209,18 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
     }
     case 'settings':
       return { title: `Settings changed: ${ev.data.section}`, detail: '', tone: 'muted' };
+    case 'lockout': {
+      const d = ev.data;
+      const who = names.get(d.connectionId) || d.provider || d.connectionId;
+      const scope = d.scope && d.scope !== 'exact' ? ` · scope ${d.scope.replace(/_/g, ' ')}` : '';
+      if (d.action === 'locked') {
+        const fails = d.failureCount ? ` · ${d.failureCount} failure${d.failureCount === 1 ? '' : 's'}` : '';
+        return { title: `${d.model} locked on ${who} for ${formatDuration(d.remainingMs ?? 0)}`, detail: `${d.provider}${scope}${fails}`, tone: 'warn' };
+      }
+      if (d.action === 'cleared') return { title: `${d.model} reactivated on ${who}`, detail: d.provider, tone: 'ok' };
+      if (d.action === 'decayed') return { title: `${d.model} lockout lapsed on ${who}`, detail: d.provider, tone: 'ok' };
+      return { title: `${d.model} lockout ${d.action} on ${who}`, detail: d.provider, tone: 'muted' };
+    }
     case 'gateway':
       return ev.data.paused
         ? { title: 'Gateway paused', detail: 'clients get 503 until it is resumed', tone: 'warn' }

@@ -1,0 +1,617 @@
+import { ApiError, endpoints, isAbortError, type ClearCooldownsRequest, type ResilienceSettings } from '../api';
+import { badge, busy, clear, confirmDialog, emptyState, errorBox, formatDate, h, loading, notice, setFieldError } from '../dom';
+import {
+  applyConnectionEventToRow,
+  clearSummary,
+  DEFAULT_STATUSES,
+  filterConnections,
+  isSelectable,
+  providersOf,
+  pruneSelection,
+  parseStatusParam,
+  RULE_KEYS,
+  RULE_LABELS,
+  ruleRangeError,
+  STATUS_LABELS,
+  statusBadge,
+  statusParam,
+  STATUSES,
+  tickConnections,
+  toManagedConnections,
+  type ManagedConnection,
+} from '../lib/cooldowns';
+import { formatCountdown } from '../lib/format';
+import { applyLockoutEvent } from '../lib/lockouts';
+import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
+import { live } from '../live';
+import { href, type ViewContext } from '../router';
+import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
+
+/** Live events carry the new state; a fetch shortly after brings the error texts. */
+const REFETCH_DELAY_MS = 500;
+const COLUMNS = 6;
+
+const nameOf = (c: ManagedConnection) => c.name || c.provider || c.id;
+
+export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void {
+  let rows: ManagedConnection[] | null = null;
+  let provider = ctx.params.get('provider') ?? '';
+  let statuses = new Set<string>(parseStatusParam(ctx.params.get('status')) ?? DEFAULT_STATUSES);
+  let selected = new Set<string>();
+  let refetchTimer = 0;
+  let loadSeq = 0;
+  let clearing = false;
+
+  const heading = h('h1', { tabindex: '-1' }, 'Cooldown Manager');
+  const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
+
+  // ------------------------------------------------------------ filters
+
+  const providerSelect = h('select', { id: 'cd-provider', name: 'provider' });
+  const statusBoxes = STATUSES.map((s) => {
+    const input = h('input', { type: 'checkbox', id: `cd-status-${s}`, name: 'status', value: s });
+    input.checked = statuses.has(s);
+    input.addEventListener('change', () => {
+      if (input.checked) statuses.add(s);
+      else statuses.delete(s);
+      syncUrl();
+      renderList();
+    });
+    const count = h('span', { class: 'count muted' });
+    return { status: s, input, count, label: h('label', { class: 'check-pill', for: input.id }, input, STATUS_LABELS[s], ' ', count) };
+  });
+  providerSelect.addEventListener('change', () => {
+    provider = providerSelect.value;
+    syncUrl();
+    renderList();
+  });
+  const countLine = h('p', { class: 'muted small', 'aria-live': 'polite', 'data-testid': 'cooldown-count' });
+
+  const clearSelectedBtn = h('button', { type: 'button', class: 'btn btn-primary btn-small' }, 'Clear selected');
+  const clearProviderBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Clear provider');
+  const clearAllBtn = h('button', { type: 'button', class: 'btn btn-small btn-warn' }, 'Clear all');
+  const summary = h('div', { class: 'row-message', 'aria-live': 'polite' });
+  const listArea = h('div', { class: 'list-area' });
+
+  const rules = renderRules(ctx);
+
+  clear(
+    root,
+    h('div', { class: 'page-head' }, heading, refreshBtn),
+    h(
+      'p',
+      { class: 'muted page-intro' },
+      'Connections out of routing for a transient reason — a rate limit, a run of errors, a locked model — with live countdowns. Clear them to route to them again now. Terminal connections (banned, expired, out of credits) are listed but need new credentials, not a clear.',
+    ),
+    h(
+      'div',
+      { class: 'filters card' },
+      h('div', { class: 'field field-inline' }, h('label', { for: providerSelect.id }, 'Provider'), providerSelect),
+      h('fieldset', { class: 'status-filter' }, h('legend', null, 'Status'), h('div', { class: 'check-pills' }, statusBoxes.map((b) => b.label))),
+    ),
+    h('div', { class: 'toolbar' }, h('div', { class: 'btn-row' }, clearSelectedBtn, clearProviderBtn, clearAllBtn), countLine),
+    summary,
+    h('section', { 'aria-labelledby': 'cooldowns-list-title' }, h('h2', { id: 'cooldowns-list-title', class: 'visually-hidden' }, 'Connections'), listArea),
+    rules.element,
+  );
+
+  function syncUrl(): void {
+    const params: Record<string, string> = {};
+    if (provider) params['provider'] = provider;
+    const st = statusParam(statuses);
+    if (st !== null) params['status'] = st;
+    history.replaceState(history.state, '', href('/cooldowns', Object.keys(params).length ? params : undefined));
+  }
+
+  function renderProviderOptions(): void {
+    const list = providersOf(rows ?? []);
+    if (provider && !list.includes(provider)) list.push(provider);
+    const current = [...providerSelect.options].map((o) => o.value).join('\n');
+    const next = ['', ...list].join('\n');
+    if (current !== next) {
+      providerSelect.replaceChildren(h('option', { value: '' }, 'All providers'), list.map((p) => h('option', { value: p }, p)));
+    }
+    providerSelect.value = provider;
+  }
+
+  // ------------------------------------------------------------ load
+
+  async function load(quiet = false): Promise<void> {
+    const seq = ++loadSeq;
+    window.clearTimeout(refetchTimer);
+    if (!quiet || rows === null) {
+      clear(listArea, loading('Loading cooldowns…'));
+      listArea.setAttribute('aria-busy', 'true');
+    }
+    refreshBtn.disabled = true;
+    try {
+      const data = await endpoints.listCooldowns(undefined, ctx.signal);
+      if (ctx.signal.aborted || seq !== loadSeq) return;
+      rows = toManagedConnections(data.connections, Date.now());
+      renderList();
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted || seq !== loadSeq) return;
+      rows = null;
+      countLine.textContent = '';
+      updateActions([]);
+      clear(listArea, errorBox(err, () => void load()));
+    } finally {
+      if (seq === loadSeq) {
+        listArea.removeAttribute('aria-busy');
+        refreshBtn.disabled = false;
+      }
+    }
+  }
+
+  function scheduleRefetch(): void {
+    window.clearTimeout(refetchTimer);
+    refetchTimer = window.setTimeout(() => void load(true), REFETCH_DELAY_MS);
+  }
+
+  // ------------------------------------------------------------ render
+
+  function updateActions(shown: ManagedConnection[]): void {
+    const n = selected.size;
+    clearSelectedBtn.textContent = n ? `Clear selected (${n})` : 'Clear selected';
+    clearSelectedBtn.disabled = clearing || n === 0;
+    clearProviderBtn.textContent = provider ? `Clear provider ${provider}` : 'Clear provider';
+    clearProviderBtn.disabled = clearing || !provider || rows === null;
+    clearProviderBtn.title = provider ? `Clear every transient cooldown and lockout of ${provider}` : 'Pick a provider above first';
+    clearAllBtn.disabled = clearing || rows === null || rows.length === 0;
+    const all = document.getElementById('cd-select-all') as HTMLInputElement | null;
+    if (all) {
+      const selectable = shown.filter(isSelectable);
+      const picked = selectable.filter((r) => selected.has(r.id)).length;
+      all.disabled = selectable.length === 0;
+      all.checked = selectable.length > 0 && picked === selectable.length;
+      all.indeterminate = picked > 0 && picked < selectable.length;
+    }
+  }
+
+  function renderList(): void {
+    renderProviderOptions();
+    const all = rows ?? [];
+    const shown = filterConnections(all, { provider, statuses });
+    selected = pruneSelection(selected, shown);
+    for (const b of statusBoxes) {
+      const n = all.filter((r) => r.status === b.status && (!provider || r.provider === provider)).length;
+      b.count.textContent = `(${n})`;
+    }
+    countLine.textContent = rows ? `Showing ${shown.length} of ${all.length} connection${all.length === 1 ? '' : 's'}` : '';
+    const focusKey = focusKeyOf(document.activeElement);
+    const hadFocus = listArea.contains(document.activeElement);
+
+    if (shown.length === 0) {
+      const outOfRouting = all.filter((r) => r.status !== 'healthy').length;
+      clear(
+        listArea,
+        all.length === 0
+          ? h('div', null, emptyState('No connections yet', 'Add one on the Connections page.'), h('p', { class: 'center' }, h('a', { href: href('/connections') }, 'Go to Connections')))
+          : outOfRouting === 0 && !statuses.has('healthy')
+            ? emptyState('Every connection is in routing', 'Nothing is cooling down or locked. Tick “Healthy” to list them anyway.')
+            : emptyState('No connection matches these filters', 'Change the provider or tick more statuses.'),
+      );
+      updateActions(shown);
+      if (hadFocus) heading.focus();
+      return;
+    }
+
+    const selectAll = h('input', { type: 'checkbox', id: 'cd-select-all', 'aria-label': 'Select every shown connection that can be cleared' });
+    selectAll.addEventListener('change', () => {
+      for (const r of shown.filter(isSelectable)) {
+        if (selectAll.checked) selected.add(r.id);
+        else selected.delete(r.id);
+      }
+      for (const box of listArea.querySelectorAll<HTMLInputElement>('input[data-select]')) box.checked = selected.has(box.dataset['select']!);
+      updateActions(shown);
+    });
+
+    clear(
+      listArea,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'table cooldowns-table', 'data-testid': 'cooldowns-table' },
+          h('caption', { class: 'visually-hidden' }, `${shown.length} connection${shown.length === 1 ? '' : 's'}; locked models are listed under their connection`),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'col', class: 'select-col' }, selectAll),
+              ['Connection', 'Provider', 'Status', 'Cooldown', 'Last error'].map((t) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
+          shown.map((c) => renderConnection(c, shown)),
+        ),
+      ),
+    );
+    updateActions(shown);
+    if (hadFocus) restoreFocus(listArea, [focusKey, focusKey === 'select-all' ? undefined : 'select-all'], heading);
+    selectAll.dataset['focusKey'] = 'select-all';
+  }
+
+  function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
+    const label = nameOf(c);
+    const st = statusBadge(c.status, c.testStatus);
+    const terminal = c.status === 'terminal';
+    const box = h('input', {
+      type: 'checkbox',
+      'data-select': c.id,
+      'data-focus-key': `${c.id}:select`,
+      'aria-label': terminal ? `${label} is out of service (${st.label.replace(/^Terminal: /, '')}) and cannot be cleared here` : `Select ${label}`,
+      title: terminal ? 'Terminal: new credentials bring it back, not a clear' : null,
+    });
+    box.checked = selected.has(c.id);
+    box.disabled = terminal;
+    box.addEventListener('change', () => {
+      if (box.checked) selected.add(c.id);
+      else selected.delete(c.id);
+      updateActions(shown);
+    });
+    const now = Date.now();
+    const errorType = c.lastErrorType || (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '');
+    const main = h(
+      'tr',
+      { class: `conn-row${terminal ? ' row-terminal' : ''}`, 'data-testid': 'cooldown-row', 'data-status': String(c.status) },
+      h('td', { class: 'select-col' }, box),
+      h(
+        'th',
+        { scope: 'row' },
+        h('div', { class: 'cell-main' }, label),
+        h('small', { class: 'muted block' }, [c.authType, c.id].filter(Boolean).join(' · ')),
+      ),
+      h('td', null, h('code', { class: 'nowrap' }, c.provider)),
+      h(
+        'td',
+        { class: 'status-cell' },
+        h('span', { 'data-testid': 'status-badge', title: st.description }, badge(st.label, st.tone)),
+        c.lockoutRows.length ? h('small', { class: 'muted block' }, `${c.lockoutRows.length} model${c.lockoutRows.length === 1 ? '' : 's'} locked`) : null,
+      ),
+      h(
+        'td',
+        null,
+        c.until > now ? h('span', { class: 'block' }, countdown(c.until), ' left') : h('span', { class: 'muted' }, '—'),
+        c.backoffLevel ? h('small', { class: 'muted block' }, `backoff level ${c.backoffLevel}`) : null,
+      ),
+      h(
+        'td',
+        null,
+        errorType ? h('span', { class: 'error-type' }, errorType) : h('span', { class: 'muted' }, '—'),
+        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastErrorAt ? h('small', { class: 'muted block' }, formatDate(c.lastErrorAt)) : null,
+      ),
+    );
+    const sub = c.lockoutRows.length
+      ? h(
+          'tr',
+          { class: 'lockout-subrow' },
+          h('td', { class: 'select-col' }),
+          h(
+            'td',
+            { colspan: String(COLUMNS - 1) },
+            h('span', { class: 'visually-hidden' }, `Locked models of ${label}:`),
+            h(
+              'ul',
+              { class: 'lockout-list', 'aria-label': `Locked models of ${label}` },
+              c.lockoutRows.map((l) =>
+                h(
+                  'li',
+                  { 'data-testid': 'lockout-item', 'data-model': l.model },
+                  h('span', { class: 'lock-icon', 'aria-hidden': 'true' }, '⊘'),
+                  h('code', null, l.model),
+                  scopeBadge(l.scope),
+                  l.reason ? h('span', { class: 'error-type' }, l.reason) : null,
+                  l.failureCount ? h('span', { class: 'muted' }, `${l.failureCount} failure${l.failureCount === 1 ? '' : 's'}`) : null,
+                  h('span', null, countdown(l.until, 'lockout-countdown'), ' left'),
+                ),
+              ),
+            ),
+            h('a', { class: 'small', href: href('/model-cooldowns') }, 'Reactivate single models on Model Cooldowns'),
+          ),
+        )
+      : null;
+    return h('tbody', { 'data-id': c.id }, main, sub);
+  }
+
+  // ------------------------------------------------------------ clearing
+
+  async function runClear(body: ClearCooldownsRequest, button: HTMLButtonElement, label: string): Promise<void> {
+    clearing = true;
+    summary.replaceChildren();
+    await busy([clearSelectedBtn, clearProviderBtn, clearAllBtn], async () => {
+      try {
+        const res = await endpoints.clearCooldownsBy(body);
+        if (ctx.signal.aborted) return;
+        const text = clearSummary(res);
+        const nothing = !(res?.cleared || res?.lockoutsCleared);
+        summary.replaceChildren(
+          h('div', { class: `alert alert-${nothing ? 'info' : 'success'}`, role: 'status', 'data-testid': 'clear-summary' }, text),
+        );
+        selected.clear();
+        await load(true);
+      } catch (err) {
+        if (!ctx.signal.aborted) clear(summary, errorBox(err));
+      }
+    }, { button, label });
+    clearing = false;
+    if (!ctx.signal.aborted) updateActions(filterConnections(rows ?? [], { provider, statuses }));
+    if (!button.disabled) button.focus();
+    else heading.focus();
+  }
+
+  clearSelectedBtn.addEventListener('click', () => {
+    const ids = [...selected];
+    if (ids.length) void runClear({ connectionIds: ids }, clearSelectedBtn, 'Clearing…');
+  });
+
+  clearProviderBtn.addEventListener('click', async () => {
+    if (!provider) return;
+    const yes = await confirmDialog({
+      title: `Clear every cooldown of ${provider}?`,
+      message: `Every ${provider} connection that is cooling down or has a locked model is routed to again at once. Terminal connections are skipped.`,
+      confirmLabel: 'Clear provider',
+    });
+    if (yes) void runClear({ all: true, provider }, clearProviderBtn, 'Clearing…');
+    else clearProviderBtn.focus();
+  });
+
+  clearAllBtn.addEventListener('click', async () => {
+    const yes = await confirmDialog({
+      title: 'Clear every cooldown?',
+      message: 'Every connection that is cooling down or has a locked model is routed to again at once. Terminal connections are skipped.',
+      confirmLabel: 'Clear all',
+    });
+    if (yes) void runClear({ all: true }, clearAllBtn, 'Clearing…');
+    else clearAllBtn.focus();
+  });
+
+  refreshBtn.addEventListener('click', () => {
+    summary.replaceChildren();
+    void load();
+  });
+
+  // ------------------------------------------------------------ live
+
+  const ticker = window.setInterval(() => {
+    if (!rows) return;
+    const now = Date.now();
+    const next = tickConnections(rows, now);
+    if (next !== rows) {
+      rows = next;
+      renderList();
+      return;
+    }
+    for (const el of listArea.querySelectorAll<HTMLElement>('[data-until]')) el.textContent = formatCountdown(Number(el.dataset['until']) - now);
+  }, 1000);
+
+  const cleanups: Array<() => void> = [
+    () => window.clearInterval(ticker),
+    () => window.clearTimeout(refetchTimer),
+    rules.cleanup,
+    live.subscribe('connection', (ev) => {
+      if (!rows) return;
+      const next = applyConnectionEventToRow(rows, ev.data, Date.now());
+      if (next) {
+        rows = next;
+        renderList();
+      }
+      scheduleRefetch();
+    }),
+    live.subscribe('lockout', (ev) => {
+      if (!rows) return;
+      const i = rows.findIndex((r) => r.id === ev.data.connectionId);
+      if (i >= 0) {
+        const now = Date.now();
+        const r = rows[i]!;
+        const res = applyLockoutEvent(r.lockoutRows, ev.data, now, new Map([[r.id, nameOf(r)]]));
+        if (res.changed) {
+          rows = rows.map((x, j) => (j === i ? { ...x, lockoutRows: res.rows } : x));
+          rows = tickConnections(rows.map((x, j) => (j === i ? { ...x, status: 'healthy' } : x)), now); // recompute its status
+          renderList();
+        }
+      }
+      scheduleRefetch();
+    }),
+    (() => {
+      let wasOpen = live.getStatus().state === 'open';
+      return live.onStatus((s) => {
+        const open = s.state === 'open';
+        if (open && !wasOpen && rows !== null) void load(true);
+        wasOpen = open;
+      });
+    })(),
+  ];
+
+  void load();
+  return () => cleanups.forEach((fn) => fn());
+}
+
+// ---------------------------------------------------------------- cooldown rules
+
+/** The small form for the most-tuned cooldown rules; the full list is on Resilience Settings. */
+function renderRules(ctx: ViewContext): { element: HTMLElement; cleanup: () => void } {
+  let baseline: ResilienceSettings | null = null;
+  let fields: FieldSpec[] = [];
+  let saving = false;
+  let submitted = false;
+  const inputs = new Map<string, HTMLInputElement>();
+  const slots = new Map<string, HTMLElement>();
+  const hints = new Map<string, HTMLElement>();
+  const touched = new Set<string>();
+  const idFor = (key: string) => `cdr-${key.replace(/[^A-Za-z0-9]+/g, '-')}`;
+
+  const body = h('div', { class: 'list-area' }, loading('Loading cooldown rules…'));
+  const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const saveBtn = h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, 'Save rules');
+  const element = h(
+    'section',
+    { class: 'card rules-card', 'aria-labelledby': 'cd-rules-title' },
+    h('h2', { id: 'cd-rules-title' }, 'Cooldown rules'),
+    h('p', { class: 'muted small' }, 'The rules people tune most. Every other setting is on ', h('a', { href: href('/resilience') }, 'Resilience Settings'), '.'),
+    body,
+  );
+
+  function raw(): Map<string, string | boolean> {
+    const m = new Map<string, string | boolean>();
+    for (const [k, el] of inputs) m.set(k, el.type === 'checkbox' ? el.checked : el.value);
+    return m;
+  }
+
+  function check(): { patch: ResilienceSettings; errors: Map<string, string> } {
+    const { values, errors } = validate(fields, raw());
+    for (const f of fields) {
+      if (errors.has(f.key)) continue;
+      const msg = ruleRangeError(f.key, getAt(values, f.path));
+      if (msg) errors.set(f.key, msg);
+    }
+    for (const f of fields) {
+      const el = inputs.get(f.key)!;
+      setFieldError(el, slots.get(f.key)!, submitted || touched.has(f.key) ? (errors.get(f.key) ?? null) : null);
+    }
+    const ok = new Set(fields.filter((f) => !errors.has(f.key)).map((f) => f.key));
+    return { patch: baseline ? diffToPatch(baseline, values, fields.filter((f) => ok.has(f.key))) : {}, errors };
+  }
+
+  function renderForm(): void {
+    if (!baseline) return;
+    const all = allFields(buildSections(baseline));
+    fields = RULE_KEYS.map((k) => all.find((f) => f.key === k)).filter((f): f is FieldSpec => Boolean(f));
+    inputs.clear();
+    slots.clear();
+    hints.clear();
+    touched.clear();
+    submitted = false;
+    if (!fields.length) {
+      clear(body, emptyState('These rules are not in this gateway’s settings.'));
+      return;
+    }
+    const form = h(
+      'form',
+      { class: 'rules-form', novalidate: true, 'aria-labelledby': 'cd-rules-title' },
+      h(
+        'div',
+        { class: 'form-grid form-grid-rules' },
+        fields.map((f) => {
+          const id = idFor(f.key);
+          const value = getAt(baseline ?? {}, f.path);
+          const slot = h('small', { id: `${id}-error`, class: 'field-error' });
+          slots.set(f.key, slot);
+          const label = RULE_LABELS[f.key as keyof typeof RULE_LABELS] ?? f.label;
+          if (f.kind === 'boolean') {
+            const input = h('input', { id, type: 'checkbox', 'data-key': f.key });
+            input.checked = value === true;
+            inputs.set(f.key, input);
+            return h('div', { class: 'field field-check field-wide' }, h('label', { for: id }, input, ' ', label), slot);
+          }
+          const input = h('input', { id, type: 'text', inputmode: 'numeric', autocomplete: 'off', 'data-key': f.key, 'aria-describedby': `${id}-hint` });
+          input.value = formatValue(f.kind, value);
+          inputs.set(f.key, input);
+          const hint = h('small', { id: `${id}-hint`, class: 'hint' }, hintFor(f, input.value));
+          hints.set(f.key, hint);
+          return h('div', { class: 'field' }, h('label', { for: id }, label), input, hint, slot);
+        }),
+      ),
+      h('div', { class: 'form-actions' }, saveBtn),
+      status,
+    );
+    form.addEventListener('input', (ev) => {
+      const key = (ev.target as HTMLElement).dataset['key'];
+      const f = fields.find((x) => x.key === key);
+      if (f && hints.has(f.key)) hints.get(f.key)!.textContent = hintFor(f, (ev.target as HTMLInputElement).value);
+      status.replaceChildren();
+      check();
+    });
+    form.addEventListener('change', (ev) => {
+      const key = (ev.target as HTMLElement).dataset['key'];
+      if (key) touched.add(key);
+      check();
+    });
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      void save();
+    });
+    clear(body, form);
+  }
+
+  async function load(): Promise<void> {
+    try {
+      const doc = await endpoints.getResilience(ctx.signal);
+      if (ctx.signal.aborted) return;
+      baseline = doc;
+      renderForm();
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) return;
+      clear(body, errorBox(err, () => void load()));
+    }
+  }
+
+  async function save(): Promise<void> {
+    if (!baseline || saving) return;
+    submitted = true;
+    status.replaceChildren();
+    const { patch, errors } = check();
+    if (errors.size) {
+      clear(status, h('p', { class: 'form-error', role: 'alert' }, `Fix ${errors.size} field${errors.size === 1 ? '' : 's'} before saving.`));
+      inputs.get(fields.find((f) => errors.has(f.key))!.key)?.focus();
+      return;
+    }
+    const n = countLeaves(patch);
+    if (!Object.keys(patch).length) {
+      clear(status, notice('No changes to save.', 'info'));
+      return;
+    }
+    saving = true;
+    const outcome = await busy([saveBtn], async () => {
+      try {
+        return { saved: await endpoints.patchResilience(patch) };
+      } catch (err) {
+        return { err };
+      }
+    }, { button: saveBtn, label: 'Saving…' });
+    saving = false;
+    if (ctx.signal.aborted) return;
+    if ('err' in outcome) {
+      const err = outcome.err;
+      const f = err instanceof ApiError ? fieldForParam(err.param, fields) : undefined;
+      if (err instanceof ApiError && f) {
+        setFieldError(inputs.get(f.key)!, slots.get(f.key)!, `${err.message} (${err.code})`);
+        inputs.get(f.key)!.focus();
+        clear(status, h('p', { class: 'form-error', role: 'alert' }, 'The gateway rejected a value; see the highlighted field.'));
+      } else {
+        clear(status, errorBox(err));
+      }
+      return;
+    }
+    if (outcome.saved && typeof outcome.saved === 'object') baseline = outcome.saved;
+    renderForm();
+    clear(status, h('div', { class: 'alert alert-success', role: 'status', 'data-testid': 'rules-saved' }, `Saved ${n} change${n === 1 ? '' : 's'}.`));
+    saveBtn.focus();
+  }
+
+  function isDirty(): boolean {
+    if (!baseline || !fields.length) return false;
+    const { values, errors } = validate(fields, raw());
+    return errors.size > 0 || Object.keys(diffToPatch(baseline, values, fields)).length > 0;
+  }
+
+  const unsubscribe = live.subscribe('settings', async (ev) => {
+    if (ev.data.section !== 'resilience' || saving || !baseline || isDirty()) return;
+    try {
+      const doc = await endpoints.getResilience(ctx.signal);
+      if (ctx.signal.aborted || saving || isDirty() || JSON.stringify(doc) === JSON.stringify(baseline)) return;
+      baseline = doc;
+      const keep = status.firstChild ? [...status.childNodes] : [];
+      renderForm();
+      status.replaceChildren(...keep);
+    } catch {
+      /* shown on the next load */
+    }
+  });
+
+  void load();
+  return { element, cleanup: unsubscribe };
+}
