@@ -27,6 +27,8 @@ func terminalError(req *request, last *failure, excluded []routing.Exclusion) er
 		}
 		e := errs.New(errs.RateLimited, "RATE_LIMITED", "every connection for %q is rate limited; last: %s", req.model, v.Message)
 		return e.WithRetryAfter(wait)
+	case verdict.KindNotFound:
+		return errs.New(errs.NotFound, "MODEL_NOT_FOUND", "no upstream serves %q: %s", req.model, v.Message).WithParam("model")
 	case verdict.KindTimeout:
 		return errs.New(errs.Timeout, "UPSTREAM_TIMEOUT", "no upstream answered %q in time after %d attempt(s)", req.model, len(req.attempts))
 	}

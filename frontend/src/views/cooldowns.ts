@@ -4,6 +4,7 @@ import {
   applyConnectionEventToRow,
   clearSummary,
   DEFAULT_STATUSES,
+  deriveStatus,
   filterConnections,
   isSelectable,
   providersOf,
@@ -109,7 +110,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     const current = [...providerSelect.options].map((o) => o.value).join('\n');
     const next = ['', ...list].join('\n');
     if (current !== next) {
-      providerSelect.replaceChildren(h('option', { value: '' }, 'All providers'), list.map((p) => h('option', { value: p }, p)));
+      providerSelect.replaceChildren(h('option', { value: '' }, 'All providers'), ...list.map((p) => h('option', { value: p }, p)));
     }
     providerSelect.value = provider;
   }
@@ -196,7 +197,12 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       return;
     }
 
-    const selectAll = h('input', { type: 'checkbox', id: 'cd-select-all', 'aria-label': 'Select every shown connection that can be cleared' });
+    const selectAll = h('input', {
+      type: 'checkbox',
+      id: 'cd-select-all',
+      'data-focus-key': 'select-all',
+      'aria-label': 'Select every shown connection that can be cleared',
+    });
     selectAll.addEventListener('change', () => {
       for (const r of shown.filter(isSelectable)) {
         if (selectAll.checked) selected.add(r.id);
@@ -230,8 +236,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       ),
     );
     updateActions(shown);
-    if (hadFocus) restoreFocus(listArea, [focusKey, focusKey === 'select-all' ? undefined : 'select-all'], heading);
-    selectAll.dataset['focusKey'] = 'select-all';
+    if (hadFocus) restoreFocus(listArea, [focusKey, 'select-all'], heading);
   }
 
   function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
@@ -409,8 +414,9 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         const r = rows[i]!;
         const res = applyLockoutEvent(r.lockoutRows, ev.data, now, new Map([[r.id, nameOf(r)]]));
         if (res.changed) {
-          rows = rows.map((x, j) => (j === i ? { ...x, lockoutRows: res.rows } : x));
-          rows = tickConnections(rows.map((x, j) => (j === i ? { ...x, status: 'healthy' } : x)), now); // recompute its status
+          const updated = { ...r, lockoutRows: res.rows };
+          updated.status = deriveStatus(updated, now);
+          rows = rows.map((x, j) => (j === i ? updated : x));
           renderList();
         }
       }
