@@ -25,6 +25,8 @@ type General struct {
 	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
 	// AttemptDeadlineMs is the absolute ceiling of one streaming attempt (0 = off).
 	AttemptDeadlineMs int64 `json:"attemptDeadlineMs"`
+	// RetryBudgetMs stops starting new attempts this long after a request began.
+	RetryBudgetMs int64 `json:"retryBudgetMs"`
 	// RequestLogRetention is how many request log rows are kept.
 	RequestLogRetention int `json:"requestLogRetention"`
 }
@@ -41,6 +43,7 @@ func DefaultGeneral() General {
 		FirstTokenTimeoutMs:  0,
 		AttemptDeadlineMs:    30 * 60 * 1000,
 		RequestLogRetention:  10_000,
+		RetryBudgetMs:        180_000,
 	}
 }
 
@@ -69,6 +72,8 @@ func (g General) Validate() error {
 		return &FieldError{"firstTokenTimeoutMs", "must be between 0 (off) and 3600000"}
 	case g.AttemptDeadlineMs < 0 || g.AttemptDeadlineMs > 24*3600_000:
 		return &FieldError{"attemptDeadlineMs", "must be between 0 (off) and 86400000"}
+	case g.RetryBudgetMs < 1000 || g.RetryBudgetMs > 3600_000:
+		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
 	}

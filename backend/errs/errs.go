@@ -39,6 +39,8 @@ type Error struct {
 	RetryAfter time.Duration
 	// Details are extra JSON fields placed inside the error object (e.g. diagnostics).
 	Details map[string]any
+	// Top are extra JSON fields placed beside the error object (e.g. a lease state).
+	Top map[string]any
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -55,6 +55,8 @@ type Gateway struct {
 	general   func() config.General
 	resil     func() config.Resilience
 	wall      clock.Clock
+	leases    LeaseFence
+	pins      Pinner
 	bufs      sync.Pool
 }
 
@@ -70,6 +72,10 @@ type Deps struct {
 	// Wall times streams (stall and throughput watchdog); real time by default,
 	// since it measures real I/O.
 	Wall clock.Clock
+	// Leases fences requests that carry a lease (optional).
+	Leases LeaseFence
+	// Pins records session affinity (optional).
+	Pins Pinner
 }
 
 // New wires a gateway.
@@ -78,7 +84,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

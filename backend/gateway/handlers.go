@@ -85,6 +85,9 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds(e.RetryAfter)))
 	}
-	inner := httpx.ErrorBody(e)
-	httpx.WriteJSON(w, status, map[string]any{"type": "error", "error": inner})
+	root := map[string]any{"type": "error", "error": httpx.ErrorBody(e)}
+	for k, v := range e.Top {
+		root[k] = v
+	}
+	httpx.WriteJSON(w, status, root)
 }

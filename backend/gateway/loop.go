@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -28,42 +30,205 @@ const maxErrorBody = 16 << 10
 // maxResponseBody bounds a buffered (non-streaming) upstream response.
 const maxResponseBody = 64 << 20
 
-// run is the attempt loop: candidates in order, each admitted through the
-// resilience layers, failover on retryable verdicts only, a hard attempt cap.
+// run is the attempt loop: plan (a model or a combo, ordered, with every
+// exclusion and its reason), then each candidate admitted through the
+// resilience layers right before dispatch, failover on retryable verdicts only,
+// bounded same-target retries in combos, a hard cap on attempts and on time,
+// and cooldown-aware waiting for combos when only short transient timers block.
 func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) error {
-	cands, err := g.engine.Registry().Resolve(req.model, req.client.Access)
+	set := g.general()
+	in := routing.PlanInput{Model: req.model, Access: req.client.Access, SessionKey: sessionKey(r)}
+	lease, err := g.leaseContext(r, req)
 	if err != nil {
 		return err
 	}
-	set := g.general()
-	var excluded []routing.Exclusion
+	if lease != nil {
+		in.LeaseOwner, in.LeaseConnection, in.SessionKey = lease.ownerHash, lease.connectionID, ""
+	}
+	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
+	tried := map[string]bool{}     // candidates attempted in this round
+	exhausted := map[string]bool{} // connections that failed at account level in this request
 	var last *failure
-	for _, cand := range cands {
-		if len(req.attempts) >= set.MaxAttempts {
+	var plan routing.Plan
+	waits := 0
+	for {
+		plan, err = g.engine.Plan(in)
+		if err != nil {
+			return err
+		}
+		if lease != nil && len(plan.Candidates) == 0 {
+			// The leased connection is out of routing: the same generation moves
+			// to another free eligible connection under the normal rules.
+			if plan, err = g.moveLease(req.client.KeyID, in, lease); err != nil {
+				return err
+			}
+		}
+		excluded := plan.Excluded
+		queue := plan.Candidates
+		for len(queue) > 0 {
+			cand := queue[0]
+			queue = queue[1:]
+			if tried[cand.Key()] || exhausted[cand.Conn.ID] {
+				continue
+			}
+			if len(req.attempts) >= set.MaxAttempts || g.clk.Now().Sub(req.start) > budget {
+				queue = nil
+				break
+			}
+			tried[cand.Key()] = true
+			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
+			if x != nil {
+				excluded = append(excluded, *x)
+				continue
+			}
+			if done {
+				g.pin(in.SessionKey, cand)
+				return nil
+			}
+			if f.err != nil {
+				return f.err
+			}
+			if f.clientGone {
+				return nil
+			}
+			last = f
+			if f.v.CoolConnection || f.v.Terminal != "" {
+				exhausted[cand.Conn.ID] = true
+			}
+			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
+				// A larger-context target, not the same model again.
+				if larger := g.engine.LargerContext(plan.Combo, cand, queue); len(larger) > 0 {
+					queue = larger
+					continue
+				}
+			}
+			if !f.v.Failover {
+				req.upstreamStatus = f.v.Status
+				return f.clientError()
+			}
+		}
+		plan.Excluded = excluded
+		wait, ok := g.cooldownWait(plan, req, waits)
+		if !ok {
 			break
 		}
-		ticket, x := g.engine.Admit(cand)
-		if x != nil {
-			excluded = append(excluded, *x)
-			continue
+		waits++
+		if err := sleepCtx(r.Context(), wait); err != nil {
+			return nil // the client went away while waiting
 		}
-		f, done := g.attempt(w, r, req, cand, ticket)
-		if done {
-			return nil
-		}
-		if f.err != nil {
-			return f.err
-		}
-		if f.clientGone {
-			return nil
-		}
-		last = f
-		if !f.v.Failover {
-			req.upstreamStatus = f.v.Status
-			return f.clientError()
+		tried, exhausted = map[string]bool{}, map[string]bool{}
+	}
+	return terminalError(req, last, plan, g.clk.Now())
+}
+
+// tryTarget admits and attempts one candidate, with the combo's same-target
+// retries for transient failures (backoff with jitter, honouring Retry-After).
+func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan routing.Plan, cand routing.Candidate,
+	lease *leaseCtx) (*failure, bool, *routing.Exclusion) {
+	retries := 0
+	if plan.Combo != nil {
+		retries = 1
+		if n := plan.Combo.Config.MaxRetriesPerTarget; n != nil {
+			retries = *n
 		}
 	}
-	return terminalError(req, last, excluded)
+	set := g.general()
+	for attempt := 0; ; attempt++ {
+		ticket, x := g.engine.Admit(cand)
+		if x != nil {
+			return nil, false, x
+		}
+		ticket.Combo = plan.Combo
+		if lease != nil {
+			if err := g.leases.Fence(req.client.KeyID, lease.owner, lease.generation, cand.Conn.ID); err != nil {
+				ticket.Abandon()
+				return &failure{err: err}, false, nil
+			}
+		}
+		f, done := g.attempt(w, r, req, cand, ticket)
+		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
+			return f, done, nil
+		}
+		switch f.v.Kind {
+		case verdict.KindServer, verdict.KindTransport, verdict.KindTimeout:
+		default:
+			return f, false, nil
+		}
+		delay := backoff(attempt, f.v.RetryAfter)
+		if delay > 5*time.Second {
+			return f, false, nil
+		}
+		if sleepCtx(r.Context(), delay) != nil {
+			return &failure{v: f.v, clientGone: true}, false, nil
+		}
+	}
+}
+
+// backoff is the same-target retry delay: the upstream's hint when it gave one,
+// otherwise 250 ms doubling per retry with up to 25 % jitter.
+func backoff(attempt int, hint time.Duration) time.Duration {
+	if hint > 0 {
+		return hint
+	}
+	d := 250 * time.Millisecond << attempt
+	return d + time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// cooldownWait decides whether a combo request waits out a short transient
+// exclusion instead of failing (comboCooldownWait): only timers that are
+// transient (never quota, auth or not-found), within maxWaitMs, the attempt
+// count and the time budget.
+func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time.Duration, bool) {
+	if plan.Combo == nil || g.resil == nil {
+		return 0, false
+	}
+	cw := g.resil().ComboCooldownWait
+	if !cw.Enabled || waits >= cw.MaxAttempts {
+		return 0, false
+	}
+	var soonest time.Duration
+	for _, x := range plan.Excluded {
+		if !x.Transient || x.Remaining <= 0 {
+			continue
+		}
+		if soonest == 0 || x.Remaining < soonest {
+			soonest = x.Remaining
+		}
+	}
+	maxWait := time.Duration(cw.MaxWaitMs) * time.Millisecond
+	left := time.Duration(cw.BudgetMs)*time.Millisecond - g.clk.Now().Sub(req.start)
+	if soonest <= 0 || soonest > maxWait || soonest > left {
+		return 0, false
+	}
+	return soonest + 50*time.Millisecond, true
+}
+
+// sessionKey reads the session affinity headers (never forwarded upstream).
+func sessionKey(r *http.Request) string {
+	for _, h := range []string{"X-Session-Id", "X-Codex-Session-Id", "X-Omniroute-Session"} {
+		if v := r.Header.Get(h); v != "" {
+			return affinity.Key(v)
+		}
+	}
+	return ""
+}
+
+func (g *Gateway) pin(key string, c routing.Candidate) {
+	if key == "" || g.pins == nil {
+		return
+	}
+	_ = g.pins.Served(key, c.Conn.ID, c.Conn.BreakerKey)
 }
 
 // failure is a failed attempt the loop may fail over from.

@@ -8,57 +8,132 @@ import (
 	"omniroute/backend/routing"
 )
 
-// terminalError answers a request no candidate could serve, naming why: the
-// resilience timers that excluded targets (with Retry-After), or the last failure.
-func terminalError(req *request, last *failure, excluded []routing.Exclusion) error {
-	if last == nil {
-		return exclusionError(excluded)
+// terminalError answers a request no candidate could serve, exactly as the
+// guide's "Depuração" and §4 say: the resilience timers that excluded targets
+// (503 all_targets_cooling_down with Retry-After and diagnostics), short
+// transient lockouts (429 rate_limit_error with retry_after / reset_at), only
+// quota / auth / not-found exclusions (503 ALL_TARGETS_SKIPPED, no hint),
+// nothing executable (404 no_executable_targets), every free target leased by
+// others (429 LEASE_CAPACITY_UNAVAILABLE), or the last attempt's failure.
+func terminalError(req *request, last *failure, plan routing.Plan, now time.Time) error {
+	if last != nil {
+		return attemptsFailed(req, last, plan, now)
 	}
+	x := plan.Excluded
+	if len(x) == 0 {
+		return errs.New(errs.NotFound, "no_executable_targets", "nothing can execute %q: no active connection serves it", req.model).WithParam("model")
+	}
+	if e := leaseCapacity(plan); e != nil {
+		return e
+	}
+	transient, timed := soonest(x, true), soonest(x, false)
+	if transient > 0 && onlyLockouts(x) {
+		return rateLimited(req, "every target's model is in a short transient lockout", transient, now, plan)
+	}
+	if timed > 0 && transient > 0 {
+		e := errs.New(errs.Unavailable, "all_targets_cooling_down",
+			"every target of %q is excluded by a resilience timer; retry in %ds", req.model, seconds(transient))
+		e.Details = diagnostics(x)
+		return e.WithRetryAfter(transient)
+	}
+	e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED",
+		"every target of %q is unavailable for a reason that does not pass by itself (quota, credentials, model not found); see diagnostics", req.model)
+	e.Details = diagnostics(x)
+	return e
+}
+
+// attemptsFailed maps the last attempt's verdict when attempts were made.
+func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Time) error {
 	v := last.v
-	soonest := soonestTimed(excluded)
 	switch v.Kind {
-	case verdict.KindRateLimit, verdict.KindConcurrencyLimit, verdict.KindQuota:
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
 		wait := v.RetryAfter
-		if wait <= 0 || (soonest > 0 && soonest < wait) {
-			wait = soonest
+		if s := soonest(plan.Excluded, true); s > 0 && (wait <= 0 || s < wait) {
+			wait = s
 		}
 		if wait <= 0 {
 			wait = time.Second
 		}
-		e := errs.New(errs.RateLimited, "RATE_LIMITED", "every connection for %q is rate limited; last: %s", req.model, v.Message)
-		return e.WithRetryAfter(wait)
+		return rateLimited(req, "every target is rate limited; last: "+v.Message, wait, now, plan)
 	case verdict.KindNotFound:
 		return errs.New(errs.NotFound, "MODEL_NOT_FOUND", "no upstream serves %q: %s", req.model, v.Message).WithParam("model")
 	case verdict.KindTimeout:
-		return errs.New(errs.Timeout, "UPSTREAM_TIMEOUT", "no upstream answered %q in time after %d attempt(s)", req.model, len(req.attempts))
+		e := errs.New(errs.Timeout, "UPSTREAM_TIMEOUT", "no upstream answered %q in time after %d attempt(s)", req.model, len(req.attempts))
+		e.Details = diagnostics(plan.Excluded)
+		return e
 	}
 	e := errs.New(errs.Upstream, "ALL_ATTEMPTS_FAILED", "all %d attempt(s) for %q failed; last: %s", len(req.attempts), req.model, v.Message)
-	e.Details = diagnostics(excluded)
+	e.Details = diagnostics(plan.Excluded)
 	return e
 }
 
-// exclusionError is the answer when every candidate was excluded before dispatch.
-func exclusionError(excluded []routing.Exclusion) error {
-	soonest := soonestTimed(excluded)
-	if soonest > 0 {
-		e := errs.New(errs.Unavailable, "all_targets_cooling_down",
-			"every target is excluded by a resilience timer; retry in %ds", int(soonest.Round(time.Second)/time.Second))
-		e.Details = diagnostics(excluded)
-		return e.WithRetryAfter(soonest)
+// rateLimited is the 429 with retry_after / reset_at from the earliest expiry.
+func rateLimited(req *request, why string, wait time.Duration, now time.Time, plan routing.Plan) error {
+	e := errs.New(errs.RateLimited, "rate_limit_error", "%s (%q)", why, req.model)
+	e.Details = map[string]any{"retry_after": seconds(wait), "reset_at": now.Add(wait).UTC().Format(time.RFC3339)}
+	for k, v := range diagnostics(plan.Excluded) {
+		e.Details[k] = v
 	}
-	e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED", "every target is unavailable (terminal account state); fix or replace the credentials")
-	e.Details = diagnostics(excluded)
-	return e
+	return e.WithRetryAfter(wait)
 }
 
-func soonestTimed(excluded []routing.Exclusion) time.Duration {
-	var soonest time.Duration
-	for _, x := range excluded {
-		if x.Timed() && (soonest == 0 || x.Remaining < soonest) {
-			soonest = x.Remaining
+// leaseCapacity is the 429 when eligible connections exist but every free one
+// is held by another owner's lease.
+func leaseCapacity(plan routing.Plan) error {
+	if plan.Eligible == 0 {
+		return nil
+	}
+	var earliest time.Duration
+	for _, x := range plan.Excluded {
+		if x.Reason != "lease_held" {
+			continue
+		}
+		if earliest == 0 || x.Remaining < earliest {
+			earliest = x.Remaining
 		}
 	}
-	return soonest
+	if earliest == 0 {
+		return nil
+	}
+	retry := min(max(seconds(earliest), 1), 3600)
+	e := errs.New(errs.RateLimited, "LEASE_CAPACITY_UNAVAILABLE", "every eligible connection is held by another session's exclusive lease")
+	e.Type = "lease_error"
+	e.Top = map[string]any{"state": "WAITING_FOR_CAPACITY", "reason": "NO_FREE_ELIGIBLE_CONNECTION", "retryAfter": retry,
+		"eligibleCount": plan.Eligible, "freeCount": 0}
+	return e.WithRetryAfter(time.Duration(retry) * time.Second)
+}
+
+// soonest is the earliest expiry among timed exclusions (only transient ones when asked).
+func soonest(excluded []routing.Exclusion, transientOnly bool) time.Duration {
+	var s time.Duration
+	for _, x := range excluded {
+		if !x.Timed() || (transientOnly && !x.Transient) || x.Reason == "lease_held" {
+			continue
+		}
+		if s == 0 || x.Remaining < s {
+			s = x.Remaining
+		}
+	}
+	return s
+}
+
+func onlyLockouts(excluded []routing.Exclusion) bool {
+	any := false
+	for _, x := range excluded {
+		if x.Reason != "model_lockout" {
+			return false
+		}
+		any = any || x.Transient
+	}
+	return any
+}
+
+func seconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return s
 }
 
 func diagnostics(excluded []routing.Exclusion) map[string]any {
@@ -68,7 +143,7 @@ func diagnostics(excluded []routing.Exclusion) map[string]any {
 	items := make([]map[string]any, 0, len(excluded))
 	for _, x := range excluded {
 		item := map[string]any{"target": x.Provider + "/" + x.Model, "connectionId": x.ConnectionID,
-			"reason": x.Reason, "remainingMs": x.Remaining.Milliseconds()}
+			"reason": x.Reason, "remainingMs": x.Remaining.Milliseconds(), "transient": x.Transient}
 		if x.Detail != "" {
 			item["detail"] = x.Detail
 		}

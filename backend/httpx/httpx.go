@@ -99,7 +99,11 @@ func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(e.RetryAfter)))
 	}
-	WriteJSON(w, status, map[string]any{"error": body})
+	root := map[string]any{"error": body}
+	for k, v := range e.Top {
+		root[k] = v
+	}
+	WriteJSON(w, status, root)
 }
 
 // WriteJSON writes v as JSON with status.

@@ -22,6 +22,9 @@ type Exclusion struct {
 	// Detail refines Reason (e.g. the terminal state "banned").
 	Detail    string
 	Remaining time.Duration
+	// Transient is true when the cause is short-lived (rate limit, server error,
+	// open breaker) and worth waiting for; quota, auth and not-found are not.
+	Transient bool
 }
 
 // Timed reports whether the exclusion ends by itself when a timer expires.
@@ -61,6 +64,10 @@ type Engine struct {
 	breakers *breaker.Registry
 	window   *breaker.WindowGate
 	lockouts *lockout.Table
+	combos   *Combos
+	leases   LeaseView
+	pins     PinView
+	stats    *stats
 	store    CooldownStore
 	policy   Policy
 	observer Observer
@@ -76,6 +83,11 @@ type EngineDeps struct {
 	Window *breaker.WindowGate
 	// Lockouts holds the in-memory model lockouts.
 	Lockouts *lockout.Table
+	// Combos holds the combos (nil: none).
+	Combos *Combos
+	// Leases and Pins are the exclusive-lease and session-affinity views (optional).
+	Leases   LeaseView
+	Pins     PinView
 	Store    CooldownStore
 	Policy   Policy
 	Observer Observer
@@ -85,7 +97,11 @@ type EngineDeps struct {
 
 // NewEngine wires an engine.
 func NewEngine(d EngineDeps) *Engine {
-	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, store: d.Store,
+	if d.Combos == nil {
+		d.Combos = NewCombos()
+	}
+	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, combos: d.Combos, leases: d.Leases,
+		pins: d.Pins, stats: newStats(), store: d.Store,
 		policy: d.Policy, observer: d.Observer, onError: d.OnError}
 }
 
@@ -105,6 +121,7 @@ func (e *Engine) modelLocked(c Candidate) *Exclusion {
 	}
 	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
+		x.Transient = transientCode(entry.Reason)
 		return x
 	}
 	return nil
@@ -119,7 +136,9 @@ func (e *Engine) providerCooling(c Candidate) *Exclusion {
 		return nil
 	}
 	if cooling, remaining := e.window.CoolingDown(c.Conn.BreakerKey); cooling {
-		return e.exclusion(c, "provider_cooldown", "", remaining)
+		x := e.exclusion(c, "provider_cooldown", "", remaining)
+		x.Transient = true
+		return x
 	}
 	return nil
 }
@@ -138,7 +157,9 @@ func (e *Engine) Check(c Candidate) *Exclusion {
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
 	if st := b.Status(); st.State == breaker.Open {
-		return e.exclusion(c, "circuit_open", "", st.RetryAfter)
+		x := e.exclusion(c, "circuit_open", "", st.RetryAfter)
+		x.Transient = true
+		return x
 	}
 	return nil
 }
@@ -149,7 +170,13 @@ func (e *Engine) checkConn(c Candidate, now time.Time) *Exclusion {
 		return nil
 	}
 	if reason == "connection_cooldown" {
-		return e.exclusion(c, "connection_cooldown", "", remaining)
+		x := e.exclusion(c, "connection_cooldown", "", remaining)
+		switch c.Conn.Cooldown().LastErrorType {
+		case string(verdict.KindQuota), string(verdict.KindAuth), string(verdict.KindForbidden), string(verdict.KindRequestRejected):
+		default:
+			x.Transient = true
+		}
+		return x
 	}
 	return e.exclusion(c, "unavailable", reason, 0)
 }
@@ -178,7 +205,42 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 	if !ok {
 		return nil, e.exclusion(c, "circuit_open", "", b.RetryAfter())
 	}
+	e.stats.mu.Lock()
+	e.stats.meta(c.Key()).inFlight++
+	e.stats.mu.Unlock()
 	return &Ticket{e: e, cand: c, permit: permit}, nil
+}
+
+// settle updates the strategy counters when an attempt ends.
+func (t *Ticket) settle(ok bool) {
+	now := t.e.clk.Now()
+	s := t.e.stats
+	s.mu.Lock()
+	m := s.meta(t.cand.Key())
+	m.inFlight--
+	if ok {
+		m.usage++
+		m.lastGoodAt = now
+	}
+	s.mu.Unlock()
+	if t.Combo != nil {
+		s.state(t.Combo.ID).Observe(t.cand.Key(), ok, now)
+	}
+}
+
+// ObserveQuota records the quota window an upstream reported for this target
+// (remaining fraction 0..1 or negative when unknown, and when it resets).
+func (t *Ticket) ObserveQuota(remaining float64, resetAt time.Time) {
+	s := t.e.stats
+	s.mu.Lock()
+	m := s.meta(t.cand.Key())
+	if remaining >= 0 {
+		m.remaining = remaining
+	}
+	if !resetAt.IsZero() {
+		m.resetAt = resetAt
+	}
+	s.mu.Unlock()
 }
 
 // Ticket is one admitted attempt.
@@ -187,6 +249,8 @@ type Ticket struct {
 	cand   Candidate
 	permit breaker.Permit
 	done   bool
+	// Combo, when set, receives the outcome for stateful strategies (fill-first).
+	Combo *Combo
 }
 
 // Finish records the attempt's verdict in every layer. A client-cancelled attempt
@@ -196,6 +260,11 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		return
 	}
 	t.done = true
+	if v.Kind == verdict.KindClientCanceled {
+		t.release()
+	} else {
+		t.settle(v.OK())
+	}
 	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker
 	switch {
 	case v.OK():
@@ -268,7 +337,16 @@ func (t *Ticket) Abandon() {
 		return
 	}
 	t.done = true
+	t.release()
 	t.permit.Release()
+}
+
+// release ends an attempt that blames nobody: only the in-flight count changes.
+func (t *Ticket) release() {
+	s := t.e.stats
+	s.mu.Lock()
+	s.meta(t.cand.Key()).inFlight--
+	s.mu.Unlock()
 }
 
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
@@ -305,4 +383,14 @@ func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 		e.observer.ConnectionStateChanged(c, st)
 	}
 	return e.store.SaveCooldown(c.ID, CooldownFields(st))
+}
+
+// transientCode reports whether a verdict code names a short-lived failure.
+func transientCode(code string) bool {
+	switch code {
+	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeServerError, verdict.CodeTransportError,
+		verdict.CodeTimeout, verdict.CodeStreamStalled, "UPSTREAM_STREAM_ERROR", "STREAM_TRUNCATED", "EMPTY_RESPONSE":
+		return true
+	}
+	return false
 }

@@ -11,6 +11,8 @@ import (
 type Candidate struct {
 	Conn  *Conn
 	Model string
+	// ComboIndex is the target's position in its combo (0 outside combos).
+	ComboIndex int
 }
 
 // Access restricts what a client key may reach; empty lists allow everything.

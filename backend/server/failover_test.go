@@ -159,13 +159,12 @@ func TestUpstreamHeadersBuiltFromScratch(t *testing.T) {
 	e.addConn("primary", "key-a", 1)
 	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, map[string]string{
 		"X-Session-Id": "sess-1", "x-codex-session-id": "c1", "x-omniroute-session": "o1", "Cookie": "a=b",
-		"X-OmniRoute-Lease-Owner": "vlo_x",
 	})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
 	h, sent := e.up.LastRequest("key-a")
-	for _, name := range []string{"X-Session-Id", "X-Codex-Session-Id", "X-Omniroute-Session", "Cookie", "X-Omniroute-Lease-Owner"} {
+	for _, name := range []string{"X-Session-Id", "X-Codex-Session-Id", "X-Omniroute-Session", "Cookie"} {
 		if h.Get(name) != "" {
 			t.Errorf("client header %s forwarded upstream", name)
 		}

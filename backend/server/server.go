@@ -25,6 +25,7 @@ import (
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
+	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
@@ -109,12 +110,21 @@ func (s *Server) wire() error {
 	}
 	catalog := providers.NewCatalog()
 	registry := routing.NewRegistry(catalog)
+	combos := routing.NewCombos()
 	reload := func() error {
 		rows, err := st.Connections()
 		if err != nil {
 			return err
 		}
-		return registry.Load(rows, box)
+		if err := registry.Load(rows, box); err != nil {
+			return err
+		}
+		crows, err := st.Combos()
+		if err != nil {
+			return err
+		}
+		combos.Load(crows)
+		return nil
 	}
 	if err := reload(); err != nil {
 		return err
@@ -148,9 +158,18 @@ func (s *Server) wire() error {
 		}
 	})
 
+	pins := affinity.New(clk, func() time.Duration {
+		return time.Duration(settings.General().SessionAffinityTTLMs) * time.Millisecond
+	}, pinSaver{st})
+	livePins, err := st.LivePins(clk.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	pins.Load(pinsFromRows(livePins))
+
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
-		Lockouts: lockout.New(clk),
-		Store:    st, Policy: policy, Observer: pub, OnError: logErr})
+		Lockouts: lockout.New(clk), Combos: combos, Pins: pins,
+		Store: st, Policy: policy, Observer: pub, OnError: logErr})
 
 	s.engine = engine
 	s.transport = newTransport()
@@ -161,7 +180,7 @@ func (s *Server) wire() error {
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub},
-		General: settings.General, Resilience: settings.Resilience})
+		General: settings.General, Resilience: settings.Resilience, Pins: pins})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {

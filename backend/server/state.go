@@ -9,6 +9,7 @@ import (
 
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
+	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -128,6 +129,23 @@ func snapshots(rows []store.BreakerRow) []breaker.Snapshot {
 		out = append(out, breaker.Snapshot{Provider: r.Provider, State: breaker.State(r.State), Failures: r.Failures,
 			ConsecutiveSuccesses: r.ConsecutiveSuccesses, OpenCycles: r.OpenCycles, LastFailureAt: timeOrZero(r.LastFailureAt),
 			OpenedAt: timeOrZero(r.OpenedAt), StateChangedAt: timeOrZero(r.StateChangedAt)})
+	}
+	return out
+}
+
+// pinSaver writes session pins through to the store.
+type pinSaver struct{ st *store.Store }
+
+func (p pinSaver) SavePin(pin affinity.Pin) error {
+	return p.st.SavePin(store.AffinityPin{SessionKey: pin.SessionKey, ConnectionID: pin.ConnectionID, Provider: pin.Provider,
+		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli()})
+}
+
+func pinsFromRows(rows []store.AffinityPin) []affinity.Pin {
+	out := make([]affinity.Pin, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, affinity.Pin{SessionKey: r.SessionKey, ConnectionID: r.ConnectionID, Provider: r.Provider,
+			ExpiresAt: time.UnixMilli(r.ExpiresAt)})
 	}
 	return out
 }

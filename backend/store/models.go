@@ -117,3 +117,17 @@ type RequestLog struct {
 
 // TableName names the table.
 func (RequestLog) TableName() string { return "request_logs" }
+
+// Combo is a named model group routed by a strategy.
+type Combo struct {
+	ID        string `gorm:"column:id;primaryKey"`
+	Name      string `gorm:"column:name"`
+	Strategy  string `gorm:"column:strategy"`
+	Targets   string `gorm:"column:targets"`
+	Config    string `gorm:"column:config"`
+	CreatedAt int64  `gorm:"column:created_at"`
+	UpdatedAt int64  `gorm:"column:updated_at"`
+}
+
+// TableName names the table.
+func (Combo) TableName() string { return "combos" }

@@ -207,3 +207,47 @@ func (s *Store) RecentRequestLogs(limit int) ([]RequestLog, error) {
 func (s *Store) PruneRequestLogs(keep int) error {
 	return s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error
 }
+
+// Combos returns every combo ordered by name.
+func (s *Store) Combos() ([]Combo, error) {
+	var out []Combo
+	err := s.db.Order("name").Find(&out).Error
+	return out, err
+}
+
+// CreateCombo inserts a combo; a taken name is ErrConflict.
+func (s *Store) CreateCombo(c *Combo) error {
+	err := s.db.Create(c).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// SaveCombo replaces a combo's fields.
+func (s *Store) SaveCombo(c *Combo) error {
+	res := s.db.Model(&Combo{}).Where("id = ?", c.ID).Updates(map[string]any{
+		"name": c.Name, "strategy": c.Strategy, "targets": c.Targets, "config": c.Config, "updated_at": c.UpdatedAt})
+	if isUniqueViolation(res.Error) {
+		return ErrConflict
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteCombo removes a combo.
+func (s *Store) DeleteCombo(id string) error {
+	res := s.db.Where("id = ?", id).Delete(&Combo{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

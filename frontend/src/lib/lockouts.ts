@@ -17,7 +17,8 @@ export interface LockoutItem {
   model: string;
   scope?: LockoutScope | string | null;
   reason?: string | null;
-  status?: string | null;
+  /** The upstream HTTP status of the latest failure (0 = a transport error). */
+  status?: number | string | null;
   failureCount?: number | null;
   remainingMs?: number | null;
   expiresAt?: string | number | null;
@@ -35,10 +36,16 @@ export interface LockoutTarget {
   model: string;
 }
 
-/** Identifies a lockout: one model on one connection (what DELETE takes). */
-export function lockoutKey(t: LockoutTarget): string {
-  return JSON.stringify([t.provider, t.connectionId, t.model]);
+/**
+ * Identifies a listed lockout. One model on one connection can be locked under
+ * more than one scope at once (exact id, model, quota family), so the scope is
+ * part of the key; reactivating (DELETE) names provider, connection and model only.
+ */
+export function lockoutKey(t: LockoutTarget & { scope?: string | null }): string {
+  return JSON.stringify([t.provider, t.connectionId, t.model, t.scope ?? '']);
 }
+
+const sameTarget = (r: LockoutTarget, t: LockoutTarget): boolean => r.provider === t.provider && r.connectionId === t.connectionId && r.model === t.model;
 
 function parseInstant(v: string | number | null | undefined): number | null {
   if (v == null || v === '') return null;
@@ -67,7 +74,8 @@ export function toLockoutRows(items: readonly LockoutItem[] | null | undefined, 
   const out = new Map<string, LockoutRow>();
   for (const it of items ?? []) {
     if (!it || typeof it.model !== 'string' || typeof it.connectionId !== 'string') continue;
-    const row: LockoutRow = { ...it, provider: String(it.provider ?? ''), key: lockoutKey({ provider: String(it.provider ?? ''), connectionId: it.connectionId, model: it.model }), until: deadlineOf(it, now) };
+    const provider = String(it.provider ?? '');
+    const row: LockoutRow = { ...it, provider, key: lockoutKey({ ...it, provider }), until: deadlineOf(it, now) };
     if (row.until > now) out.set(row.key, row);
   }
   return [...out.values()].sort(byDisplay);
@@ -90,9 +98,11 @@ export interface LockoutEventResult {
 }
 
 /**
- * Folds a live `lockout` event into the rows: "locked" adds or updates the row
- * with a fresh deadline, "cleared" removes it, "decayed" (the lockout lapsed or
- * its failure count decayed) removes it unless time is left.
+ * Folds a live `lockout` event into the rows. "locked" adds or updates the row
+ * with a fresh deadline. "cleared" with a model removes that model's rows; a
+ * bulk clear (no model, or more removed than shown) asks for a fetch.
+ * "decayed" (a success halved the failure count and dropped some lock of that
+ * model, scope unnamed) also asks for a fetch rather than guessing which.
  */
 export function applyLockoutEvent(
   rows: readonly LockoutRow[],
@@ -100,22 +110,24 @@ export function applyLockoutEvent(
   now: number,
   names: ReadonlyMap<string, string> = new Map(),
 ): LockoutEventResult {
-  const key = lockoutKey(ev);
-  const i = rows.findIndex((r) => r.key === key);
-  const remaining = typeof ev.remainingMs === 'number' && Number.isFinite(ev.remainingMs) ? Math.max(0, ev.remainingMs) : null;
-  const remove = (): LockoutEventResult => (i < 0 ? { rows: [...rows], changed: false, refetch: false } : { rows: rows.filter((r) => r.key !== key), changed: true, refetch: false });
+  const unchanged = (refetch: boolean): LockoutEventResult => ({ rows: [...rows], changed: false, refetch });
+  const target = typeof ev.connectionId === 'string' && ev.connectionId && typeof ev.model === 'string' && ev.model ? { provider: ev.provider ?? '', connectionId: ev.connectionId, model: ev.model } : null;
+  const remaining = typeof ev.remainingMs === 'number' && Number.isFinite(ev.remainingMs) ? Math.max(0, ev.remainingMs) : 0;
 
-  if (ev.action === 'cleared') return remove();
-  if (ev.action === 'decayed') {
-    // Time left: the failure count went down but the lock holds; otherwise it is over.
-    if (!remaining) return remove();
-    if (i < 0) return { rows: [...rows], changed: false, refetch: true };
+  if (ev.action === 'cleared') {
+    if (!target) return unchanged(true);
+    const next = rows.filter((r) => !(sameTarget(r, target) || (!target.provider && r.connectionId === target.connectionId && r.model === target.model)));
+    const gone = rows.length - next.length;
+    const more = typeof ev.removed === 'number' && ev.removed > gone; // e.g. a quota family named by another member
+    return { rows: next, changed: gone > 0, refetch: more };
   }
-  if (ev.action === 'locked' || ev.action === 'decayed') {
-    if (!remaining) return { ...remove(), refetch: true }; // a lock without a duration: ask the gateway
+  if (ev.action === 'locked' && target) {
+    if (!remaining) return unchanged(true); // a lock without a duration: ask the gateway
+    const key = lockoutKey({ ...target, scope: ev.scope ?? '' });
+    const i = rows.findIndex((r) => r.key === key);
     const prev = i >= 0 ? rows[i] : undefined;
     const row: LockoutRow = {
-      ...(prev ?? { provider: ev.provider, connectionId: ev.connectionId, model: ev.model, connectionName: names.get(ev.connectionId) ?? null }),
+      ...(prev ?? { ...target, connectionName: names.get(target.connectionId) ?? null }),
       key,
       until: now + remaining,
       remainingMs: remaining,
@@ -125,7 +137,7 @@ export function applyLockoutEvent(
     const next = i >= 0 ? rows.map((r, j) => (j === i ? row : r)) : [...rows, row].sort(byDisplay);
     return { rows: next, changed: true, refetch: !prev };
   }
-  return { rows: [...rows], changed: false, refetch: true };
+  return unchanged(true);
 }
 
 export interface ScopeInfo {
@@ -146,6 +158,15 @@ export function scopeInfo(scope: string | null | undefined): ScopeInfo {
     default:
       return { label: scope ? scope.replace(/_/g, ' ') : '—', description: scope ? `Scope “${scope}”.` : 'The gateway did not name a scope.', tone: 'muted' };
   }
+}
+
+/** The reason cell: "MODEL_NOT_FOUND · HTTP 404", "timeout · transport error". */
+export function lockoutReason(r: Pick<LockoutItem, 'reason' | 'status'>): string {
+  const parts: string[] = [];
+  if (r.reason) parts.push(r.reason);
+  if (typeof r.status === 'number' && Number.isFinite(r.status)) parts.push(r.status > 0 ? `HTTP ${r.status}` : 'transport error');
+  else if (typeof r.status === 'string' && r.status && r.status !== 'locked') parts.push(r.status.replace(/_/g, ' '));
+  return parts.join(' · ');
 }
 
 /** "1 model locked", "3 models locked on 2 connections". */

@@ -40,12 +40,15 @@ export interface SettingsEventData {
 /** A model on one connection was locked out, reactivated, or its lockout lapsed. */
 export interface LockoutEventData {
   action: 'locked' | 'cleared' | 'decayed' | string;
-  provider: string;
-  connectionId: string;
-  model: string;
+  /** Absent (or empty) on a bulk clear, which carries only `removed`. */
+  provider?: string;
+  connectionId?: string;
+  model?: string;
   scope?: string;
   remainingMs?: number;
   failureCount?: number;
+  /** How many locks a clear removed. */
+  removed?: number;
 }
 
 /** The client API was paused or resumed (tray or PATCH /api/gateway). */
@@ -117,7 +120,7 @@ export function parseLiveEvent(type: string, raw: string, now: () => Date = () =
       if (typeof data['paused'] !== 'boolean') return null;
       break;
     case 'lockout':
-      if (typeof data['action'] !== 'string' || typeof data['model'] !== 'string' || typeof data['connectionId'] !== 'string') return null;
+      if (typeof data['action'] !== 'string') return null;
       break;
   }
   return { id, type, at, data } as unknown as LiveEvent;
@@ -211,15 +214,20 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       return { title: `Settings changed: ${ev.data.section}`, detail: '', tone: 'muted' };
     case 'lockout': {
       const d = ev.data;
-      const who = names.get(d.connectionId) || d.provider || d.connectionId;
+      const who = (d.connectionId && names.get(d.connectionId)) || d.provider || d.connectionId || '';
+      const where = who ? ` on ${who}` : '';
       const scope = d.scope && d.scope !== 'exact' ? ` · scope ${d.scope.replace(/_/g, ' ')}` : '';
+      if (!d.model) {
+        const n = d.removed ?? 0;
+        return { title: `${n || 'All'} model lockout${n === 1 ? '' : 's'} cleared${where}`, detail: d.provider || '', tone: 'ok' };
+      }
       if (d.action === 'locked') {
         const fails = d.failureCount ? ` · ${d.failureCount} failure${d.failureCount === 1 ? '' : 's'}` : '';
-        return { title: `${d.model} locked on ${who} for ${formatDuration(d.remainingMs ?? 0)}`, detail: `${d.provider}${scope}${fails}`, tone: 'warn' };
+        return { title: `${d.model} locked${where} for ${formatDuration(d.remainingMs ?? 0)}`, detail: `${d.provider ?? ''}${scope}${fails}`, tone: 'warn' };
       }
-      if (d.action === 'cleared') return { title: `${d.model} reactivated on ${who}`, detail: d.provider, tone: 'ok' };
-      if (d.action === 'decayed') return { title: `${d.model} lockout lapsed on ${who}`, detail: d.provider, tone: 'ok' };
-      return { title: `${d.model} lockout ${d.action} on ${who}`, detail: d.provider, tone: 'muted' };
+      if (d.action === 'cleared') return { title: `${d.model} reactivated${where}`, detail: d.provider ?? '', tone: 'ok' };
+      if (d.action === 'decayed') return { title: `${d.model} lockout lifted${where} after a success`, detail: d.provider ?? '', tone: 'ok' };
+      return { title: `${d.model} lockout ${d.action}${where}`, detail: d.provider ?? '', tone: 'muted' };
     }
     case 'gateway':
       return ev.data.paused

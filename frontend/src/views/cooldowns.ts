@@ -22,7 +22,7 @@ import {
   type ManagedConnection,
 } from '../lib/cooldowns';
 import { formatCountdown } from '../lib/format';
-import { applyLockoutEvent } from '../lib/lockouts';
+import { applyLockoutEvent, lockoutReason } from '../lib/lockouts';
 import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
@@ -309,7 +309,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
                   h('span', { class: 'lock-icon', 'aria-hidden': 'true' }, '⊘'),
                   h('code', null, l.model),
                   scopeBadge(l.scope),
-                  l.reason ? h('span', { class: 'error-type' }, l.reason) : null,
+                  lockoutReason(l) ? h('span', { class: 'error-type' }, lockoutReason(l)) : null,
                   l.failureCount ? h('span', { class: 'muted' }, `${l.failureCount} failure${l.failureCount === 1 ? '' : 's'}`) : null,
                   h('span', null, countdown(l.until, 'lockout-countdown'), ' left'),
                 ),

@@ -103,9 +103,9 @@ export function renderLockoutSettings(root: HTMLElement, ctx: ViewContext): () =
     let extra = '';
     if (k === 'baseCooldownMs' || k === 'maxCooldownMs') {
       const n = Number(inputs[k].value.trim());
-      if (inputs[k].value.trim() !== '' && Number.isFinite(n) && n >= 60) extra = ` (= ${formatDuration(n * 1000)})`;
+      if (inputs[k].value.trim() !== '' && Number.isFinite(n) && n >= 60) extra = `= ${formatDuration(n * 1000)}. `;
     }
-    return `${HINT[k]} Default: ${DEFAULT_TEXT[k]}.${extra}`;
+    return `${extra}${HINT[k]} Default: ${DEFAULT_TEXT[k]}.`;
   }
 
   function fieldEl(k: LockoutField): HTMLElement {
@@ -114,9 +114,16 @@ export function renderLockoutSettings(root: HTMLElement, ctx: ViewContext): () =
     hints.set(k, hint);
     slots.set(k, slot);
     const input = inputs[k];
-    if (input.type === 'checkbox') return h('div', { class: 'field field-check', 'data-field': k }, h('label', { for: input.id }, input, ' ', LABEL[k]), hint, slot);
+    if (input.type === 'checkbox') return h('div', { class: 'field field-check field-wide', 'data-field': k }, h('label', { for: input.id }, input, ' ', LABEL[k]), hint, slot);
     const unit = k === 'baseCooldownMs' || k === 'maxCooldownMs' ? h('span', { class: 'unit', 'aria-hidden': 'true' }, 's') : null;
-    return h('div', { class: 'field', 'data-field': k }, h('label', { for: input.id }, LABEL[k]), unit ? h('div', { class: 'input-unit' }, input, unit) : input, hint, slot);
+    return h(
+      'div',
+      { class: k === 'errorCodes' ? 'field field-wide field-codes' : 'field', 'data-field': k },
+      h('label', { for: input.id }, LABEL[k]),
+      unit ? h('div', { class: 'input-unit' }, input, unit) : input,
+      hint,
+      slot,
+    );
   }
 
   const saveBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save changes');

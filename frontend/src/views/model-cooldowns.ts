@@ -1,6 +1,6 @@
 import { endpoints, isAbortError } from '../api';
 import { busy, clear, confirmDialog, emptyState, errorBox, h, loading, notice } from '../dom';
-import { applyLockoutEvent, expireLockouts, lockoutCountText, toLockoutRows, type LockoutRow } from '../lib/lockouts';
+import { applyLockoutEvent, expireLockouts, lockoutCountText, lockoutReason, toLockoutRows, type LockoutRow } from '../lib/lockouts';
 import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
@@ -76,9 +76,11 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       if (ctx.signal.aborted) return;
       lockoutEnabled = readLockout(doc).enabled;
     } catch {
+      if (ctx.signal.aborted) return;
       lockoutEnabled = null; // the note is a hint; the list shows any real error
     }
     renderNote();
+    if (rows && rows.length === 0) renderList(); // its empty-state hint depends on the setting
   }
 
   function renderNote(): void {
@@ -106,7 +108,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
 
   function renderList(focusKeys: Array<string | undefined> = [focusKeyOf(document.activeElement)]): void {
     const list = rows ?? [];
-    countLine.textContent = rows ? lockoutCountText(list) : '';
+    countLine.textContent = list.length ? lockoutCountText(list) : ''; // the empty state says it otherwise
     reactivateAllBtn.disabled = list.length === 0;
     const hadFocus = listArea.contains(document.activeElement);
     if (list.length === 0) {
@@ -161,12 +163,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       h('td', null, h('div', { class: 'cell-main' }, who(r)), r.connectionName ? h('small', { class: 'muted block mono-small' }, r.connectionId) : null),
       h('th', { scope: 'row' }, h('code', null, r.model)),
       h('td', null, scopeBadge(r.scope)),
-      h(
-        'td',
-        null,
-        r.reason ? h('span', { class: 'error-type' }, r.reason) : h('span', { class: 'muted' }, '—'),
-        r.status && r.status !== 'locked' ? h('small', { class: 'muted block' }, r.status.replace(/_/g, ' ')) : null,
-      ),
+      h('td', null, lockoutReason(r) ? h('span', { class: 'error-type' }, lockoutReason(r)) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'num' }, r.failureCount ?? '—'),
       h('td', null, countdown(r.until, 'lockout-countdown')),
       h('td', { class: 'actions' }, btn),
@@ -184,8 +181,11 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       try {
         const res = await endpoints.reactivateModel(r);
         if (ctx.signal.aborted) return;
-        rows = (rows ?? []).filter((x) => x.key !== r.key);
+        // The gateway clears every scope of this model on this connection.
+        const before = (rows ?? []).length;
+        rows = (rows ?? []).filter((x) => !(x.provider === r.provider && x.connectionId === r.connectionId && x.model === r.model));
         const removed = typeof res?.removed === 'number' ? res.removed : 1;
+        if (removed > before - rows.length) scheduleRefetch(); // e.g. a quota family named by another model
         clear(
           message,
           notice(removed > 0 ? `Reactivated ${r.model} on ${who(r)}.` : `${r.model} on ${who(r)} was no longer locked.`, removed > 0 ? 'success' : 'info'),

@@ -51,6 +51,9 @@ const PAGES = [
   ['Agents', '/agents', 'agents'],
   ['Resilience Settings', '/resilience', 'resilience'],
   ['Logs', '/logs', 'logs'],
+  ['Cooldown Manager', '/cooldowns', 'cooldowns'],
+  ['Model Cooldowns', '/model-cooldowns', 'model-cooldowns'],
+  ['Lockout Settings', '/lockout-settings', 'lockout-settings'],
 ];
 
 // ---------------------------------------------------------------- process plumbing
@@ -195,13 +198,27 @@ async function mgmt(method, p, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-async function chat() {
+async function chat(model = 'openai-compatible/gpt-4o-mini') {
   const res = await fetch(`${S.base}/v1/chat/completions`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${S.clientKey}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'openai-compatible/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }] }),
   });
   return { status: res.status, body: await res.text() };
+}
+
+async function setFault(fault) {
+  const res = await fetch(`${S.fake}/_fake/faults`, { method: 'POST', body: JSON.stringify({ key: 'key-a', fault }) });
+  assert.equal(res.status, 204, await res.text());
+}
+
+/** Screenshots the page in light and in dark. */
+async function snapBoth(page, name) {
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await snap(page, `${name}-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 }
 
 function watchConsole(page, label) {
@@ -600,6 +617,223 @@ step('the event stream reconnects after a gateway restart', async () => {
   await indicator.filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
   S.restartedAt = Date.now();
   await page.locator('.topbar .health', { hasText: 'Healthy' }).waitFor();
+});
+
+// ---------------------------------------------------------------- model lockout and the cooldown pages
+
+step('Lockout Settings: defaults, validation, server error on the field, enable lockout', async () => {
+  const page = S.pageA;
+  await page.bringToFront();
+  await gotoPage(page, 'Lockout Settings');
+  const enabled = page.getByLabel('Enable model lockout');
+  await enabled.waitFor();
+  // The gateway's defaults, shown in seconds.
+  assert.equal(await enabled.isChecked(), false);
+  assert.equal(await page.getByLabel('HTTP statuses that lock a model').inputValue(), '403, 404, 429, 502, 503, 504');
+  const base = page.getByLabel('Base cooldown (seconds)');
+  const max = page.getByLabel('Maximum cooldown (seconds)');
+  assert.equal(await base.inputValue(), '120');
+  assert.equal(await max.inputValue(), '1800');
+  assert.equal(await page.getByLabel('Maximum backoff steps').inputValue(), '10');
+  assert.equal(await page.getByLabel(/exponential backoff/).isChecked(), true);
+  assert.match(await page.locator('#lk-base-cooldown-hint').textContent(), /Default: 120 s/);
+
+  // Client-side validation next to the fields.
+  await max.fill('60');
+  await page.getByLabel('HTTP statuses that lock a model').fill('404, 302');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#lk-max-cooldown-error', { hasText: 'Must be at least the base cooldown (120 s).' }).waitFor();
+  await page.locator('#lk-error-codes-error', { hasText: '302 is not an HTTP error status' }).waitFor();
+  assert.equal(await max.getAttribute('aria-invalid'), 'true');
+  await page.getByRole('button', { name: 'Restore defaults' }).click();
+  assert.equal(await max.inputValue(), '1800');
+  assert.equal(await page.locator('#lk-max-cooldown-error').textContent(), '');
+
+  // A 400 from the gateway lands next to the field its param names.
+  await page.route('**/api/resilience', (route) =>
+    route.request().method() === 'PATCH'
+      ? route.fulfill({
+          status: 400,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { message: 'modelLockout.baseCooldownMs: refused by this test', type: 'invalid_request_error', code: 'INVALID_SETTING', param: 'modelLockout.baseCooldownMs' } }),
+        })
+      : route.continue(),
+  );
+  await base.fill('90');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#lk-base-cooldown-error', { hasText: 'refused by this test (INVALID_SETTING)' }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'lk-base-cooldown');
+  await page.unroute('**/api/resilience');
+  await page.getByRole('button', { name: 'Discard changes' }).click();
+
+  // Turn lockout on: only the changed field is sent.
+  let patchBody = null;
+  const spy = (req) => {
+    if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
+  };
+  page.on('request', spy);
+  await enabled.check();
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByTestId('saved').filter({ hasText: 'Saved 1 change.' }).waitFor();
+  page.off('request', spy);
+  assert.deepEqual(patchBody, { modelLockout: { enabled: true } });
+  assert.equal((await mgmt('GET', '/api/resilience')).body.modelLockout.enabled, true);
+  await snapBoth(page, 'lockout-settings-enabled');
+});
+
+step('a 404 for one model locks only that model, live on Model Cooldowns', async () => {
+  const page = S.pageA;
+  // A fresh connection serving two models on upstream key key-a.
+  for (const c of (await mgmt('GET', '/api/providers')).body.connections) await mgmt('DELETE', `/api/providers/${c.id}`);
+  const created = await mgmt('POST', '/api/providers', {
+    provider: 'openai-compatible',
+    name: 'Fake B',
+    authType: 'apikey',
+    apiKey: 'key-a',
+    baseUrl: `${S.fake}/v1`,
+    models: ['gpt-4o', 'gpt-4o-mini'],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  S.connectionB = created.body.connection.id;
+  await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
+
+  await gotoPage(page, 'Model Cooldowns');
+  await page.getByText('No model is locked').first().waitFor();
+  assert.equal(await page.getByTestId('lockout-disabled').count(), 0, 'no "lockout is off" note once it is on');
+  await page.evaluate(() => (window.__sameDocument = true));
+
+  await setFault({ mode: 'status', status: 404, models: ['gpt-4o'] });
+  const failed = await chat('openai-compatible/gpt-4o');
+  assert.notEqual(failed.status, 200, failed.body);
+
+  const row = page.locator('[data-testid="lockout-row"][data-model="gpt-4o"]');
+  await row.waitFor();
+  assert.equal(await row.getByTestId('scope').textContent(), 'model');
+  await row.getByText('Fake B').waitFor();
+  const first = await row.getByTestId('lockout-countdown').textContent();
+  assert.match(first, /^\d+:\d\d$/, `countdown ${first}`);
+  await page.waitForFunction(
+    (before) => document.querySelector('[data-testid="lockout-countdown"]')?.textContent !== before,
+    first,
+    { timeout: 3000 },
+  );
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'shown without a reload');
+  assert.equal(await page.locator('[data-testid="lockout-row"]').count(), 1, 'only gpt-4o is locked');
+
+  const mini = await chat('openai-compatible/gpt-4o-mini');
+  assert.equal(mini.status, 200, mini.body);
+  const items = (await mgmt('GET', '/api/resilience/model-cooldowns')).body.items;
+  assert.deepEqual(items.map((i) => [i.model, i.scope, i.connectionId]), [['gpt-4o', 'model', S.connectionB]]);
+  await snapBoth(page, 'model-cooldowns-locked');
+});
+
+step('Cooldown Manager lists the connection as model_locked with its lockout', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Cooldown Manager');
+  const row = page.locator('[data-testid="cooldowns-table"] tbody', { hasText: 'Fake B' });
+  await row.locator('[data-testid="cooldown-row"][data-status="model_locked"]').waitFor();
+  await row.getByTestId('status-badge').filter({ hasText: 'Model locked' }).waitFor();
+  const lock = row.locator('[data-testid="lockout-item"][data-model="gpt-4o"]');
+  await lock.waitFor();
+  assert.equal(await lock.getByTestId('scope').textContent(), 'model');
+  assert.match(await lock.getByTestId('lockout-countdown').textContent(), /^\d+:\d\d$/);
+  const api = (await mgmt('GET', '/api/resilience/cooldowns')).body.connections.find((c) => c.id === S.connectionB);
+  assert.equal(api.status, 'model_locked');
+  // Healthy connections are hidden by default; the filter counts say what is there.
+  assert.equal(await page.getByLabel(/^Healthy/).isChecked(), false);
+  await snapBoth(page, 'cooldowns-model-locked');
+});
+
+step('Reactivate from Model Cooldowns: Escape closes the confirm, the row goes', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Model Cooldowns');
+  const row = page.locator('[data-testid="lockout-row"][data-model="gpt-4o"]');
+  await row.waitFor();
+
+  const all = page.getByRole('button', { name: 'Reactivate all' });
+  await all.click();
+  await page.getByRole('dialog', { name: 'Reactivate every locked model?' }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Reactivate all', 'focus returns to the button');
+  assert.equal(await row.count(), 1, 'nothing was reactivated');
+
+  await row.getByRole('button', { name: 'Reactivate gpt-4o on Fake B' }).click();
+  await page.getByText('Reactivated gpt-4o on Fake B.').waitFor();
+  await row.waitFor({ state: 'detached' });
+  await page.getByText('No model is locked').first().waitFor();
+  assert.deepEqual((await mgmt('GET', '/api/resilience/model-cooldowns')).body.items, []);
+  await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
+  assert.equal((await chat('openai-compatible/gpt-4o')).status, 200, 'gpt-4o is routed to again');
+});
+
+step('Lockout off again: Model Cooldowns says so and links to Lockout Settings', async () => {
+  // With lockout on and 429 in its status list, a 429 locks the model (scope
+  // quota_family) instead of cooling the connection; turn it off for the next step.
+  const page = S.pageA;
+  await gotoPage(page, 'Lockout Settings');
+  const enabled = page.getByLabel('Enable model lockout');
+  await enabled.waitFor();
+  assert.equal(await enabled.isChecked(), true);
+  await enabled.uncheck();
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByTestId('saved').filter({ hasText: 'Saved 1 change.' }).waitFor();
+  assert.equal((await mgmt('GET', '/api/resilience')).body.modelLockout.enabled, false);
+
+  await gotoPage(page, 'Model Cooldowns');
+  const note = page.getByTestId('lockout-disabled');
+  await note.waitFor();
+  await note.getByRole('link', { name: 'Turn it on in Lockout Settings' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Lockout Settings' }).waitFor();
+});
+
+step('Cooldown Manager: a 429 cools the connection live; Clear selected; terminal rows cannot be selected', async () => {
+  const page = S.pageA;
+  // A terminal connection next to the real ones: listed, marked, never selectable.
+  await page.route('**/api/resilience/cooldowns', async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const res = await route.fetch();
+    const body = await res.json();
+    body.connections.push({
+      id: 'conn-banned', provider: 'openai', name: 'Banned account', authType: 'apikey', status: 'terminal', testStatus: 'banned',
+      rateLimitedUntil: null, cooldownRemainingMs: 0, backoffLevel: 0, errorCode: 'ACCOUNT_BANNED', lastErrorType: 'ban',
+      lastError: 'account suspended', lastErrorAt: new Date().toISOString(), lockouts: [],
+    });
+    return route.fulfill({ response: res, json: body });
+  });
+  await gotoPage(page, 'Cooldown Manager');
+  const banned = page.locator('[data-testid="cooldown-row"][data-status="terminal"]', { hasText: 'Banned account' });
+  await banned.waitFor();
+  await banned.getByTestId('status-badge').filter({ hasText: 'Terminal: banned' }).waitFor();
+  assert.equal(await banned.getByRole('checkbox').isDisabled(), true, 'terminal rows are not selectable');
+  await page.getByText('Fake B').waitFor({ state: 'detached' }); // healthy again: hidden by default
+  await page.evaluate(() => (window.__sameDocument = true));
+
+  await setFault({ mode: 'status', status: 429, headers: { 'Retry-After': '120' } });
+  const res = await chat('openai-compatible/gpt-4o-mini');
+  assert.equal(res.status, 429, res.body);
+
+  const row = page.locator('[data-testid="cooldown-row"]', { hasText: 'Fake B' });
+  await row.locator('[data-testid="status-badge"]', { hasText: 'Cooling down' }).waitFor();
+  assert.equal(await row.getAttribute('data-status'), 'cooling_down');
+  assert.match(await row.getByTestId('countdown').textContent(), /^[12]:\d\d$/);
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'shown without a reload');
+  await snapBoth(page, 'cooldowns-cooling');
+
+  // Keyboard: Space selects the row, then Clear selected.
+  const box = row.getByRole('checkbox', { name: 'Select Fake B' });
+  await box.focus();
+  await page.keyboard.press('Space');
+  assert.equal(await box.isChecked(), true);
+  const clearSelected = page.getByRole('button', { name: 'Clear selected (1)' });
+  await clearSelected.click();
+  await page.getByTestId('clear-summary').filter({ hasText: /^Cleared 1 cooldown/ }).waitFor();
+  await row.waitFor({ state: 'detached' }); // healthy: hidden by the default filter
+  await banned.waitFor(); // the terminal one stays
+  await page.unroute('**/api/resilience/cooldowns');
+  const after = (await mgmt('GET', '/api/resilience/cooldowns')).body.connections.find((c) => c.id === S.connectionB);
+  assert.equal(after.status, 'healthy');
+  await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
 });
 
 step('keyboard: skip link, visible focus, nav by Tab and Enter', async () => {

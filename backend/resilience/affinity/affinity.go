@@ -1,0 +1,126 @@
+// Package affinity pins a client session (X-Session-Id, x-codex-session-id,
+// x-omniroute-session) to the connection that served it, so multi-turn agents
+// keep their account. A pin is a soft preference with a TTL: routing moves an
+// ineligible session and re-pins it. Pins are written through to a store so
+// they survive a restart; expiry is lazy.
+package affinity
+
+import (
+	"sync"
+	"time"
+
+	"omniroute/backend/clock"
+)
+
+// Pin is one session's connection.
+type Pin struct {
+	SessionKey   string
+	ConnectionID string
+	Provider     string
+	ExpiresAt    time.Time
+}
+
+// Saver persists pins (write-through).
+type Saver interface {
+	SavePin(p Pin) error
+}
+
+// maxKeyLen bounds a session key taken from a client header.
+const maxKeyLen = 256
+
+// Pins holds the live pins.
+type Pins struct {
+	clk   clock.Clock
+	ttl   func() time.Duration
+	saver Saver
+	mu    sync.Mutex
+	m     map[string]Pin
+}
+
+// New returns an empty pin set; ttl is read per call (0 disables affinity).
+func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
+	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}}
+}
+
+// Key normalises a header value into a session key ("" when unusable).
+func Key(v string) string {
+	if len(v) > maxKeyLen {
+		v = v[:maxKeyLen]
+	}
+	return v
+}
+
+// Load restores persisted pins.
+func (p *Pins) Load(pins []Pin) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pin := range pins {
+		p.m[pin.SessionKey] = pin
+	}
+}
+
+// Pinned returns the live pin's connection for a session.
+func (p *Pins) Pinned(key string) (string, bool) {
+	if key == "" || p.ttl() <= 0 {
+		return "", false
+	}
+	now := p.clk.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pin, ok := p.m[key]
+	if !ok {
+		return "", false
+	}
+	if !now.Before(pin.ExpiresAt) {
+		delete(p.m, key)
+		return "", false
+	}
+	return pin.ConnectionID, true
+}
+
+// Served records that a session was served by a connection: a new or moved pin
+// is written at once; an unchanged pin is refreshed in memory and written only
+// when half its TTL has passed, so a busy session costs no write per request.
+func (p *Pins) Served(key, connectionID, provider string) error {
+	ttl := p.ttl()
+	if key == "" || ttl <= 0 {
+		return nil
+	}
+	now := p.clk.Now()
+	p.mu.Lock()
+	old, had := p.m[key]
+	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
+	write := !had || old.ConnectionID != connectionID || old.ExpiresAt.Sub(now) < ttl/2
+	if write || !had {
+		p.m[key] = pin
+	}
+	if had && !write {
+		old.ExpiresAt = pin.ExpiresAt
+		p.m[key] = old
+	}
+	if len(p.m) > 100_000 {
+		p.sweepLocked(now)
+	}
+	p.mu.Unlock()
+	if write && p.saver != nil {
+		return p.saver.SavePin(pin)
+	}
+	return nil
+}
+
+func (p *Pins) sweepLocked(now time.Time) {
+	for k, pin := range p.m {
+		if !now.Before(pin.ExpiresAt) {
+			delete(p.m, k)
+		}
+	}
+}
+
+// Count returns the number of live pins.
+func (p *Pins) Count() int {
+	now := p.clk.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sweepLocked(now)
+	return len(p.m)
+}

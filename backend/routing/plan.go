@@ -1,0 +1,220 @@
+package routing
+
+import (
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/routing/strategy"
+)
+
+// LeaseView tells routing which connections are held by an exclusive lease.
+type LeaseView interface {
+	// HeldBy returns the owner hash and expiry of the active lease on a connection.
+	HeldBy(connectionID string) (ownerHash string, expiresAt time.Time, ok bool)
+}
+
+// PinView is the session affinity layer as routing sees it.
+type PinView interface {
+	// Pinned returns the connection a session is pinned to, if the pin is live.
+	Pinned(sessionKey string) (connectionID string, ok bool)
+}
+
+// PlanInput is what routing needs to know about one request.
+type PlanInput struct {
+	Model  string
+	Access Access
+	// SessionKey is the affinity key (X-Session-Id …); "" for none.
+	SessionKey string
+	// LeaseOwner is the caller's lease owner hash; its own lease is not an exclusion.
+	LeaseOwner string
+	// LeaseConnection restricts a fenced lease request to its connection.
+	LeaseConnection string
+}
+
+// Plan is the ordered candidates for a request and why the others were left out.
+type Plan struct {
+	Combo      *Combo
+	Candidates []Candidate
+	Excluded   []Exclusion
+	// Eligible counts candidates before lease exclusions (lease capacity errors).
+	Eligible int
+}
+
+// targetMeta is what strategies know about one combo target.
+type targetMeta struct {
+	usage      int64
+	inFlight   int
+	lastGoodAt time.Time
+	resetAt    time.Time
+	remaining  float64
+}
+
+// stats keeps per-target counters for the strategies.
+type stats struct {
+	mu     sync.Mutex
+	byKey  map[string]*targetMeta
+	states map[string]*strategy.State
+}
+
+func newStats() *stats {
+	return &stats{byKey: map[string]*targetMeta{}, states: map[string]*strategy.State{}}
+}
+
+func (s *stats) meta(key string) *targetMeta {
+	m, ok := s.byKey[key]
+	if !ok {
+		m = &targetMeta{remaining: -1}
+		s.byKey[key] = m
+	}
+	return m
+}
+
+func (s *stats) state(comboID string) *strategy.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.states[comboID]
+	if !ok {
+		seed := uint64(time.Now().UnixNano())
+		st = strategy.NewState(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
+		s.states[comboID] = st
+	}
+	return st
+}
+
+// Key identifies a candidate for strategies and per-request bookkeeping.
+func (c Candidate) Key() string { return c.Conn.ID + "|" + c.Model }
+
+// Plan resolves a model or combo to ordered, admissible candidates.
+func (e *Engine) Plan(in PlanInput) (Plan, error) {
+	var p Plan
+	var all []Candidate
+	if combo, ok := e.combos.Lookup(in.Model); ok {
+		p.Combo = combo
+		if !in.Access.allowsModel(in.Model) && !in.Access.allowsModel("combo/"+combo.Name) {
+			return p, errs.New(errs.Permission, "MODEL_NOT_ALLOWED", "this API key may not use combo %q", combo.Name).WithParam("model")
+		}
+		acc := in.Access
+		acc.AllowedModels = nil // the combo itself was allowed
+		for i, t := range combo.Targets {
+			cands, err := e.reg.Resolve(t.Model, acc)
+			if err != nil {
+				continue
+			}
+			for _, c := range cands {
+				if t.ConnectionID != "" && c.Conn.ID != t.ConnectionID {
+					continue
+				}
+				c.ComboIndex = i
+				all = append(all, c)
+			}
+		}
+		if len(all) == 0 {
+			return p, errs.New(errs.NotFound, "no_executable_targets",
+				"combo %q has no executable target: no active connection serves any of its models", combo.Name).WithParam("model")
+		}
+	} else {
+		cands, err := e.reg.Resolve(in.Model, in.Access)
+		if err != nil {
+			return p, err
+		}
+		all = cands
+	}
+	now := e.clk.Now()
+	var ok []Candidate
+	for _, c := range all {
+		if in.LeaseConnection != "" && c.Conn.ID != in.LeaseConnection {
+			continue
+		}
+		if x := e.Check(c); x != nil {
+			p.Excluded = append(p.Excluded, *x)
+			continue
+		}
+		p.Eligible++
+		if e.leases != nil && in.LeaseConnection == "" {
+			if owner, exp, held := e.leases.HeldBy(c.Conn.ID); held && owner != in.LeaseOwner {
+				p.Excluded = append(p.Excluded, Exclusion{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey, Model: c.Model,
+					Reason: "lease_held", Remaining: exp.Sub(now)})
+				continue
+			}
+		}
+		ok = append(ok, c)
+	}
+	p.Candidates = e.order(p.Combo, ok, in, now)
+	return p, nil
+}
+
+// order ranks admissible candidates: a combo by its strategy, a plain model by
+// priority; a live session pin goes first.
+func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.Time) []Candidate {
+	if combo != nil && len(cands) > 1 {
+		name := strategy.Name(combo.Strategy)
+		if !strategy.Valid(name) {
+			name = strategy.Priority
+		}
+		targets := make([]strategy.Target, len(cands))
+		byKey := make(map[string]Candidate, len(cands))
+		e.stats.mu.Lock()
+		for i, c := range cands {
+			t := combo.Targets[c.ComboIndex]
+			m := e.stats.meta(c.Key())
+			w := 1
+			if t.Weight != nil {
+				w = *t.Weight
+			}
+			targets[i] = strategy.Target{Key: c.Key(), Index: c.ComboIndex*1000 + i, Priority: t.Priority, Weight: w,
+				Usage: m.usage, InFlight: m.inFlight, CostPer1M: t.CostPer1M, ResetAt: m.resetAt, Remaining: m.remaining,
+				LastGoodAt: m.lastGoodAt, ContextWindow: t.ContextWindow}
+			byKey[c.Key()] = c
+		}
+		e.stats.mu.Unlock()
+		opts := strategy.Options{StickyKey: in.SessionKey, StickyTTL: time.Duration(combo.Config.StickyTTLMs) * time.Millisecond}
+		ordered := strategy.Order(name, targets, e.stats.state(combo.ID), now, opts)
+		out := make([]Candidate, 0, len(ordered))
+		for _, t := range ordered {
+			out = append(out, byKey[t.Key])
+		}
+		cands = out
+	}
+	if in.SessionKey != "" && e.pins != nil {
+		if connID, ok := e.pins.Pinned(in.SessionKey); ok {
+			sort.SliceStable(cands, func(i, j int) bool {
+				return cands[i].Conn.ID == connID && cands[j].Conn.ID != connID
+			})
+		}
+	}
+	return cands
+}
+
+// IsCombo reports whether a model name addresses a combo.
+func (e *Engine) IsCombo(model string) bool {
+	_, ok := e.combos.Lookup(model)
+	return ok
+}
+
+// Combos returns the combo set.
+func (e *Engine) Combos() *Combos { return e.combos }
+
+// LargerContext returns the remaining candidates of a context-optimized combo
+// whose context window is larger than the failed one's, largest first.
+func (e *Engine) LargerContext(combo *Combo, failed Candidate, rest []Candidate) []Candidate {
+	if combo == nil || strategy.Name(combo.Strategy) != strategy.ContextOptimized {
+		return rest
+	}
+	limit := combo.Targets[failed.ComboIndex].ContextWindow
+	var out []Candidate
+	for _, c := range rest {
+		if combo.Targets[c.ComboIndex].ContextWindow > limit {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return combo.Targets[out[i].ComboIndex].ContextWindow > combo.Targets[out[j].ComboIndex].ContextWindow
+	})
+	return out
+}
+
+func lower(s string) string { return strings.ToLower(s) }
