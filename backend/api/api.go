@@ -126,6 +126,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
 	a.resilienceRoutes(m)
 	a.lockoutRoutes(m)
+	a.comboRoutes(m)
 	a.agentRoutes(m)
 
 	a.dashboardRoutes(r)

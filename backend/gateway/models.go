@@ -34,6 +34,14 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	for _, co := range g.engine.Combos().All() {
+		for _, id := range []string{co.Name, "combo/" + co.Name} {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, model{ID: id, Object: "model", OwnedBy: "combo"})
+			}
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	if out == nil {
 		out = []model{}

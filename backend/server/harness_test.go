@@ -34,14 +34,18 @@ type env struct {
 	up    *fakeupstream.Upstream
 	upURL string
 	clk   *clock.Fake
+	real  bool // use the wall clock (tests of real waits)
 	token string
 	key   string
 	envs  map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvClock(t, false) }
+
+// newEnvClock builds an env on the fake clock, or on the wall clock when real.
+func newEnvClock(t *testing.T, real bool) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), envs: map[string]string{}}
+	e := &env{t: t, dir: t.TempDir(), clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), real: real, envs: map[string]string{}}
 	e.up = fakeupstream.New()
 	e.upURL = e.up.Start() + "/v1"
 	t.Cleanup(e.up.Close)
@@ -52,12 +56,16 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) start() {
 	e.t.Helper()
+	var clk clock.Clock = e.clk
+	if e.real {
+		clk = clock.Real{}
+	}
 	srv, err := server.New(server.Options{
 		Process:   config.Process{DataDir: e.dir, Host: "127.0.0.1", Port: 0},
 		Dashboard: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>OmniRoute</title>")}},
 		Version:   "test",
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Clock:     e.clk,
+		Clock:     clk,
 		Getenv:    func(k string) string { return e.envs[k] },
 	})
 	if err != nil {

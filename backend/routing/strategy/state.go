@@ -64,7 +64,6 @@ func NewState(src *rand.Rand) *State {
 // accepted so outcome-driven decisions stay a function of their inputs; the
 // current strategies do not need it. A nil State ignores observations.
 func (s *State) Observe(key string, ok bool, now time.Time) {
-	_ = now
 	if s == nil || ok {
 		return
 	}

@@ -2,6 +2,7 @@ package strategy_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -257,7 +258,7 @@ func TestStrictRandomReshufflesOnSetChange(t *testing.T) {
 		got := keys(strategy.Order(strategy.StrictRandom, sub, st, t0(), strategy.Options{}))
 		counts[got[0]]++
 	}
-	if want := map[string]int{"a": 100, "c": 100, "d": 100}; !mapsEqual(counts, want) {
+	if want := map[string]int{"a": 100, "c": 100, "d": 100}; !maps.Equal(counts, want) {
 		t.Fatalf("counts %v, want %v", counts, want)
 	}
 	// Same keys in a different slice order are the same set: no reshuffle,
@@ -270,20 +271,7 @@ func TestStrictRandomReshufflesOnSetChange(t *testing.T) {
 		}
 		counts[strategy.Order(strategy.StrictRandom, in, st, t0(), strategy.Options{})[0].Key]++
 	}
-	if want := map[string]int{"a": 50, "b": 50, "c": 50, "d": 50}; !mapsEqual(counts, want) {
+	if want := map[string]int{"a": 50, "b": 50, "c": 50, "d": 50}; !maps.Equal(counts, want) {
 		t.Fatalf("counts %v, want %v", counts, want)
 	}
-}
-
-// mapsEqual compares two count maps.
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

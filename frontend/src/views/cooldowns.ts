@@ -107,8 +107,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
   function renderProviderOptions(): void {
     const list = providersOf(rows ?? []);
     if (provider && !list.includes(provider)) list.push(provider);
-    const current = [...providerSelect.options].map((o) => o.value).join('\n');
-    const next = ['', ...list].join('\n');
+    const current = JSON.stringify([...providerSelect.options].map((o) => o.value));
+    const next = JSON.stringify(['', ...list]);
     if (current !== next) {
       providerSelect.replaceChildren(h('option', { value: '' }, 'All providers'), ...list.map((p) => h('option', { value: p }, p)));
     }
@@ -398,7 +398,10 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     () => window.clearTimeout(refetchTimer),
     rules.cleanup,
     live.subscribe('connection', (ev) => {
-      if (!rows) return;
+      if (!rows) {
+        scheduleRefetch(); // the first load may have been answered before this change
+        return;
+      }
       const next = applyConnectionEventToRow(rows, ev.data, Date.now());
       if (next) {
         rows = next;
@@ -407,7 +410,10 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       scheduleRefetch();
     }),
     live.subscribe('lockout', (ev) => {
-      if (!rows) return;
+      if (!rows) {
+        scheduleRefetch(); // the first load may have been answered before this change
+        return;
+      }
       const i = rows.findIndex((r) => r.id === ev.data.connectionId);
       if (i >= 0) {
         const now = Date.now();

@@ -15,6 +15,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
   let rows: LockoutRow[] | null = null;
   let lockoutEnabled: boolean | null = null;
   const names = new Map<string, string>();
+  let namesLoaded = false;
   let refetchTimer = 0;
   let loadSeq = 0;
 
@@ -51,8 +52,14 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
     }
     refreshBtn.disabled = true;
     try {
-      const items = await endpoints.listModelCooldowns(ctx.signal);
+      const [items, conns] = await Promise.all([
+        endpoints.listModelCooldowns(ctx.signal),
+        // Names for rows that arrive live before the next fetch.
+        namesLoaded ? Promise.resolve(null) : endpoints.listConnections(ctx.signal).catch(() => null),
+      ]);
       if (ctx.signal.aborted || seq !== loadSeq) return;
+      if (conns) namesLoaded = true;
+      for (const c of conns ?? []) names.set(c.id, c.name || c.provider);
       for (const it of items) if (it.connectionName) names.set(it.connectionId, it.connectionName);
       rows = toLockoutRows(items, Date.now());
       renderList();
@@ -248,7 +255,10 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
   const cleanups = [
     stopCountdowns,
     live.subscribe('lockout', (ev) => {
-      if (rows === null) return;
+      if (rows === null) {
+        scheduleRefetch(); // the first load may have been answered before this change
+        return;
+      }
       const res = applyLockoutEvent(rows, ev.data, Date.now(), names);
       if (res.changed) {
         rows = res.rows;

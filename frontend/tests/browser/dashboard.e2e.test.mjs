@@ -834,6 +834,25 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   const after = (await mgmt('GET', '/api/resilience/cooldowns')).body.connections.find((c) => c.id === S.connectionB);
   assert.equal(after.status, 'healthy');
   await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
+
+  // The cooldown rules section: range check, then a partial save.
+  const apikeyBase = page.getByLabel('API key base cooldown (ms)');
+  await apikeyBase.fill('50');
+  await page.getByRole('button', { name: 'Save rules' }).click();
+  await page.locator('#cdr-connectionCooldown-apikey-baseCooldownMs-error', { hasText: 'Enter 100–600,000 ms.' }).waitFor();
+  let patchBody = null;
+  const spy = (req) => {
+    if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
+  };
+  page.on('request', spy);
+  await apikeyBase.fill('4000');
+  await page.getByLabel('Cool a connection down when its stream stalls').check();
+  await page.getByRole('button', { name: 'Save rules' }).click();
+  await page.getByTestId('rules-saved').filter({ hasText: 'Saved 2 changes.' }).waitFor();
+  page.off('request', spy);
+  assert.deepEqual(patchBody, { connectionCooldown: { apikey: { baseCooldownMs: 4000 } }, streamStallCooldown: { enabled: true } });
+  const res2 = (await mgmt('GET', '/api/resilience')).body;
+  assert.deepEqual([res2.connectionCooldown.apikey.baseCooldownMs, res2.streamStallCooldown.enabled], [4000, true]);
 });
 
 step('keyboard: skip link, visible focus, nav by Tab and Enter', async () => {

@@ -66,6 +66,22 @@ describe('request', () => {
     expect(init.body).toBe('{}');
   });
 
+  it('reactivates a model with a JSON DELETE body, and clears cooldowns by provider', async () => {
+    setToken('abc');
+    fetchMock.mockImplementation(async () => new Response('{"ok":true,"removed":1}', { status: 200 }));
+    expect(await endpoints.reactivateModel({ provider: 'openai', connectionId: 'c1', model: 'gpt-4o' })).toEqual({ ok: true, removed: 1 });
+    let [url, init] = fetchMock.mock.calls[0]!;
+    expect([url, init.method, JSON.parse(init.body)]).toEqual(['/api/resilience/model-cooldowns', 'DELETE', { provider: 'openai', connectionId: 'c1', model: 'gpt-4o' }]);
+    await endpoints.reactivateAllModels();
+    [, init] = fetchMock.mock.calls[1]!;
+    expect(JSON.parse(init.body)).toEqual({ all: true });
+    await endpoints.clearCooldownsBy({ all: true, provider: 'openai' });
+    [url, init] = fetchMock.mock.calls[2]!;
+    expect([url, init.method, JSON.parse(init.body)]).toEqual(['/api/resilience/cooldowns', 'POST', { all: true, provider: 'openai' }]);
+    fetchMock.mockImplementation(async () => new Response('{"items":null}', { status: 200 }));
+    expect(await endpoints.listModelCooldowns()).toEqual([]);
+  });
+
   it('turns an error envelope into an ApiError with param', async () => {
     fetchMock.mockResolvedValue(
       new Response('{"error":{"code":"INVALID_PREFIX","message":"prefix must be 1-32 lowercase letters","param":"prefix","type":"invalid_request_error"}}', { status: 400 }),

@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/tests/fakeupstream"
+)
+
+func (e *env) addCombo(name, strategy string, targets ...map[string]any) string {
+	e.t.Helper()
+	ts := make([]any, len(targets))
+	for i, t := range targets {
+		ts[i] = t
+	}
+	code, m := e.mgmt("POST", "/api/combos", map[string]any{"name": name, "strategy": strategy, "targets": ts})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create combo: %d %v", code, m)
+	}
+	return m["combo"].(map[string]any)["id"].(string)
+}
+
+func (e *env) patchResilience(p map[string]any) {
+	e.t.Helper()
+	if code, m := e.mgmt("PATCH", "/api/resilience", p); code != 200 {
+		e.t.Fatalf("patch resilience: %d %v", code, m)
+	}
+}
+
+func target(model string) map[string]any { return map[string]any{"model": model} }
+
+// TestComboFallbackOpensBreakerAndRecovers: the first target answers 503
+// persistently; the second serves every time, the first's breaker opens, and
+// after the first recovers traffic returns to it within one reset timeout.
+func TestComboFallbackOpensBreakerAndRecovers(t *testing.T) {
+	e := newEnv(t)
+	e.patchResilience(map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 4, "degradationThreshold": 2}}})
+	e.addEndpoint("first", "key-a")
+	second := e.addEndpoint("backup", "key-b")
+	e.addCombo("coding", "priority", target("first/gpt-4o-mini"), target("backup/gpt-4o-mini"))
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+
+	for i := 0; i < 4; i++ {
+		resp, body := e.chat("coding", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != second {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+		}
+		if resp.Header.Get("X-OmniRoute-Model") != "gpt-4o-mini" || gjson.GetBytes(body, "usage.total_tokens").Int() == 0 {
+			t.Fatalf("model or usage missing: %v %s", resp.Header, body)
+		}
+	}
+	if s := breakerState(e.health(), "openai-compatible:first"); s != "OPEN" {
+		t.Fatalf("breaker %s after persistent 503s", s)
+	}
+	hitsWhileOpen := e.up.Hits("key-a")
+	e.chat("combo/coding", false, nil)
+	if e.up.Hits("key-a") != hitsWhileOpen {
+		t.Fatal("an open breaker's target was dispatched")
+	}
+	e.up.ClearFaults()
+	e.clk.Advance(30*time.Second + time.Millisecond)
+	resp, _ := e.chat("coding", false, nil)
+	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") == second {
+		t.Fatal("traffic did not return to the recovered first target within one reset timeout")
+	}
+	if s := breakerState(e.health(), "openai-compatible:first"); s != "CLOSED" {
+		t.Fatalf("breaker %s after a successful probe", s)
+	}
+}
+
+func TestComboTerminalErrors(t *testing.T) {
+	t.Run("no_executable_targets", func(t *testing.T) {
+		e := newEnv(t)
+		e.addCombo("ghost", "priority", target("nobody/x"))
+		resp, body := e.chat("ghost", false, nil)
+		if resp.StatusCode != 404 || errorCode(body) != "no_executable_targets" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("all_targets_cooling_down", func(t *testing.T) {
+		e := newEnv(t)
+		e.patchResilience(map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 1, "degradationThreshold": 0}},
+			"comboCooldownWait": map[string]any{"enabled": false}})
+		e.addEndpoint("a", "key-a")
+		e.addEndpoint("b", "key-b")
+		e.addCombo("pair", "priority", target("a/m"), target("b/m"))
+		e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+		e.chat("pair", false, nil)
+		resp, body := e.chat("pair", false, nil)
+		excluded := gjson.GetBytes(body, "error.diagnostics.excluded")
+		if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "30" ||
+			len(excluded.Array()) != 2 || excluded.Get("0.reason").String() != "circuit_open" || excluded.Get("0.remainingMs").Int() != 30000 {
+			t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	})
+	t.Run("rate_limit_error from transient lockouts", func(t *testing.T) {
+		e := newEnv(t)
+		e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": true}, "comboCooldownWait": map[string]any{"enabled": false}})
+		e.addEndpoint("a", "key-a")
+		e.addCombo("one", "priority", target("a/m"))
+		e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+		e.chat("one", false, nil)
+		resp, body := e.chat("one", false, nil)
+		if resp.StatusCode != 429 || errorCode(body) != "rate_limit_error" || gjson.GetBytes(body, "error.type").String() != "rate_limit_error" ||
+			gjson.GetBytes(body, "error.retry_after").Int() != 120 || !gjson.GetBytes(body, "error.reset_at").Exists() ||
+			resp.Header.Get("Retry-After") != "120" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("ALL_TARGETS_SKIPPED for not-found", func(t *testing.T) {
+		e := newEnv(t)
+		e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": true}})
+		e.addEndpoint("a", "key-a")
+		e.addCombo("nf", "priority", target("a/m"))
+		e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 404})
+		e.chat("nf", false, nil)
+		resp, body := e.chat("nf", false, nil)
+		if resp.StatusCode != 503 || errorCode(body) != "ALL_TARGETS_SKIPPED" || resp.Header.Get("Retry-After") != "" {
+			t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	})
+}
+
+// TestExhaustedConnectionNotRetriedByALaterLeg: a connection that hit its rate
+// limit on the first target is not tried again for a later target of the same request.
+func TestExhaustedConnectionNotRetriedByALaterLeg(t *testing.T) {
+	e := newEnv(t)
+	e.addEndpoint("a", "key-a")
+	other := e.addEndpoint("b", "key-b")
+	e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429})
+	resp, _ := e.chat("legs", false, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != other || e.up.Hits("key-a") != 1 {
+		t.Fatalf("status %d served %s key-a hits %d", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), e.up.Hits("key-a"))
+	}
+}
+
+func TestExplainNamesEveryCandidateAndWhy(t *testing.T) {
+	e := newEnv(t)
+	e.addEndpoint("a", "key-a")
+	e.addEndpoint("b", "key-b")
+	e.addCombo("why", "priority", target("a/m"), target("b/m"))
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "42"}, Times: 1})
+	e.chat("why", false, nil)
+	code, m := e.mgmt("GET", "/api/routing/explain?model=why", nil)
+	if code != 200 {
+		t.Fatalf("explain %d", code)
+	}
+	c := m["candidates"].([]any)
+	first, second := c[0].(map[string]any), c[1].(map[string]any)
+	if m["combo"].(map[string]any)["strategy"] != "priority" || first["status"] != "eligible" || !strings.Contains(first["provider"].(string), ":b") ||
+		second["status"] != "excluded" || second["reason"] != "connection_cooldown" || second["remainingMs"].(float64) != 42000 {
+		t.Fatalf("explain %v", m)
+	}
+	// The models list names the combo both ways.
+	resp, body := e.do("GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"combo/why"`) {
+		t.Fatalf("models %s", body)
+	}
+}
+
+func TestComboValidation(t *testing.T) {
+	e := newEnv(t)
+	bad := []map[string]any{
+		{"name": "x", "strategy": "fastest", "targets": []any{target("a/b")}},
+		{"name": "x", "targets": []any{}},
+		{"name": "bad name!", "targets": []any{target("a/b")}},
+		{"name": "x", "targets": []any{map[string]any{"model": "a/b", "weight": -1}}},
+	}
+	for _, b := range bad {
+		if code, m := e.mgmt("POST", "/api/combos", b); code != 400 {
+			t.Errorf("%v: %d %v", b, code, m)
+		}
+	}
+	e.addConn("c", "key-a", 1)
+	code, m := e.mgmt("POST", "/api/combos", map[string]any{"name": "gpt-4o-mini", "targets": []any{target("openai-compatible/gpt-4o-mini")}})
+	if code != 201 || !strings.Contains(strings.Join(toStrings(m["warnings"]), " "), "shadows") {
+		t.Fatalf("shadow warning: %d %v", code, m)
+	}
+	if code, _ := e.mgmt("POST", "/api/combos", map[string]any{"name": "gpt-4o-mini", "targets": []any{target("a/b")}}); code != 409 {
+		t.Fatalf("duplicate name: %d", code)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, s := range list {
+		out = append(out, s.(string))
+	}
+	return out
+}
+
+// TestComboCooldownWait: a combo request whose only target fell into a short
+// transient lockout waits for its expiry and is resent instead of crystallising
+// a 429; with the wait disabled the same request gets the 429 at once.
+func TestComboCooldownWait(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		e := newEnvClock(t, true)
+		e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": true, "baseCooldownMs": 1000},
+			"comboCooldownWait": map[string]any{"enabled": enabled, "maxWaitMs": 3000, "maxAttempts": 2, "budgetMs": 10000}})
+		e.addEndpoint("a", "key-a")
+		e.addCombo("waity", "priority", target("a/m"))
+		// Two 503s: the attempt and the combo's one same-target retry; then the
+		// exact model is locked for 1 s.
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503, Times: 2})
+		start := time.Now()
+		resp, body := e.chat("waity", false, nil)
+		took := time.Since(start)
+		if enabled && (resp.StatusCode != 200 || took < 900*time.Millisecond || e.up.Hits("key-a") != 3) {
+			t.Fatalf("wait enabled: %d after %v, hits %d: %s", resp.StatusCode, took, e.up.Hits("key-a"), body)
+		}
+		if !enabled && (resp.StatusCode != 429 || errorCode(body) != "rate_limit_error" || took > 900*time.Millisecond) {
+			t.Fatalf("wait disabled: %d after %v: %s", resp.StatusCode, took, body)
+		}
+	}
+}
