@@ -39,10 +39,13 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	sendHealth := func(force bool) bool {
 		ev := a.healthEvent()
 		b, _ := json.Marshal(ev)
-		if !force && string(b) == lastHealth {
+		// The countdown alone changing is not news: compare without it.
+		sig, _ := json.Marshal(map[string]any{"status": ev["status"], "circuitBreakers": ev["circuitBreakers"],
+			"coolingDown": a.ComputeHealth().CoolingDown})
+		if !force && string(sig) == lastHealth {
 			return true
 		}
-		lastHealth = string(b)
+		lastHealth = string(sig)
 		_, err := fmt.Fprintf(w, "event: health\ndata: %s\n\n", b)
 		return err == nil && rc.Flush() == nil
 	}

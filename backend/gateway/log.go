@@ -16,6 +16,11 @@ func (g *Gateway) finishLog(req *request) {
 	l.Model = req.model
 	l.Stream = req.stream
 	l.AttemptCount = len(req.attempts)
+	if l.ConnectionID == "" && len(req.attempts) > 0 {
+		// A failed request names the connection of its last attempt.
+		last := req.attempts[len(req.attempts)-1]
+		l.ConnectionID, l.Provider = last.ConnectionID, last.Provider
+	}
 	if b, err := json.Marshal(req.attempts); err == nil {
 		l.Attempts = string(b)
 	}

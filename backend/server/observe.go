@@ -53,7 +53,7 @@ func (r requestLogs) Log(l store.RequestLog) {
 		return
 	}
 	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
-		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "latencyMs": l.LatencyMs,
+		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "attemptCount": l.AttemptCount, "latencyMs": l.LatencyMs,
 		"errorCode": l.ErrorCode, "stream": l.Stream})
 }
 
