@@ -308,7 +308,7 @@ func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
 func (d *desktop) refreshStatus() {
 	h := d.srv.Health()
 	st := tray.Status{Health: tray.Health(h.Status), Connections: h.Total, CoolingDown: h.CoolingDown, Terminal: h.Terminal,
-		OpenBreakers: h.CircuitBreakers["open"], Paused: d.srv.API().Paused()}
+		OpenBreakers: h.CircuitBreakers["open"], ActiveLeases: h.Leases, Paused: d.srv.API().Paused()}
 	d.mu.Lock()
 	d.status = st
 	d.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
+	"omniroute/backend/leases"
 	"omniroute/backend/providers"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -45,6 +46,8 @@ type Deps struct {
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
 	Events       *events.Bus
+	// Leases is the exclusive session lease service.
+	Leases *leases.Service
 	// Agents returns the IDE-agent configurator (built per call: the default key may change).
 	Agents func() *agents.Manager
 	// Reload rebuilds in-memory connection state after a write.
@@ -127,6 +130,7 @@ func (a *API) Handler() http.Handler {
 	a.resilienceRoutes(m)
 	a.lockoutRoutes(m)
 	a.comboRoutes(m)
+	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 
 	a.dashboardRoutes(r)

@@ -21,6 +21,7 @@ type Health struct {
 	SoonestRetryMs  int64
 	ActiveAvailable int
 	Lockouts        int
+	Leases          int
 }
 
 // ComputeHealth derives healthy / degraded / unhealthy from live state:
@@ -40,6 +41,9 @@ func (a *API) ComputeHealth() Health {
 			"lastFailure": last, "retryAfterMs": s.RetryAfter.Milliseconds()}
 	}
 	h.Lockouts = a.Engine.Lockouts().Count()
+	if a.Leases != nil {
+		h.Leases = a.Leases.CountActive()
+	}
 	active := 0
 	for _, c := range a.Engine.Registry().All() {
 		h.Total++
@@ -95,7 +99,7 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 		lockouts = append(lockouts, a.lockoutJSON(e, a.Clock.Now()))
 	}
 	out["lockouts"] = lockouts
-	out["leases"] = map[string]any{"active": 0}
+	out["leases"] = map[string]any{"active": a.Leases.CountActive()}
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -44,8 +44,10 @@ func (a *API) originAllowed(origin string) bool {
 		return false
 	}
 	switch u.Scheme {
-	case "http", "https", "wails":
+	case "http", "https":
 		return a.hostAllowed(u.Host)
+	case "wails":
+		return true // the desktop window's own origin
 	}
 	return false
 }

@@ -80,6 +80,7 @@ var (
 		"the lease service is unavailable")
 )
 
+// Error returns "CODE: message".
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // HTTPStatus is the status the error is sent with.
@@ -154,6 +155,7 @@ type CapacityError struct {
 	RetryAfter time.Duration
 }
 
+// Error describes the capacity shortage.
 func (e *CapacityError) Error() string {
 	return fmt.Sprintf("%s: %d eligible connection(s), none free; retry in %ds",
 		ErrCapacityUnavailable.Code, e.EligibleCount, e.RetryAfterSeconds())

@@ -21,6 +21,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
+	"omniroute/backend/leases"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/openai"
@@ -167,8 +168,9 @@ func (s *Server) wire() error {
 	}
 	pins.Load(pinsFromRows(livePins))
 
+	leaseSvc := leases.New(st, clk)
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
-		Lockouts: lockout.New(clk), Combos: combos, Pins: pins,
+		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
 		Store: st, Policy: policy, Observer: pub, OnError: logErr})
 
 	s.engine = engine
@@ -180,7 +182,7 @@ func (s *Server) wire() error {
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins})
+		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -194,7 +196,7 @@ func (s *Server) wire() error {
 
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus, Leases: leaseSvc,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)

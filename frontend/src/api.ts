@@ -2,7 +2,10 @@
 // at /dashboard/ and inside the Wails desktop window), bearer-token auth, and
 // the gateway's error envelope {"error":{"message","type","code","param"?}}.
 
+import type { Combo, ComboInput } from './lib/combos';
 import type { ClearResult, CooldownConnection } from './lib/cooldowns';
+import type { ExplainAnswer } from './lib/explain';
+import type { LeaseList } from './lib/leases';
 import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { JsonObject } from './lib/resilience-form';
 
@@ -240,6 +243,8 @@ export interface Health {
   circuitBreakers?: CircuitBreakerCounts;
   connectionHealth?: ConnectionHealthCounts;
   providerHealth?: Record<string, ProviderHealth>;
+  /** Exclusive session leases held right now. */
+  leases?: { active?: number };
   [key: string]: unknown;
 }
 
@@ -378,6 +383,12 @@ export interface RequestLog {
   errorCode?: string;
 }
 
+/** POST /api/combos and PUT /api/combos/{id}: the combo and sentences to show (e.g. a shadowed model name). */
+export interface ComboSaveResult {
+  combo: Combo;
+  warnings?: string[] | null;
+}
+
 /** GET/PATCH /api/resilience: a nested settings document (see lib/resilience-form.ts). */
 export type ResilienceSettings = JsonObject;
 
@@ -430,6 +441,28 @@ export const endpoints = {
   patchResilience: (patch: ResilienceSettings) => api.patch<ResilienceSettings>('/api/resilience', patch),
   setPaused: (paused: boolean) => api.patch<{ paused: boolean }>('/api/gateway', { paused }),
   resetBreakers: () => api.post<{ ok: boolean; resetCount?: number }>('/api/resilience/reset', {}),
+
+  listCombos: async (signal?: AbortSignal): Promise<Combo[]> => {
+    const data = await api.get<{ combos?: Combo[] }>('/api/combos', signal);
+    return Array.isArray(data?.combos) ? data.combos : [];
+  },
+  comboStrategies: async (signal?: AbortSignal): Promise<string[]> => {
+    const data = await api.get<{ strategies?: unknown[] }>('/api/combos/strategies', signal);
+    return Array.isArray(data?.strategies) ? data.strategies.filter((s): s is string => typeof s === 'string') : [];
+  },
+  createCombo: (body: ComboInput) => api.post<ComboSaveResult>('/api/combos', body),
+  updateCombo: (id: string, body: Partial<ComboInput>) => api.put<ComboSaveResult>(`/api/combos/${enc(id)}`, body),
+  deleteCombo: (id: string) => api.del<{ ok: boolean }>(`/api/combos/${enc(id)}`),
+  explainRouting: async (model: string, signal?: AbortSignal): Promise<ExplainAnswer> => {
+    const data = await api.get<Partial<ExplainAnswer>>(`/api/routing/explain?model=${enc(model)}`, signal);
+    return { ...data, model: data?.model ?? model, candidates: Array.isArray(data?.candidates) ? data.candidates : [] };
+  },
+
+  listLeases: async (signal?: AbortSignal): Promise<LeaseList> => {
+    const data = await api.get<Partial<LeaseList>>('/api/resilience/leases', signal);
+    return { leases: Array.isArray(data?.leases) ? data.leases : [], ...(data?.generatedAt ? { generatedAt: data.generatedAt } : {}) };
+  },
+  releaseLease: (id: string) => api.del<{ ok: boolean }>(`/api/resilience/leases/${enc(id)}`),
 
   listLogs: async (limit = 100, signal?: AbortSignal): Promise<RequestLog[]> => {
     const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?limit=${limit}`, signal);

@@ -51,6 +51,16 @@ export interface LockoutEventData {
   removed?: number;
 }
 
+/** An exclusive session lease was acquired, renewed, released or expired (shape not fixed yet: pages refetch). */
+export interface LeaseEventData {
+  action?: 'acquired' | 'renewed' | 'released' | 'expired' | 'moved' | string;
+  id?: string;
+  connectionId?: string;
+  connectionName?: string;
+  model?: string;
+  [key: string]: unknown;
+}
+
 /** The client API was paused or resumed (tray or PATCH /api/gateway). */
 export interface GatewayEventData {
   paused: boolean;
@@ -72,11 +82,12 @@ export type LiveEvent =
   | Base<'request', RequestEventData>
   | Base<'settings', SettingsEventData>
   | Base<'gateway', GatewayEventData>
-  | Base<'lockout', LockoutEventData>;
+  | Base<'lockout', LockoutEventData>
+  | Base<'lease', LeaseEventData>;
 
 export type LiveEventType = LiveEvent['type'];
 
-export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout'];
+export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout', 'lease'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -228,6 +239,16 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       if (d.action === 'cleared') return { title: `${d.model} reactivated${where}`, detail: d.provider ?? '', tone: 'ok' };
       if (d.action === 'decayed') return { title: `${d.model} lockout lifted${where} after a success`, detail: d.provider ?? '', tone: 'ok' };
       return { title: `${d.model} lockout ${d.action}${where}`, detail: d.provider ?? '', tone: 'muted' };
+    }
+    case 'lease': {
+      const d = ev.data;
+      const where = d.connectionId ? names.get(d.connectionId) || d.connectionName || d.connectionId : d.connectionName || '';
+      const action = typeof d.action === 'string' && d.action ? d.action : 'changed';
+      return {
+        title: `Lease ${action}${where ? ` on ${where}` : ''}`,
+        detail: typeof d.model === 'string' ? d.model : '',
+        tone: action === 'acquired' || action === 'renewed' ? 'ok' : 'muted',
+      };
     }
     case 'gateway':
       return ev.data.paused

@@ -1,0 +1,328 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/gateway"
+	"omniroute/backend/httpx"
+	"omniroute/backend/leases"
+	"omniroute/backend/routing"
+	"omniroute/backend/store"
+)
+
+// The lease service is what the attempt loop fences with and routing reads.
+var (
+	_ gateway.LeaseFence = (*leases.Service)(nil)
+	_ routing.LeaseView  = (*leases.Service)(nil)
+)
+
+// leaseBodyLimit bounds a lease lifecycle request body.
+const leaseBodyLimit = 64 << 10
+
+// maxLeaseModelLen bounds the model name of an acquire.
+const maxLeaseModelLen = 512
+
+// ownerHashPrefixLen is how much of an owner hash the dashboard sees.
+const ownerHashPrefixLen = 12
+
+// leaseHandlers serves the lease routes over one lease service.
+type leaseHandlers struct {
+	a   *API
+	svc *leases.Service
+}
+
+// leaseRoutes mounts every lease route on the /api subrouter m: the client
+// lifecycle route POST /api/v1/session-leases and the management routes
+// GET /api/resilience/leases and DELETE /api/resilience/leases/{id}.
+func (a *API) leaseRoutes(m *mux.Router, svc *leases.Service) {
+	a.leaseClientRoutes(m, svc)
+	h := leaseHandlers{a: a, svc: svc}
+	m.HandleFunc("/resilience/leases", a.management(h.list)).Methods(http.MethodGet)
+	m.HandleFunc("/resilience/leases/{id}", a.management(h.operatorRelease)).Methods(http.MethodDelete)
+}
+
+// leaseClientRoutes mounts the client lifecycle route POST <r>/v1/session-leases
+// (on the /api subrouter: /api/v1/session-leases). It authenticates the client
+// key itself, so that failures carry the LEASE_… codes.
+func (a *API) leaseClientRoutes(r *mux.Router, svc *leases.Service) {
+	h := leaseHandlers{a: a, svc: svc}
+	r.HandleFunc("/v1/session-leases", h.lifecycle).Methods(http.MethodPost)
+}
+
+// leaseRequest is a validated lifecycle action.
+type leaseRequest struct {
+	action     string
+	model      string
+	generation int64
+	reason     string
+	ttl        time.Duration // 0: the default lifetime
+}
+
+// parseLeaseRequest strictly decodes and validates a lifecycle body.
+func parseLeaseRequest(body []byte) (leaseRequest, error) {
+	var in struct {
+		Action     *string `json:"action"`
+		Model      *string `json:"model"`
+		Generation *int64  `json:"generation"`
+		Reason     *string `json:"reason"`
+		TTLMs      *int64  `json:"ttlMs"`
+	}
+	bad := leases.ErrActionInvalid.WithMessage
+	if err := httpx.DecodeJSON(body, &in); err != nil {
+		return leaseRequest{}, bad("invalid lease lifecycle action: %s", errs.As(err).Message)
+	}
+	if in.Action == nil {
+		return leaseRequest{}, bad(`field "action" is required: acquire, renew, status or release`)
+	}
+	out := leaseRequest{action: *in.Action}
+	var allowed []string
+	switch out.action {
+	case "acquire":
+		allowed = []string{"model", "ttlMs"}
+	case "renew":
+		allowed = []string{"generation", "ttlMs"}
+	case "status":
+		allowed = []string{"generation"}
+	case "release":
+		allowed = []string{"generation", "reason"}
+	default:
+		return leaseRequest{}, bad("unknown action %q: use acquire, renew, status or release", truncate(out.action, 40))
+	}
+	present := map[string]bool{"model": in.Model != nil, "generation": in.Generation != nil, "reason": in.Reason != nil,
+		"ttlMs": in.TTLMs != nil}
+	for _, f := range []string{"model", "generation", "reason", "ttlMs"} {
+		if present[f] && !slices.Contains(allowed, f) {
+			return leaseRequest{}, bad("field %q does not belong to action %q", f, out.action)
+		}
+	}
+	if out.action == "acquire" {
+		if in.Model == nil {
+			return leaseRequest{}, bad(`action "acquire" needs "model"`)
+		}
+		out.model = strings.TrimSpace(*in.Model)
+		if out.model == "" || len(out.model) > maxLeaseModelLen {
+			return leaseRequest{}, leases.ErrModelInvalid.WithMessage("the model must be 1 to %d characters", maxLeaseModelLen)
+		}
+	} else {
+		if in.Generation == nil || *in.Generation < 1 {
+			return leaseRequest{}, bad("action %q needs \"generation\": a positive integer", out.action)
+		}
+		out.generation = *in.Generation
+	}
+	if in.TTLMs != nil {
+		if *in.TTLMs < 1 {
+			return leaseRequest{}, bad(`"ttlMs" must be a positive integer (clamped to 1000–1800000)`)
+		}
+		out.ttl = leases.TTLFromMs(*in.TTLMs)
+	}
+	if in.Reason != nil {
+		switch *in.Reason {
+		case leases.ReasonOwnerExit, leases.ReasonClientCancelled:
+			out.reason = *in.Reason
+		default:
+			return leaseRequest{}, bad(`"reason" must be OWNER_EXIT or CLIENT_CANCELLED`)
+		}
+	}
+	return out, nil
+}
+
+// isJSONContentType accepts application/json with optional parameters.
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// lifecycle serves POST /api/v1/session-leases: acquire, renew, status, release.
+// The owner token is read from X-OmniRoute-Lease-Owner and never logged or echoed.
+func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
+	a := h.a
+	if a.paused.Load() {
+		httpx.WriteError(w, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
+		return
+	}
+	value := clientKey(r)
+	if value == "" {
+		httpx.WriteError(w, leases.ErrAuthenticationRequired)
+		return
+	}
+	info, ok := a.Keys.Lookup(value)
+	if !ok {
+		httpx.WriteError(w, leases.ErrAPIKeyInvalid)
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		httpx.WriteError(w, leases.ErrContentTypeRequired)
+		return
+	}
+	body, err := httpx.ReadBody(r, leaseBodyLimit)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	in, err := parseLeaseRequest(body)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if !slices.Contains(info.Scopes, leases.Scope) {
+		httpx.WriteError(w, leases.ErrScopeRequired)
+		return
+	}
+	if len(info.Access.AllowedConnections) == 0 {
+		httpx.WriteError(w, leases.ErrKeyConfigurationInvalid)
+		return
+	}
+	owner := r.Header.Get(leases.HeaderOwner)
+	if !leases.ValidOwner(owner) {
+		httpx.WriteError(w, leases.ErrContextInvalid)
+		return
+	}
+	switch in.action {
+	case "acquire":
+		eligible, err := h.eligible(info, in.model)
+		if err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+		l, err := h.svc.Acquire(info.ID, owner, in.model, eligible, in.ttl)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		h.publish("acquired", l)
+		httpx.WriteJSON(w, http.StatusOK, leaseStateJSON(l))
+	case "renew":
+		l, err := h.svc.Renew(info.ID, owner, in.generation, in.ttl)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		httpx.WriteJSON(w, http.StatusOK, leaseStateJSON(l))
+	case "status":
+		l, err := h.svc.Current(info.ID, owner, in.generation)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		out := leaseStateJSON(l)
+		name, provider := h.connection(l.ConnectionID)
+		out["connection"] = map[string]any{"displayName": name, "provider": provider}
+		httpx.WriteJSON(w, http.StatusOK, out)
+	case "release":
+		l, err := h.svc.Release(info.ID, owner, in.generation, in.reason)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		h.publish("released", l)
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"state": store.LeaseReleased, "generation": l.Generation})
+	}
+}
+
+// eligible lists the key's allowed connections that exist, are active, serve
+// the model and are not excluded right now (cooldown, breaker, lockout), in
+// routing order. An unknown or disallowed model is LEASE_MODEL_INVALID.
+func (h leaseHandlers) eligible(info KeyInfo, model string) ([]string, error) {
+	cands, err := h.a.Engine.Registry().Resolve(model, routing.Access{AllowedModels: info.Access.AllowedModels})
+	if err != nil {
+		return nil, leases.ErrModelInvalid.WithMessage("%s", errs.As(err).Message)
+	}
+	var out []string
+	for _, c := range cands {
+		if !slices.Contains(info.Access.AllowedConnections, c.Conn.ID) || slices.Contains(out, c.Conn.ID) {
+			continue
+		}
+		if h.a.Engine.Check(c) != nil {
+			continue
+		}
+		out = append(out, c.Conn.ID)
+	}
+	return out, nil
+}
+
+// fail writes a lease error as is; anything else is a store failure, logged
+// (never with the owner token) and sent as 503 LEASE_SERVICE_UNAVAILABLE.
+func (h leaseHandlers) fail(w http.ResponseWriter, err error) {
+	var le *leases.Error
+	var ce *leases.CapacityError
+	if !errors.As(err, &le) && !errors.As(err, &ce) {
+		if h.a.log != nil {
+			h.a.log.Warn("lease operation failed", slog.String("error", err.Error()))
+		}
+		err = leases.ErrServiceUnavailable
+	}
+	httpx.WriteError(w, err)
+}
+
+// connection names a connection for display: its name and provider id.
+func (h leaseHandlers) connection(id string) (name, provider string) {
+	if c, ok := h.a.Engine.Registry().Get(id); ok {
+		return c.Name, c.Provider.ID
+	}
+	return "", ""
+}
+
+// publish tells the dashboard a lease changed (no owner data).
+func (h leaseHandlers) publish(action string, l store.Lease) {
+	if h.a.Events == nil {
+		return
+	}
+	h.a.Events.Publish("lease", map[string]any{"action": action, "id": l.ID, "connectionId": l.ConnectionID,
+		"generation": l.Generation, "active": h.svc.CountActive()})
+}
+
+// leaseStateJSON is the lifecycle response: state, generation, connectionId and times.
+func leaseStateJSON(l store.Lease) map[string]any {
+	return map[string]any{"state": l.State, "generation": l.Generation, "connectionId": l.ConnectionID,
+		"acquiredAt": rfc3339(l.AcquiredAt), "renewedAt": rfc3339(l.RenewedAt), "expiresAt": rfc3339(l.ExpiresAt)}
+}
+
+// list serves GET /api/resilience/leases: the active leases for the dashboard,
+// with only a prefix of each owner hash (never the token or the full hash).
+func (h leaseHandlers) list(w http.ResponseWriter, r *http.Request) {
+	rows, err := h.svc.Active()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	keyNames := map[string]string{}
+	if keys, err := h.a.Store.APIKeys(); err == nil {
+		for _, k := range keys {
+			keyNames[k.ID] = k.Name
+		}
+	}
+	now := h.a.Clock.Now()
+	items := make([]map[string]any, 0, len(rows))
+	for _, l := range rows {
+		name, provider := h.connection(l.ConnectionID)
+		items = append(items, map[string]any{
+			"id": l.ID, "ownerHashPrefix": truncate(l.OwnerHash, ownerHashPrefixLen), "keyId": l.APIKeyID,
+			"keyName": keyNames[l.APIKeyID], "connectionId": l.ConnectionID, "connectionName": name, "provider": provider,
+			"model": l.Model, "generation": l.Generation, "state": l.State, "acquiredAt": rfc3339(l.AcquiredAt),
+			"renewedAt": rfc3339(l.RenewedAt), "expiresAt": rfc3339(l.ExpiresAt),
+			"remainingMs": max(0, l.ExpiresAt-now.UnixMilli()),
+		})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"leases": items, "generatedAt": now.UTC().Format(time.RFC3339Nano)})
+}
+
+// operatorRelease serves DELETE /api/resilience/leases/{id}: the operator ends
+// a lease (reason OPERATOR_RELEASE); an unknown or ended lease is 404.
+func (h leaseHandlers) operatorRelease(w http.ResponseWriter, r *http.Request) {
+	l, err := h.svc.ReleaseByID(mux.Vars(r)["id"], leases.ReasonOperator)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	h.publish("operator_released", l)
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
