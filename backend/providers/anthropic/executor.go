@@ -3,13 +3,8 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"net/http"
-	"strings"
-
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"omniroute/backend/providers"
 )
@@ -28,27 +23,13 @@ func New(client *http.Client, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 
-// Do rewrites the body's model when it differs and posts it to <base>/messages.
+// Do posts the call to <base>/messages with an API key or an OAuth bearer token.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	body := c.Body
-	if gjson.GetBytes(body, "model").String() != t.Model {
-		var err error
-		if body, err = sjson.SetBytes(body, "model", t.Model); err != nil {
-			return nil, err
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+"/messages", bytes.NewReader(body))
+	req, err := providers.NewJSONRequest(ctx, t, c, "/messages", e.userAgent)
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
-	h.Set("Content-Type", "application/json")
-	if c.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	h.Set("User-Agent", e.userAgent)
 	h.Set("anthropic-version", Version)
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
@@ -57,9 +38,6 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		} else {
 			h.Set("x-api-key", t.Secret)
 		}
-	}
-	for k, v := range t.Provider.ExtraHeaders {
-		h.Set(k, v)
 	}
 	return e.client.Do(req)
 }

@@ -2,13 +2,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"net/http"
-	"strings"
-
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"omniroute/backend/providers"
 )
@@ -25,33 +20,14 @@ func New(client *http.Client, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 
-// Do rewrites the body's model when it differs and posts it upstream.
+// Do posts the call to <base>/chat/completions with bearer auth.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	body := c.Body
-	if gjson.GetBytes(body, "model").String() != t.Model {
-		var err error
-		body, err = sjson.SetBytes(body, "model", t.Model)
-		if err != nil {
-			return nil, err
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	req, err := providers.NewJSONRequest(ctx, t, c, "/chat/completions", e.userAgent)
 	if err != nil {
 		return nil, err
 	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	if c.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	h.Set("User-Agent", e.userAgent)
 	if t.Secret != "" {
-		h.Set("Authorization", "Bearer "+t.Secret)
-	}
-	for k, v := range t.Provider.ExtraHeaders {
-		h.Set(k, v)
+		req.Header.Set("Authorization", "Bearer "+t.Secret)
 	}
 	return e.client.Do(req)
 }
