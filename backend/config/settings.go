@@ -25,6 +25,9 @@ type General struct {
 	FirstTokenTimeoutMs int64 `json:"firstTokenTimeoutMs"`
 	// AttemptDeadlineMs is the absolute ceiling of one streaming attempt (0 = off).
 	AttemptDeadlineMs int64 `json:"attemptDeadlineMs"`
+	// MaxInFlight caps concurrent inference requests; past it the gateway sheds
+	// load with 503 instead of queueing without bound (memory stays flat).
+	MaxInFlight int `json:"maxInFlight"`
 	// RetryBudgetMs stops starting new attempts this long after a request began.
 	RetryBudgetMs int64 `json:"retryBudgetMs"`
 	// RequestLogRetention is how many request log rows are kept.
@@ -44,6 +47,7 @@ func DefaultGeneral() General {
 		AttemptDeadlineMs:    30 * 60 * 1000,
 		RequestLogRetention:  10_000,
 		RetryBudgetMs:        180_000,
+		MaxInFlight:          2048,
 	}
 }
 
@@ -72,6 +76,8 @@ func (g General) Validate() error {
 		return &FieldError{"firstTokenTimeoutMs", "must be between 0 (off) and 3600000"}
 	case g.AttemptDeadlineMs < 0 || g.AttemptDeadlineMs > 24*3600_000:
 		return &FieldError{"attemptDeadlineMs", "must be between 0 (off) and 86400000"}
+	case g.MaxInFlight < 1 || g.MaxInFlight > 1_000_000:
+		return &FieldError{"maxInFlight", "must be between 1 and 1000000"}
 	case g.RetryBudgetMs < 1000 || g.RetryBudgetMs > 3600_000:
 		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:

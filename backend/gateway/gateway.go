@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"omniroute/backend/clock"
@@ -57,6 +58,7 @@ type Gateway struct {
 	wall      clock.Clock
 	leases    LeaseFence
 	pins      Pinner
+	inFlight  atomic.Int64
 	bufs      sync.Pool
 }
 
@@ -130,3 +132,6 @@ func (g *Gateway) watchConfig() watchdog.Config {
 	}
 	return cfg
 }
+
+// InFlight reports the inference requests being served now.
+func (g *Gateway) InFlight() int64 { return g.inFlight.Load() }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -53,6 +54,13 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format) {
 	set := g.general()
+	if n := g.inFlight.Add(1); n > int64(set.MaxInFlight) {
+		g.inFlight.Add(-1)
+		writeError(w, format, 0, errs.New(errs.Unavailable, "GATEWAY_SATURATED",
+			"the gateway is serving %d requests, its limit (maxInFlight); retry shortly", set.MaxInFlight).WithRetryAfter(time.Second))
+		return
+	}
+	defer g.inFlight.Add(-1)
 	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format}
 	err := g.decode(r, req, set.MaxBodyBytes)
 	if err == nil && format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {

@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
 )
@@ -174,5 +176,31 @@ func TestUpstreamHeadersBuiltFromScratch(t *testing.T) {
 	}
 	if strings.Contains(string(sent), "openai-compatible/") {
 		t.Errorf("model not rewritten: %s", sent)
+	}
+}
+
+// TestSaturationShedsLoad: past maxInFlight the gateway answers 503 with
+// Retry-After instead of queueing without bound.
+func TestSaturationShedsLoad(t *testing.T) {
+	e := newEnv(t)
+	e.patchSettings(map[string]any{"maxInFlight": 1})
+	e.addConn("slow", "key-a", 1)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 2000})
+	done := make(chan int)
+	go func() {
+		resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		done <- resp.StatusCode
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.up.WaitInFlight(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != 503 || errorCode(body) != "GATEWAY_SATURATED" || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if code := <-done; code != 200 {
+		t.Fatalf("the admitted request: %d", code)
 	}
 }
