@@ -46,6 +46,8 @@ type Deps struct {
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
 	Events       *events.Bus
+	// Metrics serves GET /metrics (Prometheus text format).
+	Metrics http.Handler
 	// Leases is the exclusive session lease service.
 	Leases *leases.Service
 	// Agents returns the IDE-agent configurator (built per call: the default key may change).
@@ -133,6 +135,9 @@ func (a *API) Handler() http.Handler {
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 
+	if a.Metrics != nil {
+		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)
+	}
 	a.dashboardRoutes(r)
 	return a.guard(r)
 }

@@ -58,6 +58,7 @@ type Gateway struct {
 	wall      clock.Clock
 	leases    LeaseFence
 	pins      Pinner
+	meter     Meter
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 }
@@ -78,6 +79,13 @@ type Deps struct {
 	Leases LeaseFence
 	// Pins records session affinity (optional).
 	Pins Pinner
+	// Meter counts upstream attempts (optional).
+	Meter Meter
+}
+
+// Meter counts upstream attempts by provider and verdict.
+type Meter interface {
+	Attempt(provider, verdict string)
 }
 
 // New wires a gateway.
@@ -86,7 +94,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

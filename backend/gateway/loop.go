@@ -269,6 +269,9 @@ func (a *attemptCtx) finish(v verdict.Verdict) {
 	a.ticket.Finish(v)
 	a.rec.Verdict, a.rec.Code, a.rec.LatencyMs = string(v.Kind), v.Code, msSince(a.t0, a.g.clk.Now())
 	a.req.attempts = append(a.req.attempts, a.rec)
+	if a.g.meter != nil {
+		a.g.meter.Attempt(a.rec.Provider, a.rec.Verdict)
+	}
 }
 
 // attempt runs one upstream attempt. done is true when a response (success, or

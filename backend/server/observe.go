@@ -3,7 +3,10 @@ package server
 import (
 	"time"
 
+	"omniroute/backend/api"
 	"omniroute/backend/events"
+	"omniroute/backend/gateway"
+	"omniroute/backend/metrics"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -41,14 +44,16 @@ func (p publisher) ConnectionStateChanged(c *routing.Conn, st cooldown.State) {
 		"lastErrorType": st.LastErrorType, "errorCode": st.ErrorCode, "terminal": cooldown.TerminalOf(st)})
 }
 
-// requestLogs sends each request log row to the writer and the bus.
+// requestLogs sends each request log row to the writer, the metrics and the bus.
 type requestLogs struct {
 	w interface{ Log(store.RequestLog) }
 	p publisher
+	m *metrics.Metrics
 }
 
 func (r requestLogs) Log(l store.RequestLog) {
 	r.w.Log(l)
+	r.m.Request(l.ClientFormat, l.Status, float64(l.LatencyMs)/1000)
 	if r.p.bus.Subscribers() == 0 {
 		return
 	}
@@ -62,3 +67,27 @@ func (p publisher) LockoutChanged(action string, e lockout.Entry) {
 	p.bus.Publish("lockout", map[string]any{"action": action, "provider": e.Provider, "connectionId": e.ConnectionID,
 		"model": e.Model, "scope": e.Scope, "failureCount": e.FailureCount, "remainingMs": e.Remaining(p.now()).Milliseconds()})
 }
+
+// metricsState reads live state for a scrape.
+type metricsState struct {
+	engine *routing.Engine
+	api    func() *api.API
+	gw     func() *gateway.Gateway
+}
+
+func (m metricsState) BreakerStates() map[string]string {
+	out := map[string]string{}
+	for _, s := range m.engine.Breakers().Snapshots() {
+		out[s.Provider] = string(s.State)
+	}
+	return out
+}
+
+func (m metricsState) ConnectionCounts() (int, int, int) {
+	h := m.api().ComputeHealth()
+	return h.CoolingDown, h.Terminal, h.Total
+}
+
+func (m metricsState) Lockouts() int     { return m.engine.Lockouts().Count() }
+func (m metricsState) ActiveLeases() int { return m.api().ComputeHealth().Leases }
+func (m metricsState) InFlight() int64   { return m.gw().InFlight() }

@@ -22,6 +22,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/leases"
+	"omniroute/backend/metrics"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/openai"
@@ -181,8 +182,10 @@ func (s *Server) wire() error {
 		providers.FormatAnthropic: anthropic.New(client, userAgent)}
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
-	gw := gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc})
+	var gw *gateway.Gateway
+	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
+	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
+		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -196,7 +199,7 @@ func (s *Server) wire() error {
 
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus, Leases: leaseSvc,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(),
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
