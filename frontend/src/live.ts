@@ -5,7 +5,7 @@
 // EventSource cannot send headers, so the management token goes in the query
 // string (?token=…), which the gateway accepts for this route only.
 
-import { getToken } from './api';
+import { getToken, gatewayOrigin } from './api';
 import { backoffDelay, LIVE_EVENT_TYPES, parseLiveEvent, type LiveEvent, type LiveEventType } from './lib/sse';
 
 export type LiveState = 'idle' | 'connecting' | 'open' | 'reconnecting';
@@ -221,9 +221,12 @@ export class LiveFeed {
   }
 }
 
-/** Builds the stream URL for a token: relative, so it works under /dashboard/ and in the desktop window. */
-export function eventsUrl(token: string | null): string | null {
-  return token ? `/api/events?token=${encodeURIComponent(token)}` : null;
+/**
+ * Builds the stream URL for a token: relative in a browser tab; in the desktop
+ * window (wails:// origin) the gateway's own origin, once the health payload named it.
+ */
+export function eventsUrl(token: string | null, origin: string = gatewayOrigin()): string | null {
+  return token ? `${origin}/api/events?token=${encodeURIComponent(token)}` : null;
 }
 
 /** The dashboard's shared stream: started by main.ts after sign-in, stopped at sign-out. */

@@ -6,9 +6,11 @@ import { live, type LiveStatus } from './live';
 import { findRoute, href, parseHash, type Route } from './router';
 import { applyTheme, effectiveTheme, loadTheme, nextTheme, saveTheme, type ThemePref } from './theme';
 import { renderAgents } from './views/agents';
+import { renderCombos } from './views/combos';
 import { renderConnections } from './views/connections';
 import { renderCooldowns } from './views/cooldowns';
 import { renderKeys } from './views/keys';
+import { renderLeases } from './views/leases';
 import { renderLockoutSettings } from './views/lockout-settings';
 import { renderLogs } from './views/logs';
 import { renderModelCooldowns } from './views/model-cooldowns';
@@ -21,17 +23,19 @@ const DEFAULT_PATH = '/overview';
 /** Health is polled only while the live stream is down; events keep it current otherwise. */
 const HEALTH_POLL_MS = 5000;
 
-// Pages in nav order: the extension point for later pages (Combos, Leases).
+// Pages in nav order: the extension point for later pages.
 // Write src/views/<name>.ts exporting a View and add it here (with `group`
 // to list it under a nav heading); see README.md.
 const routes: readonly Route[] = [
   { path: '/overview', title: 'Overview', view: renderOverview },
   { path: '/connections', title: 'Connections', view: renderConnections },
+  { path: '/combos', title: 'Combos', view: renderCombos },
   { path: '/keys', title: 'API Keys', view: renderKeys },
   { path: '/agents', title: 'Agents', view: renderAgents },
   { path: '/logs', title: 'Logs', view: renderLogs },
   { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
   { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
+  { path: '/leases', title: 'Leases', view: renderLeases, group: 'Resilience' },
   { path: '/lockout-settings', title: 'Lockout Settings', view: renderLockoutSettings, group: 'Resilience' },
   { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
 ];

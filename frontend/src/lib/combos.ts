@@ -372,8 +372,14 @@ export function targetIndexOf(
       resolveTarget(t.model, connections).some((r) => r.connectionId === cand.connectionId && r.model === cand.model),
   );
   if (hit >= 0) return hit;
-  // Unknown naming (an alias): fall back to the upstream model name alone.
-  return targets.findIndex((t) => (!t.connectionId || t.connectionId === cand.connectionId) && (t.model === cand.model || t.model.endsWith(`/${cand.model}`)));
+  // Naming only the gateway knows (a provider alias) resolves to nothing here:
+  // fall back to the upstream model name for such targets alone.
+  return targets.findIndex(
+    (t) =>
+      (!t.connectionId || t.connectionId === cand.connectionId) &&
+      resolveTarget(t.model, connections).length === 0 &&
+      (t.model === cand.model || t.model.endsWith(`/${cand.model}`)),
+  );
 }
 
 /** A pinned connection that does not serve the target's model: the target could never be used. */

@@ -87,7 +87,8 @@ export function toLeaseRows(items: readonly LeaseItem[] | null | undefined, now:
       provider: str(it.provider),
       model: str(it.model),
       generation: typeof it.generation === 'number' && Number.isFinite(it.generation) ? it.generation : null,
-      state: str(it.state) || 'active',
+      // The gateway writes states in capitals (ACTIVE); compare and show them in lower case.
+      state: str(it.state).toLowerCase() || 'active',
       acquiredAt: time(it.acquiredAt),
       renewedAt: time(it.renewedAt),
       expiresAt: time(it.expiresAt),

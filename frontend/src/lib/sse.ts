@@ -51,13 +51,16 @@ export interface LockoutEventData {
   removed?: number;
 }
 
-/** An exclusive session lease was acquired, renewed, released or expired (shape not fixed yet: pages refetch). */
+/** An exclusive session lease was acquired or released (no owner data); pages refetch for the rest. */
 export interface LeaseEventData {
-  action?: 'acquired' | 'renewed' | 'released' | 'expired' | 'moved' | string;
+  action?: 'acquired' | 'released' | 'operator_released' | string;
   id?: string;
   connectionId?: string;
   connectionName?: string;
   model?: string;
+  generation?: number;
+  /** Active leases after the change. */
+  active?: number;
   [key: string]: unknown;
 }
 
@@ -131,6 +134,7 @@ export function parseLiveEvent(type: string, raw: string, now: () => Date = () =
       if (typeof data['paused'] !== 'boolean') return null;
       break;
     case 'lockout':
+    case 'lease':
       if (typeof data['action'] !== 'string') return null;
       break;
   }
@@ -243,10 +247,12 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
     case 'lease': {
       const d = ev.data;
       const where = d.connectionId ? names.get(d.connectionId) || d.connectionName || d.connectionId : d.connectionName || '';
-      const action = typeof d.action === 'string' && d.action ? d.action : 'changed';
+      const raw = typeof d.action === 'string' && d.action ? d.action : 'changed';
+      const action = raw === 'operator_released' ? 'released by an operator' : raw.replace(/_/g, ' ');
+      const bits = [typeof d.model === 'string' ? d.model : '', typeof d.active === 'number' ? `${d.active} active` : ''].filter(Boolean);
       return {
         title: `Lease ${action}${where ? ` on ${where}` : ''}`,
-        detail: typeof d.model === 'string' ? d.model : '',
+        detail: bits.join(' · '),
         tone: action === 'acquired' || action === 'renewed' ? 'ok' : 'muted',
       };
     }

@@ -518,7 +518,7 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
   }
 
   function connectionOptions(t: TargetDraft): HTMLOptionElement[] {
-    const opts = [h('option', { value: '', selected: !t.connectionId }, 'Any connection serving the model')];
+    const opts = [h('option', { value: '', selected: !t.connectionId }, 'Any connection')];
     for (const c of connections) {
       const label = `${c.name || c.id} (${c.prefix ? `${c.provider}, prefix ${c.prefix}` : c.provider})${c.isActive === false ? ' — disabled' : ''}`;
       opts.push(h('option', { value: c.id, selected: c.id === t.connectionId }, label));
@@ -586,7 +586,8 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
           errSlot(f),
         ),
       ),
-      h('td', { class: 'target-status', 'data-testid': 'target-status', 'aria-live': 'polite' }),
+      // Not a live region: its countdowns tick every second.
+      h('td', { class: 'target-status', 'data-testid': 'target-status' }),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, up, down, remove)),
     );
   }

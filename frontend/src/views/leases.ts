@@ -1,5 +1,5 @@
 import { ApiError, endpoints, isAbortError } from '../api';
-import { badge, busy, clear, confirmDialog, emptyState, errorBox, formatDate, formatTime, h, loading, notice, parseTime } from '../dom';
+import { badge, busy, clear, confirmDialog, errorBox, formatDate, formatTime, h, loading, notice, parseTime } from '../dom';
 import { formatAgo } from '../lib/format';
 import { activeLeases, leaseCountdown, leaseCountText, toLeaseRows, type LeaseRow } from '../lib/leases';
 import { live } from '../live';
@@ -27,7 +27,7 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
   const heading = h('h1', { tabindex: '-1' }, 'Leases');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const message = h('div', { class: 'row-message', 'aria-live': 'polite' });
-  const countLine = h('p', { class: 'muted small', 'aria-live': 'polite', 'data-testid': 'lease-count' });
+  const countLine = h('p', { class: 'muted small count-line', 'aria-live': 'polite', 'data-testid': 'lease-count' });
   const listArea = h('div', { class: 'list-area' });
 
   clear(
@@ -102,13 +102,17 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
           h(
             'p',
             { class: 'muted' },
-            'To use leases, give the client’s API key the ',
+            'To use leases, the client’s ',
+            h('a', { href: href('/keys') }, 'API key'),
+            ' needs the ',
             h('code', null, 'lease:exclusive'),
             ' scope and a list of ',
             h('code', null, 'allowedConnections'),
-            ' it may lease (',
-            h('a', { href: href('/keys') }, 'API Keys'),
-            '). Its leases appear here with a countdown, and you can release one at any time.',
+            ' it may lease (set them with ',
+            h('code', null, 'PATCH /api/keys/{id}'),
+            '). The client then acquires a lease with ',
+            h('code', null, 'POST /api/v1/session-leases'),
+            '; its leases appear here with a countdown, and you can release one at any time.',
           ),
           unsupported ? h('p', { class: 'alert alert-info', role: 'status', 'data-testid': 'leases-unsupported' }, 'This gateway build does not serve the lease API yet.') : null,
         ),
@@ -163,8 +167,8 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
       h('td', null, h('code', { title: 'The first characters of the owner’s hash; the owner itself is never shown.' }, r.ownerHashPrefix ? `${r.ownerHashPrefix}…` : '—')),
       h('td', null, r.keyName || h('span', { class: 'muted' }, r.keyId || '—')),
       h(
-        'th',
-        { scope: 'row' },
+        'td',
+        null,
         h('div', { class: 'cell-main' }, who(r)),
         r.provider ? h('small', { class: 'muted block' }, h('code', null, r.provider)) : null,
       ),
@@ -242,7 +246,8 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
   }, 1000);
 
   const poll = window.setInterval(() => {
-    if (!document.hidden) void load(true);
+    // An older gateway without the lease API is asked again on Refresh or a `lease` event only.
+    if (!document.hidden && !unsupported) void load(true);
   }, POLL_MS);
 
   refreshBtn.addEventListener('click', () => {

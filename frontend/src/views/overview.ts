@@ -2,6 +2,7 @@ import { ApiError, endpoints, isAbortError, type Health, type ProviderHealth } f
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
 import { formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge, providerLabel } from '../lib/health';
+import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
@@ -104,7 +105,16 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         ['Out of service', ch.terminal ?? 0, ch.terminal ? 'bad' : ''],
         ['Soonest retry', soonestDeadline ? formatCountdown(soonestDeadline - Date.now()) : '—', '', 'soonest-retry'],
       ]),
+      leasesCard(),
     );
+  }
+
+  /** Exclusive session leases (health `leases.active`), with a link to the Leases page. */
+  function leasesCard(): HTMLElement {
+    const n = activeLeaseCount(health);
+    const card = statCard('Leases', 'ov-leases', [['Active', n ?? '—', '', 'active-leases']]);
+    card.append(h('p', { class: 'muted small stat-link' }, h('a', { href: href('/leases') }, n ? 'See who holds them' : 'About leases')));
+    return card;
   }
 
   function statCard(title: string, id: string, rows: Array<[string, number | string, string, string?]>): HTMLElement {
@@ -324,7 +334,16 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       health = { ...health, status: ev.data.status };
       if (ev.data.circuitBreakers) health.circuitBreakers = ev.data.circuitBreakers;
       if (ev.data.connectionHealth) health.connectionHealth = ev.data.connectionHealth;
+      const leases = (ev.data as { leases?: Health['leases'] }).leases;
+      if (leases && typeof leases === 'object') health.leases = leases;
       renderHealth();
+    }),
+    live.subscribe('lease', (ev) => {
+      if (!health) return;
+      if (typeof ev.data.active === 'number') {
+        health = { ...health, leases: { active: ev.data.active } };
+        renderHealth();
+      } else reloadHealthSoon();
     }),
     live.subscribe('gateway', (ev) => {
       if (!health) return;
