@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -127,6 +128,41 @@ func (d *desktop) startup(ctx context.Context) {
 	d.wctx = ctx
 	d.mu.Unlock()
 	d.log.Info("window ready")
+	go d.relayEvents(ctx)
+}
+
+// windowEvent is the Wails event name carrying the gateway's live events to the
+// window: its wails:// asset server cannot stream SSE, so the dashboard reads
+// the same events (type and SSE data) through the Wails runtime instead.
+const windowEvent = "omniroute:sse"
+
+// relayEvents forwards bus events, and health when it changes, to the window.
+func (d *desktop) relayEvents(ctx context.Context) {
+	sub := d.srv.Events().Subscribe(256)
+	defer sub.Close()
+	tick := time.NewTicker(3 * time.Second)
+	defer tick.Stop()
+	last := ""
+	health := func() {
+		b, _ := json.Marshal(d.srv.API().HealthEvent())
+		if string(b) != last {
+			last = string(b)
+			wruntime.EventsEmit(ctx, windowEvent, "health", last)
+		}
+	}
+	health()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-sub.C:
+			b, _ := json.Marshal(ev)
+			wruntime.EventsEmit(ctx, windowEvent, ev.Type, string(b))
+			health()
+		case <-tick.C:
+			health()
+		}
+	}
 }
 
 func (d *desktop) wailsCtx() context.Context {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 )
+
+// HealthEvent is the payload of "health" events (the desktop window relays it too).
+func (a *API) HealthEvent() map[string]any { return a.healthEvent() }
 
 // healthEvent is the payload of "health" events.
 func (a *API) healthEvent() map[string]any {
@@ -26,12 +28,6 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	if a.Events == nil {
 		httpx.WriteError(w, errs.New(errs.NotFound, "EVENTS_DISABLED", "events are not available"))
 		return
-	}
-	// The desktop window's page lives on the wails:// origin, whose asset server
-	// cannot stream; it reads events straight from the gateway, cross-origin.
-	if o := r.Header.Get("Origin"); strings.HasPrefix(o, "wails://") {
-		w.Header().Set("Access-Control-Allow-Origin", o)
-		w.Header().Set("Vary", "Origin")
 	}
 	rc := http.NewResponseController(w)
 	sub := a.Events.Subscribe(256)

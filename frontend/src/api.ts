@@ -395,11 +395,7 @@ export type ResilienceSettings = JsonObject;
 const enc = encodeURIComponent;
 
 export const endpoints = {
-  health: (signal?: AbortSignal) =>
-    api.get<Health>('/api/monitoring/health', signal).then((h) => {
-      rememberGatewayOrigin(h.endpoint);
-      return h;
-    }),
+  health: (signal?: AbortSignal) => api.get<Health>('/api/monitoring/health', signal),
 
   listConnections: async (signal?: AbortSignal): Promise<Connection[]> => {
     const data = await api.get<{ connections?: Connection[] }>('/api/providers', signal);
@@ -474,28 +470,3 @@ export const endpoints = {
   },
 };
 
-const ORIGIN_KEY = 'omniroute.gatewayOrigin';
-
-/**
- * Remembers the gateway's own origin from the health payload. The desktop
- * window serves this page from its wails:// asset server, which cannot stream,
- * so the live event stream there connects to the gateway directly.
- */
-export function rememberGatewayOrigin(endpoint: string | undefined): void {
-  if (!endpoint) return;
-  try {
-    sessionStorage.setItem(ORIGIN_KEY, new URL(endpoint).origin);
-  } catch {
-    // not a URL, or no storage: keep relative URLs
-  }
-}
-
-/** The gateway origin to prefix stream URLs with ("" in a normal browser tab). */
-export function gatewayOrigin(): string {
-  if (typeof location === 'undefined' || location.protocol === 'http:' || location.protocol === 'https:') return '';
-  try {
-    return sessionStorage.getItem(ORIGIN_KEY) ?? '';
-  } catch {
-    return '';
-  }
-}

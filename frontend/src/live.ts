@@ -5,7 +5,7 @@
 // EventSource cannot send headers, so the management token goes in the query
 // string (?token=…), which the gateway accepts for this route only.
 
-import { getToken, gatewayOrigin } from './api';
+import { getToken } from './api';
 import { backoffDelay, LIVE_EVENT_TYPES, parseLiveEvent, type LiveEvent, type LiveEventType } from './lib/sse';
 
 export type LiveState = 'idle' | 'connecting' | 'open' | 'reconnecting';
@@ -60,7 +60,7 @@ export class LiveFeed {
 
   constructor(opts: LiveFeedOptions) {
     this.opts = {
-      createSource: (url) => new EventSource(url) as unknown as EventSourceLike,
+      createSource: (url) => (wailsRuntime() ? new WailsSource(wailsRuntime()!) : (new EventSource(url) as unknown as EventSourceLike)),
       setTimer: (fn, ms) => window.setTimeout(fn, ms),
       clearTimer: (h) => window.clearTimeout(h as number),
       now: () => Date.now(),
@@ -221,12 +221,53 @@ export class LiveFeed {
   }
 }
 
+/** Builds the stream URL for a token: relative, so it works under /dashboard/ (the window uses WailsSource). */
+export function eventsUrl(token: string | null): string | null {
+  return token ? `/api/events?token=${encodeURIComponent(token)}` : null;
+}
+
+/** The part of the Wails runtime the desktop window's stream uses. */
+export interface WailsRuntime {
+  EventsOn(name: string, fn: (...args: unknown[]) => void): () => void;
+}
+
+/** The Wails runtime, present only inside the desktop window. */
+function wailsRuntime(): WailsRuntime | null {
+  const rt = (globalThis as { runtime?: Partial<WailsRuntime> }).runtime;
+  return rt && typeof rt.EventsOn === 'function' ? (rt as WailsRuntime) : null;
+}
+
 /**
- * Builds the stream URL for a token: relative in a browser tab; in the desktop
- * window (wails:// origin) the gateway's own origin, once the health payload named it.
+ * The desktop window's event source: its wails:// asset server cannot stream
+ * SSE, so the app relays the same events (type, SSE data) as Wails events.
  */
-export function eventsUrl(token: string | null, origin: string = gatewayOrigin()): string | null {
-  return token ? `${origin}/api/events?token=${encodeURIComponent(token)}` : null;
+export class WailsSource implements EventSourceLike {
+  onopen: ((ev: Event) => void) | null = null;
+  onerror: ((ev: Event) => void) | null = null;
+  private listeners = new Map<string, Set<(ev: MessageEvent<string>) => void>>();
+  private off: (() => void) | null;
+
+  constructor(rt: WailsRuntime, defer: (fn: () => void) => void = (fn) => queueMicrotask(fn)) {
+    this.off = rt.EventsOn('omniroute:sse', (type, data) => {
+      const fns = this.listeners.get(String(type));
+      if (!fns) return;
+      const ev = { data: String(data) } as MessageEvent<string>;
+      for (const fn of [...fns]) fn(ev);
+    });
+    defer(() => this.onopen?.(new Event('open')));
+  }
+
+  addEventListener(type: string, fn: (ev: MessageEvent<string>) => void): void {
+    let set = this.listeners.get(type);
+    if (!set) this.listeners.set(type, (set = new Set()));
+    set.add(fn);
+  }
+
+  close(): void {
+    this.off?.();
+    this.off = null;
+    this.listeners.clear();
+  }
 }
 
 /** The dashboard's shared stream: started by main.ts after sign-in, stopped at sign-out. */

@@ -1,21 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { eventsUrl } from '../../src/live';
-import { rememberGatewayOrigin } from '../../src/api';
 
 describe('event stream URL', () => {
-  it('is relative in a browser tab', () => {
-    expect(eventsUrl('omt_x', '')).toBe('/api/events?token=omt_x');
+  it('is relative, with the token', () => {
+    expect(eventsUrl('a b')).toBe('/api/events?token=a%20b');
+    expect(eventsUrl(null)).toBeNull();
   });
-  it('goes straight to the gateway from the desktop window', () => {
-    expect(eventsUrl('a b', 'http://127.0.0.1:20128')).toBe('http://127.0.0.1:20128/api/events?token=a%20b');
-  });
-  it('needs a token', () => {
-    expect(eventsUrl(null, '')).toBeNull();
-  });
-  it('remembers the origin of the announced endpoint', () => {
-    rememberGatewayOrigin('http://127.0.0.1:31234/v1');
-    expect(sessionStorage.getItem('omniroute.gatewayOrigin')).toBe('http://127.0.0.1:31234');
-    rememberGatewayOrigin('not a url');
-    expect(sessionStorage.getItem('omniroute.gatewayOrigin')).toBe('http://127.0.0.1:31234');
+});
+
+import { WailsSource, type WailsRuntime } from '../../src/live';
+
+describe('desktop window event source', () => {
+  it('relays Wails events as SSE messages and unsubscribes on close', () => {
+    let handler: ((...args: unknown[]) => void) | null = null;
+    let offCalls = 0;
+    const rt: WailsRuntime = {
+      EventsOn: (_name, fn) => {
+        handler = fn;
+        return () => offCalls++;
+      },
+    };
+    const opened: string[] = [];
+    const src = new WailsSource(rt, (fn) => fn());
+    src.onopen = () => opened.push('open');
+    const got: string[] = [];
+    src.addEventListener('breaker', (ev) => got.push(ev.data));
+    handler!('breaker', '{"type":"breaker"}');
+    handler!('connection', '{"ignored":true}');
+    expect(got).toEqual(['{"type":"breaker"}']);
+    src.close();
+    expect(offCalls).toBe(1);
   });
 });
