@@ -322,6 +322,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		a.finish(v)
 		return &failure{v: v}, false
 	}
+	observeQuota(ticket, resp.Header, g.clk.Now())
 	if req.stream && isEventStream(resp) {
 		return a.relayStream(firstByte, resp)
 	}
