@@ -11,6 +11,7 @@ require (
 	github.com/tidwall/sjson v1.2.10
 	github.com/wailsapp/wails/v2 v2.11.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.25.0
 	gorm.io/gorm v1.31.2
 )
 

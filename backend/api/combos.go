@@ -243,7 +243,7 @@ func (a *API) explain(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, errInvalidQuery("model", "model is required"))
 		return
 	}
-	plan, err := a.Engine.Plan(routing.PlanInput{Model: model, SessionKey: r.URL.Query().Get("session")})
+	plan, err := a.Engine.Plan(routing.PlanInput{Model: model, SessionKey: r.URL.Query().Get("session"), DryRun: true})
 	out := map[string]any{"model": model, "generatedAt": a.Clock.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")}
 	if err != nil {
 		e := errs.As(err)

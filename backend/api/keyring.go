@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 
 	"omniroute/backend/errs"
@@ -83,6 +84,10 @@ func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 		info, ok := a.Keys.Lookup(v)
 		if !ok {
 			httpx.WriteError(w, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid"))
+			return
+		}
+		if !slices.Contains(info.Scopes, "inference") {
+			httpx.WriteError(w, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 			return
 		}
 		next(w, r.WithContext(gateway.WithClient(r.Context(), gateway.Client{KeyID: info.ID, Access: info.Access})))

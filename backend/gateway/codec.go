@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/translate"
@@ -53,9 +56,46 @@ func (c codec) request(body []byte) ([]byte, error) {
 	return chat, nil
 }
 
+// errBadAnswer marks an upstream 2xx body that is not a usable answer.
+var errBadAnswer = errors.New("the upstream's 2xx answer is not a complete response")
+
+// checkAnswer rejects a same-format 2xx body that is truncated, an error
+// object in disguise, or not the answer shape, so the attempt fails over
+// instead of reaching the client as a success.
+func (c codec) checkAnswer(body []byte) error {
+	if !gjson.ValidBytes(body) {
+		return errBadAnswer
+	}
+	root := gjson.ParseBytes(body)
+	if root.Get("error").IsObject() {
+		return fmt.Errorf("%w: %s", errBadAnswer, truncateMsg(root.Get("error.message").String()))
+	}
+	switch c.upstream {
+	case translate.Messages:
+		if root.Get("type").String() != "message" {
+			return errBadAnswer
+		}
+	default:
+		if !root.Get("choices").IsArray() {
+			return errBadAnswer
+		}
+	}
+	return nil
+}
+
+func truncateMsg(s string) string {
+	if len(s) > 300 {
+		return s[:300]
+	}
+	return s
+}
+
 // response turns an upstream JSON answer into the client's format.
 func (c codec) response(body, clientReq []byte) ([]byte, error) {
 	if c.passthrough() {
+		if err := c.checkAnswer(body); err != nil {
+			return nil, err
+		}
 		return body, nil
 	}
 	chat := body

@@ -62,6 +62,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			if plan, err = g.moveLease(req.client.KeyID, in, lease); err != nil {
 				return err
 			}
+			in.LeaseConnection = lease.connectionID
 		}
 		excluded := plan.Excluded
 		queue := plan.Candidates
@@ -133,9 +134,19 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		}
 	}
 	set := g.general()
+	if g.resil != nil {
+		if rs := g.resil(); rs.QuotaShareConcurrencyLimit.Enabled {
+			release := g.engine.AcquireSlot(r.Context(), cand, time.Duration(rs.RequestQueue.MaxWaitMs)*time.Millisecond)
+			defer release()
+		}
+	}
+	var prev *failure
 	for attempt := 0; ; attempt++ {
 		ticket, x := g.engine.Admit(cand)
 		if x != nil {
+			if prev != nil {
+				return prev, false, nil // the retry was refused: the real failure stands
+			}
 			return nil, false, x
 		}
 		ticket.Combo = plan.Combo
@@ -154,6 +165,10 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		default:
 			return f, false, nil
 		}
+		if f.v.CoolConnection {
+			return f, false, nil // the connection is cooling: a retry would be refused
+		}
+		prev = f
 		delay := backoff(attempt, f.v.RetryAfter)
 		if delay > 5*time.Second {
 			return f, false, nil
@@ -337,7 +352,10 @@ func isEventStream(resp *http.Response) bool {
 // relayJSON buffers a JSON answer, translates it to the client's format and writes it.
 func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
 	g, req := a.g, a.req
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	if err == nil && len(body) > maxResponseBody {
+		err = errors.New("the upstream's answer exceeds the 64 MiB limit")
+	}
 	if err != nil {
 		v := g.classifyErr(a.ctx, a.r, err, a.cand)
 		a.finish(v)

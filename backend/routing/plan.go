@@ -33,6 +33,9 @@ type PlanInput struct {
 	LeaseOwner string
 	// LeaseConnection restricts a fenced lease request to its connection.
 	LeaseConnection string
+	// DryRun plans without advancing any strategy state (round-robin cursor,
+	// strict-random deck, sticky pins): for explain, never for dispatch.
+	DryRun bool
 }
 
 // Plan is the ordered candidates for a request and why the others were left out.
@@ -172,7 +175,12 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 		}
 		e.stats.mu.Unlock()
 		opts := strategy.Options{StickyKey: in.SessionKey, StickyTTL: time.Duration(combo.Config.StickyTTLMs) * time.Millisecond}
-		ordered := strategy.Order(name, targets, e.stats.state(combo.ID), now, opts)
+		st := e.stats.state(combo.ID)
+		if in.DryRun {
+			st = strategy.NewState(rand.New(rand.NewPCG(1, 2)))
+			opts = strategy.Options{}
+		}
+		ordered := strategy.Order(name, targets, st, now, opts)
 		out := make([]Candidate, 0, len(ordered))
 		for _, t := range ordered {
 			out = append(out, byKey[t.Key])

@@ -104,3 +104,40 @@ func join(parts []string) string {
 	}
 	return out
 }
+
+// TestDryRunPlanDoesNotMoveStrategyState: explaining a round-robin combo does
+// not advance its cursor.
+func TestDryRunPlanDoesNotMoveStrategyState(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := NewRegistry(providers.NewCatalog())
+	var rows []store.Connection
+	for i := 0; i < 3; i++ {
+		rows = append(rows, store.Connection{ID: fmt.Sprintf("c%d", i), Provider: "openai-compatible", Name: fmt.Sprint(i),
+			BaseURL: "http://x/v1", Prefix: fmt.Sprintf("p%d", i), Priority: i, IsActive: true, Models: `["m"]`, CreatedAt: int64(i)})
+	}
+	if err := reg.Load(rows, plainBox{}); err != nil {
+		t.Fatal(err)
+	}
+	combos := NewCombos()
+	combos.Load([]store.Combo{{ID: "rr", Name: "rr", Strategy: "round-robin", Config: "{}",
+		Targets: `[{"model":"p0/m"},{"model":"p1/m"},{"model":"p2/m"}]`}})
+	e := NewEngine(EngineDeps{Registry: reg, Clock: clk, Combos: combos, Lockouts: lockout.New(clk), Store: nopStore{}, Policy: testPolicy{},
+		Breakers: breaker.NewRegistry(clk, func(string) breaker.Profile { return breaker.DefaultProfile("apikey") }, nil)})
+	first := func(dry bool) string {
+		p, err := e.Plan(PlanInput{Model: "rr", DryRun: dry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Candidates[0].Conn.ID
+	}
+	var got []string
+	for i := 0; i < 4; i++ {
+		got = append(got, first(false))
+		for j := 0; j < 3; j++ {
+			first(true) // explain calls in between
+		}
+	}
+	if fmt.Sprint(got) != "[c0 c1 c2 c0]" {
+		t.Fatalf("round-robin sequence with dry runs in between: %v", got)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/store"
@@ -33,6 +35,8 @@ type Conn struct {
 	BreakerKey string
 	secret     string
 	overrides  cooldownOverrides
+	// slots serialises requests beyond MaxConcurrent (nil: no limit).
+	slots *semaphore.Weighted
 
 	mu sync.Mutex
 	cd cooldown.State
@@ -135,8 +139,15 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
-		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
+		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides), slots: newSlots(mc),
 	}, nil
+}
+
+func newSlots(n int) *semaphore.Weighted {
+	if n <= 0 {
+		return nil
+	}
+	return semaphore.NewWeighted(int64(n))
 }
 
 // cooldownOverrides are the per-connection cooldown settings from
