@@ -80,6 +80,8 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
 			if x != nil {
 				excluded = append(excluded, *x)
+			}
+			if f == nil && !done {
 				continue
 			}
 			if done {
@@ -144,10 +146,8 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 	for attempt := 0; ; attempt++ {
 		ticket, x := g.engine.Admit(cand)
 		if x != nil {
-			if prev != nil {
-				return prev, false, nil // the retry was refused: the real failure stands
-			}
-			return nil, false, x
+			// Refused now; after a failed attempt the real failure still stands.
+			return prev, false, x
 		}
 		ticket.Combo = plan.Combo
 		if lease != nil {

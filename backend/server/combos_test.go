@@ -196,8 +196,8 @@ func toStrings(v any) []string {
 }
 
 // TestComboCooldownWait: a combo request whose only target fell into a short
-// transient lockout waits for its expiry and is resent instead of crystallising
-// a 429; with the wait disabled the same request gets the 429 at once.
+// transient lockout waits for its expiry and is resent; with the wait disabled
+// it ends at once with the failure. (The pre-dispatch 429 is in TestComboTerminalErrors.)
 func TestComboCooldownWait(t *testing.T) {
 	for _, enabled := range []bool{true, false} {
 		e := newEnvClock(t, true)
@@ -214,7 +214,10 @@ func TestComboCooldownWait(t *testing.T) {
 		if enabled && (resp.StatusCode != 200 || took < 900*time.Millisecond || e.up.Hits("key-a") != 3) {
 			t.Fatalf("wait enabled: %d after %v, hits %d: %s", resp.StatusCode, took, e.up.Hits("key-a"), body)
 		}
-		if !enabled && (resp.StatusCode != 429 || errorCode(body) != "rate_limit_error" || took > 900*time.Millisecond) {
+		// Without the wait the request ends at once, naming the upstream failure
+		// and the lockout it left behind.
+		if !enabled && (resp.StatusCode != 502 || errorCode(body) != "ALL_ATTEMPTS_FAILED" ||
+			gjson.GetBytes(body, "error.diagnostics.excluded.0.reason").String() != "model_lockout" || took > 900*time.Millisecond) {
 			t.Fatalf("wait disabled: %d after %v: %s", resp.StatusCode, took, body)
 		}
 	}
