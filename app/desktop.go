@@ -370,6 +370,14 @@ func (d *desktop) refreshIcon() {
 	if after != before {
 		systray.SetTooltip(tray.Tooltip(after))
 	}
+	if after.Paused != before.Paused && d.pauseIt != nil {
+		// Paused from the dashboard: keep the menu's wording in step.
+		if after.Paused {
+			d.pauseIt.SetTitle("Resume Gateway")
+		} else {
+			d.pauseIt.SetTitle("Pause Gateway")
+		}
+	}
 }
 
 // watchHealth follows the event bus (and a slow tick, since cooldowns expire lazily).

@@ -99,6 +99,13 @@ func (a *API) applyCombo(row *store.Combo, in comboInput) ([]string, error) {
 		if !comboNamePattern.MatchString(name) {
 			return nil, errs.New(errs.Invalid, "INVALID_NAME", "name must be 1-64 letters, digits, '.', '_', ':' or '-'").WithParam("name")
 		}
+		if rows, err := a.Store.Combos(); err == nil {
+			for _, other := range rows {
+				if other.ID != row.ID && strings.EqualFold(other.Name, name) {
+					return nil, errs.New(errs.Conflict, "COMBO_NAME_TAKEN", "combo %q exists (names are case-insensitive)", other.Name).WithParam("name")
+				}
+			}
+		}
 		row.Name = name
 	}
 	if in.Strategy != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"omniroute/backend/errs"
@@ -63,18 +64,28 @@ func clientKey(r *http.Request) string {
 	return r.Header.Get("x-api-key")
 }
 
+// writeClientError writes a client-route error; Anthropic clients (the
+// /v1/messages routes) also get the top-level "type":"error" their SDKs read.
+func writeClientError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/messages") {
+		httpx.WriteError(w, e)
+		return
+	}
+	httpx.WriteJSON(w, httpx.Status(e.Class), map[string]any{"type": "error", "error": httpx.ErrorBody(e)})
+}
+
 // client authenticates an inference request with a client key (required unless
 // the requireApiKey setting is off).
 func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.paused.Load() {
-			httpx.WriteError(w, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
+			writeClientError(w, r, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
 			return
 		}
 		v := clientKey(r)
 		if v == "" {
 			if a.Settings.General().RequireAPIKey {
-				httpx.WriteError(w, errs.New(errs.Auth, "API_KEY_REQUIRED",
+				writeClientError(w, r, errs.New(errs.Auth, "API_KEY_REQUIRED",
 					"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
 				return
 			}
@@ -83,11 +94,11 @@ func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 		}
 		info, ok := a.Keys.Lookup(v)
 		if !ok {
-			httpx.WriteError(w, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid"))
+			writeClientError(w, r, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid"))
 			return
 		}
 		if !slices.Contains(info.Scopes, "inference") {
-			httpx.WriteError(w, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
+			writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 			return
 		}
 		next(w, r.WithContext(gateway.WithClient(r.Context(), gateway.Client{KeyID: info.ID, Access: info.Access})))

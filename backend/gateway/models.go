@@ -28,6 +28,9 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, m := range c.Models {
 			id := head + "/" + m
+			if len(access.AllowedModels) > 0 && !contains(access.AllowedModels, id) {
+				continue
+			}
 			if !seen[id] {
 				seen[id] = true
 				out = append(out, model{ID: id, Object: "model", Created: c.CreatedAt / 1000, OwnedBy: c.Provider.ID})
@@ -35,6 +38,9 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, co := range g.engine.Combos().All() {
+		if len(access.AllowedModels) > 0 && !contains(access.AllowedModels, co.Name) && !contains(access.AllowedModels, "combo/"+co.Name) {
+			continue
+		}
 		for _, id := range []string{co.Name, "combo/" + co.Name} {
 			if !seen[id] {
 				seen[id] = true

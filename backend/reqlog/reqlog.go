@@ -19,6 +19,8 @@ type Sink interface {
 // Writer batches request logs.
 type Writer struct {
 	sink     Sink
+	mu       sync.RWMutex // guards closed against a Log racing Close at shutdown
+	closed   bool
 	ch       chan store.RequestLog
 	done     chan struct{}
 	once     sync.Once
@@ -43,6 +45,12 @@ func New(sink Sink, interval time.Duration, keep func() int, onError func(error)
 // Log queues a row; when the queue is full the row is dropped and counted, so a
 // slow disk never slows a request.
 func (w *Writer) Log(l store.RequestLog) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.dropped.Add(1)
+		return
+	}
 	select {
 	case w.ch <- l:
 	default:
@@ -55,7 +63,12 @@ func (w *Writer) Dropped() int64 { return w.dropped.Load() }
 
 // Close flushes queued rows and stops the writer.
 func (w *Writer) Close() {
-	w.once.Do(func() { close(w.ch) })
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		close(w.ch)
+		w.mu.Unlock()
+	})
 	<-w.done
 }
 

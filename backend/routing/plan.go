@@ -67,9 +67,19 @@ func newStats() *stats {
 	return &stats{byKey: map[string]*targetMeta{}, states: map[string]*strategy.State{}}
 }
 
+// maxTracked bounds the per-target counters: model names come from clients.
+const maxTracked = 10_000
+
 func (s *stats) meta(key string) *targetMeta {
 	m, ok := s.byKey[key]
 	if !ok {
+		if len(s.byKey) >= maxTracked {
+			for k, v := range s.byKey {
+				if v.inFlight == 0 {
+					delete(s.byKey, k)
+				}
+			}
+		}
 		m = &targetMeta{remaining: -1}
 		s.byKey[key] = m
 	}
