@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/agents"
@@ -113,7 +114,10 @@ func (s *Server) wire() error {
 	catalog := providers.NewCatalog()
 	registry := routing.NewRegistry(catalog)
 	combos := routing.NewCombos()
+	var reloadMu sync.Mutex // concurrent management writes reload one at a time, newest rows last
 	reload := func() error {
+		reloadMu.Lock()
+		defer reloadMu.Unlock()
 		rows, err := st.Connections()
 		if err != nil {
 			return err
