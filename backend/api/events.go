@@ -44,7 +44,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(ev)
 		// The countdown alone changing is not news: compare without it.
 		sig, _ := json.Marshal(map[string]any{"status": ev["status"], "circuitBreakers": ev["circuitBreakers"],
-			"coolingDown": a.ComputeHealth().CoolingDown})
+			"coolingDown": ev["connectionHealth"].(map[string]any)["coolingDown"]})
 		if !force && string(sig) == lastHealth {
 			return true
 		}

@@ -26,6 +26,7 @@ import { applyLockoutEvent, lockoutReason } from '../lib/lockouts';
 import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
@@ -577,13 +578,7 @@ function renderRules(ctx: ViewContext): { element: HTMLElement; cleanup: () => v
       return;
     }
     saving = true;
-    const outcome = await busy([saveBtn], async () => {
-      try {
-        return { saved: await endpoints.patchResilience(patch) };
-      } catch (err) {
-        return { err };
-      }
-    }, { button: saveBtn, label: 'Saving…' });
+    const outcome = await saveResilience(patch, [saveBtn], saveBtn);
     saving = false;
     if (ctx.signal.aborted) return;
     if ('err' in outcome) {

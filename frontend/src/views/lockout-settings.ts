@@ -1,5 +1,5 @@
 import { ApiError, endpoints, isAbortError } from '../api';
-import { busy, clear, errorBox, h, loading, notice, setFieldError } from '../dom';
+import { clear, errorBox, h, loading, notice, setFieldError } from '../dom';
 import { formatDuration } from '../lib/format';
 import {
   adjustedFields,
@@ -19,6 +19,7 @@ import {
 } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { saveResilience } from './save-settings';
 
 const ID: Record<LockoutField, string> = {
   enabled: 'lk-enabled',
@@ -256,13 +257,7 @@ export function renderLockoutSettings(root: HTMLElement, ctx: ViewContext): () =
     }
     const sent = (patch['modelLockout'] ?? {}) as Partial<ModelLockoutSettings>;
     saving = true;
-    const outcome = await busy([saveBtn, discardBtn, defaultsBtn], async () => {
-      try {
-        return { saved: await endpoints.patchResilience(patch) };
-      } catch (err) {
-        return { err };
-      }
-    }, { button: saveBtn, label: 'Saving…' });
+    const outcome = await saveResilience(patch, [saveBtn, discardBtn, defaultsBtn], saveBtn);
     saving = false;
     if (ctx.signal.aborted) return;
     if ('err' in outcome) {

@@ -17,6 +17,7 @@ import {
 } from '../lib/resilience-form';
 import { live } from '../live';
 import type { ViewContext } from '../router';
+import { saveResilience } from './save-settings';
 
 const idFor = (key: string) => `res-${key.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
@@ -210,13 +211,7 @@ export function renderResilience(root: HTMLElement, ctx: ViewContext): () => voi
       return;
     }
     saving = true;
-    const outcome = await busy([saveBtn, discardBtn], async () => {
-      try {
-        return { saved: await endpoints.patchResilience(patch) };
-      } catch (err) {
-        return { err };
-      }
-    }, { button: saveBtn, label: 'Saving…' });
+    const outcome = await saveResilience(patch, [saveBtn, discardBtn], saveBtn);
     saving = false;
     if (ctx.signal.aborted) return;
     if ('err' in outcome) {
