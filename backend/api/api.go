@@ -22,6 +22,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/leases"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/discovery"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -45,7 +46,9 @@ type Deps struct {
 	BaseURL      string // the gateway's own URL as clients reach it
 	StartedAt    time.Time
 	HTTPClient   *http.Client // for connection tests
-	Events       *events.Bus
+	// Discovery lists an upstream's models (create, Test, refresh).
+	Discovery *discovery.Client
+	Events    *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Leases is the exclusive session lease service.
@@ -118,6 +121,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/providers/{id}", a.management(a.updateConnection)).Methods(http.MethodPut, http.MethodPatch)
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers/{id}/test", a.management(a.testConnection)).Methods(http.MethodPost)
+	m.HandleFunc("/providers/{id}/models/refresh", a.management(a.refreshModelsRoute)).Methods(http.MethodPost)
 	m.HandleFunc("/keys", a.management(a.listKeys)).Methods(http.MethodGet)
 	m.HandleFunc("/keys", a.management(a.createKey)).Methods(http.MethodPost)
 	m.HandleFunc("/keys/default", a.management(a.defaultKey)).Methods(http.MethodGet)

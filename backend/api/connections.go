@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -40,6 +41,11 @@ type connectionInput struct {
 	RateLimitOverrides   *json.RawMessage `json:"rateLimitOverrides"`
 	ProviderSpecificData *json.RawMessage `json:"providerSpecificData"`
 	Models               *[]string        `json:"models"`
+	// DiscoveredModels edits the discovered list (until the next refresh).
+	DiscoveredModels *[]string `json:"discoveredModels"`
+	// DiscoverModels: false stops create from asking the upstream (default:
+	// ask when the request lists no models).
+	DiscoverModels *bool `json:"discoverModels"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -106,7 +112,7 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.Clock.Now().UnixMilli()
 	row := store.Connection{ID: secrets.RandomID(), Provider: p.ID, Name: p.Name, AuthType: "apikey",
-		Priority: a.nextPriority(p.ID), IsActive: true, Models: "[]", ProviderSpecificData: "{}",
+		Priority: a.nextPriority(p.ID), IsActive: true, Models: "[]", DiscoveredModels: "[]", ProviderSpecificData: "{}",
 		RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: now, UpdatedAt: now}
 	if p.Category == providers.CategoryLocal {
 		row.AuthType = "none"
@@ -125,6 +131,14 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	if err := a.Reload(); err != nil {
 		httpx.WriteError(w, err)
 		return
+	}
+	// A connection created without a model list asks its upstream what it
+	// serves, so its models route and show in /v1/models right away.
+	listed := in.Models != nil && len(*in.Models) > 0
+	if (in.DiscoverModels == nil && !listed) || (in.DiscoverModels != nil && *in.DiscoverModels) {
+		if updated, _, err := a.refreshModels(r.Context(), row.ID); err == nil {
+			row = updated
+		}
 	}
 	httpx.WriteJSON(w, http.StatusCreated, map[string]any{"connection": a.connectionJSON(row)})
 }
@@ -302,16 +316,18 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		row.ProviderSpecificData = s
 	}
 	if in.Models != nil {
-		models := make([]string, 0, len(*in.Models))
-		for _, m := range *in.Models {
-			m = strings.TrimSpace(m)
-			if m == "" || len(m) > 200 {
-				return errs.New(errs.Invalid, "INVALID_MODELS", "models must be non-empty names of at most 200 characters").WithParam("models")
-			}
-			models = append(models, m)
+		s, err := modelList(*in.Models, "models")
+		if err != nil {
+			return err
 		}
-		b, _ := json.Marshal(models)
-		row.Models = string(b)
+		row.Models = s
+	}
+	if in.DiscoveredModels != nil {
+		s, err := modelList(*in.DiscoveredModels, "discoveredModels")
+		if err != nil {
+			return err
+		}
+		row.DiscoveredModels = s
 	}
 	if row.AuthType == "apikey" && row.APIKeyEnc == "" && p.Category != providers.CategoryLocal {
 		return errs.New(errs.Invalid, "API_KEY_REQUIRED", "apiKey is required for an apikey connection").WithParam("apiKey")
@@ -326,6 +342,28 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		row.LastErrorAt, row.ErrorCode, row.BackoffLevel, row.RejectStreak, row.ExpiredRetries = f.LastErrorAt, f.ErrorCode, f.BackoffLevel, f.RejectStreak, f.ExpiredRetries
 	}
 	return nil
+}
+
+// modelList validates a list of model names and returns it as JSON, without
+// duplicates.
+func modelList(in []string, field string) (string, error) {
+	if len(in) > discovery.MaxModels {
+		return "", errs.New(errs.Invalid, "INVALID_MODELS", "%s may hold at most %d names", field, discovery.MaxModels).WithParam(field)
+	}
+	models := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for _, m := range in {
+		name, ok := discovery.Clean(m)
+		if !ok {
+			return "", errs.New(errs.Invalid, "INVALID_MODELS", "%s must be names of 1 to 200 characters without spaces", field).WithParam(field)
+		}
+		if !seen[name] {
+			seen[name] = true
+			models = append(models, name)
+		}
+	}
+	b, _ := json.Marshal(models)
+	return string(b), nil
 }
 
 func jsonObject(raw json.RawMessage, field string) (string, error) {
@@ -346,10 +384,10 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 	}
 	f := routing.CooldownFields(st)
 	apiKey, _ := a.Box.Open(row.APIKeyEnc)
-	var models []string
-	_ = json.Unmarshal([]byte(row.Models), &models)
-	if models == nil {
-		models = []string{}
+	models, discovered := jsonList(row.Models), jsonList(row.DiscoveredModels)
+	served := routing.ServedModels(row)
+	if served == nil {
+		served = []string{}
 	}
 	out := map[string]any{
 		"id": row.ID, "provider": row.Provider, "name": row.Name, "authType": row.AuthType,
@@ -360,6 +398,17 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"lastError": f.LastError, "lastErrorType": f.LastErrorType, "lastErrorAt": rfc3339(f.LastErrorAt), "errorCode": f.ErrorCode,
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",
 		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt),
+		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
+		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
+	}
+	return out
+}
+
+func jsonList(s string) []string {
+	var out []string
+	_ = json.Unmarshal([]byte(s), &out)
+	if out == nil {
+		out = []string{}
 	}
 	return out
 }
@@ -371,7 +420,8 @@ func rfc3339(ms int64) any {
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
 }
 
-// testConnection checks a connection's credentials with a cheap upstream call.
+// testConnection checks a connection's credentials with a cheap upstream call,
+// GET /models, and stores the model list it answers (model discovery).
 func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	c, ok := a.Engine.Registry().Get(id)
@@ -379,35 +429,75 @@ func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, errs.New(errs.NotFound, "CONNECTION_NOT_FOUND", "connection not found"))
 		return
 	}
-	t := c.Target("")
-	ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+"/models", nil)
-	if err != nil {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid base URL"})
-		return
-	}
-	if t.Secret != "" {
-		if t.Provider.Format == providers.FormatAnthropic {
-			req.Header.Set("x-api-key", t.Secret)
-			req.Header.Set("anthropic-version", "2023-06-01")
-		} else {
-			req.Header.Set("Authorization", "Bearer "+t.Secret)
-		}
-	}
 	start := time.Now()
-	resp, err := a.HTTPClient.Do(req)
+	row, res, err := a.refreshModels(r.Context(), id)
 	latency := time.Since(start).Milliseconds()
 	if err != nil {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "latencyMs": latency, "error": "upstream unreachable"})
+		httpx.WriteError(w, notFound(err, "connection"))
 		return
 	}
-	resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	out := map[string]any{"ok": res.Err == nil, "latencyMs": latency, "models": routing.ServedModels(row), "modelsSource": row.ModelsSource}
+	if res.Err == nil {
 		a.Engine.Breakers().Get(c.BreakerKey).ConnectionTestPassed()
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "latencyMs": latency, "status": resp.StatusCode})
+		out["status"] = http.StatusOK
+	} else {
+		out["error"] = res.Err.Message
+		out["errorCode"] = res.Err.Code
+		if res.Err.Status != 0 {
+			out["status"] = res.Err.Status
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// refreshModelsRoute serves POST /api/providers/{id}/models/refresh: ask the
+// upstream again and store what it answers (or the catalogue default).
+func (a *API) refreshModelsRoute(w http.ResponseWriter, r *http.Request) {
+	row, res, err := a.refreshModels(r.Context(), mux.Vars(r)["id"])
+	if err != nil {
+		httpx.WriteError(w, notFound(err, "connection"))
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "latencyMs": latency, "status": resp.StatusCode,
-		"error": "upstream answered " + http.StatusText(resp.StatusCode)})
+	out := map[string]any{"ok": res.Err == nil, "connection": a.connectionJSON(row)}
+	if res.Err != nil {
+		out["error"] = map[string]any{"code": res.Err.Code, "message": res.Err.Message, "status": res.Err.Status}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// discoveryTimeout bounds one discovery (every page of it).
+const discoveryTimeout = 10 * time.Second
+
+// refreshModels runs model discovery for a connection and stores the result:
+// the upstream's list, or the catalogue default when the upstream cannot
+// answer (an earlier upstream list is kept then rather than replaced by the
+// defaults). It returns the updated row.
+func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, discovery.Result, error) {
+	c, ok := a.Engine.Registry().Get(id)
+	if !ok {
+		return store.Connection{}, discovery.Result{}, store.ErrNotFound
+	}
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	res := a.Discovery.Discover(ctx, c.Target(""))
+	row, err := a.Store.Connection(id)
+	if err != nil {
+		return row, res, err
+	}
+	d := store.DiscoveredModels{Models: row.DiscoveredModels, Source: row.ModelsSource, RefreshedAt: a.Clock.Now().UnixMilli()}
+	if res.Err != nil {
+		d.Error = res.Err.Message
+	}
+	if res.Source == discovery.SourceUpstream || (res.Source == discovery.SourceCatalog && row.ModelsSource != discovery.SourceUpstream) {
+		b, _ := json.Marshal(res.Models)
+		d.Models, d.Source = string(b), res.Source
+	}
+	if err := a.Store.SaveDiscoveredModels(id, d); err != nil {
+		return row, res, err
+	}
+	if err := a.Reload(); err != nil {
+		return row, res, err
+	}
+	row.DiscoveredModels, row.ModelsSource, row.ModelsError, row.ModelsRefreshedAt = d.Models, d.Source, d.Error, d.RefreshedAt
+	return row, res, nil
 }

@@ -7,7 +7,8 @@ import (
 	"omniroute/backend/httpx"
 )
 
-// Models serves GET /v1/models: every enabled connection's models as provider/model.
+// Models serves GET /v1/models: every enabled connection's models (listed and
+// discovered) as bare names, provider/model and prefix/model, plus the combos.
 func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 	type model struct {
 		ID      string `json:"id"`
@@ -18,22 +19,24 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 	seen := map[string]bool{}
 	var out []model
 	access := ClientFrom(r.Context()).Access
+	add := func(id, owner string, created int64) {
+		if seen[id] || (len(access.AllowedModels) > 0 && !contains(access.AllowedModels, id)) {
+			return
+		}
+		seen[id] = true
+		out = append(out, model{ID: id, Object: "model", Created: created, OwnedBy: owner})
+	}
+	// Each served model under every name that routes to it: bare, provider/model
+	// and, for a user-defined endpoint with a prefix, prefix/model.
 	for _, c := range g.engine.Registry().All() {
 		if !c.Active || (len(access.AllowedConnections) > 0 && !contains(access.AllowedConnections, c.ID)) {
 			continue
 		}
-		head := c.Provider.ID
-		if c.Prefix != "" {
-			head = c.Prefix
-		}
 		for _, m := range c.Models {
-			id := head + "/" + m
-			if len(access.AllowedModels) > 0 && !contains(access.AllowedModels, id) {
-				continue
-			}
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, model{ID: id, Object: "model", Created: c.CreatedAt / 1000, OwnedBy: c.Provider.ID})
+			add(m, c.Provider.ID, c.CreatedAt/1000)
+			add(c.Provider.ID+"/"+m, c.Provider.ID, c.CreatedAt/1000)
+			if c.Prefix != "" {
+				add(c.Prefix+"/"+m, c.Provider.ID, c.CreatedAt/1000)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ package routing
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,8 +29,11 @@ type Conn struct {
 	Priority      int
 	Active        bool
 	MaxConcurrent int
-	Models        []string
-	CreatedAt     int64
+	// Models are the names the connection serves as bare names: the ones the
+	// user listed, then the ones discovered from the upstream (ServedModels).
+	Models    []string
+	modelSet  map[string]struct{}
+	CreatedAt int64
 	// BreakerKey is the provider identity for the breaker and health: the provider id,
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
 	BreakerKey string
@@ -121,8 +125,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	if base == "" {
 		base = p.BaseURL
 	}
-	var models []string
-	_ = json.Unmarshal([]byte(row.Models), &models)
+	models := ServedModels(row)
 	mc := 0
 	if row.MaxConcurrent != nil {
 		mc = *row.MaxConcurrent
@@ -138,9 +141,44 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	return &Conn{
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
-		MaxConcurrent: mc, Models: models, CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
+		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
 		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides), slots: newSlots(mc),
 	}, nil
+}
+
+// ServedModels is what a connection serves: the user's list first, then the
+// discovered names it does not already hold (exact, case-sensitive: upstream
+// model ids are).
+func ServedModels(row store.Connection) []string {
+	var listed, found []string
+	_ = json.Unmarshal([]byte(row.Models), &listed)
+	_ = json.Unmarshal([]byte(row.DiscoveredModels), &found)
+	out := make([]string, 0, len(listed)+len(found))
+	seen := make(map[string]bool, len(listed)+len(found))
+	for _, m := range append(listed, found...) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func setOf(list []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(list))
+	for _, v := range list {
+		m[v] = struct{}{}
+	}
+	return m
+}
+
+// Serves reports whether the connection serves model as a bare name.
+func (c *Conn) Serves(model string) bool {
+	if c.modelSet == nil {
+		return slices.Contains(c.Models, model)
+	}
+	_, ok := c.modelSet[model]
+	return ok
 }
 
 func newSlots(n int) *semaphore.Weighted {

@@ -31,7 +31,8 @@ func (a Access) allowsModel(requested string) bool {
 
 // Resolve returns the active connections that can serve the requested model, in
 // priority order. Naming: "provider/model" (provider id, alias or a user-defined
-// endpoint's prefix), or a bare model listed in some connection's models.
+// endpoint's prefix), or a bare model some connection serves (listed or
+// discovered).
 func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
 	requested = strings.TrimSpace(requested)
 	if requested == "" {
@@ -59,19 +60,31 @@ func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
 					out = appendUsable(out, c, rest, acc)
 				}
 			}
+			// A name such as "openai/gpt-4o" may also be a bare model an
+			// aggregator (OpenRouter) serves under that very id.
+			if len(out) == 0 {
+				out = r.servedBare(all, requested, acc)
+			}
 			return out, r.noneLeft(out, requested)
 		}
 	}
-	for _, c := range all {
-		if slices.Contains(c.Models, requested) {
-			out = appendUsable(out, c, requested, acc)
-		}
-	}
+	out = r.servedBare(all, requested, acc)
 	if len(out) == 0 {
 		return nil, errs.New(errs.NotFound, "MODEL_NOT_FOUND",
 			"model %q is not served by any active connection; use provider/model (for example openai/gpt-4o-mini) or list /v1/models", requested).WithParam("model")
 	}
 	return out, nil
+}
+
+// servedBare returns the connections serving requested as a bare name.
+func (r *Registry) servedBare(all []*Conn, requested string, acc Access) []Candidate {
+	var out []Candidate
+	for _, c := range all {
+		if c.Serves(requested) {
+			out = appendUsable(out, c, requested, acc)
+		}
+	}
+	return out
 }
 
 func (r *Registry) prefixExists(all []*Conn, head string) bool {

@@ -3,21 +3,27 @@ package store
 // Connection is one row of provider_connections: an account or key of a provider.
 // Secret columns hold AES-GCM ciphertext (see package secrets), never plaintext.
 type Connection struct {
-	ID                   string `gorm:"column:id;primaryKey"`
-	Provider             string `gorm:"column:provider"`
-	Name                 string `gorm:"column:name"`
-	AuthType             string `gorm:"column:auth_type"`
-	BaseURL              string `gorm:"column:base_url"`
-	Prefix               string `gorm:"column:prefix"`
-	Priority             int    `gorm:"column:priority"`
-	IsActive             bool   `gorm:"column:is_active"`
-	MaxConcurrent        *int   `gorm:"column:max_concurrent"`
-	RateLimitProtection  *bool  `gorm:"column:rate_limit_protection"`
-	APIKeyEnc            string `gorm:"column:api_key_enc"`
-	AccessTokenEnc       string `gorm:"column:access_token_enc"`
-	RefreshTokenEnc      string `gorm:"column:refresh_token_enc"`
-	ExpiresAt            int64  `gorm:"column:expires_at"`
-	Models               string `gorm:"column:models"`
+	ID                  string `gorm:"column:id;primaryKey"`
+	Provider            string `gorm:"column:provider"`
+	Name                string `gorm:"column:name"`
+	AuthType            string `gorm:"column:auth_type"`
+	BaseURL             string `gorm:"column:base_url"`
+	Prefix              string `gorm:"column:prefix"`
+	Priority            int    `gorm:"column:priority"`
+	IsActive            bool   `gorm:"column:is_active"`
+	MaxConcurrent       *int   `gorm:"column:max_concurrent"`
+	RateLimitProtection *bool  `gorm:"column:rate_limit_protection"`
+	APIKeyEnc           string `gorm:"column:api_key_enc"`
+	AccessTokenEnc      string `gorm:"column:access_token_enc"`
+	RefreshTokenEnc     string `gorm:"column:refresh_token_enc"`
+	ExpiresAt           int64  `gorm:"column:expires_at"`
+	Models              string `gorm:"column:models"`
+	// DiscoveredModels is the JSON list the upstream's GET /models answered (or
+	// the catalogue default when that failed); the connection serves Models ∪ DiscoveredModels.
+	DiscoveredModels     string `gorm:"column:discovered_models"`
+	ModelsSource         string `gorm:"column:models_source"`
+	ModelsRefreshedAt    int64  `gorm:"column:models_refreshed_at"`
+	ModelsError          string `gorm:"column:models_error"`
 	ProviderSpecificData string `gorm:"column:provider_specific_data"`
 	RateLimitOverrides   string `gorm:"column:rate_limit_overrides"`
 	RateLimitedUntil     int64  `gorm:"column:rate_limited_until"`

@@ -70,6 +70,32 @@ func (s *Store) SaveCooldown(id string, f CooldownFields) error {
 	}).Error
 }
 
+// DiscoveredModels is the outcome of one model discovery for a connection.
+type DiscoveredModels struct {
+	Models      string // JSON array of names
+	Source      string // "upstream" or "catalog"
+	Error       string // why the upstream did not answer ("" when it did)
+	RefreshedAt int64
+}
+
+// SaveDiscoveredModels writes a connection's discovery columns only, so a
+// refresh never races a cooldown or settings write of the same row.
+func (s *Store) SaveDiscoveredModels(id string, d DiscoveredModels) error {
+	res := s.db.Model(&Connection{}).Where("id = ?", id).Updates(map[string]any{
+		"discovered_models":   d.Models,
+		"models_source":       d.Source,
+		"models_error":        d.Error,
+		"models_refreshed_at": d.RefreshedAt,
+	})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // SetRateLimitProtection toggles a connection's rateLimitProtection flag.
 func (s *Store) SetRateLimitProtection(id string, enabled bool) error {
 	res := s.db.Model(&Connection{}).Where("id = ?", id).Update("rate_limit_protection", enabled)

@@ -43,6 +43,9 @@ type Config struct {
 	StreamChunks int `json:"streamChunks,omitempty"`
 	// Models sets the GET /v1/models list.
 	Models []string `json:"models,omitempty"`
+	// ModelsPageSize pages the Anthropic-format model list (has_more /
+	// after_id) this many models at a time; 0 answers one page.
+	ModelsPageSize int `json:"modelsPageSize,omitempty"`
 }
 
 // control registers the /_fake/ API that out-of-process tests use to script
@@ -103,6 +106,9 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		if c.Models != nil {
 			u.SetModels(c.Models)
+		}
+		if c.ModelsPageSize != 0 {
+			u.SetModelsPageSize(c.ModelsPageSize)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

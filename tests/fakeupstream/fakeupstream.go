@@ -98,6 +98,7 @@ type Upstream struct {
 	changed     chan struct{} // closed when hits or inflight change; nil without waiters
 	chunks      int
 	models      []string
+	modelsPage  int // Anthropic model list page size (0: one page)
 	modelsByFmt [2]*answer
 	testSrv     *httptest.Server
 	servers     []*http.Server
@@ -419,6 +420,37 @@ func (u *Upstream) SetModels(ids []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.setModelsLocked(slices.Clone(ids))
+}
+
+// SetModelsPageSize makes the Anthropic-format model list answer n models
+// per page with has_more / last_id, the way Anthropic pages (0: one page).
+func (u *Upstream) SetModelsPageSize(n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.modelsPage = max(n, 0)
+}
+
+// modelsPageAfter returns the Anthropic page after afterID ("" for the
+// first), or nil when the list is not paged.
+func (u *Upstream) modelsPageAfter(afterID string) *answer {
+	u.mu.Lock()
+	ids, size := u.models, u.modelsPage
+	u.mu.Unlock()
+	if size <= 0 {
+		return nil
+	}
+	start := 0
+	if afterID != "" {
+		start = len(ids)
+		for i, id := range ids {
+			if id == afterID {
+				start = i + 1
+				break
+			}
+		}
+	}
+	end := min(start+size, len(ids))
+	return buildModelPage(ids[start:end], end < len(ids))
 }
 
 func (u *Upstream) setModelsLocked(ids []string) {

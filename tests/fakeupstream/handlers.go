@@ -101,7 +101,13 @@ func (u *Upstream) listModels(w http.ResponseWriter, r *http.Request) {
 	case f != nil && f.Mode == ModeStatus:
 		u.writeStatusFault(w, format, f)
 	default:
-		u.respond(w, r, format, models[format], false, f)
+		a := models[format]
+		if format == FormatAnthropic {
+			if page := u.modelsPageAfter(r.URL.Query().Get("after_id")); page != nil {
+				a = page
+			}
+		}
+		u.respond(w, r, format, a, false, f)
 	}
 }
 

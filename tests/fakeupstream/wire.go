@@ -257,6 +257,19 @@ type anModelList struct {
 	LastID  *string   `json:"last_id"`
 }
 
+// buildModelPage renders one page of Anthropic's model list.
+func buildModelPage(ids []string, hasMore bool) *answer {
+	l := anModelList{Data: make([]anModel, 0, len(ids)), HasMore: hasMore}
+	for _, id := range ids {
+		l.Data = append(l.Data, anModel{Type: "model", ID: id, DisplayName: id, CreatedAt: "2023-11-14T22:13:20Z"})
+	}
+	if len(ids) > 0 {
+		l.FirstID, l.LastID = &ids[0], &ids[len(ids)-1]
+	}
+	body := mustJSON(l)
+	return &answer{body: body, bodyLen: []string{strconv.Itoa(len(body))}, parts: [][]byte{body}}
+}
+
 // buildModels renders the /v1/models answer in format for ids.
 func buildModels(format Format, ids []string) *answer {
 	var body []byte
