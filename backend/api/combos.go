@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -242,6 +243,17 @@ func (a *API) deleteCombo(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 }
 
+// mappingReason says in words why a request was routed to another name.
+func mappingReason(m *routing.Mapping) string {
+	switch m.Source {
+	case routing.MapSetting:
+		return fmt.Sprintf("no connection serves %q: the agent model map sends the %s family to %q", m.Requested, m.Family, m.Target)
+	case routing.MapDefault:
+		return fmt.Sprintf("no connection serves %q: the agent model map sends the %s family to the automatic default %q (the first healthy combo, else the first served model)", m.Requested, m.Family, m.Target)
+	}
+	return fmt.Sprintf("no connection serves %q: routed as %q, without its context suffix", m.Requested, m.Target)
+}
+
 // explain answers "what would happen to a request for this model right now":
 // the ordered candidates and every excluded target with its reason and time.
 func (a *API) explain(w http.ResponseWriter, r *http.Request) {
@@ -258,6 +270,10 @@ func (a *API) explain(w http.ResponseWriter, r *http.Request) {
 		out["candidates"] = []any{}
 		httpx.WriteJSON(w, http.StatusOK, out)
 		return
+	}
+	if m := plan.Mapped; m != nil {
+		out["agentModelMap"] = map[string]any{"requested": m.Requested, "target": m.Target, "family": m.Family,
+			"source": m.Source, "reason": mappingReason(m)}
 	}
 	if plan.Combo != nil {
 		out["combo"] = map[string]any{"id": plan.Combo.ID, "name": plan.Combo.Name, "strategy": plan.Combo.Strategy}

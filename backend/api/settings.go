@@ -19,6 +19,23 @@ func (a *API) patchSettings(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	// An agent model map target must route now (a typo would otherwise only
+	// show when an agent's request fails).
+	next, err := config.PatchJSON(a.Settings.General(), body)
+	if err != nil {
+		httpx.WriteError(w, settingsError(err))
+		return
+	}
+	for _, e := range next.AgentModelMap.Entries() {
+		if cur, _ := a.Settings.General().AgentModelMap.Target(e[0]); e[1] == "" || e[1] == cur {
+			continue
+		}
+		if err := a.Engine.Served(e[1]); err != nil {
+			httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_SETTING",
+				"agentModelMap.%s: %q is not served by any active connection or combo: %s", e[0], e[1], errs.As(err).Message).WithParam("agentModelMap."+e[0]))
+			return
+		}
+	}
 	g, err := a.Settings.PatchGeneral(body)
 	if err != nil {
 		httpx.WriteError(w, settingsError(err))

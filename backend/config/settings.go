@@ -32,6 +32,44 @@ type General struct {
 	RetryBudgetMs int64 `json:"retryBudgetMs"`
 	// RequestLogRetention is how many request log rows are kept.
 	RequestLogRetention int `json:"requestLogRetention"`
+	// AgentModelMap routes the model names agents ask for on their own to the
+	// user's choice when no connection serves them.
+	AgentModelMap AgentModelMap `json:"agentModelMap"`
+}
+
+// AgentModelMap maps the model families coding agents ask for by default
+// (Claude Code's opus / sonnet / haiku and small-fast model, Codex's gpt-5*
+// codex default) to a model or combo. It applies only to names no connection
+// serves; an empty target means the automatic default (the first healthy
+// combo, else the first served model).
+type AgentModelMap struct {
+	Enabled bool   `json:"enabled"`
+	Opus    string `json:"opus"`
+	Sonnet  string `json:"sonnet"`
+	// Haiku also receives Claude Code's small-fast (background) requests:
+	// point it at a cheaper model.
+	Haiku string `json:"haiku"`
+	Codex string `json:"codex"`
+}
+
+// Target returns the map's target for a family and whether the map is on.
+func (m AgentModelMap) Target(family string) (string, bool) {
+	switch family {
+	case "opus":
+		return m.Opus, m.Enabled
+	case "sonnet":
+		return m.Sonnet, m.Enabled
+	case "haiku":
+		return m.Haiku, m.Enabled
+	case "codex":
+		return m.Codex, m.Enabled
+	}
+	return "", m.Enabled
+}
+
+// Entries lists the map's targets by JSON field name, in display order.
+func (m AgentModelMap) Entries() [][2]string {
+	return [][2]string{{"opus", m.Opus}, {"sonnet", m.Sonnet}, {"haiku", m.Haiku}, {"codex", m.Codex}}
 }
 
 // DefaultGeneral returns the defaults.
@@ -48,6 +86,7 @@ func DefaultGeneral() General {
 		RequestLogRetention:  10_000,
 		RetryBudgetMs:        180_000,
 		MaxInFlight:          2048,
+		AgentModelMap:        AgentModelMap{Enabled: true},
 	}
 }
 
@@ -82,6 +121,11 @@ func (g General) Validate() error {
 		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
+	}
+	for _, e := range g.AgentModelMap.Entries() {
+		if len(e[1]) > 200 || strings.IndexFunc(e[1], func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return &FieldError{"agentModelMap." + e[0], "must be a model or combo name of at most 200 characters without spaces (empty: automatic)"}
+		}
 	}
 	return nil
 }

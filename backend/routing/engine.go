@@ -73,6 +73,7 @@ type Engine struct {
 	policy   Policy
 	observer Observer
 	onError  func(error)
+	agentMap AgentMap
 }
 
 // EngineDeps are the engine's collaborators.
@@ -94,6 +95,8 @@ type EngineDeps struct {
 	Observer Observer
 	// OnError reports persistence failures (they never fail a request).
 	OnError func(error)
+	// AgentMap is the agent model map (nil: off).
+	AgentMap AgentMap
 }
 
 // NewEngine wires an engine.
@@ -103,7 +106,7 @@ func NewEngine(d EngineDeps) *Engine {
 	}
 	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
-		policy: d.Policy, observer: d.Observer, onError: d.OnError}
+		policy: d.Policy, observer: d.Observer, onError: d.OnError, agentMap: d.AgentMap}
 }
 
 // Registry returns the connection registry.

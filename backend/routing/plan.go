@@ -45,6 +45,9 @@ type Plan struct {
 	Excluded   []Exclusion
 	// Eligible counts candidates before lease exclusions (lease capacity errors).
 	Eligible int
+	// Mapped is set when the requested name is served by no connection and
+	// was routed through the agent model map (or without its "[1m]" suffix).
+	Mapped *Mapping
 }
 
 // targetMeta is what strategies know about one combo target.
@@ -101,8 +104,33 @@ func (s *stats) state(comboID string) *strategy.State {
 // Key identifies a candidate for strategies and per-request bookkeeping.
 func (c Candidate) Key() string { return c.Conn.ID + "|" + c.Model }
 
-// Plan resolves a model or combo to ordered, admissible candidates.
+// Plan resolves a model or combo to ordered, admissible candidates. A name
+// no connection serves is retried once through the agent model map (remap),
+// so an agent's built-in default model reaches the user's choice.
 func (e *Engine) Plan(in PlanInput) (Plan, error) {
+	p, err := e.plan(in)
+	if err == nil || !notServed(err) {
+		return p, err
+	}
+	m, ok := e.remap(in.Model)
+	if !ok {
+		return p, err
+	}
+	mapped := in
+	mapped.Model = m.Target
+	p2, err2 := e.plan(mapped)
+	if err2 != nil {
+		if notServed(err2) {
+			return p, err // the map points nowhere: report the name the client sent
+		}
+		return p2, err2
+	}
+	p2.Mapped = &m
+	return p2, nil
+}
+
+// plan is Plan without the agent model map.
+func (e *Engine) plan(in PlanInput) (Plan, error) {
 	var p Plan
 	var all []Candidate
 	if combo, ok := e.combos.Lookup(in.Model); ok {

@@ -177,7 +177,8 @@ func (s *Server) wire() error {
 	leaseSvc := leases.New(st, clk)
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
-		Store: st, Policy: policy, Observer: pub, OnError: logErr})
+		Store: st, Policy: policy, Observer: pub, OnError: logErr,
+		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
 
 	s.engine = engine
 	s.transport = newTransport()
