@@ -63,8 +63,13 @@ type Options struct {
 	BaseURL string
 	// APIKey is the OmniRoute client key written into agent configs.
 	APIKey string
-	// Model is an optional default model id; see PlaceholderModel.
+	// Model is the agent's main model, a name the gateway routes; see
+	// PlaceholderModel for agents that need one when it is empty.
 	Model string
+	// Opus, Sonnet and Haiku are the names Claude Code's model families
+	// resolve to (ANTHROPIC_DEFAULT_{OPUS,SONNET,HAIKU}_MODEL); Haiku is also
+	// its small-fast (background) model. Empty ones fall back to Model.
+	Opus, Sonnet, Haiku string
 	// Now returns the current time, for backup names; defaults to time.Now.
 	Now func() time.Time
 }
@@ -133,6 +138,7 @@ func New(o Options) *Manager {
 	o.BaseURL = strings.TrimRight(strings.TrimSpace(o.BaseURL), "/")
 	o.BaseURL = strings.TrimRight(strings.TrimSuffix(o.BaseURL, "/v1"), "/")
 	o.Model = strings.TrimSpace(o.Model)
+	o.Opus, o.Sonnet, o.Haiku = strings.TrimSpace(o.Opus), strings.TrimSpace(o.Sonnet), strings.TrimSpace(o.Haiku)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -154,6 +160,8 @@ type spec struct {
 	instructions func(o *Options, path string) Instructions
 	// runEnv returns the env for `omniroute run`.
 	runEnv func(o *Options) map[string]string
+	// runArgs are arguments put before the user's for `omniroute run` (nil: none).
+	runArgs func(o *Options) []string
 	// notes returns extra steps for Setup's result (may be nil).
 	notes func(o *Options, path string) []string
 }
@@ -275,8 +283,8 @@ func (m *Manager) Instructions(id string) (Instructions, error) {
 
 // RunEnv returns the program to start and the extra KEY=VALUE environment
 // (sorted) that makes it use the gateway, without writing any file.
-// Editor-hosted agents return ErrNotRunnable. Codex additionally needs the
-// provider table Setup writes; RunEnv only supplies its key variable.
+// Editor-hosted agents return ErrNotRunnable. Codex also needs the arguments
+// RunCommand adds (its provider table as -c overrides).
 func (m *Manager) RunEnv(id string) (cmd string, env []string, err error) {
 	s, err := lookup(id)
 	if err != nil {
@@ -297,6 +305,22 @@ func (m *Manager) RunEnv(id string) (cmd string, env []string, err error) {
 	return s.cmd, env, nil
 }
 
+// RunCommand returns the program, its full argument list (OmniRoute's own
+// arguments, if any, then every one of args unchanged) and the extra
+// environment that start the agent against the gateway without writing any
+// file.
+func (m *Manager) RunCommand(id string, args []string) (cmd string, argv []string, env []string, err error) {
+	cmd, env, err = m.RunEnv(id)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	s, _ := lookup(id)
+	if s.runArgs != nil {
+		argv = append(argv, s.runArgs(&m.o)...)
+	}
+	return cmd, append(argv, args...), env, nil
+}
+
 // validate checks the options an operation depends on; needKey requires a
 // non-empty API key.
 func (m *Manager) validate(needKey bool) error {
@@ -310,8 +334,10 @@ func (m *Manager) validate(needKey bool) error {
 	if strings.IndexFunc(m.o.APIKey, badKeyRune) >= 0 {
 		return errors.New("agents: API key contains whitespace or control characters")
 	}
-	if strings.IndexFunc(m.o.Model, isControl) >= 0 {
-		return errors.New("agents: model id contains control characters")
+	for _, name := range []string{m.o.Model, m.o.Opus, m.o.Sonnet, m.o.Haiku} {
+		if strings.IndexFunc(name, isControl) >= 0 {
+			return errors.New("agents: model id contains control characters")
+		}
 	}
 	return nil
 }
@@ -329,6 +355,14 @@ func (o *Options) model() string {
 		return o.Model
 	}
 	return PlaceholderModel
+}
+
+// family returns a Claude Code family's model: its own, else Model.
+func (o *Options) family(name string) string {
+	if name != "" {
+		return name
+	}
+	return o.Model
 }
 
 // dirFromEnv returns the absolute directory in Env[key], else Home joined

@@ -168,12 +168,14 @@ func fileCases() []fileCase {
 			rel: ".codex/config.toml",
 			fresh: func(t *testing.T, data []byte) {
 				want := "model_provider = \"omniroute\"\n\n[model_providers.omniroute]\nname = \"OmniRoute\"\n" +
-					"base_url = \"" + testBase + "/v1\"\nenv_key = \"OMNIROUTE_API_KEY\"\nwire_api = \"responses\"\n"
+					"base_url = \"" + testBase + "/v1\"\nwire_api = \"responses\"\nexperimental_bearer_token = \"" + testKey + "\"\n"
 				if string(data) != want {
 					t.Errorf("config.toml:\n%s\nwant:\n%s", data, want)
 				}
-				if strings.Contains(string(data), testKey) {
-					t.Error("config.toml must not contain the key")
+				// Codex reads the key from the file: no variable to export, and no env_key
+				// (Codex refuses to start when an env_key variable is unset).
+				if strings.Contains(string(data), "env_key") {
+					t.Error("config.toml must not name an env_key")
 				}
 			},
 			existing: "# my codex config\nmodel = \"o3\"\napproval_policy = \"on-request\"\n\n" +
@@ -184,7 +186,7 @@ func fileCases() []fileCase {
 					"[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\n  \"-y\",\n  \"docs-mcp\", # pinned\n]\n\n" +
 					"[profiles.fast]\nmodel_provider = \"openai\"\n\n" +
 					"[model_providers.omniroute]\nname = \"OmniRoute\"\nbase_url = \"" + testBase + "/v1\"\n" +
-					"env_key = \"OMNIROUTE_API_KEY\"\nwire_api = \"responses\"\n"
+					"wire_api = \"responses\"\nexperimental_bearer_token = \"" + testKey + "\"\n"
 				if string(data) != want {
 					t.Errorf("config.toml:\n%s\nwant:\n%s", data, want)
 				}
@@ -682,7 +684,7 @@ func TestInstructions(t *testing.T) {
 		inSteps []string
 	}{
 		{"claude-code", map[string]string{"ANTHROPIC_BASE_URL": testBase, "ANTHROPIC_AUTH_TOKEN": testKey}, []string{"settings.json", testKey}},
-		{"codex", map[string]string{"OMNIROUTE_API_KEY": testKey}, []string{"[model_providers.omniroute]", `wire_api = "responses"`, "OMNIROUTE_API_KEY=" + testKey}},
+		{"codex", map[string]string{}, []string{"[model_providers.omniroute]", `wire_api = "responses"`, `experimental_bearer_token = "` + testKey + `"`, "omniroute run codex"}},
 		{"opencode", nil, []string{"@ai-sdk/openai-compatible", testBase + "/v1"}},
 		{"continue", map[string]string{}, []string{"provider: openai", "apiBase: " + testBase + "/v1"}},
 		{"aider", map[string]string{"OPENAI_API_BASE": testBase + "/v1", "OPENAI_API_KEY": testKey}, []string{"openai-api-key: " + testKey}},

@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
-// codexKeyEnv is the variable Codex reads the OmniRoute key from (env_key);
-// the key itself never goes into config.toml.
+// codexKeyEnv is the variable `omniroute run codex` hands Codex the key in
+// (env_key), so the key is never on a command line.
 const codexKeyEnv = "OMNIROUTE_API_KEY"
 
 // Codex CLI reads $CODEX_HOME/config.toml (default ~/.codex); a custom
 // provider is a [model_providers.<id>] table selected by the root key
 // model_provider, and wire_api = "responses" makes it call /v1/responses.
+// Setup writes the key as the table's experimental_bearer_token (Codex sends
+// it as "Authorization: Bearer"), so codex works in a fresh shell with no
+// exported variable; the file is written 0600. An env_key is not written:
+// Codex refuses to start when an env_key variable is unset.
 var codexSpec = spec{
 	id:   "codex",
 	name: "Codex CLI",
@@ -49,16 +53,34 @@ var codexSpec = spec{
 			root.WriteString(kv[0] + " = " + kv[1] + "\n")
 		}
 		return Instructions{
-			Env: map[string]string{codexKeyEnv: o.APIKey},
+			Env: map[string]string{},
 			Steps: []string{
 				fmt.Sprintf("Add to %s (root keys above the first [table]):\n%s\n%s", path, root.String(), codexTable(o, "\n")),
-				fmt.Sprintf("Export %s=%s in the shell that starts `codex` (Codex reads the key from that variable), or start it with `omniroute run codex`.", codexKeyEnv, o.APIKey),
+				"Or start Codex with `omniroute run codex [codex arguments…]`, which passes the same settings without writing them.",
 			},
 		}
 	},
 	runEnv: func(o *Options) map[string]string {
 		return map[string]string{codexKeyEnv: o.APIKey}
 	},
+	runArgs: codexRunArgs,
+}
+
+// codexRunArgs are the -c overrides `omniroute run codex` puts before the
+// user's arguments: the provider table (key read from codexKeyEnv) and model.
+func codexRunArgs(o *Options) []string {
+	const p = "model_providers.omniroute."
+	args := []string{
+		"-c", "model_provider=" + tomlQuote("omniroute"),
+		"-c", p + "name=" + tomlQuote("OmniRoute"),
+		"-c", p + "base_url=" + tomlQuote(o.v1()),
+		"-c", p + "wire_api=" + tomlQuote("responses"),
+		"-c", p + "env_key=" + tomlQuote(codexKeyEnv),
+	}
+	if o.Model != "" {
+		args = append(args, "-c", "model="+tomlQuote(o.Model))
+	}
+	return args
 }
 
 // codexRootKeys are the root key/values Setup sets, as TOML text.
@@ -76,8 +98,8 @@ func codexTable(o *Options, nl string) string {
 		"[model_providers.omniroute]",
 		`name = "OmniRoute"`,
 		"base_url = " + tomlQuote(o.v1()),
-		"env_key = " + tomlQuote(codexKeyEnv),
 		`wire_api = "responses"`,
+		"experimental_bearer_token = " + tomlQuote(o.APIKey),
 	}, nl) + nl
 }
 

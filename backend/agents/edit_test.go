@@ -13,7 +13,7 @@ func testOptions(model string) *Options {
 }
 
 const codexBlock = "[model_providers.omniroute]\nname = \"OmniRoute\"\nbase_url = \"" + testBase + "/v1\"\n" +
-	"env_key = \"OMNIROUTE_API_KEY\"\nwire_api = \"responses\"\n"
+	"wire_api = \"responses\"\nexperimental_bearer_token = \"" + testKey + "\"\n"
 
 func TestApplyCodex(t *testing.T) {
 	tests := []struct {

@@ -37,9 +37,9 @@ func ExampleManager_Setup() {
 	// [model_providers.omniroute]
 	// name = "OmniRoute"
 	// base_url = "http://127.0.0.1:20128/v1"
-	// env_key = "OMNIROUTE_API_KEY"
 	// wire_api = "responses"
-	// true map[OMNIROUTE_API_KEY:sk-omni-example]
+	// experimental_bearer_token = "sk-omni-example"
+	// true map[]
 }
 
 func ExampleManager_RunEnv() {

@@ -24,8 +24,9 @@ var claudeSpec = spec{
 		if err != nil {
 			return nil, err
 		}
-		env.setString("ANTHROPIC_BASE_URL", o.BaseURL)
-		env.setString("ANTHROPIC_AUTH_TOKEN", o.APIKey)
+		for _, kv := range claudeVars(o) {
+			env.setString(kv[0], kv[1])
+		}
 		top.set("env", env.compact())
 		return top.pretty(detectIndent(old)), nil
 	},
@@ -42,12 +43,15 @@ var claudeSpec = spec{
 		return ok && strings.TrimRight(u, "/") == o.BaseURL
 	},
 	instructions: func(o *Options, path string) Instructions {
+		var lines []string
+		for _, kv := range claudeVars(o) {
+			lines = append(lines, string(jsonString(kv[0]))+": "+string(jsonString(kv[1])))
+		}
 		return Instructions{
 			Env: claudeEnv(o),
 			Steps: []string{
-				fmt.Sprintf("Add to the \"env\" object of %s:\n\"ANTHROPIC_BASE_URL\": %s,\n\"ANTHROPIC_AUTH_TOKEN\": %s",
-					path, jsonString(o.BaseURL), jsonString(o.APIKey)),
-				"Or export ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN before starting `claude` (values in settings.json win over the shell).",
+				fmt.Sprintf("Add to the \"env\" object of %s:\n%s", path, strings.Join(lines, ",\n")),
+				"Or export these variables before starting `claude` (values in settings.json win over the shell).",
 				"Unset ANTHROPIC_API_KEY if it is set, so only the OmniRoute key is sent.",
 				"Restart Claude Code and run /status to check the base URL.",
 			},
@@ -56,12 +60,32 @@ var claudeSpec = spec{
 	runEnv: claudeEnv,
 }
 
+// claudeVars are the Claude Code variables for the gateway, in writing order:
+// the base URL and key, then (with a model) every model variable Claude Code
+// reads, so its default, its /model families and its background requests all
+// ask for names the gateway routes.
+func claudeVars(o *Options) [][2]string {
+	kvs := [][2]string{{"ANTHROPIC_BASE_URL", o.BaseURL}, {"ANTHROPIC_AUTH_TOKEN", o.APIKey}}
+	if o.Model == "" {
+		return kvs
+	}
+	haiku := o.family(o.Haiku)
+	return append(kvs,
+		[2]string{"ANTHROPIC_MODEL", o.Model},
+		[2]string{"ANTHROPIC_DEFAULT_OPUS_MODEL", o.family(o.Opus)},
+		[2]string{"ANTHROPIC_DEFAULT_SONNET_MODEL", o.family(o.Sonnet)},
+		[2]string{"ANTHROPIC_DEFAULT_HAIKU_MODEL", haiku},
+		[2]string{"ANTHROPIC_SMALL_FAST_MODEL", haiku},
+	)
+}
+
 // claudeEnv is the Claude Code environment for the gateway.
 func claudeEnv(o *Options) map[string]string {
-	return map[string]string{
-		"ANTHROPIC_BASE_URL":   o.BaseURL,
-		"ANTHROPIC_AUTH_TOKEN": o.APIKey,
+	env := map[string]string{}
+	for _, kv := range claudeVars(o) {
+		env[kv[0]] = kv[1]
 	}
+	return env
 }
 
 // opencode reads ~/.config/opencode/opencode.json (XDG_CONFIG_HOME on every
