@@ -145,6 +145,14 @@ func New(o Options) *Manager {
 	return &Manager{o: o}
 }
 
+// WithModels returns a Manager for the same user, gateway and key that writes
+// the given model names (Options.Model, Opus, Sonnet, Haiku).
+func (m *Manager) WithModels(model, opus, sonnet, haiku string) *Manager {
+	o := m.o
+	o.Model, o.Opus, o.Sonnet, o.Haiku = model, opus, sonnet, haiku
+	return New(o)
+}
+
 // spec is one row of the agent table.
 type spec struct {
 	id, name, kind string

@@ -16,6 +16,7 @@ func (a *API) agentRoutes(m *mux.Router) {
 	m.HandleFunc("/agents/{id}/setup", a.management(a.setupAgent)).Methods(http.MethodPost)
 	m.HandleFunc("/agents/{id}/undo", a.management(a.undoAgent)).Methods(http.MethodPost)
 	m.HandleFunc("/agents/{id}/instructions", a.management(a.agentInstructions)).Methods(http.MethodGet)
+	m.HandleFunc("/agents/{id}/models", a.management(a.agentModelsRoute)).Methods(http.MethodGet)
 }
 
 func agentError(err error) error {
@@ -49,13 +50,43 @@ func resultJSON(res agents.Result) map[string]any {
 		"changed": res.Changed, "instructions": instructionsJSON(res.Instructions)}
 }
 
-func (a *API) setupAgent(w http.ResponseWriter, r *http.Request) {
-	res, err := a.Agents().Setup(mux.Vars(r)["id"])
+// SetupAgent configures an agent for the gateway's user with the models
+// AgentModels picks (requested may be ""): the dashboard's and the tray's
+// Configure Agent. Manual agents (cline, cursor) get their instructions.
+func (a *API) SetupAgent(id, requested string) (agents.Result, AgentModels, error) {
+	base := a.Agents()
+	if _, err := base.Instructions(id); err != nil {
+		return agents.Result{}, AgentModels{}, agentError(err)
+	}
+	models, err := a.AgentModels(id, requested)
 	if err != nil {
-		httpx.WriteError(w, agentError(err))
+		return agents.Result{}, AgentModels{}, err
+	}
+	res, err := models.Manager(base).Setup(id)
+	if err != nil {
+		return agents.Result{}, models, agentError(err)
+	}
+	return res, models, nil
+}
+
+func (a *API) setupAgent(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Model string `json:"model"`
+	}
+	if r.ContentLength != 0 {
+		if err := a.decode(r, &in); err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+	}
+	res, models, err := a.SetupAgent(mux.Vars(r)["id"], in.Model)
+	if err != nil {
+		httpx.WriteError(w, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, resultJSON(res))
+	out := resultJSON(res)
+	out["models"] = models
+	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
 func (a *API) undoAgent(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +99,12 @@ func (a *API) undoAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) agentInstructions(w http.ResponseWriter, r *http.Request) {
-	in, err := a.Agents().Instructions(mux.Vars(r)["id"])
+	id := mux.Vars(r)["id"]
+	m := a.Agents()
+	if models, err := a.AgentModels(id, r.URL.Query().Get("model")); err == nil {
+		m = models.Manager(m)
+	}
+	in, err := m.Instructions(id)
 	if err != nil {
 		httpx.WriteError(w, agentError(err))
 		return

@@ -18,6 +18,7 @@ func TestAgentSetupThroughTheAPI(t *testing.T) {
 	if code != 200 || !strings.Contains(strings.Join(agentIDs(m), ","), "claude-code") {
 		t.Fatalf("agents: %d %v", code, m)
 	}
+	e.addConn("a", "key-a", 1)
 	code, res := e.mgmt("POST", "/api/agents/claude-code/setup", map[string]any{})
 	if code != 200 {
 		t.Fatalf("setup: %d %v", code, res)
