@@ -3,6 +3,7 @@
 #               where a display and the GUI libraries exist, otherwise the headless
 #               gateway with the dashboard in the browser
 #   make test   everything CI runs
+#   make install  put omniroute (and omniroute-desktop) in $(PREFIX)/bin, default ~/.local/bin
 
 GO        ?= go
 BIN       := bin/omniroute
@@ -13,8 +14,10 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 # The desktop build needs GTK 3, WebKitGTK 4.1 and Ayatana AppIndicator (see .ci/run).
 HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
 HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
+PREFIX    ?= $(HOME)/.local
+BINDIR    ?= $(PREFIX)/bin
 
-.PHONY: all build build-desktop frontend run run-headless test test-go test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install run run-headless test test-go test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -42,6 +45,14 @@ endif
 
 run-headless: build
 	./$(BIN) --headless
+
+# The CLI (and, where the GUI libraries exist, the desktop app) on the PATH.
+install: build $(if $(HAVE_GUI),build-desktop)
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 $(BIN) "$(DESTDIR)$(BINDIR)/omniroute"
+	$(if $(HAVE_GUI),install -m 0755 $(DESKTOP) "$(DESTDIR)$(BINDIR)/omniroute-desktop")
+	@echo "installed in $(DESTDIR)$(BINDIR)"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add  export PATH=\"$(BINDIR):\$$PATH\"  to your shell profile";; esac
 
 vet:
 	$(GO) vet ./...

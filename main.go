@@ -43,9 +43,13 @@ Usage:
   omniroute --headless      start only the gateway; the dashboard is served in the browser
   omniroute --hidden        start with the window hidden (tray only), as at login
   omniroute token           print the management API token
-  omniroute setup <agent>   point an agent's own config at the gateway (backup kept;
-                            undo with: omniroute setup <agent> --undo)
-  omniroute run <agent>     start an agent with the gateway's environment, writing nothing
+  omniroute setup <agent> [--model M]
+                            point an agent's own config at the gateway with a model a
+                            connection serves (default: the agent model map's choice);
+                            backup kept; undo with: omniroute setup <agent> --undo
+  omniroute run <agent> [args…]
+                            start an agent against the gateway, writing nothing; every
+                            argument after the agent name goes to the agent
                             agents: claude-code, codex, opencode, continue, aider, cline, cursor
   omniroute --version       print the version
   omniroute --help          show this help
@@ -69,7 +73,13 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	var flags runFlags
 	var rest []string
-	for _, a := range args {
+	for i, a := range args {
+		if a == "setup" || a == "run" {
+			// Everything after a subcommand is its own: `omniroute run codex
+			// exec --help` hands --help to codex.
+			rest = append(rest, args[i:]...)
+			break
+		}
 		switch a {
 		case "-h", "--help", "help":
 			fmt.Fprint(stdout, usage)
