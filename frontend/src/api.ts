@@ -267,6 +267,14 @@ export interface Connection {
   errorCode?: string | number | null;
   apiKeyMasked?: string | null;
   models?: unknown[] | null;
+  /** What the upstream's GET /models answered (or the catalogue default). */
+  discoveredModels?: unknown[] | null;
+  /** models ∪ discoveredModels: what the connection serves as bare names. */
+  servedModels?: unknown[] | null;
+  /** "upstream", "catalog" or "" (never asked). */
+  modelsSource?: string | null;
+  modelsError?: string | null;
+  modelsRefreshedAt?: string | null;
   createdAt?: string | number | null;
   [key: string]: unknown;
 }
@@ -300,6 +308,33 @@ export interface TestResult {
   latencyMs?: number;
   status?: number;
   error?: string | { message?: string; code?: string };
+  /** The models the connection serves after the test's discovery. */
+  models?: unknown[];
+}
+
+/** POST /api/providers/{id}/models/refresh. */
+export interface RefreshModelsResult {
+  ok: boolean;
+  connection?: Connection;
+  error?: { code?: string; message?: string; status?: number };
+}
+
+/** The model names setup writes for an agent. */
+export interface AgentModels {
+  model?: string;
+  opus?: string;
+  sonnet?: string;
+  haiku?: string;
+  source?: string;
+}
+
+/** settings.agentModelMap: Claude Code / Codex default model families → model or combo ("" = automatic). */
+export interface AgentModelMap {
+  enabled?: boolean;
+  opus?: string;
+  sonnet?: string;
+  haiku?: string;
+  codex?: string;
 }
 
 export type ClearCooldownsResult = ClearResult;
@@ -356,6 +391,7 @@ export interface AgentSetupResult {
   backupPath?: string | null;
   created?: boolean;
   instructions?: AgentInstructions | null;
+  models?: AgentModels | null;
 }
 
 export interface AttemptLog {
@@ -404,6 +440,7 @@ export const endpoints = {
   createConnection: (body: NewConnection) => api.post<{ connection: Connection }>('/api/providers', body),
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
+  refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
   clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),
@@ -433,7 +470,15 @@ export const endpoints = {
     const data = await api.get<{ agents?: Agent[] }>('/api/agents', signal);
     return Array.isArray(data?.agents) ? data.agents : [];
   },
-  setupAgent: (id: string) => api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, {}),
+  setupAgent: (id: string, model?: string) => api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, model ? { model } : {}),
+  getAgentModelMap: async (signal?: AbortSignal): Promise<AgentModelMap> => {
+    const data = await api.get<{ agentModelMap?: AgentModelMap }>('/api/settings', signal);
+    return data?.agentModelMap ?? {};
+  },
+  patchAgentModelMap: async (patch: AgentModelMap): Promise<AgentModelMap> => {
+    const data = await api.patch<{ agentModelMap?: AgentModelMap }>('/api/settings', { agentModelMap: patch });
+    return data?.agentModelMap ?? {};
+  },
   undoAgent: (id: string) => api.post<unknown>(`/api/agents/${enc(id)}/undo`, {}),
   agentInstructions: (id: string, signal?: AbortSignal) => api.get<AgentInstructions>(`/api/agents/${enc(id)}/instructions`, signal),
 

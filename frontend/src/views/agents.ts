@@ -1,5 +1,5 @@
-import { endpoints, isAbortError, type Agent, type AgentInstructions } from '../api';
-import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, h, loading, notice } from '../dom';
+import { ApiError, endpoints, isAbortError, type Agent, type AgentInstructions, type AgentModelMap, type AgentModels } from '../api';
+import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, field, h, loading, notice, showFieldError } from '../dom';
 import { shellExports } from '../lib/format';
 import type { ViewContext } from '../router';
 
@@ -13,6 +13,8 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
   /** Open instruction panels: agent id → instructions (null while loading). */
   const open = new Map<string, AgentInstructions | null | Error>();
 
+  /** The model “Configure” writes ("" = the agent model map's choice). */
+  let setupModel = '';
   const heading = h('h1', { tabindex: '-1' }, 'Agents');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const message = h('div', { class: 'row-message', 'aria-live': 'polite' });
@@ -27,6 +29,7 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
       'Point your coding agents at the gateway. “Configure” writes the agent’s config file (keeping a backup you can restore with “Undo”); agents without a config file get step-by-step instructions.',
     ),
     message,
+    renderModelSettings(ctx, (m) => (setupModel = m)),
     h('section', { 'aria-labelledby': 'agents-title' }, h('h2', { id: 'agents-title', class: 'visually-hidden' }, 'Agent list'), listArea),
   );
 
@@ -79,9 +82,10 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
     configureBtn?.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
-          const res = await endpoints.setupAgent(a.id);
+          const res = await endpoints.setupAgent(a.id, setupModel);
           if (ctx.signal.aborted) return;
           const parts = [`Configured ${a.name}${res?.path ? `: wrote ${res.path}` : ''}.`];
+          if (res?.models?.model) parts.push(describeModels(res.models));
           if (res?.backupPath) parts.push(`The previous file is saved as ${res.backupPath}.`);
           else if (res?.created) parts.push('The file was created (there was none before).');
           clear(message, notice(parts.join(' '), 'success'));
@@ -203,4 +207,108 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
         )
       : null,
   );
+}
+
+/** Says which models setup wrote. */
+function describeModels(m: AgentModels): string {
+  let text = `Model: ${m.model}`;
+  if (m.haiku && m.haiku !== m.model) text += `, background (haiku) model: ${m.haiku}`;
+  if (m.opus && m.opus !== m.model) text += `, opus: ${m.opus}`;
+  return text + '.';
+}
+
+const FAMILIES: [keyof AgentModelMap & string, string, string][] = [
+  ['opus', 'Claude Code opus', 'claude-opus-4-*, opus'],
+  ['sonnet', 'Claude Code sonnet', 'claude-sonnet-4-*, sonnet'],
+  ['haiku', 'Claude Code haiku / background', 'claude-3-5-haiku*, claude-haiku-*: its small-fast model; a cheap model fits'],
+  ['codex', 'Codex default', 'gpt-5*, *codex*'],
+];
+
+/**
+ * The model Configure writes, and the agent model map: where the model names
+ * agents ask for on their own go when no connection serves them.
+ */
+function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HTMLElement {
+  const listId = 'agent-model-names';
+  const datalist = h('datalist', { id: listId });
+  const setupModel = h('input', { id: 'agent-setup-model', name: 'model', autocomplete: 'off', spellcheck: 'false', list: listId, placeholder: 'automatic' });
+  setupModel.addEventListener('input', () => onModel(setupModel.value.trim()));
+  const enabled = h('input', { id: 'agent-map-enabled', type: 'checkbox', name: 'enabled' });
+  const inputs = new Map<string, HTMLInputElement>();
+  for (const [key] of FAMILIES) {
+    inputs.set(key, h('input', { id: `agent-map-${key}`, name: key, autocomplete: 'off', spellcheck: 'false', list: listId, placeholder: 'automatic' }));
+  }
+  const save = h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, 'Save model map');
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { class: 'card agent-models', novalidate: true, 'aria-labelledby': 'agent-models-title' },
+    h('h2', { id: 'agent-models-title' }, 'Models'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Agents ask for their own model names (Claude Code: claude-opus-4-…, its haiku background model; Codex: gpt-5-codex). ' +
+        'When no connection serves such a name, the gateway sends it where this map says; empty means automatic: the first healthy combo, else the first served model.',
+    ),
+    datalist,
+    h('fieldset', { class: 'form-grid' }, field('Model for Configure', setupModel, 'Optional: the model Configure writes; empty uses the map below.')),
+    h(
+      'fieldset',
+      { class: 'form-grid' },
+      h('legend', null, 'Agent model map'),
+      h('label', { class: 'check' }, enabled, ' Route agents’ own model names through this map'),
+      FAMILIES.map(([key, label, hint]) => field(label, inputs.get(key)!, hint)),
+    ),
+    status,
+    h('div', { class: 'btn-row' }, save),
+  );
+
+  async function load(): Promise<void> {
+    try {
+      const [map, conns, combos] = await Promise.all([
+        endpoints.getAgentModelMap(ctx.signal),
+        endpoints.listConnections(ctx.signal),
+        endpoints.listCombos(ctx.signal),
+      ]);
+      if (ctx.signal.aborted) return;
+      enabled.checked = map.enabled !== false;
+      for (const [key] of FAMILIES) inputs.get(key)!.value = String(map[key] ?? '');
+      const names = new Set<string>();
+      for (const c of combos) if (c.name) names.add(String(c.name));
+      for (const c of conns) {
+        if (c.isActive === false) continue;
+        const served = Array.isArray(c.servedModels) ? c.servedModels : Array.isArray(c.models) ? c.models : [];
+        for (const m of served) names.add(String(m));
+      }
+      clear(datalist, [...names].sort().map((n) => h('option', { value: n })));
+    } catch (err) {
+      if (!isAbortError(err) && !ctx.signal.aborted) clear(status, errorBox(err));
+    }
+  }
+
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const patch: AgentModelMap = { enabled: enabled.checked };
+    for (const [key] of FAMILIES) {
+      const input = inputs.get(key)!;
+      showFieldError(input, null);
+      (patch as Record<string, unknown>)[key] = input.value.trim();
+    }
+    void busy([save], async () => {
+      try {
+        await endpoints.patchAgentModelMap(patch);
+        if (!ctx.signal.aborted) clear(status, notice('Saved the agent model map.', 'success'));
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        const key = err instanceof ApiError ? err.param?.replace(/^agentModelMap\./, '') : undefined;
+        const input = key ? inputs.get(key) : undefined;
+        if (input) {
+          showFieldError(input, err instanceof Error ? err.message : String(err));
+          input.focus();
+        } else clear(status, errorBox(err));
+      }
+    }, { button: save, label: 'Saving…' });
+  });
+  void load();
+  return form;
 }

@@ -42,10 +42,47 @@ const KEYLESS_PROVIDERS = new Set(['ollama-local', 'lm-studio']);
 const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
 
 function describeTest(r: TestResult): { ok: boolean; text: string } {
-  if (r.ok) return { ok: true, text: r.latencyMs != null ? `Test passed · ${Math.round(r.latencyMs)} ms` : 'Test passed' };
+  if (r.ok) {
+    const n = Array.isArray(r.models) ? r.models.length : 0;
+    const models = n ? ` · ${n} model${n === 1 ? '' : 's'}` : '';
+    return { ok: true, text: (r.latencyMs != null ? `Test passed · ${Math.round(r.latencyMs)} ms` : 'Test passed') + models };
+  }
   const e = r.error;
   const msg = typeof e === 'string' ? e : e?.message || 'Test failed';
   return { ok: false, text: `Test failed: ${msg}` };
+}
+
+/** The names a connection serves: its own list, then the discovered one. */
+export function servedModels(c: Connection): string[] {
+  const served = Array.isArray(c.servedModels) ? c.servedModels : Array.isArray(c.models) ? c.models : [];
+  return served.map(String);
+}
+
+/** Models shown in a row before “and N more”. */
+const MODELS_SHOWN = 40;
+
+/** The row's model list: a disclosure with the names and where they came from. */
+function renderModels(c: Connection): HTMLElement | null {
+  const names = servedModels(c);
+  const source =
+    c.modelsSource === 'catalog' ? 'catalogue default (the upstream did not list its models)' : c.modelsSource === 'upstream' ? 'listed by the upstream' : '';
+  if (names.length === 0 && !c.modelsError) return null;
+  const shown = names.slice(0, MODELS_SHOWN);
+  return h(
+    'details',
+    { class: 'models', 'data-testid': 'models' },
+    h('summary', { class: 'muted small' }, `${names.length} model${names.length === 1 ? '' : 's'}`),
+    source ? h('small', { class: 'muted block' }, source) : null,
+    c.modelsError ? h('small', { class: 'muted block', title: c.modelsError }, `Last discovery: ${c.modelsError}`) : null,
+    shown.length
+      ? h(
+          'ul',
+          { class: 'model-names' },
+          shown.map((m) => h('li', null, h('code', null, m))),
+          names.length > shown.length ? h('li', { class: 'muted' }, `and ${names.length - shown.length} more`) : null,
+        )
+      : null,
+  );
 }
 
 export function sortConnections(list: Connection[]): Connection[] {
@@ -163,7 +200,6 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     const state = connectionState(c);
     const test = testResults.get(c.id);
     const label = c.name || c.provider;
-    const modelCount = Array.isArray(c.models) ? c.models.length : 0;
     const fk = (what: string) => `${c.id}:${what}`;
 
     const editBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('edit'), 'aria-label': `Edit ${label}` }, 'Edit');
@@ -173,6 +209,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       c.isActive ? 'Disable' : 'Enable',
     );
     const testBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('test'), 'aria-label': `Test ${label}` }, 'Test');
+    const modelsBtn = h(
+      'button',
+      { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('models'), 'aria-label': `Refresh models of ${label}` },
+      'Refresh models',
+    );
     const clearBtn =
       state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling')
         ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
@@ -182,7 +223,22 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
       'Delete',
     );
-    const buttons = [editBtn, toggleBtn, testBtn, ...(clearBtn ? [clearBtn] : []), deleteBtn];
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), deleteBtn];
+
+    modelsBtn.addEventListener('click', () =>
+      void busy(buttons, async () => {
+        try {
+          const res = await endpoints.refreshModels(c.id);
+          if (ctx.signal.aborted) return;
+          const n = res?.connection ? servedModels(res.connection).length : 0;
+          if (res?.ok) clear(rowMessage, notice(`“${label}” serves ${n} model${n === 1 ? '' : 's'}.`, 'success'));
+          else clear(rowMessage, notice(`The upstream of “${label}” did not list its models: ${res?.error?.message ?? 'unknown error'}. ${n} model${n === 1 ? '' : 's'} kept.`, 'info'));
+          await load(true, fk('models'));
+        } catch (err) {
+          if (!ctx.signal.aborted) clear(rowMessage, errorBox(err));
+        }
+      }, { button: modelsBtn, label: 'Refreshing…' }),
+    );
 
     editBtn.addEventListener('click', () => openEditDialog(c));
 
@@ -264,7 +320,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         null,
         h('div', { class: 'cell-main' }, label),
         c.prefix ? h('small', { class: 'muted' }, `prefix ${c.prefix}`) : null,
-        modelCount ? h('small', { class: 'muted' }, `${c.prefix ? ' · ' : ''}${modelCount} model${modelCount === 1 ? '' : 's'}`) : null,
+        renderModels(c),
       ),
       h('td', null, h('code', { class: 'nowrap' }, c.provider)),
       h('td', { class: 'num' }, c.priority ?? '—'),
@@ -326,7 +382,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Prefix', prefix, 'Optional: “wall” makes wall/<model> reach this connection only.'),
       field('Priority', priority, 'Lower numbers are tried first.'),
       field('Max concurrent', maxConcurrent, '0 or empty = no limit.'),
-      field('Models', models, 'Comma separated, e.g. gpt-4o, gpt-4o-mini.'),
+      field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
       field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
     const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, status, h('div', { class: 'dialog-actions' }, cancel, save));
@@ -458,7 +514,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     field('Name', name, 'Optional label, e.g. “work account”; defaults to the provider.'),
     field('API key', apiKey, 'Stored by the gateway; it is never shown again.'),
     field('Base URL', baseUrl, 'Optional; required for *-compatible providers.'),
-    field('Models', models, 'Optional, comma separated; clients call provider/model.'),
+    field('Models', models, 'Optional, comma separated. Left empty, the gateway asks the upstream which models it serves.'),
     field('Prefix', prefix, 'Optional model prefix, e.g. “oa” for oa/gpt-4o.'),
     field('Priority', priority, 'Optional; lower numbers are tried first.'),
     field('Max concurrent', maxConcurrent, 'Optional; 0 or empty = no limit.'),

@@ -575,6 +575,24 @@ step('Agents: list, instructions, configure and undo', async () => {
   await page.getByText(`Undid the ${fileAgent.name} setup.`).waitFor();
   await card.getByText('Not configured').waitFor();
   if (mocked) await page.unroute('**/api/agents**');
+  if (mocked) return;
+  // The agent model map: a target nobody serves is refused on its field; a served one saves.
+  const haiku = page.getByLabel('Claude Code haiku / background');
+  await haiku.fill('no-such-model');
+  await page.getByRole('button', { name: 'Save model map' }).click();
+  await page.locator('.field-error').filter({ hasText: 'no-such-model' }).first().waitFor();
+  await haiku.fill('gpt-4o-mini');
+  await page.getByRole('button', { name: 'Save model map' }).click();
+  await page.getByText('Saved the agent model map.').waitFor();
+  assert.equal((await mgmt('GET', '/api/settings')).body.agentModelMap.haiku, 'gpt-4o-mini');
+  // Configure with the chosen model writes it.
+  await page.getByLabel('Model for Configure').fill('gpt-4o-mini');
+  await card.getByRole('button', { name: 'Configure' }).click();
+  await page.getByText('Model: gpt-4o-mini').waitFor();
+  await card.getByRole('button', { name: 'Undo' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Undo setup' }).click();
+  await card.getByText('Not configured').waitFor();
+  await mgmt('PATCH', '/api/settings', { agentModelMap: { haiku: '' } });
 });
 
 step('API Keys: the default key is listed and a new key is shown once', async () => {
