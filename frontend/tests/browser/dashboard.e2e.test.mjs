@@ -577,6 +577,7 @@ step('Agents: list, instructions, configure and undo', async () => {
   if (mocked) await page.unroute('**/api/agents**');
   if (mocked) return;
   // The agent model map: a target nobody serves is refused on its field; a served one saves.
+  S.allowedConsoleErrors.push((e) => e.url.endsWith('/api/settings') && e.text.includes('400'));
   const haiku = page.getByLabel('Claude Code haiku / background');
   await haiku.fill('no-such-model');
   await page.getByRole('button', { name: 'Save model map' }).click();
