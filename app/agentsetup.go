@@ -175,7 +175,7 @@ func gatewayAgentModels(proc config.Process, id, model string) (api.AgentModels,
 		return api.AgentModels{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
 	if err != nil {
 		return api.AgentModels{}, &unreachableError{url: proc.BaseURL()}
 	}
