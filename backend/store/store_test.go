@@ -175,3 +175,29 @@ func TestKeyValueUpsert(t *testing.T) {
 		t.Fatalf("GetValue = %q %v %v", v, ok, err)
 	}
 }
+
+// TestSaveDiscoveredModels writes the discovery columns only and reports an
+// unknown connection.
+func TestSaveDiscoveredModels(t *testing.T) {
+	s, _ := openTemp(t)
+	c := Connection{ID: "c1", Provider: "glm", Name: "g", AuthType: "apikey", Models: `["mine"]`, DiscoveredModels: "[]",
+		ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", BackoffLevel: 3, CreatedAt: 1, UpdatedAt: 1}
+	if err := s.CreateConnection(&c); err != nil {
+		t.Fatal(err)
+	}
+	d := DiscoveredModels{Models: `["glm-4.6"]`, Source: "catalog", Error: "GET /models answered 500", RefreshedAt: 42}
+	if err := s.SaveDiscoveredModels("c1", d); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Connection("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DiscoveredModels != d.Models || got.ModelsSource != d.Source || got.ModelsError != d.Error || got.ModelsRefreshedAt != 42 ||
+		got.Models != `["mine"]` || got.BackoffLevel != 3 {
+		t.Fatalf("row after save: %+v", got)
+	}
+	if err := s.SaveDiscoveredModels("nope", d); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown connection: %v", err)
+	}
+}
