@@ -58,10 +58,13 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 		Format      string `json:"format"`
 		BaseURL     string `json:"baseUrl"`
 		UserDefined bool   `json:"userDefined"`
+		// DefaultModels stand in when a connection's upstream cannot list its models.
+		DefaultModels []string `json:"defaultModels"`
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
-		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined})
+		dm := append([]string{}, p.DefaultModels...)
+		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined, dm})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }

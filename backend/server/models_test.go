@@ -95,6 +95,12 @@ func TestModelDiscoveryThroughTheAPI(t *testing.T) {
 	if !slices.Contains(e.modelIDs(), "glm/glm-4.6") {
 		t.Fatal("/v1/models lacks the catalogue default glm/glm-4.6")
 	}
+	_, cat := e.mgmt("GET", "/api/providers/catalog", nil)
+	for _, p := range cat["providers"].([]any) {
+		if p := p.(map[string]any); p["id"] == "glm" && !slices.Contains(strs(p["defaultModels"]), "glm-4.6") {
+			t.Fatalf("catalogue entry %v", p)
+		}
+	}
 
 	// A listed model list means no discovery on create.
 	e.createConn(map[string]any{"provider": "openai-compatible", "name": "listed", "apiKey": "disc-listed", "baseUrl": e.upURL, "models": []string{"x"}})
