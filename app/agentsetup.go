@@ -220,7 +220,7 @@ func describeSetup(res agents.Result, models api.AgentModels) string {
 			fmt.Fprintf(&b, "Opus model: %s\n", models.Opus)
 		}
 	}
-	if len(res.Instructions.Env) > 0 && res.Path == "" { // file agents have them in the file
+	if len(res.Instructions.Env) > 0 && res.Path == "" {
 		b.WriteString("Environment:\n")
 		keys := make([]string, 0, len(res.Instructions.Env))
 		for k := range res.Instructions.Env {
@@ -231,7 +231,11 @@ func describeSetup(res agents.Result, models api.AgentModels) string {
 			fmt.Fprintf(&b, "  export %s=%s\n", k, res.Instructions.Env[k])
 		}
 	}
-	for _, s := range res.Instructions.Steps {
+	steps := res.Instructions.Steps
+	if res.Path != "" {
+		steps = res.Notes // the file holds the rest
+	}
+	for _, s := range steps {
 		fmt.Fprintf(&b, "- %s\n", s)
 	}
 	return b.String()

@@ -118,6 +118,9 @@ type Result struct {
 	// Instructions are the values to copy (and, for file agents, any step
 	// still needed such as exporting a variable).
 	Instructions Instructions `json:"instructions"`
+	// Notes are what the user still has to do after a file agent's Setup
+	// (nil when the file holds everything).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Manager configures agents for one gateway/key; it is safe for concurrent
@@ -242,7 +245,8 @@ func (m *Manager) Setup(id string) (Result, error) {
 	}
 	res.Instructions = s.instructions(&m.o, path)
 	if s.notes != nil {
-		res.Instructions.Steps = append(res.Instructions.Steps, s.notes(&m.o, path)...)
+		res.Notes = s.notes(&m.o, path)
+		res.Instructions.Steps = append(res.Instructions.Steps, res.Notes...)
 	}
 	return res, nil
 }

@@ -46,8 +46,12 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 			if e.Class == errs.Internal {
 				return AgentModels{}, err
 			}
+			why := ""
+			if e.Code != "MODEL_NOT_FOUND" {
+				why = " (" + e.Message + ")"
+			}
 			return AgentModels{}, errs.New(errs.Invalid, "AGENT_MODEL_NOT_SERVED",
-				"no connection can serve %q (%s); add a connection that serves it, or pick a name from GET /v1/models", requested, e.Message).WithParam("model")
+				"no connection can serve %q%s: add a connection that serves it, or pick a name from GET /v1/models", requested, why).WithParam("model")
 		}
 	}
 	amap := a.Settings.General().AgentModelMap
