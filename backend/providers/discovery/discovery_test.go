@@ -145,11 +145,19 @@ func TestDiscoverFallsBackToCatalogue(t *testing.T) {
 func TestDiscoverHonoursContext(t *testing.T) {
 	up, base := fake(t)
 	up.SetFault("slow", fakeupstream.Fault{Mode: fakeupstream.ModeStallBeforeHeaders})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Cancel once the stalled request is in flight: no timer involved.
+	go func() {
+		wait, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		if up.WaitHits(wait, "slow", 1) == nil {
+			cancel()
+		}
+	}()
 	res := client().Discover(ctx, providers.Target{Provider: glm, BaseURL: base, Secret: "slow"})
-	if res.Err == nil || res.Err.Code != discovery.CodeUnreachable || res.Source != discovery.SourceCatalog {
-		t.Fatalf("stalled upstream: %+v", res)
+	if res.Err == nil || res.Err.Code != discovery.CodeUnreachable || !strings.Contains(res.Err.Message, "in time") || res.Source != discovery.SourceCatalog {
+		t.Fatalf("stalled upstream: %+v %+v", res, res.Err)
 	}
 }
 
