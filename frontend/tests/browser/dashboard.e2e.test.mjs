@@ -339,6 +339,15 @@ step('add a connection through the Connections page', async () => {
   const c = list.body.connections[0];
   assert.deepEqual([c.provider, c.baseUrl, c.models], ['openai-compatible', `${S.fake}/v1`, ['gpt-4o-mini']]);
   S.connectionId = c.id;
+  // The row lists its models; Refresh models asks the upstream (GET /v1/models) and adds what it serves.
+  await row.getByTestId('models').filter({ hasText: '1 model' }).waitFor();
+  await row.getByRole('button', { name: 'Refresh models of Fake A' }).click();
+  await page.getByText(/“Fake A” serves \d+ models\./).waitFor();
+  const after = (await mgmt('GET', `/api/providers/${c.id}`)).body.connection;
+  assert.equal(after.modelsSource, 'upstream');
+  assert.deepEqual(after.models, ['gpt-4o-mini'], 'a refresh never changes the listed models');
+  assert.ok(after.servedModels.length > 1 && after.servedModels[0] === 'gpt-4o-mini', JSON.stringify(after.servedModels));
+  await row.getByTestId('models').filter({ hasText: `${after.servedModels.length} models` }).waitFor();
 });
 
 step('an upstream 429 shows the cooldown live on Connections and in the Overview feed', async () => {
