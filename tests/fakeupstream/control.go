@@ -43,6 +43,8 @@ type Config struct {
 	StreamChunks int `json:"streamChunks,omitempty"`
 	// Models sets the GET /v1/models list.
 	Models []string `json:"models,omitempty"`
+	// ToolCalls scripts tool calls (SetToolCalls): tool name → JSON arguments.
+	ToolCalls map[string]string `json:"toolCalls,omitempty"`
 }
 
 // control registers the /_fake/ API that out-of-process tests use to script
@@ -103,6 +105,9 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		if c.Models != nil {
 			u.SetModels(c.Models)
+		}
+		if c.ToolCalls != nil {
+			u.SetToolCalls(c.ToolCalls)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
