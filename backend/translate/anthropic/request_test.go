@@ -247,6 +247,11 @@ func TestRequestToChat(t *testing.T) {
 			want: map[string]string{"messages.#": `2`, "messages.0": `{"role":"system","content":"s"}`},
 		},
 		{
+			name: "Claude Code's JSON user_id is not forwarded",
+			in:   `{"model":"m","max_tokens":1,"messages":[],"metadata":{"user_id":"{\"device_id\":\"d\",\"session_id\":\"s\"}"}}`,
+			want: map[string]string{"user": absent},
+		},
+		{
 			name: "structured output becomes response_format json_schema",
 			in:   `{"model":"m","max_tokens":1,"messages":[],"output_config":{"effort":"low","format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}}`,
 			want: map[string]string{

@@ -89,6 +89,11 @@ func RequestToChat(body []byte) ([]byte, error) {
 		if out.User, err = optString(md.Get("user_id"), "metadata.user_id"); err != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(out.User, "{") {
+			// Claude Code's user_id is a JSON object of its device and session
+			// ids: Anthropic's telemetry, not an end-user id for another provider.
+			out.User = ""
+		}
 	}
 	return marshal(out)
 }
