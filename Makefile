@@ -14,7 +14,7 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
 HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 
-.PHONY: all build build-desktop frontend run run-headless test test-go test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend run run-headless test test-go test-clients test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -51,6 +51,15 @@ vet:
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
 
+# The real clients (Claude Code, Codex CLI, the OpenAI and Anthropic SDKs,
+# pinned in tests/clients/package-lock.json) against the built binary and the
+# fake upstreams; the suite fails when a client is missing.
+tests/clients/node_modules/.package-lock.json: tests/clients/package-lock.json
+	cd tests/clients && npm ci --no-audit --no-fund
+
+test-clients: tests/clients/node_modules/.package-lock.json
+	CGO_ENABLED=1 $(GO) test -tags clients -race -count=1 -timeout 10m ./tests/clients/
+
 test-frontend: frontend
 	cd frontend && npm test
 
@@ -67,7 +76,7 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-frontend test-browser test-desktop test-soak
+test: vet test-go test-clients test-frontend test-browser test-desktop test-soak
 
 bench: build
 	./tests/bench/run.sh
