@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/translate"
+	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/responses"
 )
 
@@ -81,7 +83,13 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 		if err == responses.ErrPreviousResponse {
 			code = "PREVIOUS_RESPONSE_UNSUPPORTED"
 		}
-		return nil, errs.New(errs.Invalid, code, "%s", untranslatable(c, err))
+		e := errs.New(errs.Invalid, code, "%s", untranslatable(c, err))
+		var ie *tanthropic.InputError
+		if errors.As(err, &ie) && ie.Kind != "" {
+			// error.details.error_code, where Anthropic puts it.
+			e.Details = map[string]any{"details": map[string]any{"error_code": ie.Kind}}
+		}
+		return nil, e
 	}
 	if req.bodies == nil {
 		req.bodies = map[translate.Format][]byte{}

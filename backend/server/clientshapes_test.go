@@ -98,7 +98,8 @@ func TestUntranslatableRequestAnswersInClientShape(t *testing.T) {
 	}
 	msg := gjson.GetBytes(body, "error.message").String()
 	if gjson.GetBytes(body, "type").String() != "error" || gjson.GetBytes(body, "error.type").String() != "invalid_request_error" ||
-		gjson.GetBytes(body, "error.code").String() != "UNTRANSLATABLE_REQUEST" {
+		gjson.GetBytes(body, "error.code").String() != "UNTRANSLATABLE_REQUEST" ||
+		gjson.GetBytes(body, "error.details.error_code").String() != "mid_conversation_system_not_supported" {
 		t.Fatalf("not the Anthropic error shape: %s", body)
 	}
 	for _, want := range []string{`messages[1].content[0]`, `role "system"`, "not supported", "OpenAI Chat-format connection", "Anthropic Messages-format connection"} {

@@ -213,6 +213,7 @@ func midSystemToChat(content gjson.Result, path string, out *chatRequest) error 
 		// Worded so Claude Code recognises it and resends the message in a
 		// form without mid-conversation system messages.
 		ie.Msg = `role "system" messages with this content are not supported: ` + ie.Msg
+		ie.Kind = KindMidConversationSystem
 	}
 	if err != nil || text == "" {
 		return err
