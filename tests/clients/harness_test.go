@@ -110,6 +110,9 @@ type stack struct {
 	key   string // default client key
 	token string // management token
 	base  string // what clients use: the recording proxy in front of the gateway
+	home  string // the gateway user's HOME
+	data  string // OMNIROUTE_DATA_DIR
+	port  int
 	rec   *recorder
 	http  *http.Client
 }
@@ -128,11 +131,11 @@ func newStack(t *testing.T) *stack {
 
 	dir := t.TempDir()
 	port := freePort(t)
+	s.home, s.data, s.port = dir, filepath.Join(dir, "data"), port
 	s.gw = "http://127.0.0.1:" + strconv.Itoa(port)
 	var out syncBuf
 	cmd := exec.Command(binPath, "--headless")
-	cmd.Env = append(cleanEnv(), "HOME="+dir, "OMNIROUTE_DATA_DIR="+filepath.Join(dir, "data"),
-		"OMNIROUTE_HOST=127.0.0.1", "OMNIROUTE_PORT="+strconv.Itoa(port))
+	cmd.Env = s.userEnv()
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -184,6 +187,13 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(srv.Close)
 	s.base = srv.URL
 	return s
+}
+
+// userEnv is the environment of the user running the gateway: their HOME,
+// data directory and port, nothing else of OmniRoute's or of a client's.
+func (s *stack) userEnv() []string {
+	return append(cleanEnv(), "HOME="+s.home, "OMNIROUTE_DATA_DIR="+s.data,
+		"OMNIROUTE_HOST=127.0.0.1", "OMNIROUTE_PORT="+strconv.Itoa(s.port))
 }
 
 func freePort(t *testing.T) int {
