@@ -14,11 +14,16 @@ import (
 )
 
 // codexConfig is a Codex config.toml for the gateway at base: the provider
-// table `omniroute setup codex` writes plus a model, and no client retries
-// (a retry that succeeded would hide a failure).
+// table `omniroute setup codex` writes plus a model, no update check or
+// analytics (offline), and no client retries (a retry that succeeded would
+// hide a failure).
 func codexConfig(base, model string) string {
 	return `model = "` + model + `"
 model_provider = "omniroute"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
 
 [model_providers.omniroute]
 name = "OmniRoute"
