@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bytes"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // TestAnthropicPassthroughForwardsProtocolHeaders: an Anthropic client's body
@@ -109,5 +112,31 @@ func TestUntranslatableRequestAnswersInClientShape(t *testing.T) {
 	}
 	if e.up.Hits("key-a") != 0 {
 		t.Fatalf("an untranslatable request reached the upstream")
+	}
+}
+
+// TestClaudeCodeFixturePassesThroughToAnthropic: a request body captured from
+// Claude Code reaches an Anthropic upstream byte for byte, only "model"
+// rewritten: every field (mid-conversation system messages, adaptive
+// thinking, context_management, output_config, cache_control, deferred
+// tools, metadata) is passed.
+func TestClaudeCodeFixturePassesThroughToAnthropic(t *testing.T) {
+	e := newEnv(t)
+	e.addAnthropicConn("claude", "key-c", 1)
+	fixture, err := os.ReadFile("../translate/testdata/clients/claude-code-glm-tool-round-trip.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := sjson.SetBytes(fixture, "model", "anthropic-compatible/claude-sonnet-4-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, out := e.post("/v1/messages", body, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	want, _ := sjson.SetBytes(fixture, "model", "claude-sonnet-4-5")
+	if _, sent := e.up.LastRequest("key-c"); !bytes.Equal(sent, want) {
+		t.Fatalf("the passthrough changed the body:\n got %.400s\nwant %.400s", sent, want)
 	}
 }

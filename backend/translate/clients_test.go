@@ -17,8 +17,9 @@ import (
 // a capturing fake upstream): Claude Code 2.1.332 and Codex CLI 0.171.0.
 // Each is translated to every upstream format it can meet and checked field
 // by field against the table in doc.go. A Messages client meets an Anthropic
-// upstream as a passthrough (backend/gateway), so its only translation is to
-// Chat; a Responses client meets both through Chat.
+// upstream as a passthrough (backend/gateway; byte for byte, as
+// backend/server's TestClaudeCodeFixturePassesThroughToAnthropic shows), so
+// its only translation is to Chat; a Responses client meets both through Chat.
 
 // check is one assertion on a translated body: the gjson path's value.
 type check struct {
