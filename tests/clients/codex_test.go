@@ -59,28 +59,35 @@ func runCodex(t *testing.T, s *stack, config string, prompt string, extraEnv ...
 }
 
 // TestCodexExec: Codex CLI with a non-OpenAI model id runs a real shell tool
-// through the gateway (Responses ⇄ Chat) and prints the answer.
+// through the gateway and prints the answer, whichever wire format the
+// upstream speaks (Responses ⇄ Chat, Responses ⇄ Chat ⇄ Messages).
 func TestCodexExec(t *testing.T) {
-	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
-	s.up.SetToolCalls(map[string]string{"exec_command": `{"cmd":"echo ` + toolMarker + `"}`})
+	for _, u := range []struct{ provider, key, model, toolID, toolPath string }{
+		{"openai-compatible", "key-oa", "glm-4.6", fakeupstream.ToolCallIDOpenAI, `messages.#(role=="tool")`},
+		{"anthropic-compatible", "key-an", "kimi-k2", fakeupstream.ToolCallIDAnthropic, `messages.#(role=="user")#.content.#(type=="tool_result")|0`},
+	} {
+		t.Run(u.provider, func(t *testing.T) {
+			s := newStack(t)
+			s.addConn(u.provider, u.key, 1, u.model)
+			s.up.SetToolCalls(map[string]string{"exec_command": `{"cmd":"echo ` + toolMarker + `"}`})
 
-	msg, code, out := runCodex(t, s, codexConfig(s.base, "glm-4.6"), "Run the marker command.", "OMNIROUTE_API_KEY="+s.key)
-	// Codex wraps the command's output in its own report; the fake echoes it.
-	if code != 0 || !strings.HasPrefix(msg, fakeupstream.ToolResultText("")) || !strings.HasSuffix(msg, toolMarker) {
-		t.Fatalf("codex exit %d, last message %q, want %q…%s\n%s", code, msg, fakeupstream.ToolResultText(""), toolMarker, out)
-	}
-	s.rec.capture(t, "/v1/responses", "codex")
-	posts := s.rec.posts("/v1/responses")
-	if len(posts) < 2 {
-		t.Fatalf("Codex sent %d /v1/responses requests, want a tool round trip (2+)", len(posts))
-	}
-	_, sent := s.up.LastRequest("key-oa")
-	tool := gjson.GetBytes(sent, `messages.#(role=="tool")`)
-	if tool.Get("tool_call_id").String() != fakeupstream.ToolCallIDOpenAI || !strings.Contains(tool.Get("content").String(), toolMarker) {
-		t.Errorf("tool result upstream = %s, want id %s with the command's output", tool, fakeupstream.ToolCallIDOpenAI)
-	}
-	if gjson.GetBytes(sent, "messages.0.role").String() != "system" {
-		t.Errorf("Codex's developer instructions did not become the system message: %s", gjson.GetBytes(sent, "messages.#.role"))
+			msg, code, out := runCodex(t, s, codexConfig(s.base, u.model), "Run the marker command.", "OMNIROUTE_API_KEY="+s.key)
+			// Codex wraps the command's output in its own report; the fake echoes it.
+			if code != 0 || !strings.HasPrefix(msg, fakeupstream.ToolResultText("")) || !strings.HasSuffix(msg, toolMarker) {
+				t.Fatalf("codex exit %d, last message %q, want %q…%s\n%s", code, msg, fakeupstream.ToolResultText(""), toolMarker, out)
+			}
+			if u.provider == "openai-compatible" {
+				s.rec.capture(t, "/v1/responses", "codex")
+			}
+			if posts := s.rec.posts("/v1/responses"); len(posts) < 2 {
+				t.Fatalf("Codex sent %d /v1/responses requests, want a tool round trip (2+)", len(posts))
+			}
+			_, sent := s.up.LastRequest(u.key)
+			tool := gjson.GetBytes(sent, u.toolPath)
+			id := tool.Get("tool_call_id").String() + tool.Get("tool_use_id").String()
+			if id != u.toolID || !strings.Contains(tool.Raw, toolMarker) {
+				t.Errorf("tool result upstream = %.300s, want id %s with the command's output", tool.Raw, u.toolID)
+			}
+		})
 	}
 }
