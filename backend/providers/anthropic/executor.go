@@ -5,6 +5,7 @@ package anthropic
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"omniroute/backend/providers"
@@ -36,7 +37,9 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		version = Version
 	}
 	h.Set("anthropic-version", version)
-	betas := c.Anthropic.Betas
+	// The connection's own betas first (OAuth, the provider's extra headers),
+	// then the client's.
+	betas := slices.Concat(h.Values("anthropic-beta"), c.Anthropic.Betas)
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
 			h.Set("Authorization", "Bearer "+t.Secret)

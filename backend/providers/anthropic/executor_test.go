@@ -47,6 +47,7 @@ func TestDoProtocolHeaders(t *testing.T) {
 		{"oauth, no client headers", "oauth", providers.AnthropicHeaders{}, Version, OAuthBeta, "", "Bearer sk"},
 		{"oauth merges the client's betas", "oauth", providers.AnthropicHeaders{Betas: []string{cc}}, Version, OAuthBeta + "," + cc, "", "Bearer sk"},
 		{"oauth beta sent by the client too is not repeated", "oauth", providers.AnthropicHeaders{Betas: []string{cc + "," + OAuthBeta, "x-1"}}, Version, OAuthBeta + "," + cc + ",x-1", "", "Bearer sk"},
+		{"the provider's own beta is kept", "apikey-extra", providers.AnthropicHeaders{Betas: []string{cc}}, Version, "p-1," + cc, "sk", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +58,12 @@ func TestDoProtocolHeaders(t *testing.T) {
 			}))
 			defer srv.Close()
 			e := New(srv.Client(), "omniroute-test")
-			resp, err := e.Do(context.Background(), providers.Target{BaseURL: srv.URL, Secret: "sk", AuthType: tc.auth, Model: "m"},
+			target := providers.Target{BaseURL: srv.URL, Secret: "sk", AuthType: tc.auth, Model: "m"}
+			if tc.auth == "apikey-extra" {
+				target.AuthType = "apikey"
+				target.Provider.ExtraHeaders = map[string]string{"anthropic-beta": "p-1"}
+			}
+			resp, err := e.Do(context.Background(), target,
 				providers.Call{Body: []byte(`{"model":"m"}`), Anthropic: tc.in})
 			if err != nil {
 				t.Fatal(err)
