@@ -17,7 +17,7 @@ HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
-.PHONY: all build build-desktop frontend install run run-headless test test-go test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install run run-headless test test-go test-clients test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -36,10 +36,10 @@ build-desktop: frontend
 	CGO_ENABLED=1 $(GO) build -tags $(DESKTOP_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(DESKTOP) .
 
 ifeq ($(HAVE_GUI)$(HAVE_DISPLAY),yesyes)
-run: build-desktop
+run: install
 	./$(DESKTOP)
 else
-run: build
+run: install
 	./$(BIN) --headless
 endif
 
@@ -62,6 +62,15 @@ vet:
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
 
+# The real clients (Claude Code, Codex CLI, the OpenAI and Anthropic SDKs,
+# pinned in tests/clients/package-lock.json) against the built binary and the
+# fake upstreams; the suite fails when a client is missing.
+tests/clients/node_modules/.package-lock.json: tests/clients/package-lock.json
+	cd tests/clients && npm ci --no-audit --no-fund
+
+test-clients: tests/clients/node_modules/.package-lock.json
+	CGO_ENABLED=1 $(GO) test -tags clients -race -count=1 -timeout 10m ./tests/clients/
+
 test-frontend: frontend
 	cd frontend && npm test
 
@@ -78,7 +87,7 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-frontend test-browser test-desktop test-soak
+test: vet test-go test-clients test-frontend test-browser test-desktop test-soak
 
 bench: build
 	./tests/bench/run.sh

@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/tidwall/gjson"
 
@@ -30,6 +31,42 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 }
 
 func (c codec) passthrough() bool { return c.client == c.upstream }
+
+// anthropicHeaders returns the client's Anthropic protocol headers when the
+// body passes through from an Anthropic client to an Anthropic upstream, the
+// one case where the client's anthropic-beta and anthropic-version describe
+// the body the upstream gets. Otherwise none: a translated body is the
+// gateway's own and uses no beta.
+func (c codec) anthropicHeaders(h http.Header) providers.AnthropicHeaders {
+	if !c.passthrough() || c.client != translate.Messages {
+		return providers.AnthropicHeaders{}
+	}
+	out := providers.AnthropicHeaders{Version: headerToken(h.Get("anthropic-version"))}
+	for _, v := range h.Values("anthropic-beta") {
+		if v = headerToken(v); v != "" {
+			out.Betas = append(out.Betas, v)
+		}
+	}
+	return out
+}
+
+// maxProtocolHeader bounds one forwarded protocol header value.
+const maxProtocolHeader = 2048
+
+// headerToken keeps a protocol header value only when it is short printable
+// ASCII (dates, beta names and commas), so a malformed client header cannot
+// make every upstream attempt fail.
+func headerToken(v string) string {
+	if len(v) > maxProtocolHeader {
+		return ""
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return ""
+		}
+	}
+	return v
+}
 
 // errTranslate marks a request the gateway cannot translate (a client error).
 var errTranslate = errors.New("request cannot be translated")

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/translate"
+	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/responses"
 )
 
@@ -80,11 +83,40 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 		if err == responses.ErrPreviousResponse {
 			code = "PREVIOUS_RESPONSE_UNSUPPORTED"
 		}
-		return nil, errs.New(errs.Invalid, code, "the request cannot be sent to a %s upstream: %s", c.upstream, err.Error())
+		e := errs.New(errs.Invalid, code, "%s", untranslatable(c, err))
+		var ie *tanthropic.InputError
+		if errors.As(err, &ie) && ie.Kind != "" {
+			// error.details.error_code, where Anthropic puts it.
+			e.Details = map[string]any{"details": map[string]any{"error_code": ie.Kind}}
+		}
+		return nil, e
 	}
 	if req.bodies == nil {
 		req.bodies = map[translate.Format][]byte{}
 	}
 	req.bodies[c.upstream] = b
 	return b, nil
+}
+
+// formatNames are the wire formats as users know them.
+var formatNames = map[translate.Format]string{
+	translate.Chat:      "OpenAI Chat",
+	translate.Messages:  "Anthropic Messages",
+	translate.Responses: "OpenAI Responses",
+}
+
+// untranslatable says why a request cannot reach an upstream of another wire
+// format and what the client can change: the offending part of the request,
+// or a model served by a connection that speaks the client's own format
+// (where the body passes through untouched).
+func untranslatable(c codec, err error) string {
+	if err == responses.ErrPreviousResponse {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("%s (the model is served by an %s-format connection, which has no equivalent for this part of the request: change or remove it",
+		err.Error(), formatNames[c.upstream])
+	if c.client == translate.Responses {
+		return msg + ")" // no upstream speaks Responses: there is no other model to suggest
+	}
+	return msg + ", or use a model served by an " + formatNames[c.client] + "-format connection)"
 }

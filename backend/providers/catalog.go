@@ -114,10 +114,26 @@ type Target struct {
 type Call struct {
 	Body   []byte
 	Stream bool
+	// Anthropic carries the Anthropic protocol headers of an Anthropic client
+	// whose body passes through to an Anthropic upstream unchanged; zero
+	// otherwise. They are the only client headers that ever reach an upstream.
+	Anthropic AnthropicHeaders
+}
+
+// AnthropicHeaders are the Anthropic protocol headers a Messages client sent:
+// the body fields it uses (mid-conversation system messages,
+// context_management, output_config, adaptive thinking, …) are only valid with
+// the betas it announced, so a passthrough must forward them.
+type AnthropicHeaders struct {
+	// Version is the client's anthropic-version ("" for none).
+	Version string
+	// Betas are the client's anthropic-beta values, one per element.
+	Betas []string
 }
 
 // Executor sends a call to a target in the target's wire format. The response body
-// is the caller's to close. Headers are built from scratch: client headers never pass.
+// is the caller's to close. Headers are built from scratch: client headers never
+// pass, except the Anthropic protocol headers of Call.Anthropic.
 type Executor interface {
 	Do(ctx context.Context, t Target, c Call) (*http.Response, error)
 }

@@ -1,7 +1,3 @@
-// Package translate converts requests, responses and streams between the wire
-// formats the gateway speaks: OpenAI Chat Completions (the hub), Anthropic
-// Messages and OpenAI Responses. Subpackages hold one pair each; this package
-// holds what they share.
 package translate
 
 import (

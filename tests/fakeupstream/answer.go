@@ -124,7 +124,11 @@ func plan(s shape, text string, n int) []block {
 		blocks = append(blocks, block{kind: blockReasoning, text: ReasoningText})
 	}
 	if s.kind == kindToolCall {
-		blocks = append(blocks, block{kind: blockTool, text: ToolArguments})
+		args := ToolArguments
+		if s.args != "" {
+			args = s.args
+		}
+		blocks = append(blocks, block{kind: blockTool, text: args})
 	} else {
 		blocks = append(blocks, block{kind: blockText, text: text})
 	}

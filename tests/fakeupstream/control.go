@@ -46,6 +46,8 @@ type Config struct {
 	// ModelsPageSize pages the Anthropic-format model list (has_more /
 	// after_id) this many models at a time; 0 answers one page.
 	ModelsPageSize int `json:"modelsPageSize,omitempty"`
+	// ToolCalls scripts tool calls (SetToolCalls): tool name → JSON arguments.
+	ToolCalls map[string]string `json:"toolCalls,omitempty"`
 }
 
 // control registers the /_fake/ API that out-of-process tests use to script
@@ -109,6 +111,9 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		if c.ModelsPageSize != 0 {
 			u.SetModelsPageSize(c.ModelsPageSize)
+		}
+		if c.ToolCalls != nil {
+			u.SetToolCalls(c.ToolCalls)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

@@ -49,13 +49,15 @@
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
 // (?key=K deletes one key's), GET /_fake/stats, GET /_fake/last?key=K,
-// POST /_fake/reset, POST /_fake/config {"streamChunks":N,"models":[...]}.
+// POST /_fake/reset, POST /_fake/config {"streamChunks":N,"models":[...],
+// "toolCalls":{"name":"{json args}"}}.
 // Remote is a Go client for it.
 package fakeupstream
 
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +100,8 @@ type Upstream struct {
 	changed     chan struct{} // closed when hits or inflight change; nil without waiters
 	chunks      int
 	models      []string
-	modelsPage  int // Anthropic model list page size (0: one page)
+	modelsPage  int               // Anthropic model list page size (0: one page)
+	toolCalls   map[string]string // scripted tool calls: name → arguments; replaced, never mutated
 	modelsByFmt [2]*answer
 	testSrv     *httptest.Server
 	servers     []*http.Server
@@ -154,6 +157,7 @@ func (u *Upstream) resetLocked() {
 	u.stats = make(map[string]*keyRecord)
 	u.faults = make(map[string][]*faultState)
 	u.chunks = DefaultStreamChunks
+	u.toolCalls = nil
 	u.setModelsLocked(DefaultModels())
 	u.notifyLocked()
 }
@@ -451,6 +455,23 @@ func (u *Upstream) modelsPageAfter(afterID string) *answer {
 	}
 	end := min(start+size, len(ids))
 	return buildModelPage(ids[start:end], end < len(ids))
+}
+
+// SetToolCalls scripts tool calls: a request offering a tool named in calls
+// (the first such tool in its list) gets a call to that tool with the given
+// JSON arguments instead of a call to its first tool with ToolArguments. Real
+// clients then run a real tool (Claude Code's Bash, Codex's exec_command).
+// nil or empty restores the default.
+func (u *Upstream) SetToolCalls(calls map[string]string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.toolCalls = maps.Clone(calls)
+}
+
+func (u *Upstream) scriptedToolCalls() map[string]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.toolCalls
 }
 
 func (u *Upstream) setModelsLocked(ids []string) {

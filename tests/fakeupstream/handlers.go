@@ -61,7 +61,7 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusBadRequest, ErrorBody(format, http.StatusBadRequest))
 			return
 		}
-		req, valid := parseRequest(format, body)
+		req, valid := parseRequest(format, body, u.scriptedToolCalls())
 		f, n, _ := u.begin(key, r.URL.Path, r.Header, body, req.model, authed)
 		defer u.end()
 		switch {

@@ -19,7 +19,8 @@ const (
 // reasoning, and usage in the stream. It is part of the answer cache key.
 type shape struct {
 	kind      answerKind
-	tool      string // first tool's name, for kindToolCall
+	tool      string // the called tool's name, for kindToolCall
+	args      string // its arguments when scripted (SetToolCalls), else ToolArguments
 	result    string // tool result content, for kindToolResult
 	reasoning bool   // prepend reasoning
 	usage     bool   // OpenAI stream_options.include_usage: send a usage chunk
@@ -38,8 +39,9 @@ type request struct {
 }
 
 // parseRequest reads a completion request body in format; ok is false when
-// the body is not valid JSON.
-func parseRequest(format Format, body []byte) (req request, ok bool) {
+// the body is not valid JSON. scripted maps tool names to the arguments the
+// fake calls them with (SetToolCalls).
+func parseRequest(format Format, body []byte, scripted map[string]string) (req request, ok bool) {
 	if !gjson.ValidBytes(body) {
 		return req, false
 	}
@@ -68,6 +70,15 @@ func parseRequest(format Format, body []byte) (req request, ok bool) {
 			return req, true
 		}
 		req.shape.kind, req.shape.tool = kindToolCall, name
+		if len(scripted) > 0 {
+			tools.ForEach(func(_, t gjson.Result) bool {
+				if args, ok := scripted[t.Get(namePath).String()]; ok {
+					req.shape.tool, req.shape.args = t.Get(namePath).String(), args
+					return false
+				}
+				return true
+			})
+		}
 	}
 	return req, true
 }

@@ -349,3 +349,39 @@ func TestLastPathAndModel(t *testing.T) {
 		t.Error("Reset kept the last request")
 	}
 }
+
+// TestScriptedToolCalls: a scripted tool offered anywhere in the list is
+// called with its scripted arguments, in both formats and over the control
+// API; unscripted requests keep calling the first tool with ToolArguments.
+func TestScriptedToolCalls(t *testing.T) {
+	f := newFixture(t)
+	const oaTools = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{}}},{"type":"function","function":{"name":"Bash","parameters":{}}}]`
+	const anTools = `"tools":[{"name":"get_weather","input_schema":{}},{"name":"Bash","input_schema":{}}]`
+	oa := call{format: FormatOpenAI, key: "k", raw: `{"model":"m","messages":[{"role":"user","content":"hi"}],` + oaTools + `}`}
+	an := call{format: FormatAnthropic, key: "k", raw: `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"hi"}],` + anTools + `}`}
+	check := func(t *testing.T, wantName, wantArgs string) {
+		t.Helper()
+		_, body := f.do(t, oa)
+		if n, a := gjson.GetBytes(body, "choices.0.message.tool_calls.0.function.name").String(), gjson.GetBytes(body, "choices.0.message.tool_calls.0.function.arguments").String(); n != wantName || a != wantArgs {
+			t.Errorf("openai: called %q with %q, want %q with %q", n, a, wantName, wantArgs)
+		}
+		_, body = f.do(t, an)
+		if n, a := gjson.GetBytes(body, "content.0.name").String(), gjson.GetBytes(body, "content.0.input").Raw; n != wantName || a != wantArgs {
+			t.Errorf("anthropic: called %q with %s, want %q with %s", n, a, wantName, wantArgs)
+		}
+	}
+	check(t, "get_weather", ToolArguments)
+	f.u.SetToolCalls(map[string]string{"Bash": `{"command":"echo ok"}`, "absent": `{}`})
+	check(t, "Bash", `{"command":"echo ok"}`)
+	f.u.SetToolCalls(nil)
+	check(t, "get_weather", ToolArguments)
+
+	resp, err := f.client.Post(f.base+"/_fake/config", "application/json", strings.NewReader(`{"toolCalls":{"Bash":"{\"command\":\"ls\"}"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	check(t, "Bash", `{"command":"ls"}`)
+	f.u.Reset()
+	check(t, "get_weather", ToolArguments)
+}

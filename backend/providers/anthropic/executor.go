@@ -5,6 +5,8 @@ package anthropic
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 
 	"omniroute/backend/providers"
 )
@@ -30,14 +32,45 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		return nil, err
 	}
 	h := req.Header
-	h.Set("anthropic-version", Version)
+	version := c.Anthropic.Version
+	if version == "" {
+		version = Version
+	}
+	h.Set("anthropic-version", version)
+	// The connection's own betas first (OAuth, the provider's extra headers),
+	// then the client's.
+	betas := slices.Concat(h.Values("anthropic-beta"), c.Anthropic.Betas)
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
 			h.Set("Authorization", "Bearer "+t.Secret)
-			h.Set("anthropic-beta", "oauth-2025-04-20")
+			betas = append([]string{OAuthBeta}, betas...)
 		} else {
 			h.Set("x-api-key", t.Secret)
 		}
 	}
+	if b := MergeBetas(betas); b != "" {
+		h.Set("anthropic-beta", b)
+	}
 	return e.client.Do(req)
+}
+
+// OAuthBeta is the anthropic-beta an OAuth (subscription) token needs.
+const OAuthBeta = "oauth-2025-04-20"
+
+// MergeBetas joins anthropic-beta values into one header value: each value
+// may itself be a comma-separated list; blanks and repeats are dropped and
+// the first occurrence keeps its place.
+func MergeBetas(values []string) string {
+	seen := make(map[string]bool, len(values))
+	var out []string
+	for _, v := range values {
+		for _, b := range strings.Split(v, ",") {
+			b = strings.TrimSpace(b)
+			if b != "" && !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }

@@ -46,3 +46,21 @@ func TestCountTokensErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCountTokensMidConversationSystem: Claude Code counts conversations that
+// hold role "system" messages; they are counted like any other message.
+func TestCountTokensMidConversationSystem(t *testing.T) {
+	without := `{"model":"m","messages":[{"role":"user","content":"hello there"}]}`
+	with := `{"model":"m","messages":[{"role":"user","content":"hello there"},{"role":"system","content":"# Environment\nlinux, bash, a long reminder"}]}`
+	a, err := CountTokens([]byte(without))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := CountTokens([]byte(with))
+	if err != nil {
+		t.Fatalf("CountTokens with a system message: %v", err)
+	}
+	if b <= a {
+		t.Fatalf("the system message was not counted: %d <= %d", b, a)
+	}
+}

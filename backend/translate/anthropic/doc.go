@@ -12,7 +12,10 @@
 // System prompts: Anthropic's top-level system (a string or text blocks) becomes
 // one leading "system" message whose content is the blocks' text joined with
 // "\n\n" (one message, because many OpenAI-compatible chat templates accept only
-// one). In the other direction every "system" or "developer" message, wherever
+// one); Claude Code's billing attribution block is left out. A message with
+// role "system" inside messages (Claude Code's mid-conversation system
+// messages) becomes a system message at the same position, merged into the
+// leading one when nothing stands between them. In the other direction every "system" or "developer" message, wherever
 // it stands, is hoisted into system: a string for one message, text blocks for
 // several.
 //

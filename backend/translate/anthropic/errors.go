@@ -8,7 +8,15 @@ import "fmt"
 type InputError struct {
 	Field string // JSON path of the offending field, "" for the whole body
 	Msg   string
+	// Kind, when set, is a machine-readable reason a client may act on, e.g.
+	// KindMidConversationSystem.
+	Kind string
 }
+
+// KindMidConversationSystem marks a role "system" message inside messages
+// that cannot be translated. It is the error_code Claude Code looks for to
+// resend the conversation without mid-conversation system messages.
+const KindMidConversationSystem = "mid_conversation_system_not_supported"
 
 // Error returns "field: message".
 func (e *InputError) Error() string {

@@ -213,6 +213,59 @@ func TestRequestToChat(t *testing.T) {
 				"messages":[{"role":"user","content":[{"type":"search_result","source":"s","title":"t","content":[]},{"type":"text","text":"q","citations":[]}]}]}`,
 			want: map[string]string{"messages.0": `{"role":"user","content":"q"}`, "service_tier": absent, "container": absent},
 		},
+		{
+			name: "mid-conversation system messages stay at their position",
+			in: `{"model":"glm-4.6","max_tokens":1,"system":"top","messages":[
+				{"role":"user","content":"a"},
+				{"role":"system","content":"# Environment\nlinux"},
+				{"role":"assistant","content":"b"},
+				{"role":"system","content":[{"type":"text","text":"reminder","cache_control":{"type":"ephemeral"}},{"type":"text","text":"two"}]},
+				{"role":"user","content":"c"}]}`,
+			want: map[string]string{
+				"messages.#": `6`,
+				"messages.0": `{"role":"system","content":"top"}`,
+				"messages.1": `{"role":"user","content":"a"}`,
+				"messages.2": `{"role":"system","content":"# Environment\nlinux"}`,
+				"messages.3": `{"role":"assistant","content":"b"}`,
+				"messages.4": `{"role":"system","content":"reminder\n\ntwo"}`,
+				"messages.5": `{"role":"user","content":"c"}`,
+			},
+		},
+		{
+			name: "a system message right after the system prompt joins it",
+			in: `{"model":"m","max_tokens":1,"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1.332;"},{"type":"text","text":"top"}],
+				"messages":[{"role":"system","content":"more"},{"role":"user","content":"a"}]}`,
+			want: map[string]string{
+				"messages.#": `2`,
+				"messages.0": `{"role":"system","content":"top\n\nmore"}`,
+				"messages.1": `{"role":"user","content":"a"}`,
+			},
+		},
+		{
+			name: "a leading system message without a system prompt",
+			in:   `{"model":"m","max_tokens":1,"messages":[{"role":"system","content":[]},{"role":"system","content":"s"},{"role":"user","content":"a"}]}`,
+			want: map[string]string{"messages.#": `2`, "messages.0": `{"role":"system","content":"s"}`},
+		},
+		{
+			name: "Claude Code's JSON user_id is not forwarded",
+			in:   `{"model":"m","max_tokens":1,"messages":[],"metadata":{"user_id":"{\"device_id\":\"d\",\"session_id\":\"s\"}"}}`,
+			want: map[string]string{"user": absent},
+		},
+		{
+			name: "structured output becomes response_format json_schema",
+			in:   `{"model":"m","max_tokens":1,"messages":[],"output_config":{"effort":"low","format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}}`,
+			want: map[string]string{
+				"response_format":  `{"type":"json_schema","json_schema":{"name":"output","schema":{"type":"object","properties":{"a":{"type":"string"}}},"strict":true}}`,
+				"reasoning_effort": absent,
+				"output_config":    absent,
+			},
+		},
+		{
+			name: "tool_reference blocks in a tool result name the tool",
+			in: `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",
+				"content":[{"type":"tool_reference","tool_name":"WebFetch"}]}]}]}`,
+			want: map[string]string{"messages.#": `1`, "messages.0": `{"role":"tool","content":"Tool loaded: WebFetch","tool_call_id":"toolu_1"}`},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,7 +283,8 @@ func TestRequestToChatErrors(t *testing.T) {
 		{"not json", `{"model":`, ""},
 		{"not an object", `[1,2]`, ""},
 		{"messages not array", `{"messages":{}}`, "messages"},
-		{"bad role", `{"messages":[{"role":"system","content":"x"}]}`, "messages[0].role"},
+		{"bad role", `{"messages":[{"role":"tool","content":"x"}]}`, "messages[0].role"},
+		{"system with an image", `{"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}`, "messages[0].content[0]"},
 		{"content number", `{"messages":[{"role":"user","content":5}]}`, "messages[0].content"},
 		{"content missing", `{"messages":[{"role":"user"}]}`, "messages[0].content"},
 		{"block not object", `{"messages":[{"role":"user","content":[1]}]}`, "messages[0].content[0]"},

@@ -82,9 +82,17 @@ func RequestToChat(body []byte) ([]byte, error) {
 	if err := thinkingToChat(root, &out); err != nil {
 		return nil, err
 	}
+	if err := outputFormatToChat(root.Get("output_config.format"), &out); err != nil {
+		return nil, err
+	}
 	if md := root.Get("metadata"); md.IsObject() {
 		if out.User, err = optString(md.Get("user_id"), "metadata.user_id"); err != nil {
 			return nil, err
+		}
+		if strings.HasPrefix(out.User, "{") {
+			// Claude Code's user_id is a JSON object of its device and session
+			// ids: Anthropic's telemetry, not an end-user id for another provider.
+			out.User = ""
 		}
 	}
 	return marshal(out)
@@ -113,46 +121,55 @@ func stringList(r gjson.Result, path string) ([]string, error) {
 	return nil, inputErr(path, "must be a string or an array of strings")
 }
 
-// systemToChat turns Anthropic's top-level system into one leading system message.
+// systemToChat turns Anthropic's top-level system into one leading system
+// message. Claude Code's billing attribution block ("x-anthropic-billing-header:
+// …") is Anthropic's own metadata, not an instruction, and is left out.
 func systemToChat(sys gjson.Result, out *chatRequest) error {
-	var text string
-	switch {
-	case sys.Type == gjson.Null:
-		return nil
-	case sys.Type == gjson.String:
-		text = sys.Str
-	case sys.IsArray():
-		var parts []string
-		var err error
-		each(sys, func(i int, b gjson.Result) bool {
-			p := index("system", i)
-			if !b.IsObject() {
-				err = inputErr(p, "must be a content block")
-				return false
-			}
-			if t := b.Get("type").String(); t != "text" {
-				err = inputErr(p, "system blocks must be text, not %q", t)
-				return false
-			}
-			var s string
-			if s, err = optString(b.Get("text"), field(p, "text")); err != nil {
-				return false
-			}
-			parts = append(parts, s)
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		if len(parts) == 0 {
-			return nil
-		}
-		text = strings.Join(parts, "\n\n")
-	default:
-		return inputErr("system", "must be a string or an array of text blocks")
+	text, err := systemText(sys, "system")
+	if err != nil || text == "" {
+		return err
 	}
 	out.Messages = append(out.Messages, chatMessage{Role: "system", Content: text})
 	return nil
+}
+
+// billingHeaderPrefix starts the system block Claude Code adds for Anthropic's
+// billing; it means nothing to another model.
+const billingHeaderPrefix = "x-anthropic-billing-header:"
+
+// systemText reads a system prompt, a string or text blocks (their text joined
+// with a blank line; cache_control and citations dropped), as one string.
+func systemText(sys gjson.Result, path string) (string, error) {
+	switch {
+	case sys.Type == gjson.Null:
+		return "", nil
+	case sys.Type == gjson.String:
+		return sys.Str, nil
+	case !sys.IsArray():
+		return "", inputErr(path, "must be a string or an array of text blocks")
+	}
+	var parts []string
+	var err error
+	each(sys, func(i int, b gjson.Result) bool {
+		p := index(path, i)
+		if !b.IsObject() {
+			err = inputErr(p, "must be a content block")
+			return false
+		}
+		if t := b.Get("type").String(); t != "text" {
+			err = inputErr(p, "system blocks must be text, not %q; send the content in a user message", t)
+			return false
+		}
+		var s string
+		if s, err = optString(b.Get("text"), field(p, "text")); err != nil {
+			return false
+		}
+		if s != "" && !strings.HasPrefix(s, billingHeaderPrefix) {
+			parts = append(parts, s)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n\n"), err
 }
 
 // messageToChat appends the Chat messages for one Anthropic message.
@@ -161,11 +178,14 @@ func messageToChat(m gjson.Result, path string, out *chatRequest) error {
 		return inputErr(path, "must be an object")
 	}
 	role := m.Get("role")
-	if role.Type != gjson.String || (role.Str != "user" && role.Str != "assistant") {
-		return inputErr(field(path, "role"), `must be "user" or "assistant"`)
+	if role.Type != gjson.String || (role.Str != "user" && role.Str != "assistant" && role.Str != "system") {
+		return inputErr(field(path, "role"), `must be "user", "assistant" or "system"`)
 	}
 	content := m.Get("content")
 	cpath := field(path, "content")
+	if role.Str == "system" {
+		return midSystemToChat(content, cpath, out)
+	}
 	switch {
 	case content.Type == gjson.String:
 		out.Messages = append(out.Messages, chatMessage{Role: role.Str, Content: content.Str})
@@ -179,6 +199,43 @@ func messageToChat(m gjson.Result, path string, out *chatRequest) error {
 		return assistantToChat(content, cpath, out)
 	}
 	return userToChat(content, cpath, out)
+}
+
+// midSystemToChat turns a mid-conversation system message (Claude Code sends
+// them inside messages, with the mid-conversation-system beta) into a Chat
+// system message at the same position. A system message that directly
+// follows the leading system prompt, with nothing in between, is merged into
+// it: many OpenAI-compatible chat templates accept only one leading system
+// message.
+func midSystemToChat(content gjson.Result, path string, out *chatRequest) error {
+	text, err := systemText(content, path)
+	if ie, ok := err.(*InputError); ok {
+		// Worded so Claude Code recognises it and resends the message in a
+		// form without mid-conversation system messages.
+		ie.Msg = `role "system" messages with this content are not supported: ` + ie.Msg
+		ie.Kind = KindMidConversationSystem
+	}
+	if err != nil || text == "" {
+		return err
+	}
+	if n := len(out.Messages); n > 0 && allSystem(out.Messages) {
+		if prev, ok := out.Messages[n-1].Content.(string); ok {
+			out.Messages[n-1].Content = prev + "\n\n" + text
+			return nil
+		}
+	}
+	out.Messages = append(out.Messages, chatMessage{Role: "system", Content: text})
+	return nil
+}
+
+// allSystem reports whether every message so far is a system message.
+func allSystem(msgs []chatMessage) bool {
+	for _, m := range msgs {
+		if m.Role != "system" {
+			return false
+		}
+	}
+	return true
 }
 
 // userToChat splits a user message: tool results become tool messages (first,
@@ -249,6 +306,14 @@ func partToChat(b gjson.Result, path string) (*chatPart, error) {
 		return &chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: url}}, nil
 	case "document":
 		return documentToChat(b, path)
+	case "tool_reference":
+		// Tool search results name the tools they load; the Chat model is
+		// offered every tool already, so the name is all it needs.
+		name, err := optString(b.Get("tool_name"), field(path, "tool_name"))
+		if err != nil || name == "" {
+			return nil, err
+		}
+		return &chatPart{Type: "text", Text: "Tool loaded: " + name}, nil
 	case "":
 		return nil, inputErr(field(path, "type"), "is required")
 	default:
@@ -370,12 +435,14 @@ func toolResultToChat(b gjson.Result, path string) (chatMessage, []chatPart, err
 				err = inputErr(p, "must be a content block")
 				return false
 			}
-			if c.Get("type").String() == "text" {
-				var s string
-				if s, err = optString(c.Get("text"), field(p, "text")); err != nil {
+			if t := c.Get("type").String(); t == "text" || t == "tool_reference" {
+				var part *chatPart
+				if part, err = partToChat(c, p); err != nil {
 					return false
 				}
-				texts = append(texts, s)
+				if part != nil {
+					texts = append(texts, part.Text)
+				}
 				return true
 			}
 			var part *chatPart
@@ -571,5 +638,27 @@ func thinkingToChat(root gjson.Result, out *chatRequest) error {
 			out.ReasoningEffort = "high"
 		}
 	}
+	return nil
+}
+
+// outputFormatToChat maps Anthropic structured outputs (output_config.format
+// {"type":"json_schema","schema":{…}}) to response_format json_schema.
+func outputFormatToChat(f gjson.Result, out *chatRequest) error {
+	if f.Type == gjson.Null || !f.Exists() {
+		return nil
+	}
+	if !f.IsObject() {
+		return inputErr("output_config.format", "must be an object")
+	}
+	if f.Get("type").String() != "json_schema" {
+		return nil // no other format is defined; unknown ones are dropped
+	}
+	schema := f.Get("schema")
+	if !schema.IsObject() {
+		return inputErr("output_config.format.schema", "must be an object")
+	}
+	out.ResponseFormat = map[string]any{"type": "json_schema", "json_schema": map[string]any{
+		"name": "output", "schema": compactRaw(schema.Raw), "strict": true,
+	}}
 	return nil
 }

@@ -17,6 +17,7 @@ type chatRequest struct {
 	ToolChoice        any             `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 	ReasoningEffort   string          `json:"reasoning_effort,omitempty"`
+	ResponseFormat    any             `json:"response_format,omitempty"`
 	User              string          `json:"user,omitempty"`
 }
 
