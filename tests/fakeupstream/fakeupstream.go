@@ -108,11 +108,13 @@ type Upstream struct {
 
 // keyRecord is what the fake remembers about one API key.
 type keyRecord struct {
-	hits   int
-	header http.Header
-	body   []byte
-	path   string
-	model  string
+	hits int
+	// byModel counts the requests per model field.
+	byModel map[string]int
+	header  http.Header
+	body    []byte
+	path    string
+	model   string
 }
 
 // answerKey identifies a precomputed answer.
@@ -221,6 +223,18 @@ func (u *Upstream) Hits(key string) int {
 	defer u.mu.Unlock()
 	if rec := u.stats[key]; rec != nil {
 		return rec.hits
+	}
+	return 0
+}
+
+// ModelHits returns how many /v1 requests carried key and asked for model, so
+// tests can tell a connection's models apart (one key serving a failing model
+// and its fallback).
+func (u *Upstream) ModelHits(key, model string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return rec.byModel[model]
 	}
 	return 0
 }
@@ -439,6 +453,10 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 		u.stats[key] = rec
 	}
 	rec.hits++
+	if rec.byModel == nil {
+		rec.byModel = map[string]int{}
+	}
+	rec.byModel[model]++
 	rec.header, rec.body, rec.path, rec.model = h, body, path, model
 	u.inflight++
 	u.notifyLocked()
