@@ -66,6 +66,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			}
 			in.LeaseConnection = lease.connectionID
 		}
+		req.plan = &plan
 		excluded := plan.Excluded
 		queue := plan.Candidates
 		for len(queue) > 0 {
@@ -368,6 +369,9 @@ type attemptCtx struct {
 	t0     time.Time
 	rec    AttemptRecord
 	ticket *routing.Ticket
+	// deliveredEndsInSpace: the text this broken attempt delivered ended in
+	// white space, which its continuation's prefill leaves out.
+	deliveredEndsInSpace bool
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {

@@ -480,3 +480,161 @@ func checkRateLimited(t *testing.T, what string, p reply, code string) {
 			p.resp.Header.Get("Retry-After"), code, p.body)
 	}
 }
+
+// newContinueRig is the continuation layout: the fallback speaks Anthropic
+// Messages (which takes an assistant prefill). One connection: an
+// Anthropic-compatible endpoint serving both models; two: the primary on an
+// OpenAI-compatible endpoint, the fallback on an Anthropic-compatible one.
+func newContinueRig(t *testing.T, two bool, general, resil map[string]any) *rescueRig {
+	t.Helper()
+	r := &rescueRig{t: t, up: fakeupstream.New(), two: two, primaryKey: "key-a", fallbackKey: "key-a"}
+	base := r.up.Start()
+	t.Cleanup(r.up.Close)
+	r.gw = startGateway(t, t.TempDir(), 0)
+	t.Cleanup(r.gw.stop)
+	if general != nil {
+		r.gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", general)
+	}
+	if resil != nil {
+		r.gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/resilience", resil)
+	}
+	add := func(provider, prefix, key string, models ...string) string {
+		m := r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
+			"provider": provider, "name": prefix, "prefix": prefix, "authType": "apikey", "apiKey": key,
+			"baseUrl": base + "/v1", "models": models,
+		})
+		id, _ := m["connection"].(map[string]any)["id"].(string)
+		return id
+	}
+	if two {
+		r.fallbackKey = "key-b"
+		r.primaryConn = add("openai-compatible", "p", "key-a", primaryModel)
+		r.fallbackCon = add("anthropic-compatible", "f", "key-b", fallbackModel)
+		r.combo("p/"+primaryModel, "f/"+fallbackModel)
+	} else {
+		r.primaryConn = add("anthropic-compatible", "p", "key-a", primaryModel, fallbackModel)
+		r.fallbackCon = r.primaryConn
+		r.combo("p/"+primaryModel, "p/"+fallbackModel)
+	}
+	return r
+}
+
+// continuedText is the answer a continued stream must assemble: the
+// delivered prefix of the primary's answer and the fallback's rest; the fake
+// fallback refuses (400) a prefill that is not the start of its own answer.
+func (r *rescueRig) continuedText() string { return fakeupstream.Content(r.fallbackKey) }
+
+// expectContinued checks one complete answer, one usage, the continuation
+// note, and that the prefill reached the fallback as a trailing assistant message.
+func (r *rescueRig) expectContinued(p reply, wantAttempts int) {
+	r.t.Helper()
+	if p.resp.StatusCode != http.StatusOK {
+		r.t.Fatalf("status %d: %s", p.resp.StatusCode, p.body)
+	}
+	text, done := sseContent(r.t, p.body)
+	if !done || text != r.continuedText() {
+		r.t.Errorf("continued answer %q (done %v), want %q complete:\n%s", text, done, r.continuedText(), p.body)
+	}
+	if n := usageChunks(p.body); n != 1 {
+		r.t.Errorf("%d usage chunks, want exactly 1:\n%s", n, p.body)
+	}
+	if !strings.Contains(string(p.body), ": omniroute continued the answer on anthropic-compatible/"+fallbackModel+" after ") {
+		r.t.Errorf("the stream does not say it was continued:\n%s", p.body)
+	}
+	if ph, fh := r.hits(); ph != 1 || fh != 1 {
+		r.t.Errorf("hits primary=%d fallback=%d, want 1 and 1", ph, fh)
+	}
+	_, last := r.up.LastRequest(r.fallbackKey)
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(last, &req) != nil || len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role != "assistant" {
+		r.t.Errorf("the fallback did not get the delivered text as a trailing assistant message: %s", last)
+	}
+	r.checkLogContinued(wantAttempts)
+}
+
+// checkLogContinued: the request log names the continuation and where it began.
+func (r *rescueRig) checkLogContinued(wantAttempts int) {
+	r.t.Helper()
+	var b []byte
+	for i := 0; i < 40; i++ { // the log is written in batches, about once a second
+		code, m := r.gw.mgmt(http.MethodGet, "/api/logs?limit=1", nil)
+		if code != http.StatusOK {
+			r.t.Fatalf("logs: %d %v", code, m)
+		}
+		b, _ = json.Marshal(m)
+		if strings.Contains(string(b), "continuedFromChars") {
+			if !strings.Contains(string(b), `\"attemptCount\":`+strconv.Itoa(wantAttempts)) && !strings.Contains(string(b), `"attemptCount":`+strconv.Itoa(wantAttempts)) {
+				r.t.Errorf("log attempt count, want %d: %s", wantAttempts, b)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.t.Errorf("the request log does not record the continuation: %s", b)
+}
+
+// originalFailure checks the stream ended with the original break's error
+// event and no clean end, and that nothing claims a continuation.
+func originalFailure(t *testing.T, p reply, code string) {
+	t.Helper()
+	body := string(p.body)
+	if p.resp.StatusCode != http.StatusOK || !strings.Contains(body, code) || strings.Contains(body, "[DONE]") ||
+		strings.Contains(body, "omniroute continued") {
+		t.Errorf("want the original %s failure, no clean end and no continuation:\n%s", code, body)
+	}
+}
+
+// TestRescueStreamCutIsContinued: a committed stream cut after N events is
+// finished by the fallback from the delivered text (prefill): one complete
+// answer with one usage. With a fallback that rejects prefill, or with
+// continuation turned off, the client gets the original failure.
+func TestRescueStreamCutIsContinued(t *testing.T) {
+	t.Parallel()
+	forEachLayout(t, func(t *testing.T, two bool) {
+		t.Run("continued", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+			r.expectContinued(r.ask(true), 2)
+		})
+		t.Run("fallback rejects prefill", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+			r.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
+			originalFailure(t, r.ask(true), "STREAM_TRUNCATED")
+		})
+		t.Run("continuation off", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, map[string]any{"failover": map[string]any{"streamContinuation": false}})
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+			originalFailure(t, r.ask(true), "STREAM_TRUNCATED")
+			if _, fh := r.hits(); fh != 0 {
+				t.Errorf("the fallback was called %d times with continuation off", fh)
+			}
+		})
+	})
+}
+
+// TestRescueStallAndErrorEventAreContinued: a stream that stalls after some
+// text, or carries an upstream error event, is continued the same way.
+func TestRescueStallAndErrorEventAreContinued(t *testing.T) {
+	t.Parallel()
+	forEachLayout(t, func(t *testing.T, two bool) {
+		t.Run("stall mid-stream", func(t *testing.T) {
+			r := newContinueRig(t, two, map[string]any{"streamIdleTimeoutMs": 1000}, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStallMidStream, AfterChunks: 1, StallMs: 10_000, Times: 1})
+			p := r.ask(true)
+			r.expectContinued(p, 2)
+			if p.elapsed < time.Second {
+				t.Errorf("continued after %v, before the 1 s stall budget", p.elapsed)
+			}
+		})
+		t.Run("error event", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 1, LatencyMs: 200, Times: 1})
+			r.expectContinued(r.ask(true), 2)
+		})
+	})
+}

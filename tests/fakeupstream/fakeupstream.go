@@ -60,6 +60,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -483,7 +484,7 @@ func (u *Upstream) end() {
 // caching it on first use.
 func (u *Upstream) answerFor(format Format, model, label string, n int, s shape) *answer {
 	k := answerKey{format: format, chunks: n, model: model, shape: s}
-	if s.kind == kindText {
+	if s.kind == kindText || s.kind == kindContinue {
 		k.label = label
 	}
 	u.cacheMu.RLock()
@@ -496,6 +497,8 @@ func (u *Upstream) answerFor(format Format, model, label string, n int, s shape)
 	switch s.kind {
 	case kindText:
 		text = Content(label)
+	case kindContinue:
+		text = strings.TrimPrefix(Content(label), s.result)
 	case kindToolResult:
 		text = ToolResultText(s.result)
 	}
