@@ -600,6 +600,21 @@ func TestRescueStreamCutIsContinued(t *testing.T) {
 			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
 			r.expectContinued(r.ask(true), 2)
 		})
+		t.Run("anthropic client", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+			resp, body := r.gw.do(http.MethodPost, "/v1/messages", map[string]any{"model": rescueCombo, "max_tokens": 64, "stream": true,
+				"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": r.gw.key})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			text, events := anthropicStream(t, body)
+			if text != r.continuedText() || events["message_start"] != 1 || events["message_stop"] != 1 || events["error"] != 0 ||
+				events["content_block_start"] != 1 {
+				t.Errorf("continued Anthropic stream: text %q events %v, want %q with one message_start / block start / message_stop:\n%s",
+					text, events, r.continuedText(), body)
+			}
+		})
 		t.Run("fallback rejects prefill", func(t *testing.T) {
 			r := newContinueRig(t, two, nil, nil)
 			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
@@ -637,4 +652,36 @@ func TestRescueStallAndErrorEventAreContinued(t *testing.T) {
 			r.expectContinued(r.ask(true), 2)
 		})
 	})
+}
+
+// anthropicStream assembles the text of an Anthropic Messages stream and
+// counts its events by name.
+func anthropicStream(t *testing.T, body []byte) (string, map[string]int) {
+	t.Helper()
+	var text strings.Builder
+	events := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			events[name]++
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type  string `json:"type"`
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" {
+			text.WriteString(ev.Delta.Text)
+		}
+	}
+	return text.String(), events
 }
