@@ -21,7 +21,7 @@ import (
 // Safe stream continuation: when a committed stream breaks (cut, stall,
 // upstream error event) after some assistant text reached the client, another
 // eligible target that accepts an assistant prefill (providers.Provider.
-// AssistantPrefill) is sent the original request plus the delivered text as a
+// AssistantPrefill, per model via Provider.Prefills) is sent the original request plus the delivered text as a
 // trailing assistant message, and its answer is streamed into the same client
 // stream without its opening frames: the client receives one complete answer
 // with one usage. When no target can continue, or the continuation is refused
@@ -69,7 +69,7 @@ func (g *Gateway) continueStream(s *streamState, rc *http.ResponseController, br
 		return false
 	}
 	for _, cand := range req.plan.Candidates {
-		if cand.Key() == a.cand.Key() || !cand.Conn.Provider.AssistantPrefill {
+		if cand.Key() == a.cand.Key() || !cand.Conn.Provider.Prefills(cand.Model) {
 			continue
 		}
 		if len(req.attempts) >= g.general().MaxAttempts || a.r.Context().Err() != nil {

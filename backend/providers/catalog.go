@@ -46,6 +46,23 @@ type Provider struct {
 	// (Anthropic Messages does), so it can finish a broken stream from the
 	// text already delivered. OpenAI Chat answers a new turn instead.
 	AssistantPrefill bool
+	// NoPrefillModels lists model name prefixes of a prefill-capable provider
+	// that refuse a trailing assistant message (none known today).
+	NoPrefillModels []string
+}
+
+// Prefills reports whether model on this provider continues a trailing
+// assistant message: the provider's capability, minus its NoPrefillModels.
+func (p Provider) Prefills(model string) bool {
+	if !p.AssistantPrefill {
+		return false
+	}
+	for _, prefix := range p.NoPrefillModels {
+		if strings.HasPrefix(model, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // Catalog is the immutable provider list.
