@@ -131,15 +131,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		return false, false
 	}
 	s := a.newStreamState()
-	s.filter = openingFilter(req.format, prev.deliveredEndsInSpace)
-	stop := s.armWatchdog()
-	defer stop()
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
-	if _, err := a.w.Write([]byte(note)); err != nil {
-		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
-		return true, false
-	}
+	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)
+	stop := s.armWatchdog()
+	defer stop()
 	_, _, readErr, gone := s.pump(firstByte, resp, true, rc)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
@@ -148,7 +144,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
 	if !complete {
 		a.finish(s.failureVerdict(readErr))
-		return s.text.Len() > 0, false
+		return wrote, false
 	}
 	if s.tr != nil {
 		s.pending = s.tr.End(s.pending)
@@ -160,6 +156,20 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
 	return true, true
+}
+
+// announced prefixes the first non-empty output of filter with note (the SSE
+// comment saying the answer was continued) and records that it was written,
+// so a continuation that fails before its first frame leaves no trace.
+func announced(note string, filter func([]byte) []byte, wrote *bool) func([]byte) []byte {
+	return func(in []byte) []byte {
+		out := filter(in)
+		if *wrote || len(out) == 0 {
+			return out
+		}
+		*wrote = true
+		return append([]byte(note), out...)
+	}
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' }
