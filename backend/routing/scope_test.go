@@ -21,7 +21,9 @@ type scopePolicy struct {
 	lockout bool
 }
 
-func (p scopePolicy) CooldownOptions() cooldown.Options { return cooldown.Options{FailureStreak: p.streak} }
+func (p scopePolicy) CooldownOptions() cooldown.Options {
+	return cooldown.Options{FailureStreak: p.streak}
+}
 func (p scopePolicy) LockoutSettings() lockout.Settings {
 	s := lockout.DefaultSettings()
 	s.Enabled = p.lockout
