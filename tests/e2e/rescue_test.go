@@ -349,6 +349,25 @@ func TestRescueClientErrorsReturnedAsIs(t *testing.T) {
 	})
 }
 
+// TestRescueWaitsOutItsOwnCooldowns: both targets answer 429 with hints too
+// long for an in-place retry (retryMaxHintMs 1 s here) but short for the
+// combo's cooldown wait: the request waits for the soonest cooldown its own
+// attempts wrote and is answered, instead of an immediate 429.
+func TestRescueWaitsOutItsOwnCooldowns(t *testing.T) {
+	t.Parallel()
+	forEachLayout(t, func(t *testing.T, two bool) {
+		r := newRescue(t, two, nil, map[string]any{"failover": map[string]any{"retryMaxHintMs": 1000}})
+		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "2"}, Times: 1})
+		r.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "3"}, Times: 1})
+		p := r.ask(false)
+		r.answered(p, false)
+		r.expect(p, primaryModel, 3, 2, 1)
+		if p.elapsed < 2*time.Second || p.elapsed > 3*time.Second {
+			t.Errorf("answered after %v, want just past the soonest (2 s) cooldown", p.elapsed)
+		}
+	})
+}
+
 // TestRescueAllRateLimited: every target rate limited → 429 whose Retry-After
 // is the real cooldown, before and after the attempts.
 func TestRescueAllRateLimited(t *testing.T) {
@@ -392,6 +411,9 @@ func TestRescueQuotaExhausted(t *testing.T) {
 		r.fallbackFault(quota)
 		p := r.ask(false)
 		checkRateLimited(t, "quota", p, "QUOTA_EXHAUSTED")
+		if p.elapsed > 2*time.Second {
+			t.Errorf("a quota exhaustion was waited for (%v)", p.elapsed)
+		}
 		if got := p.resp.Header.Get("Retry-After"); got != "7200" {
 			t.Errorf("Retry-After %q, want 7200 (the announced reset)", got)
 		}
