@@ -429,6 +429,7 @@ func (t *Ticket) release() {
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	now := e.clk.Now()
 	c.mu.Lock()
+	prev := c.cd
 	var next cooldown.State
 	var changed bool
 	if v.OK() {
@@ -440,8 +441,8 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 		c.cd = next
 	}
 	c.mu.Unlock()
-	if !changed {
-		return
+	if !changed || CooldownFields(prev) == CooldownFields(next) {
+		return // nothing persisted moved (e.g. only the in-memory failure streak)
 	}
 	if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
 		e.onError(err)
