@@ -223,6 +223,16 @@ func TestRescue429ShortRetryAfter(t *testing.T) {
 		if p.elapsed < 2*time.Second {
 			t.Errorf("answered after %v, want at least the 2 s hint", p.elapsed)
 		}
+		// A plain model (no combo) is retried in place the same way.
+		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "1"}, Times: 1})
+		start := time.Now()
+		resp, body := r.gw.chat(r.gw.key, "p/"+primaryModel, false)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Attempts") != "2" || time.Since(start) < time.Second {
+			t.Errorf("plain model: %d, attempts %s after %v: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Attempts"), time.Since(start), body)
+		}
+		if ph, _ := r.hits(); ph != 4 {
+			t.Errorf("primary hits %d, want 4", ph)
+		}
 	})
 }
 
