@@ -341,13 +341,13 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	switch {
 	case v.Kind == verdict.KindRateLimit && v.Scope != verdict.ScopeConnection:
 		if v.RetryAfter > 0 && cs.UseUpstreamRetryHints {
-			e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code)
+			e.lockoutChanged("locked", e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
 			return
 		}
-		e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0)
+		e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 	case recoverable(v.Kind):
 		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
-			e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0)
+			e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 			e.stats.resetStreak(c.Key())
 		}
 	}
