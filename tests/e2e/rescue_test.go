@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -462,10 +461,11 @@ func TestRescueAlways5xxStopsWastingAttempts(t *testing.T) {
 }
 
 // TestRescueFlappingPrimary: a primary down for a while and healthy afterwards
-// (scaled from 60 s down / 20 requests 4 s apart / used again within 30 s to
-// 3 s / 20 requests 150 ms apart / within 1.5 s, with a 1 s breaker reset
-// timeout and a 200 ms cooldown ladder capped at 800 ms): every request is
-// answered, and the primary serves again soon after it recovers.
+// (the 60 s down / 20 requests 4 s apart / used again within 30 s,
+// scaled to 2.5 s down / 20 requests 250 ms apart / used again within 1.5 s,
+// with a 1 s breaker reset timeout and a 200 ms cooldown ladder capped at
+// 800 ms): every request is answered, and the primary serves again soon after
+// it recovers.
 func TestRescueFlappingPrimary(t *testing.T) {
 	t.Parallel()
 	forEachLayout(t, func(t *testing.T, two bool) {
@@ -474,25 +474,29 @@ func TestRescueFlappingPrimary(t *testing.T) {
 			"connectionCooldown": map[string]any{"apikey": map[string]any{"baseCooldownMs": 200, "maxBackoffSteps": 2}},
 		})
 		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
-		const down = 3 * time.Second
+		const (
+			down    = 2500 * time.Millisecond
+			spacing = 250 * time.Millisecond
+		)
 		start := time.Now()
 		var recoveredAt time.Time
-		var once sync.Once
-		var backAt time.Duration = -1
+		backAt := time.Duration(-1)
 		for i := 0; i < 20; i++ {
-			if time.Since(start) >= down {
-				once.Do(func() { r.up.ClearFaults(); recoveredAt = time.Now() })
+			time.Sleep(time.Until(start.Add(time.Duration(i) * spacing)))
+			if recoveredAt.IsZero() && time.Since(start) >= down {
+				r.up.ClearFaults()
+				recoveredAt = time.Now()
 			}
 			p := r.ask(false)
 			r.answered(p, false)
 			if !recoveredAt.IsZero() && backAt < 0 && p.model() == primaryModel {
 				backAt = time.Since(recoveredAt)
 			}
-			time.Sleep(150 * time.Millisecond)
 		}
 		if recoveredAt.IsZero() {
-			t.Fatal("the suite ended before the primary recovered")
+			t.Fatal("the requests ended before the primary recovered")
 		}
+		t.Logf("primary serving again %v after recovery", backAt)
 		if backAt < 0 || backAt > 1500*time.Millisecond {
 			t.Errorf("primary used again %v after recovery, want within 1.5 s", backAt)
 		}
