@@ -40,17 +40,19 @@ func deltaText(up translate.Format, ev sse.Event) string {
 	return gjson.GetBytes(ev.Data, "choices.0.delta.content").String()
 }
 
-// continuable reports whether a broken stream may be continued at all.
-func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	req := s.a.req
+// continuationOn reports whether a stream of this request could be continued
+// (the setting, a plan to pick from, a client format a splice keeps valid:
+// Responses clients read a stateful item sequence a spliced answer would break).
+func (g *Gateway) continuationOn(req *request) bool {
 	if g.resil == nil || !g.resil().Failover.StreamContinuation || req.plan == nil {
 		return false
 	}
-	if v.Kind == verdict.KindClientCanceled || s.nonText || strings.TrimSpace(s.text.String()) == "" {
-		return false
-	}
-	// Responses clients read a stateful item sequence a spliced answer would break.
 	return req.format == translate.Chat || req.format == translate.Messages
+}
+
+// continuable reports whether this broken stream may be continued.
+func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && strings.TrimSpace(s.text.String()) != ""
 }
 
 // continueStream tries to finish a broken committed stream on another target.

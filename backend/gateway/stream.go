@@ -51,8 +51,10 @@ type streamState struct {
 	// text is the assistant text relayed so far (the prefill a continuation
 	// sends); nonText is set once reasoning or a tool call was relayed, which
 	// no prefill can carry.
-	text    strings.Builder
-	nonText bool
+	text     strings.Builder
+	nonText  bool
+	keepText bool // only when a continuation could use it
+
 	// filter, when set, rewrites client bytes before they are written (a
 	// continuation drops the opening frames the client already has).
 	filter func([]byte) []byte
@@ -76,7 +78,8 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 }
 
 func (a *attemptCtx) newStreamState() *streamState {
-	return &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now())}
+	return &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
+		keepText: a.g.continuationOn(a.req)}
 }
 
 // pump reads the upstream stream event by event, committing the client
@@ -136,7 +139,9 @@ func (s *streamState) handle(ev sse.Event) bool {
 	switch f.Kind {
 	case watchdog.Content:
 		s.ready = true
-		s.text.WriteString(deltaText(upFmt, ev))
+		if s.keepText {
+			s.text.WriteString(deltaText(upFmt, ev))
+		}
 	case watchdog.ToolCall, watchdog.Reasoning:
 		s.ready, s.nonText = true, true
 	case watchdog.End:
