@@ -381,3 +381,42 @@ func TestStreamStallRecordsErrorWithoutCooldown(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureStreakCoolsAnAlways5xxConnection (guide §2): a connection that
+// answers 503 to every request is cooled after failover.failureStreak (3)
+// consecutive failures, while its healthy sibling keeps serving; it stays out
+// for exactly the 3 s ladder rung and is tried again at its end.
+func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
+	e := newEnv(t)
+	bad := e.addConn("bad", "key-a", 1)
+	good := e.addConn("good", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	want := []struct {
+		attempts string
+		hitsA    int
+	}{{"3", 2}, {"2", 3}, {"1", 3}}
+	for i, w := range want {
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good ||
+			resp.Header.Get("X-OmniRoute-Attempts") != w.attempts || e.up.Hits("key-a") != w.hitsA {
+			t.Fatalf("request %d: %d via %s, attempts %s, key-a hits %d; want attempts %s, hits %d: %s", i+1, resp.StatusCode,
+				resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), resp.Header.Get("X-OmniRoute-Attempts"), e.up.Hits("key-a"),
+				w.attempts, w.hitsA, body)
+		}
+	}
+	_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	a := cd["connections"].([]any)[0].(map[string]any)
+	if a["id"] != bad || a["status"] != "cooling_down" || a["cooldownRemainingMs"].(float64) != 3000 || a["backoffLevel"].(float64) != 1 {
+		t.Fatalf("the always-5xx connection: %v, want cooling 3000 ms at level 1", a)
+	}
+	e.clk.Advance(3*time.Second - time.Millisecond)
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if e.up.Hits("key-a") != 3 {
+		t.Fatalf("tried 1 ms before its cooldown ends: hits %d", e.up.Hits("key-a"))
+	}
+	e.clk.Advance(time.Millisecond)
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if e.up.Hits("key-a") == 3 {
+		t.Fatal("not tried again when its cooldown ended")
+	}
+}
