@@ -40,7 +40,7 @@ func (a *API) ComputeHealth() Health {
 		h.ProviderHealth[s.Provider] = map[string]any{"state": s.State, "failures": s.Failures,
 			"lastFailure": last, "retryAfterMs": s.RetryAfter.Milliseconds()}
 	}
-	h.Lockouts = a.Engine.Lockouts().Count()
+	h.Lockouts = len(a.Engine.ModelLocks())
 	if a.Leases != nil {
 		h.Leases = a.Leases.CountActive()
 	}
@@ -95,7 +95,7 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	out["connectionHealth"] = map[string]any{"coolingDown": h.CoolingDown, "terminal": h.Terminal,
 		"total": h.Total, "soonestRetryAfterMs": h.SoonestRetryMs}
 	lockouts := []map[string]any{}
-	for _, e := range a.Engine.Lockouts().List() {
+	for _, e := range a.Engine.ModelLocks() {
 		lockouts = append(lockouts, a.lockoutJSON(e, a.Clock.Now()))
 	}
 	out["lockouts"] = lockouts

@@ -8,7 +8,7 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
-	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/routing"
 )
 
 func (a *API) lockoutRoutes(m *mux.Router) {
@@ -17,20 +17,21 @@ func (a *API) lockoutRoutes(m *mux.Router) {
 }
 
 // lockoutJSON renders one lockout for the dashboard and the health payload.
-func (a *API) lockoutJSON(e lockout.Entry, now time.Time) map[string]any {
+func (a *API) lockoutJSON(m routing.ModelLock, now time.Time) map[string]any {
+	e := m.Entry
 	name := ""
 	if c, ok := a.Engine.Registry().Get(e.ConnectionID); ok {
 		name = c.Name
 	}
 	return map[string]any{"provider": e.Provider, "connectionId": e.ConnectionID, "connectionName": name, "model": e.Model,
 		"scope": e.Scope, "reason": e.Reason, "status": e.Status, "failureCount": e.FailureCount,
-		"remainingMs": e.Remaining(now).Milliseconds(), "expiresAt": e.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+		"remainingMs": e.Remaining(now).Milliseconds(), "expiresAt": e.ExpiresAt.UTC().Format(time.RFC3339Nano), "layer": m.Layer}
 }
 
 // lockoutsByConnection groups the active lockouts per connection id.
 func (a *API) lockoutsByConnection(now time.Time) map[string][]map[string]any {
 	out := map[string][]map[string]any{}
-	for _, e := range a.Engine.Lockouts().List() {
+	for _, e := range a.Engine.ModelLocks() {
 		out[e.ConnectionID] = append(out[e.ConnectionID], a.lockoutJSON(e, now))
 	}
 	return out
@@ -39,7 +40,7 @@ func (a *API) lockoutsByConnection(now time.Time) map[string][]map[string]any {
 func (a *API) listModelCooldowns(w http.ResponseWriter, r *http.Request) {
 	now := a.Clock.Now()
 	items := []map[string]any{}
-	for _, e := range a.Engine.Lockouts().List() {
+	for _, e := range a.Engine.ModelLocks() {
 		items = append(items, a.lockoutJSON(e, now))
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"items": items})
@@ -64,9 +65,9 @@ func (a *API) clearModelCooldowns(w http.ResponseWriter, r *http.Request) {
 	var removed int
 	switch {
 	case in.All:
-		removed = a.Engine.Lockouts().ClearAll()
+		removed = a.Engine.ClearAllModelLocks()
 	case in.ConnectionID != "" || in.Model != "":
-		removed = a.Engine.Lockouts().Clear(in.Provider, in.ConnectionID, in.Model)
+		removed = a.Engine.ClearModelLocks(in.Provider, in.ConnectionID, in.Model)
 	default:
 		httpx.WriteError(w, errs.New(errs.Invalid, "SELECTION_REQUIRED", "send {\"provider\",\"connectionId\",\"model\"} or {\"all\":true}"))
 		return

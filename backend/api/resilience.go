@@ -126,7 +126,7 @@ func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
 	}
 	lockoutsCleared := 0
 	for _, c := range targets {
-		lockoutsCleared += a.Engine.Lockouts().ClearConnection(c.ID)
+		lockoutsCleared += a.Engine.ClearConnectionLocks(c.ID)
 	}
 	if lockoutsCleared > 0 && a.Events != nil {
 		a.Events.Publish("lockout", map[string]any{"action": "cleared", "removed": lockoutsCleared})

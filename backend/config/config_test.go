@@ -111,6 +111,9 @@ func TestResiliencePatchErrorsNameTheField(t *testing.T) {
 		{`{"requestQueue":{"maxWaitMs":1.5}}`, "requestQueue.maxWaitMs", "must be a whole number"},
 		{`{"streamStallCooldown":{"enabled":1}}`, "streamStallCooldown.enabled", "must be true or false"},
 		{`{"modelLockout":{"errorCodes":[200]}}`, "modelLockout.errorCodes", "not an HTTP error status"},
+		{`{"failover":{"retryMaxHintMs":60001}}`, "failover.retryMaxHintMs", "at most 60000"},
+		{`{"failover":{"retryMaxHintMs":-1}}`, "failover.retryMaxHintMs", ""},
+		{`{"failover":{"streamContinuation":"yes"}}`, "failover.streamContinuation", "must be true or false"},
 	}
 	for _, tt := range tests {
 		_, err := h.PatchResilience([]byte(tt.patch))
@@ -118,5 +121,25 @@ func TestResiliencePatchErrorsNameTheField(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Message, tt.msg) {
 			t.Errorf("%s: %v, want %s %q", tt.patch, err, tt.field, tt.msg)
 		}
+	}
+}
+
+// TestFailoverSettings: defaults (5 s in-place hint limit, one retry, streak 3,
+// 1 h quota cooldown, continuation on), the accepted boundary, and clamps.
+func TestFailoverSettings(t *testing.T) {
+	h, err := NewHolder(memKV{}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := h.Resilience().Failover
+	if f != (Failover{RetryMaxHintMs: 5000, RetriesPerTarget: 1, FailureStreak: 3, QuotaCooldownMs: 3_600_000, StreamContinuation: true}) {
+		t.Fatalf("defaults %+v", f)
+	}
+	r, err := h.PatchResilience([]byte(`{"failover":{"retryMaxHintMs":60000,"failureStreak":1000,"retriesPerTarget":9,"quotaCooldownMs":1,"streamContinuation":false}}`))
+	if err != nil {
+		t.Fatalf("boundary patch refused: %v", err)
+	}
+	if f := r.Failover; f.RetryMaxHintMs != 60000 || f.FailureStreak != 100 || f.RetriesPerTarget != 5 || f.QuotaCooldownMs != 1000 || f.StreamContinuation {
+		t.Fatalf("after patch %+v, want 60000 / clamped 100, 5, 1000 / off", f)
 	}
 }

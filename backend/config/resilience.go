@@ -22,7 +22,33 @@ type Resilience struct {
 	StreamStallCooldown        Toggle             `json:"streamStallCooldown"`
 	StreamRecovery             StreamRecovery     `json:"streamRecovery"`
 	ModelLockout               ModelLockout       `json:"modelLockout"`
+	Failover                   Failover           `json:"failover"`
 }
+
+// Failover tunes how the attempt loop rescues a request (in-place retry of
+// the transient, repeated-failure backoff, quota cooldowns, stream continuation).
+type Failover struct {
+	// RetryMaxHintMs is the longest upstream Retry-After a 429 may carry and still
+	// be retried on the same target after waiting it out (0 turns that off).
+	RetryMaxHintMs int64 `json:"retryMaxHintMs"`
+	// RetriesPerTarget bounds in-place retries of a transient failure (429 with a
+	// short hint, 5xx or reset before the first byte) for plain models; combos use
+	// their own maxRetriesPerTarget.
+	RetriesPerTarget int `json:"retriesPerTarget"`
+	// FailureStreak consecutive 5xx / transport failures on one connection, across
+	// its models, cool it with the exponential ladder (0 turns it off).
+	FailureStreak int `json:"failureStreak"`
+	// QuotaCooldownMs cools a connection whose quota is exhausted when the
+	// upstream announced no reset.
+	QuotaCooldownMs int64 `json:"quotaCooldownMs"`
+	// StreamContinuation lets a broken committed stream be finished by another
+	// target that accepts an assistant prefill.
+	StreamContinuation bool `json:"streamContinuation"`
+}
+
+// MaxRetryHintMs is the largest accepted failover.retryMaxHintMs: a longer wait
+// belongs to comboCooldownWait or the client, not to an in-place retry.
+const MaxRetryHintMs = 60_000
 
 // Toggle is a section with only an on/off switch.
 type Toggle struct {
@@ -145,6 +171,8 @@ func DefaultResilience(getenv func(string) string) Resilience {
 			MinBytesPerSecond: 8, MinMeasurableBytes: 64}},
 		ModelLockout: ModelLockout{Enabled: false, ErrorCodes: []int{403, 404, 429, 502, 503, 504}, BaseCooldownMs: 120_000,
 			MaxCooldownMs: 1_800_000, MaxBackoffSteps: 10, UseExponentialBackoff: true},
+		Failover: Failover{RetryMaxHintMs: 5_000, RetriesPerTarget: 1, FailureStreak: cooldown.DefaultFailureStreak,
+			QuotaCooldownMs: cooldown.DefaultQuotaCooldown.Milliseconds(), StreamContinuation: true},
 	}
 	if v, ok := envInt(getenv("RATE_LIMIT_MAX_WAIT_MS")); ok {
 		r.RequestQueue.MaxWaitMs = v
@@ -212,6 +240,10 @@ func (r *Resilience) clamp() {
 	m.BaseCooldownMs = clamp64(m.BaseCooldownMs, 1000, day)
 	m.MaxCooldownMs = clamp64(m.MaxCooldownMs, 1000, day)
 	m.MaxBackoffSteps = int(clamp64(int64(m.MaxBackoffSteps), 0, 20))
+	f := &r.Failover
+	f.RetriesPerTarget = int(clamp64(int64(f.RetriesPerTarget), 0, 5))
+	f.FailureStreak = int(clamp64(int64(f.FailureStreak), 0, 100))
+	f.QuotaCooldownMs = clamp64(f.QuotaCooldownMs, 1000, day)
 }
 
 // Validate rejects values no clamp can make sense of.
@@ -220,6 +252,9 @@ func (r Resilience) Validate() error {
 		if b.DegradationThreshold >= b.FailureThreshold && b.DegradationThreshold != 0 {
 			return &FieldError{"providerBreaker." + name + ".degradationThreshold", "must be below failureThreshold (0 derives it)"}
 		}
+	}
+	if r.Failover.RetryMaxHintMs > MaxRetryHintMs {
+		return &FieldError{"failover.retryMaxHintMs", fmt.Sprintf("must be at most %d (longer waits belong to comboCooldownWait)", MaxRetryHintMs)}
 	}
 	m := r.ModelLockout
 	if m.MaxCooldownMs < m.BaseCooldownMs {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"omniroute/backend/routing"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,6 +31,9 @@ type request struct {
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.
 	bodies map[translate.Format][]byte
+	// plan is the current round's plan (a broken stream's continuation picks
+	// its target from it).
+	plan *routing.Plan
 }
 
 // decode reads and validates the client body for its format, cheaply: only

@@ -116,6 +116,9 @@ type AttemptRecord struct {
 	Verdict      string `json:"verdict"`
 	Code         string `json:"code,omitempty"`
 	LatencyMs    int64  `json:"latencyMs"`
+	// ContinuedFromChars is set on an attempt that continued a broken stream:
+	// how many characters of the answer the client had before it took over.
+	ContinuedFromChars int `json:"continuedFromChars,omitempty"`
 }
 
 func msSince(t0, t1 time.Time) int64 { return t1.Sub(t0).Milliseconds() }

@@ -33,8 +33,11 @@ const maxResponseBody = 64 << 20
 // run is the attempt loop: plan (a model or a combo, ordered, with every
 // exclusion and its reason), then each candidate admitted through the
 // resilience layers right before dispatch, failover on retryable verdicts only,
-// bounded same-target retries in combos, a hard cap on attempts and on time,
-// and cooldown-aware waiting for combos when only short transient timers block.
+// bounded in-place retries of the transient, a hard cap on attempts and on
+// time, and cooldown-aware waiting for combos when only short transient timers
+// block (including the ones this request's own failures wrote). A failure
+// excludes only the scope its verdict names: the target for a model-scoped
+// failure, the whole connection only for account-level evidence.
 func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) error {
 	set := g.general()
 	in := routing.PlanInput{Model: req.model, Access: req.client.Access, SessionKey: sessionKey(r)}
@@ -46,8 +49,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		in.LeaseOwner, in.LeaseConnection, in.SessionKey = lease.ownerHash, lease.connectionID, ""
 	}
 	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
-	tried := map[string]bool{}     // candidates attempted in this round
-	exhausted := map[string]bool{} // connections that failed at account level in this request
+	rs := newRound()
 	var last *failure
 	var plan routing.Plan
 	waits := 0
@@ -64,19 +66,24 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			}
 			in.LeaseConnection = lease.connectionID
 		}
+		req.plan = &plan
 		excluded := plan.Excluded
 		queue := plan.Candidates
 		for len(queue) > 0 {
 			cand := queue[0]
 			queue = queue[1:]
-			if tried[cand.Key()] || exhausted[cand.Conn.ID] {
+			if rs.tried[cand.Key()] {
+				continue
+			}
+			if x := rs.skip(cand); x != nil {
+				excluded = append(excluded, *x)
 				continue
 			}
 			if len(req.attempts) >= set.MaxAttempts || g.clk.Now().Sub(req.start) > budget {
 				queue = nil
 				break
 			}
-			tried[cand.Key()] = true
+			rs.tried[cand.Key()] = true
 			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
 			if x != nil {
 				excluded = append(excluded, *x)
@@ -95,9 +102,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				return nil
 			}
 			last = f
-			if f.v.CoolConnection || f.v.Terminal != "" {
-				exhausted[cand.Conn.ID] = true
-			}
+			rs.exclude(cand, f.v)
 			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
 				// A larger-context target, not the same model again.
 				if larger := g.engine.LargerContext(plan.Combo, cand, queue); len(larger) > 0 {
@@ -110,7 +115,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				return f.clientError()
 			}
 		}
-		plan.Excluded = excluded
+		plan.Excluded = g.currentExclusions(in, excluded)
 		wait, ok := g.cooldownWait(plan, req, waits)
 		if !ok {
 			break
@@ -119,23 +124,70 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		if err := sleepCtx(r.Context(), wait); err != nil {
 			return nil // the client went away while waiting
 		}
-		tried, exhausted = map[string]bool{}, map[string]bool{}
+		rs = newRound()
 	}
 	return terminalError(req, last, plan, g.clk.Now())
 }
 
-// tryTarget admits and attempts one candidate, with the combo's same-target
-// retries for transient failures (backoff with jitter, honouring Retry-After).
-func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan routing.Plan, cand routing.Candidate,
-	lease *leaseCtx) (*failure, bool, *routing.Exclusion) {
-	retries := 0
-	if plan.Combo != nil {
-		retries = 1
-		if n := plan.Combo.Config.MaxRetriesPerTarget; n != nil {
-			retries = *n
+// round is one pass over the plan: which targets were attempted and which
+// connections failed at account level (excluded whole, with the reason).
+type round struct {
+	tried     map[string]bool   // candidate keys attempted in this round
+	exhausted map[string]string // connection id → code of its account-level failure
+}
+
+func newRound() *round { return &round{tried: map[string]bool{}, exhausted: map[string]string{}} }
+
+// exclude applies a failure's scope: the target is always done for the round;
+// the connection only when the verdict blames the account (a connection
+// cooldown or a terminal state). Model-scoped failures leave the connection's
+// other models to be tried.
+func (rs *round) exclude(c routing.Candidate, v verdict.Verdict) {
+	if v.CoolConnection || v.Terminal != "" {
+		rs.exhausted[c.Conn.ID] = v.Code
+	}
+}
+
+// skip returns the exclusion of a candidate whose connection failed at account
+// level earlier in this round, so no target is left out without a reason.
+func (rs *round) skip(c routing.Candidate) *routing.Exclusion {
+	code, ok := rs.exhausted[c.Conn.ID]
+	if !ok {
+		return nil
+	}
+	return &routing.Exclusion{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey, Model: c.Model,
+		Reason: "connection_failed", Detail: code}
+}
+
+// currentExclusions is the up-to-date picture after a round: the layers'
+// exclusions now (cooldowns and locks this request's own failures wrote
+// included) plus the round's own refusals that the layers do not record.
+func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclusion) []routing.Exclusion {
+	in.DryRun = true
+	fresh, err := g.engine.Plan(in)
+	if err != nil {
+		return round
+	}
+	out := fresh.Excluded
+	seen := make(map[string]bool, len(out))
+	for _, x := range out {
+		seen[x.ConnectionID+"|"+x.Model] = true
+	}
+	for _, x := range round {
+		if !seen[x.ConnectionID+"|"+x.Model] {
+			out = append(out, x)
 		}
 	}
+	return out
+}
+
+// tryTarget admits and attempts one candidate, retrying a transient failure in
+// place (see retryDelay) within the attempt cap and the time budget.
+func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan routing.Plan, cand routing.Candidate,
+	lease *leaseCtx) (*failure, bool, *routing.Exclusion) {
+	retries := g.retriesPerTarget(plan)
 	set := g.general()
+	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
 	if g.resil != nil {
 		if rs := g.resil(); rs.QuotaShareConcurrencyLimit.Enabled {
 			release := g.engine.AcquireSlot(r.Context(), cand, time.Duration(rs.RequestQueue.MaxWaitMs)*time.Millisecond)
@@ -160,34 +212,72 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
 			return f, done, nil
 		}
-		switch f.v.Kind {
-		case verdict.KindServer, verdict.KindTransport, verdict.KindTimeout:
-		default:
+		delay, ok := g.retryDelay(f.v, attempt)
+		if !ok || g.clk.Now().Add(delay).Sub(req.start) > budget {
 			return f, false, nil
-		}
-		if f.v.CoolConnection {
-			return f, false, nil // the connection is cooling: a retry would be refused
 		}
 		prev = f
-		delay := backoff(attempt, f.v.RetryAfter)
-		if delay > 5*time.Second {
-			return f, false, nil
-		}
 		if sleepCtx(r.Context(), delay) != nil {
 			return &failure{v: f.v, clientGone: true}, false, nil
 		}
 	}
 }
 
-// backoff is the same-target retry delay: the upstream's hint when it gave one,
+// retriesPerTarget is how many in-place retries a target gets: the combo's
+// maxRetriesPerTarget, or failover.retriesPerTarget for a plain model.
+func (g *Gateway) retriesPerTarget(plan routing.Plan) int {
+	if plan.Combo != nil {
+		if n := plan.Combo.Config.MaxRetriesPerTarget; n != nil {
+			return *n
+		}
+		return 1
+	}
+	if g.resil == nil {
+		return 1
+	}
+	return g.resil().Failover.RetriesPerTarget
+}
+
+// retryDelay decides whether a failed attempt is retried on the same target
+// and after how long: a 5xx or a reset before the first byte (after the
+// upstream's hint, else a short jittered backoff), and a 429 whose hint is at
+// most failover.retryMaxHintMs (after the hint plus jitter, so the cooldown the
+// 429 wrote has passed). Timeouts, account-level failures without a short
+// hint and everything else move on at once.
+func (g *Gateway) retryDelay(v verdict.Verdict, attempt int) (time.Duration, bool) {
+	maxHint := 5 * time.Second
+	if g.resil != nil {
+		maxHint = time.Duration(g.resil().Failover.RetryMaxHintMs) * time.Millisecond
+	}
+	switch v.Kind {
+	case verdict.KindServer, verdict.KindTransport:
+		if v.CoolConnection || v.RetryAfter > maxHint {
+			return 0, false
+		}
+		return backoff(attempt, v.RetryAfter), true
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
+		if v.RetryAfter <= 0 || v.RetryAfter > maxHint {
+			return 0, false
+		}
+		return backoff(attempt, v.RetryAfter), true
+	}
+	return 0, false
+}
+
+// backoff is the in-place retry delay: the upstream's hint plus up to 10 %
+// jitter (never less than the hint: the cooldown it wrote must have passed),
 // otherwise 250 ms doubling per retry with up to 25 % jitter.
 func backoff(attempt int, hint time.Duration) time.Duration {
 	if hint > 0 {
-		return hint
+		return hint + retryMargin + time.Duration(rand.Int64N(int64(hint/10)+1))
 	}
 	d := 250 * time.Millisecond << attempt
 	return d + time.Duration(rand.Int64N(int64(d/4)+1))
 }
+
+// retryMargin keeps an in-place retry after a hint clear of the cooldown
+// boundary the hint wrote.
+const retryMargin = 20 * time.Millisecond
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -203,7 +293,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // cooldownWait decides whether a combo request waits out a short transient
 // exclusion instead of failing (comboCooldownWait): only timers that are
 // transient (never quota, auth or not-found), within maxWaitMs, the attempt
-// count and the time budget.
+// count and the time budget. plan.Excluded is the current picture, so the
+// cooldowns this request's own failures wrote count too.
 func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time.Duration, bool) {
 	if plan.Combo == nil || g.resil == nil {
 		return 0, false
@@ -214,7 +305,7 @@ func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time
 	}
 	var soonest time.Duration
 	for _, x := range plan.Excluded {
-		if !x.Transient || x.Remaining <= 0 {
+		if !x.Transient || x.Remaining <= 0 || x.Reason == "lease_held" {
 			continue
 		}
 		if soonest == 0 || x.Remaining < soonest {
@@ -278,6 +369,9 @@ type attemptCtx struct {
 	t0     time.Time
 	rec    AttemptRecord
 	ticket *routing.Ticket
+	// deliveredEndsInSpace: the text this broken attempt delivered ended in
+	// white space, which its continuation's prefill leaves out.
+	deliveredEndsInSpace bool
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {

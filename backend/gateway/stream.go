@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,16 @@ type streamState struct {
 	sawEnd    bool
 	streamErr error
 	usage     gjson.Result
+	// text is the assistant text relayed so far (the prefill a continuation
+	// sends); nonText is set once reasoning or a tool call was relayed, which
+	// no prefill can carry.
+	text     strings.Builder
+	nonText  bool
+	keepText bool // only when a continuation could use it
+
+	// filter, when set, rewrites client bytes before they are written (a
+	// continuation drops the opening frames the client already has).
+	filter func([]byte) []byte
 }
 
 // relayStream relays an SSE answer event by event through the stall and
@@ -55,18 +66,33 @@ type streamState struct {
 // bytes are committed the stream ends either complete or with an error event
 // the client can see, never with a clean end after a truncated answer.
 func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
-	g := a.g
-	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(g.watchConfig(), g.wall.Now())}
+	s := a.newStreamState()
 	stopWatch := s.armWatchdog()
 	defer stopWatch()
+	committed, rc, readErr, gone := s.pump(firstByte, resp, false, nil)
+	if gone {
+		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
+		return &failure{clientGone: true}, true
+	}
+	return s.end(committed, rc, readErr)
+}
 
+func (a *attemptCtx) newStreamState() *streamState {
+	return &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
+		keepText: a.g.continuationOn(a.req)}
+}
+
+// pump reads the upstream stream event by event, committing the client
+// stream at the first progress frame (unless it is already committed, as for
+// a continuation) and writing translated bytes as they come. gone reports a
+// client that stopped reading.
+func (s *streamState) pump(firstByte *time.Timer, resp *http.Response, committed bool, rc *http.ResponseController) (
+	_ bool, _ *http.ResponseController, readErr error, gone bool) {
+	a, g := s.a, s.a.g
 	bufp := g.bufs.Get().(*[]byte)
 	defer g.bufs.Put(bufp)
 	buf := *bufp
 	var parser sse.Parser
-	committed := false
-	var rc *http.ResponseController
-	var readErr error
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
@@ -77,28 +103,30 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 		if err == io.EOF {
 			parser.Flush(s.handle)
 		}
-		if s.ready && !committed && s.streamErr == nil {
+		if s.ready && s.streamErr == nil {
 			firstByte.Stop()
-			rc = a.commitStream()
-			committed = true
+			if !committed {
+				rc = a.commitStream()
+				committed = true
+			}
 		}
 		if committed && len(s.pending) > 0 {
+			if s.filter != nil {
+				s.pending = s.filter(s.pending)
+			}
 			if _, werr := a.w.Write(s.pending); werr != nil {
-				a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
-				return &failure{clientGone: true}, true
+				return committed, rc, werr, true
 			}
 			s.pending = s.pending[:0]
 			_ = rc.Flush()
 		}
 		if err != nil {
-			readErr = err
-			break
+			return committed, rc, err, false
 		}
 		if s.streamErr != nil {
-			break
+			return committed, rc, nil, false
 		}
 	}
-	return s.end(committed, rc, readErr)
 }
 
 // handle takes one upstream event: watchdog, end/error detection, translation.
@@ -109,8 +137,13 @@ func (s *streamState) handle(ev sse.Event) bool {
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
 	switch f.Kind {
-	case watchdog.Content, watchdog.ToolCall, watchdog.Reasoning:
+	case watchdog.Content:
 		s.ready = true
+		if s.keepText {
+			s.text.WriteString(deltaText(upFmt, ev))
+		}
+	case watchdog.ToolCall, watchdog.Reasoning:
+		s.ready, s.nonText = true, true
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:
@@ -251,6 +284,16 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 	a.finish(v)
 	if !committed {
 		return &failure{v: v}, false
+	}
+	if len(s.pending) > 0 { // what arrived before the break is the client's
+		if s.filter != nil {
+			s.pending = s.filter(s.pending)
+		}
+		_, _ = a.w.Write(s.pending)
+		s.pending = s.pending[:0]
+	}
+	if a.g.continueStream(s, rc, v) {
+		return nil, true
 	}
 	a.req.log.ErrorCode = v.Code
 	s.pending = s.errorEvent(s.pending, v.Code, "stream interrupted: "+v.Message)

@@ -27,6 +27,9 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 		return e
 	}
 	transient, timed := soonest(x, true), soonest(x, false)
+	if q := soonestQuota(x); q > 0 && transient == 0 && onlyTimed(x) {
+		return quotaExhausted(req, q, now, plan)
+	}
 	if transient > 0 && onlyLockouts(x) {
 		return rateLimited(req, "every target's model is in a short transient lockout", transient, now, plan)
 	}
@@ -42,14 +45,34 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 	return e
 }
 
-// attemptsFailed maps the last attempt's verdict when attempts were made.
+// attemptsFailed maps the attempts' verdicts when attempts were made: every
+// attempt limited (rate, concurrency or quota) → 429 with Retry-After = the
+// real soonest eligibility (the earliest timed exclusion now, which includes
+// the cooldowns these attempts wrote), quota only → 429 QUOTA_EXHAUSTED with
+// the announced reset; otherwise the last attempt's verdict decides, and 502
+// is left for genuine upstream breakage.
 func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Time) error {
 	v := last.v
+	if kinds := attemptKinds(req); kinds.limited && !kinds.other {
+		if kinds.onlyQuota {
+			if q := soonestQuota(plan.Excluded); q > 0 {
+				return quotaExhausted(req, q, now, plan)
+			}
+		}
+		wait := soonest(plan.Excluded, false)
+		if wait <= 0 {
+			wait = v.RetryAfter
+		}
+		if wait <= 0 {
+			wait = time.Second
+		}
+		return rateLimited(req, "every target is rate limited; last: "+v.Message, wait, now, plan)
+	}
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
-		wait := v.RetryAfter
-		if s := soonest(plan.Excluded, true); s > 0 && (wait <= 0 || s < wait) {
-			wait = s
+		wait := soonest(plan.Excluded, true)
+		if wait <= 0 {
+			wait = v.RetryAfter
 		}
 		if wait <= 0 {
 			wait = time.Second
@@ -65,6 +88,64 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	e := errs.New(errs.Upstream, "ALL_ATTEMPTS_FAILED", "all %d attempt(s) for %q failed; last: %s", len(req.attempts), req.model, v.Message)
 	e.Details = diagnostics(plan.Excluded)
 	return e
+}
+
+// limitKinds summarises the verdicts of a request's attempts.
+type limitKinds struct {
+	limited   bool // some attempt hit a rate, concurrency or quota limit
+	onlyQuota bool // every limited attempt was a quota exhaustion
+	other     bool // some attempt failed for another reason
+}
+
+func attemptKinds(req *request) limitKinds {
+	k := limitKinds{onlyQuota: true}
+	for _, a := range req.attempts {
+		switch verdict.Kind(a.Verdict) {
+		case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
+			k.limited, k.onlyQuota = true, false
+		case verdict.KindQuota:
+			k.limited = true
+		case verdict.KindClientCanceled:
+		default:
+			k.other = true
+		}
+	}
+	return k
+}
+
+// quotaExhausted is the 429 when only exhausted quotas block: Retry-After is
+// the earliest announced reset (or the long default cooldown).
+func quotaExhausted(req *request, wait time.Duration, now time.Time, plan routing.Plan) error {
+	e := errs.New(errs.RateLimited, "QUOTA_EXHAUSTED", "the upstream quota for %q is exhausted; it resets in %ds", req.model, seconds(wait))
+	e.Details = map[string]any{"retry_after": seconds(wait), "reset_at": now.Add(wait).UTC().Format(time.RFC3339)}
+	for k, v := range diagnostics(plan.Excluded) {
+		e.Details[k] = v
+	}
+	return e.WithRetryAfter(wait)
+}
+
+// soonestQuota is the earliest end of a quota cooldown among the exclusions.
+func soonestQuota(excluded []routing.Exclusion) time.Duration {
+	var s time.Duration
+	for _, x := range excluded {
+		if x.Detail != string(verdict.KindQuota) || !x.Timed() {
+			continue
+		}
+		if s == 0 || x.Remaining < s {
+			s = x.Remaining
+		}
+	}
+	return s
+}
+
+// onlyTimed reports whether every exclusion ends by itself.
+func onlyTimed(excluded []routing.Exclusion) bool {
+	for _, x := range excluded {
+		if !x.Timed() {
+			return false
+		}
+	}
+	return len(excluded) > 0
 }
 
 // rateLimited is the 429 with retry_after / reset_at from the earliest expiry.
@@ -117,10 +198,22 @@ func soonest(excluded []routing.Exclusion, transientOnly bool) time.Duration {
 	return s
 }
 
+// rateLimitExclusion reports a model lock or cooldown, or a connection cooled
+// by a rate or concurrency limit: the exclusions a 429 describes.
+func rateLimitExclusion(x routing.Exclusion) bool {
+	switch x.Reason {
+	case "model_lockout", "model_cooldown":
+		return true
+	case "connection_cooldown":
+		return x.Detail == string(verdict.KindRateLimit) || x.Detail == string(verdict.KindConcurrencyLimit)
+	}
+	return false
+}
+
 func onlyLockouts(excluded []routing.Exclusion) bool {
 	any := false
 	for _, x := range excluded {
-		if x.Reason != "model_lockout" {
+		if !rateLimitExclusion(x) {
 			return false
 		}
 		any = any || x.Transient

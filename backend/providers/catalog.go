@@ -46,6 +46,27 @@ type Provider struct {
 	// upstream's GET /models cannot be read (OAuth backends without a models
 	// route, a key without list permission, an upstream that is down).
 	DefaultModels []string
+	// AssistantPrefill: the provider continues a trailing assistant message
+	// (Anthropic Messages does), so it can finish a broken stream from the
+	// text already delivered. OpenAI Chat answers a new turn instead.
+	AssistantPrefill bool
+	// NoPrefillModels lists model name prefixes of a prefill-capable provider
+	// that refuse a trailing assistant message (none known today).
+	NoPrefillModels []string
+}
+
+// Prefills reports whether model on this provider continues a trailing
+// assistant message: the provider's capability, minus its NoPrefillModels.
+func (p Provider) Prefills(model string) bool {
+	if !p.AssistantPrefill {
+		return false
+	}
+	for _, prefix := range p.NoPrefillModels {
+		if strings.HasPrefix(model, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // Catalog is the immutable provider list.
@@ -59,8 +80,10 @@ func NewCatalog() *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
 		{ID: "openai", Name: "OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"}, DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"}},
-		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels},
-		{ID: "claude", Name: "Claude (subscription OAuth)", Category: CategoryOAuth, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, DefaultModels: anthropicModels},
+		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels,
+			AssistantPrefill: true},
+		{ID: "claude", Name: "Claude (subscription OAuth)", Category: CategoryOAuth, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, DefaultModels: anthropicModels,
+			AssistantPrefill: true},
 		{ID: "codex", Name: "OpenAI Codex (ChatGPT OAuth)", Category: CategoryOAuth, Format: FormatOpenAI, BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"}, DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"}},
 		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
@@ -74,7 +97,8 @@ func NewCatalog() *Catalog {
 		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"}},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"}},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true},
-		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true},
+		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,
+			AssistantPrefill: true},
 	}
 	c := &Catalog{byID: map[string]Provider{}, list: list}
 	for _, p := range list {

@@ -65,6 +65,10 @@ type Engine struct {
 	breakers *breaker.Registry
 	window   *breaker.WindowGate
 	lockouts *lockout.Table
+	// cools holds the model cooldowns: short, always-on exclusions of one model
+	// on one connection written from model-scoped evidence (a model's 429, a
+	// streak of 5xx / resets on it) when the opt-in model lockout does not apply.
+	cools    *lockout.Table
 	combos   *Combos
 	leases   LeaseView
 	pins     PinView
@@ -104,7 +108,8 @@ func NewEngine(d EngineDeps) *Engine {
 	if d.Combos == nil {
 		d.Combos = NewCombos()
 	}
-	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, combos: d.Combos, leases: d.Leases,
+	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts,
+		cools: lockout.New(d.Clock), combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
 		policy: d.Policy, observer: d.Observer, onError: d.OnError, agentMap: d.AgentMap}
 }
@@ -125,6 +130,20 @@ func (e *Engine) modelLocked(c Candidate) *Exclusion {
 	}
 	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
+		x.Transient = transientCode(entry.Reason)
+		return x
+	}
+	return nil
+}
+
+// ModelCooldowns returns the model cooldown table (model-scoped evidence
+// without the opt-in lockout).
+func (e *Engine) ModelCooldowns() *lockout.Table { return e.cools }
+
+// modelCooling reports a model cooldown covering this candidate's model.
+func (e *Engine) modelCooling(c Candidate) *Exclusion {
+	if entry, ok := e.cools.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
+		x := e.exclusion(c, "model_cooldown", entry.Reason, entry.Remaining(e.clk.Now()))
 		x.Transient = transientCode(entry.Reason)
 		return x
 	}
@@ -159,6 +178,9 @@ func (e *Engine) Check(c Candidate) *Exclusion {
 	if x := e.modelLocked(c); x != nil {
 		return x
 	}
+	if x := e.modelCooling(c); x != nil {
+		return x
+	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
 	if st := b.Status(); st.State == breaker.Open {
 		x := e.exclusion(c, "circuit_open", "", st.RetryAfter)
@@ -175,8 +197,11 @@ func (e *Engine) checkConn(c Candidate, now time.Time) *Exclusion {
 	}
 	if reason == "connection_cooldown" {
 		x := e.exclusion(c, "connection_cooldown", "", remaining)
-		switch c.Conn.Cooldown().LastErrorType {
-		case string(verdict.KindQuota), string(verdict.KindAuth), string(verdict.KindForbidden), string(verdict.KindRequestRejected):
+		kind := c.Conn.Cooldown().LastErrorType
+		x.Detail = kind // what cooled it: quota waits for its reset, answered 429 with it
+		switch kind {
+		case string(verdict.KindQuota):
+		case string(verdict.KindAuth), string(verdict.KindForbidden), string(verdict.KindRequestRejected):
 		default:
 			x.Transient = true
 		}
@@ -202,6 +227,9 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 		return nil, x
 	}
 	if x := e.modelLocked(c); x != nil {
+		return nil, x
+	}
+	if x := e.modelCooling(c); x != nil {
 		return nil, x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
@@ -294,7 +322,44 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if t.e.recordLockout(t.cand, v) {
 		return
 	}
+	t.e.recordModelCooldown(t.cand, v)
 	t.e.recordCooldown(t.cand.Conn, v)
+}
+
+// recordModelCooldown writes model-scoped evidence into the model cooldowns
+// when the lockout layer did not take it: a model's 429 cools the model for the
+// upstream's hint (or the connection ladder), and FailureStreak consecutive
+// recoverable failures of one model cool that model with the ladder. Success
+// decays the model's cooldown history.
+func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
+	provider := c.Conn.Provider.ID
+	streak := e.stats.streak(c.Key(), v)
+	if v.OK() {
+		e.cools.Decay(provider, c.Conn.ID, c.Model)
+		return
+	}
+	cs := c.Conn.overrides.apply(e.policy.CooldownSettings(c.Conn.Category()))
+	ladder := lockout.Settings{Enabled: true, BaseCooldown: cs.BaseCooldown, MaxCooldown: cs.MaxHintCooldown,
+		MaxBackoffSteps: cs.MaxBackoffSteps, UseExponentialBackoff: true}
+	switch {
+	case v.Kind == verdict.KindRateLimit && v.Scope != verdict.ScopeConnection:
+		if v.RetryAfter > 0 && cs.UseUpstreamRetryHints {
+			e.lockoutChanged("locked", e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
+			return
+		}
+		e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
+	case recoverable(v.Kind):
+		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
+			e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
+			e.stats.resetStreak(c.Key())
+		}
+	}
+}
+
+// recoverable reports the failures that say nothing alone but, repeated, show
+// the target (or, across models, the connection) is broken.
+func recoverable(k verdict.Kind) bool {
+	return k == verdict.KindServer || k == verdict.KindTransport || k == verdict.KindTimeout
 }
 
 // recordLockout applies the model lockout layer. It returns true when the
@@ -327,9 +392,17 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	default:
 		return false // account-level kinds (auth, ban, credits, concurrency) stay with the connection
 	}
+	if v.Kind == verdict.KindRateLimit && v.Scope == verdict.ScopeConnection {
+		return false // the upstream said the whole account is limited
+	}
 	entry := e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter)
 	e.lockoutChanged("locked", entry)
-	return v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout
+	// The model is locked, not the connection; recoverable failures still count
+	// towards the connection's cross-model streak (guide §2).
+	if recoverable(v.Kind) {
+		e.recordCooldown(c.Conn, v)
+	}
+	return true
 }
 
 func (e *Engine) lockoutChanged(action string, entry lockout.Entry) {
@@ -359,6 +432,7 @@ func (t *Ticket) release() {
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	now := e.clk.Now()
 	c.mu.Lock()
+	prev := c.cd
 	var next cooldown.State
 	var changed bool
 	if v.OK() {
@@ -370,8 +444,8 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 		c.cd = next
 	}
 	c.mu.Unlock()
-	if !changed {
-		return
+	if !changed || CooldownFields(prev) == CooldownFields(next) {
+		return // nothing persisted moved (e.g. only the in-memory failure streak)
 	}
 	if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
 		e.onError(err)
@@ -421,3 +495,37 @@ func (e *Engine) AcquireSlot(ctx context.Context, c Candidate, maxWait time.Dura
 	}
 	return func() { sem.Release(1) }
 }
+
+// ModelLock is one active model exclusion: a lockout (the opt-in layer) or a
+// model cooldown (model-scoped evidence without it).
+type ModelLock struct {
+	lockout.Entry
+	// Layer is "model_lockout" or "model_cooldown", as in Exclusion.Reason.
+	Layer string
+}
+
+// ModelLocks lists the active model lockouts and model cooldowns.
+func (e *Engine) ModelLocks() []ModelLock {
+	var out []ModelLock
+	for _, x := range e.lockouts.List() {
+		out = append(out, ModelLock{Entry: x, Layer: "model_lockout"})
+	}
+	for _, x := range e.cools.List() {
+		out = append(out, ModelLock{Entry: x, Layer: "model_cooldown"})
+	}
+	return out
+}
+
+// ClearModelLocks removes the lockouts and model cooldowns covering model on a
+// connection ("" matches any provider / model); returns how many active ones went.
+func (e *Engine) ClearModelLocks(provider, connectionID, model string) int {
+	return e.lockouts.Clear(provider, connectionID, model) + e.cools.Clear(provider, connectionID, model)
+}
+
+// ClearConnectionLocks removes every lockout and model cooldown of a connection.
+func (e *Engine) ClearConnectionLocks(connectionID string) int {
+	return e.lockouts.ClearConnection(connectionID) + e.cools.ClearConnection(connectionID)
+}
+
+// ClearAllModelLocks removes every lockout and model cooldown.
+func (e *Engine) ClearAllModelLocks() int { return e.lockouts.ClearAll() + e.cools.ClearAll() }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing/strategy"
 )
 
@@ -57,6 +58,8 @@ type targetMeta struct {
 	lastGoodAt time.Time
 	resetAt    time.Time
 	remaining  float64
+	// failStreak counts consecutive recoverable failures of this target.
+	failStreak int
 }
 
 // stats keeps per-target counters for the strategies.
@@ -87,6 +90,26 @@ func (s *stats) meta(key string) *targetMeta {
 		s.byKey[key] = m
 	}
 	return m
+}
+
+// streak folds an outcome into a target's consecutive recoverable failure count
+// and returns it: a success or any other outcome restarts it.
+func (s *stats) streak(key string, v verdict.Verdict) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.meta(key)
+	if recoverable(v.Kind) {
+		m.failStreak++
+	} else {
+		m.failStreak = 0
+	}
+	return m.failStreak
+}
+
+func (s *stats) resetStreak(key string) {
+	s.mu.Lock()
+	s.meta(key).failStreak = 0
+	s.mu.Unlock()
 }
 
 func (s *stats) state(comboID string) *strategy.State {

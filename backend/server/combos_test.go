@@ -31,6 +31,12 @@ func (e *env) patchResilience(p map[string]any) {
 	}
 }
 
+// isolateBreaker turns off the in-place retry and the §2 failure streak, so a
+// test counts one breaker failure per request and no connection cooldown.
+func (e *env) isolateBreaker() {
+	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 0, "retriesPerTarget": 0}})
+}
+
 func target(model string) map[string]any { return map[string]any{"model": model} }
 
 // TestComboFallbackOpensBreakerAndRecovers: the first target answers 503
@@ -38,7 +44,8 @@ func target(model string) map[string]any { return map[string]any{"model": model}
 // after the first recovers traffic returns to it within one reset timeout.
 func TestComboFallbackOpensBreakerAndRecovers(t *testing.T) {
 	e := newEnv(t)
-	e.patchResilience(map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 4, "degradationThreshold": 2}}})
+	e.patchResilience(map[string]any{"providerBreaker": map[string]any{"apikey": map[string]any{"failureThreshold": 4, "degradationThreshold": 2}},
+		"failover": map[string]any{"failureStreak": 0}}) // the breaker alone, not the §2 streak
 	e.addEndpoint("first", "key-a")
 	second := e.addEndpoint("backup", "key-b")
 	e.addCombo("coding", "priority", target("first/gpt-4o-mini"), target("backup/gpt-4o-mini"))
@@ -125,18 +132,41 @@ func TestComboTerminalErrors(t *testing.T) {
 	})
 }
 
-// TestExhaustedConnectionNotRetriedByALaterLeg: a connection that hit its rate
-// limit on the first target is not tried again for a later target of the same request.
+// TestExhaustedConnectionNotRetriedByALaterLeg: a connection whose account
+// hit its limit on the first target is not tried again for a later target of
+// the same request (the skipped leg names why); a model-scoped 429 leaves the
+// connection's other models to serve.
 func TestExhaustedConnectionNotRetriedByALaterLeg(t *testing.T) {
-	e := newEnv(t)
-	e.addEndpoint("a", "key-a")
-	other := e.addEndpoint("b", "key-b")
-	e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429})
-	resp, _ := e.chat("legs", false, nil)
-	if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != other || e.up.Hits("key-a") != 1 {
-		t.Fatalf("status %d served %s key-a hits %d", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), e.up.Hits("key-a"))
-	}
+	t.Run("account-wide 429 skips the connection", func(t *testing.T) {
+		e := newEnv(t)
+		e.addEndpoint("a", "key-a")
+		other := e.addEndpoint("b", "key-b")
+		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"X-RateLimit-Scope": "account"}})
+		resp, _ := e.chat("legs", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != other || e.up.Hits("key-a") != 1 {
+			t.Fatalf("status %d served %s key-a hits %d", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), e.up.Hits("key-a"))
+		}
+	})
+	t.Run("model 429 keeps the connection's other models", func(t *testing.T) {
+		e := newEnv(t)
+		a := e.addEndpoint("a", "key-a")
+		e.addEndpoint("b", "key-b")
+		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Models: []string{"m1"}})
+		for i := 0; i < 3; i++ {
+			resp, _ := e.chat("legs", false, nil)
+			if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != a || resp.Header.Get("X-OmniRoute-Model") != "m2" {
+				t.Fatalf("request %d: status %d served %s/%s, want a/m2", i, resp.StatusCode,
+					resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), resp.Header.Get("X-OmniRoute-Model"))
+			}
+		}
+		// The first request hit m1 once (no hint: no in-place retry) then m2; the
+		// next ones skip the cooled m1 and go straight to m2.
+		if got := e.up.Hits("key-a"); got != 4 {
+			t.Fatalf("key-a hits %d, want 4 (m1 once, m2 three times)", got)
+		}
+	})
 }
 
 func TestExplainNamesEveryCandidateAndWhy(t *testing.T) {
@@ -153,7 +183,7 @@ func TestExplainNamesEveryCandidateAndWhy(t *testing.T) {
 	c := m["candidates"].([]any)
 	first, second := c[0].(map[string]any), c[1].(map[string]any)
 	if m["combo"].(map[string]any)["strategy"] != "priority" || first["status"] != "eligible" || !strings.Contains(first["provider"].(string), ":b") ||
-		second["status"] != "excluded" || second["reason"] != "connection_cooldown" || second["remainingMs"].(float64) != 42000 {
+		second["status"] != "excluded" || second["reason"] != "model_cooldown" || second["remainingMs"].(float64) != 42000 {
 		t.Fatalf("explain %v", m)
 	}
 	// The models list names the combo both ways.

@@ -43,7 +43,7 @@ func TestEventStreamShowsCooldownLive(t *testing.T) {
 	if h := next("health"); !strings.Contains(h, `"status":"healthy"`) {
 		t.Fatalf("first health %s", h)
 	}
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "30"}})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "30", "X-RateLimit-Scope": "account"}})
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
 	if c := next("connection"); !strings.Contains(c, `"status":"cooling_down"`) || !strings.Contains(c, `"cooldownRemainingMs":30000`) {
 		t.Fatalf("connection event %s", c)

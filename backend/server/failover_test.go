@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +15,20 @@ import (
 // happens before the first byte, the next one in priority order serves and the
 // client sees a normal answer.
 func TestFailoverJSONAndStream(t *testing.T) {
+	// primaryHits: a 5xx or a reset before the first byte is retried once in
+	// place before moving on; a 429 whose hint is longer than
+	// failover.retryMaxHintMs (5 s) moves on at once.
 	faults := []struct {
-		name  string
-		fault fakeupstream.Fault
+		name        string
+		fault       fakeupstream.Fault
+		primaryHits int
 	}{
-		{"500", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500}},
-		{"502", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502}},
-		{"503", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503}},
-		{"429 with Retry-After", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}}},
-		{"reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders}},
-		{"hard reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders, HardReset: true}},
+		{"500", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500}, 2},
+		{"502", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502}, 2},
+		{"503", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503}, 2},
+		{"429 with Retry-After", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}}, 1},
+		{"reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders}, 2},
+		{"hard reset before headers", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders, HardReset: true}, 2},
 	}
 	for _, stream := range []bool{false, true} {
 		for _, f := range faults {
@@ -44,8 +49,8 @@ func TestFailoverJSONAndStream(t *testing.T) {
 				if got := resp.Header.Get("X-OmniRoute-Selected-Connection-Id"); got != second {
 					t.Fatalf("served by %q, want the secondary %q", got, second)
 				}
-				if got := resp.Header.Get("X-OmniRoute-Attempts"); got != "2" {
-					t.Fatalf("attempts header %q, want 2", got)
+				if got, want := resp.Header.Get("X-OmniRoute-Attempts"), itoa(f.primaryHits+1); got != want {
+					t.Fatalf("attempts header %q, want %s", got, want)
 				}
 				if !strings.Contains(string(body), "key-b") && !(stream && strings.Contains(string(body), "ey-b")) {
 					t.Fatalf("answer not from key-b: %s", body)
@@ -53,8 +58,8 @@ func TestFailoverJSONAndStream(t *testing.T) {
 				if stream && !strings.Contains(string(body), "[DONE]") {
 					t.Fatalf("stream not complete: %s", body)
 				}
-				if e.up.Hits("key-a") != 1 || e.up.Hits("key-b") != 1 {
-					t.Fatalf("hits a=%d b=%d, want 1 and 1", e.up.Hits("key-a"), e.up.Hits("key-b"))
+				if e.up.Hits("key-a") != f.primaryHits || e.up.Hits("key-b") != 1 {
+					t.Fatalf("hits a=%d b=%d, want %d and 1", e.up.Hits("key-a"), e.up.Hits("key-b"), f.primaryHits)
 				}
 			})
 		}
@@ -204,3 +209,5 @@ func TestSaturationShedsLoad(t *testing.T) {
 		t.Fatalf("the admitted request: %d", code)
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -218,6 +219,9 @@ func TestCountTokensAndAnthropicErrors(t *testing.T) {
 
 // TestStreamFaultsNeverLie: each upstream stream fault ends, for the client,
 // either complete or with a visible error; before any content it fails over.
+// With stream continuation on (the default), a break after content is
+// finished by the other Anthropic connection (which takes a prefill): the
+// stream then ends complete and says it was continued, never truncated.
 func TestStreamFaultsNeverLie(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -234,37 +238,48 @@ func TestStreamFaultsNeverLie(t *testing.T) {
 		{"error event first", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 0}, true, false},
 		{"malformed event dropped", fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 1}, false, false},
 	}
-	for _, client := range []string{"chat", "messages"} {
-		for _, tt := range tests {
-			t.Run(client+"/"+tt.name, func(t *testing.T) {
-				e := newEnv(t)
-				e.addAnthropicConn("first", "key-a", 1)
-				second := e.addAnthropicConn("second", "key-b", 2)
-				e.up.SetFault("key-a", tt.fault)
-				var resp *http.Response
-				var body []byte
-				if client == "chat" {
-					resp, body = e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
-				} else {
-					resp, body = e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 64,
-						"stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
-				}
-				s := string(body)
-				served := resp.Header.Get("X-OmniRoute-Selected-Connection-Id")
-				ended := strings.Contains(s, "[DONE]") || strings.Contains(s, "message_stop")
-				errored := strings.Contains(s, "stream interrupted")
-				switch {
-				case tt.failover && (served != second || !ended || errored):
-					t.Fatalf("want failover: served %s ended %v errored %v\n%s", served, ended, errored, s)
-				case tt.wantError && served == second && ended && !errored:
-					// The fault arrived before anything was flushed to the client,
-					// so failing over was still safe.
-				case tt.wantError && (ended || !errored):
-					t.Fatalf("want visible error, no clean end: ended %v errored %v\n%s", ended, errored, s)
-				case !tt.failover && !tt.wantError && (!ended || errored):
-					t.Fatalf("want complete: ended %v errored %v\n%s", ended, errored, s)
-				}
-			})
+	for _, cont := range []bool{false, true} {
+		for _, client := range []string{"chat", "messages"} {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("continuation=%v/%s/%s", cont, client, tt.name), func(t *testing.T) {
+					e := newEnv(t)
+					e.patchResilience(map[string]any{"failover": map[string]any{"streamContinuation": cont}})
+					e.addAnthropicConn("first", "key-a", 1)
+					second := e.addAnthropicConn("second", "key-b", 2)
+					e.up.SetFault("key-a", tt.fault)
+					var resp *http.Response
+					var body []byte
+					if client == "chat" {
+						resp, body = e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+					} else {
+						resp, body = e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 64,
+							"stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+					}
+					s := string(body)
+					served := resp.Header.Get("X-OmniRoute-Selected-Connection-Id")
+					ended := strings.Contains(s, "[DONE]") || strings.Contains(s, "message_stop")
+					errored := strings.Contains(s, "stream interrupted")
+					continued := strings.Contains(s, ": omniroute continued the answer on anthropic-compatible/")
+					switch {
+					case continued && !cont:
+						t.Fatalf("continued with continuation off:\n%s", s)
+					case cont && tt.wantError:
+						if !ended || errored || (served != second && !continued) {
+							t.Fatalf("want a complete answer (continued, or failed over before the first flush): ended %v errored %v\n%s",
+								ended, errored, s)
+						}
+					case tt.failover && (served != second || !ended || errored):
+						t.Fatalf("want failover: served %s ended %v errored %v\n%s", served, ended, errored, s)
+					case tt.wantError && served == second && ended && !errored:
+						// The fault arrived before anything was flushed to the client,
+						// so failing over was still safe.
+					case tt.wantError && (ended || !errored):
+						t.Fatalf("want visible error, no clean end: ended %v errored %v\n%s", ended, errored, s)
+					case !tt.failover && !tt.wantError && (!ended || errored):
+						t.Fatalf("want complete: ended %v errored %v\n%s", ended, errored, s)
+					}
+				})
+			}
 		}
 	}
 }

@@ -134,7 +134,8 @@ func TestSessionAffinityKeepsAndMovesPins(t *testing.T) {
 	a := e.addConn("a", "key-a", 1)
 	b := e.addConn("b", "key-b", 2)
 	session := map[string]string{"X-Session-Id": "agent-7"}
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500, Times: 1})
+	// Two 500s: the attempt and its in-place retry; then b serves.
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500, Times: 2})
 	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, session)
 	if resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != b {
 		t.Fatal("first request not served by b")
@@ -151,7 +152,7 @@ func TestSessionAffinityKeepsAndMovesPins(t *testing.T) {
 	if resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, session); resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != b {
 		t.Fatal("pin lost on restart")
 	}
-	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60"}, Times: 1})
+	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60", "X-RateLimit-Scope": "account"}, Times: 1})
 	e.chat("openai-compatible/gpt-4o-mini", false, session) // b cools, the session moves to a
 	e.clk.Advance(time.Second)
 	if resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, session); resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != a {

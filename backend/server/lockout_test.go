@@ -135,3 +135,29 @@ func TestLongRetryInfoBecomesModelLockout(t *testing.T) {
 		t.Fatalf("lock did not expire: %d", resp.StatusCode)
 	}
 }
+
+// TestDisablingLockoutReleasesLocks: a model locked by the lockout serves
+// again as soon as the operator turns the lockout off; turning it off again
+// (no change) or changing another setting leaves nothing behind.
+func TestDisablingLockoutReleasesLocks(t *testing.T) {
+	e := newEnv(t)
+	e.enableLockout()
+	e.addOpenAIConn("oa", "key-a", []string{"gpt-4o"})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 404, Times: 1})
+	if resp, _ := e.chat("openai/gpt-4o", false, nil); resp.StatusCode != 404 {
+		t.Fatalf("first: %d", resp.StatusCode)
+	}
+	if resp, _ := e.chat("openai/gpt-4o", false, nil); resp.StatusCode != 503 {
+		t.Fatalf("locked model: %d, want 503", resp.StatusCode)
+	}
+	if len(e.lockouts()) != 1 {
+		t.Fatalf("lockouts %v, want one", e.lockouts())
+	}
+	e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": false}})
+	if locks := e.lockouts(); len(locks) != 0 {
+		t.Fatalf("lockouts after disabling: %v", locks)
+	}
+	if resp, body := e.chat("openai/gpt-4o", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("after disabling the lockout: %d %s", resp.StatusCode, body)
+	}
+}

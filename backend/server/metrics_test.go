@@ -11,7 +11,9 @@ func TestMetricsExposeStateAndTraffic(t *testing.T) {
 	e := newEnv(t)
 	e.addConn("a", "key-a", 1)
 	e.addConn("b", "key-b", 2)
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1})
+	// An account-wide 429 cools the connection (a plain one cools only the model).
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Headers: map[string]string{"X-RateLimit-Scope": "account"}})
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
 	resp, body := e.do("GET", "/metrics", nil, map[string]string{"Authorization": "Bearer " + e.token})
 	s := string(body)

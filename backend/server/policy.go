@@ -23,12 +23,14 @@ func (p settingsPolicy) CooldownSettings(category string) cooldown.Settings {
 		prof = cc.OAuth
 	}
 	return cooldown.Settings{BaseCooldown: ms(prof.BaseCooldownMs), UseUpstreamRetryHints: prof.UseUpstreamRetryHints,
-		MaxBackoffSteps: prof.MaxBackoffSteps, MaxHintCooldown: ms(prof.MaxHintCooldownMs)}.Normalize()
+		MaxBackoffSteps: prof.MaxBackoffSteps, MaxHintCooldown: ms(prof.MaxHintCooldownMs),
+		QuotaCooldown: ms(p.h.Resilience().Failover.QuotaCooldownMs)}.Normalize()
 }
 
 // CooldownOptions returns the cooldown switches.
 func (p settingsPolicy) CooldownOptions() cooldown.Options {
-	return cooldown.Options{StallCooldown: p.h.Resilience().StreamStallCooldown.Enabled}
+	r := p.h.Resilience()
+	return cooldown.Options{StallCooldown: r.StreamStallCooldown.Enabled, FailureStreak: r.Failover.FailureStreak}
 }
 
 // ProviderCooldownEnabled reports the opt-in provider window gate switch.

@@ -42,8 +42,9 @@ func breakerState(h map[string]any, provider string) string {
 }
 
 // TestRetryAfterSevenSkipsConnectionForSevenSeconds: the reference product
-// ignored `Retry-After: 7`; here the connection leaves routing for exactly 7 s
-// while the other one serves.
+// ignored `Retry-After: 7`; here the model leaves routing on that connection
+// for exactly 7 s (a model cooldown: the connection's other models keep
+// serving) while the other connection serves.
 func TestRetryAfterSevenSkipsConnectionForSevenSeconds(t *testing.T) {
 	e := newEnv(t)
 	first := e.addConn("primary", "key-a", 1)
@@ -60,8 +61,12 @@ func TestRetryAfterSevenSkipsConnectionForSevenSeconds(t *testing.T) {
 	}
 	conns := cd["connections"].([]any)
 	a := conns[0].(map[string]any)
-	if a["id"] != first || a["status"] != "cooling_down" || a["cooldownRemainingMs"].(float64) != 7000 {
+	lk, _ := a["lockouts"].([]any)
+	if a["id"] != first || a["status"] != "model_locked" || len(lk) != 1 {
 		t.Fatalf("cooldown entry = %v", a)
+	}
+	if l := lk[0].(map[string]any); l["layer"] != "model_cooldown" || l["remainingMs"].(float64) != 7000 || l["model"] != "gpt-4o-mini" {
+		t.Fatalf("model cooldown = %v", l)
 	}
 
 	e.clk.Advance(7*time.Second - time.Millisecond)
@@ -87,6 +92,7 @@ func TestRetryAfterSevenSkipsConnectionForSevenSeconds(t *testing.T) {
 // direct request gets 503 with Retry-After; reset closes it.
 func TestBreakerOpensAtExactlyItsThreshold(t *testing.T) {
 	e := newEnv(t)
+	e.isolateBreaker()
 	e.addEndpoint("wall", "key-a")
 	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 	const provider = "openai-compatible:wall"
@@ -238,6 +244,7 @@ func TestResilienceSettingsPrecedenceAndValidation(t *testing.T) {
 	}
 
 	// The new threshold governs the breaker.
+	e.isolateBreaker()
 	e.addEndpoint("five", "key-a")
 	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 502})
 	for i := 1; i <= 5; i++ {
@@ -259,7 +266,7 @@ func TestCooldownManagerClearsTransientButNotTerminal(t *testing.T) {
 	cooled := e.addConn("cooled", "key-a", 1)
 	banned := e.addConn("banned", "key-b", 2)
 	e.addConn("fine", "key-c", 3)
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Headers: map[string]string{"X-RateLimit-Scope": "account"}})
 	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Times: 1,
 		Body: `{"error":{"message":"Your account has been suspended for violating our policies","type":"permission_error"}}`})
 	resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
@@ -308,7 +315,7 @@ func TestCooldownSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	e.addConn("primary", "key-a", 1)
 	second := e.addConn("secondary", "key-b", 2)
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60"}, Times: 1})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60", "X-RateLimit-Scope": "account"}, Times: 1})
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
 	e.restart()
 	e.clk.Advance(59 * time.Second)
@@ -372,5 +379,44 @@ func TestStreamStallRecordsErrorWithoutCooldown(t *testing.T) {
 				t.Fatalf("status %v, want %s", a["status"], wantStatus)
 			}
 		})
+	}
+}
+
+// TestFailureStreakCoolsAnAlways5xxConnection (guide §2): a connection that
+// answers 503 to every request is cooled after failover.failureStreak (3)
+// consecutive failures, while its healthy sibling keeps serving; it stays out
+// for exactly the 3 s ladder rung and is tried again at its end.
+func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
+	e := newEnv(t)
+	bad := e.addConn("bad", "key-a", 1)
+	good := e.addConn("good", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	want := []struct {
+		attempts string
+		hitsA    int
+	}{{"3", 2}, {"2", 3}, {"1", 3}}
+	for i, w := range want {
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good ||
+			resp.Header.Get("X-OmniRoute-Attempts") != w.attempts || e.up.Hits("key-a") != w.hitsA {
+			t.Fatalf("request %d: %d via %s, attempts %s, key-a hits %d; want attempts %s, hits %d: %s", i+1, resp.StatusCode,
+				resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), resp.Header.Get("X-OmniRoute-Attempts"), e.up.Hits("key-a"),
+				w.attempts, w.hitsA, body)
+		}
+	}
+	_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	a := cd["connections"].([]any)[0].(map[string]any)
+	if a["id"] != bad || a["status"] != "cooling_down" || a["cooldownRemainingMs"].(float64) != 3000 || a["backoffLevel"].(float64) != 1 {
+		t.Fatalf("the always-5xx connection: %v, want cooling 3000 ms at level 1", a)
+	}
+	e.clk.Advance(3*time.Second - time.Millisecond)
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if e.up.Hits("key-a") != 3 {
+		t.Fatalf("tried 1 ms before its cooldown ends: hits %d", e.up.Hits("key-a"))
+	}
+	e.clk.Advance(time.Millisecond)
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if e.up.Hits("key-a") == 3 {
+		t.Fatal("not tried again when its cooldown ended")
 	}
 }

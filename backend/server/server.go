@@ -158,12 +158,6 @@ func (s *Server) wire() error {
 	window := breaker.NewWindowGate(clk, func(provider string) breaker.WindowProfile {
 		return policy.windowProfile(categoryOf(catalog, provider))
 	})
-	settings.OnResilienceChange(func(config.Resilience) {
-		bus.Publish("settings", map[string]any{"section": "resilience"})
-		for _, snap := range breakers.Snapshots() {
-			breakers.Get(snap.Provider).SetProfile(policy.breakerProfile(categoryOf(catalog, snap.Provider)))
-		}
-	})
 
 	pins := affinity.New(clk, func() time.Duration {
 		return time.Duration(settings.General().SessionAffinityTTLMs) * time.Millisecond
@@ -181,6 +175,25 @@ func (s *Server) wire() error {
 		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
 
 	s.engine = engine
+	lockoutOn := settings.Resilience().ModelLockout.Enabled
+	var lockoutMu sync.Mutex
+	settings.OnResilienceChange(func(r config.Resilience) {
+		bus.Publish("settings", map[string]any{"section": "resilience"})
+		for _, snap := range breakers.Snapshots() {
+			breakers.Get(snap.Provider).SetProfile(policy.breakerProfile(categoryOf(catalog, snap.Provider)))
+		}
+		lockoutMu.Lock()
+		wasOn := lockoutOn
+		lockoutOn = r.ModelLockout.Enabled
+		lockoutMu.Unlock()
+		if wasOn && !r.ModelLockout.Enabled {
+			// Turning the lockout off releases the models it locked: no lock
+			// keeps refusing requests once the operator disabled the layer.
+			if n := engine.Lockouts().ClearAll(); n > 0 {
+				bus.Publish("lockout", map[string]any{"action": "cleared", "removed": n, "reason": "lockout_disabled"})
+			}
+		}
+	})
 	s.transport = newTransport()
 	client := &http.Client{Transport: s.transport}
 	userAgent := "OmniRoute/" + opts.Version

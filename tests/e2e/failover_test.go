@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,15 +104,19 @@ func jsonContent(t *testing.T, body []byte) string {
 // streaming alike.
 func TestChatFailover(t *testing.T) {
 	t.Parallel()
+	// hitsA: a 5xx or a reset before the first byte is retried once in place
+	// before moving on; a 429 whose Retry-After exceeds failover.retryMaxHintMs
+	// (5 s) moves on at once.
 	cases := []struct {
 		name  string
 		fault *fakeupstream.Fault // on key-a; nil: healthy
+		hitsA int
 	}{
-		{"healthy", nil},
-		{"500", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500}},
-		{"503", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503}},
-		{"429 with Retry-After", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}}},
-		{"reset before headers", &fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders}},
+		{"healthy", nil, 1},
+		{"500", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500}, 2},
+		{"503", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503}, 2},
+		{"429 with Retry-After", &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}}, 1},
+		{"reset before headers", &fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders}, 2},
 	}
 	for _, stream := range []bool{false, true} {
 		for _, c := range cases {
@@ -125,7 +130,7 @@ func TestChatFailover(t *testing.T) {
 				wantConn, wantKey, wantAttempts := s.primary, "key-a", "1"
 				if c.fault != nil {
 					s.up.SetFault("key-a", *c.fault)
-					wantConn, wantKey, wantAttempts = s.secondary, "key-b", "2"
+					wantConn, wantKey, wantAttempts = s.secondary, "key-b", strconv.Itoa(c.hitsA+1)
 				}
 
 				resp, body := s.gw.chat(s.gw.key, "openai-compatible/gpt-4o-mini", stream)
@@ -160,7 +165,7 @@ func TestChatFailover(t *testing.T) {
 				if want := fakeupstream.Content(wantKey); text != want {
 					t.Errorf("answer %q, want %q", text, want)
 				}
-				wantA := 1
+				wantA := c.hitsA
 				wantB := 0
 				if c.fault != nil {
 					wantB = 1

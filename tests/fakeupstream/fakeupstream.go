@@ -62,6 +62,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -112,11 +113,13 @@ type Upstream struct {
 
 // keyRecord is what the fake remembers about one API key.
 type keyRecord struct {
-	hits   int
-	header http.Header
-	body   []byte
-	path   string
-	model  string
+	hits int
+	// byModel counts the requests per model field.
+	byModel map[string]int
+	header  http.Header
+	body    []byte
+	path    string
+	model   string
 }
 
 // answerKey identifies a precomputed answer.
@@ -226,6 +229,18 @@ func (u *Upstream) Hits(key string) int {
 	defer u.mu.Unlock()
 	if rec := u.stats[key]; rec != nil {
 		return rec.hits
+	}
+	return 0
+}
+
+// ModelHits returns how many /v1 requests carried key and asked for model, so
+// tests can tell a connection's models apart (one key serving a failing model
+// and its fallback).
+func (u *Upstream) ModelHits(key, model string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return rec.byModel[model]
 	}
 	return 0
 }
@@ -492,6 +507,10 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 		u.stats[key] = rec
 	}
 	rec.hits++
+	if rec.byModel == nil {
+		rec.byModel = map[string]int{}
+	}
+	rec.byModel[model]++
 	rec.header, rec.body, rec.path, rec.model = h, body, path, model
 	u.inflight++
 	u.notifyLocked()
@@ -518,7 +537,7 @@ func (u *Upstream) end() {
 // caching it on first use.
 func (u *Upstream) answerFor(format Format, model, label string, n int, s shape) *answer {
 	k := answerKey{format: format, chunks: n, model: model, shape: s}
-	if s.kind == kindText {
+	if s.kind == kindText || s.kind == kindContinue {
 		k.label = label
 	}
 	u.cacheMu.RLock()
@@ -531,6 +550,8 @@ func (u *Upstream) answerFor(format Format, model, label string, n int, s shape)
 	switch s.kind {
 	case kindText:
 		text = Content(label)
+	case kindContinue:
+		text = strings.TrimPrefix(Content(label), s.result)
 	case kindToolResult:
 		text = ToolResultText(s.result)
 	}

@@ -82,7 +82,13 @@ const (
 	// AnthropicOverloadedBody. Fault.Body, when set, replaces the error data.
 	// Non-streaming requests get 200 whose body is that error object, as some
 	// providers report failures that happen after the status is sent.
+	// LatencyMs, when set, pauses between the content events (flushed) and the
+	// error, so the content surely reaches the client first.
 	ModeErrorEvent Mode = "error_event"
+	// ModeRejectPrefill answers 400 (AnthropicPrefillRejectedBody) to a
+	// request ending with an assistant message, as a model without prefill
+	// support does; other requests are answered normally.
+	ModeRejectPrefill Mode = "reject_prefill"
 )
 
 // ModeStallAfterEvents is "stall after N events": it is ModeStallMidStream
@@ -119,7 +125,8 @@ type Fault struct {
 	// DripMs is the pause before each event in ModeSlowDrip, and the period
 	// of the reasoning frames and heartbeats of ModeReasoningOnlyHeartbeat.
 	DripMs int `json:"dripMs,omitempty"`
-	// LatencyMs is the delay of ModeLatency and ModeSlowFirstToken.
+	// LatencyMs is the delay of ModeLatency and ModeSlowFirstToken, and the
+	// pause before ModeErrorEvent's error.
 	LatencyMs int `json:"latencyMs,omitempty"`
 	// Times is how many requests the fault applies to; 0 means until cleared.
 	Times int `json:"times,omitempty"`
@@ -137,7 +144,7 @@ func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
-		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent:
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -78,6 +78,13 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusBadRequest, missingToolNameBody(format))
 			return
 		}
+		if req.prefill {
+			if msg, bad := prefillRefusal(req, key, f); bad {
+				u.writeError(w, http.StatusBadRequest, msg)
+				return
+			}
+			f = nil // a continuation is answered normally
+		}
 		if f != nil && f.Mode == ModeReasoningOnlyHeartbeat {
 			req.shape.reasoning = true
 		}
@@ -332,6 +339,9 @@ func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, format For
 		case ModeMalformedEvent:
 			return send(malformed)
 		case ModeErrorEvent:
+			if f.LatencyMs > 0 && !u.survive(w, r, ms(f.LatencyMs), false) {
+				return false
+			}
 			send(errorFrame(format, f))
 			return false
 		case ModeSlowFirstToken:
@@ -413,4 +423,21 @@ func (u *Upstream) survive(w http.ResponseWriter, r *http.Request, d time.Durati
 		return false
 	}
 	return true
+}
+
+// prefillRefusal is the 400 a prefill request gets: from ModeRejectPrefill,
+// for trailing white space (as Anthropic), or when the prefill is not the
+// beginning of this key's answer, so a gateway sending the wrong delivered
+// text fails loudly.
+func prefillRefusal(req request, key string, f *Fault) (string, bool) {
+	p := req.shape.result
+	switch {
+	case f != nil && f.Mode == ModeRejectPrefill:
+		return AnthropicPrefillRejectedBody, true
+	case strings.TrimRight(p, " \t\r\n") != p:
+		return AnthropicTrailingWhitespaceBody, true
+	case !strings.HasPrefix(Content(key), p):
+		return AnthropicPrefillMismatchBody, true
+	}
+	return "", false
 }

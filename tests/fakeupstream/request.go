@@ -13,6 +13,7 @@ const (
 	kindText       answerKind = iota // Content(key)
 	kindToolCall                     // a call to the request's first tool
 	kindToolResult                   // ToolResultText of the last message's tool result
+	kindContinue                     // the rest of Content(key) after an assistant prefill
 )
 
 // shape is what a request asks for beyond its model: the kind of answer,
@@ -21,7 +22,7 @@ type shape struct {
 	kind      answerKind
 	tool      string // the called tool's name, for kindToolCall
 	args      string // its arguments when scripted (SetToolCalls), else ToolArguments
-	result    string // tool result content, for kindToolResult
+	result    string // tool result content, for kindToolResult; the prefill, for kindContinue
 	reasoning bool   // prepend reasoning
 	usage     bool   // OpenAI stream_options.include_usage: send a usage chunk
 }
@@ -31,6 +32,9 @@ type request struct {
 	model  string
 	stream bool
 	shape  shape
+	// prefill is set when an Anthropic request ends with an assistant message
+	// (its text): the model is asked to continue that message.
+	prefill bool
 	// badTools is set when tools is a non-empty array whose first element
 	// has no name where the format puts it (OpenAI tools[0].function.name,
 	// Anthropic tools[0].name): the provider would answer 400, and a gateway
@@ -54,6 +58,11 @@ func parseRequest(format Format, body []byte, scripted map[string]string) (req r
 	} else {
 		req.shape.reasoning = res[4].Type != gjson.Null && res[4].String() != ""
 		req.shape.usage = res[6].Bool()
+	}
+	if last := lastElement(messages); format == FormatAnthropic && last.Get("role").String() == "assistant" {
+		req.prefill = true
+		req.shape.kind, req.shape.result = kindContinue, textOf(last.Get("content"))
+		return req, true
 	}
 	if result, isResult := toolResult(format, lastElement(messages)); isResult {
 		req.shape.kind, req.shape.result = kindToolResult, result

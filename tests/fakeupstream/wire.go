@@ -64,6 +64,17 @@ const (
 	// AnthropicBadRequestBody is Anthropic's 400 for a malformed request.
 	AnthropicBadRequestBody = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: Field required"}}`
 
+	// AnthropicPrefillRejectedBody is the 400 of a model that does not take an
+	// assistant prefill (ModeRejectPrefill).
+	AnthropicPrefillRejectedBody = `{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}`
+
+	// AnthropicPrefillMismatchBody is the fake's 400 for a prefill that is not
+	// the beginning of its answer (the gateway sent the wrong delivered text).
+	AnthropicPrefillMismatchBody = `{"type":"error","error":{"type":"invalid_request_error","message":"fake: the assistant prefill is not a prefix of the answer"}}`
+
+	// AnthropicTrailingWhitespaceBody is Anthropic's 400 for a prefill ending in white space.
+	AnthropicTrailingWhitespaceBody = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: final assistant content cannot end with trailing whitespace"}}`
+
 	// GLMConcurrencyBody is Zhipu GLM's 429 (code 1302) for too many
 	// concurrent requests ("并发数过高"), which gateways must treat as a
 	// transient per-key limit.

@@ -65,10 +65,10 @@ func TestDefaultProfile(t *testing.T) {
 		category string
 		want     breaker.Profile
 	}{
-		{"oauth", breaker.Profile{FailureThreshold: 8, DegradationThreshold: 5, ResetTimeout: 60 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}},
-		{"apikey", breaker.Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}},
-		{"local", breaker.Profile{FailureThreshold: 2, DegradationThreshold: 1, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}},
-		{"something-else", breaker.Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}},
+		{"oauth", breaker.Profile{FailureThreshold: 8, DegradationThreshold: 5, ResetTimeout: 60 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3}},
+		{"apikey", breaker.Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3}},
+		{"local", breaker.Profile{FailureThreshold: 2, DegradationThreshold: 1, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3}},
+		{"something-else", breaker.Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.category, func(t *testing.T) {
@@ -244,7 +244,8 @@ func TestResetTimeoutBoundary(t *testing.T) {
 // TestOpenCycleBackoff: each failed probe re-opens with a doubled hold, capped at
 // ResetTimeout × MaxBackoffMultiplier.
 func TestOpenCycleBackoff(t *testing.T) {
-	p := breaker.DefaultProfile("apikey") // 30s, ×8 cap
+	p := breaker.DefaultProfile("apikey")
+	p.MaxBackoffMultiplier = 8 // 30s, ×8 cap (the default does not grow)
 	b, clk := newBreaker(t, p)
 	openBreaker(t, b)
 	wantHolds := []time.Duration{30 * time.Second, 60 * time.Second, 120 * time.Second, 240 * time.Second, 240 * time.Second, 240 * time.Second}
@@ -611,6 +612,7 @@ func TestStaleGenerationPermit(t *testing.T) {
 
 func TestRecordFailureInHalfOpenReopens(t *testing.T) {
 	p := breaker.DefaultProfile("local")
+	p.MaxBackoffMultiplier = 8
 	b, clk := newBreaker(t, p)
 	openBreaker(t, b)
 	clk.Advance(p.ResetTimeout)
@@ -632,6 +634,7 @@ func TestRecordFailureInHalfOpenReopens(t *testing.T) {
 
 func TestRestoreRoundTrip(t *testing.T) {
 	p := breaker.DefaultProfile("oauth")
+	p.MaxBackoffMultiplier = 8
 	tests := []struct {
 		name      string
 		setup     func(t *testing.T, b *breaker.Breaker, clk *clock.Fake)
@@ -801,9 +804,9 @@ func TestProfilesFromEnv(t *testing.T) {
 				"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD": "3",
 			},
 			want: map[string]breaker.Profile{
-				"oauth":  {FailureThreshold: 20, DegradationThreshold: 10, ResetTimeout: 2 * time.Minute, MaxBackoffMultiplier: 8, SuccessesToClose: 3},
-				"apikey": {FailureThreshold: 12, DegradationThreshold: 3, ResetTimeout: 5 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3},
-				"local":  {FailureThreshold: 10, DegradationThreshold: 6, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3},
+				"oauth":  {FailureThreshold: 20, DegradationThreshold: 10, ResetTimeout: 2 * time.Minute, MaxBackoffMultiplier: 1, SuccessesToClose: 3},
+				"apikey": {FailureThreshold: 12, DegradationThreshold: 3, ResetTimeout: 5 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3},
+				"local":  {FailureThreshold: 10, DegradationThreshold: 6, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3},
 			},
 		},
 		{
@@ -829,9 +832,9 @@ func TestProfilesFromEnv(t *testing.T) {
 				"OMNIROUTE_CIRCUIT_BREAKER_LOCAL_RESET_TIMEOUT_MS":  "99999999999999999",
 			},
 			want: map[string]breaker.Profile{
-				"oauth":  {FailureThreshold: 4, DegradationThreshold: 3, ResetTimeout: time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3},
+				"oauth":  {FailureThreshold: 4, DegradationThreshold: 3, ResetTimeout: time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 3},
 				"apikey": breaker.DefaultProfile("apikey"),
-				"local":  {FailureThreshold: 2, DegradationThreshold: 1, ResetTimeout: time.Hour, MaxBackoffMultiplier: 8, SuccessesToClose: 3},
+				"local":  {FailureThreshold: 2, DegradationThreshold: 1, ResetTimeout: time.Hour, MaxBackoffMultiplier: 1, SuccessesToClose: 3},
 			},
 		},
 	}
@@ -975,5 +978,43 @@ func TestOnChangeConcurrentLastWriteWins(t *testing.T) {
 	}
 	if n != 500 { // every failure-count change is delivered
 		t.Fatalf("deliveries = %d, want 500", n)
+	}
+}
+
+// TestDefaultHoldDoesNotGrow: with the default profile a failed probe re-opens
+// for one ResetTimeout, so a provider down for 60 s (30 s reset timeout) and
+// healthy afterwards is probed — and used — within one reset timeout of its
+// recovery, never after a doubled hold.
+func TestDefaultHoldDoesNotGrow(t *testing.T) {
+	p := breaker.DefaultProfile("apikey")
+	b, clk := newBreaker(t, p)
+	openBreaker(t, b)
+	opened := clk.Now()
+	recovered := opened.Add(60 * time.Second)
+	for clk.Now().Before(recovered) {
+		s := b.Status()
+		if s.State != breaker.Open || s.RetryAfter != p.ResetTimeout {
+			t.Fatalf("at +%v: %s hold %v, want OPEN with a %v hold", clk.Now().Sub(opened), s.State, s.RetryAfter, p.ResetTimeout)
+		}
+		clk.Advance(p.ResetTimeout - time.Millisecond)
+		if _, ok := b.Allow(); ok {
+			t.Fatal("admitted 1 ms before the hold ends")
+		}
+		clk.Advance(time.Millisecond)
+		probe, ok := b.Allow()
+		if !ok {
+			t.Fatal("no probe when the hold ends")
+		}
+		if clk.Now().Before(recovered) {
+			probe.Failure()
+			continue
+		}
+		probe.Success()
+	}
+	if got := b.State(); got != breaker.Closed {
+		t.Fatalf("state %s after the first probe past recovery, want CLOSED", got)
+	}
+	if late := clk.Now().Sub(recovered); late > p.ResetTimeout {
+		t.Fatalf("recovered provider used again %v after recovery, want within %v", late, p.ResetTimeout)
 	}
 }

@@ -38,17 +38,23 @@ type Profile struct {
 	SuccessesToClose int
 }
 
+// DefaultMaxBackoffMultiplier is 1: a failed HALF_OPEN probe re-opens for one
+// ResetTimeout again, not a doubled one, so a provider that recovers is used
+// again within one reset timeout (a doubling hold left a recovered provider
+// unused for several). A probe is one request per ResetTimeout, cheap enough.
+const DefaultMaxBackoffMultiplier = 1
+
 // DefaultProfile returns the built-in profile for a provider category
 // ("oauth", "apikey", "local"); any other category gets the "apikey" profile.
 func DefaultProfile(category string) Profile {
 	switch category {
 	case CategoryOAuth:
-		return Profile{FailureThreshold: 8, DegradationThreshold: 5, ResetTimeout: 60 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}
+		return Profile{FailureThreshold: 8, DegradationThreshold: 5, ResetTimeout: 60 * time.Second, MaxBackoffMultiplier: DefaultMaxBackoffMultiplier, SuccessesToClose: 3}
 	case CategoryLocal:
 		// Degradation is derived (ceil(60% of 2) = 2, kept below the open threshold → 1).
-		return Profile{FailureThreshold: 2, DegradationThreshold: 0, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}.Normalize()
+		return Profile{FailureThreshold: 2, DegradationThreshold: 0, ResetTimeout: 15 * time.Second, MaxBackoffMultiplier: DefaultMaxBackoffMultiplier, SuccessesToClose: 3}.Normalize()
 	default:
-		return Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 8, SuccessesToClose: 3}
+		return Profile{FailureThreshold: 12, DegradationThreshold: 7, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: DefaultMaxBackoffMultiplier, SuccessesToClose: 3}
 	}
 }
 

@@ -47,7 +47,22 @@ type Settings struct {
 	// MaxHintCooldown caps hint-derived and fixed cooldowns, so one header can never
 	// cool a connection for days.
 	MaxHintCooldown time.Duration
+	// QuotaCooldown is how long an exhausted quota cools the connection when the
+	// upstream announced no reset (0: DefaultQuotaCooldown). An announced reset is
+	// honoured up to MaxQuotaCooldown, whatever MaxHintCooldown says: a quota
+	// window is long by nature and retrying before it resets only burns attempts.
+	QuotaCooldown time.Duration
 }
+
+// DefaultQuotaCooldown is the cooldown of an exhausted quota without an announced reset.
+const DefaultQuotaCooldown = time.Hour
+
+// MaxQuotaCooldown caps a quota reset announced by the upstream (a daily window).
+const MaxQuotaCooldown = 24 * time.Hour
+
+// DefaultFailureStreak is how many consecutive recoverable failures (5xx,
+// reset, first-byte timeout), across the connection's models, cool it.
+const DefaultFailureStreak = 3
 
 // DefaultSettings returns the defaults for an auth type: "oauth" starts at 5s,
 // anything else ("apikey", "none") at 3s; hints on, 5 backoff steps, hints capped at 1h.
@@ -56,7 +71,8 @@ func DefaultSettings(authType string) Settings {
 	if authType == "oauth" {
 		base = 5 * time.Second
 	}
-	return Settings{BaseCooldown: base, UseUpstreamRetryHints: true, MaxBackoffSteps: 5, MaxHintCooldown: time.Hour}
+	return Settings{BaseCooldown: base, UseUpstreamRetryHints: true, MaxBackoffSteps: 5, MaxHintCooldown: time.Hour,
+		QuotaCooldown: DefaultQuotaCooldown}
 }
 
 // Normalize clamps silly values: BaseCooldown in [100ms, 10min], MaxBackoffSteps in
@@ -66,6 +82,9 @@ func (s Settings) Normalize() Settings {
 	s.BaseCooldown = clampDur(s.BaseCooldown, minBaseCooldown, maxBaseCooldown)
 	s.MaxBackoffSteps = min(max(s.MaxBackoffSteps, 0), maxBackoffSteps)
 	s.MaxHintCooldown = clampDur(s.MaxHintCooldown, minMaxHintCooldown, maxMaxHintCooldown)
+	if s.QuotaCooldown > 0 {
+		s.QuotaCooldown = clampDur(s.QuotaCooldown, time.Second, MaxQuotaCooldown)
+	}
 	return s
 }
 
@@ -82,6 +101,9 @@ type State struct {
 	Terminal         string // "", or verdict.TerminalBanned / TerminalExpired / TerminalCreditsExhausted
 	RejectStreak     int    // consecutive request_rejected refusals
 	ExpiredRetries   int    // auth failures since the last success
+	// FailStreak counts consecutive recoverable failures (5xx, reset, timeout)
+	// across the connection's models since its last success; in memory only.
+	FailStreak int
 }
 
 // Options are per-deployment switches for Apply.
@@ -89,6 +111,10 @@ type Options struct {
 	// StallCooldown makes a content stall cool the connection (default off: a stall
 	// belongs to that request, usually a long reasoning turn).
 	StallCooldown bool
+	// FailureStreak is how many consecutive recoverable failures (5xx, reset,
+	// first-byte timeout) across the connection's models cool it with the
+	// exponential ladder (guide §2); one alone never does. 0 turns it off.
+	FailureStreak int
 }
 
 // TerminalOf returns the connection's terminal state name, or "" when it has none.
@@ -154,8 +180,22 @@ func Apply(s State, v verdict.Verdict, set Settings, opt Options, now time.Time)
 		}
 	case v.CoolConnection:
 		ns = cool(ns, v, set, now)
+	case recoverable(v.Kind) && opt.FailureStreak > 0:
+		if !cooling(s, now) { // failures of a concurrent herd count once
+			ns.FailStreak++
+		}
+		if ns.FailStreak >= opt.FailureStreak {
+			ns = cool(ns, v, set, now)
+			ns.FailStreak = 0
+		}
 	}
 	return ns, !equal(s, ns)
+}
+
+// recoverable reports the failures that say nothing alone but, repeated across
+// the connection's models, show the connection itself is broken.
+func recoverable(k verdict.Kind) bool {
+	return k == verdict.KindServer || k == verdict.KindTransport || k == verdict.KindTimeout
 }
 
 // Success clears every error field, the cooldown, the backoff level and the streaks
@@ -259,6 +299,12 @@ func cooldownFor(v verdict.Verdict, set Settings, level int) (time.Duration, int
 	}
 	next := min(level+1, set.MaxBackoffSteps)
 	switch {
+	case v.Kind == verdict.KindQuota && hint > 0:
+		return min(hint, MaxQuotaCooldown), level
+	case v.Kind == verdict.KindQuota && set.QuotaCooldown > 0:
+		return set.QuotaCooldown, level
+	case v.Kind == verdict.KindQuota:
+		return DefaultQuotaCooldown, level
 	case v.FixedCooldown > 0:
 		return min(max(v.FixedCooldown, hint), set.MaxHintCooldown), level
 	case hint > 0:
@@ -279,7 +325,8 @@ func equal(a, b State) bool {
 		a.BackoffLevel == b.BackoffLevel &&
 		a.Terminal == b.Terminal &&
 		a.RejectStreak == b.RejectStreak &&
-		a.ExpiredRetries == b.ExpiredRetries
+		a.ExpiredRetries == b.ExpiredRetries &&
+		a.FailStreak == b.FailStreak
 }
 
 // clampDur bounds d to [lo, hi].

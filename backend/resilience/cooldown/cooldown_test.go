@@ -68,7 +68,8 @@ func TestDefaultSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.authType, func(t *testing.T) {
-			want := cooldown.Settings{BaseCooldown: tt.base, UseUpstreamRetryHints: true, MaxBackoffSteps: 5, MaxHintCooldown: time.Hour}
+			want := cooldown.Settings{BaseCooldown: tt.base, UseUpstreamRetryHints: true, MaxBackoffSteps: 5, MaxHintCooldown: time.Hour,
+				QuotaCooldown: cooldown.DefaultQuotaCooldown}
 			got := cooldown.DefaultSettings(tt.authType)
 			if got != want {
 				t.Fatalf("got %+v, want %+v", got, want)
@@ -620,5 +621,90 @@ func TestApplyNormalizesSettings(t *testing.T) {
 	s, _ := cooldown.Apply(cooldown.State{}, rateLimit(30*24*time.Hour), cooldown.Settings{UseUpstreamRetryHints: true}, cooldown.Options{}, now)
 	if got := s.RateLimitedUntil.Sub(now); got != time.Second {
 		t.Fatalf("zero-value settings: hint cooldown %v, want the 1s minimum cap", got)
+	}
+}
+
+// TestFailureStreak: N consecutive recoverable failures across the
+// connection's models cool it with the ladder; N−1 do not; a herd of
+// failures during the cooldown counts once; success resets the streak.
+func TestFailureStreak(t *testing.T) {
+	now := start()
+	opt := cooldown.Options{FailureStreak: 3}
+	set := cooldown.DefaultSettings("apikey")
+	kinds := []verdict.Verdict{
+		{Kind: verdict.KindServer, Status: 503, CountsForBreaker: true, Failover: true, Code: "UPSTREAM_SERVER_ERROR"},
+		{Kind: verdict.KindTransport, CountsForBreaker: true, Failover: true, Code: "UPSTREAM_TRANSPORT_ERROR"},
+		{Kind: verdict.KindTimeout, CountsForBreaker: true, Failover: true, Code: "UPSTREAM_TIMEOUT"},
+	}
+	s := cooldown.State{TestStatus: cooldown.StatusActive}
+	for i := 0; i < 2; i++ { // threshold − 1
+		s, _ = cooldown.Apply(s, kinds[i], set, opt, now)
+		if ok, _, _ := cooldown.Eligible(s, now); !ok {
+			t.Fatalf("failure %d of 3 cooled the connection: %+v", i+1, s)
+		}
+	}
+	if s.FailStreak != 2 {
+		t.Fatalf("streak %d after two failures, want 2", s.FailStreak)
+	}
+	s, _ = cooldown.Apply(s, kinds[2], set, opt, now) // threshold
+	ok, reason, remaining := cooldown.Eligible(s, now)
+	if ok || reason != cooldown.ReasonCooldown || remaining != 3*time.Second || s.BackoffLevel != 1 || s.FailStreak != 0 {
+		t.Fatalf("third failure: ok=%v reason=%q remaining=%v state=%+v, want a 3 s ladder cooldown", ok, reason, remaining, s)
+	}
+	// A herd failing during the cooldown does not count.
+	herd, _ := cooldown.Apply(s, kinds[0], set, opt, now.Add(time.Second))
+	if herd.FailStreak != 0 || herd.BackoffLevel != 1 {
+		t.Fatalf("a failure while cooling counted: %+v", herd)
+	}
+	// Expiry −1 ms still cooling, +0 eligible.
+	if ok, _, _ := cooldown.Eligible(s, now.Add(3*time.Second-time.Millisecond)); ok {
+		t.Fatal("eligible 1 ms before the cooldown ends")
+	}
+	if ok, _, _ := cooldown.Eligible(s, now.Add(3*time.Second)); !ok {
+		t.Fatal("not eligible when the cooldown ends")
+	}
+	// A success between failures restarts the count.
+	s2 := cooldown.State{TestStatus: cooldown.StatusActive}
+	s2, _ = cooldown.Apply(s2, kinds[0], set, opt, now)
+	s2, _ = cooldown.Apply(s2, kinds[0], set, opt, now)
+	s2, _ = cooldown.Success(s2)
+	s2, _ = cooldown.Apply(s2, kinds[0], set, opt, now)
+	if ok, _, _ := cooldown.Eligible(s2, now); !ok || s2.FailStreak != 1 {
+		t.Fatalf("streak survived a success: %+v", s2)
+	}
+	// Off: no streak at all.
+	s3, _ := cooldown.Apply(cooldown.State{}, kinds[0], set, cooldown.Options{}, now)
+	if s3.FailStreak != 0 {
+		t.Fatalf("streak counted with FailureStreak 0: %+v", s3)
+	}
+}
+
+// TestQuotaCooldownHonoursTheReset: an exhausted quota cools until the
+// announced reset (beyond MaxHintCooldown, up to 24 h) or for the long default.
+func TestQuotaCooldownHonoursTheReset(t *testing.T) {
+	now := start()
+	set := cooldown.DefaultSettings("apikey")
+	q := func(hint time.Duration) verdict.Verdict {
+		return verdict.Verdict{Kind: verdict.KindQuota, Scope: verdict.ScopeQuotaFamily, Status: 429, Failover: true,
+			CoolConnection: true, SkipProviderBreaker: true, RetryAfter: hint, Code: "UPSTREAM_QUOTA_EXHAUSTED"}
+	}
+	tests := []struct {
+		name string
+		hint time.Duration
+		set  cooldown.Settings
+		want time.Duration
+	}{
+		{"announced reset in 5h", 5 * time.Hour, set, 5 * time.Hour},
+		{"announced reset capped at 24h", 30 * time.Hour, set, 24 * time.Hour},
+		{"no reset: long default", 0, set, cooldown.DefaultQuotaCooldown},
+		{"no reset: setting", 0, func() cooldown.Settings { s := set; s.QuotaCooldown = 10 * time.Minute; return s }(), 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := cooldown.Apply(cooldown.State{}, q(tt.hint), tt.set, cooldown.Options{}, now)
+			if got := s.RateLimitedUntil.Sub(now); got != tt.want {
+				t.Fatalf("cooldown %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

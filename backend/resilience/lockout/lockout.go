@@ -203,10 +203,12 @@ func New(clk clock.Clock) *Table {
 // RecordFailure records one failure of model on the connection and returns the
 // resulting entry. The key is chosen by ResolveScope(status, explicit).
 //
-// Escalation: when the key's previous entry is still inside its escalation window
-// (now < its ExpiresAt + the MaxCooldown in force when it was written, i.e.
-// failures that keep coming, whether or not the lock has already expired),
-// FailureCount is incremented; otherwise it restarts at 1.
+// Escalation: when the key's previous entry has expired but is still inside its
+// escalation window (now < its ExpiresAt + the MaxCooldown in force when it was
+// written, i.e. failures that keep coming after the lock), FailureCount is
+// incremented; otherwise it restarts at 1. A failure while the lock is still
+// active keeps the count (anti-thundering-herd, as for connection cooldowns: a
+// burst of concurrent failures escalates once).
 //
 // Cooldown: BaseCooldown × 2^min(FailureCount−1, MaxBackoffSteps) with
 // UseExponentialBackoff, else BaseCooldown; capped at MaxCooldown. A positive hint
@@ -228,11 +230,21 @@ func (t *Table) RecordFailure(provider, connectionID, model string, status int, 
 
 	failures := 1
 	prev, had := t.entries[k]
-	if had && now.Before(prev.windowEnd) {
+	herd := had && prev.Active(now)
+	switch {
+	case herd:
+		// Anti-herd: a failure while the lock holds comes from a request that was
+		// already in flight when it was written; a burst escalates once and does
+		// not move the expiry (only a later upstream hint can).
+		failures = max(prev.FailureCount, 1)
+	case had && now.Before(prev.windowEnd):
 		failures = prev.FailureCount + 1
 	}
 
 	cd := cooldownFor(failures, s)
+	if herd {
+		cd = 0
+	}
 	if hint > 0 {
 		cd = max(cd, min(hint, s.MaxCooldown))
 	}

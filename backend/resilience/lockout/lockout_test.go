@@ -253,7 +253,7 @@ func TestEscalationLargeSteps(t *testing.T) {
 	var e lockout.Entry
 	for i := 0; i < 80; i++ {
 		e = tab.RecordFailure("p", "c", "m", 500, "", "", s, 0)
-		clk.Set(e.ExpiresAt.Add(-time.Nanosecond))
+		clk.Set(e.ExpiresAt)
 	}
 	if got := e.ExpiresAt.Sub(e.LockedAt); got != 24*time.Hour {
 		t.Fatalf("cooldown = %v, want 24h", got)
@@ -309,7 +309,7 @@ func TestEscalationWindow(t *testing.T) {
 		wantCount int
 		wantCD    time.Duration
 	}{
-		{"while locked", time.Second, 2, 240 * time.Second},
+		{"while locked: a herd, no escalation, expiry kept", time.Second, 1, 119 * time.Second},
 		{"at expiry", 120 * time.Second, 2, 240 * time.Second},
 		{"window -1ms", window - time.Millisecond, 2, 240 * time.Second},
 		{"exactly at window end", window, 1, 120 * time.Second},
@@ -353,8 +353,8 @@ func TestActiveLockNeverShortened(t *testing.T) {
 	long := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "", "", enabled(), 20*time.Minute)
 	clk.Advance(time.Minute)
 	e := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "again", "", enabled(), 0)
-	if e.FailureCount != 2 || !e.ExpiresAt.Equal(long.ExpiresAt) {
-		t.Fatalf("got count %d expires %v, want 2 and %v", e.FailureCount, e.ExpiresAt, long.ExpiresAt)
+	if e.FailureCount != 1 || !e.ExpiresAt.Equal(long.ExpiresAt) {
+		t.Fatalf("got count %d expires %v, want 1 (herd) and %v", e.FailureCount, e.ExpiresAt, long.ExpiresAt)
 	}
 	if e.Reason != "again" || !e.LockedAt.Equal(clk.Now()) {
 		t.Fatalf("latest failure not recorded: %+v", e)
@@ -516,6 +516,9 @@ func TestDecay(t *testing.T) {
 	tab, clk := newTable()
 	var e lockout.Entry
 	for i := 0; i < 5; i++ {
+		if i > 0 {
+			clk.Set(e.ExpiresAt) // each failure after the previous lock: escalates
+		}
 		e = tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
 	}
 	if e.FailureCount != 5 {
@@ -571,6 +574,9 @@ func TestDecayExpiredInWindow(t *testing.T) {
 	tab, clk := newTable()
 	var e lockout.Entry
 	for i := 0; i < 4; i++ {
+		if i > 0 {
+			clk.Set(e.ExpiresAt)
+		}
 		e = tab.RecordFailure("openai", "A", "gpt-4o", 503, "", "", enabled(), 0)
 	}
 	clk.Set(e.ExpiresAt)
@@ -638,9 +644,12 @@ func TestLockForNoEscalation(t *testing.T) {
 		t.Fatalf("shorter LockFor shortened the lock: %v, want %v", again.ExpiresAt, first.ExpiresAt)
 	}
 	// LockFor keeps (does not raise or reset) an escalated exact count.
-	tab2, _ := newTable()
+	tab2, clk2 := newTable()
 	for i := 0; i < 3; i++ {
-		tab2.RecordFailure("gemini", "A", "m", 503, "", "", enabled(), 0)
+		e := tab2.RecordFailure("gemini", "A", "m", 503, "", "", enabled(), 0)
+		if i < 2 {
+			clk2.Set(e.ExpiresAt)
+		}
 	}
 	if e := tab2.LockFor("gemini", "A", "m", time.Hour, ""); e.FailureCount != 3 || e.ExpiresAt.Sub(e.LockedAt) != time.Hour {
 		t.Fatalf("got count %d duration %v, want 3 and 1h", e.FailureCount, e.ExpiresAt.Sub(e.LockedAt))
@@ -814,5 +823,28 @@ func TestConcurrent(t *testing.T) {
 	tab.ClearAll()
 	if n := tab.Count(); n != 0 {
 		t.Fatalf("Count = %d after ClearAll", n)
+	}
+}
+
+// TestBurstEscalatesOnce: a burst of concurrent failures of one model (all
+// while the first lock holds) escalates the lock once, like a connection
+// cooldown's anti-thundering-herd rule; the next failure after expiry escalates.
+func TestBurstEscalatesOnce(t *testing.T) {
+	tab, clk := newTable()
+	first := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0)
+	for i := 0; i < 5; i++ {
+		clk.Advance(time.Millisecond)
+		e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0)
+		if e.FailureCount != 1 || !e.ExpiresAt.Equal(first.ExpiresAt) {
+			t.Fatalf("burst failure %d: count %d expires %v, want 1 and %v", i, e.FailureCount, e.ExpiresAt, first.ExpiresAt)
+		}
+	}
+	clk.Set(first.ExpiresAt.Add(-time.Millisecond)) // still locked: herd
+	if e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 1 {
+		t.Fatalf("1 ms before expiry: count %d, want 1", e.FailureCount)
+	}
+	clk.Set(first.ExpiresAt) // expired: a new failure escalates
+	if e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 2 {
+		t.Fatalf("at expiry: count %d, want 2", e.FailureCount)
 	}
 }

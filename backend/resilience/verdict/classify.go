@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -192,6 +193,9 @@ func Classify(o Outcome) Verdict {
 		o.Status == 429 || o.Status == 503 || o.Status == 529 {
 		v.RetryAfter, v.HintSource = hintFrom(o.Header, b.raw, b.lower, o.Now, v.Kind != KindServer)
 	}
+	if v.Kind == KindRateLimit && accountWide(o.Header, &b) {
+		v.Scope, v.CoolConnection = ScopeConnection, true
+	}
 	if v.Kind == KindConcurrencyLimit {
 		v.FixedCooldown = concurrencyDefaultDelay
 		if v.RetryAfter > 0 {
@@ -200,6 +204,31 @@ func Classify(o Outcome) Verdict {
 	}
 	v.Message = message(v.Kind, o.Status, b.upstreamMessage())
 	return v
+}
+
+// accountWidePatterns: 429 wording that names the account, key or subscription
+// rather than one model.
+var accountWidePatterns = []string{
+	"subscription", "account's rate limit", "rate limit for your account", "account rate limit",
+	"account-level", "account level",
+	"per account", "all models", "api key rate limit", "organization rate limit",
+}
+
+// accountWide reports a rate limit the upstream applies to the whole
+// connection: an Anthropic unified (subscription) limit header, an explicit
+// X-RateLimit-Scope of account / organization / key / subscription, or body
+// wording that names the account rather than a model.
+func accountWide(h http.Header, b *body) bool {
+	if h != nil {
+		switch strings.ToLower(strings.TrimSpace(h.Get("X-Ratelimit-Scope"))) {
+		case "account", "organization", "org", "key", "api_key", "subscription", "user":
+			return true
+		}
+		if h.Get("Anthropic-Ratelimit-Unified-Status") != "" || h.Get("Anthropic-Ratelimit-Unified-Reset") != "" {
+			return true
+		}
+	}
+	return b.has(accountWidePatterns)
 }
 
 // classifyStatus applies the HTTP status and body rules.
@@ -311,7 +340,11 @@ func verdictFor(k Kind) Verdict {
 	v := Verdict{Kind: k}
 	v.Code, _ = describe(k)
 	switch k {
-	case KindRateLimit, KindConcurrencyLimit, KindAuth, KindRequestRejected:
+	case KindRateLimit:
+		// A plain 429 is evidence against this model on this connection only;
+		// accountWide widens it when the upstream says the whole account is limited.
+		v.Scope, v.Failover, v.SkipProviderBreaker = ScopeModel, true, true
+	case KindConcurrencyLimit, KindAuth, KindRequestRejected:
 		v.Scope, v.Failover, v.CoolConnection, v.SkipProviderBreaker = ScopeConnection, true, true, true
 	case KindQuota, KindForbidden:
 		v.Scope, v.Failover, v.CoolConnection, v.SkipProviderBreaker = ScopeQuotaFamily, true, true, true
@@ -326,7 +359,9 @@ func verdictFor(k Kind) Verdict {
 	case KindServer, KindStall:
 		v.Scope, v.Failover = ScopeExact, true
 	case KindTransport, KindTimeout:
-		v.Scope, v.Failover, v.CoolConnection = ScopeExact, true, true
+		// One reset or first-byte timeout blames the target it happened on; the
+		// connection is cooled only by a streak of them (cooldown.Options.FailureStreak).
+		v.Scope, v.Failover = ScopeExact, true
 	case KindClientCanceled:
 		v.SkipProviderBreaker = true
 	}

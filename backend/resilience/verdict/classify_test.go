@@ -45,6 +45,11 @@ type flags struct {
 
 // Shorthands for the recurring flag sets (kind-specific values still per row).
 func rateLimit() flags {
+	return flags{kind: KindRateLimit, scope: ScopeModel, failover: true, skip: true}
+}
+
+// accountRateLimit is a 429 with account-wide evidence: the connection cools.
+func accountRateLimit() flags {
 	return flags{kind: KindRateLimit, scope: ScopeConnection, failover: true, skip: true, cool: true}
 }
 func quota() flags {
@@ -78,10 +83,10 @@ func server() flags {
 	return flags{kind: KindServer, scope: ScopeExact, failover: true, breaker: true}
 }
 func transport() flags {
-	return flags{kind: KindTransport, scope: ScopeExact, failover: true, breaker: true, cool: true}
+	return flags{kind: KindTransport, scope: ScopeExact, failover: true, breaker: true}
 }
 func timeout() flags {
-	return flags{kind: KindTimeout, scope: ScopeExact, failover: true, breaker: true, cool: true}
+	return flags{kind: KindTimeout, scope: ScopeExact, failover: true, breaker: true}
 }
 
 func (f flags) withRetry(d time.Duration, src string) flags {
@@ -236,7 +241,7 @@ func classifyCases() []classifyCase {
 			"anthropic-ratelimit-unified-reset", epoch(2*time.Hour),
 			"anthropic-ratelimit-unified-representative-claim", "five_hour"),
 			[]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`)),
-			rateLimit().withRetry(2*time.Hour, HintAnthropicReset)},
+			accountRateLimit().withRetry(2*time.Hour, HintAnthropicReset)},
 		{"anthropic/529 overloaded_error ignores unified reset", resp("anthropic", 529, hdr(
 			"anthropic-ratelimit-unified-reset", epoch(3*time.Hour), "x-should-retry", "true"),
 			[]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CQ6"}`)),
@@ -388,6 +393,11 @@ func classifyCases() []classifyCase {
 		{"generic/501 does not count for breaker", resp("custom", 501, nil, []byte(`{"error":"Not Implemented"}`)),
 			flags{kind: KindServer, scope: ScopeExact, failover: true}},
 		{"generic/429 no body", resp("custom", 429, nil, nil), rateLimit()},
+		{"generic/429 X-RateLimit-Scope account", resp("custom", 429, hdr("x-ratelimit-scope", "account", "retry-after", "3"), nil),
+			accountRateLimit().withRetry(3*time.Second, HintRetryAfter)},
+		{"generic/429 X-RateLimit-Scope model stays model", resp("custom", 429, hdr("x-ratelimit-scope", "model"), nil), rateLimit()},
+		{"generic/429 body names the subscription", resp("custom", 429, nil,
+			[]byte(`{"error":{"message":"Your subscription's request limit was reached for all models."}}`)), accountRateLimit()},
 		{"generic/429 concurrency", resp("custom", 429, nil,
 			[]byte(`{"error":{"message":"Too many concurrent requests for this API key. Please wait for a request to finish.","type":"rate_limit_error"}}`)),
 			concurrency()},

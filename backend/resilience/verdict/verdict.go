@@ -1,6 +1,3 @@
-// Package verdict turns one upstream outcome (status, headers, body prefix or
-// transport error) into a single Verdict that every resilience layer reads.
-// Classification is a pure function: same outcome and same now, same verdict.
 package verdict
 
 import (

@@ -7,7 +7,15 @@
 import type { Tone } from './health';
 import { targetIndexOf, type ComboTarget, type ConnectionRef } from './combos';
 
-export type ExclusionReason = 'model_lockout' | 'circuit_open' | 'provider_cooldown' | 'connection_cooldown' | 'unavailable' | 'lease_held';
+export type ExclusionReason =
+  | 'model_lockout'
+  | 'model_cooldown'
+  | 'circuit_open'
+  | 'provider_cooldown'
+  | 'connection_cooldown'
+  | 'connection_failed'
+  | 'unavailable'
+  | 'lease_held';
 
 export interface ExplainCandidate {
   /** 1-based try order of an eligible candidate; null when excluded. */
@@ -50,6 +58,10 @@ export function reasonInfo(reason: string | null | undefined, detail?: string | 
   switch (reason) {
     case 'model_lockout':
       return { label: 'model locked', tone: 'warn', description: 'This model is locked out on this connection after repeated errors; the lock ends by itself or on Model Cooldowns.' };
+    case 'model_cooldown':
+      return { label: 'model cooling', tone: 'warn', description: 'This model hit a limit on this connection (e.g. a 429) and rests until the upstream’s hint ends; the connection’s other models keep serving.' };
+    case 'connection_failed':
+      return { label: 'account failed', tone: 'warn', description: 'This connection failed at account level earlier in the same request (quota, auth, an account-wide limit), so its other models were not tried.' };
     case 'circuit_open':
       return { label: 'breaker open', tone: 'bad', description: 'The provider’s circuit breaker is open after repeated failures; a probe is let through when its timer ends.' };
     case 'provider_cooldown':

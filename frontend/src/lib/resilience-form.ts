@@ -42,6 +42,10 @@ const SECTION_TEXT: Record<string, { title?: string; description: string }> = {
   streamRecovery: { description: 'Stream recovery guards.' },
   throughputWatchdog: { description: 'Abort streams that stay below a minimum throughput after warm-up.' },
   modelLockout: { description: 'Lock one model on one connection out after the listed HTTP errors, with backoff.' },
+  failover: {
+    description:
+      'How a request is rescued: in-place retry of short 429s / 5xx / resets, the repeated-failure streak that cools a connection, quota cooldowns without a reset, and finishing a broken stream on a target that takes a prefill.',
+  },
   oauth: { title: 'OAuth', description: '' },
   apikey: { title: 'API key', description: '' },
   local: { title: 'Local', description: '' },
@@ -54,6 +58,9 @@ const FIELD_HINTS: Record<string, string> = {
   maxBackoffSteps: 'rungs on the exponential ladder',
   minBytesPerSecond: 'bytes per second',
   minMeasurableBytes: 'bytes',
+  retryMaxHintMs: 'longest Retry-After waited out in place (0 = off, at most 60000)',
+  retriesPerTarget: 'in-place retries for a plain model',
+  failureStreak: 'consecutive 5xx / transport failures that cool a connection (0 = off)',
 };
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -365,9 +365,10 @@ step('an upstream 429 shows the cooldown live on Connections and in the Overview
   };
   page.on('request', countFetches);
 
+  // An account-wide 429 cools the connection (a plain 429 cools only the model).
   const fault = await fetch(`${S.fake}/_fake/faults`, {
     method: 'POST',
-    body: JSON.stringify({ key: 'key-a', fault: { mode: 'status', status: 429, headers: { 'Retry-After': '120' } } }),
+    body: JSON.stringify({ key: 'key-a', fault: { mode: 'status', status: 429, headers: { 'Retry-After': '120', 'X-RateLimit-Scope': 'account' } } }),
   });
   assert.equal(fault.status, 204);
   const res = await chat();
@@ -840,7 +841,8 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   await page.getByText('Fake B').waitFor({ state: 'detached' }); // healthy again: hidden by default
   await page.evaluate(() => (window.__sameDocument = true));
 
-  await setFault({ mode: 'status', status: 429, headers: { 'Retry-After': '120' } });
+  // An account-wide 429 cools the connection (a plain 429 cools only the model).
+  await setFault({ mode: 'status', status: 429, headers: { 'Retry-After': '120', 'X-RateLimit-Scope': 'account' } });
   const res = await chat('openai-compatible/gpt-4o-mini');
   assert.equal(res.status, 429, res.body);
 
@@ -1003,11 +1005,12 @@ step('a combo request fails over when a target cools down; Why? shows it live wi
   assert.equal(second.status, 200, second.body);
   assert.equal(second.servedBy, S.conn_b, 'a/m is cooling down: b/m serves');
 
-  // The panel refreshes on the live `connection` event: a/m excluded, b/m first.
+  // The panel refreshes on the live `lockout` event: a plain 429 cools the
+  // model on its connection (a model cooldown), a/m excluded, b/m first.
   const excluded = panel.locator('[data-testid="explain-row"][data-status="excluded"][data-target="a/m"]');
   await excluded.waitFor();
-  assert.equal(await excluded.getAttribute('data-reason'), 'connection_cooldown');
-  assert.equal(await excluded.getByTestId('reason-badge').textContent(), 'cooldown');
+  assert.equal(await excluded.getAttribute('data-reason'), 'model_cooldown');
+  assert.equal(await excluded.getByTestId('reason-badge').textContent(), 'model cooling');
   const countdown = excluded.getByTestId('explain-countdown');
   const before = await countdown.textContent();
   assert.match(before, /^\d+:\d\d$/, `countdown ${before}`);
@@ -1025,7 +1028,7 @@ step('a combo request fails over when a target cools down; Why? shows it live wi
 
   // The editor's target row carries the same live badge.
   await page.getByRole('button', { name: 'Edit team' }).click();
-  const badge = page.locator('[data-testid="target-row"][data-model="a/m"] [data-testid="target-badge"][data-reason="connection_cooldown"]');
+  const badge = page.locator('[data-testid="target-row"][data-model="a/m"] [data-testid="target-badge"][data-reason="model_cooldown"]');
   await badge.waitFor();
   assert.match(await badge.getByTestId('target-countdown').textContent(), /^\d+:\d\d$/);
   await page.locator('[data-testid="target-row"][data-model="b/m"] [data-testid="target-badge"][data-reason="eligible"]').waitFor();

@@ -46,6 +46,8 @@ describe('reason badges', () => {
     expect(reasonInfo('connection_cooldown')).toMatchObject({ label: 'cooldown', tone: 'warn' });
     expect(reasonInfo('circuit_open')).toMatchObject({ label: 'breaker open', tone: 'bad' });
     expect(reasonInfo('model_lockout')).toMatchObject({ label: 'model locked', tone: 'warn' });
+    expect(reasonInfo('model_cooldown')).toMatchObject({ label: 'model cooling', tone: 'warn' });
+    expect(reasonInfo('connection_failed')).toMatchObject({ label: 'account failed', tone: 'warn' });
     expect(reasonInfo('provider_cooldown')).toMatchObject({ label: 'provider cooldown', tone: 'warn' });
     expect(reasonInfo('lease_held')).toMatchObject({ label: 'leased', tone: 'muted' });
     expect(reasonInfo('unavailable', 'credits_exhausted')).toMatchObject({ label: 'unavailable: credits exhausted', tone: 'bad' });

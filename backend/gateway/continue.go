@@ -1,0 +1,242 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/resilience/verdict"
+	"omniroute/backend/routing"
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/sse"
+)
+
+// Safe stream continuation: when a committed stream breaks (cut, stall,
+// upstream error event) after some assistant text reached the client, another
+// eligible target that accepts an assistant prefill (providers.Provider.
+// AssistantPrefill, per model via Provider.Prefills) is sent the original request plus the delivered text as a
+// trailing assistant message, and its answer is streamed into the same client
+// stream without its opening frames: the client receives one complete answer
+// with one usage. When no target can continue, or the continuation is refused
+// or breaks before its own first byte, the client gets the original failure
+// exactly as without continuation; a continuation that breaks after writing
+// ends with the original failure's error event too, never with a clean end.
+
+// deltaText is the assistant text one upstream content event carries.
+func deltaText(up translate.Format, ev sse.Event) string {
+	if up == translate.Messages {
+		if ev.Event == "content_block_delta" || gjson.GetBytes(ev.Data, "type").String() == "content_block_delta" {
+			return gjson.GetBytes(ev.Data, "delta.text").String()
+		}
+		return ""
+	}
+	return gjson.GetBytes(ev.Data, "choices.0.delta.content").String()
+}
+
+// continuationOn reports whether a stream of this request could be continued
+// (the setting, a plan to pick from, a client format a splice keeps valid:
+// Responses clients read a stateful item sequence a spliced answer would break).
+func (g *Gateway) continuationOn(req *request) bool {
+	if g.resil == nil || !g.resil().Failover.StreamContinuation || req.plan == nil {
+		return false
+	}
+	return req.format == translate.Chat || req.format == translate.Messages
+}
+
+// continuable reports whether this broken stream may be continued.
+func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && strings.TrimSpace(s.text.String()) != ""
+}
+
+// continueStream tries to finish a broken committed stream on another target.
+// It returns true when the client received a complete answer.
+func (g *Gateway) continueStream(s *streamState, rc *http.ResponseController, broke verdict.Verdict) bool {
+	if !g.continuable(s, broke) {
+		return false
+	}
+	a := s.a
+	req := a.req
+	delivered := s.text.String()
+	prefill := strings.TrimRightFunc(delivered, isSpace) // a prefill may not end in white space
+	a.deliveredEndsInSpace = prefill != delivered
+	body, err := withPrefill(req.format, req.body, prefill)
+	if err != nil {
+		return false
+	}
+	for _, cand := range req.plan.Candidates {
+		if cand.Key() == a.cand.Key() || !cand.Conn.Provider.Prefills(cand.Model) {
+			continue
+		}
+		if len(req.attempts) >= g.general().MaxAttempts || a.r.Context().Err() != nil {
+			return false
+		}
+		ticket, x := g.engine.Admit(cand)
+		if x != nil {
+			continue
+		}
+		wrote, ok := g.continueOn(a, rc, cand, ticket, body, len(delivered), broke)
+		if ok {
+			return true
+		}
+		if wrote {
+			return false // the client has part of a continuation: end with the original failure
+		}
+	}
+	return false
+}
+
+// continueOn runs one continuation attempt. wrote reports whether any of its
+// bytes reached the client; ok whether the answer completed.
+func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
+	clientBody []byte, from int, broke verdict.Verdict) (wrote, ok bool) {
+	req := prev.req
+	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
+		codec: newCodec(req.format, cand.Conn.Provider.Format),
+		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
+			ContinuedFromChars: from}}
+	exec, found := g.executors.For(cand.Conn.Provider.Format)
+	if !found {
+		ticket.Abandon()
+		return false, false
+	}
+	body, err := a.codec.request(clientBody)
+	if err != nil {
+		ticket.Abandon()
+		return false, false
+	}
+	ctx, cancel := context.WithCancelCause(prev.r.Context())
+	defer cancel(nil)
+	a.ctx, a.cancel = ctx, cancel
+	firstByte := time.AfterFunc(time.Duration(g.general().FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
+	defer firstByte.Stop()
+	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: true})
+	if err != nil {
+		a.finish(g.classifyErr(ctx, prev.r, err, cand))
+		return false, false
+	}
+	defer resp.Body.Close()
+	a.rec.Status = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+		if v.OK() {
+			v = verdict.Verdict{Kind: verdict.KindServer, Code: "UPSTREAM_BAD_RESPONSE", Message: "the continuation was not a stream"}
+		}
+		a.finish(v)
+		return false, false
+	}
+	s := a.newStreamState()
+	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
+		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
+	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)
+	stop := s.armWatchdog()
+	defer stop()
+	_, _, readErr, gone := s.pump(firstByte, resp, true, rc)
+	if gone {
+		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
+		return true, false
+	}
+	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
+	if !complete {
+		a.finish(s.failureVerdict(readErr))
+		return wrote, false
+	}
+	if s.tr != nil {
+		s.pending = s.tr.End(s.pending)
+		s.pending = s.filter(s.pending)
+	}
+	_, _ = a.w.Write(s.pending)
+	_ = rc.Flush()
+	s.recordUsage()
+	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
+	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
+	return true, true
+}
+
+// announced prefixes the first non-empty output of filter with note (the SSE
+// comment saying the answer was continued) and records that it was written,
+// so a continuation that fails before its first frame leaves no trace.
+func announced(note string, filter func([]byte) []byte, wrote *bool) func([]byte) []byte {
+	return func(in []byte) []byte {
+		out := filter(in)
+		if *wrote || len(out) == 0 {
+			return out
+		}
+		*wrote = true
+		return append([]byte(note), out...)
+	}
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' }
+
+// withPrefill appends the delivered text as a trailing assistant message to
+// the client's request, in the client's own format; the codec translates it to
+// the continuing target's format like any other assistant turn.
+func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
+	msg := map[string]any{"role": "assistant", "content": text}
+	out, err := sjson.SetBytes(body, "messages.-1", msg)
+	if err != nil {
+		return nil, err
+	}
+	return sjson.SetBytes(out, "stream", true)
+}
+
+// openingFilter returns the filter that drops, from a continuation's client
+// bytes, the frames that open an answer the client already has: the OpenAI
+// role-only chunk; Anthropic's message_start, ping and the text block start.
+// When the delivered text ended in white space (cut from the prefill), the
+// white space the continuation starts with is dropped too, so the client's
+// text does not repeat it.
+func openingFilter(f translate.Format, trimLead bool) func([]byte) []byte {
+	var parser sse.Parser
+	var out []byte
+	path := "choices.0.delta.content"
+	if f == translate.Messages {
+		path = "delta.text"
+	}
+	return func(in []byte) []byte {
+		out = out[:0]
+		_ = parser.Feed(in, func(ev sse.Event) bool {
+			if ev.Comment || dropOpening(f, ev) {
+				return true
+			}
+			data := ev.Data
+			if trimLead {
+				if t := gjson.GetBytes(data, path); t.Type == gjson.String && t.Str != "" {
+					trimLead = false
+					if trimmed := strings.TrimLeftFunc(t.Str, isSpace); trimmed != t.Str {
+						data, _ = sjson.SetBytes(data, path, trimmed)
+					}
+				}
+			}
+			out = sse.Append(out, ev.Event, data)
+			return true
+		})
+		return append(in[:0], out...)
+	}
+}
+
+func dropOpening(f translate.Format, ev sse.Event) bool {
+	if f == translate.Messages {
+		switch ev.Event {
+		case "message_start", "ping":
+			return true
+		case "content_block_start":
+			return gjson.GetBytes(ev.Data, "content_block.type").String() == "text"
+		}
+		return false
+	}
+	if ev.IsDone() {
+		return false
+	}
+	d := gjson.GetBytes(ev.Data, "choices.0.delta")
+	return d.Get("role").Exists() && d.Get("content").String() == "" && !d.Get("tool_calls").Exists() &&
+		gjson.GetBytes(ev.Data, "choices.0.finish_reason").Type == gjson.Null
+}
