@@ -32,6 +32,17 @@ type General struct {
 	RetryBudgetMs int64 `json:"retryBudgetMs"`
 	// RequestLogRetention is how many request log rows are kept.
 	RequestLogRetention int `json:"requestLogRetention"`
+	// BodyReadTimeoutMs bounds the time a client may take to send its request
+	// body; past it the request is answered 408 and the connection closed, so
+	// slow senders cannot pile up.
+	BodyReadTimeoutMs int64 `json:"bodyReadTimeoutMs"`
+	// ClientWriteTimeoutMs bounds one write to a client (a stream chunk, an
+	// answer): a client that stopped reading for this long is dropped and its
+	// attempt cancelled, freeing its in-flight slot and upstream connection.
+	ClientWriteTimeoutMs int64 `json:"clientWriteTimeoutMs"`
+	// BodyBudgetBytes is the memory all in-flight request bodies may hold
+	// together; past it new requests get 503 until bodies are released.
+	BodyBudgetBytes int64 `json:"bodyBudgetBytes"`
 }
 
 // DefaultGeneral returns the defaults.
@@ -48,6 +59,9 @@ func DefaultGeneral() General {
 		RequestLogRetention:  10_000,
 		RetryBudgetMs:        180_000,
 		MaxInFlight:          2048,
+		BodyReadTimeoutMs:    30_000,
+		ClientWriteTimeoutMs: 30_000,
+		BodyBudgetBytes:      256 << 20,
 	}
 }
 
@@ -82,6 +96,12 @@ func (g General) Validate() error {
 		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
+	case g.BodyReadTimeoutMs < 1000 || g.BodyReadTimeoutMs > 600_000:
+		return &FieldError{"bodyReadTimeoutMs", "must be between 1000 and 600000"}
+	case g.ClientWriteTimeoutMs < 1000 || g.ClientWriteTimeoutMs > 600_000:
+		return &FieldError{"clientWriteTimeoutMs", "must be between 1000 and 600000"}
+	case g.BodyBudgetBytes < g.MaxBodyBytes || g.BodyBudgetBytes > 16<<30:
+		return &FieldError{"bodyBudgetBytes", "must be at least maxBodyBytes and at most 17179869184"}
 	}
 	return nil
 }

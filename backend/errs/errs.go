@@ -25,6 +25,7 @@ const (
 	Upstream                     // upstream failed: 502
 	Timeout                      // upstream or queue timeout: 504
 	Internal                     // a bug: 500
+	ClientTimeout                // the client was too slow sending its request: 408
 )
 
 // Error is an error with a stable code, a class and a human message.

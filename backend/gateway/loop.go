@@ -376,7 +376,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 		h.Set(HeaderModel, m)
 	}
 	a.w.WriteHeader(http.StatusOK)
-	_, _ = a.w.Write(out)
+	_ = a.send(nil, out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
 	g.served(req, a.cand, http.StatusOK, out)
 	return nil, true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
@@ -20,6 +21,14 @@ import (
 
 // streamBufSize is the read size for relaying an upstream stream.
 const streamBufSize = 32 << 10
+
+// maxPrecommit bounds the client bytes held back before a stream is committed:
+// an upstream that sends only heartbeats, role chunks or bookkeeping cannot
+// grow memory while the gateway waits for the first real output.
+const maxPrecommit = 4 << 20
+
+// errPrecommit ends an attempt whose upstream sent too much without progress.
+var errPrecommit = errors.New("the upstream sent more than 4 MiB of stream without any model output")
 
 // Causes that end an attempt from the watchdog.
 var (
@@ -44,6 +53,7 @@ type streamState struct {
 	watch     *watchdog.Watch
 	pending   []byte // client bytes not yet written
 	ready     bool   // a progress frame arrived: the stream may be committed
+	committed bool   // the response headers were written
 	sawEnd    bool
 	streamErr error
 	usage     gjson.Result
@@ -80,15 +90,14 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 		if s.ready && !committed && s.streamErr == nil {
 			firstByte.Stop()
 			rc = a.commitStream()
-			committed = true
+			committed, s.committed = true, true
 		}
 		if committed && len(s.pending) > 0 {
-			if _, werr := a.w.Write(s.pending); werr != nil {
+			if werr := a.send(rc, s.pending); werr != nil {
 				a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 				return &failure{clientGone: true}, true
 			}
 			s.pending = s.pending[:0]
-			_ = rc.Flush()
 		}
 		if err != nil {
 			readErr = err
@@ -114,9 +123,11 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:
-		msg := gjson.GetBytes(ev.Data, "error.message").String()
-		if msg == "" {
-			msg = gjson.GetBytes(ev.Data, "message").String()
+		var msg string
+		if jsonv.Valid(ev.Data) { // an "event: error" is not validated by Classify
+			if msg = gjson.GetBytes(ev.Data, "error.message").String(); msg == "" {
+				msg = gjson.GetBytes(ev.Data, "message").String()
+			}
 		}
 		if msg == "" {
 			msg = "the upstream reported an error"
@@ -139,12 +150,21 @@ func (s *streamState) handle(ev sse.Event) bool {
 		} else {
 			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
 		}
-		return true
+		return s.withinPrecommit()
 	}
 	var err error
 	s.pending, err = s.tr.Event(s.pending, ev)
 	if err != nil {
 		s.streamErr = err
+		return false
+	}
+	return s.withinPrecommit()
+}
+
+// withinPrecommit fails the attempt when too much is held back uncommitted.
+func (s *streamState) withinPrecommit() bool {
+	if !s.committed && len(s.pending) > maxPrecommit {
+		s.streamErr = errPrecommit
 		return false
 	}
 	return true
@@ -226,8 +246,7 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 		if !committed {
 			rc = a.commitStream()
 		}
-		_, _ = a.w.Write(s.pending)
-		_ = rc.Flush()
+		_ = a.send(rc, s.pending)
 		s.recordUsage()
 		s.watchMu.Lock()
 		empty := !s.watch.SawContent()
@@ -254,8 +273,7 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 	}
 	a.req.log.ErrorCode = v.Code
 	s.pending = s.errorEvent(s.pending, v.Code, "stream interrupted: "+v.Message)
-	_, _ = a.w.Write(s.pending)
-	_ = rc.Flush()
+	_ = a.send(rc, s.pending)
 	return nil, true
 }
 

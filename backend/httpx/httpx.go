@@ -39,6 +39,8 @@ func Status(c errs.Class) int {
 		return http.StatusBadGateway
 	case errs.Timeout:
 		return http.StatusGatewayTimeout
+	case errs.ClientTimeout:
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
@@ -49,7 +51,7 @@ func errorType(e *errs.Error) string {
 		return e.Type
 	}
 	switch e.Class {
-	case errs.Invalid, errs.TooLarge, errs.Unsupported, errs.Conflict:
+	case errs.Invalid, errs.TooLarge, errs.Unsupported, errs.Conflict, errs.ClientTimeout:
 		return "invalid_request_error"
 	case errs.Auth:
 		return "authentication_error"

@@ -22,6 +22,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
+	"omniroute/backend/httpx"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/providers"
@@ -262,12 +263,19 @@ func (s *Server) Token() string { return s.token }
 // Store is the database (for tests and the desktop shell).
 func (s *Server) Store() *store.Store { return s.store }
 
+// MaxHeaderBytes caps a request's header block (net/http allows 4 KiB of
+// slack); past it the client gets 431 in the JSON envelope.
+const MaxHeaderBytes = 64 << 10
+
 // Serve serves on l until ctx is done, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	// Headers have a deadline and a size cap here; the body's deadline, the
+	// write deadlines and the byte budget are per request (a long stream must
+	// not hit a server-wide timeout).
 	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: 1 << 20, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
+		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
-	go func() { errc <- s.httpSrv.Serve(l) }()
+	go func() { errc <- s.httpSrv.Serve(httpx.EnvelopeListener(l)) }()
 	select {
 	case err := <-errc:
 		return err

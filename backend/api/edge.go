@@ -1,0 +1,62 @@
+package api
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"time"
+
+	"omniroute/backend/httpx"
+)
+
+// edgeWriter closes the connection after an error answer to a request that
+// carried a body, without reading (draining) what is left of it: a refused
+// client (no key, wrong Host, unknown route, too large, too slow) cannot keep
+// the connection — and its file descriptor — by trickling a body nobody reads.
+type edgeWriter struct {
+	http.ResponseWriter
+	hasBody bool
+	wrote   bool
+}
+
+func (e *edgeWriter) WriteHeader(code int) {
+	if !e.wrote {
+		e.wrote = true
+		if code >= 400 && e.hasBody {
+			httpx.Abandon(e.ResponseWriter)
+		}
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *edgeWriter) Write(p []byte) (int, error) {
+	if !e.wrote {
+		e.WriteHeader(http.StatusOK)
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+// Flush keeps streaming handlers working through the wrapper.
+func (e *edgeWriter) Flush() { _ = http.NewResponseController(e.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (e *edgeWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// readManagementBody reads an authenticated management request's body under
+// the body deadline and size limit before the handler runs, so no management
+// handler waits on a slow sender; the handler reads it from memory.
+func (a *API) readManagementBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return true
+	}
+	timeout := time.Duration(a.Settings.General().BodyReadTimeoutMs) * time.Millisecond
+	body, release, err := httpx.ReadBodyLimited(w, r, httpx.BodyLimits{Max: managementBodyLimit, Timeout: timeout})
+	release()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return true
+}
