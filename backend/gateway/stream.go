@@ -299,8 +299,8 @@ func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
 func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 	a := s.a
 	if s.streamErr != nil {
-		return verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
-			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}
+		return redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
+			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}, a.cand)
 	}
 	err := readErr
 	if err == nil || err == io.EOF {

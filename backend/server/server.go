@@ -181,7 +181,12 @@ func (s *Server) wire() error {
 
 	s.engine = engine
 	s.transport = newTransport()
-	client := &http.Client{Transport: s.transport}
+	// Upstream redirects are never followed: the request carries the
+	// connection's credential (x-api-key survives a cross-host redirect), and
+	// a 3xx is an upstream error like any other.
+	client := &http.Client{Transport: s.transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
 	userAgent := "OmniRoute/" + opts.Version
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
 		providers.FormatAnthropic: anthropic.New(client, userAgent)}
