@@ -63,6 +63,7 @@ func TestLayering(t *testing.T) {
 		{"backend/translate/anthropic", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/translate/responses", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/translate/frames", []string{"backend/jsonv", "backend/translate", "backend/translate/sse", "backend/resilience/watchdog"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/datadir", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/jsonv", nil, []string{"gorm.io", "github.com/gorilla", "net/http", "github.com/tidwall"}},
 		{"backend/store", []string{"migrations"}, []string{"net/http", "github.com/gorilla"}},
 	}
