@@ -14,7 +14,7 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
 HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 
-.PHONY: all build build-desktop frontend run run-headless test test-go test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend run run-headless test test-go test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -51,6 +51,20 @@ vet:
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
 
+# Every Go fuzz target over untrusted bytes (JSON validation, requests,
+# translations, SSE, classification and retry hints, the server's own error
+# answers), each for FUZZTIME: about two minutes in all.
+FUZZTIME  ?= 3s
+FUZZ_PKGS := ./backend/jsonv ./backend/gateway ./backend/httpx ./backend/translate/... ./backend/resilience/verdict
+test-fuzz:
+	@set -e; for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
+	      { $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 1x $$pkg; exit 1; }; \
+	  done; \
+	done
+
 test-frontend: frontend
 	cd frontend && npm test
 
@@ -67,7 +81,7 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-frontend test-browser test-desktop test-soak
+test: vet test-go test-fuzz test-frontend test-browser test-desktop test-soak
 
 bench: build
 	./tests/bench/run.sh
