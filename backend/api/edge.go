@@ -37,7 +37,21 @@ func (e *edgeWriter) Write(p []byte) (int, error) {
 }
 
 // Flush keeps streaming handlers working through the wrapper.
-func (e *edgeWriter) Flush() { _ = http.NewResponseController(e.ResponseWriter).Flush() }
+func (e *edgeWriter) Flush() {
+	if f, ok := e.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// FlushError reports a failed flush (a client that stopped reading past its
+// write deadline) to http.ResponseController.
+func (e *edgeWriter) FlushError() error {
+	if f, ok := e.ResponseWriter.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	e.Flush()
+	return nil
+}
 
 // Unwrap lets http.ResponseController reach the connection (deadlines).
 func (e *edgeWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }

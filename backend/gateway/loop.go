@@ -378,8 +378,10 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	if m := gjson.GetBytes(out, "model").String(); m != "" {
 		h.Set(HeaderModel, m)
 	}
+	h.Set("Content-Length", itoa(len(out)))
+	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
-	_ = a.send(nil, out)
+	_, _ = a.w.Write(out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
 	g.served(req, a.cand, http.StatusOK, out)
 	return nil, true
