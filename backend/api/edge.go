@@ -66,6 +66,9 @@ func (a *API) readManagementBody(w http.ResponseWriter, r *http.Request) bool {
 	timeout := time.Duration(a.Settings.General().BodyReadTimeoutMs) * time.Millisecond
 	body, release, err := httpx.ReadBodyLimited(w, r, httpx.BodyLimits{Max: managementBodyLimit, Timeout: timeout})
 	release()
+	if err == nil && len(body) > 0 {
+		err = httpx.CheckJSON(body) // every management body is JSON; refuse hostile nesting early
+	}
 	if err != nil {
 		httpx.WriteError(w, err)
 		return false

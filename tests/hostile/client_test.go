@@ -53,11 +53,16 @@ func TestHostileBodiesAreRefusedCleanly(t *testing.T) {
 		checkEnvelope(t, c.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, c.status, c.code)
 		p.mustBeUp(c.name)
 	}
+	// Management bodies go through the same validation (1 MiB cap there).
+	resp, body := p.do(http.MethodPatch, "/api/settings", append([]byte(`{"maxAttempts":`), nested(1<<20-64)...),
+		map[string]string{"Authorization": "Bearer " + p.token})
+	checkEnvelope(t, "management nesting", resp.StatusCode, resp.Header.Get("Content-Type"), body, 400, "JSON_TOO_DEEP")
+	p.mustBeUp("management nesting")
 	if n := u.hits.Load(); n != 0 {
 		t.Fatalf("the upstream got %d request(s) for bodies the gateway refused", n)
 	}
 	// The request log holds no 10 MiB model, and the logs API stays small.
-	resp, body := p.do(http.MethodGet, "/api/logs?limit=1000", nil, map[string]string{"Authorization": "Bearer " + p.token})
+	resp, body = p.do(http.MethodGet, "/api/logs?limit=1000", nil, map[string]string{"Authorization": "Bearer " + p.token})
 	if resp.StatusCode != 200 || len(body) > 64<<10 {
 		t.Fatalf("/api/logs: %d, %d bytes", resp.StatusCode, len(body))
 	}
