@@ -4,6 +4,7 @@ package hostile
 
 import (
 	"bufio"
+	"encoding/json"
 	"bytes"
 	"fmt"
 	"io"
@@ -416,4 +417,56 @@ func readEvents(p *proc, d time.Duration) []byte {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return b
+}
+
+// TestLogsArePaged: /api/logs answers pages linked by nextBefore, newest first.
+func TestLogsArePaged(t *testing.T) {
+	u := newUpstream(t)
+	p := start(t, t.TempDir())
+	p.addConn("up", u.URL, "sk-up-0123456789", "m", 1)
+	for range 5 {
+		if r, b := p.do(http.MethodPost, "/v1/chat/completions", chat("m", false), p.auth()); r.StatusCode != 200 {
+			t.Fatalf("chat: %d %s", r.StatusCode, b)
+		}
+	}
+	mg := map[string]string{"Authorization": "Bearer " + p.token}
+	type page struct {
+		Logs []struct {
+			ID int64 `json:"id"`
+		} `json:"logs"`
+		NextBefore *int64 `json:"nextBefore"`
+	}
+	get := func(q string) page {
+		_, b := p.do(http.MethodGet, "/api/logs?"+q, nil, mg)
+		var pg page
+		if err := json.Unmarshal(b, &pg); err != nil {
+			t.Fatalf("logs: %v: %s", err, b)
+		}
+		return pg
+	}
+	if !waitFor(5*time.Second, func() bool { return len(get("limit=10").Logs) == 5 }) {
+		t.Fatalf("the 5 requests were not logged: %+v", get("limit=10"))
+	}
+	var ids []int64
+	q := "limit=2"
+	for range 5 {
+		pg := get(q)
+		for _, l := range pg.Logs {
+			ids = append(ids, l.ID)
+		}
+		if pg.NextBefore == nil {
+			break
+		}
+		q = "limit=2&before=" + strconv.FormatInt(*pg.NextBefore, 10)
+	}
+	if len(ids) != 5 {
+		t.Fatalf("pages held %d rows, want 5: %v", len(ids), ids)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] >= ids[i-1] {
+			t.Fatalf("pages are not newest first without repeats: %v", ids)
+		}
+	}
+	r, b := p.do(http.MethodGet, "/api/logs?before=x", nil, mg)
+	checkEnvelope(t, "bad before", r.StatusCode, r.Header.Get("Content-Type"), b, 400, "")
 }
