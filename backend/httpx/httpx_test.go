@@ -205,4 +205,3 @@ func TestReadBodyLimited(t *testing.T) {
 		t.Fatalf("chunked body %q", r.body)
 	}
 }
-

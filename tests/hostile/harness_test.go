@@ -254,7 +254,9 @@ func (p *proc) mgmt(want int, method, path string, body any) map[string]any {
 	return m
 }
 
-func (p *proc) settings(patch map[string]any) { p.mgmt(http.StatusOK, http.MethodPatch, "/api/settings", patch) }
+func (p *proc) settings(patch map[string]any) {
+	p.mgmt(http.StatusOK, http.MethodPatch, "/api/settings", patch)
+}
 
 // addConn adds an openai-compatible connection to base with key, serving model.
 func (p *proc) addConn(name, base, key, model string, priority int) string {
