@@ -87,49 +87,40 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 		return errs.New(errs.Unavailable, "GATEWAY_SATURATED",
 			"the gateway holds as many request bodies in memory as its budget allows (bodyBudgetBytes); retry shortly").WithRetryAfter(time.Second)
 	}
+	// The buffer grows as bytes arrive (64 KiB, then doubling, up to the
+	// declared length), and each growth is reserved first: a slow sender holds
+	// only what it has sent, never its declared length.
 	src := http.MaxBytesReader(nil, r.Body, l.Max)
-	var buf []byte
+	ceiling := l.Max + 1 // room for MaxBytesReader to notice an undeclared body past Max
 	if r.ContentLength >= 0 {
-		if !grow(r.ContentLength) {
-			return fail(saturated())
-		}
-		buf = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(src, buf)
-		if err == nil {
-			// The declared length was read; a longer body is the transport's problem.
-			err = nil
-		}
-	} else {
-		buf = make([]byte, 0, 0)
-		for {
-			if len(buf) == cap(buf) {
-				step := int64(chunk)
-				if int64(cap(buf)) >= chunk {
-					step = int64(cap(buf)) // double, like append, but reserved first
-				}
-				if int64(cap(buf))+step > l.Max+1 {
-					step = l.Max + 1 - int64(cap(buf))
-				}
-				if step <= 0 || !grow(step) {
-					if step <= 0 {
-						break
-					}
-					return fail(saturated())
-				}
-				nb := make([]byte, len(buf), int64(cap(buf))+step)
-				copy(nb, buf)
-				buf = nb
+		ceiling = r.ContentLength
+	}
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			step := min(max(int64(cap(buf)), chunk), ceiling-int64(cap(buf)))
+			if step <= 0 {
+				break // the declared length is in: the body is complete
 			}
-			var n int
-			n, err = src.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err != nil {
-				if err == io.EOF {
-					err = nil
-				}
-				break
+			if !grow(step) {
+				return fail(saturated())
 			}
+			nb := make([]byte, len(buf), int64(cap(buf))+step)
+			copy(nb, buf)
+			buf = nb
 		}
+		var n int
+		n, err = src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			break
+		}
+	}
+	if err == nil && r.ContentLength >= 0 && int64(len(buf)) != r.ContentLength {
+		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -205,3 +205,47 @@ func TestReadBodyLimited(t *testing.T) {
 		t.Fatalf("chunked body %q", r.body)
 	}
 }
+
+// TestSlowSenderReservesOnlyWhatItSent: a body declared large but trickled
+// holds one growth step of the budget, not its declared length, so a few slow
+// senders cannot starve everyone of the budget for the body deadline.
+func TestSlowSenderReservesOnlyWhatItSent(t *testing.T) {
+	budget := NewBudget(func() int64 { return 200 << 10 })
+	done := make(chan int, 2)
+	addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		b, release, err := ReadBodyLimited(w, r, BodyLimits{Max: 1 << 20, Timeout: 5 * time.Second, Budget: budget})
+		release()
+		if err != nil {
+			WriteError(w, err)
+			done <- -1
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		done <- len(b)
+	})
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	_, _ = io.WriteString(slow, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 153600\r\n\r\n0123456789")
+	for budget.Used() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if u := budget.Used(); u != chunk {
+		t.Fatalf("a slow sender of a declared 150 KiB holds %d bytes of the budget, want one %d-byte step", u, chunk)
+	}
+	body := strings.Repeat("a", 100<<10)
+	resp, b := exchange(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	if resp.StatusCode != 204 {
+		t.Fatalf("a 100 KiB body beside the slow sender: %d %s", resp.StatusCode, b)
+	}
+	if n := <-done; n != len(body) {
+		t.Fatalf("read %d bytes", n)
+	}
+	_ = slow.Close()
+	<-done
+	if budget.Used() != 0 {
+		t.Fatalf("budget in use %d after both ended", budget.Used())
+	}
+}
