@@ -15,18 +15,47 @@ import (
 // the connection — and its file descriptor — by trickling a body nobody reads.
 type edgeWriter struct {
 	http.ResponseWriter
-	hasBody bool
-	wrote   bool
+	body  *trackedBody // nil: the request has no body
+	wrote bool
 }
 
 func (e *edgeWriter) WriteHeader(code int) {
 	if !e.wrote {
 		e.wrote = true
-		if code >= 400 && e.hasBody {
+		if code >= 400 && e.body != nil && !e.body.complete() {
 			httpx.Abandon(e.ResponseWriter)
 		}
 	}
 	e.ResponseWriter.WriteHeader(code)
+}
+
+// trackedBody notes whether a request body was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	declared int64 // Content-Length, or -1
+	n        int64
+	eof      bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+func (b *trackedBody) complete() bool { return b.eof || b.declared >= 0 && b.n >= b.declared }
+
+// edge wraps w and r.Body for the refusal rule above.
+func edge(w http.ResponseWriter, r *http.Request) *edgeWriter {
+	e := &edgeWriter{ResponseWriter: w}
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		e.body = &trackedBody{ReadCloser: r.Body, declared: r.ContentLength}
+		r.Body = e.body
+	}
+	return e
 }
 
 func (e *edgeWriter) Write(p []byte) (int, error) {

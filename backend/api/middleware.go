@@ -64,7 +64,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 		// A keep-alive connection may carry the write deadline of its previous
 		// request (handlers bound their writes to slow readers): start clean.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-		w = &edgeWriter{ResponseWriter: w, hasBody: r.ContentLength != 0}
+		w = edge(w, r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -103,7 +103,18 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 				break // the declared length is in: the body is complete
 			}
 			if !grow(step) {
-				return fail(saturated())
+				// Over budget: the rest is read and dropped (memory-free, still
+				// under the deadline and the size limit), so the client reads a
+				// clean 503 instead of a reset while it is still sending.
+				buf = nil
+				if _, derr := io.Copy(io.Discard, src); derr != nil {
+					return fail(saturated())
+				}
+				release()
+				if l.Timeout > 0 {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+				return nil, func() {}, saturated()
 			}
 			nb := make([]byte, len(buf), int64(cap(buf))+step)
 			copy(nb, buf)
