@@ -13,20 +13,22 @@ type Class int
 
 // Error classes.
 const (
-	Invalid       Class = iota + 1 // bad input: 400
-	TooLarge                       // body over the limit: 413
-	Unsupported                    // wrong media type: 415
-	Auth                           // missing or bad credentials: 401
-	Permission                     // authenticated but not allowed: 403
-	NotFound                       // no such thing: 404
-	Conflict                       // state conflict: 409
-	RateLimited                    // try later: 429
-	Unavailable                    // nothing can serve it now: 503
-	Upstream                       // upstream failed: 502
-	Timeout                        // upstream or queue timeout: 504
-	Internal                       // a bug: 500
-	ClientTimeout                  // the client was too slow sending its request: 408
+	Invalid     Class = iota + 1 // bad input: 400
+	TooLarge                     // body over the limit: 413
+	Unsupported                  // wrong media type: 415
+	Auth                         // missing or bad credentials: 401
+	Permission                   // authenticated but not allowed: 403
+	NotFound                     // no such thing: 404
+	Conflict                     // state conflict: 409
+	RateLimited                  // try later: 429
+	Unavailable                  // nothing can serve it now: 503
+	Upstream                     // upstream failed: 502
+	Timeout                      // upstream or queue timeout: 504
+	Internal                     // a bug: 500
 )
+
+// ClientTimeout: the client was too slow sending its request (408).
+const ClientTimeout = Internal + 1
 
 // Error is an error with a stable code, a class and a human message.
 type Error struct {
