@@ -41,7 +41,8 @@ type General struct {
 	// attempt cancelled, freeing its in-flight slot and upstream connection.
 	ClientWriteTimeoutMs int64 `json:"clientWriteTimeoutMs"`
 	// BodyBudgetBytes is the memory all in-flight request bodies may hold
-	// together; past it new requests get 503 until bodies are released.
+	// together; past it new requests get 503 until bodies are released. It is
+	// never less than MaxBodyBytes in effect, so one largest body always fits.
 	BodyBudgetBytes int64 `json:"bodyBudgetBytes"`
 }
 
@@ -100,8 +101,8 @@ func (g General) Validate() error {
 		return &FieldError{"bodyReadTimeoutMs", "must be between 1000 and 600000"}
 	case g.ClientWriteTimeoutMs < 1000 || g.ClientWriteTimeoutMs > 600_000:
 		return &FieldError{"clientWriteTimeoutMs", "must be between 1000 and 600000"}
-	case g.BodyBudgetBytes < g.MaxBodyBytes || g.BodyBudgetBytes > 16<<30:
-		return &FieldError{"bodyBudgetBytes", "must be at least maxBodyBytes and at most 17179869184"}
+	case g.BodyBudgetBytes < 1<<20 || g.BodyBudgetBytes > 16<<30:
+		return &FieldError{"bodyBudgetBytes", "must be between 1048576 and 17179869184"}
 	}
 	return nil
 }

@@ -98,7 +98,10 @@ func New(d Deps) *Gateway {
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
-	g.budget = httpx.NewBudget(func() int64 { return g.general().BodyBudgetBytes })
+	g.budget = httpx.NewBudget(func() int64 {
+		set := g.general()
+		return max(set.BodyBudgetBytes, set.MaxBodyBytes) // one largest body always fits
+	})
 	return g
 }
 
