@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -44,5 +45,8 @@ func (a *attemptCtx) send(rc *http.ResponseController, p []byte) error {
 			return err
 		}
 	}
-	return rc.Flush()
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err // a writer that cannot flush (an in-process host) is not a gone client
+	}
+	return nil
 }
