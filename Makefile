@@ -17,7 +17,7 @@ HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
-.PHONY: all build build-desktop frontend install run run-headless test test-go test-clients test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install run run-headless test test-go test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -71,6 +71,20 @@ tests/clients/node_modules/.package-lock.json: tests/clients/package-lock.json
 test-clients: tests/clients/node_modules/.package-lock.json
 	CGO_ENABLED=1 $(GO) test -tags clients -race -count=1 -timeout 10m ./tests/clients/
 
+# Every Go fuzz target over untrusted bytes (JSON validation, requests,
+# translations, SSE, classification and retry hints, the server's own error
+# answers), each for FUZZTIME: about two minutes in all.
+FUZZTIME  ?= 3s
+FUZZ_PKGS := ./backend/jsonv ./backend/gateway ./backend/httpx ./backend/translate/... ./backend/resilience/verdict
+test-fuzz:
+	@set -e; for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
+	      { $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 1x $$pkg; exit 1; }; \
+	  done; \
+	done
+
 test-frontend: frontend
 	cd frontend && npm test
 
@@ -87,7 +101,7 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-clients test-frontend test-browser test-desktop test-soak
+test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-soak
 
 bench: build
 	./tests/bench/run.sh

@@ -34,6 +34,7 @@ var buildAssets embed.FS
 type runFlags struct {
 	headless bool // gateway and browser dashboard only
 	hidden   bool // start with the window hidden (tray only), as at login
+	reset    bool // move the old database, key and token aside and start fresh
 }
 
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
@@ -42,6 +43,8 @@ Usage:
   omniroute                 start the app (desktop window and tray in the desktop build)
   omniroute --headless      start only the gateway; the dashboard is served in the browser
   omniroute --hidden        start with the window hidden (tray only), as at login
+  omniroute --reset         start fresh: move the data directory's database, secret.key
+                            and token aside (into reset-<time>/), never deleting them
   omniroute token           print the management API token
   omniroute setup <agent> [--model M]
                             point an agent's own config at the gateway with a model a
@@ -91,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flags.headless = true
 		case "--hidden", "-hidden":
 			flags.hidden = true
+		case "--reset", "-reset":
+			flags.reset = true
 		default:
 			rest = append(rest, a)
 		}
@@ -124,7 +129,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := server.Options{Process: proc, Dashboard: ui, Version: version}
+	opts := server.Options{Process: proc, Dashboard: ui, Version: version, Reset: flags.reset}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

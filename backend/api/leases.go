@@ -163,7 +163,9 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, leases.ErrContentTypeRequired)
 		return
 	}
-	body, err := httpx.ReadBody(r, leaseBodyLimit)
+	body, release, err := httpx.ReadBodyLimited(w, r, httpx.BodyLimits{Max: leaseBodyLimit,
+		Timeout: time.Duration(a.Settings.General().BodyReadTimeoutMs) * time.Millisecond})
+	release()
 	if err != nil {
 		httpx.WriteError(w, err)
 		return

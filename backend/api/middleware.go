@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
@@ -60,6 +61,10 @@ func isStateChanging(m string) bool {
 // every route, before any authentication.
 func (a *API) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A keep-alive connection may carry the write deadline of its previous
+		// request (handlers bound their writes to slow readers): start clean.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		w = edge(w, r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -106,6 +111,9 @@ func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 		if !a.isManagement(r) {
 			httpx.WriteError(w, errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
 				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it"))
+			return
+		}
+		if !a.readManagementBody(w, r) {
 			return
 		}
 		next(w, r)

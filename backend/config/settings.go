@@ -35,6 +35,18 @@ type General struct {
 	// AgentModelMap routes the model names agents ask for on their own to the
 	// user's choice when no connection serves them.
 	AgentModelMap AgentModelMap `json:"agentModelMap"`
+	// BodyReadTimeoutMs bounds the time a client may take to send its request
+	// body; past it the request is answered 408 and the connection closed, so
+	// slow senders cannot pile up.
+	BodyReadTimeoutMs int64 `json:"bodyReadTimeoutMs"`
+	// ClientWriteTimeoutMs bounds one write to a client (a stream chunk, an
+	// answer): a client that stopped reading for this long is dropped and its
+	// attempt cancelled, freeing its in-flight slot and upstream connection.
+	ClientWriteTimeoutMs int64 `json:"clientWriteTimeoutMs"`
+	// BodyBudgetBytes is the memory all in-flight request bodies may hold
+	// together; past it new requests get 503 until bodies are released. It is
+	// never less than MaxBodyBytes in effect, so one largest body always fits.
+	BodyBudgetBytes int64 `json:"bodyBudgetBytes"`
 }
 
 // AgentModelMap maps the model families coding agents ask for by default
@@ -87,6 +99,9 @@ func DefaultGeneral() General {
 		RetryBudgetMs:        180_000,
 		MaxInFlight:          2048,
 		AgentModelMap:        AgentModelMap{Enabled: true},
+		BodyReadTimeoutMs:    30_000,
+		ClientWriteTimeoutMs: 30_000,
+		BodyBudgetBytes:      256 << 20,
 	}
 }
 
@@ -121,6 +136,12 @@ func (g General) Validate() error {
 		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
+	case g.BodyReadTimeoutMs < 1000 || g.BodyReadTimeoutMs > 600_000:
+		return &FieldError{"bodyReadTimeoutMs", "must be between 1000 and 600000"}
+	case g.ClientWriteTimeoutMs < 1000 || g.ClientWriteTimeoutMs > 600_000:
+		return &FieldError{"clientWriteTimeoutMs", "must be between 1000 and 600000"}
+	case g.BodyBudgetBytes < 1<<20 || g.BodyBudgetBytes > 16<<30:
+		return &FieldError{"bodyBudgetBytes", "must be between 1048576 and 17179869184"}
 	}
 	for _, e := range g.AgentModelMap.Entries() {
 		if len(e[1]) > 200 || strings.IndexFunc(e[1], func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {

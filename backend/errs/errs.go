@@ -27,6 +27,9 @@ const (
 	Internal                     // a bug: 500
 )
 
+// ClientTimeout: the client was too slow sending its request (408).
+const ClientTimeout = Internal + 1
+
 // Error is an error with a stable code, a class and a human message.
 type Error struct {
 	Class   Class

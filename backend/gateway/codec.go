@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/providers"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
@@ -100,7 +101,7 @@ var errBadAnswer = errors.New("the upstream's 2xx answer is not a complete respo
 // object in disguise, or not the answer shape, so the attempt fails over
 // instead of reaching the client as a success.
 func (c codec) checkAnswer(body []byte) error {
-	if !gjson.ValidBytes(body) {
+	if !jsonv.Valid(body) {
 		return errBadAnswer
 	}
 	root := gjson.ParseBytes(body)

@@ -152,8 +152,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		s.pending = s.tr.End(s.pending)
 		s.pending = s.filter(s.pending)
 	}
-	_, _ = a.w.Write(s.pending)
-	_ = rc.Flush()
+	_ = a.send(rc, s.pending)
 	s.recordUsage()
 	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})

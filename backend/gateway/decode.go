@@ -9,8 +9,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/config"
 	"omniroute/backend/errs"
-	"omniroute/backend/httpx"
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/responses"
@@ -34,30 +35,44 @@ type request struct {
 	// plan is the current round's plan (a broken stream's continuation picks
 	// its target from it).
 	plan *routing.Plan
+	// release gives the body's bytes back to the shared budget.
+	release func()
+}
+
+func (req *request) releaseBody() {
+	if req.release != nil {
+		req.release()
+		req.release = nil
+	}
 }
 
 // decode reads and validates the client body for its format, cheaply: only
 // the fields the gateway routes on are read; the rest passes through.
-func (g *Gateway) decode(r *http.Request, req *request, limit int64) error {
-	body, err := httpx.ReadBody(r, limit)
+func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, set config.General) error {
+	body, err := g.readBody(w, r, req, set)
 	if err != nil {
 		return err
 	}
-	if len(body) == 0 || !gjson.ValidBytes(body) {
-		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON")
+	req.body = body
+	if err := checkJSON(body); err != nil {
+		return err
 	}
 	root := gjson.ParseBytes(body)
-	if !root.IsObject() {
-		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be a JSON object")
-	}
 	m := root.Get("model")
 	if m.Type != gjson.String || m.Str == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
 	}
+	if len(m.Str) > maxModelLen {
+		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"model\" is %d bytes; a model name is at most %d", len(m.Str), maxModelLen).WithParam("model")
+	}
 	switch req.format {
 	case translate.Chat, translate.Messages:
-		if msgs := root.Get("messages"); !msgs.IsArray() {
+		msgs := root.Get("messages")
+		if !msgs.IsArray() {
 			return errs.New(errs.Invalid, "MESSAGES_REQUIRED", "field \"messages\" must be an array").WithParam("messages")
+		}
+		if err := checkMessages(req.format, msgs); err != nil {
+			return err
 		}
 	case translate.Responses:
 		in := root.Get("input")
@@ -72,8 +87,78 @@ func (g *Gateway) decode(r *http.Request, req *request, limit int64) error {
 	if s := root.Get("stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
 		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream\" must be a boolean").WithParam("stream")
 	}
-	req.body, req.model, req.stream = body, m.Str, root.Get("stream").Bool()
+	req.model, req.stream = m.Str, root.Get("stream").Bool()
 	return nil
+}
+
+// maxModelLen bounds the "model" field: no provider names a model this long,
+// and the name is echoed into logs and error messages.
+const maxModelLen = 256
+
+// checkJSON runs the one bounded validation on a client body: one JSON object,
+// nesting within jsonv.MaxDepth, valid UTF-8, no top-level key twice (a second
+// "model" would let the gateway check one model and the upstream read another).
+func checkJSON(body []byte) error {
+	err := jsonv.CheckRequest(body)
+	if err == nil {
+		return nil
+	}
+	e, _ := err.(*jsonv.Error)
+	switch {
+	case len(body) == 0:
+		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON")
+	case e == nil:
+		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON")
+	case e.Kind == jsonv.Duplicate:
+		return errs.New(errs.Invalid, "DUPLICATE_FIELD", "%s; send each field once", e.Error()).WithParam(e.Key)
+	case e.Kind == jsonv.NotObject:
+		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be a JSON object")
+	case e.Kind == jsonv.TooDeep:
+		return errs.New(errs.Invalid, "JSON_TOO_DEEP", "request body nests deeper than %d levels (at byte %d)", jsonv.MaxDepth, e.Offset)
+	}
+	return errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON: %s", e.Error())
+}
+
+// checkMessages checks the shape every translator requires of "messages", so
+// a body forwarded as is (client and upstream speak the same format) has
+// passed the same checks as one that is translated: each message an object
+// with a string role, content a string or an array of objects (Chat also
+// accepts null or no content, for tool-call turns).
+func checkMessages(format translate.Format, msgs gjson.Result) error {
+	var err error
+	i := 0
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		p := "messages[" + itoa(i) + "]"
+		i++
+		if !m.IsObject() {
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s must be an object", p).WithParam(p)
+			return false
+		}
+		if role := m.Get("role"); role.Type != gjson.String || role.Str == "" {
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.role must be a non-empty string", p).WithParam(p + ".role")
+			return false
+		}
+		c := m.Get("content")
+		ok := c.Type == gjson.String || c.IsArray() && allObjects(c)
+		if format == translate.Chat {
+			ok = ok || !c.Exists() || c.Type == gjson.Null
+		}
+		if !ok {
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.content must be a string or an array of content parts", p).WithParam(p + ".content")
+			return false
+		}
+		return true
+	})
+	return err
+}
+
+func allObjects(arr gjson.Result) bool {
+	ok := true
+	arr.ForEach(func(_, v gjson.Result) bool {
+		ok = v.IsObject()
+		return ok
+	})
+	return ok
 }
 
 // upstreamBody translates the client body for one upstream format, once per request.

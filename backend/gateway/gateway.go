@@ -12,6 +12,7 @@ import (
 
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/httpx"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/routing"
@@ -61,6 +62,7 @@ type Gateway struct {
 	meter     Meter
 	inFlight  atomic.Int64
 	bufs      sync.Pool
+	budget    *httpx.Budget
 }
 
 // Deps are the gateway's collaborators.
@@ -96,6 +98,10 @@ func New(d Deps) *Gateway {
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
+	g.budget = httpx.NewBudget(func() int64 {
+		set := g.general()
+		return max(set.BodyBudgetBytes, set.MaxBodyBytes) // one largest body always fits
+	})
 	return g
 }
 
@@ -143,6 +149,9 @@ func (g *Gateway) watchConfig() watchdog.Config {
 	}
 	return cfg
 }
+
+// BodyBytes reports the request body bytes held in memory now (the budget in use).
+func (g *Gateway) BodyBytes() int64 { return g.budget.Used() }
 
 // InFlight reports the inference requests being served now.
 func (g *Gateway) InFlight() int64 { return g.inFlight.Load() }

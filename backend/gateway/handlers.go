@@ -34,9 +34,11 @@ func (g *Gateway) Responses(w http.ResponseWriter, r *http.Request) {
 
 // CountTokens serves POST /v1/messages/count_tokens with a local estimate.
 func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
-	body, err := httpx.ReadBody(r, g.general().MaxBodyBytes)
-	if err == nil && (len(body) == 0 || !gjson.ValidBytes(body)) {
-		err = errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON")
+	req := &request{}
+	defer req.releaseBody()
+	body, err := g.readBody(w, r, req, g.general())
+	if err == nil {
+		err = checkJSON(body)
 	}
 	var n int
 	if err == nil {
@@ -44,6 +46,7 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 			err = errs.New(errs.Invalid, "INVALID_REQUEST", "%s", err.Error())
 		}
 	}
+	g.armWrite(w)
 	if err != nil {
 		writeError(w, translate.Messages, 0, err)
 		return
@@ -54,15 +57,21 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format) {
 	set := g.general()
-	if n := g.inFlight.Add(1); n > int64(set.MaxInFlight) {
-		g.inFlight.Add(-1)
-		writeError(w, format, 0, errs.New(errs.Unavailable, "GATEWAY_SATURATED",
-			"the gateway is serving %d requests, its limit (maxInFlight); retry shortly", set.MaxInFlight).WithRetryAfter(time.Second))
-		return
-	}
-	defer g.inFlight.Add(-1)
 	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format}
-	err := g.decode(r, req, set.MaxBodyBytes)
+	defer req.releaseBody()
+	// The body is read (under its deadline and the byte budget) before an
+	// in-flight slot is taken: a slow sender holds no slot.
+	err := g.decode(w, r, req, set)
+	if err == nil {
+		if n := g.inFlight.Add(1); n > int64(set.MaxInFlight) {
+			g.inFlight.Add(-1)
+			g.armWrite(w)
+			writeError(w, format, 0, errs.New(errs.Unavailable, "GATEWAY_SATURATED",
+				"the gateway is serving %d requests, its limit (maxInFlight); retry shortly", set.MaxInFlight).WithRetryAfter(time.Second))
+			return
+		}
+		defer g.inFlight.Add(-1)
+	}
 	if err == nil && format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {
 		w.Header().Set(HeaderWarning, "background responses are served synchronously")
 	}
@@ -73,6 +82,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 		e := errs.As(err)
 		req.log.Status = httpx.Status(e.Class)
 		req.log.ErrorCode = e.Code
+		g.armWrite(w)
 		writeError(w, format, req.upstreamStatus, e)
 	}
 	g.finishLog(req)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 )
 
 func (g *Gateway) finishLog(req *request) {
@@ -13,7 +14,7 @@ func (g *Gateway) finishLog(req *request) {
 	l.CreatedAt = req.start.UnixMilli()
 	l.APIKeyID = req.client.KeyID
 	l.ClientFormat = string(req.format)
-	l.Model = req.model
+	l.Model = capLogString(req.model)
 	l.Stream = req.stream
 	l.AttemptCount = len(req.attempts)
 	if l.ConnectionID == "" && len(req.attempts) > 0 {
@@ -26,4 +27,19 @@ func (g *Gateway) finishLog(req *request) {
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	g.logs.Log(l)
+}
+
+// maxLogString bounds a client-supplied string stored in the request log.
+const maxLogString = 256
+
+// capLogString cuts s to maxLogString bytes on a rune boundary.
+func capLogString(s string) string {
+	if len(s) <= maxLogString {
+		return s
+	}
+	cut := maxLogString
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }

@@ -427,7 +427,10 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+		v := redacted(verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}), cand)
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			v.Code, v.Message = "UPSTREAM_REDIRECT", redirectMessage(resp.StatusCode)
+		}
 		a.finish(v)
 		return &failure{v: v}, false
 	}
@@ -458,8 +461,8 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	firstByte.Stop()
 	out, err := a.codec.response(body, req.body)
 	if err != nil {
-		v := verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
-			Message: "the upstream's answer could not be read: " + err.Error()}
+		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
+			Message: "the upstream's answer could not be read: " + err.Error()}, a.cand)
 		a.finish(v)
 		return &failure{v: v}, false
 	}
@@ -469,6 +472,8 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	if m := gjson.GetBytes(out, "model").String(); m != "" {
 		h.Set(HeaderModel, m)
 	}
+	h.Set("Content-Length", itoa(len(out)))
+	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
@@ -488,7 +493,7 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 			err = cause
 		}
 	}
-	return verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+	return redacted(verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}), cand)
 }
 
 func (g *Gateway) served(req *request, cand routing.Candidate, status int, body []byte) {

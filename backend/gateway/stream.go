@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
@@ -21,6 +22,14 @@ import (
 
 // streamBufSize is the read size for relaying an upstream stream.
 const streamBufSize = 32 << 10
+
+// maxPrecommit bounds the client bytes held back before a stream is committed:
+// an upstream that sends only heartbeats, role chunks or bookkeeping cannot
+// grow memory while the gateway waits for the first real output.
+const maxPrecommit = 4 << 20
+
+// errPrecommit ends an attempt whose upstream sent too much without progress.
+var errPrecommit = errors.New("the upstream sent more than 4 MiB of stream without any model output")
 
 // Causes that end an attempt from the watchdog.
 var (
@@ -45,6 +54,7 @@ type streamState struct {
 	watch     *watchdog.Watch
 	pending   []byte // client bytes not yet written
 	ready     bool   // a progress frame arrived: the stream may be committed
+	committed bool   // the response headers were written
 	sawEnd    bool
 	streamErr error
 	usage     gjson.Result
@@ -110,15 +120,15 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response, committed
 				committed = true
 			}
 		}
+		s.committed = committed
 		if committed && len(s.pending) > 0 {
 			if s.filter != nil {
 				s.pending = s.filter(s.pending)
 			}
-			if _, werr := a.w.Write(s.pending); werr != nil {
+			if werr := a.send(rc, s.pending); werr != nil {
 				return committed, rc, werr, true
 			}
 			s.pending = s.pending[:0]
-			_ = rc.Flush()
 		}
 		if err != nil {
 			return committed, rc, err, false
@@ -147,9 +157,11 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:
-		msg := gjson.GetBytes(ev.Data, "error.message").String()
-		if msg == "" {
-			msg = gjson.GetBytes(ev.Data, "message").String()
+		var msg string
+		if jsonv.Valid(ev.Data) { // an "event: error" is not validated by Classify
+			if msg = gjson.GetBytes(ev.Data, "error.message").String(); msg == "" {
+				msg = gjson.GetBytes(ev.Data, "message").String()
+			}
 		}
 		if msg == "" {
 			msg = "the upstream reported an error"
@@ -172,12 +184,21 @@ func (s *streamState) handle(ev sse.Event) bool {
 		} else {
 			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
 		}
-		return true
+		return s.withinPrecommit()
 	}
 	var err error
 	s.pending, err = s.tr.Event(s.pending, ev)
 	if err != nil {
 		s.streamErr = err
+		return false
+	}
+	return s.withinPrecommit()
+}
+
+// withinPrecommit fails the attempt when too much is held back uncommitted.
+func (s *streamState) withinPrecommit() bool {
+	if !s.committed && len(s.pending) > maxPrecommit {
+		s.streamErr = errPrecommit
 		return false
 	}
 	return true
@@ -259,8 +280,7 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 		if !committed {
 			rc = a.commitStream()
 		}
-		_, _ = a.w.Write(s.pending)
-		_ = rc.Flush()
+		_ = a.send(rc, s.pending)
 		s.recordUsage()
 		s.watchMu.Lock()
 		empty := !s.watch.SawContent()
@@ -289,7 +309,7 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 		if s.filter != nil {
 			s.pending = s.filter(s.pending)
 		}
-		_, _ = a.w.Write(s.pending)
+		_ = a.send(rc, s.pending)
 		s.pending = s.pending[:0]
 	}
 	if a.g.continueStream(s, rc, v) {
@@ -297,8 +317,7 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 	}
 	a.req.log.ErrorCode = v.Code
 	s.pending = s.errorEvent(s.pending, v.Code, "stream interrupted: "+v.Message)
-	_, _ = a.w.Write(s.pending)
-	_ = rc.Flush()
+	_ = a.send(rc, s.pending)
 	return nil, true
 }
 
@@ -324,8 +343,8 @@ func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
 func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 	a := s.a
 	if s.streamErr != nil {
-		return verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
-			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}
+		return redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
+			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}, a.cand)
 	}
 	err := readErr
 	if err == nil || err == io.EOF {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/jsonv"
 )
 
 // Status maps an error class to its HTTP status.
@@ -39,6 +40,8 @@ func Status(c errs.Class) int {
 		return http.StatusBadGateway
 	case errs.Timeout:
 		return http.StatusGatewayTimeout
+	case errs.ClientTimeout:
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
@@ -49,7 +52,7 @@ func errorType(e *errs.Error) string {
 		return e.Type
 	}
 	switch e.Class {
-	case errs.Invalid, errs.TooLarge, errs.Unsupported, errs.Conflict:
+	case errs.Invalid, errs.TooLarge, errs.Unsupported, errs.Conflict, errs.ClientTimeout:
 		return "invalid_request_error"
 	case errs.Auth:
 		return "authentication_error"
@@ -137,6 +140,9 @@ func DecodeJSON(body []byte, v any) error {
 	if len(body) == 0 {
 		return errs.New(errs.Invalid, "INVALID_JSON", "request body must be a JSON object")
 	}
+	if err := CheckJSON(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytesReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -161,4 +167,17 @@ func sanitize(s string) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// CheckJSON is the bounded validation (backend/jsonv) of a JSON body as a
+// client error: 400 JSON_TOO_DEEP past the nesting limit, else INVALID_JSON.
+func CheckJSON(body []byte) error {
+	err := jsonv.Check(body)
+	if err == nil {
+		return nil
+	}
+	if jsonv.Is(err, jsonv.TooDeep) {
+		return errs.New(errs.Invalid, "JSON_TOO_DEEP", "request body nests deeper than %d levels", jsonv.MaxDepth)
+	}
+	return errs.New(errs.Invalid, "INVALID_JSON", "request body must be valid JSON: %s", err.Error())
 }

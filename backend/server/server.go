@@ -20,8 +20,10 @@ import (
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/datadir"
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
+	"omniroute/backend/httpx"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/providers"
@@ -46,11 +48,15 @@ type Options struct {
 	Clock     clock.Clock
 	// Getenv reads env overrides (defaults to os.Getenv).
 	Getenv func(string) string
+	// Reset moves the data directory's database, key and token aside and
+	// starts fresh (`omniroute --reset`).
+	Reset bool
 }
 
 // Server is a fully wired gateway.
 type Server struct {
 	opts      Options
+	dir       *datadir.Dir
 	store     *store.Store
 	logs      *reqlog.Writer
 	transport *http.Transport
@@ -76,26 +82,59 @@ func New(opts Options) (*Server, error) {
 	if opts.Process.DatabaseURL != "" {
 		return nil, errors.New("OMNIROUTE_DATABASE_URL (PostgreSQL) is not supported by this build yet; unset it to use the embedded SQLite database")
 	}
-	dir := opts.Process.DataDir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+	// The directory's lock is taken before the database is opened (and
+	// migrated): a second instance stops here.
+	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, store: st}
-	if err := s.wire(); err != nil {
+	if dd.MovedTo != "" {
+		opts.Log.Warn("reset: the old database, key and token were moved aside", slog.String("to", dd.MovedTo))
+	}
+	st, err := store.Open(dd.File(datadir.DBFile))
+	if err != nil {
+		dd.Close()
+		return nil, err
+	}
+	s := &Server{opts: opts, store: st, dir: dd}
+	err = s.checkKey()
+	if err == nil {
+		err = s.wire()
+	}
+	if err == nil {
+		err = dd.Tighten() // SQLite made -wal and -shm with the umask
+	}
+	if err != nil {
 		_ = st.Close()
+		dd.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
+// checkKey refuses to start when secret.key is missing but the database holds
+// values sealed with it: a new key would open none of them (and writing one
+// would make the loss permanent).
+func (s *Server) checkKey() error {
+	if _, err := os.Stat(s.dir.File(datadir.KeyFile)); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	n, err := s.store.EncryptedCount()
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%s is missing but the database holds %d encrypted credential(s) only that key can open; "+
+			"restore %s from a backup, or start fresh with `omniroute --reset` (the old files are moved aside, not deleted)",
+			s.dir.File(datadir.KeyFile), n, datadir.KeyFile)
+	}
+	return nil
+}
+
 func (s *Server) wire() error {
 	opts, st, clk := s.opts, s.store, s.opts.Clock
 	dir := opts.Process.DataDir
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, datadir.KeyFile))
 	if err != nil {
 		return err
 	}
@@ -195,7 +234,12 @@ func (s *Server) wire() error {
 		}
 	})
 	s.transport = newTransport()
-	client := &http.Client{Transport: s.transport}
+	// Upstream redirects are never followed: the request carries the
+	// connection's credential (x-api-key survives a cross-host redirect), and
+	// a 3xx is an upstream error like any other.
+	client := &http.Client{Transport: s.transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
 	userAgent := "OmniRoute/" + opts.Version
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
 		providers.FormatAnthropic: anthropic.New(client, userAgent)}
@@ -277,12 +321,19 @@ func (s *Server) Token() string { return s.token }
 // Store is the database (for tests and the desktop shell).
 func (s *Server) Store() *store.Store { return s.store }
 
+// MaxHeaderBytes caps a request's header block (net/http allows 4 KiB of
+// slack); past it the client gets 431 in the JSON envelope.
+const MaxHeaderBytes = 64 << 10
+
 // Serve serves on l until ctx is done, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	// Headers have a deadline and a size cap here; the body's deadline, the
+	// write deadlines and the byte budget are per request (a long stream must
+	// not hit a server-wide timeout).
 	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: 1 << 20, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
+		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
-	go func() { errc <- s.httpSrv.Serve(l) }()
+	go func() { errc <- s.httpSrv.Serve(httpx.EnvelopeListener(l)) }()
 	select {
 	case err := <-errc:
 		return err
@@ -303,5 +354,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 func (s *Server) Close() error {
 	s.logs.Close()
 	s.transport.CloseIdleConnections()
-	return s.store.Close()
+	err := s.store.Close()
+	s.dir.Close()
+	return err
 }

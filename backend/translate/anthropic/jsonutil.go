@@ -11,13 +11,14 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 )
 
 // parseObject validates body as one JSON object in UTF-8 (JSON text must be
 // UTF-8, and ids with invalid bytes could not be copied one-to-one).
 func parseObject(body []byte, what string) (gjson.Result, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonv.Valid(body) {
 		return gjson.Result{}, inputErr("", "%s is not valid JSON", what)
 	}
 	if !utf8.Valid(body) {
@@ -120,7 +121,7 @@ func argumentsToInput(args string) json.RawMessage {
 	if t == "" {
 		return json.RawMessage("{}")
 	}
-	if gjson.Valid(t) {
+	if jsonv.Valid([]byte(t)) {
 		if r := gjson.Parse(t); r.IsObject() {
 			if c := compactRaw(t); c != nil {
 				return c

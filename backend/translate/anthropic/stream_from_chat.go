@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
 )
@@ -82,7 +83,7 @@ func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
 		s.sawDone = true
 		return s.close(dst), nil
 	}
-	if len(ev.Data) == 0 || !gjson.ValidBytes(ev.Data) {
+	if len(ev.Data) == 0 || !jsonv.Valid(ev.Data) {
 		if ev.Event == "error" {
 			s.failed = true
 			return dst, &UpstreamStreamError{Message: truncate(string(ev.Data), 500)}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
 )
@@ -62,7 +63,7 @@ func (s *streamToChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
 	if s.done || s.failed || ev.Comment {
 		return dst, nil
 	}
-	if len(ev.Data) == 0 || !gjson.ValidBytes(ev.Data) {
+	if len(ev.Data) == 0 || !jsonv.Valid(ev.Data) {
 		if ev.Event == "error" {
 			s.failed = true
 			return dst, &UpstreamStreamError{Message: truncate(string(ev.Data), 500)}

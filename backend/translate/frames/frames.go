@@ -2,7 +2,7 @@
 // each wire format the gateway speaks, so the stream watchdog can tell model output
 // from reasoning, tool calls, heartbeats and bookkeeping.
 //
-// Classification validates the data with gjson and then looks up only the fields
+// Classification validates the data with jsonv (bounded depth, no recursion) and then looks up only the fields
 // it needs in one pass, skipping the rest without decoding it: a few hundred ns
 // per event, one copy of the data, and no panics on any input.
 //
@@ -33,8 +33,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
+	"omniroute/backend/jsonv"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
@@ -55,7 +54,7 @@ func Classify(f translate.Format, ev sse.Event) watchdog.Frame {
 	}
 	var json string
 	if len(data) > 0 {
-		if data[0] != '{' || !gjson.ValidBytes(data) {
+		if data[0] != '{' || !jsonv.Valid(data) {
 			return frame(watchdog.Unknown, 0)
 		}
 		json = string(data)

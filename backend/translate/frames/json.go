@@ -6,7 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// A lean walker over JSON that gjson.ValidBytes has already accepted. Looking up a
+// A lean walker over JSON that jsonv.Valid has already accepted. Looking up a
 // handful of keys in a streaming chunk is dominated by skipping the values around
 // them; these helpers skip without parsing (no number conversion, no unescaping)
 // and hand out raw value slices. Strings are unescaped by gjson, and only when they

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"omniroute/backend/jsonv"
 )
 
 // chatRequest is the Chat Completions request RequestToChat writes. Field
@@ -117,7 +119,7 @@ const customInputSchema = `{"type":"object","properties":{"input":{"type":"strin
 // equivalent and are ignored. A non-empty previous_response_id returns
 // ErrPreviousResponse; malformed or stateful input returns a *FieldError.
 func RequestToChat(body []byte) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonv.Valid(body) {
 		return nil, fieldErr("", "request body must be valid JSON")
 	}
 	root := gjson.ParseBytes(body)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 )
 
@@ -28,7 +29,7 @@ const CodeMalformedResponse = "MALFORMED_UPSTREAM_RESPONSE"
 // reason "max_output_tokens", "content_filter" reason "content_filter". An
 // error body returns an *UpstreamError.
 func ResponseFromChat(body []byte, req []byte) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonv.Valid(body) {
 		return nil, &UpstreamError{Code: CodeMalformedResponse, Message: "the upstream answer is not valid JSON"}
 	}
 	root := gjson.ParseBytes(body)
@@ -222,7 +223,7 @@ func rawIf(v gjson.Result, ok bool, def string) json.RawMessage {
 // request yields the defaults.
 func parseEcho(req []byte) *echo {
 	root := gjson.Result{}
-	if gjson.ValidBytes(req) {
+	if jsonv.Valid(req) {
 		if r := gjson.ParseBytes(req); r.IsObject() {
 			root = r
 		}
@@ -349,7 +350,7 @@ func (r *result) addCall(id, name string, args []byte) *item {
 // customInput extracts a custom tool's raw input from the Chat arguments the
 // model produced for it ({"input": "..."}); anything else passes as is.
 func customInput(args []byte) string {
-	if gjson.ValidBytes(args) {
+	if jsonv.Valid(args) {
 		if in := gjson.GetBytes(args, "input"); in.Type == gjson.String {
 			return in.Str
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
 )
@@ -93,7 +94,7 @@ func (s *Stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
 	}
 	if ev.Event == "error" {
 		s.failed = true
-		if gjson.ValidBytes(data) {
+		if jsonv.Valid(data) {
 			if r := gjson.ParseBytes(data); r.Get("error").Exists() {
 				return dst, upstreamError(r.Get("error"))
 			} else if r.IsObject() {
@@ -105,7 +106,7 @@ func (s *Stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
 	if len(data) == 0 {
 		return dst, nil
 	}
-	if !gjson.ValidBytes(data) {
+	if !jsonv.Valid(data) {
 		s.failed = true
 		return dst, &UpstreamError{Code: CodeMalformedChunk, Message: "the upstream sent a chunk that is not JSON"}
 	}

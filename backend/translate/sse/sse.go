@@ -5,6 +5,7 @@ package sse
 
 import (
 	"bytes"
+	"errors"
 	"io"
 )
 
@@ -23,6 +24,11 @@ func (e Event) IsDone() bool { return bytes.Equal(bytes.TrimSpace(e.Data), []byt
 // maxLine bounds one line so a hostile upstream cannot grow memory without end.
 const maxLine = 8 << 20
 
+// MaxEventData bounds one event's data, all its data lines together: without
+// it an upstream could send endless short "data:" lines with no blank line and
+// grow one event without end (each line under maxLine).
+const MaxEventData = 8 << 20
+
 // Parser accumulates bytes and emits complete events.
 type Parser struct {
 	buf     []byte
@@ -30,10 +36,14 @@ type Parser struct {
 	hasData bool
 	hasAny  bool
 	dataBuf []byte
+	tooBig  bool
 }
 
 // ErrLineTooLong is returned when a single line exceeds the bound.
 var ErrLineTooLong = io.ErrShortBuffer
+
+// ErrEventTooLarge is returned when one event's data exceeds MaxEventData.
+var ErrEventTooLarge = errors.New("sse: event data exceeds the size limit")
 
 // Feed appends p and calls emit for each complete event. The Event's Data is
 // only valid during the callback. Returning false from emit stops parsing.
@@ -59,6 +69,9 @@ func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
 		start = next
 		if !p.line(line, emit) {
 			p.buf = append(p.buf[:0], p.buf[start:]...)
+			if p.tooBig {
+				return ErrEventTooLarge
+			}
 			return nil
 		}
 	}
@@ -105,6 +118,10 @@ func (p *Parser) line(line []byte, emit func(Event) bool) bool {
 	p.hasAny = true
 	switch string(field) {
 	case "data":
+		if len(p.dataBuf)+len(value)+1 > MaxEventData {
+			p.tooBig = true
+			return false
+		}
 		if p.hasData {
 			p.dataBuf = append(p.dataBuf, '\n')
 		}

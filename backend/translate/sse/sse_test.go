@@ -98,3 +98,38 @@ func TestStopEarly(t *testing.T) {
 		t.Fatalf("emitted %d", n)
 	}
 }
+
+// TestEventDataBounded: endless short data lines with no blank line (each far
+// under the line limit) stop at MaxEventData instead of growing one event.
+func TestEventDataBounded(t *testing.T) {
+	var p Parser
+	line := bytes.Repeat([]byte("data: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"), 1024) // ~37 KiB per read
+	emitted := 0
+	var err error
+	fed := 0
+	for fed <= 2*MaxEventData && err == nil {
+		err = p.Feed(line, func(Event) bool { emitted++; return true })
+		fed += len(line)
+	}
+	if err != ErrEventTooLarge {
+		t.Fatalf("after %d bytes without a blank line: err = %v, want ErrEventTooLarge", fed, err)
+	}
+	// Each 37-byte line adds 31 bytes of data (30 + the joining newline).
+	if fed > MaxEventData/31*37+2*len(line) {
+		t.Fatalf("the bound tripped only after %d bytes (limit %d)", fed, MaxEventData)
+	}
+	if cap(p.dataBuf) > 2*MaxEventData {
+		t.Fatalf("event buffer grew to %d bytes", cap(p.dataBuf))
+	}
+	if emitted != 0 {
+		t.Fatalf("%d events emitted, want none", emitted)
+	}
+
+	// Exactly at the limit is still one event.
+	var q Parser
+	data := bytes.Repeat([]byte("x"), MaxEventData-1)
+	var n int
+	if err := q.Feed(append(append([]byte("data: "), data...), "\n\n"...), func(e Event) bool { n = len(e.Data); return true }); err != nil || n != len(data) {
+		t.Fatalf("an event of %d bytes: err %v, got %d bytes", len(data), err, n)
+	}
+}

@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"omniroute/backend/config"
+	"omniroute/backend/errs"
+	"omniroute/backend/translate"
+)
+
+func decodeBody(t *testing.T, format translate.Format, body string) (*request, error) {
+	t.Helper()
+	g := &Gateway{general: config.DefaultGeneral}
+	req := &request{format: format}
+	r := httptest.NewRequest(http.MethodPost, "/v1/x", strings.NewReader(body))
+	err := g.decode(httptest.NewRecorder(), r, req, config.DefaultGeneral())
+	req.releaseBody()
+	return req, err
+}
+
+func TestDecodeRefusesWhatTranslationWould(t *testing.T) {
+	deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
+	cases := []struct {
+		name   string
+		format translate.Format
+		body   string
+		code   string // "" = accepted
+	}{
+		{"chat ok", translate.Chat, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"chat tool turn without content", translate.Chat, `{"model":"m","messages":[{"role":"assistant","tool_calls":[]},{"role":"tool","content":null}]}`, ""},
+		{"chat content parts", translate.Chat, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, ""},
+		{"messages ok", translate.Messages, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"responses ok", translate.Responses, `{"model":"m","input":"hi"}`, ""},
+		{"empty", translate.Chat, ``, "INVALID_JSON"},
+		{"array", translate.Chat, `[]`, "INVALID_JSON"},
+		{"too deep", translate.Chat, `{"model":"m","messages":[],"x":` + deep + `}`, "JSON_TOO_DEEP"},
+		{"invalid UTF-8", translate.Chat, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", "INVALID_JSON"},
+		{"model twice", translate.Chat, `{"model":"a","messages":[],"model":"b"}`, "DUPLICATE_FIELD"},
+		{"model twice, escaped", translate.Messages, `{"model":"a","messages":[],"m\u006fdel":"b"}`, "DUPLICATE_FIELD"},
+		{"model too long", translate.Chat, `{"model":"` + strings.Repeat("x", maxModelLen+1) + `","messages":[]}`, "INVALID_FIELD"},
+		{"model at the limit", translate.Chat, `{"model":"` + strings.Repeat("x", maxModelLen) + `","messages":[]}`, ""},
+		{"message not an object", translate.Chat, `{"model":"m","messages":["hi"]}`, "INVALID_FIELD"},
+		{"role not a string", translate.Chat, `{"model":"m","messages":[{"role":1,"content":"x"}]}`, "INVALID_FIELD"},
+		{"content a number", translate.Chat, `{"model":"m","messages":[{"role":"user","content":5}]}`, "INVALID_FIELD"},
+		{"content parts not objects", translate.Chat, `{"model":"m","messages":[{"role":"user","content":["x"]}]}`, "INVALID_FIELD"},
+		{"messages content missing", translate.Messages, `{"model":"m","messages":[{"role":"user"}]}`, "INVALID_FIELD"},
+		{"messages content null", translate.Messages, `{"model":"m","messages":[{"role":"user","content":null}]}`, "INVALID_FIELD"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decodeBody(t, c.format, c.body)
+			if c.code == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || errs.As(err).Code != c.code || errs.As(err).Class != errs.Invalid {
+				t.Fatalf("err = %v, want %s (400)", err, c.code)
+			}
+		})
+	}
+}
+
+// FuzzDecode: any body is accepted or refused with a client error, never a
+// panic, and an accepted body is one the translators can read.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"model":"m","messages":[{"role":"user","content":"hi"}]}`, `{"model":"m","input":"x"}`,
+		`{"model":"a","model":"b"}`, `[[[`, "{\"model\":\"\xff\"}", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`} {
+		f.Add([]byte(s), uint8(0))
+	}
+	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		format := formats[int(which)%len(formats)]
+		req, err := decodeBody(t, format, string(body))
+		if err != nil {
+			if e := errs.As(err); e.Class != errs.Invalid && e.Class != errs.TooLarge {
+				t.Fatalf("a body got a non-client error: %v", err)
+			}
+			return
+		}
+		if req.model == "" || len(req.model) > maxModelLen {
+			t.Fatalf("accepted model %q", req.model)
+		}
+		for _, up := range []translate.Format{translate.Chat, translate.Messages} {
+			_, _ = codec{client: format, upstream: up}.request(req.body) // must not panic
+		}
+	})
+}
+
+func TestRedactSecret(t *testing.T) {
+	cases := []struct{ in, secret, want string }{
+		{"bad key zq7-CANARY-x here", "zq7-CANARY-x", "bad key [redacted] here"},
+		{"twice k3y/+=x and k3y%2F%2B%3Dx", "k3y/+=x", "twice [redacted] and [redacted]"},
+		{"no secret here", "zq7-CANARY-x", "no secret here"},
+		{"abc short", "abc", "abc short"}, // under minSecretLen: left alone
+		{"", "zq7-CANARY-x", ""},
+	}
+	for _, c := range cases {
+		if got := redactSecret(c.in, c.secret); got != c.want {
+			t.Errorf("redactSecret(%q, %q) = %q, want %q", c.in, c.secret, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package jsonv
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCheck(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	deepObj := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	cases := []struct {
+		in   string
+		kind Kind // 0: valid
+	}{
+		{`{}`, 0}, {`[]`, 0}, {` "x" `, 0}, {`0`, 0}, {`-0.5e+10`, 0}, {`true`, 0}, {`null`, 0},
+		{`{"a":[1,2,{"b":null}],"c":"\u00e9\n\"","d":false}`, 0},
+		{`"é日本"`, 0}, {`"\ud83d\ude00"`, 0},
+		{deep(MaxDepth), 0}, {deepObj(MaxDepth), 0},
+		{deep(MaxDepth + 1), TooDeep}, {deepObj(MaxDepth + 1), TooDeep},
+		{strings.Repeat("[", 9<<20), TooDeep},
+		{``, Syntax}, {`   `, Syntax}, {`{`, Syntax}, {`[1,]`, Syntax}, {`{"a":1,}`, Syntax}, {`{"a" 1}`, Syntax},
+		{`{1:2}`, Syntax}, {`[1 2]`, Syntax}, {`{} {}`, Syntax}, {`01`, Syntax}, {`1.`, Syntax}, {`1e`, Syntax},
+		{`-`, Syntax}, {`.5`, Syntax}, {`tru`, Syntax}, {`nul`, Syntax}, {`"abc`, Syntax}, {`"\x"`, Syntax},
+		{`"\u12G4"`, Syntax}, {"\"a\x01b\"", Syntax}, {"\"\xff\"", Syntax}, {"\"\xc3\"", Syntax},
+		{`[}`, Syntax}, {`{]`, Syntax}, {`]`, Syntax}, {`"\`, Syntax}, {`+1`, Syntax},
+	}
+	for _, c := range cases {
+		name := c.in
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		t.Run(name, func(t *testing.T) {
+			err := Check([]byte(c.in))
+			if c.kind == 0 {
+				if err != nil {
+					t.Fatalf("Check(%q) = %v, want valid", name, err)
+				}
+				return
+			}
+			if !Is(err, c.kind) {
+				t.Fatalf("Check(%q) = %v, want kind %d", name, err, c.kind)
+			}
+		})
+	}
+}
+
+func TestCheckRequest(t *testing.T) {
+	many := func(n int, dupe bool) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+		}
+		if dupe {
+			b.WriteString(`"k3":0,`)
+		}
+		b.WriteString(`"z":1}`)
+		return b.String()
+	}
+	cases := []struct {
+		in   string
+		kind Kind
+		key  string
+	}{
+		{`{"model":"a","messages":[]}`, 0, ""},
+		{`{"model":"a","x":{"model":"b"},"y":[{"model":1}]}`, 0, ""}, // nested repeats are fine
+		{`{"model":"a","messages":[],"model":"b"}`, Duplicate, "model"},
+		{`{"model":"a","mod\u0065l":"b"}`, Duplicate, "model"}, // escaped spelling of the same key
+		{`{"a\/b":1,"a/b":2}`, Duplicate, "a/b"},
+		{many(10, true), Duplicate, "k3"},
+		{many(100, false), 0, ""},
+		{many(100, true), Duplicate, "k3"},
+		{`[]`, NotObject, ""}, {`"x"`, NotObject, ""}, {`  `, Syntax, ""},
+		{`{"a":1}{"a":1}`, Syntax, ""},
+	}
+	for _, c := range cases {
+		err := CheckRequest([]byte(c.in))
+		if c.kind == 0 {
+			if err != nil {
+				t.Errorf("CheckRequest(%.40q) = %v, want nil", c.in, err)
+			}
+			continue
+		}
+		if !Is(err, c.kind) {
+			t.Errorf("CheckRequest(%.40q) = %v, want kind %d", c.in, err, c.kind)
+			continue
+		}
+		if c.key != "" && err.(*Error).Key != c.key {
+			t.Errorf("CheckRequest(%.40q) key = %q, want %q", c.in, err.(*Error).Key, c.key)
+		}
+	}
+}
+
+// TestAgreesWithEncodingJSON: on inputs encoding/json accepts as valid UTF-8
+// JSON, jsonv only refuses nesting; what jsonv accepts, encoding/json accepts.
+func TestAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{`{"a":[1,2.5e3,-0,"\u0041"]}`, `[[[[]]]]`, `"\/"`, `1E-2`, `[1,[2,[3,{"x":{}}]]]`} {
+		if Valid([]byte(in)) != json.Valid([]byte(in)) {
+			t.Errorf("%q: jsonv %v, encoding/json %v", in, Valid([]byte(in)), json.Valid([]byte(in)))
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x",{"b":null}]}`, `[]`, `"\u00e9"`, `{"a":1,"a":2}`, `[[[[`, "\"\xff\"", `-1.5e3`, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := Check(b)
+		std := json.Valid(b)
+		if err == nil && !std {
+			t.Fatalf("jsonv accepts what encoding/json rejects: %q", b)
+		}
+		if err != nil && std && utf8.Valid(b) && !Is(err, TooDeep) {
+			t.Fatalf("jsonv rejects valid JSON: %q: %v", b, err)
+		}
+		rerr := CheckRequest(b)
+		if rerr == nil {
+			if err != nil {
+				t.Fatalf("CheckRequest accepts what Check rejects: %q", b)
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) != nil {
+				t.Fatalf("CheckRequest accepts a non-object: %q", b)
+			}
+		}
+		if Is(rerr, Duplicate) {
+			// The same document decoded as an ordered key list must repeat a key.
+			dec := json.NewDecoder(bytes.NewReader(b))
+			_, _ = dec.Token()
+			seen := map[string]bool{}
+			dup := false
+			for dec.More() {
+				tok, terr := dec.Token()
+				if terr != nil {
+					t.Fatalf("decoding keys of %q: %v", b, terr)
+				}
+				k := tok.(string)
+				dup = dup || seen[k]
+				seen[k] = true
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
+				}
+			}
+			if !dup {
+				t.Fatalf("CheckRequest reports a duplicate in %q, which has none", b)
+			}
+		}
+	})
+}
+
+// body builds a chat request of about n bytes: many messages of prose.
+func body(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"openai/gpt-4o-mini","stream":true,"messages":[`)
+	line := `{"role":"user","content":"The quick brown fox jumps over the lazy dog, naïvely \"quoting\" things\n and more text."},`
+	for b.Len() < n-len(line) {
+		b.WriteString(line)
+	}
+	b.WriteString(`{"role":"user","content":"end"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}]}`)
+	return b.Bytes()
+}
+
+func benchCheck(b *testing.B, n int) {
+	in := body(n)
+	if err := CheckRequest(in); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckRequest(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCheckRequest10KB(b *testing.B) { benchCheck(b, 10<<10) }
+func BenchmarkCheckRequest1MB(b *testing.B)  { benchCheck(b, 1<<20) }
