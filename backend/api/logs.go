@@ -28,7 +28,8 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		out = append(out, map[string]any{"id": l.ID, "requestId": l.RequestID, "createdAt": rfc3339(l.CreatedAt),
 			"model": l.Model, "provider": l.Provider, "connectionId": l.ConnectionID, "status": l.Status,
 			"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(orEmpty(l.Attempts)),
-			"latencyMs": l.LatencyMs, "errorCode": l.ErrorCode, "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens})
+			"latencyMs": l.LatencyMs, "errorCode": l.ErrorCode, "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens,
+			"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": l.QueueReason})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"logs": out})
 }

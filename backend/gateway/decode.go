@@ -27,6 +27,8 @@ type request struct {
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.
 	bodies map[translate.Format][]byte
+	// adm is the current candidate's gate and queue admission.
+	adm *admission
 }
 
 // decode reads and validates the client body for its format, cheaply: only

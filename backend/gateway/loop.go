@@ -24,6 +24,9 @@ type storeLog = store.RequestLog
 // errFirstByteTimeout cancels an attempt whose upstream sent nothing in time.
 var errFirstByteTimeout = errors.New("no response from upstream before the first-byte deadline")
 
+// errExecution cancels an attempt that reached the execution bound (executionMaxWaitMs).
+var errExecution = errors.New("the attempt reached the execution bound (executionMaxWaitMs)")
+
 // maxErrorBody bounds how much of an upstream error body is read for classification.
 const maxErrorBody = 16 << 10
 
@@ -49,6 +52,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	tried := map[string]bool{}     // candidates attempted in this round
 	exhausted := map[string]bool{} // connections that failed at account level in this request
 	var last *failure
+	var refused error // the last admission refusal (gate or queue)
 	var plan routing.Plan
 	waits := 0
 	for {
@@ -94,6 +98,10 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			if f.clientGone {
 				return nil
 			}
+			if f.refused != nil {
+				refused = f.refused
+				continue
+			}
 			last = f
 			if f.v.CoolConnection || f.v.Terminal != "" {
 				exhausted[cand.Conn.ID] = true
@@ -121,6 +129,9 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		}
 		tried, exhausted = map[string]bool{}, map[string]bool{}
 	}
+	if last == nil && refused != nil {
+		return refused
+	}
 	return terminalError(req, last, plan, g.clk.Now())
 }
 
@@ -136,12 +147,12 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		}
 	}
 	set := g.general()
-	if g.resil != nil {
-		if rs := g.resil(); rs.QuotaShareConcurrencyLimit.Enabled {
-			release := g.engine.AcquireSlot(r.Context(), cand, time.Duration(rs.RequestQueue.MaxWaitMs)*time.Millisecond)
-			defer release()
-		}
+	adm, refused := g.admit(r.Context(), plan, cand)
+	req.noteAdmission(adm, refused)
+	if refused != nil {
+		return &failure{refused: refused, clientGone: r.Context().Err() != nil}, false, nil
 	}
+	defer adm.release()
 	var prev *failure
 	for attempt := 0; ; attempt++ {
 		ticket, x := g.engine.Admit(cand)
@@ -157,6 +168,12 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
+		if f != nil && !done && adm.execExpired.Load() {
+			return &failure{v: f.v, err: execTimeout(adm)}, false, nil
+		}
+		if f != nil {
+			adm.observe(f.v, g.clk.Now())
+		}
 		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
 			return f, done, nil
 		}
@@ -252,6 +269,9 @@ type failure struct {
 	clientGone bool
 	// err ends the request at once (e.g. a request that cannot be translated).
 	err error
+	// refused is an admission refusal (gate or queue): the next candidate is
+	// tried, and it is the answer when no candidate serves.
+	refused error
 }
 
 func (f *failure) clientError() error {
@@ -320,7 +340,17 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
-	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
+	fb := time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
+	firstByteCause, adm := errFirstByteTimeout, req.adm
+	if adm.execCuts(fb) {
+		firstByteCause = errExecution
+	}
+	firstByte := time.AfterFunc(fb, func() {
+		if firstByteCause == errExecution {
+			adm.execExpired.Store(true)
+		}
+		cancel(firstByteCause)
+	})
 	defer firstByte.Stop()
 
 	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
@@ -388,7 +418,7 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 		err = context.Canceled
 	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		switch {
-		case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errFirstToken), errors.Is(cause, errDeadline):
+		case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errFirstToken), errors.Is(cause, errDeadline), errors.Is(cause, errExecution):
 			err = context.DeadlineExceeded
 		case errors.Is(cause, verdict.ErrStall):
 			err = cause

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"context"
 	"time"
 
 	"omniroute/backend/clock"
@@ -397,24 +396,4 @@ func transientCode(code string) bool {
 		return true
 	}
 	return false
-}
-
-// AcquireSlot waits up to maxWait for one of the connection's max_concurrent
-// slots, so requests beyond an account's real concurrency queue locally instead
-// of flooding it (guide §4). It is fail-open: on timeout the request proceeds
-// without a slot rather than being refused. The returned release is never nil.
-func (e *Engine) AcquireSlot(ctx context.Context, c Candidate, maxWait time.Duration) func() {
-	sem := c.Conn.slots
-	if sem == nil {
-		return func() {}
-	}
-	if sem.TryAcquire(1) {
-		return func() { sem.Release(1) }
-	}
-	wctx, cancel := context.WithTimeout(ctx, maxWait)
-	defer cancel()
-	if err := sem.Acquire(wctx, 1); err != nil {
-		return func() {}
-	}
-	return func() { sem.Release(1) }
 }

@@ -96,6 +96,9 @@ type Permit struct {
 	g        *Gate
 	keys     []Key
 	released bool
+	// WaitedOn names the saturated counter the caller queued behind ("" when
+	// the permit was granted at once).
+	WaitedOn string
 }
 
 // Acquire takes one unit of every key, atomically. It returns at once when
@@ -111,9 +114,13 @@ func (g *Gate) Acquire(ctx context.Context, keys []Key, maxWaiting int) (*Permit
 		g.mu.Unlock()
 		return &Permit{g: g, keys: keys}, nil
 	}
-	if k, full := g.saturated(keys); full && maxWaiting > 0 && g.waiting[k.Name] >= maxWaiting {
+	blocker, full := g.saturated(keys)
+	if full && maxWaiting > 0 && g.waiting[blocker.Name] >= maxWaiting {
 		g.mu.Unlock()
-		return nil, &Error{Code: CodeQueueFull, Key: k.Name, Limit: k.Limit}
+		return nil, &Error{Code: CodeQueueFull, Key: blocker.Name, Limit: blocker.Limit}
+	}
+	if !full { // queued behind earlier waiters only: name the busiest counter
+		blocker = g.busiest(keys)
 	}
 	w.ready = make(chan struct{})
 	g.queue = append(g.queue, w)
@@ -129,7 +136,7 @@ func (g *Gate) Acquire(ctx context.Context, keys []Key, maxWaiting int) (*Permit
 
 	select {
 	case <-w.ready:
-		return &Permit{g: g, keys: keys}, nil
+		return &Permit{g: g, keys: keys, WaitedOn: blocker.Name}, nil
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
@@ -214,6 +221,17 @@ func (g *Gate) saturated(keys []Key) (Key, bool) {
 		}
 	}
 	return Key{}, false
+}
+
+// busiest returns the limited key with the most waiters.
+func (g *Gate) busiest(keys []Key) Key {
+	var best Key
+	for _, k := range keys {
+		if k.Limit > 0 && (best.Name == "" || g.waiting[k.Name] > g.waiting[best.Name]) {
+			best = k
+		}
+	}
+	return best
 }
 
 func (g *Gate) take(keys []Key) {
