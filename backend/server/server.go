@@ -30,7 +30,9 @@ import (
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -189,7 +191,8 @@ func (s *Server) wire() error {
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter})
+		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter,
+		Gate: gate.New(), Queues: queue.NewSet()})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
