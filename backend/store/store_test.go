@@ -2,11 +2,14 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"go.uber.org/goleak"
+
+	"omniroute/migrations"
 )
 
 func TestMain(m *testing.M) {
@@ -24,11 +27,22 @@ func openTemp(t *testing.T) (*Store, string) {
 	return s, path
 }
 
+// latestMigration is the newest embedded migration's number and the count.
+func latestMigration(t *testing.T) (int, int) {
+	t.Helper()
+	all, err := loadMigrations(migrations.Files)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("embedded migrations: %v", err)
+	}
+	return all[len(all)-1].version, len(all)
+}
+
 func TestMigrationsApplyOnceAndRecordVersion(t *testing.T) {
 	s, path := openTemp(t)
+	latest, count := latestMigration(t)
 	v, err := s.SchemaVersion()
-	if err != nil || v != 1 {
-		t.Fatalf("version = %d, %v; want 1", v, err)
+	if err != nil || v != latest {
+		t.Fatalf("version = %d, %v; want %d", v, err, latest)
 	}
 	var mode string
 	s.DB().Raw("PRAGMA journal_mode").Scan(&mode)
@@ -45,8 +59,8 @@ func TestMigrationsApplyOnceAndRecordVersion(t *testing.T) {
 	defer again.Close()
 	var n int
 	again.DB().Raw("SELECT COUNT(*) FROM schema_migrations").Scan(&n)
-	if n != 1 {
-		t.Fatalf("schema_migrations rows = %d, want 1", n)
+	if n != count {
+		t.Fatalf("schema_migrations rows = %d, want %d", n, count)
 	}
 }
 
@@ -63,9 +77,10 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 
 func TestFailedMigrationRollsBack(t *testing.T) {
 	s, _ := openTemp(t)
+	latest, _ := latestMigration(t)
 	files := fstest.MapFS{
-		"0001_init.sql": {Data: []byte("SELECT 1;")},
-		"0002_bad.sql":  {Data: []byte("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;")},
+		fmt.Sprintf("%04d_init.sql", latest):  {Data: []byte("SELECT 1;")},
+		fmt.Sprintf("%04d_bad.sql", latest+1): {Data: []byte("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;")},
 	}
 	if err := s.migrate(files); err == nil {
 		t.Fatal("bad migration applied")
@@ -76,8 +91,8 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 		t.Fatal("a failed migration left a table behind")
 	}
 	v, _ := s.SchemaVersion()
-	if v != 1 {
-		t.Fatalf("version = %d after failed migration, want 1", v)
+	if v != latest {
+		t.Fatalf("version = %d after failed migration, want %d", v, latest)
 	}
 }
 
