@@ -90,17 +90,23 @@ type Upstream struct {
 	// Precomputed header values, shared by every response (net/http only reads them).
 	ctJSON, ctSSE, noCache []string
 
-	mu          sync.Mutex
-	closed      bool
-	stats       map[string]*keyRecord
-	faults      map[string][]*faultState
-	inflight    int
-	changed     chan struct{} // closed when hits or inflight change; nil without waiters
-	chunks      int
-	models      []string
-	modelsByFmt [2]*answer
-	testSrv     *httptest.Server
-	servers     []*http.Server
+	mu       sync.Mutex
+	closed   bool
+	stats    map[string]*keyRecord
+	faults   map[string][]*faultState
+	inflight int
+	// modelInFlight and modelPeak count completion requests in flight per
+	// model and the most seen at once; canceled counts completion requests
+	// whose client went away before the answer ended.
+	modelInFlight map[string]int
+	modelPeak     map[string]int
+	canceled      int
+	changed       chan struct{} // closed when hits or inflight change; nil without waiters
+	chunks        int
+	models        []string
+	modelsByFmt   [2]*answer
+	testSrv       *httptest.Server
+	servers       []*http.Server
 
 	cacheMu sync.RWMutex
 	cache   map[answerKey]*answer
@@ -151,6 +157,7 @@ func New() *Upstream {
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
 	u.stats = make(map[string]*keyRecord)
+	u.modelInFlight, u.modelPeak, u.canceled = map[string]int{}, map[string]int{}, 0
 	u.faults = make(map[string][]*faultState)
 	u.chunks = DefaultStreamChunks
 	u.setModelsLocked(DefaultModels())
@@ -452,6 +459,41 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 		}
 	}
 	return f, u.chunks, u.modelsByFmt
+}
+
+// modelBegin counts a completion request for model in flight.
+func (u *Upstream) modelBegin(model string) {
+	u.mu.Lock()
+	u.modelInFlight[model]++
+	u.modelPeak[model] = max(u.modelPeak[model], u.modelInFlight[model])
+	u.mu.Unlock()
+}
+
+// modelEnd ends it; canceled reports that its client went away first.
+func (u *Upstream) modelEnd(model string, canceled bool) {
+	u.mu.Lock()
+	if u.modelInFlight[model]--; u.modelInFlight[model] <= 0 {
+		delete(u.modelInFlight, model)
+	}
+	if canceled {
+		u.canceled++
+	}
+	u.notifyLocked()
+	u.mu.Unlock()
+}
+
+// PeakInFlight is the most completion requests for model seen in flight at once.
+func (u *Upstream) PeakInFlight(model string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.modelPeak[model]
+}
+
+// Canceled counts completion requests whose client went away before the answer ended.
+func (u *Upstream) Canceled() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.canceled
 }
 
 func (u *Upstream) end() {

@@ -64,6 +64,8 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		req, valid := parseRequest(format, body)
 		f, n, _ := u.begin(key, r.URL.Path, r.Header, body, req.model, authed)
 		defer u.end()
+		u.modelBegin(req.model)
+		defer func() { u.modelEnd(req.model, r.Context().Err() != nil) }()
 		switch {
 		case !authed:
 			u.writeError(w, http.StatusUnauthorized, missingKeyBody(format))
