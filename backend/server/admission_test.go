@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// TestAdmissionLoadWithCancels: 1,000 concurrent requests, streamed and
+// buffered, through a connection whose maxConcurrent and modelConcurrency
+// make most of them wait in the gate and the queue; 30 % of the clients go
+// away at a random moment (queued, waiting, or mid-stream). Afterwards every
+// gate counter and queue is back to zero, the upstream never saw more than the
+// model cap at once, and (TestMain's goleak) no goroutine is left behind.
+func TestAdmissionLoadWithCancels(t *testing.T) {
+	e := newEnvClock(t, true)
+	id := e.addConn("capped", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 8,
+		"rateLimitOverrides": map[string]any{"modelConcurrency": map[string]any{"gpt-4o-mini": 4}}}); code != 200 {
+		t.Fatalf("patch connection: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeSlowDrip, DripMs: 2})
+	gw := e.srv.API().Gateway
+
+	const n = 1000
+	var ok, canceled, other atomic.Int64
+	var wg sync.WaitGroup
+	client := e.ts.Client()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 14))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if r.IntN(10) < 3 {
+				time.AfterFunc(time.Duration(r.IntN(400))*time.Millisecond, cancel)
+			}
+			body, _ := json.Marshal(map[string]any{"model": "openai-compatible/gpt-4o-mini", "stream": i%2 == 0,
+				"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+			req, _ := http.NewRequestWithContext(ctx, "POST", e.ts.URL+"/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				canceled.Add(1)
+				return
+			}
+			_, rerr := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			switch {
+			case rerr != nil || ctx.Err() != nil:
+				canceled.Add(1)
+			case resp.StatusCode == http.StatusOK:
+				ok.Add(1)
+			default:
+				other.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("served %d, client-cancelled %d, other %d", ok.Load(), canceled.Load(), other.Load())
+	if ok.Load() < n/2 || canceled.Load() == 0 {
+		t.Errorf("served %d and cancelled %d of %d: the load did not exercise both paths", ok.Load(), canceled.Load(), n)
+	}
+	if other.Load() != 0 {
+		t.Errorf("%d requests got an unexpected status", other.Load())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !(gw.AdmissionIdle() && gw.InFlight() == 0) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !gw.AdmissionIdle() || gw.InFlight() != 0 {
+		t.Fatalf("after the load: admission idle %v, in flight %d; want every gate and queue at zero", gw.AdmissionIdle(), gw.InFlight())
+	}
+	code, m := e.mgmt("GET", "/api/rate-limits", nil)
+	c := m["connections"].([]any)[0].(map[string]any)
+	if code != 200 || c["inFlight"] != float64(0) || c["waiting"] != float64(0) || c["queued"] != float64(0) {
+		t.Errorf("GET /api/rate-limits after the load = %d %v, want zero counters", code, c)
+	}
+	if peak := e.up.PeakInFlight("gpt-4o-mini"); peak > 4 {
+		t.Errorf("upstream saw %d concurrent requests for the model, over its cap of 4", peak)
+	}
+	e.stop()
+	e.srv.CloseIdleConnections()
+}
