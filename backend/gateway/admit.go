@@ -88,13 +88,18 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 		}
 		defer a.q.Leave()
 	}
-	failOpen := plan.Combo != nil && plan.Combo.Config.QuotaShare && rs.QuotaShareConcurrencyLimit.Enabled
+	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
+	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
+	keys := GateKeys(cand)
+	if quotaShare && !failOpen {
+		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
+	}
 	maxWaiting := 0
 	if !a.protected && !failOpen {
 		maxWaiting = a.settings.MaxDepth // the queue's depth bounds the gate's waiters too
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
-	permit, err := g.gate.Acquire(wctx, GateKeys(cand), maxWaiting)
+	permit, err := g.gate.Acquire(wctx, keys, maxWaiting)
 	cancel()
 	switch {
 	case err == nil:

@@ -49,6 +49,12 @@ type Policy interface {
 	QueueMaxWait() time.Duration
 }
 
+// ConnLoad reports a connection's requests in flight (the concurrency gate's
+// account counter), for quota-share ordering.
+type ConnLoad interface {
+	InFlight(connectionID string) int
+}
+
 // Observer hears about state changes (for the event stream and logs).
 type Observer interface {
 	ConnectionStateChanged(c *Conn, st cooldown.State)
@@ -71,6 +77,7 @@ type Engine struct {
 	store    CooldownStore
 	policy   Policy
 	observer Observer
+	load     ConnLoad
 	onError  func(error)
 }
 
@@ -91,6 +98,8 @@ type EngineDeps struct {
 	Store    CooldownStore
 	Policy   Policy
 	Observer Observer
+	// Load is the live per-connection load (optional; quota-share combos use it).
+	Load ConnLoad
 	// OnError reports persistence failures (they never fail a request).
 	OnError func(error)
 }
@@ -102,7 +111,7 @@ func NewEngine(d EngineDeps) *Engine {
 	}
 	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts, combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
-		policy: d.Policy, observer: d.Observer, onError: d.OnError}
+		policy: d.Policy, observer: d.Observer, load: d.Load, onError: d.OnError}
 }
 
 // Registry returns the connection registry.

@@ -93,3 +93,93 @@ func TestAdmissionLoadWithCancels(t *testing.T) {
 	e.stop()
 	e.srv.CloseIdleConnections()
 }
+
+// quotaShareEnv is one connection (maxConcurrent 1) serving models a and b,
+// and a quota-share combo over both, against a slow upstream.
+func quotaShareEnv(t *testing.T, overrides map[string]any) (*env, string) {
+	e := newEnvClock(t, true)
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "shared account",
+		"apiKey": "key-a", "baseUrl": e.upURL, "models": []string{"a", "b"}, "maxConcurrent": 1, "rateLimitOverrides": overrides})
+	if code != http.StatusCreated {
+		t.Fatalf("create connection: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	code, m = e.mgmt("POST", "/api/combos", map[string]any{"name": "qs", "strategy": "priority", "quotaShare": true,
+		"targets": []any{map[string]any{"model": "openai-compatible/a"}, map[string]any{"model": "openai-compatible/b"}}})
+	if code != http.StatusCreated || m["combo"].(map[string]any)["quotaShare"] != true {
+		t.Fatalf("create combo: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 300})
+	return e, id
+}
+
+func concurrentChats(e *env, model string, n int) []int {
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, _ := json.Marshal(map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+			req, _ := http.NewRequest("POST", e.ts.URL+"/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := e.ts.Client().Do(req)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	return statuses
+}
+
+// Quota-share targets on one account are serialised through the account's
+// gate: three concurrent combo requests, whichever model each is routed to,
+// never overlap upstream.
+func TestQuotaShareSerialised(t *testing.T) {
+	e, _ := quotaShareEnv(t, nil)
+	for i, s := range concurrentChats(e, "qs", 3) {
+		if s != http.StatusOK {
+			t.Errorf("request %d: status %d, want 200", i, s)
+		}
+	}
+	if peak := e.up.PeakInFlightAll(); peak != 1 {
+		t.Errorf("upstream saw %d concurrent requests on the shared account, want 1", peak)
+	}
+	if !e.srv.API().Gateway.AdmissionIdle() {
+		t.Error("gate not idle after the requests")
+	}
+}
+
+// Fail-open: when the wait budget runs out, a quota-share request proceeds
+// without a slot instead of being refused; a plain request in the same spot
+// gets the queue-timeout code and never reaches the upstream.
+func TestQuotaShareFailOpen(t *testing.T) {
+	e, _ := quotaShareEnv(t, map[string]any{"maxWaitMs": 100})
+	for i, s := range concurrentChats(e, "qs", 2) {
+		if s != http.StatusOK {
+			t.Errorf("combo request %d: status %d, want 200 (fail-open)", i, s)
+		}
+	}
+	if peak := e.up.PeakInFlightAll(); peak != 2 {
+		t.Errorf("upstream peak = %d, want 2: the second request went ahead without a slot", peak)
+	}
+	hits := e.up.Hits("key-a")
+	statuses := concurrentChats(e, "openai-compatible/a", 2)
+	ok, timedOut := 0, 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+			timedOut++
+		}
+	}
+	if ok != 1 || timedOut != 1 || e.up.Hits("key-a") != hits+1 {
+		t.Errorf("plain requests = %v (upstream +%d), want one 200 and one 503 that never reached the upstream", statuses, e.up.Hits("key-a")-hits)
+	}
+}

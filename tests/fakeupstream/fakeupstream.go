@@ -101,6 +101,7 @@ type Upstream struct {
 	modelInFlight map[string]int
 	modelPeak     map[string]int
 	canceled      int
+	peakInFlight  int
 	changed       chan struct{} // closed when hits or inflight change; nil without waiters
 	chunks        int
 	models        []string
@@ -157,7 +158,7 @@ func New() *Upstream {
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
 	u.stats = make(map[string]*keyRecord)
-	u.modelInFlight, u.modelPeak, u.canceled = map[string]int{}, map[string]int{}, 0
+	u.modelInFlight, u.modelPeak, u.canceled, u.peakInFlight = map[string]int{}, map[string]int{}, 0, 0
 	u.faults = make(map[string][]*faultState)
 	u.chunks = DefaultStreamChunks
 	u.setModelsLocked(DefaultModels())
@@ -466,6 +467,11 @@ func (u *Upstream) modelBegin(model string) {
 	u.mu.Lock()
 	u.modelInFlight[model]++
 	u.modelPeak[model] = max(u.modelPeak[model], u.modelInFlight[model])
+	n := 0
+	for _, v := range u.modelInFlight {
+		n += v
+	}
+	u.peakInFlight = max(u.peakInFlight, n)
 	u.mu.Unlock()
 }
 
@@ -487,6 +493,13 @@ func (u *Upstream) PeakInFlight(model string) int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.modelPeak[model]
+}
+
+// PeakInFlightAll is the most completion requests seen in flight at once, all models together.
+func (u *Upstream) PeakInFlightAll() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.peakInFlight
 }
 
 // Canceled counts completion requests whose client went away before the answer ended.

@@ -211,7 +211,7 @@ func (q *Queue) Pace(ctx context.Context, now, deadline time.Time, interval time
 		res = q.lim.ReserveN(start, 1)
 		start = start.Add(res.DelayFrom(start))
 	}
-	if start.After(deadline) {
+	if start.After(now) && start.After(deadline) {
 		if res != nil {
 			res.CancelAt(now)
 		}
