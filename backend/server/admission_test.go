@@ -183,3 +183,88 @@ func TestQuotaShareFailOpen(t *testing.T) {
 		t.Errorf("plain requests = %v (upstream +%d), want one 200 and one 503 that never reached the upstream", statuses, e.up.Hits("key-a")-hits)
 	}
 }
+
+// POST /api/rate-limits is the one write path of rateLimitProtection: PUT
+// /api/providers/{id} never changes it, and the routing registry follows the
+// toggle at once. PATCH takes maxConcurrent and modelConcurrency, merging
+// rateLimitOverrides; bad caps are 400s.
+func TestRateLimitProtectionAndCaps(t *testing.T) {
+	e := newEnv(t)
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "ollama-local", "name": "local", "baseUrl": e.upURL,
+		"rateLimitOverrides": map[string]any{"baseCooldownMs": 5000}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	entry := func() map[string]any {
+		_, m := e.mgmt("GET", "/api/rate-limits", nil)
+		return m["connections"].([]any)[0].(map[string]any)
+	}
+	if l := entry(); l["enabled"] != false || l["effective"] != false {
+		t.Fatalf("a local connection starts unprotected: %v", l)
+	}
+	if code, m := e.mgmt("PUT", "/api/providers/"+id, map[string]any{"rateLimitProtection": true, "name": "renamed"}); code != 200 {
+		t.Fatalf("PUT: %d %v", code, m)
+	}
+	if l := entry(); l["enabled"] != false || l["effective"] != false {
+		t.Fatalf("PUT changed the protection: %v", l)
+	}
+	if code, m := e.mgmt("POST", "/api/rate-limits", map[string]any{"connectionId": id, "enabled": true}); code != 200 || m["effective"] != true {
+		t.Fatalf("POST /api/rate-limits: %d %v", code, m)
+	}
+	if l := entry(); l["enabled"] != true || l["effective"] != true {
+		t.Fatalf("after the toggle: %v", l)
+	}
+	for _, bad := range []map[string]any{
+		{"connectionId": id},
+		{"enabled": true},
+		{"connectionId": "", "enabled": true},
+	} {
+		if code, _ := e.mgmt("POST", "/api/rate-limits", bad); code != 400 {
+			t.Errorf("POST /api/rate-limits %v: %d, want 400", bad, code)
+		}
+	}
+	if code, _ := e.mgmt("POST", "/api/rate-limits", map[string]any{"connectionId": "nope", "enabled": true}); code != 404 {
+		t.Errorf("unknown connection: %d, want 404", code)
+	}
+
+	code, m = e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 3,
+		"rateLimitOverrides": map[string]any{"maxConcurrent": 2, "modelConcurrency": map[string]any{"glm-5": 1, "glm-4.7": 3}}})
+	if code != 200 {
+		t.Fatalf("PATCH caps: %d %v", code, m)
+	}
+	ov := m["connection"].(map[string]any)["rateLimitOverrides"].(map[string]any)
+	if ov["baseCooldownMs"] != float64(5000) {
+		t.Errorf("PATCH dropped an existing override: %v", ov)
+	}
+	if l := entry(); l["maxConcurrent"] != float64(2) || l["modelConcurrency"].(map[string]any)["glm-4.7"] != float64(3) {
+		t.Errorf("caps = %v, want the most restrictive maxConcurrent 2 and the model caps", l)
+	}
+	// The shorthand replaces the model caps; null lifts them.
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"modelConcurrency": map[string]any{"m": 1}}); code != 200 {
+		t.Fatalf("PATCH modelConcurrency: %d %v", code, m)
+	}
+	if mc := entry()["modelConcurrency"].(map[string]any); len(mc) != 1 || mc["m"] != float64(1) {
+		t.Errorf("modelConcurrency = %v, want {m:1}", mc)
+	}
+	for _, bad := range []map[string]any{
+		{"modelConcurrency": map[string]any{"m": 0}},
+		{"modelConcurrency": map[string]any{"m": 1.5}},
+		{"modelConcurrency": map[string]any{"": 1}},
+		{"modelConcurrency": []any{1}},
+		{"rateLimitOverrides": map[string]any{"maxConcurrent": -1}},
+		{"rateLimitOverrides": map[string]any{"maxWaitMs": "soon"}},
+		{"rateLimitOverrides": map[string]any{"requestsPerMinute": -5}},
+		{"maxConcurrent": 10001},
+	} {
+		if code, m := e.mgmt("PATCH", "/api/providers/"+id, bad); code != 400 {
+			t.Errorf("PATCH %v: %d %v, want 400", bad, code, m)
+		}
+	}
+	if code, _ := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"rateLimitOverrides": map[string]any{"modelConcurrency": nil}}); code != 200 {
+		t.Fatal("PATCH null modelConcurrency")
+	}
+	if mc := entry()["modelConcurrency"].(map[string]any); len(mc) != 0 {
+		t.Errorf("modelConcurrency after null = %v, want none", mc)
+	}
+}
