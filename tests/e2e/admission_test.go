@@ -122,6 +122,22 @@ func TestQueueCapAndDepth(t *testing.T) {
 	if l["inFlight"] != float64(0) || l["queued"] != float64(0) || l["waiting"] != float64(0) {
 		t.Errorf("live counters after the burst = %v, want zeros", l)
 	}
+	// A saturated gate or full queue blames nobody: no cooldown, lockout or breaker failure.
+	conn := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/providers/"+id, nil)["connection"].(map[string]any)
+	if conn["testStatus"] != "active" || conn["rateLimitedUntil"] != nil {
+		t.Errorf("connection after the refusal = %v / %v, want active with no cooldown", conn["testStatus"], conn["rateLimitedUntil"])
+	}
+	if items := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/resilience/model-cooldowns", nil)["items"].([]any); len(items) != 0 {
+		t.Errorf("model lockouts after the refusal = %v, want none", items)
+	}
+	health := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/monitoring/health", nil)
+	if ph, _ := health["providerHealth"].(map[string]any); ph != nil {
+		for p, v := range ph {
+			if v := v.(map[string]any); v["state"] != "CLOSED" || v["failures"] != float64(0) {
+				t.Errorf("breaker %s after the refusal = %v, want CLOSED with no failure", p, v)
+			}
+		}
+	}
 
 	// The Logs rows: queue time apart from upstream time, and why.
 	var rows []any
