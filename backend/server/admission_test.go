@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -266,5 +267,71 @@ func TestRateLimitProtectionAndCaps(t *testing.T) {
 	}
 	if mc := entry()["modelConcurrency"].(map[string]any); len(mc) != 0 {
 		t.Errorf("modelConcurrency after null = %v, want none", mc)
+	}
+}
+
+// A 429 whose body says "retry after 3s" pauses the protected connection's
+// queue: a caller already waiting whose 800 ms budget ends before the pause
+// is refused at once with RATE_LIMIT_QUEUE_TIMEOUT, not after its budget, and
+// never reaches the upstream.
+func TestQueuePauseRefusesEarly(t *testing.T) {
+	e := newEnvClock(t, true)
+	id := e.addConn("paced", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 1,
+		"rateLimitOverrides": map[string]any{"maxWaitMs": 800}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, LatencyMs: 300, Times: 1,
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 3s.","type":"rate_limit_error"}}`})
+	type result struct {
+		status  int
+		code    string
+		retry   string
+		elapsed time.Duration
+	}
+	send := func() result {
+		start := time.Now()
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		return result{resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), time.Since(start)}
+	}
+	first := make(chan result, 1)
+	go func() { first <- send() }()
+	if err := e.up.WaitInFlight(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	second := send()
+	if r := <-first; r.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: %+v, want the upstream's 429", r)
+	}
+	if second.status != http.StatusServiceUnavailable || second.code != "RATE_LIMIT_QUEUE_TIMEOUT" || second.retry == "" {
+		t.Fatalf("second request: %+v, want 503 RATE_LIMIT_QUEUE_TIMEOUT with Retry-After", second)
+	}
+	if second.elapsed >= 700*time.Millisecond {
+		t.Errorf("second request refused after %v, want at once when the pause began (~300 ms), before its 800 ms budget", second.elapsed)
+	}
+	if n, _ := strconv.Atoi(second.retry); n < 2 {
+		t.Errorf("Retry-After %q, want the pause's remaining ~3 s", second.retry)
+	}
+	if hits := e.up.Hits("key-a"); hits != 1 {
+		t.Errorf("upstream hits = %d, want 1", hits)
+	}
+}
+
+// requestsPerMinute paces dispatches: four concurrent requests at 600/min
+// leave at least 100 ms apart.
+func TestQueuePacing(t *testing.T) {
+	e := newEnvClock(t, true)
+	id := e.addConn("paced", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 600}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	start := time.Now()
+	for i, s := range concurrentChats(e, "openai-compatible/gpt-4o-mini", 4) {
+		if s != http.StatusOK {
+			t.Errorf("request %d: %d", i, s)
+		}
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("4 requests at 600/min took %v, want ≥ 300 ms (three 100 ms turns)", d)
 	}
 }

@@ -71,6 +71,9 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusUnauthorized, missingKeyBody(format))
 			return
 		case f != nil && f.Mode == ModeStatus:
+			if u.pause(r.Context(), ms(f.LatencyMs), false) != elapsed {
+				return
+			}
 			u.writeStatusFault(w, format, f)
 			return
 		case !valid || req.model == "":
