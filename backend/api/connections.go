@@ -38,8 +38,9 @@ type connectionInput struct {
 	MaxConcurrent       *int             `json:"maxConcurrent"`
 	RateLimitProtection *bool            `json:"rateLimitProtection"` // accepted, never changed here (POST /api/rate-limits does)
 	RateLimitOverrides  *json.RawMessage `json:"rateLimitOverrides"`
-	// ModelConcurrency is a shorthand for rateLimitOverrides.modelConcurrency.
-	ModelConcurrency     *json.RawMessage `json:"modelConcurrency"`
+	// ModelConcurrency is a shorthand for rateLimitOverrides.modelConcurrency
+	// (not a pointer, so an explicit null arrives as "null" and lifts the caps).
+	ModelConcurrency     json.RawMessage  `json:"modelConcurrency"`
 	ProviderSpecificData *json.RawMessage `json:"providerSpecificData"`
 	Models               *[]string        `json:"models"`
 }
@@ -305,14 +306,14 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		}
 		row.RateLimitOverrides = s
 	}
-	if in.ModelConcurrency != nil {
+	if len(in.ModelConcurrency) > 0 {
 		var o map[string]any
 		_ = json.Unmarshal([]byte(orObject(row.RateLimitOverrides)), &o)
 		if o == nil {
 			o = map[string]any{}
 		}
 		var mc any
-		if err := json.Unmarshal(*in.ModelConcurrency, &mc); err != nil {
+		if err := json.Unmarshal(in.ModelConcurrency, &mc); err != nil {
 			return errs.New(errs.Invalid, "INVALID_MODEL_CONCURRENCY", "modelConcurrency must be an object of model = cap").WithParam("modelConcurrency")
 		}
 		if mc == nil {

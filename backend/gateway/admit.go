@@ -118,15 +118,15 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 		now := g.clk.Now()
 		deadline := start.Add(a.settings.MaxWait)
 		paused := a.q.PausedUntil().After(now)
-		before := now
-		if err := a.q.Pace(ctx, now, deadline, a.settings.Interval); err != nil {
+		waited, err := a.q.Pace(ctx, now, deadline, a.settings.Interval)
+		if err != nil {
 			a.release()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, queueError(err)
 		}
-		if g.clk.Now().Sub(before) > 0 && a.reason == "" {
+		if waited > 0 && a.reason == "" {
 			a.reason = "pacing (requestsPerMinute / minTimeMs)"
 			if paused {
 				a.reason = "paused by the upstream's retry hint"

@@ -262,11 +262,19 @@ func TestRateLimitProtectionAndCaps(t *testing.T) {
 			t.Errorf("PATCH %v: %d %v, want 400", bad, code, m)
 		}
 	}
-	if code, _ := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"rateLimitOverrides": map[string]any{"modelConcurrency": nil}}); code != 200 {
-		t.Fatal("PATCH null modelConcurrency")
-	}
-	if mc := entry()["modelConcurrency"].(map[string]any); len(mc) != 0 {
-		t.Errorf("modelConcurrency after null = %v, want none", mc)
+	for _, lift := range []map[string]any{
+		{"modelConcurrency": nil},
+		{"rateLimitOverrides": map[string]any{"modelConcurrency": nil}},
+	} {
+		if code, _ := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"modelConcurrency": map[string]any{"m": 1}}); code != 200 {
+			t.Fatal("PATCH modelConcurrency")
+		}
+		if code, m := e.mgmt("PUT", "/api/providers/"+id, lift); code != 200 {
+			t.Fatalf("%v: %d %v", lift, code, m)
+		}
+		if mc := entry()["modelConcurrency"].(map[string]any); len(mc) != 0 {
+			t.Errorf("modelConcurrency after %v = %v, want none", lift, mc)
+		}
 	}
 }
 

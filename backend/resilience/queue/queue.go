@@ -192,14 +192,14 @@ func (q *Queue) PausedUntil() time.Time {
 }
 
 // Pace waits for the caller's dispatch turn: after any pause, then one turn
-// per interval. A turn that would come after deadline is refused at once with
-// the queue-timeout code; ctx ending gives its error back and the turn to the
-// next caller.
-func (q *Queue) Pace(ctx context.Context, now, deadline time.Time, interval time.Duration) error {
+// per interval, and reports how long it waited. A turn that would come after
+// deadline is refused at once with the queue-timeout code; ctx ending gives
+// its error back and the turn to the next caller.
+func (q *Queue) Pace(ctx context.Context, now, deadline time.Time, interval time.Duration) (time.Duration, error) {
 	q.mu.Lock()
 	if err := CheckPause(now, q.pausedUntil, deadline); err != nil {
 		q.mu.Unlock()
-		return err
+		return 0, err
 	}
 	start := now
 	if q.pausedUntil.After(now) {
@@ -216,26 +216,26 @@ func (q *Queue) Pace(ctx context.Context, now, deadline time.Time, interval time
 			res.CancelAt(now)
 		}
 		q.mu.Unlock()
-		return &Error{Code: CodeQueueTimeout, RetryAfter: start.Sub(now),
+		return 0, &Error{Code: CodeQueueTimeout, RetryAfter: start.Sub(now),
 			Message: fmt.Sprintf("the connection's pacing has no turn within the wait budget (next in %s)", start.Sub(now).Round(time.Millisecond))}
 	}
 	q.mu.Unlock()
 	wait := start.Sub(now)
 	if wait <= 0 {
-		return nil
+		return 0, nil
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return wait, nil
 	case <-ctx.Done():
 		if res != nil {
 			q.mu.Lock()
 			res.CancelAt(now)
 			q.mu.Unlock()
 		}
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 

@@ -160,17 +160,18 @@ func TestPaceBoundaries(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Now()
 		const iv = 100 * time.Millisecond
-		if err := q.Pace(ctx, t0, t0.Add(time.Second), iv); err != nil || time.Since(t0) != 0 {
-			t.Fatalf("first turn: %v after %v", err, time.Since(t0))
+		if w, err := q.Pace(ctx, t0, t0.Add(time.Second), iv); err != nil || w != 0 || time.Since(t0) != 0 {
+			t.Fatalf("first turn: %v after %v (reported %v)", err, time.Since(t0), w)
 		}
-		if err := q.Pace(ctx, t0, t0.Add(time.Second), iv); err != nil || time.Since(t0) != iv {
-			t.Fatalf("second turn: %v after %v, want exactly %v", err, time.Since(t0), iv)
+		if w, err := q.Pace(ctx, t0, t0.Add(time.Second), iv); err != nil || w != iv || time.Since(t0) != iv {
+			t.Fatalf("second turn: %v after %v (reported %v), want exactly %v", err, time.Since(t0), w, iv)
 		}
 		now := time.Now() // next turn at t0+200ms = now+100ms
-		if got := code(q.Pace(ctx, now, now.Add(iv-time.Millisecond), iv)); got != CodeQueueTimeout || time.Since(now) != 0 {
+		if _, err := q.Pace(ctx, now, now.Add(iv-time.Millisecond), iv); code(err) != CodeQueueTimeout || time.Since(now) != 0 {
+			got := code(err)
 			t.Fatalf("turn 1ms past the budget: %q after %v, want an immediate queue timeout", got, time.Since(now))
 		}
-		if err := q.Pace(ctx, now, now.Add(iv), iv); err != nil || time.Since(now) != iv {
+		if _, err := q.Pace(ctx, now, now.Add(iv), iv); err != nil || time.Since(now) != iv {
 			t.Fatalf("turn at the budget: %v after %v", err, time.Since(now))
 		}
 	})
@@ -184,10 +185,11 @@ func TestPauseBoundaries(t *testing.T) {
 		ctx := context.Background()
 		now := time.Now()
 		q.Pause(now.Add(500 * time.Millisecond))
-		if got := code(q.Pace(ctx, now, now.Add(499*time.Millisecond), 0)); got != CodeQueueTimeout || time.Since(now) != 0 {
+		if _, err := q.Pace(ctx, now, now.Add(499*time.Millisecond), 0); code(err) != CodeQueueTimeout || time.Since(now) != 0 {
+			got := code(err)
 			t.Fatalf("budget ends before the pause: %q after %v", got, time.Since(now))
 		}
-		if err := q.Pace(ctx, now, now.Add(501*time.Millisecond), 0); err != nil || time.Since(now) != 500*time.Millisecond {
+		if w, err := q.Pace(ctx, now, now.Add(501*time.Millisecond), 0); err != nil || w != 500*time.Millisecond || time.Since(now) != 500*time.Millisecond {
 			t.Fatalf("budget ends after the pause: %v after %v", err, time.Since(now))
 		}
 	})
@@ -199,16 +201,16 @@ func TestCancelledTurnReturns(t *testing.T) {
 		q := &Queue{}
 		t0 := time.Now()
 		const iv = 100 * time.Millisecond
-		_ = q.Pace(context.Background(), t0, t0.Add(time.Second), iv) // takes the t0 turn
+		_, _ = q.Pace(context.Background(), t0, t0.Add(time.Second), iv) // takes the t0 turn
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
-		go func() { errc <- q.Pace(ctx, t0, t0.Add(time.Second), iv) }() // would get t0+100ms
+		go func() { _, err := q.Pace(ctx, t0, t0.Add(time.Second), iv); errc <- err }() // would get t0+100ms
 		synctest.Wait()
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled caller: %v", err)
 		}
-		if err := q.Pace(context.Background(), time.Now(), t0.Add(time.Second), iv); err != nil || time.Since(t0) != iv {
+		if _, err := q.Pace(context.Background(), time.Now(), t0.Add(time.Second), iv); err != nil || time.Since(t0) != iv {
 			t.Fatalf("next caller: %v after %v, want the returned turn at %v", err, time.Since(t0), iv)
 		}
 	})
