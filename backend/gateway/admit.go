@@ -146,8 +146,12 @@ func (a *admission) observe(v verdict.Verdict, now time.Time) {
 	if a == nil || !a.protected || v.RetryAfter <= 0 {
 		return
 	}
-	if v.Kind != verdict.KindRateLimit && v.Kind != verdict.KindConcurrencyLimit {
-		return
+	switch v.Kind {
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit, verdict.KindQuota:
+	default:
+		if v.Status != 429 {
+			return
+		}
 	}
 	switch v.HintSource {
 	case verdict.HintGoogleRPCRetryInfo:

@@ -25,6 +25,7 @@ func TestObservePausesOnBodyHints(t *testing.T) {
 		{"RetryInfo at maxWait", true, verdict.Verdict{Kind: verdict.KindRateLimit, RetryAfter: maxWait, HintSource: verdict.HintGoogleRPCRetryInfo}, maxWait},
 		{"RetryInfo 1ms past maxWait is a lockout", true, verdict.Verdict{Kind: verdict.KindRateLimit, RetryAfter: maxWait + time.Millisecond, HintSource: verdict.HintGoogleRPCRetryInfo}, 0},
 		{"header hint", true, verdict.Verdict{Kind: verdict.KindRateLimit, RetryAfter: 5 * time.Second, HintSource: verdict.HintRetryAfter}, 0},
+		{"quota-shaped 429 (RESOURCE_EXHAUSTED)", true, verdict.Verdict{Kind: verdict.KindQuota, Status: 429, RetryAfter: 10 * time.Second, HintSource: verdict.HintGoogleRPCRetryInfo}, 10 * time.Second},
 		{"server error", true, verdict.Verdict{Kind: verdict.KindServer, RetryAfter: 5 * time.Second, HintSource: verdict.HintBody}, 0},
 		{"unprotected", false, verdict.Verdict{Kind: verdict.KindRateLimit, RetryAfter: 5 * time.Second, HintSource: verdict.HintBody}, 0},
 	} {

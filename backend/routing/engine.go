@@ -7,6 +7,7 @@ import (
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/store"
 )
@@ -316,8 +317,8 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 		}
 		return false
 	}
-	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
-	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.policy.QueueMaxWait() {
+	// A typed RetryInfo wait too long for the connection's queue locks the exact model (≤ 24 h).
+	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.queueMaxWait(c.Conn) {
 		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)
 		e.lockoutChanged("locked", entry)
 		return true
@@ -335,6 +336,15 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	entry := e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter)
 	e.lockoutChanged("locked", entry)
 	return v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout
+}
+
+// queueMaxWait is a connection's queue wait budget: its
+// rateLimitOverrides.maxWaitMs when set (clamped), else the settings'.
+func (e *Engine) queueMaxWait(c *Conn) time.Duration {
+	if o := c.Limits.Queue.MaxWaitMs; o != nil {
+		return queue.ClampWait(time.Duration(*o) * time.Millisecond)
+	}
+	return e.policy.QueueMaxWait()
 }
 
 func (e *Engine) lockoutChanged(action string, entry lockout.Entry) {

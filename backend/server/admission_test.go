@@ -343,3 +343,41 @@ func TestQueuePacing(t *testing.T) {
 		t.Errorf("4 requests at 600/min took %v, want ≥ 300 ms (three 100 ms turns)", d)
 	}
 }
+
+// A typed RetryInfo is measured against the connection's own maxWaitMs: 10 s
+// is a pause under the 30 s default, but a model lockout on a connection whose
+// rateLimitOverrides.maxWaitMs is 5 s (1 ms past it too; at it, a pause).
+func TestRetryInfoAgainstConnectionMaxWait(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		maxWaitMs int64
+		delay     string
+		locked    bool
+	}{
+		{"default budget: a pause", 0, "10s", false},
+		{"1ms past the connection's budget: a lockout", 5000, "5.001s", true},
+		{"at the connection's budget: a pause", 5000, "5s", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			id := e.addOpenAIConn("gm", "key-a", []string{"gemini-2.5-pro"})
+			if tc.maxWaitMs > 0 {
+				if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"rateLimitOverrides": map[string]any{"maxWaitMs": tc.maxWaitMs}}); code != 200 {
+					t.Fatalf("patch: %d %v", code, m)
+				}
+			}
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+				Body: `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + tc.delay + `"}]}}`})
+			e.chat("openai/gemini-2.5-pro", false, nil)
+			locks := e.lockouts()
+			if got := len(locks) == 1 && locks[0]["scope"] == "exact"; got != tc.locked {
+				t.Fatalf("lockouts = %v, want locked %v", locks, tc.locked)
+			}
+			_, m := e.mgmt("GET", "/api/rate-limits", nil)
+			paused := m["connections"].([]any)[0].(map[string]any)["pausedUntil"] != nil
+			if paused == tc.locked {
+				t.Fatalf("queue paused = %v, want %v (a lockout never pauses the queue)", paused, !tc.locked)
+			}
+		})
+	}
+}
