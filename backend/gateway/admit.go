@@ -98,9 +98,13 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 	if !a.protected && !failOpen {
 		maxWaiting = a.settings.MaxDepth // the queue's depth bounds the gate's waiters too
 	}
-	wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
-	permit, err := g.gate.Acquire(wctx, keys, maxWaiting)
-	cancel()
+	permit, free := g.gate.TryAcquire(keys)
+	var err error
+	if !free {
+		wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
+		permit, err = g.gate.Acquire(wctx, keys, maxWaiting)
+		cancel()
+	}
 	switch {
 	case err == nil:
 		a.permit = permit

@@ -107,13 +107,13 @@ type Permit struct {
 // cancellation gives ctx's error. maxWaiting > 0 refuses at once with
 // CodeQueueFull when that many callers already wait on a saturated key.
 func (g *Gate) Acquire(ctx context.Context, keys []Key, maxWaiting int) (*Permit, error) {
-	w := &waiter{keys: keys}
 	g.mu.Lock()
 	if len(g.queue) == 0 && g.fits(keys, nil) {
 		g.take(keys)
 		g.mu.Unlock()
 		return &Permit{g: g, keys: keys}, nil
 	}
+	w := &waiter{keys: keys}
 	blocker, full := g.saturated(keys)
 	if full && maxWaiting > 0 && g.waiting[blocker.Name] >= maxWaiting {
 		g.mu.Unlock()
@@ -146,13 +146,27 @@ func (g *Gate) Acquire(ctx context.Context, keys []Key, maxWaiting int) (*Permit
 	} else {
 		g.remove(w)
 	}
-	k, _ := g.saturated(keys)
+	if k, full := g.saturated(keys); full {
+		blocker = k
+	}
 	g.grant() // a removed waiter may have been holding later ones back
 	g.mu.Unlock()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, &Error{Code: CodeTimeout, Key: k.Name, Limit: k.Limit}
+		return nil, &Error{Code: CodeTimeout, Key: blocker.Name, Limit: blocker.Limit}
 	}
 	return nil, ctx.Err()
+}
+
+// TryAcquire takes the permit only if it is free now (every key has room and
+// nobody waits): the cheap path, with no context or waiter to build.
+func (g *Gate) TryAcquire(keys []Key) (*Permit, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queue) == 0 && g.fits(keys, nil) {
+		g.take(keys)
+		return &Permit{g: g, keys: keys}, true
+	}
+	return nil, false
 }
 
 // Release gives the permit's counters back and wakes the waiters that now fit.

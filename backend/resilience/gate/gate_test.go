@@ -309,3 +309,23 @@ func TestNoDeadlockNoOvershoot(t *testing.T) {
 		}
 	})
 }
+
+func TestTryAcquire(t *testing.T) {
+	g := New()
+	p, ok := g.TryAcquire(keys(1, 0))
+	if !ok {
+		t.Fatal("a free gate refused TryAcquire")
+	}
+	if _, ok := g.TryAcquire(keys(1, 0)); ok {
+		t.Fatal("TryAcquire over the cap")
+	}
+	if q, ok := g.TryAcquire([]Key{{Name: "account:other", Limit: 1}}); !ok {
+		t.Fatal("another counter refused")
+	} else {
+		q.Release()
+	}
+	p.Release()
+	if !g.Idle() {
+		t.Fatalf("gate not idle: %+v", g.Snapshot())
+	}
+}
