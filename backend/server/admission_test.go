@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"omniroute/backend/routing"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -380,4 +382,65 @@ func TestRetryInfoAgainstConnectionMaxWait(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An unprotected connection (the API-key safety net off, no explicit
+// rateLimitProtection) is still held to its caps by the gate, with the gate's
+// own codes: SEMAPHORE_QUEUE_FULL past maxQueueDepth waiters,
+// SEMAPHORE_TIMEOUT past maxWaitMs; neither reaches the upstream.
+func TestGateCodesOnUnprotectedConnection(t *testing.T) {
+	e := newEnvClock(t, true)
+	id := e.addConn("unprotected", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 1, "rateLimitOverrides": map[string]any{"maxWaitMs": 400}}); code != 200 {
+		t.Fatalf("patch connection: %d %v", code, m)
+	}
+	if code, m := e.mgmt("PATCH", "/api/resilience", map[string]any{"requestQueue": map[string]any{"maxQueueDepth": 1, "autoEnableApiKeyProviders": false}}); code != 200 {
+		t.Fatalf("patch resilience: %d %v", code, m)
+	}
+	if _, m := e.mgmt("GET", "/api/rate-limits", nil); m["connections"].([]any)[0].(map[string]any)["effective"] != false {
+		t.Fatalf("the connection is still protected: %v", m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 1000})
+	gw := e.srv.API().Gateway
+	type res struct {
+		status int
+		code   string
+	}
+	results := make(chan res, 3)
+	send := func() {
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		results <- res{resp.StatusCode, errorCode(body)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go send()
+	if err := e.up.WaitInFlight(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	go send()
+	for ctx.Err() == nil && gw.Admission(mustConn(t, e, id)).Waiting != 1 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	send()
+	got := map[string]int{}
+	for i := 0; i < 3; i++ {
+		r := <-results
+		got[fmt.Sprint(r.status, " ", r.code)]++
+	}
+	want := map[string]int{"200 ": 1, "503 SEMAPHORE_QUEUE_FULL": 1, "503 SEMAPHORE_TIMEOUT": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("answers = %v, want %v", got, want)
+	}
+	if hits := e.up.Hits("key-a"); hits != 1 {
+		t.Errorf("upstream hits = %d, want only the served request", hits)
+	}
+}
+
+func mustConn(t *testing.T, e *env, id string) *routing.Conn {
+	t.Helper()
+	c, ok := e.srv.API().Engine.Registry().Get(id)
+	if !ok {
+		t.Fatalf("connection %s not in the registry", id)
+	}
+	return c
 }
