@@ -112,7 +112,7 @@ func quotaShareEnv(t *testing.T, overrides map[string]any) (*env, string) {
 	if code != http.StatusCreated || m["combo"].(map[string]any)["quotaShare"] != true {
 		t.Fatalf("create combo: %d %v", code, m)
 	}
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 300})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 800})
 	return e, id
 }
 
@@ -280,19 +280,19 @@ func TestRateLimitProtectionAndCaps(t *testing.T) {
 	}
 }
 
-// A 429 whose body says "retry after 3s" pauses the protected connection's
-// queue: a caller already waiting whose 800 ms budget ends before the pause
+// A 429 whose body says "retry after 5s" pauses the protected connection's
+// queue: a caller already waiting whose 1.5 s budget ends before the pause
 // is refused at once with RATE_LIMIT_QUEUE_TIMEOUT, not after its budget, and
 // never reaches the upstream.
 func TestQueuePauseRefusesEarly(t *testing.T) {
 	e := newEnvClock(t, true)
 	id := e.addConn("paced", "key-a", 1)
 	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 1,
-		"rateLimitOverrides": map[string]any{"maxWaitMs": 800}}); code != 200 {
+		"rateLimitOverrides": map[string]any{"maxWaitMs": 1500}}); code != 200 {
 		t.Fatalf("patch: %d %v", code, m)
 	}
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, LatencyMs: 300, Times: 1,
-		Body: `{"error":{"message":"Rate limit reached. Please retry after 3s.","type":"rate_limit_error"}}`})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, LatencyMs: 600, Times: 1,
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 5s.","type":"rate_limit_error"}}`})
 	type result struct {
 		status  int
 		code    string
@@ -316,11 +316,11 @@ func TestQueuePauseRefusesEarly(t *testing.T) {
 	if second.status != http.StatusServiceUnavailable || second.code != "RATE_LIMIT_QUEUE_TIMEOUT" || second.retry == "" {
 		t.Fatalf("second request: %+v, want 503 RATE_LIMIT_QUEUE_TIMEOUT with Retry-After", second)
 	}
-	if second.elapsed >= 700*time.Millisecond {
-		t.Errorf("second request refused after %v, want at once when the pause began (~300 ms), before its 800 ms budget", second.elapsed)
+	if second.elapsed >= 1400*time.Millisecond {
+		t.Errorf("second request refused after %v, want at once when the pause began (~600 ms), before its 1.5 s budget", second.elapsed)
 	}
-	if n, _ := strconv.Atoi(second.retry); n < 2 {
-		t.Errorf("Retry-After %q, want the pause's remaining ~3 s", second.retry)
+	if n, _ := strconv.Atoi(second.retry); n < 3 {
+		t.Errorf("Retry-After %q, want the pause's remaining ~5 s", second.retry)
 	}
 	if hits := e.up.Hits("key-a"); hits != 1 {
 		t.Errorf("upstream hits = %d, want 1", hits)
