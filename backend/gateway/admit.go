@@ -45,6 +45,36 @@ func (a *admission) execCuts(fb time.Duration) bool {
 	return a != nil && a.protected && a.settings.ExecutionMaxWait <= fb
 }
 
+// errExecution cancels an attempt that reached the execution bound (executionMaxWaitMs).
+var errExecution = errors.New("the attempt reached the execution bound (executionMaxWaitMs)")
+
+// firstByteExpiry is what the first-byte timer does when it fires: cancel the
+// attempt as a first-byte timeout (which fails over), or, when the execution
+// bound expires with it, as the execution bound, remembered for the 504.
+func (a *admission) firstByteExpiry(fb time.Duration, cancel context.CancelCauseFunc) func() {
+	if !a.execCuts(fb) {
+		return func() { cancel(errFirstByteTimeout) }
+	}
+	return func() {
+		a.execExpired.Store(true)
+		cancel(errExecution)
+	}
+}
+
+// settle follows an attempt's outcome: a failure the execution bound caused
+// ends the request with 504 RATE_LIMIT_EXECUTION_TIMEOUT (returned), any
+// other verdict's body retry hint may pause the queue (nil returned).
+func (a *admission) settle(f *failure, done bool, now time.Time) *failure {
+	if f == nil || a == nil {
+		return nil
+	}
+	if !done && a.execExpired.Load() {
+		return &failure{v: f.v, err: execTimeout(a)}
+	}
+	a.observe(f.v, now)
+	return nil
+}
+
 // GateKeys names the composite gate's counters of a candidate, outermost
 // first: global → provider → account (the connection) → model (the exact
 // upstream model id after routing).

@@ -24,9 +24,6 @@ type storeLog = store.RequestLog
 // errFirstByteTimeout cancels an attempt whose upstream sent nothing in time.
 var errFirstByteTimeout = errors.New("no response from upstream before the first-byte deadline")
 
-// errExecution cancels an attempt that reached the execution bound (executionMaxWaitMs).
-var errExecution = errors.New("the attempt reached the execution bound (executionMaxWaitMs)")
-
 // maxErrorBody bounds how much of an upstream error body is read for classification.
 const maxErrorBody = 16 << 10
 
@@ -168,11 +165,8 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
-		if f != nil && !done && adm.execExpired.Load() {
-			return &failure{v: f.v, err: execTimeout(adm)}, false, nil
-		}
-		if f != nil {
-			adm.observe(f.v, g.clk.Now())
+		if end := adm.settle(f, done, g.clk.Now()); end != nil {
+			return end, false, nil
 		}
 		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
 			return f, done, nil
@@ -341,16 +335,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
 	fb := time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
-	firstByteCause, adm := errFirstByteTimeout, req.adm
-	if adm.execCuts(fb) {
-		firstByteCause = errExecution
-	}
-	firstByte := time.AfterFunc(fb, func() {
-		if firstByteCause == errExecution {
-			adm.execExpired.Store(true)
-		}
-		cancel(firstByteCause)
-	})
+	firstByte := time.AfterFunc(fb, req.adm.firstByteExpiry(fb, cancel))
 	defer firstByte.Stop()
 
 	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
