@@ -106,15 +106,18 @@ func queueSettings(rs config.RequestQueue, c *routing.Conn) queue.Settings {
 // happened yet); then the gate permit (all counters or none) and the pacing
 // turn, both within the wait budget maxWaitMs. A refusal never reaches the
 // upstream and blames nobody: no breaker, cooldown or lockout hears of it.
-// The error is an *errs.Error, or ctx's error when the client went away.
+// The error is an *errs.Error, or ctx's error when the client went away; the
+// admission is returned either way, with the time spent (a refused one holds
+// nothing).
 func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Candidate) (*admission, error) {
 	rs := g.resilience()
 	a := &admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
 	start := g.clk.Now()
+	defer func() { a.queued = g.clk.Now().Sub(start) }()
 	if a.protected {
 		a.q = g.queues.For(QueueKey(cand.Conn))
 		if err := a.q.Enter(a.settings.MaxDepth); err != nil {
-			return nil, queueError(err)
+			return a, queueError(err)
 		}
 		defer a.q.Leave()
 	}
@@ -144,9 +147,9 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 	case failOpen && gate.IsTimeout(err):
 		a.reason = "quota-share gate fail-open"
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return a, ctx.Err()
 	default:
-		return nil, gateError(err, a.protected, a.settings.MaxWait)
+		return a, gateError(err, a.protected, a.settings.MaxWait)
 	}
 	if a.protected {
 		now := g.clk.Now()
@@ -155,10 +158,11 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 		waited, err := a.q.Pace(ctx, now, deadline, a.settings.Interval)
 		if err != nil {
 			a.release()
+			a.permit = nil
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return a, ctx.Err()
 			}
-			return nil, queueError(err)
+			return a, queueError(err)
 		}
 		if waited > 0 && a.reason == "" {
 			a.reason = "pacing (requestsPerMinute / minTimeMs)"
@@ -167,7 +171,6 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 			}
 		}
 	}
-	a.queued = g.clk.Now().Sub(start)
 	return a, nil
 }
 
@@ -272,18 +275,15 @@ func (g *Gateway) Admission(c *routing.Conn) AdmissionState {
 // every queue is empty (tests check it after load).
 func (g *Gateway) AdmissionIdle() bool { return g.gate.Idle() && g.queues.Queued() == 0 }
 
-// noteAdmission records a candidate's queue time and wait reason for the
-// request log (summed over candidates; the last reason wins).
+// noteAdmission records a candidate's queue time and wait reason, or the code
+// that refused it, for the request log (times summed over candidates; the last
+// reason wins).
 func (req *request) noteAdmission(a *admission, refused error) {
 	req.adm = a
-	if a != nil {
-		req.log.QueueMs += a.queued.Milliseconds()
-		if a.reason != "" {
-			req.log.QueueReason = a.reason
-		}
-		return
-	}
-	if e := new(errs.Error); errors.As(refused, &e) {
+	req.log.QueueMs += a.queued.Milliseconds()
+	if e := new(errs.Error); refused != nil && errors.As(refused, &e) {
 		req.log.QueueReason = e.Code
+	} else if a.reason != "" {
+		req.log.QueueReason = a.reason
 	}
 }

@@ -434,6 +434,19 @@ func TestGateCodesOnUnprotectedConnection(t *testing.T) {
 	if hits := e.up.Hits("key-a"); hits != 1 {
 		t.Errorf("upstream hits = %d, want only the served request", hits)
 	}
+	// The log row of the timed-out request shows the wait and the code.
+	var row map[string]any
+	for deadline := time.Now().Add(5 * time.Second); row == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, m := e.mgmt("GET", "/api/logs", nil)
+		for _, l := range m["logs"].([]any) {
+			if l := l.(map[string]any); l["errorCode"] == "SEMAPHORE_TIMEOUT" {
+				row = l
+			}
+		}
+	}
+	if row == nil || row["queueReason"] != "SEMAPHORE_TIMEOUT" || row["queueMs"].(float64) < 400 || row["attemptCount"] != float64(0) {
+		t.Errorf("log row of the timed-out request = %v, want queueMs ≥ 400, queueReason SEMAPHORE_TIMEOUT, no attempt", row)
+	}
 }
 
 func mustConn(t *testing.T, e *env, id string) *routing.Conn {
