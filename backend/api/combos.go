@@ -27,6 +27,7 @@ type comboInput struct {
 	Description *string                `json:"description"`
 	StickyTTLMs *int64                 `json:"stickyTtlMs"`
 	MaxRetries  *int                   `json:"maxRetriesPerTarget"`
+	QuotaShare  *bool                  `json:"quotaShare"`
 }
 
 func (a *API) comboRoutes(m *mux.Router) {
@@ -53,7 +54,7 @@ func comboJSON(row store.Combo) map[string]any {
 	}
 	return map[string]any{"id": row.ID, "name": row.Name, "strategy": row.Strategy, "targets": targets,
 		"description": cfg.Description, "stickyTtlMs": cfg.StickyTTLMs, "maxRetriesPerTarget": cfg.MaxRetriesPerTarget,
-		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt)}
+		"quotaShare": cfg.QuotaShare, "createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt)}
 }
 
 func (a *API) listCombos(w http.ResponseWriter, r *http.Request) {
@@ -154,6 +155,9 @@ func (a *API) applyCombo(row *store.Combo, in comboInput) ([]string, error) {
 			return nil, errs.New(errs.Invalid, "INVALID_FIELD", "maxRetriesPerTarget must be 0 to 5").WithParam("maxRetriesPerTarget")
 		}
 		cfg.MaxRetriesPerTarget = in.MaxRetries
+	}
+	if in.QuotaShare != nil {
+		cfg.QuotaShare = *in.QuotaShare
 	}
 	b, _ := json.Marshal(cfg)
 	row.Config = string(b)

@@ -25,20 +25,23 @@ import (
 // connectionInput is the body of POST/PUT /api/providers; pointer fields are
 // optional so a PUT changes only what it names.
 type connectionInput struct {
-	Provider             *string          `json:"provider"`
-	Name                 *string          `json:"name"`
-	AuthType             *string          `json:"authType"`
-	APIKey               *string          `json:"apiKey"`
-	AccessToken          *string          `json:"accessToken"`
-	RefreshToken         *string          `json:"refreshToken"`
-	ExpiresAt            *string          `json:"expiresAt"`
-	BaseURL              *string          `json:"baseUrl"`
-	Prefix               *string          `json:"prefix"`
-	Priority             *int             `json:"priority"`
-	IsActive             *bool            `json:"isActive"`
-	MaxConcurrent        *int             `json:"maxConcurrent"`
-	RateLimitProtection  *bool            `json:"rateLimitProtection"` // accepted, never changed here (POST /api/rate-limits does)
-	RateLimitOverrides   *json.RawMessage `json:"rateLimitOverrides"`
+	Provider            *string          `json:"provider"`
+	Name                *string          `json:"name"`
+	AuthType            *string          `json:"authType"`
+	APIKey              *string          `json:"apiKey"`
+	AccessToken         *string          `json:"accessToken"`
+	RefreshToken        *string          `json:"refreshToken"`
+	ExpiresAt           *string          `json:"expiresAt"`
+	BaseURL             *string          `json:"baseUrl"`
+	Prefix              *string          `json:"prefix"`
+	Priority            *int             `json:"priority"`
+	IsActive            *bool            `json:"isActive"`
+	MaxConcurrent       *int             `json:"maxConcurrent"`
+	RateLimitProtection *bool            `json:"rateLimitProtection"` // accepted, never changed here (POST /api/rate-limits does)
+	RateLimitOverrides  *json.RawMessage `json:"rateLimitOverrides"`
+	// ModelConcurrency is a shorthand for rateLimitOverrides.modelConcurrency
+	// (not a pointer, so an explicit null arrives as "null" and lifts the caps).
+	ModelConcurrency     json.RawMessage  `json:"modelConcurrency"`
 	ProviderSpecificData *json.RawMessage `json:"providerSpecificData"`
 	Models               *[]string        `json:"models"`
 	// DiscoveredModels edits the discovered list (until the next refresh).
@@ -173,6 +176,15 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := a.Catalog.Lookup(row.Provider)
+	if r.Method == http.MethodPatch && in.RateLimitOverrides != nil {
+		// PATCH merges the overrides object key by key (null removes a key); PUT replaces it.
+		merged, err := mergeOverrides(row.RateLimitOverrides, *in.RateLimitOverrides)
+		if err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+		in.RateLimitOverrides = &merged
+	}
 	if err := a.applyConnectionInput(&row, in, p, false); err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -311,6 +323,27 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		}
 		row.RateLimitOverrides = s
 	}
+	if len(in.ModelConcurrency) > 0 {
+		var o map[string]any
+		_ = json.Unmarshal([]byte(orObject(row.RateLimitOverrides)), &o)
+		if o == nil {
+			o = map[string]any{}
+		}
+		var mc any
+		if err := json.Unmarshal(in.ModelConcurrency, &mc); err != nil {
+			return errs.New(errs.Invalid, "INVALID_MODEL_CONCURRENCY", "modelConcurrency must be an object of model = cap").WithParam("modelConcurrency")
+		}
+		if mc == nil {
+			delete(o, "modelConcurrency")
+		} else {
+			o["modelConcurrency"] = mc
+		}
+		b, _ := json.Marshal(o)
+		row.RateLimitOverrides = string(b)
+	}
+	if err := validateOverrides(row.RateLimitOverrides); err != nil {
+		return err
+	}
 	if in.ProviderSpecificData != nil {
 		s, err := jsonObject(*in.ProviderSpecificData, "providerSpecificData")
 		if err != nil {
@@ -403,6 +436,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt),
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
+		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
 	}
 	return out
 }

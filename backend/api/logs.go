@@ -50,7 +50,8 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		row, err := json.Marshal(map[string]any{"id": l.ID, "requestId": l.RequestID, "createdAt": rfc3339(l.CreatedAt),
 			"model": capString(l.Model), "provider": capString(l.Provider), "connectionId": l.ConnectionID, "status": l.Status,
 			"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(validAttempts(l.Attempts)),
-			"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens})
+			"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens,
+			"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason)})
 		if err != nil {
 			continue
 		}

@@ -164,6 +164,9 @@ func (a *API) ClearAllCooldowns() (int, error) {
 	return n, err
 }
 
+// listRateLimits is GET /api/rate-limits: per connection, whether its request
+// queue is on (explicitly or by the API-key safety net), its caps, and the
+// live gate and queue counters.
 func (a *API) listRateLimits(w http.ResponseWriter, r *http.Request) {
 	rows, err := a.Store.Connections()
 	if err != nil {
@@ -173,15 +176,38 @@ func (a *API) listRateLimits(w http.ResponseWriter, r *http.Request) {
 	auto := a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders
 	out := []map[string]any{}
 	for _, row := range rows {
-		explicit := row.RateLimitProtection != nil && *row.RateLimitProtection
-		p, _ := a.Catalog.Lookup(row.Provider)
-		effective := explicit || (auto && row.IsActive && string(p.Category) == "apikey")
-		out = append(out, map[string]any{"connectionId": row.ID, "provider": row.Provider, "name": row.Name,
-			"enabled": explicit, "effective": effective})
+		item := map[string]any{"connectionId": row.ID, "provider": row.Provider, "name": row.Name,
+			"enabled": row.RateLimitProtection != nil && *row.RateLimitProtection}
+		for k, v := range a.liveLimits(row.ID, auto) {
+			item[k] = v
+		}
+		out = append(out, item)
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connections": out, "autoEnableApiKeyProviders": auto})
 }
 
+// liveLimits is a connection's effective protection, caps and live counters.
+func (a *API) liveLimits(id string, auto bool) map[string]any {
+	c, ok := a.Engine.Registry().Get(id)
+	if !ok {
+		return map[string]any{"effective": false, "inFlight": 0, "waiting": 0, "queued": 0, "maxConcurrent": 0, "modelConcurrency": map[string]int{}}
+	}
+	st := a.Gateway.Admission(c)
+	mc := c.Limits.ModelConcurrency
+	if mc == nil {
+		mc = map[string]int{}
+	}
+	out := map[string]any{"effective": c.Protected(auto), "inFlight": st.InFlight, "waiting": st.Waiting, "queued": st.Queued,
+		"maxConcurrent": c.Limits.MaxConcurrent, "modelConcurrency": mc, "pausedUntil": nil}
+	if st.PausedUntil.After(a.Clock.Now()) {
+		out["pausedUntil"] = st.PausedUntil.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// setRateLimit is POST /api/rate-limits {connectionId, enabled}: the one write
+// path of a connection's explicit rateLimitProtection (PUT /api/providers/{id}
+// never changes it).
 func (a *API) setRateLimit(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		ConnectionID *string `json:"connectionId"`
@@ -191,7 +217,7 @@ func (a *API) setRateLimit(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	if in.ConnectionID == nil || in.Enabled == nil {
+	if in.ConnectionID == nil || strings.TrimSpace(*in.ConnectionID) == "" || in.Enabled == nil {
 		httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_BODY", "send {\"connectionId\":\"…\",\"enabled\":true|false}"))
 		return
 	}
@@ -199,5 +225,17 @@ func (a *API) setRateLimit(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, notFound(err, "connection"))
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "connectionId": *in.ConnectionID, "enabled": *in.Enabled})
+	if err := a.Reload(); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	auto := a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders
+	out := map[string]any{"ok": true, "connectionId": *in.ConnectionID, "enabled": *in.Enabled}
+	for k, v := range a.liveLimits(*in.ConnectionID, auto) {
+		out[k] = v
+	}
+	if a.Events != nil {
+		a.Events.Publish("rate-limits", map[string]any{"connectionId": *in.ConnectionID, "enabled": *in.Enabled, "effective": out["effective"]})
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
 }

@@ -37,6 +37,8 @@ type request struct {
 	plan *routing.Plan
 	// release gives the body's bytes back to the shared budget.
 	release func()
+	// adm is the current candidate's gate and queue admission.
+	adm *admission
 }
 
 func (req *request) releaseBody() {

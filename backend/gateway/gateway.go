@@ -14,6 +14,8 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/httpx"
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/gate"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -60,6 +62,8 @@ type Gateway struct {
 	leases    LeaseFence
 	pins      Pinner
 	meter     Meter
+	gate      *gate.Gate
+	queues    *queue.Set
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 	budget    *httpx.Budget
@@ -83,6 +87,10 @@ type Deps struct {
 	Pins Pinner
 	// Meter counts upstream attempts (optional).
 	Meter Meter
+	// Gate is the composite concurrency gate and Queues the per-connection
+	// request queues (fresh ones when nil).
+	Gate   *gate.Gate
+	Queues *queue.Set
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -96,7 +104,13 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues}
+	if g.gate == nil {
+		g.gate = gate.New()
+	}
+	if g.queues == nil {
+		g.queues = queue.NewSet()
+	}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	g.budget = httpx.NewBudget(func() int64 {
 		set := g.general()

@@ -51,6 +51,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
 	rs := newRound()
 	var last *failure
+	var refused error // the last admission refusal (gate or queue)
 	var plan routing.Plan
 	waits := 0
 	for {
@@ -101,6 +102,10 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			if f.clientGone {
 				return nil
 			}
+			if f.refused != nil {
+				refused = f.refused
+				continue
+			}
 			last = f
 			rs.exclude(cand, f.v)
 			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
@@ -125,6 +130,9 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			return nil // the client went away while waiting
 		}
 		rs = newRound()
+	}
+	if last == nil && refused != nil {
+		return refused
 	}
 	return terminalError(req, last, plan, g.clk.Now())
 }
@@ -188,12 +196,12 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 	retries := g.retriesPerTarget(plan)
 	set := g.general()
 	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
-	if g.resil != nil {
-		if rs := g.resil(); rs.QuotaShareConcurrencyLimit.Enabled {
-			release := g.engine.AcquireSlot(r.Context(), cand, time.Duration(rs.RequestQueue.MaxWaitMs)*time.Millisecond)
-			defer release()
-		}
+	adm, refused := g.admit(r.Context(), plan, cand)
+	req.noteAdmission(adm, refused)
+	if refused != nil {
+		return &failure{refused: refused, clientGone: r.Context().Err() != nil}, false, nil
 	}
+	defer adm.release()
 	var prev *failure
 	for attempt := 0; ; attempt++ {
 		ticket, x := g.engine.Admit(cand)
@@ -209,6 +217,9 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
+		if end := adm.settle(f, done, g.clk.Now()); end != nil {
+			return end, false, nil
+		}
 		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
 			return f, done, nil
 		}
@@ -343,6 +354,9 @@ type failure struct {
 	clientGone bool
 	// err ends the request at once (e.g. a request that cannot be translated).
 	err error
+	// refused is an admission refusal (gate or queue): the next candidate is
+	// tried, and it is the answer when no candidate serves.
+	refused error
 }
 
 func (f *failure) clientError() error {
@@ -414,7 +428,8 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
-	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
+	fb := time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
+	firstByte := time.AfterFunc(fb, req.adm.firstByteExpiry(fb, cancel))
 	defer firstByte.Stop()
 
 	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
@@ -487,7 +502,7 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 		err = context.Canceled
 	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		switch {
-		case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errFirstToken), errors.Is(cause, errDeadline):
+		case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errFirstToken), errors.Is(cause, errDeadline), errors.Is(cause, errExecution):
 			err = context.DeadlineExceeded
 		case errors.Is(cause, verdict.ErrStall):
 			err = cause

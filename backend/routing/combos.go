@@ -25,6 +25,12 @@ type ComboConfig struct {
 	StickyTTLMs int64 `json:"stickyTtlMs,omitempty"`
 	// MaxRetriesPerTarget bounds same-target retries of transient failures.
 	MaxRetriesPerTarget *int `json:"maxRetriesPerTarget,omitempty"`
+	// QuotaShare marks targets that share one account's quota (guide §4):
+	// they are picked by deficit round robin with power-of-two choices on the
+	// connection's live in-flight count, and serialised through the
+	// connection's concurrency gate fail-open (a wait budget that runs out
+	// proceeds without a slot instead of refusing).
+	QuotaShare bool `json:"quotaShare,omitempty"`
 }
 
 // Combo is a named model group.

@@ -1,13 +1,13 @@
 package routing
 
 import (
-	"context"
 	"time"
 
 	"omniroute/backend/clock"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/store"
 )
@@ -50,6 +50,12 @@ type Policy interface {
 	QueueMaxWait() time.Duration
 }
 
+// ConnLoad reports a connection's requests in flight (the concurrency gate's
+// account counter), for quota-share ordering.
+type ConnLoad interface {
+	InFlight(connectionID string) int
+}
+
 // Observer hears about state changes (for the event stream and logs).
 type Observer interface {
 	ConnectionStateChanged(c *Conn, st cooldown.State)
@@ -76,6 +82,7 @@ type Engine struct {
 	store    CooldownStore
 	policy   Policy
 	observer Observer
+	load     ConnLoad
 	onError  func(error)
 	agentMap AgentMap
 }
@@ -97,6 +104,8 @@ type EngineDeps struct {
 	Store    CooldownStore
 	Policy   Policy
 	Observer Observer
+	// Load is the live per-connection load (optional; quota-share combos use it).
+	Load ConnLoad
 	// OnError reports persistence failures (they never fail a request).
 	OnError func(error)
 	// AgentMap is the agent model map (nil: off).
@@ -111,7 +120,7 @@ func NewEngine(d EngineDeps) *Engine {
 	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts,
 		cools: lockout.New(d.Clock), combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
-		policy: d.Policy, observer: d.Observer, onError: d.OnError, agentMap: d.AgentMap}
+		policy: d.Policy, observer: d.Observer, load: d.Load, onError: d.OnError, agentMap: d.AgentMap}
 }
 
 // Registry returns the connection registry.
@@ -376,8 +385,8 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 		}
 		return false
 	}
-	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
-	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.policy.QueueMaxWait() {
+	// A typed RetryInfo wait too long for the connection's queue locks the exact model (≤ 24 h).
+	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.queueMaxWait(c.Conn) {
 		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)
 		e.lockoutChanged("locked", entry)
 		return true
@@ -403,6 +412,15 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 		e.recordCooldown(c.Conn, v)
 	}
 	return true
+}
+
+// queueMaxWait is a connection's queue wait budget: its
+// rateLimitOverrides.maxWaitMs when set (clamped), else the settings'.
+func (e *Engine) queueMaxWait(c *Conn) time.Duration {
+	if o := c.Limits.Queue.MaxWaitMs; o != nil {
+		return queue.ClampWait(time.Duration(*o) * time.Millisecond)
+	}
+	return e.policy.QueueMaxWait()
 }
 
 func (e *Engine) lockoutChanged(action string, entry lockout.Entry) {
@@ -474,26 +492,6 @@ func transientCode(code string) bool {
 		return true
 	}
 	return false
-}
-
-// AcquireSlot waits up to maxWait for one of the connection's max_concurrent
-// slots, so requests beyond an account's real concurrency queue locally instead
-// of flooding it (guide §4). It is fail-open: on timeout the request proceeds
-// without a slot rather than being refused. The returned release is never nil.
-func (e *Engine) AcquireSlot(ctx context.Context, c Candidate, maxWait time.Duration) func() {
-	sem := c.Conn.slots
-	if sem == nil {
-		return func() {}
-	}
-	if sem.TryAcquire(1) {
-		return func() { sem.Release(1) }
-	}
-	wctx, cancel := context.WithTimeout(ctx, maxWait)
-	defer cancel()
-	if err := sem.Acquire(wctx, 1); err != nil {
-		return func() {}
-	}
-	return func() { sem.Release(1) }
 }
 
 // ModelLock is one active model exclusion: a lockout (the opt-in layer) or a

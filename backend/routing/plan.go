@@ -235,13 +235,28 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 			byKey[c.Key()] = c
 		}
 		e.stats.mu.Unlock()
+		if combo.Config.QuotaShare {
+			// The account's load is the connection's: every request holding its
+			// gate counter, from this combo or not.
+			for i, c := range cands {
+				targets[i].Cap = c.Conn.Limits.MaxConcurrent
+				if e.load != nil {
+					targets[i].InFlight = e.load.InFlight(c.Conn.ID)
+				}
+			}
+		}
 		opts := strategy.Options{StickyKey: in.SessionKey, StickyTTL: time.Duration(combo.Config.StickyTTLMs) * time.Millisecond}
 		st := e.stats.state(combo.ID)
 		if in.DryRun {
 			st = strategy.NewState(rand.New(rand.NewPCG(1, 2)))
 			opts = strategy.Options{}
 		}
-		ordered := strategy.Order(name, targets, st, now, opts)
+		var ordered []strategy.Target
+		if combo.Config.QuotaShare {
+			ordered = st.QuotaShare(targets)
+		} else {
+			ordered = strategy.Order(name, targets, st, now, opts)
+		}
 		out := make([]Candidate, 0, len(ordered))
 		for _, t := range ordered {
 			out = append(out, byKey[t.Key])

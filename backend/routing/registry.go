@@ -11,10 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/store"
 )
 
@@ -39,8 +38,8 @@ type Conn struct {
 	BreakerKey string
 	secret     string
 	overrides  cooldownOverrides
-	// slots serialises requests beyond MaxConcurrent (nil: no limit).
-	slots *semaphore.Weighted
+	// Limits are the connection's concurrency caps and request-queue overrides.
+	Limits Limits
 
 	mu sync.Mutex
 	cd cooldown.State
@@ -142,7 +141,8 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
-		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides), slots: newSlots(mc),
+		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
+		Limits: parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
 	}, nil
 }
 
@@ -181,11 +181,54 @@ func (c *Conn) Serves(model string) bool {
 	return ok
 }
 
-func newSlots(n int) *semaphore.Weighted {
-	if n <= 0 {
-		return nil
+// Limits are what a connection declares for the concurrency gate and the
+// request queue (guide §4–§5), read once when the registry loads.
+type Limits struct {
+	// MaxConcurrent is the connection's cap on requests in flight: the lower
+	// positive value of the max_concurrent column and
+	// rateLimitOverrides.maxConcurrent (0 = no cap).
+	MaxConcurrent int
+	// ModelConcurrency caps requests in flight per exact upstream model id
+	// (rateLimitOverrides.modelConcurrency); absent models have no cap.
+	ModelConcurrency map[string]int
+	// Queue are the per-connection queue overrides (maxWaitMs,
+	// executionMaxWaitMs, requestsPerMinute, minTimeMs).
+	Queue queue.Overrides
+	// Protection is rateLimitProtection: true turns the queue on explicitly;
+	// false and nil are the same (the auto-enable safety net still applies).
+	Protection bool
+}
+
+// ModelCap is the cap of one upstream model (0 = none).
+func (l Limits) ModelCap(model string) int { return l.ModelConcurrency[model] }
+
+func parseLimits(raw string, column int, protection *bool) Limits {
+	var o struct {
+		MaxConcurrent    *int           `json:"maxConcurrent"`
+		ModelConcurrency map[string]int `json:"modelConcurrency"`
 	}
-	return semaphore.NewWeighted(int64(n))
+	l := Limits{MaxConcurrent: max(column, 0), Protection: protection != nil && *protection}
+	_ = json.Unmarshal([]byte(raw), &o)
+	_ = json.Unmarshal([]byte(raw), &l.Queue)
+	if o.MaxConcurrent != nil && *o.MaxConcurrent > 0 && (l.MaxConcurrent == 0 || *o.MaxConcurrent < l.MaxConcurrent) {
+		l.MaxConcurrent = *o.MaxConcurrent
+	}
+	for m, n := range o.ModelConcurrency {
+		if n > 0 {
+			if l.ModelConcurrency == nil {
+				l.ModelConcurrency = map[string]int{}
+			}
+			l.ModelConcurrency[m] = n
+		}
+	}
+	return l
+}
+
+// Protected reports whether the connection's requests go through the request
+// queue: explicitly (rateLimitProtection true), or as an active API-key
+// provider connection while autoEnableApiKeyProviders is on (guide §5).
+func (c *Conn) Protected(autoEnableAPIKeyProviders bool) bool {
+	return c.Limits.Protection || (autoEnableAPIKeyProviders && c.Active && c.Provider.Category == providers.CategoryAPIKey)
 }
 
 // cooldownOverrides are the per-connection cooldown settings from

@@ -59,7 +59,7 @@ func (r requestLogs) Log(l store.RequestLog) {
 	}
 	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
 		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "attemptCount": l.AttemptCount, "latencyMs": l.LatencyMs,
-		"errorCode": l.ErrorCode, "stream": l.Stream})
+		"errorCode": l.ErrorCode, "stream": l.Stream, "queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": l.QueueReason})
 }
 
 // LockoutChanged implements routing.Observer.

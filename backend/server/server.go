@@ -33,7 +33,9 @@ import (
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/resilience/queue"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -208,9 +210,10 @@ func (s *Server) wire() error {
 	pins.Load(pinsFromRows(livePins))
 
 	leaseSvc := leases.New(st, clk)
+	gates := gate.New()
 	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
-		Store: st, Policy: policy, Observer: pub, OnError: logErr,
+		Store: st, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr,
 		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
 
 	s.engine = engine
@@ -248,7 +251,8 @@ func (s *Server) wire() error {
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter})
+		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter,
+		Gate: gates, Queues: queue.NewSet()})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -269,6 +273,13 @@ func (s *Server) wire() error {
 		}})
 	s.handler = s.api.Handler()
 	return nil
+}
+
+// gateLoad reads a connection's in-flight count from the concurrency gate.
+type gateLoad struct{ g *gate.Gate }
+
+func (l gateLoad) InFlight(connectionID string) int {
+	return l.g.Get(gateway.AccountKey(connectionID)).InFlight
 }
 
 func categoryOf(catalog *providers.Catalog, breakerKey string) string {

@@ -119,6 +119,12 @@ type RequestLog struct {
 	ErrorCode        string `gorm:"column:error_code"`
 	PromptTokens     int    `gorm:"column:prompt_tokens"`
 	CompletionTokens int    `gorm:"column:completion_tokens"`
+	// QueueMs is the time spent in the concurrency gate and request queue
+	// before dispatch (LatencyMs includes it).
+	QueueMs int64 `gorm:"column:queue_ms"`
+	// QueueReason says what the request waited for, or the admission code
+	// that refused it ("" when it went straight through).
+	QueueReason string `gorm:"column:queue_reason"`
 }
 
 // TableName names the table.

@@ -207,15 +207,17 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	stmt, err := tx.Prepare(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
-		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
+		queue_ms, queue_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	for _, r := range rows {
 		if _, err := stmt.Exec(r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
-			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens); err != nil {
+			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens,
+			r.QueueMs, r.QueueReason); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@
 // the gateway's error envelope {"error":{"message","type","code","param"?}}.
 
 import type { Combo, ComboInput } from './lib/combos';
+import type { LiveLimits, ModelCaps } from './lib/concurrency';
 import type { ClearResult, CooldownConnection } from './lib/cooldowns';
 import type { ExplainAnswer } from './lib/explain';
 import type { LeaseList } from './lib/leases';
@@ -258,6 +259,10 @@ export interface Connection {
   priority?: number | null;
   isActive: boolean;
   maxConcurrent?: number | null;
+  /** rateLimitOverrides, e.g. {"maxConcurrent":4,"modelConcurrency":{"glm-5":1}}. */
+  rateLimitOverrides?: Record<string, unknown> | null;
+  /** Live concurrency gate and request queue state (GET /api/rate-limits has the same fields). */
+  live?: LiveLimits | null;
   testStatus?: string | null;
   rateLimitedUntil?: string | number | null;
   backoffLevel?: number | null;
@@ -298,6 +303,8 @@ export interface ConnectionUpdate {
   prefix?: string;
   priority?: number;
   maxConcurrent?: number;
+  /** Per exact upstream model id caps; null removes them all. */
+  modelConcurrency?: ModelCaps | null;
   models?: string[];
   apiKey?: string;
   isActive?: boolean;
@@ -417,6 +424,12 @@ export interface RequestLog {
   attempts?: AttemptLog[] | null;
   latencyMs?: number;
   errorCode?: string;
+  /** Time spent in the concurrency gate and request queue (latencyMs includes it). */
+  queueMs?: number;
+  /** latencyMs − queueMs. */
+  upstreamMs?: number;
+  /** What the request waited for, or the admission code that refused it. */
+  queueReason?: string;
 }
 
 /** POST /api/combos and PUT /api/combos/{id}: the combo and sentences to show (e.g. a shadowed model name). */
@@ -438,6 +451,9 @@ export const endpoints = {
     return Array.isArray(data?.connections) ? data.connections : [];
   },
   createConnection: (body: NewConnection) => api.post<{ connection: Connection }>('/api/providers', body),
+  /** GET /api/rate-limits: per connection, queue protection and the live gate / queue counters. */
+  rateLimits: (signal?: AbortSignal) =>
+    api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),

@@ -2,6 +2,7 @@ package fakeupstream
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 )
 
@@ -22,6 +23,11 @@ type Stats struct {
 	Hits map[string]int `json:"hits"`
 	// InFlight is how many /v1 requests are being handled.
 	InFlight int `json:"inFlight"`
+	// PeakInFlightByModel is the most completion requests seen in flight at
+	// once per model.
+	PeakInFlightByModel map[string]int `json:"peakInFlightByModel"`
+	// Canceled counts completion requests whose client went away before the answer ended.
+	Canceled int `json:"canceled"`
 }
 
 // LastRequestInfo is the body of GET /_fake/last?key=K: what the last request
@@ -82,9 +88,10 @@ func (u *Upstream) control(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /_fake/stats", func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
-		inflight := u.inflight
+		st := Stats{InFlight: u.inflight, PeakInFlightByModel: maps.Clone(u.modelPeak), Canceled: u.canceled}
 		u.mu.Unlock()
-		writeControlJSON(w, Stats{Hits: u.AllHits(), InFlight: inflight})
+		st.Hits = u.AllHits()
+		writeControlJSON(w, st)
 	})
 	mux.HandleFunc("GET /_fake/last", func(w http.ResponseWriter, r *http.Request) {
 		rec, ok := u.lastRecord(r.URL.Query().Get("key"))

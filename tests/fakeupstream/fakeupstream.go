@@ -93,19 +93,26 @@ type Upstream struct {
 	// Precomputed header values, shared by every response (net/http only reads them).
 	ctJSON, ctSSE, noCache []string
 
-	mu          sync.Mutex
-	closed      bool
-	stats       map[string]*keyRecord
-	faults      map[string][]*faultState
-	inflight    int
-	changed     chan struct{} // closed when hits or inflight change; nil without waiters
-	chunks      int
-	models      []string
-	modelsPage  int               // Anthropic model list page size (0: one page)
-	toolCalls   map[string]string // scripted tool calls: name → arguments; replaced, never mutated
-	modelsByFmt [2]*answer
-	testSrv     *httptest.Server
-	servers     []*http.Server
+	mu       sync.Mutex
+	closed   bool
+	stats    map[string]*keyRecord
+	faults   map[string][]*faultState
+	inflight int
+	// modelInFlight and modelPeak count completion requests in flight per
+	// model and the most seen at once; canceled counts completion requests
+	// whose client went away before the answer ended.
+	modelInFlight map[string]int
+	modelPeak     map[string]int
+	canceled      int
+	peakInFlight  int
+	changed       chan struct{} // closed when hits or inflight change; nil without waiters
+	chunks        int
+	models        []string
+	modelsPage    int               // Anthropic model list page size (0: one page)
+	toolCalls     map[string]string // scripted tool calls: name → arguments; replaced, never mutated
+	modelsByFmt   [2]*answer
+	testSrv       *httptest.Server
+	servers       []*http.Server
 
 	cacheMu sync.RWMutex
 	cache   map[answerKey]*answer
@@ -158,6 +165,7 @@ func New() *Upstream {
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
 	u.stats = make(map[string]*keyRecord)
+	u.modelInFlight, u.modelPeak, u.canceled, u.peakInFlight = map[string]int{}, map[string]int{}, 0, 0
 	u.faults = make(map[string][]*faultState)
 	u.chunks = DefaultStreamChunks
 	u.toolCalls = nil
@@ -524,6 +532,53 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 		}
 	}
 	return f, u.chunks, u.modelsByFmt
+}
+
+// modelBegin counts a completion request for model in flight.
+func (u *Upstream) modelBegin(model string) {
+	u.mu.Lock()
+	u.modelInFlight[model]++
+	u.modelPeak[model] = max(u.modelPeak[model], u.modelInFlight[model])
+	n := 0
+	for _, v := range u.modelInFlight {
+		n += v
+	}
+	u.peakInFlight = max(u.peakInFlight, n)
+	u.mu.Unlock()
+}
+
+// modelEnd ends it; canceled reports that its client went away first.
+func (u *Upstream) modelEnd(model string, canceled bool) {
+	u.mu.Lock()
+	if u.modelInFlight[model]--; u.modelInFlight[model] <= 0 {
+		delete(u.modelInFlight, model)
+	}
+	if canceled {
+		u.canceled++
+	}
+	u.notifyLocked()
+	u.mu.Unlock()
+}
+
+// PeakInFlight is the most completion requests for model seen in flight at once.
+func (u *Upstream) PeakInFlight(model string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.modelPeak[model]
+}
+
+// PeakInFlightAll is the most completion requests seen in flight at once, all models together.
+func (u *Upstream) PeakInFlightAll() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.peakInFlight
+}
+
+// Canceled counts completion requests whose client went away before the answer ended.
+func (u *Upstream) Canceled() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.canceled
 }
 
 func (u *Upstream) end() {

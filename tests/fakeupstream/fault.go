@@ -10,7 +10,8 @@ type Mode string
 
 const (
 	// ModeStatus answers Fault.Status (default 500) with Fault.Headers and
-	// Fault.Body (default: the provider's captured error body for that status).
+	// Fault.Body (default: the provider's captured error body for that status),
+	// after LatencyMs when set.
 	ModeStatus Mode = "status"
 	// ModeResetBeforeHeaders hijacks the connection and closes it without
 	// writing a byte: the client sees EOF, or ECONNRESET with HardReset.
@@ -125,8 +126,8 @@ type Fault struct {
 	// DripMs is the pause before each event in ModeSlowDrip, and the period
 	// of the reasoning frames and heartbeats of ModeReasoningOnlyHeartbeat.
 	DripMs int `json:"dripMs,omitempty"`
-	// LatencyMs is the delay of ModeLatency and ModeSlowFirstToken, and the
-	// pause before ModeErrorEvent's error.
+	// LatencyMs is the delay of ModeLatency, ModeSlowFirstToken and ModeStatus,
+	// and the pause before ModeErrorEvent's error.
 	LatencyMs int `json:"latencyMs,omitempty"`
 	// Times is how many requests the fault applies to; 0 means until cleared.
 	Times int `json:"times,omitempty"`

@@ -64,11 +64,16 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		req, valid := parseRequest(format, body, u.scriptedToolCalls())
 		f, n, _ := u.begin(key, r.URL.Path, r.Header, body, req.model, authed)
 		defer u.end()
+		u.modelBegin(req.model)
+		defer func() { u.modelEnd(req.model, r.Context().Err() != nil) }()
 		switch {
 		case !authed:
 			u.writeError(w, http.StatusUnauthorized, missingKeyBody(format))
 			return
 		case f != nil && f.Mode == ModeStatus:
+			if u.pause(r.Context(), ms(f.LatencyMs), false) != elapsed {
+				return
+			}
 			u.writeStatusFault(w, format, f)
 			return
 		case !valid || req.model == "":

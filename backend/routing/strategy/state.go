@@ -29,6 +29,8 @@ type State struct {
 
 	fill        cursor // fill-first: the current target
 	fillAdvance bool   // fill-first: the current target failed; move on at the next Order
+
+	deficit map[string]float64 // quota share: DRR deficit per target key
 }
 
 // cursor remembers a target's definition position (Index, Key), so a successor

@@ -70,6 +70,7 @@ type Target struct {
 	Remaining     float64   // fraction of the quota window left, 0..1 (clamped); negative or NaN = unknown (last)
 	LastGoodAt    time.Time // last success (lkgp); zero = never (last)
 	ContextWindow int       // tokens (context-optimized); <= 0 = unknown (last)
+	Cap           int       // quota share: the connection's concurrency cap (InFlight is then the connection's); <= 0 = none
 }
 
 // Options are per-call knobs.

@@ -31,6 +31,9 @@ export interface RequestEventData {
   latencyMs?: number;
   errorCode?: string;
   stream?: boolean;
+  queueMs?: number;
+  upstreamMs?: number;
+  queueReason?: string;
 }
 
 export interface SettingsEventData {

@@ -14,6 +14,7 @@ import {
   openDialog,
   showFieldError,
 } from '../dom';
+import { describeLive, formatModelCaps, parseModelCaps, sameCaps } from '../lib/concurrency';
 import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { live } from '../live';
@@ -338,6 +339,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
             )
           : null,
         test ? h('small', { class: `block test-${test.ok ? 'ok' : 'bad'}`, role: 'status' }, test.text) : null,
+        h('small', { class: 'block muted', 'data-testid': 'live-limits', 'data-live-id': c.id }, describeLive(c.live)),
       ),
       h(
         'td',
@@ -366,6 +368,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     priority.value = c.priority != null ? String(c.priority) : '';
     const maxConcurrent = h('input', { id: id('maxconcurrent'), name: 'maxConcurrent', type: 'number', min: '0', step: '1', inputmode: 'numeric' });
     maxConcurrent.value = c.maxConcurrent != null ? String(c.maxConcurrent) : '';
+    const originalCaps = (c.rateLimitOverrides ?? {})['modelConcurrency'];
+    const modelCaps = h('textarea', { id: id('modelconcurrency'), name: 'modelConcurrency', rows: '3', spellcheck: 'false', placeholder: 'glm-5=1\nglm-4.7=3' });
+    modelCaps.value = formatModelCaps(originalCaps);
     const models = h('input', { id: id('models'), name: 'models', autocomplete: 'off', spellcheck: 'false' });
     const originalModels = Array.isArray(c.models) ? c.models.map(String) : [];
     models.value = originalModels.join(', ');
@@ -381,12 +386,17 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Base URL', baseUrl, needsBaseUrl(c.provider) ? 'Required for this provider.' : 'Optional; overrides the provider’s URL.'),
       field('Prefix', prefix, 'Optional: “wall” makes wall/<model> reach this connection only.'),
       field('Priority', priority, 'Lower numbers are tried first.'),
-      field('Max concurrent', maxConcurrent, '0 or empty = no limit.'),
-      field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
+      field('Max concurrent', maxConcurrent, '0 or empty = no limit. Excess requests wait in a local queue.'),
+      field('Per-model concurrency', modelCaps, 'One model=cap per line, exact upstream model id (glm-5, not zai/glm-5). Empty = no model cap.'),
+            field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
       field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
     const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, status, h('div', { class: 'dialog-actions' }, cancel, save));
-    const controls: Record<string, HTMLInputElement> = { name, baseUrl, prefix, priority, maxConcurrent, models, apiKey };
+    const controls: Record<string, HTMLInputElement> = {
+      name, baseUrl, prefix, priority, maxConcurrent, models, apiKey,
+      modelConcurrency: modelCaps as unknown as HTMLInputElement,
+      rateLimitOverrides: modelCaps as unknown as HTMLInputElement,
+    };
 
     const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });
     cancel.addEventListener('click', handle.close);
@@ -421,6 +431,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       };
       intField(priority, c.priority, 1_000_000, (n) => (body.priority = n));
       intField(maxConcurrent, c.maxConcurrent, 10_000, (n) => (body.maxConcurrent = n), 0);
+      const parsedCaps = parseModelCaps(modelCaps.value);
+      if (parsedCaps.errors.length) errors.push([modelCaps as unknown as HTMLInputElement, parsedCaps.errors.join('; ')]);
+      else if (!sameCaps(parsedCaps.caps, originalCaps)) body.modelConcurrency = Object.keys(parsedCaps.caps).length ? parsedCaps.caps : null;
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
       if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
@@ -487,11 +500,29 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     }
   }, 1000);
 
+  // In-flight / queued / cap change with every request: poll them while the page is open.
+  const pollLive = async () => {
+    if (!connections || document.hidden) return;
+    try {
+      const res = await endpoints.rateLimits(ctx.signal);
+      for (const l of res.connections ?? []) {
+        const c = connections.find((x) => x.id === l.connectionId);
+        if (c) c.live = l;
+        const el = listArea.querySelector<HTMLElement>(`[data-live-id="${CSS.escape(l.connectionId)}"]`);
+        if (el) el.textContent = describeLive(l);
+      }
+    } catch {
+      // the next tick retries; the page's own load shows errors
+    }
+  };
+  const livePoll = window.setInterval(() => void pollLive(), 2000);
+
   refreshBtn.addEventListener('click', () => void load());
   void load();
   return () => {
     unsubscribe();
     window.clearInterval(ticker);
+    window.clearInterval(livePoll);
   };
 }
 

@@ -1,6 +1,7 @@
 import { endpoints, isAbortError, type AttemptLog, type RequestLog } from '../api';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { live } from '../live';
+import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
 
 const LIMIT = 100;
@@ -125,7 +126,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
               'tr',
               null,
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Details')),
-              ['Time', 'Model', 'Connection', 'Status', 'Latency', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Time', 'Model', 'Connection', 'Status', 'Latency', 'Queue', 'Upstream', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
           shown.map(renderRow),
@@ -177,10 +178,17 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         h('td', null, connectionName(l.connectionId || lastAttempt(l)?.connectionId, l.provider || lastAttempt(l)?.provider)),
         h('td', null, badge(String(l.status), ok ? 'ok' : 'bad')),
         h('td', { class: 'num' }, l.latencyMs != null ? `${l.latencyMs} ms` : '—'),
+        h(
+          'td',
+          { class: 'num', 'data-testid': 'queue-time', title: queueNote(l.queueMs, l.queueReason) || 'went straight to the upstream' },
+          l.queueMs ? `${l.queueMs} ms` : '—',
+          queueNote(l.queueMs, l.queueReason) ? h('small', { class: 'muted block' }, queueNote(l.queueMs, l.queueReason)) : null,
+        ),
+        h('td', { class: 'num' }, l.upstreamMs != null ? `${l.upstreamMs} ms` : '—'),
         h('td', { class: 'num' }, count),
         h('td', null, l.errorCode ? h('span', { class: 'error-type' }, l.errorCode) : h('span', { class: 'muted' }, '—')),
       ),
-      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '8' }, renderAttempts(l))) : null,
+      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '10' }, renderAttempts(l))) : null,
     );
   }
 
@@ -231,6 +239,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       ...(d.attempts !== undefined ? { attemptCount: d.attempts } : {}),
       ...(d.latencyMs !== undefined ? { latencyMs: d.latencyMs } : {}),
       ...(d.errorCode !== undefined ? { errorCode: d.errorCode } : {}),
+      ...(d.queueMs !== undefined ? { queueMs: d.queueMs } : {}),
+      ...(d.upstreamMs !== undefined ? { upstreamMs: d.upstreamMs } : {}),
+      ...(d.queueReason !== undefined ? { queueReason: d.queueReason } : {}),
       ...(d.stream !== undefined ? { stream: d.stream } : {}),
     };
     logs = [row, ...logs].slice(0, LIMIT);

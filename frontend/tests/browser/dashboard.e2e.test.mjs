@@ -438,6 +438,36 @@ step('Edit dialog: Escape closes it, the key is write-only, saving renames', asy
   assert.deepEqual([c.name, c.priority, c.models], ['Fake Upstream', 5, ['gpt-4o-mini']]);
 });
 
+step('Edit dialog: per-model concurrency as model=cap lines; the caps show live on the row', async () => {
+  const page = S.pageA;
+  await page.bringToFront();
+  const edit = rowOf(page, 'Fake Upstream').getByRole('button', { name: 'Edit Fake Upstream' });
+  await edit.click();
+  const dialog = page.getByRole('dialog', { name: 'Edit “Fake Upstream”' });
+  await dialog.waitFor();
+  const caps = dialog.getByLabel('Per-model concurrency');
+  assert.equal(await caps.inputValue(), '', 'no cap yet');
+  await caps.fill('gpt-4o-mini=0');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.getByText('line 1: the cap of gpt-4o-mini must be from 1 to 10000').waitFor();
+  await caps.fill('gpt-4o-mini=2\nglm-5=1');
+  await dialog.getByLabel('Max concurrent').fill('3');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  const c = (await mgmt('GET', `/api/providers/${S.connectionId}`)).body.connection;
+  assert.deepEqual([c.maxConcurrent, c.rateLimitOverrides.modelConcurrency], [3, { 'gpt-4o-mini': 2, 'glm-5': 1 }]);
+  await rowOf(page, 'Fake Upstream').getByTestId('live-limits').filter({ hasText: 'cap 3 · 2 model caps' }).waitFor();
+  await edit.click();
+  await dialog.waitFor();
+  assert.equal(await dialog.getByLabel('Per-model concurrency').inputValue(), 'glm-5=1\ngpt-4o-mini=2', 'prefilled, sorted');
+  await dialog.getByLabel('Per-model concurrency').fill('');
+  await dialog.getByLabel('Max concurrent').fill('');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  const after = (await mgmt('GET', `/api/providers/${S.connectionId}`)).body.connection;
+  assert.deepEqual([after.maxConcurrent, after.rateLimitOverrides.modelConcurrency], [null, undefined], 'emptied fields lift the caps');
+});
+
 step('Logs: attempts with verdicts, live prepend, status filter', async () => {
   const page = S.pageB;
   await page.bringToFront();
@@ -465,6 +495,10 @@ step('Logs: attempts with verdicts, live prepend, status filter', async () => {
   assert.equal(await table.locator('> tbody > tr:first-child .badge-bad').count(), 0);
   assert.match(page.url(), /#\/logs\?status=ok$/);
   await page.getByText('All', { exact: true }).click();
+  // Queue time is shown apart from upstream time.
+  await table.locator('thead th', { hasText: 'Queue' }).waitFor();
+  await table.locator('thead th', { hasText: 'Upstream' }).waitFor();
+  assert.equal(await table.locator('tbody').first().getByTestId('queue-time').textContent(), '—', 'a request that did not wait');
 });
 
 step('Resilience Settings: partial save, client validation, server error next to the field', async () => {

@@ -1,0 +1,289 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"omniroute/backend/config"
+	"omniroute/backend/errs"
+	"omniroute/backend/resilience/gate"
+	"omniroute/backend/resilience/queue"
+	"omniroute/backend/resilience/verdict"
+	"omniroute/backend/routing"
+)
+
+// admission is one candidate's passage through the concurrency gate (guide
+// §4) and, on a protected connection, the request queue (§5), held until the
+// attempt and its same-target retries end. Release is idempotent.
+type admission struct {
+	permit    *gate.Permit
+	q         *queue.Queue
+	settings  queue.Settings
+	protected bool
+	// queued is the time spent waiting for a slot, pacing or a pause.
+	queued time.Duration
+	// reason says what the request waited for ("" when it did not wait).
+	reason string
+	// execExpired is set when the execution bound (executionMaxWaitMs) ended
+	// the attempt.
+	execExpired atomic.Bool
+}
+
+func (a *admission) release() {
+	if a != nil {
+		a.permit.Release()
+	}
+}
+
+// execCuts reports whether the execution bound, raised to the first-byte
+// timeout fb when that is longer, expires together with it: the bound then
+// answers 504 RATE_LIMIT_EXECUTION_TIMEOUT instead of failing over. A longer
+// bound never cuts a response that has started.
+func (a *admission) execCuts(fb time.Duration) bool {
+	return a != nil && a.protected && a.settings.ExecutionMaxWait <= fb
+}
+
+// errExecution cancels an attempt that reached the execution bound (executionMaxWaitMs).
+var errExecution = errors.New("the attempt reached the execution bound (executionMaxWaitMs)")
+
+// firstByteExpiry is what the first-byte timer does when it fires: cancel the
+// attempt as a first-byte timeout (which fails over), or, when the execution
+// bound expires with it, as the execution bound, remembered for the 504.
+func (a *admission) firstByteExpiry(fb time.Duration, cancel context.CancelCauseFunc) func() {
+	if !a.execCuts(fb) {
+		return func() { cancel(errFirstByteTimeout) }
+	}
+	return func() {
+		a.execExpired.Store(true)
+		cancel(errExecution)
+	}
+}
+
+// settle follows an attempt's outcome: a failure the execution bound caused
+// ends the request with 504 RATE_LIMIT_EXECUTION_TIMEOUT (returned), any
+// other verdict's body retry hint may pause the queue (nil returned).
+func (a *admission) settle(f *failure, done bool, now time.Time) *failure {
+	if f == nil || a == nil {
+		return nil
+	}
+	if !done && a.execExpired.Load() {
+		return &failure{v: f.v, err: execTimeout(a)}
+	}
+	a.observe(f.v, now)
+	return nil
+}
+
+// GateKeys names the composite gate's counters of a candidate, outermost
+// first: global → provider → account (the connection) → model (the exact
+// upstream model id after routing).
+func GateKeys(c routing.Candidate) []gate.Key {
+	return []gate.Key{
+		{Name: "global"},
+		{Name: "provider:" + c.Conn.BreakerKey},
+		{Name: AccountKey(c.Conn.ID), Limit: c.Conn.Limits.MaxConcurrent},
+		{Name: "model:" + c.Conn.ID + "/" + c.Model, Limit: c.Conn.Limits.ModelCap(c.Model)},
+	}
+}
+
+// AccountKey is the gate counter of one connection.
+func AccountKey(connID string) string { return "account:" + connID }
+
+// QueueKey is the request queue of one connection (provider+connection).
+func QueueKey(c *routing.Conn) string { return c.BreakerKey + "|" + c.ID }
+
+// queueSettings resolves a connection's queue settings: env < persisted
+// (already in rs) < the connection's rateLimitOverrides.
+func queueSettings(rs config.RequestQueue, c *routing.Conn) queue.Settings {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	return queue.Effective(queue.Settings{MaxWait: ms(rs.MaxWaitMs), ExecutionMaxWait: ms(rs.ExecutionMaxWaitMs),
+		MaxDepth: rs.MaxQueueDepth}, c.Limits.Queue)
+}
+
+// admit takes a candidate through the gate and the queue. The depth check
+// comes first, before any other work for this candidate (no translation has
+// happened yet); then the gate permit (all counters or none) and the pacing
+// turn, both within the wait budget maxWaitMs. A refusal never reaches the
+// upstream and blames nobody: no breaker, cooldown or lockout hears of it.
+// The error is an *errs.Error, or ctx's error when the client went away; the
+// admission is returned either way, with the time spent (a refused one holds
+// nothing).
+func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Candidate) (*admission, error) {
+	rs := g.resilience()
+	a := &admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
+	start := g.clk.Now()
+	defer func() { a.queued = g.clk.Now().Sub(start) }()
+	if a.protected {
+		a.q = g.queues.For(QueueKey(cand.Conn))
+		if err := a.q.Enter(a.settings.MaxDepth); err != nil {
+			return a, queueError(err)
+		}
+		defer a.q.Leave()
+	}
+	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
+	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
+	keys := GateKeys(cand)
+	if quotaShare && !failOpen {
+		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
+	}
+	maxWaiting := 0
+	if !a.protected && !failOpen {
+		maxWaiting = a.settings.MaxDepth // the queue's depth bounds the gate's waiters too
+	}
+	permit, free := g.gate.TryAcquire(keys)
+	var err error
+	if !free {
+		wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
+		permit, err = g.gate.Acquire(wctx, keys, maxWaiting)
+		cancel()
+	}
+	switch {
+	case err == nil:
+		a.permit = permit
+		if permit.WaitedOn != "" {
+			a.reason = waitReason(permit.WaitedOn)
+		}
+	case failOpen && gate.IsTimeout(err):
+		a.reason = "quota-share gate fail-open"
+	case ctx.Err() != nil:
+		return a, ctx.Err()
+	default:
+		return a, gateError(err, a.protected, a.settings.MaxWait)
+	}
+	if a.protected {
+		now := g.clk.Now()
+		deadline := start.Add(a.settings.MaxWait)
+		paused := a.q.PausedUntil().After(now)
+		waited, err := a.q.Pace(ctx, now, deadline, a.settings.Interval)
+		if err != nil {
+			a.release()
+			a.permit = nil
+			if ctx.Err() != nil {
+				return a, ctx.Err()
+			}
+			return a, queueError(err)
+		}
+		if waited > 0 && a.reason == "" {
+			a.reason = "pacing (requestsPerMinute / minTimeMs)"
+			if paused {
+				a.reason = "paused by the upstream's retry hint"
+			}
+		}
+	}
+	return a, nil
+}
+
+// observe feeds an attempt's verdict to the queue: a body-declared retry hint
+// (Gemini RetryInfo, "retry after Ns" text) pauses a protected connection's
+// queue, unless it is a typed Google RetryInfo longer than maxWaitMs — that
+// one is an exact model lockout (the engine records it) and the queue keeps
+// serving the connection's other models.
+func (a *admission) observe(v verdict.Verdict, now time.Time) {
+	if a == nil || !a.protected || v.RetryAfter <= 0 {
+		return
+	}
+	switch v.Kind {
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit, verdict.KindQuota:
+	default:
+		if v.Status != 429 {
+			return
+		}
+	}
+	switch v.HintSource {
+	case verdict.HintGoogleRPCRetryInfo:
+		if v.RetryAfter > a.settings.MaxWait {
+			return
+		}
+	case verdict.HintBody:
+	default:
+		return
+	}
+	a.q.Pause(now.Add(min(v.RetryAfter, queue.MaxWait)))
+}
+
+func waitReason(key string) string {
+	switch {
+	case len(key) > 8 && key[:8] == "account:":
+		return "connection maxConcurrent"
+	case len(key) > 6 && key[:6] == "model:":
+		return "modelConcurrency"
+	}
+	return "concurrency gate"
+}
+
+// queueError maps a queue refusal to the wire: 503 with Retry-After.
+func queueError(err error) error {
+	var qe *queue.Error
+	if !errors.As(err, &qe) {
+		return err
+	}
+	return errs.New(errs.Unavailable, qe.Code, "%s", qe.Message).WithRetryAfter(max(qe.RetryAfter, time.Second))
+}
+
+// gateError maps a gate refusal: on a protected connection the wait budget is
+// the queue's (RATE_LIMIT_QUEUE_TIMEOUT), otherwise the gate's own codes.
+func gateError(err error, protected bool, budget time.Duration) error {
+	var ge *gate.Error
+	if !errors.As(err, &ge) {
+		return err
+	}
+	if ge.Code == gate.CodeTimeout && protected {
+		return queueError(queue.Timeout(budget))
+	}
+	return errs.New(errs.Unavailable, ge.Code, "%s", ge.Error()).WithRetryAfter(time.Second)
+}
+
+// execTimeout is the 504 of an execution bound that ended an attempt.
+func execTimeout(a *admission) error {
+	return errs.New(errs.Timeout, queue.CodeExecutionTimeout,
+		"the upstream did not answer within the execution bound (executionMaxWaitMs %d, raised to the first-byte timeout); the upstream request was cancelled",
+		a.settings.ExecutionMaxWait.Milliseconds())
+}
+
+// resilience returns the live resilience settings (the guide's defaults when
+// the gateway was built without them).
+func (g *Gateway) resilience() config.Resilience {
+	if g.resil != nil {
+		return g.resil()
+	}
+	return config.DefaultResilience(func(string) string { return "" })
+}
+
+// AdmissionState is the live gate and queue state of one connection.
+type AdmissionState struct {
+	InFlight int `json:"inFlight"`
+	// Waiting counts callers waiting for the connection's gate counter.
+	Waiting int `json:"waiting"`
+	// Queued counts callers in the connection's request queue (not yet dispatched).
+	Queued int `json:"queued"`
+	// PausedUntil is the end of a body-hint pause (zero: none).
+	PausedUntil time.Time `json:"-"`
+}
+
+// Admission reports a connection's live gate and queue counters.
+func (g *Gateway) Admission(c *routing.Conn) AdmissionState {
+	cnt := g.gate.Get(AccountKey(c.ID))
+	st := AdmissionState{InFlight: cnt.InFlight, Waiting: cnt.Waiting}
+	if q, ok := g.queues.Get(QueueKey(c)); ok {
+		st.Queued, st.PausedUntil = q.Queued(), q.PausedUntil()
+	}
+	return st
+}
+
+// AdmissionIdle reports whether no gate permit is held, nobody waits and
+// every queue is empty (tests check it after load).
+func (g *Gateway) AdmissionIdle() bool { return g.gate.Idle() && g.queues.Queued() == 0 }
+
+// noteAdmission records a candidate's queue time and wait reason, or the code
+// that refused it, for the request log (times summed over candidates; the last
+// reason wins).
+func (req *request) noteAdmission(a *admission, refused error) {
+	req.adm = a
+	req.log.QueueMs += a.queued.Milliseconds()
+	if e := new(errs.Error); refused != nil && errors.As(refused, &e) {
+		req.log.QueueReason = e.Code
+	} else if a.reason != "" {
+		req.log.QueueReason = a.reason
+	}
+}
