@@ -38,3 +38,32 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 	}
 	return req, nil
 }
+
+// ApplyCallHeaders sets the call's extra headers on req, last, so they win.
+func ApplyCallHeaders(req *http.Request, c Call) {
+	for k, vs := range c.Header {
+		req.Header.Del(k)
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+}
+
+// MergeBetas joins anthropic-beta values (comma separated lists) keeping the
+// first occurrence of each flag in order, so the OAuth beta a subscription
+// token needs is added to whatever betas the client asked for, never replacing them.
+func MergeBetas(lists ...string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, f := range strings.Split(l, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" || seen[f] {
+				continue
+			}
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, ",")
+}
