@@ -341,8 +341,9 @@ func jsonObject(raw json.RawMessage, field string) (string, error) {
 // comes from memory.
 func (a *API) connectionJSON(row store.Connection) map[string]any {
 	st := routing.CooldownFromRow(row)
-	if c, ok := a.Engine.Registry().Get(row.ID); ok {
-		st = c.Cooldown()
+	live, ok := a.Engine.Registry().Get(row.ID)
+	if ok {
+		st = live.Cooldown()
 	}
 	f := routing.CooldownFields(st)
 	apiKey, _ := a.Box.Open(row.APIKeyEnc)
@@ -360,6 +361,16 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"lastError": f.LastError, "lastErrorType": f.LastErrorType, "lastErrorAt": rfc3339(f.LastErrorAt), "errorCode": f.ErrorCode,
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",
 		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt),
+	}
+	if row.AuthType == "oauth" {
+		access, _ := a.Box.Open(row.AccessTokenEnc)
+		out["accessTokenMasked"] = secrets.Mask(access)
+		out["expiresAt"] = rfc3339(row.ExpiresAt)
+		if ok {
+			for k, v := range a.subscriptionJSON(live, a.Clock.Now()) {
+				out[k] = v
+			}
+		}
 	}
 	return out
 }

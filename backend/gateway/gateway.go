@@ -59,6 +59,7 @@ type Gateway struct {
 	leases    LeaseFence
 	pins      Pinner
 	meter     Meter
+	creds     Credentials
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 }
@@ -81,6 +82,16 @@ type Deps struct {
 	Pins Pinner
 	// Meter counts upstream attempts (optional).
 	Meter Meter
+	// Credentials keeps OAuth access tokens fresh (optional).
+	Credentials Credentials
+}
+
+// Credentials keeps OAuth connections' access tokens fresh.
+type Credentials interface {
+	// Fresh returns the token to send now, refreshed first when it expires soon.
+	Fresh(ctx context.Context, conn *routing.Conn) (string, error)
+	// Refresh replaces a token the upstream refused (a 401), once per stale token.
+	Refresh(ctx context.Context, conn *routing.Conn, stale string) (string, error)
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -94,7 +105,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, creds: d.Credentials}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

@@ -323,7 +323,29 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
 
-	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
+	target := cand.Conn.Target(cand.Model)
+	oauth := g.creds != nil && cand.Conn.AuthType == "oauth"
+	if oauth {
+		tok, err := g.creds.Fresh(ctx, cand.Conn)
+		if err != nil {
+			return a.refreshFailed(ctx, r, err)
+		}
+		target.Secret = tok
+	}
+	call := providers.Call{Body: body, Stream: req.stream,
+		FirstByteDeadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
+	resp, err := exec.Do(ctx, target, call)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && oauth && cand.Conn.HasRefresh {
+		// The token was refused before its time: refresh once and try again.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		tok, rerr := g.creds.Refresh(ctx, cand.Conn, target.Secret)
+		if rerr != nil {
+			return a.refreshFailed(ctx, r, rerr)
+		}
+		target.Secret = tok
+		resp, err = exec.Do(ctx, target, call)
+	}
 	if err != nil {
 		v := g.classifyErr(ctx, r, err, cand)
 		a.finish(v)
@@ -331,6 +353,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	defer resp.Body.Close()
 	a.rec.Status = resp.StatusCode
+	observeWindows(ticket, cand.Conn, resp.Header, g.clk.Now())
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
@@ -380,6 +403,21 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
 	g.served(req, a.cand, http.StatusOK, out)
 	return nil, true
+}
+
+// refreshFailed ends an attempt whose OAuth token could not be refreshed: an
+// auth failure of the connection, so the guide's expired rule applies
+// (cooldown with backoff, terminal "expired" after EXPIRED_RETRY_MAX).
+func (a *attemptCtx) refreshFailed(ctx context.Context, r *http.Request, err error) (*failure, bool) {
+	if r.Context().Err() != nil {
+		v := a.g.classifyErr(ctx, r, err, a.cand)
+		a.finish(v)
+		return &failure{v: v, clientGone: true}, false
+	}
+	v := verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
+		SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + err.Error()}
+	a.finish(v)
+	return &failure{v: v}, false
 }
 
 // classifyErr turns a transport error into a verdict, naming the real cause.
