@@ -100,6 +100,8 @@ type Upstream struct {
 	models      []string
 	modelsByFmt [2]*answer
 	testSrv     *httptest.Server
+	limitReset  *LimitReset
+	claims      []string
 	servers     []*http.Server
 
 	cacheMu sync.RWMutex
@@ -142,6 +144,9 @@ func New() *Upstream {
 	mux.HandleFunc("POST /v1/chat/completions", u.completion(FormatOpenAI))
 	mux.HandleFunc("POST /v1/messages", u.completion(FormatAnthropic))
 	mux.HandleFunc("GET /v1/models", u.listModels)
+	mux.HandleFunc("POST /backend-api/codex/responses", u.codexResponses)
+	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
+	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	u.control(mux)
 	mux.HandleFunc("/", notFound)
 	u.mux = mux
@@ -152,6 +157,7 @@ func New() *Upstream {
 func (u *Upstream) resetLocked() {
 	u.stats = make(map[string]*keyRecord)
 	u.faults = make(map[string][]*faultState)
+	u.limitReset, u.claims = nil, nil
 	u.chunks = DefaultStreamChunks
 	u.setModelsLocked(DefaultModels())
 	u.notifyLocked()
