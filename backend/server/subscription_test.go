@@ -405,7 +405,7 @@ func TestClaudeWallLaneEndToEnd(t *testing.T) {
 	reset := s.clk.Now().Add(2 * time.Hour)
 	wallHdr := map[string]string{wall.HeaderStatus: "rejected", wall.HeaderSlowOffer: "treatment",
 		wall.HeaderReset: strconv.FormatInt(reset.Unix(), 10), "anthropic-ratelimit-unified-5h-utilization": "1.0",
-		"anthropic-ratelimit-unified-5h-reset": strconv.FormatInt(reset.Unix(), 10),
+		"anthropic-ratelimit-unified-5h-reset":       strconv.FormatInt(reset.Unix(), 10),
 		"anthropic-ratelimit-unified-7d-utilization": "0.35", "anthropic-ratelimit-unified-7d-reset": strconv.FormatInt(reset.Add(72*time.Hour).Unix(), 10)}
 
 	// Opt-in off: an ordinary cooldown.

@@ -204,4 +204,3 @@ func (u *Upstream) limitResetHandler(claim bool) http.HandlerFunc {
 		u.writeError(w, status, body)
 	}
 }
-
