@@ -18,6 +18,7 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { live } from '../live';
 import type { ViewContext } from '../router';
+import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 
 export const PROVIDERS = [
   'openai',
@@ -72,6 +73,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
     renderAddForm(ctx, async (created) => {
       clear(rowMessage, notice(`Added connection “${created.name || created.provider}”.`, 'success'));
+      await load(true);
+    }),
+    renderImportCard(ctx.signal, async () => {
       await load(true);
     }),
   );
@@ -182,7 +186,12 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
       'Delete',
     );
-    const buttons = [editBtn, toggleBtn, testBtn, ...(clearBtn ? [clearBtn] : []), deleteBtn];
+    const reimportBtn = reimportButton(c, async (message, ok) => {
+      if (ctx.signal.aborted) return;
+      clear(rowMessage, ok ? notice(message, 'success') : errorBox(new Error(message)));
+      await load(true, fk('test'));
+    });
+    const buttons = [editBtn, toggleBtn, testBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
 
     editBtn.addEventListener('click', () => openEditDialog(c));
 
@@ -282,6 +291,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
             )
           : null,
         test ? h('small', { class: `block test-${test.ok ? 'ok' : 'bad'}`, role: 'status' }, test.text) : null,
+        subscriptionSummary(c),
       ),
       h(
         'td',
@@ -289,7 +299,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         errorType ? h('span', { class: 'error-type' }, errorType) : h('span', { class: 'muted' }, '—'),
         c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
       ),
-      h('td', null, c.apiKeyMasked ? h('code', { class: 'nowrap' }, c.apiKeyMasked) : h('span', { class: 'muted' }, '—')),
+      h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, buttons)),
     );
   }
@@ -329,7 +339,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Models', models, 'Comma separated, e.g. gpt-4o, gpt-4o-mini.'),
       field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
-    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const optIns = wallOptIns(c);
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
     const controls: Record<string, HTMLInputElement> = { name, baseUrl, prefix, priority, maxConcurrent, models, apiKey };
 
     const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });
@@ -368,6 +379,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
       if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
+      const psd = optIns?.value();
+      if (psd) body.providerSpecificData = psd;
 
       if (errors.length) {
         for (const [el, msg] of errors) showFieldError(el, msg);
