@@ -400,7 +400,12 @@ func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	if t.Secret != "" {
 		if t.Provider.Format == providers.FormatAnthropic {
-			req.Header.Set("x-api-key", t.Secret)
+			if t.AuthType == "oauth" {
+				req.Header.Set("Authorization", "Bearer "+t.Secret)
+				req.Header.Set("anthropic-beta", "oauth-2025-04-20")
+			} else {
+				req.Header.Set("x-api-key", t.Secret)
+			}
 			req.Header.Set("anthropic-version", "2023-06-01")
 		} else {
 			req.Header.Set("Authorization", "Bearer "+t.Secret)

@@ -113,3 +113,30 @@ func (a *API) subscriptionJSON(c *routing.Conn, now time.Time) map[string]any {
 	}
 	return out
 }
+
+// subscriptionHealth lists the subscription connections' usage windows for
+// the management health answer: one entry per OAuth connection that reported
+// them, with its most used window, so a nearly spent account is visible
+// before it walls.
+func (a *API) subscriptionHealth() []map[string]any {
+	out := []map[string]any{}
+	for _, c := range a.Engine.Registry().All() {
+		if c.AuthType != "oauth" {
+			continue
+		}
+		q := c.QuotaWindows()
+		if q.ObservedAt.IsZero() {
+			continue
+		}
+		w, name := q.FiveHour, "fiveHour"
+		if q.Weekly.Known() && (!w.Known() || q.Weekly.Utilization >= w.Utilization) {
+			w, name = q.Weekly, "weekly"
+		}
+		e := map[string]any{"connectionId": c.ID, "provider": c.Provider.ID, "status": q.Status, "window": name, "utilization": w.Utilization}
+		if !w.ResetsAt.IsZero() {
+			e["resetsAt"] = w.ResetsAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -389,6 +389,13 @@ func TestCodexClientsEndToEnd(t *testing.T) {
 	if r, _ := time.Parse(time.RFC3339, five["resetsAt"].(string)); !r.Equal(s.clk.Now().Add(time.Hour).Truncate(time.Second)) {
 		t.Fatalf("5h reset %v", five["resetsAt"])
 	}
+	// And in the management health answer, by the most used window.
+	_, health := s.mgmt("GET", "/api/monitoring/health", nil)
+	subs, _ := health["subscriptions"].([]any)
+	if len(subs) != 1 || subs[0].(map[string]any)["connectionId"] != id || subs[0].(map[string]any)["window"] != "fiveHour" ||
+		subs[0].(map[string]any)["utilization"] != 0.42 {
+		t.Fatalf("health subscriptions %v", health["subscriptions"])
+	}
 }
 
 // TestClaudeWallLaneEndToEnd: a wall 429 on a connection with
