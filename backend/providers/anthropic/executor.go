@@ -38,11 +38,14 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
 			h.Set("Authorization", "Bearer "+t.Secret)
-			h.Set("anthropic-beta", providers.MergeBetas(h.Get("anthropic-beta"), OAuthBeta))
 		} else {
 			h.Set("x-api-key", t.Secret)
 		}
 	}
 	providers.ApplyCallHeaders(req, c)
+	if t.AuthType == "oauth" {
+		// A subscription token needs the OAuth beta, whatever betas the request already names.
+		h.Set("anthropic-beta", providers.MergeBetas(h.Get("anthropic-beta"), OAuthBeta))
+	}
 	return e.client.Do(req)
 }
