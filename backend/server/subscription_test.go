@@ -494,3 +494,43 @@ func TestClaudeLimitResetEndToEnd(t *testing.T) {
 		t.Fatalf("wall %v", w)
 	}
 }
+
+// TestUsageWindowsFeedResetWindowRouting: two Codex accounts report their
+// usage windows; a reset-window combo then prefers the one with the most left.
+func TestUsageWindowsFeedResetWindowRouting(t *testing.T) {
+	s := newSubEnv(t, codexClientID, "codex")
+	idA, tokA := s.codexConn()
+	// A second account: another auth.json, another account id.
+	tokB := jwt(map[string]any{"exp": s.clk.Now().Add(24 * time.Hour).Unix(), "sub": "user-2"})
+	writeFile(t, filepath.Join(s.home, "b.json"), map[string]any{"tokens": map[string]any{"access_token": tokB, "refresh_token": "rt-b", "account_id": "acct-codex-2"}})
+	code, m := s.mgmt("POST", "/api/providers/import", map[string]any{"source": "codex", "path": filepath.Join(s.home, "b.json")})
+	if code != http.StatusCreated {
+		t.Fatalf("import b: %d %v", code, m)
+	}
+	idB := m["connection"].(map[string]any)["id"].(string)
+	s.setBaseURL(idB, strings.TrimSuffix(s.upURL, "/v1")+"/backend-api/codex")
+	for id, p := range map[string]string{idA: "ca", idB: "cb"} {
+		if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"prefix": p}); code != 200 {
+			t.Fatalf("prefix: %d %v", code, m)
+		}
+	}
+	// Account B is nearly spent.
+	s.up.SetFault(tokB, fakeupstream.Fault{Mode: fakeupstream.ModeLatency, Headers: map[string]string{"x-codex-primary-used-percent": "90"}})
+	auth := map[string]string{"Authorization": "Bearer " + s.key}
+	for _, model := range []string{"ca/gpt-5-codex", "cb/gpt-5-codex"} {
+		if resp, body := s.chat(model, false, auth); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", model, resp.StatusCode, body)
+		}
+	}
+	s.addCombo("pool", "reset-window", map[string]any{"model": "codex/gpt-5-codex", "connectionId": idB},
+		map[string]any{"model": "codex/gpt-5-codex", "connectionId": idA})
+	for range 3 {
+		resp, body := s.chat("pool", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != idA {
+			t.Fatalf("served by %s (want the account with most left, %s): %d %s", resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), idA, resp.StatusCode, body)
+		}
+	}
+	if s.up.Hits(tokA) != 4 || s.up.Hits(tokB) != 1 {
+		t.Fatalf("hits a %d b %d", s.up.Hits(tokA), s.up.Hits(tokB))
+	}
+}

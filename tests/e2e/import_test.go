@@ -51,6 +51,19 @@ func TestImportCommand(t *testing.T) {
 		t.Fatalf("after an offline import: %v", conns)
 	}
 
+	// The Codex CLI's own wire (Responses) through the imported codex account.
+	codexID := conns[0].(map[string]any)["id"].(string)
+	g.mustMgmt(200, "PATCH", "/api/providers/"+codexID, map[string]any{"baseUrl": upURL + "/backend-api/codex"})
+	resp, body := g.do("POST", "/v1/responses", map[string]any{"model": "codex/gpt-5-codex", "stream": true, "instructions": "x",
+		"input": []any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hi"}}}}},
+		map[string]string{"Authorization": "Bearer " + g.key})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "response.completed") || !strings.Contains(string(body), "Hello from codex-access-token-0001") {
+		t.Fatalf("codex through the binary: %d %s", resp.StatusCode, body)
+	}
+	if h, sent := up.LastRequest("codex-access-token-0001"); fakeupstream.CodexContractError(h, sent) != "" || h.Get("chatgpt-account-id") != "acct-e2e" {
+		t.Fatalf("codex wire contract: %s %v", fakeupstream.CodexContractError(h, sent), h)
+	}
+
 	// Online: Claude Code's login, through the running gateway.
 	claudeFile := filepath.Join(home, ".claude", ".credentials.json")
 	access := "sk-ant-oat01-e2e-imported-token"
@@ -69,7 +82,7 @@ func TestImportCommand(t *testing.T) {
 		t.Fatal("the running gateway does not list the imported connection")
 	}
 	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"baseUrl": upURL + "/v1"})
-	resp, body := g.do("POST", "/v1/messages", map[string]any{"model": "claude/claude-sonnet-4-5", "max_tokens": 16,
+	resp, body = g.do("POST", "/v1/messages", map[string]any{"model": "claude/claude-sonnet-4-5", "max_tokens": 16,
 		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": g.key})
 	if resp.StatusCode != 200 || !strings.Contains(string(body), fakeupstream.Content(access)) {
 		t.Fatalf("request through the imported login: %d %s", resp.StatusCode, body)
