@@ -187,9 +187,16 @@ func (s *Server) wire() error {
 	client := &http.Client{Transport: s.transport}
 	userAgent := "OmniRoute/" + opts.Version
 	walls := wall.NewTable()
+	claudeExec := claude.New(anthropic.New(client, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
+	claudeExec.Observe = func(t providers.Target, h http.Header) {
+		if c, ok := registry.Get(t.ConnectionID); ok {
+			if q, ok := gateway.WindowsFromHeaders(h, clk.Now()); ok {
+				c.SetQuotaWindows(q)
+			}
+		}
+	}
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
-		providers.FormatAnthropic: claude.New(anthropic.New(client, userAgent), walls, clk, claude.NewResetClient(client, userAgent)),
-		providers.FormatResponses: codex.New(client, userAgent)}
+		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(client, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("connection", map[string]any{"id": id, "tokenRefreshed": true}) }})
 

@@ -454,6 +454,10 @@ func TestClaudeWallLaneEndToEnd(t *testing.T) {
 	if c["testStatus"] != "active" || w["inLane"] != true || w["laneUntil"] != reset.Add(time.Minute).UTC().Format(time.RFC3339) {
 		t.Fatalf("after the lane was accepted: %v", c)
 	}
+	// The windows of the wall answer the lane consumed are still on the connection.
+	if q := c["quota"].(map[string]any); q["status"] != "rejected" || q["observedAt"] != s.clk.Now().UTC().Format(time.RFC3339) {
+		t.Fatalf("quota after the lane: %v", q)
+	}
 	if resp, _ := s.messages("claude/claude-sonnet-4-5", true, nil); resp.StatusCode != 200 {
 		t.Fatal(resp.StatusCode)
 	}

@@ -38,6 +38,10 @@ type Executor struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand returns a uniform number in [0, 1) for the wait jitter.
 	Rand func() float64
+	// Observe, when set, hears the headers of every answer the wall consumes
+	// itself (a wall 429, a slot_busy wait), which the caller never sees: they
+	// carry the usage windows.
+	Observe func(t providers.Target, h http.Header)
 }
 
 // New wraps next. table holds the per-connection wall state.
@@ -82,6 +86,9 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			s, d = wall.Decide(s, set, sig, req, now)
 			return s
 		})
+		if d.Action != wall.Pass && e.Observe != nil {
+			e.Observe(t, resp.Header)
+		}
 		switch d.Action {
 		case wall.Pass:
 			return resp, nil
