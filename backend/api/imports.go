@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,6 +33,14 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 	path := ""
 	if in.Path != nil {
 		path = strings.TrimSpace(*in.Path)
+	}
+	if strings.HasPrefix(path, "~/") {
+		home, err := a.home()
+		if err != nil {
+			httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_PATH", "the user's home directory is unknown; give an absolute path").WithParam("path"))
+			return
+		}
+		path = filepath.Join(home, path[2:])
 	}
 	if path == "" {
 		home, err := a.home()

@@ -189,6 +189,11 @@ func TestImportBadInputAnswers4xx(t *testing.T) {
 			t.Errorf("%v: %d %v", c.body, code, m)
 		}
 	}
+	// "~/" is the user's home.
+	s.claudeLogin("sk-ant-oat01-tilde-path-token-1", s.clk.Now().Add(time.Hour))
+	if code, m := s.mgmt("POST", "/api/providers/import", map[string]any{"source": "claude-code", "path": "~/.claude/.credentials.json"}); code != 201 {
+		t.Errorf("~/ path: %d %v", code, m)
+	}
 	bad := filepath.Join(s.home, "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"tokens":{}}`), 0o600)
 	if code, m := s.mgmt("POST", "/api/providers/import", map[string]any{"source": "codex", "path": bad}); code != 400 {

@@ -24,8 +24,10 @@ export function renderImportCard(signal: AbortSignal, onImported: (c: Connection
     'fieldset',
     { class: 'form-grid form-grid-2' },
     field('Import from', source, 'A login you already made with that CLI.'),
-    field('Credential file', path, 'Optional absolute path; defaults to the CLI’s own file in your home.'),
+    field('Credential file', path, 'Optional path (absolute or ~/…); defaults to the CLI’s own file in your home.'),
   );
+  const defaults: Record<string, string> = { 'claude-code': '~/.claude/.credentials.json', codex: '~/.codex/auth.json', 'gemini-cli': '~/.gemini/oauth_creds.json' };
+  source.addEventListener('change', () => (path.placeholder = defaults[source.value] ?? ''));
   const form = h(
     'form',
     { class: 'card', 'aria-labelledby': 'import-title', 'data-testid': 'import-card' },
@@ -71,7 +73,7 @@ export function subscriptionSummary(c: Connection): HTMLElement | null {
       h(
         'small',
         { class: 'block quota-meter', title: m.text },
-        h('meter', { min: '0', max: '100', value: String(m.percent), 'aria-label': `${m.label} usage` }),
+        h('meter', { min: '0', max: '100', low: '60', high: '85', optimum: '0', value: String(m.percent), 'aria-label': `${m.label} usage` }),
         ' ',
         m.text,
       ),
