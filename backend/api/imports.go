@@ -68,7 +68,7 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.Events != nil {
-		a.Events.Publish("connection", map[string]any{"id": res.Connection.ID, "imported": source})
+		a.Events.Publish("subscription", map[string]any{"id": res.Connection.ID, "imported": source, "created": res.Created})
 	}
 	status := http.StatusOK
 	if res.Created {

@@ -198,7 +198,7 @@ func (s *Server) wire() error {
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
 		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(client, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
-		OnRefresh: func(id string) { bus.Publish("connection", map[string]any{"id": id, "tokenRefreshed": true}) }})
+		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
