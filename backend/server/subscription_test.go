@@ -223,7 +223,16 @@ func TestTokenNearExpiryRefreshedOnceUnderConcurrency(t *testing.T) {
 			codes[i] = resp.StatusCode
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // let the herd pile up on the held exchange
+	// The one exchange is held at the token server while the herd arrives.
+	for deadline := time.Now().Add(10 * time.Second); s.tokens.Calls() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	for deadline := time.Now().Add(10 * time.Second); inFlight(s) < 50 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := inFlight(s); n != 50 {
+		t.Fatalf("%d requests in flight at the release, want all 50 waiting on the one refresh", n)
+	}
 	release()
 	wg.Wait()
 	for i, c := range codes {
@@ -543,3 +552,6 @@ func TestUsageWindowsFeedResetWindowRouting(t *testing.T) {
 		t.Fatalf("hits a %d b %d", s.up.Hits(tokA), s.up.Hits(tokB))
 	}
 }
+
+// inFlight is how many inference requests the gateway is serving.
+func inFlight(s *subEnv) int64 { return s.srv.API().Gateway.InFlight() }
