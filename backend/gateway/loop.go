@@ -409,10 +409,12 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 // auth failure of the connection, so the guide's expired rule applies
 // (cooldown with backoff, terminal "expired" after EXPIRED_RETRY_MAX).
 func (a *attemptCtx) refreshFailed(ctx context.Context, r *http.Request, err error) (*failure, bool) {
-	if r.Context().Err() != nil {
-		v := a.g.classifyErr(ctx, r, err, a.cand)
+	if ctx.Err() != nil {
+		// The client went away or the first-byte deadline passed while waiting
+		// for the refresh: that says nothing about the credentials.
+		v := a.g.classifyErr(ctx, r, context.Cause(ctx), a.cand)
 		a.finish(v)
-		return &failure{v: v, clientGone: true}, false
+		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	v := verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
 		SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + err.Error()}
