@@ -555,3 +555,29 @@ func TestUsageWindowsFeedResetWindowRouting(t *testing.T) {
 
 // inFlight is how many inference requests the gateway is serving.
 func inFlight(s *subEnv) int64 { return s.srv.API().Gateway.InFlight() }
+
+// TestRefreshCutByTheFirstByteDeadlineIsNotAnAuthFailure: a token endpoint
+// that does not answer in time fails the attempt as a timeout; it does not
+// count toward the expired rule.
+func TestRefreshCutByTheFirstByteDeadlineIsNotAnAuthFailure(t *testing.T) {
+	s := newSubEnv(t, claudeClientID, "claude")
+	s.claudeLogin("sk-ant-oat01-expired-slow-refresh", s.clk.Now().Add(-time.Minute))
+	_, m := s.importLogin("claude-code")
+	id := m["connection"].(map[string]any)["id"].(string)
+	s.setBaseURL(id, s.upURL)
+	s.patchSettings(map[string]any{"firstByteTimeoutMs": 1000})
+	release := s.tokens.Hold()
+	defer release()
+	resp, body := s.messages("claude/claude-sonnet-4-5", false, nil)
+	if resp.StatusCode < 500 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	c := s.connection(id)
+	if c["errorCode"] == "OAUTH_REFRESH_FAILED" || c["testStatus"] == "expired" {
+		t.Fatalf("a slow token endpoint counted as an auth failure: %v", c)
+	}
+	row, _ := s.srv.Store().Connection(id)
+	if row.ExpiredRetries != 0 {
+		t.Fatalf("expired retries %d", row.ExpiredRetries)
+	}
+}
