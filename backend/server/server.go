@@ -195,6 +195,9 @@ func (s *Server) wire() error {
 			}
 		}
 	}
+	claudeExec.OnChange = func(id, transition string) {
+		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
+	}
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
 		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(client, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,

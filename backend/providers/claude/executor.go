@@ -42,6 +42,10 @@ type Executor struct {
 	// itself (a wall 429, a slot_busy wait), which the caller never sees: they
 	// carry the usage windows.
 	Observe func(t providers.Target, h http.Header)
+	// OnChange, when set, hears each change of a connection's wall state with
+	// the transition that made it (offer_accepted, max_wait, weekly_limit,
+	// reset_<result>, …), for the dashboard's live view.
+	OnChange func(connID, transition string)
 }
 
 // New wraps next. table holds the per-connection wall state.
@@ -82,9 +86,9 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			req.FirstByteLeft = max(c.FirstByteDeadline.Sub(now), time.Nanosecond)
 		}
 		var d wall.Decision
-		e.table.Update(t.ConnectionID, func(s wall.State) wall.State {
+		e.update(t.ConnectionID, func(s wall.State) (wall.State, string) {
 			s, d = wall.Decide(s, set, sig, req, now)
-			return s
+			return s, d.Reason
 		})
 		if d.Action != wall.Pass && e.Observe != nil {
 			e.Observe(t, resp.Header)
@@ -105,9 +109,9 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			resetTried = true
 			out := e.reset.Claim(ctx, t)
 			var full bool
-			e.table.Update(t.ConnectionID, func(s wall.State) wall.State {
+			e.update(t.ConnectionID, func(s wall.State) (wall.State, string) {
 				s, full = wall.AfterReset(s, out, e.clk.Now())
-				return s
+				return s, "reset_" + s.ResetResult
 			})
 			if full {
 				drain(resp)
@@ -115,9 +119,9 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			}
 			// The reset is not to be had: the same wall answer goes to the lane decision.
 			req.ResetTried = true
-			e.table.Update(t.ConnectionID, func(s wall.State) wall.State {
+			e.update(t.ConnectionID, func(s wall.State) (wall.State, string) {
 				s, d = wall.Decide(s, set, sig, req, e.clk.Now())
-				return s
+				return s, d.Reason
 			})
 			if d.Action != wall.RetrySlow {
 				return resp, nil
@@ -126,6 +130,20 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		}
 	}
 	return nil, context.DeadlineExceeded
+}
+
+// update applies f to a connection's wall state and reports a change.
+func (e *Executor) update(id string, f func(wall.State) (wall.State, string)) {
+	var before wall.State
+	var reason string
+	after := e.table.Update(id, func(s wall.State) wall.State {
+		before = s
+		s, reason = f(s)
+		return s
+	})
+	if after != before && e.OnChange != nil {
+		e.OnChange(id, reason)
+	}
 }
 
 // drain discards and closes a response that will not be handed on.

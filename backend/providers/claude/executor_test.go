@@ -26,13 +26,14 @@ const token = "sk-ant-oat01-test-token"
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 type rig struct {
-	up     *fakeupstream.Upstream
-	base   string
-	clk    *clock.Fake
-	table  *wall.Table
-	exec   *claude.Executor
-	sleeps []time.Duration
-	client *http.Client
+	up      *fakeupstream.Upstream
+	base    string
+	clk     *clock.Fake
+	table   *wall.Table
+	exec    *claude.Executor
+	sleeps  []time.Duration
+	changes []string
+	client  *http.Client
 }
 
 func newRig(t *testing.T) *rig {
@@ -51,6 +52,7 @@ func newRig(t *testing.T) *rig {
 		return nil
 	}
 	r.exec.Rand = func() float64 { return 0.5 }
+	r.exec.OnChange = func(id, transition string) { r.changes = append(r.changes, id+":"+transition) }
 	return r
 }
 
@@ -106,6 +108,9 @@ func TestLaneAcceptedRetriesSameAccountAndWaitsOnSlotBusyAnd529(t *testing.T) {
 	if len(r.sleeps) != 2 || r.sleeps[0] != 10*time.Second || r.sleeps[1] != wall.DefaultSlowRetry {
 		t.Fatalf("sleeps %v, want [10s 20s]", r.sleeps)
 	}
+	if len(r.changes) != 1 || r.changes[0] != "conn-1:offer_accepted" {
+		t.Fatalf("changes %v: the waits change no state", r.changes)
+	}
 	// The next request in the window goes in the lane at once.
 	status, _ = r.do(t, providers.Account{LowPriorityMode: true})
 	if status != 200 || !r.slowSent() || r.up.Hits(token) != 5 {
@@ -136,6 +141,9 @@ func TestMaxWaitEndsTheLaneAndPassesTheAnswerOn(t *testing.T) {
 	s := r.table.Get("conn-1")
 	if s.InLane(r.clk.Now()) || s.LastEnd != wall.EndMaxWait || !s.CoolOffUntil.Equal(r.clk.Now().Add(wall.CoolOff)) {
 		t.Fatalf("state %+v", s)
+	}
+	if len(r.changes) != 2 || r.changes[1] != "conn-1:max_wait" {
+		t.Fatalf("changes %v", r.changes)
 	}
 }
 

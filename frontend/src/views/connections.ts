@@ -430,6 +430,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     replaceRow(ev.data.id);
   });
 
+  // Imports, refreshes and usage wall changes: refetch (quota meters, lane state).
+  const unsubscribeSub = live.subscribe('subscription', () => void load(true));
+
   // Countdowns tick every second; a lapsed cooldown flips its row back to healthy.
   const ticker = window.setInterval(() => {
     const now = Date.now();
@@ -448,6 +451,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   void load();
   return () => {
     unsubscribe();
+    unsubscribeSub();
     window.clearInterval(ticker);
   };
 }
