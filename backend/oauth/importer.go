@@ -57,8 +57,13 @@ func Upsert(st ConnStore, box Sealer, cat *providers.Catalog, l Login, now time.
 	}
 	ms := now.UnixMilli()
 	if !found {
+		models := "[]"
+		if p.OAuth != nil && len(p.OAuth.Models) > 0 {
+			b, _ := json.Marshal(p.OAuth.Models)
+			models = string(b)
+		}
 		row = store.Connection{ID: secrets.RandomID(), Provider: p.ID, Name: displayName(p, l), Priority: nextPriority(rows, p.ID),
-			IsActive: true, Models: "[]", ProviderSpecificData: "{}", RateLimitOverrides: "{}", CreatedAt: ms}
+			IsActive: true, Models: models, ProviderSpecificData: "{}", RateLimitOverrides: "{}", CreatedAt: ms}
 	}
 	row.AuthType = "oauth"
 	row.AccessTokenEnc = access

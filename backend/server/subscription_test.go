@@ -155,6 +155,10 @@ func TestImportClaudeCodeLoginIsRoutableWithMaskedSecrets(t *testing.T) {
 	if h.Get("Authorization") != "Bearer "+access || !strings.Contains(h.Get("anthropic-beta"), "oauth-2025-04-20") || h.Get("X-Api-Key") != "" {
 		t.Fatalf("wire headers: %v", h)
 	}
+	// Claude Code's own (bare) model names reach the imported account as they are.
+	if resp, body := s.messages("claude-sonnet-4-5-20250929", false, nil); resp.StatusCode != 200 || s.up.LastModel(access) != "claude-sonnet-4-5-20250929" {
+		t.Fatalf("bare model: %d %s", resp.StatusCode, body)
+	}
 
 	// Re-import after the CLI signed in again: same connection, new token.
 	s.claudeLogin("sk-ant-oat01-second-access-token", s.clk.Now().Add(8*time.Hour))
