@@ -366,6 +366,13 @@ func TestCodexClientsEndToEnd(t *testing.T) {
 		t.Fatalf("headers %v path %s", h, s.up.LastPath(access))
 	}
 
+	// The same client without streaming: one Responses object.
+	resp, body = s.do("POST", "/v1/responses", map[string]any{"model": "codex/gpt-5-codex", "input": "hi"}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "object").String() != "response" ||
+		gjson.GetBytes(body, "output.0.content.0.text").String() != fakeupstream.Content(access) {
+		t.Fatalf("responses JSON: %d %s", resp.StatusCode, body)
+	}
+
 	// A Chat client, not streaming: the backend still streams, the client gets JSON.
 	resp, body = s.do("POST", "/v1/chat/completions", map[string]any{"model": "codex/gpt-5-codex", "max_tokens": 50, "temperature": 0.2,
 		"messages": []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "hi"}}}, auth)

@@ -12,6 +12,7 @@ package codex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ func New(client *http.Client, userAgent string) *Executor {
 }
 
 // Body applies the backend's contract to a Responses body: store false,
-// stream true, instructions present, unsupported fields removed.
+// stream true, instructions present, input as a list, unsupported fields removed.
 func Body(body []byte) ([]byte, error) {
 	var err error
 	for _, k := range unsupported {
@@ -65,6 +66,14 @@ func Body(body []byte) ([]byte, error) {
 	}
 	if body, err = sjson.SetBytes(body, "stream", true); err != nil {
 		return nil, err
+	}
+	if in := gjson.GetBytes(body, "input"); in.Type == gjson.String {
+		// The backend takes only the list form: a string is one user message.
+		msg, _ := json.Marshal([]any{map[string]any{"type": "message", "role": "user",
+			"content": []any{map[string]any{"type": "input_text", "text": in.Str}}}})
+		if body, err = sjson.SetRawBytes(body, "input", msg); err != nil {
+			return nil, err
+		}
 	}
 	if !gjson.GetBytes(body, "instructions").Exists() || gjson.GetBytes(body, "instructions").Type == gjson.Null {
 		if body, err = sjson.SetBytes(body, "instructions", ""); err != nil {

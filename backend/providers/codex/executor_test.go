@@ -28,6 +28,10 @@ func TestBodyAppliesTheBackendContract(t *testing.T) {
 		r.Get("temperature").Exists() || r.Get("top_p").Exists() || r.Get("max_output_tokens").Exists() {
 		t.Fatalf("body %s", out)
 	}
+	listed, _ := codex.Body([]byte(`{"input":"hi \"there\""}`))
+	if gjson.GetBytes(listed, "input.0.role").String() != "user" || gjson.GetBytes(listed, "input.0.content.0.text").String() != `hi "there"` {
+		t.Fatalf("string input not listed: %s", listed)
+	}
 	kept, _ := codex.Body([]byte(`{"instructions":"keep me","input":[]}`))
 	if gjson.GetBytes(kept, "instructions").String() != "keep me" {
 		t.Fatalf("instructions replaced: %s", kept)
