@@ -40,6 +40,10 @@ var errTranslate = errors.New("request cannot be translated")
 // request turns the client body into the upstream body.
 func (c codec) request(body []byte) ([]byte, error) {
 	if c.passthrough() {
+		if c.upstream == translate.Responses && gjson.GetBytes(body, "previous_response_id").String() != "" {
+			// The Responses upstream (Codex) stores nothing either: same refusal as a translation.
+			return nil, responses.ErrPreviousResponse
+		}
 		return body, nil
 	}
 	chat := body

@@ -373,6 +373,13 @@ func TestCodexClientsEndToEnd(t *testing.T) {
 		t.Fatalf("responses JSON: %d %s", resp.StatusCode, body)
 	}
 
+	// previous_response_id cannot work against a backend that stores nothing.
+	hits := s.up.Hits(access)
+	resp, body = s.do("POST", "/v1/responses", map[string]any{"model": "codex/gpt-5-codex", "input": "hi", "previous_response_id": "resp_1"}, auth)
+	if resp.StatusCode != 400 || errorCode(body) != "PREVIOUS_RESPONSE_UNSUPPORTED" || s.up.Hits(access) != hits {
+		t.Fatalf("previous_response_id: %d %s", resp.StatusCode, body)
+	}
+
 	// A Chat client, not streaming: the backend still streams, the client gets JSON.
 	resp, body = s.do("POST", "/v1/chat/completions", map[string]any{"model": "codex/gpt-5-codex", "max_tokens": 50, "temperature": 0.2,
 		"messages": []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "hi"}}}, auth)
