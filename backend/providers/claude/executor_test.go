@@ -207,3 +207,27 @@ func TestResetFailureBacksOffAndHandsTheWallOn(t *testing.T) {
 		t.Fatalf("state %+v", s)
 	}
 }
+
+func TestResetNotOfferedRemembersNextAvailable(t *testing.T) {
+	r := newRig(t)
+	next := t0.Add(36 * time.Hour)
+	r.up.SetLimitReset(&fakeupstream.LimitReset{Usage: `{"juniper_tide":{"arm":"control","available":false,"next_available_at":"` + next.Format(time.RFC3339) + `"}}`})
+	r.fault(429, wallHeaders(t0.Add(time.Hour)))
+	if status, _ := r.do(t, providers.Account{AutoLimitReset: true, OrganizationUUID: "org-1"}); status != 429 {
+		t.Fatalf("status %d", status)
+	}
+	if c := r.up.ResetClaims(); len(c) != 0 {
+		t.Fatalf("claimed although not offered: %v", c)
+	}
+	s := r.table.Get("conn-1")
+	if s.ResetResult != wall.ResultNotOffered || !s.ResetNextAt.Equal(next) {
+		t.Fatalf("state %+v", s)
+	}
+	// Without an organisation the flow cannot run: a failure, 15 minutes of back-off.
+	r2 := newRig(t)
+	r2.fault(429, wallHeaders(t0.Add(time.Hour)))
+	r2.do(t, providers.Account{AutoLimitReset: true})
+	if s := r2.table.Get("conn-1"); s.ResetResult != wall.ResultFailed || !s.ResetBackoffUntil.Equal(t0.Add(wall.ResetFailureBackoff)) {
+		t.Fatalf("no organisation: %+v", s)
+	}
+}
