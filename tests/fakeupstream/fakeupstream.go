@@ -46,6 +46,11 @@
 // deltas of text, reasoning or tool arguments, not the block boundaries or
 // the tool call header that precede a block's first delta.
 //
+// It also plays the ChatGPT Codex backend (POST /backend-api/codex/responses,
+// checking its wire contract: codex.go), Anthropic's limit reset endpoints
+// (SetLimitReset), and, as a separate server, an OAuth token endpoint
+// (NewTokenServer: oauth.go).
+//
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
 // (?key=K deletes one key's), GET /_fake/stats, GET /_fake/last?key=K,
