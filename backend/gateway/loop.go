@@ -311,6 +311,8 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		req.attempts = append(req.attempts, a.rec)
 		return &failure{v: v}, false
 	}
+	exec = credentialed{next: exec, creds: g.creds, conn: cand.Conn,
+		deadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
 	body, err := req.upstreamBody(a.codec)
 	if err != nil {
 		ticket.Abandon()
@@ -323,29 +325,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
 
-	target := cand.Conn.Target(cand.Model)
-	oauth := g.creds != nil && cand.Conn.AuthType == "oauth"
-	if oauth {
-		tok, err := g.creds.Fresh(ctx, cand.Conn)
-		if err != nil {
-			return a.refreshFailed(ctx, r, err)
-		}
-		target.Secret = tok
-	}
-	call := providers.Call{Body: body, Stream: req.stream,
-		FirstByteDeadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
-	resp, err := exec.Do(ctx, target, call)
-	if err == nil && resp.StatusCode == http.StatusUnauthorized && oauth && cand.Conn.HasRefresh {
-		// The token was refused before its time: refresh once and try again.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		resp.Body.Close()
-		tok, rerr := g.creds.Refresh(ctx, cand.Conn, target.Secret)
-		if rerr != nil {
-			return a.refreshFailed(ctx, r, rerr)
-		}
-		target.Secret = tok
-		resp, err = exec.Do(ctx, target, call)
-	}
+	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
 	if err != nil {
 		v := g.classifyErr(ctx, r, err, cand)
 		a.finish(v)
@@ -405,23 +385,6 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	return nil, true
 }
 
-// refreshFailed ends an attempt whose OAuth token could not be refreshed: an
-// auth failure of the connection, so the guide's expired rule applies
-// (cooldown with backoff, terminal "expired" after EXPIRED_RETRY_MAX).
-func (a *attemptCtx) refreshFailed(ctx context.Context, r *http.Request, err error) (*failure, bool) {
-	if ctx.Err() != nil {
-		// The client went away or the first-byte deadline passed while waiting
-		// for the refresh: that says nothing about the credentials.
-		v := a.g.classifyErr(ctx, r, context.Cause(ctx), a.cand)
-		a.finish(v)
-		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
-	}
-	v := verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
-		SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + err.Error()}
-	a.finish(v)
-	return &failure{v: v}, false
-}
-
 // classifyErr turns a transport error into a verdict, naming the real cause.
 func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, cand routing.Candidate) verdict.Verdict {
 	if r.Context().Err() != nil {
@@ -433,6 +396,15 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 		case errors.Is(cause, verdict.ErrStall):
 			err = cause
 		}
+	}
+	var rf *refreshError
+	if errors.As(err, &rf) && ctx.Err() == nil {
+		// The OAuth token could not be refreshed: an auth failure of the
+		// connection, so the guide's expired rule applies (cooldown with backoff,
+		// terminal "expired" after EXPIRED_RETRY_MAX). A refresh cut short by the
+		// client or the first-byte deadline was mapped above and blames nobody's credentials.
+		return verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
+			SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + rf.err.Error()}
 	}
 	return verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
 }

@@ -194,14 +194,15 @@ type Account struct {
 
 // Call is one upstream request, already in the target's wire format.
 type Call struct {
-	Body   []byte
-	Stream bool
-	// Header holds extra upstream headers set after the executor's own (e.g. the
-	// usage wall's anthropic-usage-limit); nil for none.
+	// Header holds extra upstream headers (e.g. the usage wall's
+	// anthropic-usage-limit); nil for none.
 	Header http.Header
 	// FirstByteDeadline is when the gateway gives up waiting for the first byte
 	// (zero: unknown); executors that wait and retry inside one call stay within it.
 	FirstByteDeadline time.Time
+
+	Body   []byte
+	Stream bool
 }
 
 // Executor sends a call to a target in the target's wire format. The response body

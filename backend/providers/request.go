@@ -12,7 +12,8 @@ import (
 
 // NewJSONRequest builds an upstream POST from scratch: the body's "model" is
 // rewritten to the target's model (in place of a full decode), and only the
-// headers every wire format shares are set; no client header is copied.
+// headers every wire format shares are set, then the call's extra headers; no
+// client header is copied.
 func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string) (*http.Request, error) {
 	body := c.Body
 	if gjson.GetBytes(body, "model").String() != t.Model {
@@ -36,34 +37,12 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 	for k, v := range t.Provider.ExtraHeaders {
 		h.Set(k, v)
 	}
-	return req, nil
-}
-
-// ApplyCallHeaders sets the call's extra headers on req, last, so they win.
-func ApplyCallHeaders(req *http.Request, c Call) {
+	// The call's own extra headers (e.g. the usage wall's anthropic-usage-limit).
 	for k, vs := range c.Header {
-		req.Header.Del(k)
+		h.Del(k)
 		for _, v := range vs {
-			req.Header.Add(k, v)
+			h.Add(k, v)
 		}
 	}
-}
-
-// MergeBetas joins anthropic-beta values (comma separated lists) keeping the
-// first occurrence of each flag in order, so the OAuth beta a subscription
-// token needs is added to whatever betas the client asked for, never replacing them.
-func MergeBetas(lists ...string) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, l := range lists {
-		for _, f := range strings.Split(l, ",") {
-			f = strings.TrimSpace(f)
-			if f == "" || seen[f] {
-				continue
-			}
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	return strings.Join(out, ",")
+	return req, nil
 }

@@ -160,9 +160,9 @@ func New() *Upstream {
 
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
+	u.limitReset, u.claims = nil, nil
 	u.stats = make(map[string]*keyRecord)
 	u.faults = make(map[string][]*faultState)
-	u.limitReset, u.claims = nil, nil
 	u.chunks = DefaultStreamChunks
 	u.setModelsLocked(DefaultModels())
 	u.notifyLocked()

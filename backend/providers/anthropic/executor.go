@@ -12,10 +12,6 @@ import (
 // Version is the anthropic-version header sent upstream.
 const Version = "2023-06-01"
 
-// OAuthBeta is the beta flag a Claude subscription (OAuth) token requires,
-// merged with any betas the client sent.
-const OAuthBeta = "oauth-2025-04-20"
-
 // Executor posts Anthropic Messages requests over a shared pooled client.
 type Executor struct {
 	client    *http.Client
@@ -38,14 +34,10 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
 			h.Set("Authorization", "Bearer "+t.Secret)
+			h.Set("anthropic-beta", "oauth-2025-04-20")
 		} else {
 			h.Set("x-api-key", t.Secret)
 		}
-	}
-	providers.ApplyCallHeaders(req, c)
-	if t.AuthType == "oauth" {
-		// A subscription token needs the OAuth beta, whatever betas the request already names.
-		h.Set("anthropic-beta", providers.MergeBetas(h.Get("anthropic-beta"), OAuthBeta))
 	}
 	return e.client.Do(req)
 }

@@ -16,6 +16,9 @@ import (
 	"omniroute/backend/resilience/wall"
 )
 
+// oauthBeta is the anthropic-beta a subscription token needs on these endpoints.
+const oauthBeta = "oauth-2025-04-20"
+
 // Program is the reset programme named by the usage endpoint and the claim.
 const Program = "juniper_tide"
 
@@ -81,7 +84,7 @@ func (c *ResetClient) call(ctx context.Context, t providers.Target, method, u st
 		return nil, false
 	}
 	req.Header.Set("Authorization", "Bearer "+t.Secret)
-	req.Header.Set("anthropic-beta", anthropic.OAuthBeta)
+	req.Header.Set("anthropic-beta", oauthBeta)
 	req.Header.Set("anthropic-version", anthropic.Version)
 	req.Header.Set("User-Agent", c.userAgent)
 	if body != nil {

@@ -104,7 +104,6 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	}
 	h.Set("OpenAI-Beta", Beta)
 	h.Set("originator", Originator)
-	providers.ApplyCallHeaders(req, c)
 	resp, err := e.client.Do(req)
 	if err != nil || c.Stream || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err

@@ -29,6 +29,5 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	if t.Secret != "" {
 		req.Header.Set("Authorization", "Bearer "+t.Secret)
 	}
-	providers.ApplyCallHeaders(req, c)
 	return e.client.Do(req)
 }
