@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
 
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 )
 
@@ -50,4 +52,18 @@ func (x credentialed) Do(ctx context.Context, t providers.Target, c providers.Ca
 	}
 	t.Secret = tok
 	return x.next.Do(ctx, t, c)
+}
+
+// refreshVerdict classifies a failed token refresh: an auth failure of the
+// connection, so the guide's expired rule applies (cooldown with backoff,
+// terminal "expired" after EXPIRED_RETRY_MAX). A refresh cut short by the
+// client or the first-byte deadline is not one: it blames nobody's credentials
+// and is classified like any cancelled or timed-out attempt.
+func refreshVerdict(ctx context.Context, r *http.Request, err error) (verdict.Verdict, bool) {
+	var rf *refreshError
+	if !errors.As(err, &rf) || ctx.Err() != nil || r.Context().Err() != nil {
+		return verdict.Verdict{}, false
+	}
+	return verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
+		SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + rf.err.Error()}, true
 }

@@ -332,8 +332,8 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	defer resp.Body.Close()
-	a.rec.Status = resp.StatusCode
 	observeWindows(ticket, cand.Conn, resp.Header, g.clk.Now())
+	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
@@ -387,6 +387,9 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 
 // classifyErr turns a transport error into a verdict, naming the real cause.
 func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, cand routing.Candidate) verdict.Verdict {
+	if v, ok := refreshVerdict(ctx, r, err); ok {
+		return v
+	}
 	if r.Context().Err() != nil {
 		err = context.Canceled
 	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -396,15 +399,6 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 		case errors.Is(cause, verdict.ErrStall):
 			err = cause
 		}
-	}
-	var rf *refreshError
-	if errors.As(err, &rf) && ctx.Err() == nil {
-		// The OAuth token could not be refreshed: an auth failure of the
-		// connection, so the guide's expired rule applies (cooldown with backoff,
-		// terminal "expired" after EXPIRED_RETRY_MAX). A refresh cut short by the
-		// client or the first-byte deadline was mapped above and blames nobody's credentials.
-		return verdict.Verdict{Kind: verdict.KindAuth, Scope: verdict.ScopeConnection, Failover: true, CoolConnection: true,
-			SkipProviderBreaker: true, Code: "OAUTH_REFRESH_FAILED", Message: "The access token could not be refreshed: " + rf.err.Error()}
 	}
 	return verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
 }
