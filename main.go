@@ -54,6 +54,9 @@ Usage:
                             start an agent against the gateway, writing nothing; every
                             argument after the agent name goes to the agent
                             agents: claude-code, codex, opencode, continue, aider, cline, cursor
+  omniroute import <source> [--path FILE]
+                            import a CLI login as a subscription connection
+                            (claude-code, codex, gemini-cli); the CLI's file is only read
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -117,6 +120,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case "setup", "run":
 			return app.AgentCommand(rest[0], rest[1:], proc, stdout, stderr)
+		case "import":
+			return app.ImportCommand(rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

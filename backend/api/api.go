@@ -23,6 +23,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -57,6 +58,10 @@ type Deps struct {
 	Agents func() *agents.Manager
 	// Reload rebuilds in-memory connection state after a write.
 	Reload func() error
+	// Walls is the Claude usage wall state per connection (shown, never edited here).
+	Walls *wall.Table
+	// HomeDir is the user's home, where `import` finds the CLIs' logins.
+	HomeDir func() (string, error)
 }
 
 // API serves every HTTP route.
@@ -117,6 +122,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/catalog", a.management(a.listCatalog)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/import", a.management(a.importLogin)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/{id}", a.management(a.getConnection)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/{id}", a.management(a.updateConnection)).Methods(http.MethodPut, http.MethodPatch)
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)

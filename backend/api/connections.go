@@ -415,8 +415,9 @@ func jsonObject(raw json.RawMessage, field string) (string, error) {
 // comes from memory.
 func (a *API) connectionJSON(row store.Connection) map[string]any {
 	st := routing.CooldownFromRow(row)
-	if c, ok := a.Engine.Registry().Get(row.ID); ok {
-		st = c.Cooldown()
+	live, ok := a.Engine.Registry().Get(row.ID)
+	if ok {
+		st = live.Cooldown()
 	}
 	f := routing.CooldownFields(st)
 	apiKey, _ := a.Box.Open(row.APIKeyEnc)
@@ -437,6 +438,16 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
+	}
+	if row.AuthType == "oauth" {
+		access, _ := a.Box.Open(row.AccessTokenEnc)
+		out["accessTokenMasked"] = secrets.Mask(access)
+		out["expiresAt"] = rfc3339(row.ExpiresAt)
+		if ok {
+			for k, v := range a.subscriptionJSON(live, a.Clock.Now()) {
+				out[k] = v
+			}
+		}
 	}
 	return out
 }

@@ -100,6 +100,7 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	}
 	out["lockouts"] = lockouts
 	out["leases"] = map[string]any{"active": a.Leases.CountActive()}
+	out["subscriptions"] = a.subscriptionHealth()
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 

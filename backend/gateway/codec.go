@@ -25,8 +25,11 @@ type codec struct {
 
 func newCodec(client translate.Format, upstream providers.Format) codec {
 	u := translate.Chat
-	if upstream == providers.FormatAnthropic {
+	switch upstream {
+	case providers.FormatAnthropic:
 		u = translate.Messages
+	case providers.FormatResponses:
+		u = translate.Responses
 	}
 	return codec{client: client, upstream: u}
 }
@@ -75,6 +78,10 @@ var errTranslate = errors.New("request cannot be translated")
 // request turns the client body into the upstream body.
 func (c codec) request(body []byte) ([]byte, error) {
 	if c.passthrough() {
+		if c.upstream == translate.Responses && gjson.GetBytes(body, "previous_response_id").String() != "" {
+			// The Responses upstream (Codex) stores nothing either: same refusal as a translation.
+			return nil, responses.ErrPreviousResponse
+		}
 		return body, nil
 	}
 	chat := body
@@ -88,8 +95,11 @@ func (c codec) request(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.upstream == translate.Messages {
+	switch c.upstream {
+	case translate.Messages:
 		return tanthropic.RequestFromChat(chat)
+	case translate.Responses:
+		return responses.RequestFromChat(chat)
 	}
 	return chat, nil
 }
@@ -111,6 +121,10 @@ func (c codec) checkAnswer(body []byte) error {
 	switch c.upstream {
 	case translate.Messages:
 		if root.Get("type").String() != "message" {
+			return errBadAnswer
+		}
+	case translate.Responses:
+		if root.Get("object").String() != "response" {
 			return errBadAnswer
 		}
 	default:
@@ -138,8 +152,13 @@ func (c codec) response(body, clientReq []byte) ([]byte, error) {
 	}
 	chat := body
 	var err error
-	if c.upstream == translate.Messages {
+	switch c.upstream {
+	case translate.Messages:
 		if chat, err = tanthropic.ResponseToChat(body); err != nil {
+			return nil, err
+		}
+	case translate.Responses:
+		if chat, err = responses.ResponseToChat(body); err != nil {
 			return nil, err
 		}
 	}
@@ -158,8 +177,11 @@ func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator
 		return nil
 	}
 	var toChat translate.StreamTranslator
-	if c.upstream == translate.Messages {
+	switch c.upstream {
+	case translate.Messages:
 		toChat = tanthropic.NewStreamToChat(model)
+	case translate.Responses:
+		toChat = responses.NewStreamToChat(model)
 	}
 	var fromChat translate.StreamTranslator
 	switch c.client {

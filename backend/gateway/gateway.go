@@ -64,6 +64,7 @@ type Gateway struct {
 	meter     Meter
 	gate      *gate.Gate
 	queues    *queue.Set
+	creds     Credentials
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 	budget    *httpx.Budget
@@ -91,6 +92,16 @@ type Deps struct {
 	// request queues (fresh ones when nil).
 	Gate   *gate.Gate
 	Queues *queue.Set
+	// Credentials keeps OAuth access tokens fresh (optional).
+	Credentials Credentials
+}
+
+// Credentials keeps OAuth connections' access tokens fresh.
+type Credentials interface {
+	// Fresh returns the token to send now, refreshed first when it expires soon.
+	Fresh(ctx context.Context, conn *routing.Conn) (string, error)
+	// Refresh replaces a token the upstream refused (a 401), once per stale token.
+	Refresh(ctx context.Context, conn *routing.Conn, stale string) (string, error)
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -104,7 +115,8 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
+		creds: d.Credentials}
 	if g.gate == nil {
 		g.gate = gate.New()
 	}

@@ -419,6 +419,8 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		req.attempts = append(req.attempts, a.rec)
 		return &failure{v: v}, false
 	}
+	exec = credentialed{next: exec, creds: g.creds, conn: cand.Conn,
+		deadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
 	body, err := req.upstreamBody(a.codec)
 	if err != nil {
 		ticket.Abandon()
@@ -439,6 +441,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	defer resp.Body.Close()
+	observeWindows(ticket, cand.Conn, resp.Header, g.clk.Now())
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -498,6 +501,9 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 
 // classifyErr turns a transport error into a verdict, naming the real cause.
 func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, cand routing.Candidate) verdict.Verdict {
+	if v, ok := refreshVerdict(ctx, r, err); ok {
+		return v
+	}
 	if r.Context().Err() != nil {
 		err = context.Canceled
 	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {

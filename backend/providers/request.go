@@ -12,7 +12,8 @@ import (
 
 // NewJSONRequest builds an upstream POST from scratch: the body's "model" is
 // rewritten to the target's model (in place of a full decode), and only the
-// headers every wire format shares are set; no client header is copied.
+// headers every wire format shares are set, then the call's extra headers; no
+// client header is copied.
 func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string) (*http.Request, error) {
 	body := c.Body
 	if gjson.GetBytes(body, "model").String() != t.Model {
@@ -35,6 +36,13 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 	h.Set("User-Agent", userAgent)
 	for k, v := range t.Provider.ExtraHeaders {
 		h.Set(k, v)
+	}
+	// The call's own extra headers (e.g. the usage wall's anthropic-usage-limit).
+	for k, vs := range c.Header {
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
 	}
 	return req, nil
 }

@@ -36,8 +36,17 @@ type Conn struct {
 	// BreakerKey is the provider identity for the breaker and health: the provider id,
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
 	BreakerKey string
-	secret     string
-	overrides  cooldownOverrides
+	// Account is the subscription account's ids and opt-ins (providerSpecificData).
+	Account providers.Account
+	// HasRefresh reports a stored refresh token (OAuth connections).
+	HasRefresh bool
+
+	credMu    sync.RWMutex
+	secret    string
+	expiresAt time.Time
+	quota     Quota
+
+	overrides cooldownOverrides
 	// Limits are the connection's concurrency caps and request-queue overrides.
 	Limits Limits
 
@@ -62,7 +71,58 @@ func (c *Conn) Cooldown() cooldown.State {
 
 // Target returns what an executor needs to call this connection for model.
 func (c *Conn) Target(model string) providers.Target {
-	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: c.secret, AuthType: c.AuthType, Model: model}
+	secret, _ := c.Credential()
+	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
+		ConnectionID: c.ID, Account: c.Account}
+}
+
+// Credential returns the current secret (API key or access token) and when an
+// access token expires (zero: unknown or never).
+func (c *Conn) Credential() (string, time.Time) {
+	c.credMu.RLock()
+	defer c.credMu.RUnlock()
+	return c.secret, c.expiresAt
+}
+
+// SetCredential replaces the access token in memory after a refresh was persisted.
+func (c *Conn) SetCredential(secret string, expiresAt time.Time) {
+	c.credMu.Lock()
+	c.secret, c.expiresAt = secret, expiresAt
+	c.credMu.Unlock()
+}
+
+// Quota is a subscription connection's usage windows as its upstream last
+// reported them (anthropic-ratelimit-unified-*, x-codex-*).
+type Quota struct {
+	FiveHour Window `json:"fiveHour"`
+	Weekly   Window `json:"weekly"`
+	// Status is the upstream's overall verdict ("allowed", "allowed_warning", "rejected"), when given.
+	Status string `json:"status,omitempty"`
+	// ObservedAt is when the headers were read (zero: never).
+	ObservedAt time.Time `json:"observedAt"`
+}
+
+// Window is one usage window: utilisation 0..1 (negative: unknown) and reset time.
+type Window struct {
+	Utilization float64   `json:"utilization"`
+	ResetsAt    time.Time `json:"resetsAt"`
+}
+
+// Known reports whether the window was reported.
+func (w Window) Known() bool { return w.Utilization >= 0 }
+
+// QuotaWindows returns the last reported usage windows.
+func (c *Conn) QuotaWindows() Quota {
+	c.credMu.RLock()
+	defer c.credMu.RUnlock()
+	return c.quota
+}
+
+// SetQuotaWindows records usage windows an upstream reported.
+func (c *Conn) SetQuotaWindows(q Quota) {
+	c.credMu.Lock()
+	c.quota = q
+	c.credMu.Unlock()
 }
 
 // Opener decrypts stored secrets.
@@ -91,6 +151,9 @@ func (r *Registry) Load(rows []store.Connection, box Opener) error {
 		c, err := connFromRow(r.catalog, row, box)
 		if err != nil {
 			return err
+		}
+		if old, ok := r.Get(row.ID); ok {
+			c.quota = old.QuotaWindows() // in-memory observations survive a reload
 		}
 		list = append(list, c)
 		byID[c.ID] = c
@@ -137,13 +200,33 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		}
 		key = p.ID + ":" + id
 	}
+	var expires time.Time
+	if row.ExpiresAt > 0 {
+		expires = time.UnixMilli(row.ExpiresAt)
+	}
 	return &Conn{
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
-		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
-		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
+		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
+		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
+		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
+		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits: parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
 	}, nil
+}
+
+// AccountFromData reads a connection's providerSpecificData: accountId,
+// organizationUUID and the usage wall opt-ins lowPriorityMode and
+// autoLimitReset (both off unless exactly true).
+func AccountFromData(raw string) providers.Account {
+	var d struct {
+		AccountID        string `json:"accountId"`
+		OrganizationUUID string `json:"organizationUUID"`
+		LowPriorityMode  bool   `json:"lowPriorityMode"`
+		AutoLimitReset   bool   `json:"autoLimitReset"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

@@ -26,8 +26,11 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
+	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/claude"
+	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
@@ -36,6 +39,7 @@ import (
 	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/queue"
+	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -153,7 +157,7 @@ func (s *Server) wire() error {
 	if err != nil {
 		return err
 	}
-	catalog := providers.NewCatalog()
+	catalog := providers.NewCatalogEnv(opts.Getenv)
 	registry := routing.NewRegistry(catalog)
 	combos := routing.NewCombos()
 	var reloadMu sync.Mutex // concurrent management writes reload one at a time, newest rows last
@@ -244,15 +248,29 @@ func (s *Server) wire() error {
 		return http.ErrUseLastResponse
 	}}
 	userAgent := "OmniRoute/" + opts.Version
+	walls := wall.NewTable()
+	claudeExec := claude.New(anthropic.New(client, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
+	claudeExec.Observe = func(t providers.Target, h http.Header) {
+		if c, ok := registry.Get(t.ConnectionID); ok {
+			if q, ok := gateway.WindowsFromHeaders(h, clk.Now()); ok {
+				c.SetQuotaWindows(q)
+			}
+		}
+	}
+	claudeExec.OnChange = func(id, transition string) {
+		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
+	}
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
-		providers.FormatAnthropic: anthropic.New(client, userAgent)}
+		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(client, userAgent)}
+	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
+		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
 		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter,
-		Gate: gates, Queues: queue.NewSet()})
+		Gate: gates, Queues: queue.NewSet(), Credentials: refresher})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -267,6 +285,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(),
+		Walls: walls, HomeDir: homeDir(opts.Getenv),
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -280,6 +299,17 @@ type gateLoad struct{ g *gate.Gate }
 
 func (l gateLoad) InFlight(connectionID string) int {
 	return l.g.Get(gateway.AccountKey(connectionID)).InFlight
+}
+
+// homeDir is the user's home, where the CLIs keep the logins `import` reads
+// ($HOME when getenv has it, so tests use a temporary one).
+func homeDir(getenv func(string) string) func() (string, error) {
+	return func() (string, error) {
+		if h := getenv("HOME"); h != "" {
+			return h, nil
+		}
+		return os.UserHomeDir()
+	}
 }
 
 func categoryOf(catalog *providers.Catalog, breakerKey string) string {

@@ -9,6 +9,8 @@ import (
 
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
+	"omniroute/backend/oauth"
+	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/secrets"
@@ -148,4 +150,31 @@ func pinsFromRows(rows []store.AffinityPin) []affinity.Pin {
 			ExpiresAt: time.UnixMilli(r.ExpiresAt)})
 	}
 	return out
+}
+
+// ImportOffline imports a CLI login straight into the data directory's
+// database, for `omniroute import` when no gateway is running (a running
+// gateway is asked through its API instead, so its memory follows).
+func ImportOffline(dir string, getenv func(string) string, source, path string, now time.Time) (oauth.Imported, error) {
+	login, err := oauth.ReadLogin(source, path)
+	if err != nil {
+		return oauth.Imported{}, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return oauth.Imported{}, err
+	}
+	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+	if err != nil {
+		return oauth.Imported{}, err
+	}
+	defer st.Close()
+	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	if err != nil {
+		return oauth.Imported{}, err
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		return oauth.Imported{}, err
+	}
+	return oauth.Upsert(st, box, providers.NewCatalogEnv(getenv), login, now)
 }

@@ -35,8 +35,8 @@ type Connection struct {
 	BackoffLevel         int    `gorm:"column:backoff_level"`
 	RejectStreak         int    `gorm:"column:reject_streak"`
 	ExpiredRetries       int    `gorm:"column:expired_retries"`
-	CreatedAt            int64  `gorm:"column:created_at"`
-	UpdatedAt            int64  `gorm:"column:updated_at"`
+	CreatedAt            int64  `gorm:"column:created_at;autoCreateTime:milli"`
+	UpdatedAt            int64  `gorm:"column:updated_at;autoUpdateTime:milli"`
 }
 
 // TableName names the table.
@@ -67,7 +67,7 @@ type APIKey struct {
 	AllowedConnections string `gorm:"column:allowed_connections"`
 	AllowedModels      string `gorm:"column:allowed_models"`
 	IsDefault          bool   `gorm:"column:is_default"`
-	CreatedAt          int64  `gorm:"column:created_at"`
+	CreatedAt          int64  `gorm:"column:created_at;autoCreateTime:milli"`
 	LastUsedAt         int64  `gorm:"column:last_used_at"`
 }
 
@@ -79,7 +79,7 @@ type KeyValue struct {
 	Namespace string `gorm:"column:namespace;primaryKey"`
 	Key       string `gorm:"column:key;primaryKey"`
 	Value     string `gorm:"column:value"`
-	UpdatedAt int64  `gorm:"column:updated_at"`
+	UpdatedAt int64  `gorm:"column:updated_at;autoUpdateTime:milli"`
 }
 
 // TableName names the table.
@@ -95,7 +95,7 @@ type BreakerRow struct {
 	LastFailureAt        int64  `gorm:"column:last_failure_at"`
 	OpenedAt             int64  `gorm:"column:opened_at"`
 	StateChangedAt       int64  `gorm:"column:state_changed_at"`
-	UpdatedAt            int64  `gorm:"column:updated_at"`
+	UpdatedAt            int64  `gorm:"column:updated_at;autoUpdateTime:milli"`
 }
 
 // TableName names the table.
@@ -105,7 +105,7 @@ func (BreakerRow) TableName() string { return "domain_circuit_breakers" }
 type RequestLog struct {
 	ID               int64  `gorm:"column:id;primaryKey;autoIncrement"`
 	RequestID        string `gorm:"column:request_id"`
-	CreatedAt        int64  `gorm:"column:created_at"`
+	CreatedAt        int64  `gorm:"column:created_at;autoCreateTime:milli"`
 	APIKeyID         string `gorm:"column:api_key_id"`
 	ClientFormat     string `gorm:"column:client_format"`
 	Model            string `gorm:"column:model"`
@@ -137,8 +137,8 @@ type Combo struct {
 	Strategy  string `gorm:"column:strategy"`
 	Targets   string `gorm:"column:targets"`
 	Config    string `gorm:"column:config"`
-	CreatedAt int64  `gorm:"column:created_at"`
-	UpdatedAt int64  `gorm:"column:updated_at"`
+	CreatedAt int64  `gorm:"column:created_at;autoCreateTime:milli"`
+	UpdatedAt int64  `gorm:"column:updated_at;autoUpdateTime:milli"`
 }
 
 // TableName names the table.

@@ -279,3 +279,18 @@ func (s *Store) DeleteCombo(id string) error {
 	}
 	return nil
 }
+
+// SaveTokens replaces a connection's OAuth tokens in one UPDATE (atomic in
+// SQLite): a refreshed access token, its refresh token and expiry (Unix ms).
+func (s *Store) SaveTokens(id, accessEnc, refreshEnc string, expiresAt, now int64) error {
+	res := s.db.Model(&Connection{}).Where("id = ?", id).Updates(map[string]any{
+		"access_token_enc": accessEnc, "refresh_token_enc": refreshEnc, "expires_at": expiresAt, "updated_at": now,
+	})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

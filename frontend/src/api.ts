@@ -308,6 +308,13 @@ export interface ConnectionUpdate {
   models?: string[];
   apiKey?: string;
   isActive?: boolean;
+  providerSpecificData?: Record<string, unknown>;
+}
+
+/** POST /api/providers/import: a CLI login to bring in (path defaults to the CLI's own file). */
+export interface ImportRequest {
+  source: 'claude-code' | 'codex' | 'gemini-cli';
+  path?: string;
 }
 
 export interface TestResult {
@@ -457,6 +464,7 @@ export const endpoints = {
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
+  importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
   clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),

@@ -46,6 +46,11 @@
 // deltas of text, reasoning or tool arguments, not the block boundaries or
 // the tool call header that precede a block's first delta.
 //
+// It also plays the ChatGPT Codex backend (POST /backend-api/codex/responses,
+// checking its wire contract: codex.go), Anthropic's limit reset endpoints
+// (SetLimitReset), and, as a separate server, an OAuth token endpoint
+// (NewTokenServer: oauth.go).
+//
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
 // (?key=K deletes one key's), GET /_fake/stats, GET /_fake/last?key=K,
@@ -112,6 +117,8 @@ type Upstream struct {
 	toolCalls     map[string]string // scripted tool calls: name → arguments; replaced, never mutated
 	modelsByFmt   [2]*answer
 	testSrv       *httptest.Server
+	limitReset    *LimitReset
+	claims        []string
 	servers       []*http.Server
 
 	cacheMu sync.RWMutex
@@ -156,6 +163,9 @@ func New() *Upstream {
 	mux.HandleFunc("POST /v1/chat/completions", u.completion(FormatOpenAI))
 	mux.HandleFunc("POST /v1/messages", u.completion(FormatAnthropic))
 	mux.HandleFunc("GET /v1/models", u.listModels)
+	mux.HandleFunc("POST /backend-api/codex/responses", u.codexResponses)
+	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
+	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	u.control(mux)
 	mux.HandleFunc("/", notFound)
 	u.mux = mux
@@ -164,6 +174,7 @@ func New() *Upstream {
 
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
+	u.limitReset, u.claims = nil, nil
 	u.stats = make(map[string]*keyRecord)
 	u.modelInFlight, u.modelPeak, u.canceled, u.peakInFlight = map[string]int{}, map[string]int{}, 0, 0
 	u.faults = make(map[string][]*faultState)

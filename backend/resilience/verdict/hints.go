@@ -192,6 +192,9 @@ func parseBodyRetry(prefix []byte, lower string, now time.Time) (time.Duration, 
 	if d, ok := googleRetryInfo(prefix); ok {
 		return d, HintGoogleRPCRetryInfo, true
 	}
+	if d, ok := codexUsageReset(prefix, now); ok {
+		return d, HintBody, true
+	}
 	for _, p := range bodyRetryPhrases {
 		for rest, i, n := lower, 0, 0; n < maxPhraseTries; rest, n = rest[i+len(p):], n+1 {
 			if i = strings.Index(rest, p); i < 0 {
@@ -213,6 +216,22 @@ func parseBodyRetry(prefix []byte, lower string, now time.Time) (time.Duration, 
 		}
 	}
 	return 0, "", false
+}
+
+// codexUsageReset reads the ChatGPT Codex backend's usage-limit error
+// ({"error":{"type":"usage_limit_reached","resets_in_seconds":N,"resets_at":epoch}}).
+func codexUsageReset(prefix []byte, now time.Time) (time.Duration, bool) {
+	if !looksLikeJSON(prefix) || !gjson.ValidBytes(prefix) {
+		return 0, false
+	}
+	e := gjson.GetBytes(prefix, "error")
+	if s := e.Get("resets_in_seconds"); s.Type == gjson.Number && s.Float() > 0 {
+		return time.Duration(s.Float() * float64(time.Second)), true
+	}
+	if at := e.Get("resets_at"); at.Type == gjson.Number && at.Int() > 0 {
+		return untilTime(time.Unix(at.Int(), 0), now)
+	}
+	return 0, false
 }
 
 // googleRetryInfo extracts google.rpc.RetryInfo.retryDelay from a Google

@@ -7,6 +7,10 @@
 //   - NewStreamFromChat turns Chat Completions SSE chunks into the Responses
 //     streaming event sequence.
 //
+// and the other way, for a Responses upstream (the ChatGPT Codex backend):
+// RequestFromChat, ResponseToChat and NewStreamToChat (upstream.go,
+// stream_upstream.go).
+//
 // The gateway is stateless, so everything that needs server-side state is
 // refused (previous_response_id, conversation, prompt templates, item
 // references, file_id images) rather than silently answered wrong. Hosted tools

@@ -67,6 +67,17 @@ export interface LeaseEventData {
   [key: string]: unknown;
 }
 
+/** A subscription login was imported, its token refreshed, or its usage wall state changed. */
+export interface SubscriptionEventData {
+  id: string;
+  /** The import source, after an import. */
+  imported?: string;
+  created?: boolean;
+  tokenRefreshed?: boolean;
+  /** The wall transition, e.g. offer_accepted, max_wait, weekly_limit, reset_reset. */
+  wall?: string;
+}
+
 /** The client API was paused or resumed (tray or PATCH /api/gateway). */
 export interface GatewayEventData {
   paused: boolean;
@@ -89,11 +100,12 @@ export type LiveEvent =
   | Base<'settings', SettingsEventData>
   | Base<'gateway', GatewayEventData>
   | Base<'lockout', LockoutEventData>
-  | Base<'lease', LeaseEventData>;
+  | Base<'lease', LeaseEventData>
+  | Base<'subscription', SubscriptionEventData>;
 
 export type LiveEventType = LiveEvent['type'];
 
-export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout', 'lease'];
+export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout', 'lease', 'subscription'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -125,6 +137,7 @@ export function parseLiveEvent(type: string, raw: string, now: () => Date = () =
       if (typeof data['provider'] !== 'string') return null;
       break;
     case 'connection':
+    case 'subscription':
       if (typeof data['id'] !== 'string') return null;
       break;
     case 'request':
@@ -246,6 +259,14 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       if (d.action === 'cleared') return { title: `${d.model} reactivated${where}`, detail: d.provider ?? '', tone: 'ok' };
       if (d.action === 'decayed') return { title: `${d.model} lockout lifted${where} after a success`, detail: d.provider ?? '', tone: 'ok' };
       return { title: `${d.model} lockout ${d.action}${where}`, detail: d.provider ?? '', tone: 'muted' };
+    }
+    case 'subscription': {
+      const d = ev.data;
+      const who = names.get(d.id) || d.id;
+      if (d.imported) return { title: `${d.created ? 'Imported' : 'Re-imported'} ${d.imported} login`, detail: who, tone: 'ok' };
+      if (d.tokenRefreshed) return { title: `Token refreshed: ${who}`, detail: '', tone: 'muted' };
+      const wall = (d.wall || 'changed').replace(/_/g, ' ');
+      return { title: `${who}: usage wall ${wall}`, detail: '', tone: d.wall === 'offer_accepted' || d.wall?.startsWith('reset_reset') ? 'ok' : 'warn' };
     }
     case 'lease': {
       const d = ev.data;

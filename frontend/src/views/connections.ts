@@ -19,6 +19,7 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { live } from '../live';
 import type { ViewContext } from '../router';
+import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 
 export const PROVIDERS = [
   'openai',
@@ -110,6 +111,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
     renderAddForm(ctx, async (created) => {
       clear(rowMessage, notice(`Added connection “${created.name || created.provider}”.`, 'success'));
+      await load(true);
+    }),
+    renderImportCard(ctx.signal, async () => {
       await load(true);
     }),
   );
@@ -224,8 +228,12 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
       'Delete',
     );
-    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), deleteBtn];
-
+    const reimportBtn = reimportButton(c, async (message, ok) => {
+      if (ctx.signal.aborted) return;
+      clear(rowMessage, ok ? notice(message, 'success') : errorBox(new Error(message)));
+      await load(true, fk('test'));
+    });
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
@@ -340,6 +348,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
           : null,
         test ? h('small', { class: `block test-${test.ok ? 'ok' : 'bad'}`, role: 'status' }, test.text) : null,
         h('small', { class: 'block muted', 'data-testid': 'live-limits', 'data-live-id': c.id }, describeLive(c.live)),
+        subscriptionSummary(c),
       ),
       h(
         'td',
@@ -347,7 +356,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         errorType ? h('span', { class: 'error-type' }, errorType) : h('span', { class: 'muted' }, '—'),
         c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
       ),
-      h('td', null, c.apiKeyMasked ? h('code', { class: 'nowrap' }, c.apiKeyMasked) : h('span', { class: 'muted' }, '—')),
+      h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, buttons)),
     );
   }
@@ -388,10 +397,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Priority', priority, 'Lower numbers are tried first.'),
       field('Max concurrent', maxConcurrent, '0 or empty = no limit. Excess requests wait in a local queue.'),
       field('Per-model concurrency', modelCaps, 'One model=cap per line, exact upstream model id (glm-5, not zai/glm-5). Empty = no model cap.'),
-            field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
+      field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
       field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
-    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const optIns = wallOptIns(c);
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
     const controls: Record<string, HTMLInputElement> = {
       name, baseUrl, prefix, priority, maxConcurrent, models, apiKey,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
@@ -437,6 +447,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
       if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
+      const psd = optIns?.value();
+      if (psd) body.providerSpecificData = psd;
 
       if (errors.length) {
         for (const [el, msg] of errors) showFieldError(el, msg);
@@ -486,6 +498,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     replaceRow(ev.data.id);
   });
 
+  // Imports, refreshes and usage wall changes: refetch (quota meters, lane state).
+  const unsubscribeSub = live.subscribe('subscription', () => void load(true));
+
   // Countdowns tick every second; a lapsed cooldown flips its row back to healthy.
   const ticker = window.setInterval(() => {
     const now = Date.now();
@@ -521,6 +536,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   void load();
   return () => {
     unsubscribe();
+    unsubscribeSub();
     window.clearInterval(ticker);
     window.clearInterval(livePoll);
   };

@@ -205,3 +205,19 @@ describe('LiveFeed', () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('subscription events', () => {
+  const env = (data: object) => JSON.stringify({ id: 9, type: 'subscription', at: '2026-01-01T00:00:00Z', data });
+  it('parses and describes imports, refreshes and wall transitions', () => {
+    const names = new Map([['c1', 'Claude Code (me@x)']]);
+    const imp = parseLiveEvent('subscription', env({ id: 'c1', imported: 'claude-code', created: true }))!;
+    expect(describeEvent(imp, names)).toEqual({ title: 'Imported claude-code login', detail: 'Claude Code (me@x)', tone: 'ok' });
+    const ref = parseLiveEvent('subscription', env({ id: 'c1', tokenRefreshed: true }))!;
+    expect(describeEvent(ref, names).title).toBe('Token refreshed: Claude Code (me@x)');
+    const wall = parseLiveEvent('subscription', env({ id: 'c1', wall: 'max_wait' }))!;
+    expect(describeEvent(wall, names)).toMatchObject({ title: 'Claude Code (me@x): usage wall max wait', tone: 'warn' });
+  });
+  it('refuses a subscription event without a connection id', () => {
+    expect(parseLiveEvent('subscription', env({ tokenRefreshed: true }))).toBeNull();
+  });
+});

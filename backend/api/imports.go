@@ -1,0 +1,151 @@
+package api
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/oauth"
+	"omniroute/backend/routing"
+)
+
+// importLogin is POST /api/providers/import {source, path?}: it reads the
+// CLI's own credential file (read only; path defaults to the CLI's file under
+// the user's home) and creates or updates the OAuth connection of that
+// account. 201 when created, 200 when an existing connection was updated.
+func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Source *string `json:"source"`
+		Path   *string `json:"path"`
+	}
+	if err := a.decode(r, &in); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if in.Source == nil || strings.TrimSpace(*in.Source) == "" {
+		httpx.WriteError(w, errs.New(errs.Invalid, "SOURCE_REQUIRED", "field \"source\" is required: claude-code, codex or gemini-cli").WithParam("source"))
+		return
+	}
+	source := strings.ToLower(strings.TrimSpace(*in.Source))
+	path := ""
+	if in.Path != nil {
+		path = strings.TrimSpace(*in.Path)
+	}
+	if strings.HasPrefix(path, "~/") {
+		home, err := a.home()
+		if err != nil {
+			httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_PATH", "the user's home directory is unknown; give an absolute path").WithParam("path"))
+			return
+		}
+		path = filepath.Join(home, path[2:])
+	}
+	if path == "" {
+		home, err := a.home()
+		if err != nil {
+			httpx.WriteError(w, errs.New(errs.Invalid, "PATH_REQUIRED", "the user's home directory is unknown; give the credential file's path").WithParam("path"))
+			return
+		}
+		if path, err = oauth.DefaultPath(source, home); err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+	}
+	login, err := oauth.ReadLogin(source, path)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	res, err := oauth.Upsert(a.Store, a.Box, a.Catalog, login, a.Clock.Now())
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if err := a.Reload(); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if a.Events != nil {
+		a.Events.Publish("subscription", map[string]any{"id": res.Connection.ID, "imported": source, "created": res.Created})
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	httpx.WriteJSON(w, status, map[string]any{"connection": a.connectionJSON(res.Connection), "created": res.Created})
+}
+
+func (a *API) home() (string, error) {
+	if a.HomeDir == nil {
+		return "", errs.New(errs.Invalid, "PATH_REQUIRED", "no home directory")
+	}
+	return a.HomeDir()
+}
+
+// subscriptionJSON is what the dashboard shows of a subscription connection:
+// token expiry, the usage windows last reported, and the usage wall state.
+func (a *API) subscriptionJSON(c *routing.Conn, now time.Time) map[string]any {
+	out := map[string]any{}
+	if _, exp := c.Credential(); !exp.IsZero() {
+		out["expiresAt"] = exp.UTC().Format(time.RFC3339)
+	}
+	if q := c.QuotaWindows(); !q.ObservedAt.IsZero() {
+		win := func(w routing.Window) any {
+			if !w.Known() {
+				return nil
+			}
+			m := map[string]any{"utilization": w.Utilization}
+			if !w.ResetsAt.IsZero() {
+				m["resetsAt"] = w.ResetsAt.UTC().Format(time.RFC3339)
+			}
+			return m
+		}
+		out["quota"] = map[string]any{"fiveHour": win(q.FiveHour), "weekly": win(q.Weekly), "status": q.Status,
+			"observedAt": q.ObservedAt.UTC().Format(time.RFC3339)}
+	}
+	if a.Walls != nil && c.Provider.ID == "claude" {
+		s := a.Walls.Get(c.ID)
+		ts := func(t time.Time) any {
+			if t.IsZero() || !t.After(now) {
+				return nil
+			}
+			return t.UTC().Format(time.RFC3339)
+		}
+		out["wall"] = map[string]any{
+			"lowPriorityMode": c.Account.LowPriorityMode, "autoLimitReset": c.Account.AutoLimitReset,
+			"inLane": s.InLane(now), "laneUntil": ts(s.LaneUntil), "lastLaneEnd": s.LastEnd,
+			"coolOffUntil": ts(s.CoolOffUntil), "budgetExhaustedUntil": ts(s.BudgetUntil),
+			"resetResult": s.ResetResult, "resetNextAt": ts(s.ResetNextAt), "resetBackoffUntil": ts(s.ResetBackoffUntil),
+		}
+	}
+	return out
+}
+
+// subscriptionHealth lists the subscription connections' usage windows for
+// the management health answer: one entry per OAuth connection that reported
+// them, with its most used window, so a nearly spent account is visible
+// before it walls.
+func (a *API) subscriptionHealth() []map[string]any {
+	out := []map[string]any{}
+	for _, c := range a.Engine.Registry().All() {
+		if c.AuthType != "oauth" {
+			continue
+		}
+		q := c.QuotaWindows()
+		if q.ObservedAt.IsZero() {
+			continue
+		}
+		w, name := q.FiveHour, "fiveHour"
+		if q.Weekly.Known() && (!w.Known() || q.Weekly.Utilization >= w.Utilization) {
+			w, name = q.Weekly, "weekly"
+		}
+		e := map[string]any{"connectionId": c.ID, "provider": c.Provider.ID, "status": q.Status, "window": name, "utilization": w.Utilization}
+		if !w.ResetsAt.IsZero() {
+			e["resetsAt"] = w.ResetsAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, e)
+	}
+	return out
+}

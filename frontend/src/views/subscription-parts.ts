@@ -1,0 +1,121 @@
+/**
+ * The Connections page's subscription parts, kept apart from the page layout:
+ * the "Import from…" card, the quota meters and usage wall line of a row, the
+ * "Re-import" action of an expired login, and the Claude usage wall opt-ins of
+ * the edit dialog.
+ */
+import { endpoints, type Connection, type ImportRequest } from '../api';
+import { busy, clear, errorBox, field, h, notice } from '../dom';
+import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../lib/subscription';
+
+const SOURCES: Array<[ImportRequest['source'], string]> = [
+  ['claude-code', 'Claude Code'],
+  ['codex', 'Codex CLI'],
+  ['gemini-cli', 'Gemini CLI'],
+];
+
+/** "Import from…": reads the CLI's own login file (never changed) and creates or updates its connection. */
+export function renderImportCard(signal: AbortSignal, onImported: (c: Connection, created: boolean) => Promise<void>): HTMLElement {
+  const source = h('select', { id: 'import-source', name: 'source' }, SOURCES.map(([v, t]) => h('option', { value: v }, t)));
+  const path = h('input', { id: 'import-path', name: 'path', autocomplete: 'off', spellcheck: 'false', placeholder: '~/.claude/.credentials.json' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary', 'data-testid': 'import-login' }, 'Import login');
+  const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const fieldset = h(
+    'fieldset',
+    { class: 'form-grid form-grid-2' },
+    field('Import from', source, 'A login you already made with that CLI.'),
+    field('Credential file', path, 'Optional path (absolute or ~/…); defaults to the CLI’s own file in your home.'),
+  );
+  const defaults: Record<string, string> = { 'claude-code': '~/.claude/.credentials.json', codex: '~/.codex/auth.json', 'gemini-cli': '~/.gemini/oauth_creds.json' };
+  source.addEventListener('change', () => (path.placeholder = defaults[source.value] ?? ''));
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'import-title', 'data-testid': 'import-card' },
+    h('h2', { id: 'import-title' }, 'Import a subscription login'),
+    h('p', { class: 'muted small' }, 'Claude Code, Codex and Gemini CLI keep their sign-in in your home folder. OmniRoute copies it (encrypted) and refreshes it from then on; the CLI’s file is left untouched.'),
+    fieldset,
+    status,
+    h('div', { class: 'form-actions' }, submit),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    status.replaceChildren();
+    const body: ImportRequest = { source: source.value as ImportRequest['source'] };
+    if (path.value.trim()) body.path = path.value.trim();
+    const out = await busy([fieldset, submit], async () => {
+      try {
+        return { ok: await endpoints.importLogin(body) };
+      } catch (err) {
+        return { err };
+      }
+    }, { button: submit, label: 'Importing…' });
+    if (signal.aborted) return;
+    if ('err' in out) {
+      clear(status, errorBox(out.err));
+      return;
+    }
+    path.value = '';
+    clear(status, notice(`${out.ok.created ? 'Added' : 'Updated'} “${out.ok.connection.name}”.`, 'success'));
+    await onImported(out.ok.connection, out.ok.created);
+  });
+  return form;
+}
+
+/** The quota meters and wall state of a subscription connection (nothing for API keys). */
+export function subscriptionSummary(c: Connection): HTMLElement | null {
+  const ms = meters(c as never);
+  const lines = wallLines((c as { wall?: never }).wall);
+  if (ms.length === 0 && lines.length === 0) return null;
+  return h(
+    'div',
+    { class: 'subscription', 'data-testid': 'subscription' },
+    ms.map((m) =>
+      h(
+        'small',
+        { class: 'block quota-meter', title: m.text },
+        h('meter', { min: '0', max: '100', low: '60', high: '85', optimum: '0', value: String(m.percent), 'aria-label': `${m.label} usage` }),
+        ' ',
+        m.text,
+      ),
+    ),
+    lines.map((l) => h('small', { class: 'block muted', 'data-testid': 'wall-state' }, l)),
+  );
+}
+
+/** The "Re-import" button of an expired login, or null. */
+export function reimportButton(c: Connection, onDone: (message: string, ok: boolean) => Promise<void>): HTMLButtonElement | null {
+  const src = importSource(c);
+  if (!needsReimport(c) || !src) return null;
+  const label = c.name || c.provider;
+  const btn = h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': `${c.id}:reimport`, 'aria-label': `Re-import the login of ${label}` }, 'Re-import');
+  btn.title = 'Sign in again with the CLI first, then re-import its login here.';
+  btn.addEventListener('click', () =>
+    void busy([btn], async () => {
+      try {
+        await endpoints.importLogin({ source: src as ImportRequest['source'] });
+        await onDone(`Re-imported the login of “${label}”.`, true);
+      } catch (err) {
+        await onDone(err instanceof Error ? err.message : String(err), false);
+      }
+    }, { button: btn, label: 'Importing…' }),
+  );
+  return btn;
+}
+
+/** The usage wall opt-ins of a Claude subscription connection in the edit dialog. */
+export function wallOptIns(c: Connection): { element: HTMLElement; value: () => Record<string, unknown> | null } | null {
+  if (c.provider !== 'claude') return null;
+  const data = (c.providerSpecificData ?? {}) as Record<string, unknown>;
+  const low = h('input', { id: 'edit-lowpriority', name: 'lowPriorityMode', type: 'checkbox' });
+  low.checked = data['lowPriorityMode'] === true;
+  const reset = h('input', { id: 'edit-autolimitreset', name: 'autoLimitReset', type: 'checkbox' });
+  reset.checked = data['autoLimitReset'] === true;
+  const element = h(
+    'fieldset',
+    { class: 'form-grid form-grid-2' },
+    h('legend', null, 'Claude usage wall'),
+    field('Low-priority lane', low, 'At the 5-hour wall, keep going in the slow lane on this account instead of cooling it.'),
+    field('Auto limit reset', reset, 'At the wall, claim the weekly session reset first when it is offered.'),
+  );
+  return { element, value: () => withWallOptIns(c.providerSpecificData, low.checked, reset.checked) };
+}

@@ -1,0 +1,61 @@
+package fakeupstream_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// TestCodexBackendChecksTheWireContract: each broken rule of the contract is
+// refused with the backend's 400 {"detail"}, a correct request streams.
+func TestCodexBackendChecksTheWireContract(t *testing.T) {
+	up := fakeupstream.New()
+	base := up.Start()
+	defer up.Close()
+	good := map[string]string{"Authorization": "Bearer tok", "chatgpt-account-id": "a", "OpenAI-Beta": "responses=experimental", "originator": "codex_cli_rs"}
+	okBody := `{"model":"m","store":false,"stream":true,"instructions":"","input":[]}`
+	cases := []struct {
+		name   string
+		drop   string
+		body   string
+		status int
+		detail string
+	}{
+		{"ok", "", okBody, 200, ""},
+		{"no account", "chatgpt-account-id", okBody, 400, "missing chatgpt-account-id header"},
+		{"no beta", "OpenAI-Beta", okBody, 400, "OpenAI-Beta must be responses=experimental"},
+		{"store", "", `{"store":true,"stream":true,"instructions":"","input":[]}`, 400, "Store must be set to false"},
+		{"stream", "", `{"store":false,"instructions":"","input":[]}`, 400, "Stream must be set to true"},
+		{"instructions", "", `{"store":false,"stream":true,"input":[]}`, 400, "Instructions are required"},
+		{"temperature", "", `{"store":false,"stream":true,"instructions":"","input":[],"temperature":1}`, 400, "Unsupported parameter: temperature"},
+		{"no auth", "Authorization", okBody, 401, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", base+"/backend-api/codex/responses", strings.NewReader(c.body))
+			for k, v := range good {
+				if k != c.drop {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || (c.detail != "" && gjson.GetBytes(b, "detail").String() != c.detail) {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if c.status == 200 && (!strings.Contains(string(b), "event: response.completed") || resp.Header.Get("x-codex-primary-used-percent") != "42") {
+				t.Fatalf("stream %s", b)
+			}
+		})
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
