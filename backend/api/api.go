@@ -22,6 +22,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/leases"
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -54,6 +55,8 @@ type Deps struct {
 	Agents func() *agents.Manager
 	// Reload rebuilds in-memory connection state after a write.
 	Reload func() error
+	// Rules is the restatement and provider error rules engine (Rules page, preview).
+	Rules *rules.Engine
 }
 
 // API serves every HTTP route.
@@ -125,6 +128,8 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/keys/{id}", a.management(a.deleteKey)).Methods(http.MethodDelete)
 	m.HandleFunc("/settings", a.management(a.getSettings)).Methods(http.MethodGet)
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
+	m.HandleFunc("/rules", a.management(a.listRules)).Methods(http.MethodGet)
+	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)

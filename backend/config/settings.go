@@ -2,8 +2,12 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+
+	"omniroute/backend/resilience/rules"
 )
 
 // General are the persisted general settings (`GET/PATCH /api/settings`).
@@ -32,6 +36,23 @@ type General struct {
 	RetryBudgetMs int64 `json:"retryBudgetMs"`
 	// RequestLogRetention is how many request log rows are kept.
 	RequestLogRetention int `json:"requestLogRetention"`
+	// ProviderErrorRules are the operator's provider error rules (guide §7,
+	// #11104): tried before the built-in ones, with full error text and their
+	// declared scope honoured. A PATCH replaces the whole list.
+	ProviderErrorRules []rules.Rule `json:"providerErrorRules"`
+	// FeatureFlags are switches an operator flips live (no restart).
+	FeatureFlags FeatureFlags `json:"featureFlags"`
+}
+
+// FeatureFlags are live switches; nil means "the env default".
+type FeatureFlags struct {
+	// EmergencyFallback: when every target of a request failed or was
+	// excluded, try EmergencyFallbackModel once before answering the error.
+	// Default from OMNIROUTE_EMERGENCY_FALLBACK.
+	EmergencyFallback *bool `json:"emergencyFallback"`
+	// EmergencyFallbackModel is the last-resort model (e.g. a local
+	// "ollama/llama3.2"); "" disables the fallback even when the flag is on.
+	EmergencyFallbackModel string `json:"emergencyFallbackModel"`
 }
 
 // DefaultGeneral returns the defaults.
@@ -48,6 +69,7 @@ func DefaultGeneral() General {
 		RequestLogRetention:  10_000,
 		RetryBudgetMs:        180_000,
 		MaxInFlight:          2048,
+		ProviderErrorRules:   []rules.Rule{},
 	}
 }
 
@@ -82,6 +104,15 @@ func (g General) Validate() error {
 		return &FieldError{"retryBudgetMs", "must be between 1000 and 3600000"}
 	case g.RequestLogRetention < 100 || g.RequestLogRetention > 10_000_000:
 		return &FieldError{"requestLogRetention", "must be between 100 and 10000000"}
+	case len(g.FeatureFlags.EmergencyFallbackModel) > 200:
+		return &FieldError{"featureFlags.emergencyFallbackModel", "must be at most 200 characters"}
+	}
+	if err := rules.Validate(g.ProviderErrorRules); err != nil {
+		var fe *rules.FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{fe.Field, fe.Message}
+		}
+		return &FieldError{"providerErrorRules", err.Error()}
 	}
 	return nil
 }
@@ -147,6 +178,14 @@ func jsonKind(t reflect.Type) string {
 func unknownField(v any, t reflect.Type, prefix string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if arr, ok := v.([]any); ok && t.Kind() == reflect.Slice {
+		for i, el := range arr {
+			if p := unknownField(el, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
+				return p
+			}
+		}
+		return ""
 	}
 	obj, ok := v.(map[string]any)
 	if !ok || t.Kind() != reflect.Struct {

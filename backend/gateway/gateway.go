@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/providers"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -59,6 +60,7 @@ type Gateway struct {
 	leases    LeaseFence
 	pins      Pinner
 	meter     Meter
+	rules     *rules.Engine
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 }
@@ -81,6 +83,9 @@ type Deps struct {
 	Pins Pinner
 	// Meter counts upstream attempts (optional).
 	Meter Meter
+	// Rules restates lying statuses and applies provider error rules (optional:
+	// without it the classifier alone decides).
+	Rules *rules.Engine
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -94,7 +99,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, rules: d.Rules}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

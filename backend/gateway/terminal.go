@@ -45,6 +45,10 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 // attemptsFailed maps the last attempt's verdict when attempts were made.
 func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Time) error {
 	v := last.v
+	if v.ClientRetryAfter > 0 {
+		// A restated error (a quota reported as 403) announces its own window.
+		return rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)
+	}
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
 		wait := v.RetryAfter

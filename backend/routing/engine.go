@@ -308,6 +308,17 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 		}
 		return false
 	}
+	// A provider error rule with scope "model" locks this model alone, for the
+	// rule's time; the connection and its other models keep serving.
+	if v.ModelLock > 0 {
+		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.ModelLock, v.Code)
+		e.lockoutChanged("locked", entry)
+		return true
+	}
+	// A rule's honoured connection scope blames the account, never a model.
+	if v.Rule != "" && v.Scope == verdict.ScopeConnection {
+		return false
+	}
 	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
 	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.policy.QueueMaxWait() {
 		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)

@@ -61,16 +61,23 @@ type Result struct {
 	ScopeHonoured bool
 }
 
-// Classify is Judge keeping only the verdict, counting hits.
+// Classify runs both stages on one upstream error and counts the hits.
 func (e *Engine) Classify(o verdict.Outcome, t Traits) verdict.Verdict {
 	return e.judge(o, t, true).Verdict
 }
 
-// Judge runs both stages on o and explains the result, counting hits.
-func (e *Engine) Judge(o verdict.Outcome, t Traits) Result { return e.judge(o, t, true) }
-
 // Preview is Judge without counting hits: "this sample error would become…".
-func (e *Engine) Preview(o verdict.Outcome, t Traits) Result { return e.judge(o, t, false) }
+// ops, when non-nil, stands in for the operator's saved rules (a draft list
+// the operator is about to save).
+func (e *Engine) Preview(o verdict.Outcome, t Traits, ops []Rule) Result {
+	if o.Err != nil || (o.Status >= 200 && o.Status < 300) {
+		return Result{Verdict: verdict.Classify(o)}
+	}
+	if ops == nil {
+		ops = e.operator()
+	}
+	return e.run(o, t, ops, false, false)
+}
 
 // ClassifyStreamError judges an error the upstream sent inside a 200 stream
 // (data is the event's JSON). Restatements and rules apply as for an HTTP
@@ -113,19 +120,19 @@ func embeddedStatus(data []byte) int {
 }
 
 func (e *Engine) judgeStream(o verdict.Outcome, t Traits) Result {
-	return e.run(o, t, true, true)
+	return e.run(o, t, e.operator(), true, true)
 }
 
 func (e *Engine) judge(o verdict.Outcome, t Traits, count bool) Result {
 	if o.Err != nil || (o.Status >= 200 && o.Status < 300) {
 		return Result{Verdict: verdict.Classify(o)}
 	}
-	return e.run(o, t, count, false)
+	return e.run(o, t, e.operator(), count, false)
 }
 
 // run is the two stages. inStream: the status may be 0 (unknown), and the
 // base verdict for an unmatched in-stream error is left to the caller.
-func (e *Engine) run(o verdict.Outcome, t Traits, count, inStream bool) Result {
+func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bool) Result {
 	provider := strings.ToLower(o.Provider)
 	full := strings.ToLower(string(o.Body))
 	var res Result
@@ -159,7 +166,6 @@ func (e *Engine) run(o verdict.Outcome, t Traits, count, inStream bool) Result {
 	}
 
 	// Stage 2: provider error rules, the operator's first.
-	ops := e.operator()
 	opForProvider := false
 	for _, r := range ops {
 		if strings.ToLower(r.Provider) == provider {
