@@ -47,7 +47,11 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	v := last.v
 	if v.ClientRetryAfter > 0 {
 		// A restated error (a quota reported as 403) announces its own window.
-		return rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)
+		e := rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)
+		if ee := errs.As(e); ee != nil && v.Code != "" {
+			ee.Code = v.Code
+		}
+		return e
 	}
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// addProviderConn creates a connection of a catalogue provider whose baseUrl
+// points at the fake upstream.
+func (g *gatewayProc) addProviderConn(provider, name, upstreamBaseURL, upstreamKey string, priority int, models []string, extra map[string]any) string {
+	g.t.Helper()
+	body := map[string]any{"provider": provider, "name": name, "authType": "apikey", "apiKey": upstreamKey,
+		"baseUrl": upstreamBaseURL + "/v1", "priority": priority, "models": models}
+	for k, v := range extra {
+		body[k] = v
+	}
+	m := g.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", body)
+	conn, _ := m["connection"].(map[string]any)
+	id, _ := conn["id"].(string)
+	if id == "" {
+		g.t.Fatalf("create connection: no connection.id in %v", m)
+	}
+	return id
+}
+
+// connStatus returns a connection's status in GET /api/resilience/cooldowns.
+func (g *gatewayProc) connStatus(id string) (status string, remainingMs float64) {
+	g.t.Helper()
+	m := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/resilience/cooldowns", nil)
+	list, _ := m["connections"].([]any)
+	for _, it := range list {
+		c, _ := it.(map[string]any)
+		if c["id"] == id {
+			s, _ := c["status"].(string)
+			r, _ := c["cooldownRemainingMs"].(float64)
+			return s, r
+		}
+	}
+	g.t.Fatalf("connection %s not in cooldowns: %v", id, m)
+	return "", 0
+}
+
+// ruleHits returns the hit count the Rules page shows for source:id.
+func (g *gatewayProc) ruleHits(source, id string) float64 {
+	g.t.Helper()
+	m := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/rules", nil)
+	items, _ := m["items"].([]any)
+	for _, it := range items {
+		r, _ := it.(map[string]any)
+		if r["source"] == source && r["id"] == id {
+			h, _ := r["hits"].(float64)
+			return h
+		}
+	}
+	g.t.Fatalf("rule %s:%s not listed: %v", source, id, m)
+	return 0
+}
+
+const agentrouterQuota403 = `{"error":{"message":"用户额度不足, 剩余额度: ＄0.000000 (request id: 2025110312000012345)","type":"new_api_error","param":"","code":null}}`
+
+// TestAgentrouterQuotaRestated: agentrouter reports a temporary quota
+// exhaustion as 403 with a Chinese body. Claude Code would abort on a 403; the
+// gateway restates it: the next connection serves, the exhausted one cools
+// (never terminal), and when no connection is left the client gets 429 with
+// Retry-After: 60 instead of a dead 403 / 502.
+func TestAgentrouterQuotaRestated(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.New()
+	base := up.Start()
+	t.Cleanup(up.Close)
+	gw := startGateway(t, t.TempDir(), 0)
+	a := gw.addProviderConn("agentrouter", "ar-a", base, "key-a", 1, []string{"claude-sonnet-4"}, nil)
+	b := gw.addProviderConn("agentrouter", "ar-b", base, "key-b", 2, []string{"claude-sonnet-4"}, nil)
+	up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Body: agentrouterQuota403})
+
+	resp, body := gw.chat(gw.key, "agentrouter/claude-sonnet-4", false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200 from the second connection: %s", resp.StatusCode, body)
+	}
+	if got := resp.Header.Get("X-OmniRoute-Selected-Connection-Id"); got != b {
+		t.Fatalf("served by %s, want the second connection %s", got, b)
+	}
+	if st, rem := gw.connStatus(a); st != "cooling_down" || rem <= 0 {
+		t.Fatalf("exhausted connection status %q (remaining %v ms), want cooling_down, never terminal", st, rem)
+	}
+
+	up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Body: agentrouterQuota403})
+	resp, body = gw.chat(gw.key, "agentrouter/claude-sonnet-4", false)
+	checkError(t, "every agentrouter account out of quota", resp, body, http.StatusTooManyRequests, "UPSTREAM_QUOTA_EXHAUSTED")
+	if ra := resp.Header.Get("Retry-After"); ra != "60" {
+		t.Fatalf("Retry-After %q, want 60", ra)
+	}
+	if st, _ := gw.connStatus(b); st != "cooling_down" {
+		t.Fatalf("second connection status %q, want cooling_down", st)
+	}
+	if h := gw.ruleHits("builtin", "agentrouter-quota-as-403"); h != 2 {
+		t.Fatalf("restatement hits %v, want 2", h)
+	}
+	if h := gw.ruleHits("builtin", "agentrouter-user-quota-exhausted"); h != 2 {
+		t.Fatalf("user-quota rule hits %v, want 2", h)
+	}
+}
+
+// TestAgentrouterModelAccessLocksOnlyTheModel: "无权访问模型" is permanent for
+// that model on that account: only the model leaves routing (6 h), the
+// connection and its sibling model keep serving, and the status is never
+// restated.
+func TestAgentrouterModelAccessLocksOnlyTheModel(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.New()
+	base := up.Start()
+	t.Cleanup(up.Close)
+	gw := startGateway(t, t.TempDir(), 0)
+	a := gw.addProviderConn("agentrouter", "ar", base, "key-a", 1, []string{"claude-opus-4", "claude-sonnet-4"}, nil)
+	up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Models: []string{"claude-opus-4"},
+		Body: `{"error":{"message":"无权访问模型 claude-opus-4 (request id: 20251103)","type":"new_api_error"}}`})
+
+	resp, body := gw.chat(gw.key, "agentrouter/claude-opus-4", false)
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusTooManyRequests {
+		t.Fatalf("denied model answered %d (a permanent denial must not be restated as a retryable 429): %s", resp.StatusCode, body)
+	}
+	resp, body = gw.chat(gw.key, "agentrouter/claude-sonnet-4", false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("sibling model status %d, want 200: %s", resp.StatusCode, body)
+	}
+	if st, _ := gw.connStatus(a); st == "cooling_down" || st == "terminal" {
+		t.Fatalf("connection status %q: the model-access rule must not cool the connection", st)
+	}
+	hits := up.Hits("key-a")
+	resp, _ = gw.chat(gw.key, "agentrouter/claude-opus-4", false)
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("locked model answered 200")
+	}
+	if up.Hits("key-a") != hits {
+		t.Fatalf("the locked model was sent upstream again")
+	}
+	m := gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/resilience/model-cooldowns", nil)
+	items, _ := m["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("model cooldowns %v, want exactly the denied model", m)
+	}
+	it, _ := items[0].(map[string]any)
+	rem, _ := it["remainingMs"].(float64)
+	if it["model"] != "claude-opus-4" || rem < 5*3600*1000 || rem > 6*3600*1000 {
+		t.Fatalf("lock %v, want claude-opus-4 for ~6 h", it)
+	}
+	if h := gw.ruleHits("builtin", "agentrouter-quota-as-403"); h != 0 {
+		t.Fatalf("the permanent denial was restated (%v hits)", h)
+	}
+}
+
+// TestOperatorRuleAppliesLive: an operator declares a rule through the API;
+// the very next request is judged by it, without a restart, and the preview
+// route says what a sample error becomes.
+func TestOperatorRuleAppliesLive(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	paused := `{"error":{"message":"workspace paused for maintenance","type":"invalid_request_error"}}`
+	s.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400, Body: paused})
+
+	resp, body := s.gw.chat(s.gw.key, "openai-compatible/gpt-4o-mini", false)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("before the rule: status %d, want the upstream's 400 passed through: %s", resp.StatusCode, body)
+	}
+	rule := map[string]any{"id": "paused-workspace", "provider": "openai-compatible",
+		"match": map[string]any{"statuses": []int{400}, "textMarkers": []string{"workspace paused"}},
+		"reason": "server_error", "scope": "connection", "cooldownMs": 120000}
+
+	code, bad := s.gw.mgmt(http.MethodPatch, "/api/settings", map[string]any{"providerErrorRules": []any{
+		map[string]any{"id": "x", "provider": "openai-compatible", "match": map[string]any{}, "reason": "server_error", "scope": "connection"}}})
+	if code != http.StatusBadRequest {
+		t.Fatalf("a rule with no match criterion: status %d, want 400: %v", code, bad)
+	}
+	prev := s.gw.mustMgmt(http.StatusOK, http.MethodPost, "/api/rules/preview", map[string]any{
+		"provider": "openai-compatible", "status": 400, "body": paused, "rules": []any{rule}})
+	if prev["rule"] != "paused-workspace" || prev["leaves"] != "connection" || prev["failover"] != true {
+		t.Fatalf("preview %v, want the draft rule to fail over and cool the connection", prev)
+	}
+	s.gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"providerErrorRules": []any{rule}})
+
+	resp, body = s.gw.chat(s.gw.key, "openai-compatible/gpt-4o-mini", false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the rule: status %d, want 200 from the second connection: %s", resp.StatusCode, body)
+	}
+	if got := resp.Header.Get("X-OmniRoute-Selected-Connection-Id"); got != s.secondary {
+		t.Fatalf("served by %s, want %s", got, s.secondary)
+	}
+	if st, rem := s.gw.connStatus(s.primary); st != "cooling_down" || rem < 100_000 {
+		t.Fatalf("primary %q remaining %v ms, want cooling_down for the rule's 120 s", st, rem)
+	}
+	if h := s.gw.ruleHits("operator", "paused-workspace"); h != 1 {
+		t.Fatalf("operator rule hits %v, want 1", h)
+	}
+}
