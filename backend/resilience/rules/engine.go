@@ -156,6 +156,10 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 		co.Status = 502 // an in-stream error with no status: judged as a bad gateway answer
 	}
 	v := verdict.Classify(co)
+	ruleStatus := co.Status
+	if inStream && status == 0 {
+		ruleStatus = 0
+	}
 	if res.Restatement != nil {
 		v.RestatedFrom = o.Status
 		v.Rule = res.Restatement.ID
@@ -181,8 +185,8 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 	pick := func(list []Rule, src string) bool {
 		for i := range list {
 			r := &list[i]
-			if r.Provider == AnyProvider && r.matches(co.Status, codes, full) ||
-				strings.ToLower(r.Provider) == provider && r.matches(co.Status, codes, text) {
+			if r.Provider == AnyProvider && r.matches(ruleStatus, codes, full) ||
+				strings.ToLower(r.Provider) == provider && r.matches(ruleStatus, codes, text) {
 				res.Rule, res.RuleSource = r, src
 				return true
 			}
@@ -210,9 +214,15 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 	return res
 }
 
+// matches reports whether the rule applies. status 0 is an in-stream error
+// that carried no status: the status criterion is waived for rules that also
+// name codes or text, and a rule that names only statuses never matches it.
 func (r *Rule) matches(status int, codes []string, text string) bool {
 	m := r.Match
-	if len(m.Statuses) > 0 && !slices.Contains(m.Statuses, status) {
+	if status == 0 && len(m.Codes) == 0 && len(m.TextMarkers) == 0 {
+		return false
+	}
+	if status != 0 && len(m.Statuses) > 0 && !slices.Contains(m.Statuses, status) {
 		return false
 	}
 	if len(m.Codes) > 0 && !slices.ContainsFunc(m.Codes, func(c string) bool {
