@@ -165,7 +165,7 @@ func TestOperatorRuleAppliesLive(t *testing.T) {
 		t.Fatalf("before the rule: status %d, want the upstream's 400 passed through: %s", resp.StatusCode, body)
 	}
 	rule := map[string]any{"id": "paused-workspace", "provider": "openai-compatible",
-		"match": map[string]any{"statuses": []int{400}, "textMarkers": []string{"workspace paused"}},
+		"match":  map[string]any{"statuses": []int{400}, "textMarkers": []string{"workspace paused"}},
 		"reason": "server_error", "scope": "connection", "cooldownMs": 120000}
 
 	code, bad := s.gw.mgmt(http.MethodPatch, "/api/settings", map[string]any{"providerErrorRules": []any{
