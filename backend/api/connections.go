@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -298,6 +299,13 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		s, err := jsonObject(*in.ProviderSpecificData, "providerSpecificData")
 		if err != nil {
 			return err
+		}
+		var psd struct {
+			LocalAddress *string `json:"localAddress"`
+		}
+		_ = json.Unmarshal([]byte(s), &psd)
+		if psd.LocalAddress != nil && *psd.LocalAddress != "" && net.ParseIP(strings.TrimSpace(*psd.LocalAddress)) == nil {
+			return errs.New(errs.Invalid, "INVALID_LOCAL_ADDRESS", "providerSpecificData.localAddress must be an IP address of this machine").WithParam("providerSpecificData.localAddress")
 		}
 		row.ProviderSpecificData = s
 	}

@@ -323,7 +323,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	firstByte := time.AfterFunc(time.Duration(set.FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
 
-	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
+	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream})
 	if err != nil {
 		v := g.classifyErr(ctx, r, err, cand)
 		a.finish(v)

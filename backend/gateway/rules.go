@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"context"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 
+	"omniroute/backend/providers"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
@@ -32,4 +36,20 @@ func (g *Gateway) streamErrorVerdict(data []byte, cand routing.Candidate) (verdi
 func ruleTraits(cand routing.Candidate) rules.Traits {
 	p := cand.Conn.Provider
 	return rules.Traits{FullText: p.RuleFullText, HonorsScope: p.HonorsRuleScope}
+}
+
+// egressContext makes the call leave from the connection's configured local
+// address and, for IP-bucketed providers, records the local IP the transport
+// actually used: the connection's last known egress IP for the egress lock.
+func (g *Gateway) egressContext(ctx context.Context, cand routing.Candidate) context.Context {
+	ctx = providers.WithLocalAddr(ctx, cand.Conn.LocalAddress)
+	if !cand.Conn.Provider.EgressBucketed {
+		return ctx
+	}
+	id := cand.Conn.ID
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if a, ok := info.Conn.LocalAddr().(*net.TCPAddr); ok {
+			g.engine.RecordEgress(id, a.IP.String())
+		}
+	}})
 }

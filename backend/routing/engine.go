@@ -73,6 +73,7 @@ type Engine struct {
 	policy   Policy
 	observer Observer
 	onError  func(error)
+	egress   egressBook
 }
 
 // EngineDeps are the engine's collaborators.
@@ -286,6 +287,14 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		}
 	}
 	if v.Kind == verdict.KindClientCanceled {
+		return
+	}
+	if egressBucketed(t.cand.Conn, v) {
+		// An IP-bucketed limit is about the egress IP, not the model: the
+		// connection cools (never a model lock), and so do its IP siblings.
+		v.CoolConnection = true
+		t.e.recordCooldown(t.cand.Conn, v)
+		t.e.coolEgressSiblings(t.cand.Conn, v)
 		return
 	}
 	if t.e.recordLockout(t.cand, v) {

@@ -5,6 +5,7 @@ package routing
 
 import (
 	"encoding/json"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -33,8 +34,11 @@ type Conn struct {
 	// BreakerKey is the provider identity for the breaker and health: the provider id,
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
 	BreakerKey string
-	secret     string
-	overrides  cooldownOverrides
+	// LocalAddress is the local IP outgoing requests leave from
+	// (providerSpecificData.localAddress); "" is the default route.
+	LocalAddress string
+	secret       string
+	overrides    cooldownOverrides
 	// slots serialises requests beyond MaxConcurrent (nil: no limit).
 	slots *semaphore.Weighted
 
@@ -140,6 +144,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret,
 		cd: CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides), slots: newSlots(mc),
+		LocalAddress: LocalAddressOf(row.ProviderSpecificData),
 	}, nil
 }
 
@@ -156,6 +161,21 @@ type cooldownOverrides struct {
 	BaseCooldownMs    *int64 `json:"baseCooldownMs"`
 	MaxBackoffSteps   *int   `json:"maxBackoffSteps"`
 	MaxHintCooldownMs *int64 `json:"maxHintCooldownMs"`
+	// DisableCooling opts the connection out of cooldowns shared with others
+	// (the egress-bucket lock); its own failures still cool it.
+	DisableCooling bool `json:"disableCooling"`
+}
+
+// LocalAddressOf reads providerSpecificData.localAddress when it is an IP.
+func LocalAddressOf(providerSpecificData string) string {
+	var d struct {
+		LocalAddress string `json:"localAddress"`
+	}
+	_ = json.Unmarshal([]byte(providerSpecificData), &d)
+	if ip := net.ParseIP(strings.TrimSpace(d.LocalAddress)); ip != nil {
+		return ip.String()
+	}
+	return ""
 }
 
 func parseOverrides(raw string) cooldownOverrides {

@@ -53,7 +53,7 @@ type Server struct {
 	opts      Options
 	store     *store.Store
 	logs      *reqlog.Writer
-	transport *http.Transport
+	transport *egressTransport
 	api       *api.API
 	engine    *routing.Engine
 	bus       *events.Bus
@@ -180,7 +180,7 @@ func (s *Server) wire() error {
 		Store: st, Policy: policy, Observer: pub, OnError: logErr})
 
 	s.engine = engine
-	s.transport = newTransport()
+	s.transport = newEgressTransport(newTransport())
 	client := &http.Client{Transport: s.transport}
 	userAgent := "OmniRoute/" + opts.Version
 	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),

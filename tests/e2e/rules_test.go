@@ -194,3 +194,63 @@ func TestOperatorRuleAppliesLive(t *testing.T) {
 		t.Fatalf("operator rule hits %v, want 1", h)
 	}
 }
+
+// TestEgressBucketLock: opencode's free tier limits per client IP. Four
+// opencode connections: a, b and d leave from 127.0.0.2, c from 127.0.0.3; d
+// opted out of shared cooldowns. A 429 on a cools a and its IP sibling b
+// before rotation wastes a call on it; c (another IP) and d (opted out) keep
+// serving, and nothing becomes terminal.
+func TestEgressBucketLock(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.New()
+	base := up.Start()
+	t.Cleanup(up.Close)
+	gw := startGateway(t, t.TempDir(), 0)
+	ip := func(addr string) map[string]any {
+		return map[string]any{"providerSpecificData": map[string]any{"localAddress": addr}}
+	}
+	models := []string{"qwen3-coder"}
+	a := gw.addProviderConn("opencode", "oc-a", base, "key-a", 1, models, ip("127.0.0.2"))
+	b := gw.addProviderConn("opencode", "oc-b", base, "key-b", 2, models, ip("127.0.0.2"))
+	c := gw.addProviderConn("opencode", "oc-c", base, "key-c", 3, models, ip("127.0.0.3"))
+	d := gw.addProviderConn("opencode", "oc-d", base, "key-d", 4, models, map[string]any{
+		"providerSpecificData": map[string]any{"localAddress": "127.0.0.2"}, "rateLimitOverrides": map[string]any{"disableCooling": true}})
+
+	code, bad := gw.mgmt(http.MethodPost, "/api/providers", map[string]any{"provider": "opencode", "name": "bad", "apiKey": "k",
+		"baseUrl": base + "/v1", "providerSpecificData": map[string]any{"localAddress": "not-an-ip"}})
+	if code != http.StatusBadRequest {
+		t.Fatalf("a bad localAddress: status %d, want 400: %v", code, bad)
+	}
+
+	// Every connection makes one call first, so the gateway knows its egress IP.
+	for _, k := range []string{"key-a", "key-b", "key-c"} {
+		up.SetFault(k, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 404, Times: 1})
+	}
+	if resp, body := gw.chat(gw.key, "opencode/qwen3-coder", false); resp.StatusCode != http.StatusOK ||
+		resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != d {
+		t.Fatalf("warm-up: %d from %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+
+	up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Body: `{"type":"error","error":{"type":"RateLimitError","message":"Rate limit exceeded. Please try again later."}}`})
+	hitsB := up.Hits("key-b")
+	resp, body := gw.chat(gw.key, "opencode/qwen3-coder", false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != c {
+		t.Fatalf("after the 429: %d from %q, want 200 from c (other IP): %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	if up.Hits("key-b") != hitsB {
+		t.Fatalf("b shares a's egress IP but was still called")
+	}
+	for id, want := range map[string]string{a: "cooling_down", b: "cooling_down", c: "healthy", d: "healthy"} {
+		if st, _ := gw.connStatus(id); st != want {
+			t.Errorf("connection %s status %q, want %q", id, st, want)
+		}
+	}
+	m := gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/resilience/cooldowns", nil)
+	for _, it := range m["connections"].([]any) {
+		cn := it.(map[string]any)
+		if cn["id"] == b && cn["errorCode"] != "EGRESS_BUCKET_COOLDOWN" {
+			t.Errorf("b errorCode %v, want EGRESS_BUCKET_COOLDOWN", cn["errorCode"])
+		}
+	}
+}
