@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,7 @@ type Gateway struct {
 	pins      Pinner
 	meter     Meter
 	rules     *rules.Engine
+	log       *slog.Logger
 	inFlight  atomic.Int64
 	bufs      sync.Pool
 }
@@ -86,6 +88,8 @@ type Deps struct {
 	// Rules restates lying statuses and applies provider error rules (optional:
 	// without it the classifier alone decides).
 	Rules *rules.Engine
+	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
+	Log *slog.Logger
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -99,7 +103,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, rules: d.Rules}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, rules: d.Rules, log: d.Log}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

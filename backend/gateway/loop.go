@@ -121,6 +121,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		}
 		tried, exhausted = map[string]bool{}, map[string]bool{}
 	}
+	g.logAllExcluded(plan, req)
 	return terminalError(req, last, plan, g.clk.Now())
 }
 

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
 )
@@ -252,5 +254,39 @@ func TestEgressBucketLock(t *testing.T) {
 		if cn["id"] == b && cn["errorCode"] != "EGRESS_BUCKET_COOLDOWN" {
 			t.Errorf("b errorCode %v, want EGRESS_BUCKET_COOLDOWN", cn["errorCode"])
 		}
+	}
+}
+
+// TestComboAllExcludedLogLine: when every target of a combo is excluded by a
+// timer before dispatch, the gateway logs the guide's [COMBO] line with each
+// target's reason and seconds left.
+func TestComboAllExcludedLogLine(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/combos", map[string]any{"name": "pool", "strategy": "weighted",
+		"targets": []any{map[string]any{"model": "openai-compatible/gpt-4o-mini", "connectionId": s.primary, "weight": 1},
+			map[string]any{"model": "openai-compatible/gpt-4o-mini", "connectionId": s.secondary, "weight": 1}}})
+	for _, k := range []string{"key-a", "key-b"} {
+		s.up.SetFault(k, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Headers: map[string]string{"Retry-After": "300"}})
+	}
+	if resp, body := s.gw.chat(s.gw.key, "pool", false); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("both rate limited: %d %s", resp.StatusCode, body)
+	}
+	resp, body := s.gw.chat(s.gw.key, "pool", false)
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("every target is cooling, yet 200: %s", body)
+	}
+	const want = "[COMBO] Weighted selection: every target excluded before dispatch — "
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.gw.logs(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q line in the gateway log:\n%s", want, s.gw.logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	line := s.gw.logs()[strings.Index(s.gw.logs(), want):]
+	line, _, _ = strings.Cut(line, "\n")
+	if strings.Count(line, "connection_cooldown, ") != 2 || !strings.Contains(line, "s)") {
+		t.Fatalf("line does not name both targets with reason and seconds: %s", line)
 	}
 }
