@@ -130,6 +130,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
 	m.HandleFunc("/rules", a.management(a.listRules)).Methods(http.MethodGet)
 	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
+	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)

@@ -63,8 +63,11 @@ type Gateway struct {
 	meter     Meter
 	rules     *rules.Engine
 	log       *slog.Logger
-	inFlight  atomic.Int64
-	bufs      sync.Pool
+	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
+	// operator sets the feature flag.
+	emergencyDefault bool
+	inFlight         atomic.Int64
+	bufs             sync.Pool
 }
 
 // Deps are the gateway's collaborators.
@@ -90,6 +93,9 @@ type Deps struct {
 	Rules *rules.Engine
 	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
 	Log *slog.Logger
+	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
+	// emergencyFallback feature flag.
+	EmergencyFallback bool
 }
 
 // Meter counts upstream attempts by provider and verdict.
@@ -103,7 +109,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, rules: d.Rules, log: d.Log}
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, rules: d.Rules, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	return g
 }

@@ -191,7 +191,8 @@ func (s *Server) wire() error {
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.General().ProviderErrorRules })
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter, Rules: ruleEngine, Log: opts.Log})
+		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter, Rules: ruleEngine, Log: opts.Log,
+		EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {

@@ -290,3 +290,41 @@ func TestComboAllExcludedLogLine(t *testing.T) {
 		t.Fatalf("line does not name both targets with reason and seconds: %s", line)
 	}
 }
+
+// TestEmergencyFallbackFlagLive: with the flag off a dead pool answers its
+// error; the operator turns the Feature Flags switch on with an emergency
+// model and the next request is served by it, without a restart.
+func TestEmergencyFallbackFlagLive(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.New()
+	base := up.Start()
+	t.Cleanup(up.Close)
+	gw := startGateway(t, t.TempDir(), 0)
+	gw.addProviderConn("openai-compatible", "main", base, "key-main", 1, []string{"gpt-4o-mini"}, map[string]any{"prefix": "main"})
+	spare := gw.addProviderConn("openai-compatible", "spare", base, "key-spare", 2, []string{"gpt-4o-mini"}, map[string]any{"prefix": "spare"})
+	up.SetFault("key-main", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+
+	resp, body := gw.chat(gw.key, "main/gpt-4o-mini", false)
+	if resp.StatusCode == http.StatusOK || up.Hits("key-spare") != 0 {
+		t.Fatalf("flag off: %d (spare hits %d): %s", resp.StatusCode, up.Hits("key-spare"), body)
+	}
+	f := gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/feature-flags", nil)
+	flag := f["flags"].([]any)[0].(map[string]any)
+	if flag["enabled"] != false || flag["source"] != "env" {
+		t.Fatalf("default flag %v", flag)
+	}
+	gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"featureFlags": map[string]any{
+		"emergencyFallback": true, "emergencyFallbackModel": "spare/gpt-4o-mini"}})
+
+	resp, body = gw.chat(gw.key, "main/gpt-4o-mini", false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != spare {
+		t.Fatalf("flag on: %d from %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	if got := resp.Header.Get("X-OmniRoute-Emergency-Fallback"); got != "spare/gpt-4o-mini" {
+		t.Fatalf("emergency header %q", got)
+	}
+	f = gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/feature-flags", nil)
+	if flag := f["flags"].([]any)[0].(map[string]any); flag["enabled"] != true || flag["source"] != "settings" {
+		t.Fatalf("flag after PATCH %v", flag)
+	}
+}
