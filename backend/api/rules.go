@@ -119,6 +119,8 @@ func leaves(v verdict.Verdict) string {
 // clientStatus is what the client gets when no other target serves.
 func clientStatus(v verdict.Verdict) int {
 	switch {
+	case v.Code == rules.CodeToolCountLimit:
+		return http.StatusBadRequest
 	case v.ClientRetryAfter > 0, v.Kind == verdict.KindRateLimit, v.Kind == verdict.KindConcurrencyLimit:
 		return http.StatusTooManyRequests
 	case !v.Failover:

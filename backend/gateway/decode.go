@@ -27,6 +27,8 @@ type request struct {
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.
 	bodies map[translate.Format][]byte
+	// tools is the number of tools in the request (-1: not counted yet).
+	tools int
 }
 
 // decode reads and validates the client body for its format, cheaply: only

@@ -61,7 +61,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 		return
 	}
 	defer g.inFlight.Add(-1)
-	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format}
+	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format, tools: -1}
 	err := g.decode(r, req, set.MaxBodyBytes)
 	if err == nil && format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {
 		w.Header().Set(HeaderWarning, "background responses are served synchronously")

@@ -83,6 +83,10 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				break
 			}
 			tried[cand.Key()] = true
+			if x := g.toolLimitExclusion(cand, req); x != nil {
+				excluded = append(excluded, *x)
+				continue
+			}
 			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
 			if x != nil {
 				excluded = append(excluded, *x)
@@ -357,6 +361,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		v := g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand)
+		g.learnToolLimit(v, errBody, cand, req)
 		a.finish(v)
 		return &failure{v: v}, false
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 )
@@ -45,6 +46,9 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 // attemptsFailed maps the last attempt's verdict when attempts were made.
 func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Time) error {
 	v := last.v
+	if v.Code == rules.CodeToolCountLimit {
+		return errs.New(errs.Invalid, v.Code, "no target takes this many tools (%d): %s", req.toolCount(), v.Message).WithParam("tools")
+	}
 	if v.ClientRetryAfter > 0 {
 		// A restated error (a quota reported as 403) announces its own window.
 		e := rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)

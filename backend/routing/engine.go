@@ -74,6 +74,7 @@ type Engine struct {
 	observer Observer
 	onError  func(error)
 	egress   egressBook
+	tools    toolLimits
 }
 
 // EngineDeps are the engine's collaborators.

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -67,5 +68,45 @@ func TestStreamErrorGoesThroughRules(t *testing.T) {
 	resp, body = e.chat("agentrouter/m2", true, nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != b {
 		t.Fatalf("sibling model: %d from %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+}
+
+// TestToolCountLimitLearnt: an upstream that refuses "too many tools" has its
+// limit remembered per connection and model: the request fails over at once,
+// later requests with as many tools skip it, and requests within the limit
+// still use it.
+func TestToolCountLimitLearnt(t *testing.T) {
+	e := newEnv(t)
+	a := e.addConn("small", "key-a", 1)
+	b := e.addConn("large", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400, Times: 1,
+		Body: `{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 2, but got an array with length 3 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}`})
+	tool := func(name string) map[string]any {
+		return map[string]any{"type": "function", "function": map[string]any{"name": name, "parameters": map[string]any{"type": "object"}}}
+	}
+	chat := func(n int) *http.Response {
+		var tools []any
+		for i := range n {
+			tools = append(tools, tool(fmt.Sprint("t", i)))
+		}
+		resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "openai-compatible/gpt-4o-mini", "tools": tools,
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"Authorization": "Bearer " + e.key})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d tools: %d %s", n, resp.StatusCode, body)
+		}
+		return resp
+	}
+	if got := chat(3).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != b {
+		t.Fatalf("3 tools served by %s, want the larger %s", got, b)
+	}
+	hits := e.up.Hits("key-a")
+	if got := chat(3).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != b || e.up.Hits("key-a") != hits {
+		t.Fatalf("3 tools again: served by %s, small hit %d times more", got, e.up.Hits("key-a")-hits)
+	}
+	if got := chat(2).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != a {
+		t.Fatalf("2 tools served by %s, want the small one %s (within its limit)", got, a)
+	}
+	if st := e.coolingStatus(a); st == "cooling_down" || st == "terminal" {
+		t.Fatalf("a tool-count refusal cooled the connection: %s", st)
 	}
 }

@@ -40,6 +40,8 @@ func leaves(v verdict.Verdict) string {
 // ones included), otherwise the upstream status passes.
 func clientStatus(v verdict.Verdict) int {
 	switch {
+	case v.Code == rules.CodeToolCountLimit:
+		return 400
 	case v.Kind == verdict.KindRateLimit || v.Kind == verdict.KindConcurrencyLimit || v.ClientRetryAfter > 0:
 		return 429
 	case !v.Failover:
@@ -214,7 +216,7 @@ var capturedBodies = []captured{
 		wantStatus: 403, wantClient: 502, wantKind: verdict.KindRequestRejected, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
 	{name: "anthropic 400 too many tools", provider: "anthropic", status: 400,
 		body:       `{"type":"error","error":{"type":"invalid_request_error","message":"tools: List should have at most 128 items after validation, not 200"}}`,
-		wantStatus: 400, wantClient: 502, wantKind: verdict.KindBadRequest, wantLeaves: "nothing", wantRule: "tool-count-limit"},
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindBadRequest, wantLeaves: "nothing", wantRule: "tool-count-limit"},
 
 	// OpenAI.
 	{name: "openai 429 insufficient_quota", provider: "openai", status: 429,
@@ -231,7 +233,7 @@ var capturedBodies = []captured{
 		wantStatus: 400, wantClient: 400, wantKind: verdict.KindContextLength, wantLeaves: "nothing"},
 	{name: "openai 400 tools array too long", provider: "openai", status: 400,
 		body:       `{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 300 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}`,
-		wantStatus: 400, wantClient: 502, wantKind: verdict.KindBadRequest, wantLeaves: "nothing", wantRule: "tool-count-limit"},
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindBadRequest, wantLeaves: "nothing", wantRule: "tool-count-limit"},
 	{name: "openai 404 model_not_found", provider: "openai", status: 404,
 		body:       "{\"error\":{\"message\":\"The model `gpt-9` does not exist or you do not have access to it.\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}",
 		wantStatus: 404, wantClient: 404, wantKind: verdict.KindNotFound, wantScope: verdict.ScopeModel, wantLeaves: "nothing"},
