@@ -72,7 +72,7 @@ func BuiltinRules() []Rule {
 				"too many tools", "maximum number of tools", "tools: list should have at most",
 				"'tools': array too long", "tools array too long", "number of tools", "工具数量"}},
 			Reason: "tool_count_limit", Scope: ScopeModel,
-			Description: "the target takes fewer tools than the request carries: its limit is remembered and the request goes to a target that takes them (or is trimmed)",
+			Description: "the target takes fewer tools than the request carries: it fails over, and its limit is remembered per connection and model so later requests with as many tools go elsewhere",
 		},
 	}
 }

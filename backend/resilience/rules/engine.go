@@ -198,7 +198,11 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 	}
 	if res.Rule != nil {
 		res.ScopeHonoured = t.HonorsScope || res.RuleSource == SourceOperator
+		baseKind := v.Kind
 		v = apply(v, res.Rule, res.ScopeHonoured)
+		if v.Kind != baseKind {
+			v.Message = verdict.Message(v.Kind, v.Status, o.Body)
+		}
 	}
 	res.Verdict = v
 	if count {

@@ -13,3 +13,11 @@ func ForKind(k Kind) Verdict {
 	}
 	return v
 }
+
+// Message is the client-safe sentence the classifier writes for a kind, a
+// status and an upstream body (the body's own error text, cleaned of
+// anything that looks like a secret).
+func Message(k Kind, status int, body []byte) string {
+	b := newBody(body)
+	return message(k, status, b.upstreamMessage())
+}

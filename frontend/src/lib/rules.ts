@@ -88,6 +88,7 @@ export function effectText(r: ListedRule): string {
   }
   const rule = r.rule;
   if (!rule) return '';
+  if (rule.reason === 'tool_count_limit') return 'fails over; the target’s tool limit is remembered and routed around';
   const cd = rule.cooldownMs ? ` for ${duration(rule.cooldownMs)}` : '';
   return `${rule.reason.replace(/_/g, ' ')} → ${rule.scope} scope${cd}`;
 }

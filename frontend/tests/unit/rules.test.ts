@@ -17,6 +17,7 @@ describe('rules page', () => {
     expect(matchText(restate)).toBe('HTTP 400, 403 + text “用户额度不足” / “额度不足”, unless “无权访问模型”');
     expect(effectText(restate)).toBe('restated to 429, client told Retry-After 1 min');
     expect(effectText(modelRule)).toBe('model access denied → model scope for 6 h');
+    expect(effectText({ ...modelRule, rule: { ...modelRule.rule!, reason: 'tool_count_limit' } })).toContain('routed around');
   });
   it('formats durations in the largest whole unit', () => {
     expect(duration(21600000)).toBe('6 h');
