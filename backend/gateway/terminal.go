@@ -29,7 +29,7 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 	}
 	transient, timed := soonest(x, true), soonest(x, false)
 	if transient > 0 && onlyLockouts(x) {
-		return rateLimited(req, "every target's model is in a short transient lockout", transient, now, plan)
+		return rateLimited(req, "every target is in a short transient lockout or quota window", transient, now, plan)
 	}
 	if timed > 0 && transient > 0 {
 		e := errs.New(errs.Unavailable, "all_targets_cooling_down",
@@ -54,6 +54,9 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 		e := rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)
 		if ee := errs.As(e); ee != nil && v.Code != "" {
 			ee.Code = v.Code
+			if v.Code == verdict.CodeQuotaRestated {
+				ee.Code = verdict.CodeQuotaExhausted
+			}
 		}
 		return e
 	}
@@ -132,7 +135,8 @@ func soonest(excluded []routing.Exclusion, transientOnly bool) time.Duration {
 func onlyLockouts(excluded []routing.Exclusion) bool {
 	any := false
 	for _, x := range excluded {
-		if x.Reason != "model_lockout" {
+		restated := x.Reason == "connection_cooldown" && x.Detail == "quota_restated"
+		if x.Reason != "model_lockout" && !restated {
 			return false
 		}
 		any = any || x.Transient

@@ -174,6 +174,11 @@ func (e *Engine) checkConn(c Candidate, now time.Time) *Exclusion {
 	}
 	if reason == "connection_cooldown" {
 		x := e.exclusion(c, "connection_cooldown", "", remaining)
+		if st := c.Conn.Cooldown(); st.ErrorCode == verdict.CodeQuotaRestated {
+			// A restated quota (a 403 that meant "429") is a short window by declaration.
+			x.Transient, x.Detail = true, "quota_restated"
+			return x
+		}
 		switch c.Conn.Cooldown().LastErrorType {
 		case string(verdict.KindQuota), string(verdict.KindAuth), string(verdict.KindForbidden), string(verdict.KindRequestRejected):
 		default:

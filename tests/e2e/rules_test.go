@@ -97,6 +97,12 @@ func TestAgentrouterQuotaRestated(t *testing.T) {
 	if st, _ := gw.connStatus(b); st != "cooling_down" {
 		t.Fatalf("second connection status %q, want cooling_down", st)
 	}
+	// Claude Code speaks Anthropic Messages: it too gets a retryable 429, not a fatal 403.
+	resp, body = gw.do(http.MethodPost, "/v1/messages", map[string]any{"model": "agentrouter/claude-sonnet-4", "max_tokens": 64,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": gw.key, "anthropic-version": "2023-06-01"})
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("Anthropic client: %d Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
 	if h := gw.ruleHits("builtin", "agentrouter-quota-as-403"); h != 2 {
 		t.Fatalf("restatement hits %v, want 2", h)
 	}

@@ -204,6 +204,9 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 			v.Message = verdict.Message(v.Kind, v.Status, o.Body)
 		}
 	}
+	if res.Restatement != nil && v.Kind == verdict.KindQuota {
+		v.Code = verdict.CodeQuotaRestated
+	}
 	res.Verdict = v
 	if count {
 		e.mu.Lock()

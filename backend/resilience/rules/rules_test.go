@@ -279,6 +279,9 @@ func TestCapturedUpstreamErrors(t *testing.T) {
 			if v.ModelLock != c.wantLock {
 				t.Errorf("model lock %v, want %v", v.ModelLock, c.wantLock)
 			}
+			if restated := v.RestatedFrom != 0; restated != (c.wantStatus != c.status) || restated && v.Code != verdict.CodeQuotaRestated {
+				t.Errorf("restated from %d with code %s; want restated %v with %s", v.RestatedFrom, v.Code, c.wantStatus != c.status, verdict.CodeQuotaRestated)
+			}
 			if c.wantRule != "" && strings.Contains(c.wantRule, "quota") && v.Terminal != "" {
 				t.Errorf("a quota rule made the connection terminal: %+v", v)
 			}

@@ -21,3 +21,10 @@ func Message(k Kind, status int, body []byte) string {
 	b := newBody(body)
 	return message(k, status, b.upstreamMessage())
 }
+
+// CodeQuotaRestated is the code of a quota the upstream reported with a
+// non-retryable status that a restatement rule corrected (agentrouter's
+// "403 额度不足"). The restatement declares the window temporary, so a
+// connection cooling from it is a short, transient exclusion: clients are
+// answered 429 with Retry-After rather than "skipped".
+const CodeQuotaRestated = "UPSTREAM_QUOTA_RESTATED"
