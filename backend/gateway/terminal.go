@@ -27,6 +27,11 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 	if e := leaseCapacity(plan); e != nil {
 		return e
 	}
+	if allReason(x, "tool_limit") {
+		e := errs.New(errs.Invalid, rules.CodeToolCountLimit, "no target of %q takes %d tools (learnt from their refusals); send fewer tools", req.model, req.toolCount()).WithParam("tools")
+		e.Details = diagnostics(x)
+		return e
+	}
 	transient, timed := soonest(x, true), soonest(x, false)
 	if transient > 0 && onlyLockouts(x) {
 		return rateLimited(req, "every target is in a short transient lockout or quota window", transient, now, plan)
@@ -130,6 +135,15 @@ func soonest(excluded []routing.Exclusion, transientOnly bool) time.Duration {
 		}
 	}
 	return s
+}
+
+func allReason(excluded []routing.Exclusion, reason string) bool {
+	for _, x := range excluded {
+		if x.Reason != reason {
+			return false
+		}
+	}
+	return len(excluded) > 0
 }
 
 func onlyLockouts(excluded []routing.Exclusion) bool {

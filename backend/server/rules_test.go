@@ -109,4 +109,14 @@ func TestToolCountLimitLearnt(t *testing.T) {
 	if st := e.coolingStatus(a); st == "cooling_down" || st == "terminal" {
 		t.Fatalf("a tool-count refusal cooled the connection: %s", st)
 	}
+	// With the large target gone, a request with too many tools is told so (400), not "unavailable".
+	if code, m := e.mgmt("DELETE", "/api/providers/"+b, nil); code != http.StatusOK {
+		t.Fatalf("delete: %d %v", code, m)
+	}
+	resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "openai-compatible/gpt-4o-mini",
+		"tools": []any{tool("x"), tool("y"), tool("z")}, "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+		map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != http.StatusBadRequest || errorCode(body) != "UPSTREAM_TOOL_COUNT_LIMIT" {
+		t.Fatalf("only a too-small target left: %d %s", resp.StatusCode, body)
+	}
 }
