@@ -53,10 +53,15 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 		Format      string `json:"format"`
 		BaseURL     string `json:"baseUrl"`
 		UserDefined bool   `json:"userDefined"`
+		// Provider error rule and egress-bucket flags (docs/RULES.md).
+		RuleFullText    bool `json:"ruleFullText"`
+		HonorsRuleScope bool `json:"honorsRuleScope"`
+		EgressBucketed  bool `json:"egressBucketed"`
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
-		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined})
+		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined,
+			p.RuleFullText, p.HonorsRuleScope, p.EgressBucketed})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }

@@ -260,6 +260,11 @@ func TestEgressBucketLock(t *testing.T) {
 		if cn["id"] == b && cn["errorCode"] != "EGRESS_BUCKET_COOLDOWN" {
 			t.Errorf("b errorCode %v, want EGRESS_BUCKET_COOLDOWN", cn["errorCode"])
 		}
+		// The egress IP recorded is the local address each connection really left from.
+		want := map[string]string{a: "127.0.0.2", b: "127.0.0.2", c: "127.0.0.3", d: "127.0.0.2"}[cn["id"].(string)]
+		if want != "" && cn["egressIp"] != want {
+			t.Errorf("connection %s egressIp %v, want %s", cn["id"], cn["egressIp"], want)
+		}
 	}
 }
 
