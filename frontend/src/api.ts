@@ -7,7 +7,7 @@ import type { ClearResult, CooldownConnection } from './lib/cooldowns';
 import type { ExplainAnswer } from './lib/explain';
 import type { LeaseList } from './lib/leases';
 import type { LockoutItem, LockoutTarget } from './lib/lockouts';
-import type { ListedRule, OperatorRule, PreviewAnswer } from './lib/rules';
+import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
 
 const TOKEN_KEY = 'omniroute.token';
@@ -483,9 +483,9 @@ export const endpoints = {
   },
   releaseLease: (id: string) => api.del<{ ok: boolean }>(`/api/resilience/leases/${enc(id)}`),
 
-  listRules: async (signal?: AbortSignal): Promise<ListedRule[]> => {
-    const data = await api.get<{ items?: ListedRule[] }>('/api/rules', signal);
-    return Array.isArray(data?.items) ? data.items : [];
+  listRules: async (signal?: AbortSignal): Promise<{ items: ListedRule[]; providers: ProviderRuleFlags[] }> => {
+    const data = await api.get<{ items?: ListedRule[]; providers?: ProviderRuleFlags[] }>('/api/rules', signal);
+    return { items: Array.isArray(data?.items) ? data.items : [], providers: Array.isArray(data?.providers) ? data.providers : [] };
   },
   previewRule: (body: { provider: string; status: number; body: string; rules?: OperatorRule[] }) => api.post<PreviewAnswer>('/api/rules/preview', body),
   getSettings: (signal?: AbortSignal) => api.get<GeneralSettings>('/api/settings', signal),

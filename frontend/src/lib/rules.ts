@@ -57,6 +57,20 @@ export interface PreviewAnswer {
   scopeHonoured: boolean;
 }
 
+/** A provider's catalogue flags for rules (GET /api/rules "providers"). */
+export interface ProviderRuleFlags {
+  provider: string;
+  ruleFullText: boolean;
+  honorsRuleScope: boolean;
+  egressBucketed: boolean;
+}
+
+/** "Full error text: agentrouter, opencode · Scope honoured: agentrouter, glm · IP-bucketed: opencode" */
+export function flagsText(ps: ProviderRuleFlags[]): string {
+  const list = (f: (p: ProviderRuleFlags) => boolean) => ps.filter(f).map((p) => p.provider).join(', ') || 'none';
+  return `Built-in rules see the full error text for: ${list((p) => p.ruleFullText)} · their scope acts for: ${list((p) => p.honorsRuleScope)} (elsewhere it is a label) · IP-bucketed (egress lock): ${list((p) => p.egressBucketed)}.`;
+}
+
 /** A duration in the largest whole unit that fits: 21600000 → "6 h". */
 export function duration(ms: number): string {
   if (ms % 3_600_000 === 0 && ms >= 3_600_000) return `${ms / 3_600_000} h`;

@@ -1,6 +1,6 @@
 import { endpoints, isAbortError } from '../api';
 import { busy, clear, errorBox, field, h, loading, notice } from '../dom';
-import { effectText, matchText, parseRules, previewSentence, type ListedRule } from '../lib/rules';
+import { effectText, flagsText, matchText, parseRules, previewSentence, type ListedRule } from '../lib/rules';
 import type { ViewContext } from '../router';
 
 /**
@@ -12,6 +12,7 @@ import type { ViewContext } from '../router';
 export function renderRules(root: HTMLElement, ctx: ViewContext): void {
   const heading = h('h1', { tabindex: '-1' }, 'Rules');
   const listArea = h('div', { class: 'list-area', 'data-testid': 'rules-list' });
+  const flagsLine = h('p', { class: 'muted small', 'data-testid': 'rule-flags' });
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const editor = h('textarea', { id: 'operator-rules', rows: 10, class: 'mono', spellcheck: false }) as HTMLTextAreaElement;
   const saveBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Save rules');
@@ -30,7 +31,7 @@ export function renderRules(root: HTMLElement, ctx: ViewContext): void {
       { class: 'muted page-intro' },
       'Before an upstream error is judged, restatements correct a lying status (a quota reported as 403 becomes 429 with a Retry-After), then provider error rules give it a reason and a scope: the model, the connection or the provider. Your rules are tried first, see the full error text and have their scope honoured; they apply to the next request.',
     ),
-    h('section', { 'aria-labelledby': 'rules-all' }, h('h2', { id: 'rules-all' }, 'All rules'), listArea),
+    h('section', { 'aria-labelledby': 'rules-all' }, h('h2', { id: 'rules-all' }, 'All rules'), flagsLine, listArea),
     h(
       'section',
       { 'aria-labelledby': 'rules-operator' },
@@ -90,9 +91,10 @@ export function renderRules(root: HTMLElement, ctx: ViewContext): void {
   async function load(): Promise<void> {
     clear(listArea, loading('Loading rules…'));
     try {
-      const [items, settings] = await Promise.all([endpoints.listRules(ctx.signal), endpoints.getSettings(ctx.signal)]);
+      const [rules, settings] = await Promise.all([endpoints.listRules(ctx.signal), endpoints.getSettings(ctx.signal)]);
       if (ctx.signal.aborted) return;
-      renderList(items);
+      flagsLine.textContent = flagsText(rules.providers);
+      renderList(rules.items);
       if (document.activeElement !== editor) editor.value = JSON.stringify(settings.providerErrorRules ?? [], null, 2);
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, effectText, matchText, parseRules, previewSentence, type ListedRule } from '../../src/lib/rules';
+import { duration, effectText, flagsText, matchText, parseRules, previewSentence, type ListedRule } from '../../src/lib/rules';
 
 const restate: ListedRule = {
   kind: 'restatement', source: 'builtin', id: 'agentrouter-quota-as-403', provider: 'agentrouter', hits: 2,
@@ -31,6 +31,15 @@ describe('rules page', () => {
     expect(s).toContain('restated from 403 to 429');
     expect(s).toContain('the client gets 429 with Retry-After 60 s');
     expect(s).toContain('Leaves routing: connection.');
+  });
+  it('names the providers of each catalogue flag', () => {
+    const s = flagsText([
+      { provider: 'agentrouter', ruleFullText: true, honorsRuleScope: true, egressBucketed: false },
+      { provider: 'opencode', ruleFullText: true, honorsRuleScope: false, egressBucketed: true },
+    ]);
+    expect(s).toContain('full error text for: agentrouter, opencode');
+    expect(s).toContain('scope acts for: agentrouter (');
+    expect(s).toContain('IP-bucketed (egress lock): opencode.');
   });
   it('parses the operator editor', () => {
     expect(parseRules('')).toEqual({ rules: [] });
