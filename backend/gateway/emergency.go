@@ -1,6 +1,11 @@
 package gateway
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+
+	"omniroute/backend/errs"
+)
 
 // HeaderEmergencyFallback names the emergency model that served a request
 // every regular target had failed or excluded.
@@ -14,6 +19,47 @@ func (g *Gateway) EmergencyFallbackOn() bool {
 		return *f
 	}
 	return g.emergencyDefault
+}
+
+// runWithFallback is the attempt loop plus the emergency fallback: when the
+// loop ends with a routing failure (nothing could serve: every target failed
+// or was excluded) and the fallback is on, the request runs once more on the
+// emergency model, with its own attempts and time budget. If that fails too,
+// the original failure is answered.
+func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *request) error {
+	err := g.run(w, r, req)
+	if err == nil || req.upstreamStatus != 0 || !routingFailure(err) {
+		return err
+	}
+	m := g.emergencyModel(req.model, r.Header.Get("X-OmniRoute-Lease-Owner") != "", false)
+	if m == "" {
+		return err
+	}
+	attempts, start, model := req.attempts, req.start, req.model
+	req.attempts, req.start, req.model = nil, g.clk.Now(), m
+	w.Header().Set(HeaderEmergencyFallback, m)
+	err2 := g.run(w, r, req)
+	req.attempts, req.start, req.model = append(attempts, req.attempts...), start, model
+	if err2 != nil {
+		w.Header().Del(HeaderEmergencyFallback)
+		req.upstreamStatus = 0
+		return err
+	}
+	return nil
+}
+
+// routingFailure reports an error that means "nothing could serve": not bad
+// input, auth, or lease errors, which another model would not fix.
+func routingFailure(err error) bool {
+	e := errs.As(err)
+	if e.Type == "lease_error" {
+		return false
+	}
+	switch e.Class {
+	case errs.Unavailable, errs.RateLimited, errs.Upstream, errs.Timeout, errs.NotFound:
+		return true
+	}
+	return false
 }
 
 // emergencyModel is the model for a last round after every target failed or

@@ -67,7 +67,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 		w.Header().Set(HeaderWarning, "background responses are served synchronously")
 	}
 	if err == nil {
-		err = g.run(w, r, req)
+		err = g.runWithFallback(w, r, req)
 	}
 	if err != nil {
 		e := errs.As(err)

@@ -50,16 +50,10 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	exhausted := map[string]bool{} // connections that failed at account level in this request
 	var last *failure
 	var plan routing.Plan
-	var primaryErr error // set when the emergency fallback round runs
-	maxAttempts := set.MaxAttempts
 	waits := 0
 	for {
 		plan, err = g.engine.Plan(in)
 		if err != nil {
-			if primaryErr != nil {
-				w.Header().Del(HeaderEmergencyFallback)
-				return primaryErr
-			}
 			return err
 		}
 		if lease != nil && len(plan.Candidates) == 0 {
@@ -78,7 +72,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			if tried[cand.Key()] || exhausted[cand.Conn.ID] {
 				continue
 			}
-			if len(req.attempts) >= maxAttempts || g.clk.Now().Sub(req.start) > budget {
+			if len(req.attempts) >= set.MaxAttempts || g.clk.Now().Sub(req.start) > budget {
 				queue = nil
 				break
 			}
@@ -123,17 +117,6 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		plan.Excluded = excluded
 		wait, ok := g.cooldownWait(plan, req, waits)
 		if !ok {
-			if m := g.emergencyModel(in.Model, lease != nil, primaryErr != nil); m != "" {
-				// Nothing served: one last round on the operator's emergency model.
-				g.logAllExcluded(plan, req)
-				primaryErr = terminalError(req, last, plan, g.clk.Now())
-				in.Model, in.SessionKey = m, ""
-				maxAttempts = len(req.attempts) + 2 // a short last round, even past the cap
-				budget += 30 * time.Second
-				tried, exhausted, last = map[string]bool{}, map[string]bool{}, nil
-				w.Header().Set(HeaderEmergencyFallback, m)
-				continue
-			}
 			break
 		}
 		waits++
@@ -141,11 +124,6 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			return nil // the client went away while waiting
 		}
 		tried, exhausted = map[string]bool{}, map[string]bool{}
-	}
-	if primaryErr != nil {
-		// The emergency model could not serve either: the original failure stands.
-		w.Header().Del(HeaderEmergencyFallback)
-		return primaryErr
 	}
 	g.logAllExcluded(plan, req)
 	return terminalError(req, last, plan, g.clk.Now())

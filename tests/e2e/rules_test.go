@@ -338,4 +338,10 @@ func TestEmergencyFallbackFlagLive(t *testing.T) {
 	if flag := f["flags"].([]any)[0].(map[string]any); flag["enabled"] != true || flag["source"] != "settings" {
 		t.Fatalf("flag after PATCH %v", flag)
 	}
+	// When the emergency model fails too, the client gets the original failure.
+	up.SetFault("key-spare", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
+	resp, body = gw.chat(gw.key, "main/gpt-4o-mini", false)
+	if resp.StatusCode == http.StatusOK || resp.Header.Get("X-OmniRoute-Emergency-Fallback") != "" || strings.Contains(string(body), "401") {
+		t.Fatalf("both failing: %d, emergency header %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Emergency-Fallback"), body)
+	}
 }
