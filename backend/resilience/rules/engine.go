@@ -2,6 +2,7 @@ package rules
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +67,7 @@ func (e *Engine) Classify(o verdict.Outcome, t Traits) verdict.Verdict {
 	return e.judge(o, t, true).Verdict
 }
 
-// Preview is Judge without counting hits: "this sample error would become…".
+// Preview runs both stages without counting hits: "this sample error would become…".
 // ops, when non-nil, stands in for the operator's saved rules (a draft list
 // the operator is about to save).
 func (e *Engine) Preview(o verdict.Outcome, t Traits, ops []Rule) Result {
@@ -87,40 +88,33 @@ func (e *Engine) Preview(o verdict.Outcome, t Traits, ops []Rule) Result {
 // caller keeps its own stream-error verdict.
 func (e *Engine) ClassifyStreamError(provider string, data []byte, now time.Time, t Traits) (verdict.Verdict, bool) {
 	status := embeddedStatus(data)
-	res := e.judgeStream(verdict.Outcome{Status: status, Body: data, Provider: provider, Now: now}, t)
+	res := e.run(verdict.Outcome{Status: status, Body: data, Provider: provider, Now: now}, t, e.operator(), true, true)
 	if res.Restatement == nil && res.Rule == nil {
 		return verdict.Verdict{}, false
 	}
 	return res.Verdict, true
 }
 
+// embeddedStatus is the HTTP-like status an in-stream error event carries, or 0.
 func embeddedStatus(data []byte) int {
 	for _, p := range [...]string{"error.status", "status", "error.code", "code", "status_code"} {
 		r := gjson.GetBytes(data, p)
-		if r.Type == gjson.Number && r.Int() >= 400 && r.Int() <= 599 {
-			return int(r.Int())
-		}
-		if r.Type == gjson.String {
-			var n int
+		n := -1
+		switch r.Type {
+		case gjson.Number:
+			n = int(r.Int())
+		case gjson.String:
 			if len(r.Str) == 3 {
-				for _, c := range r.Str {
-					if c < '0' || c > '9' {
-						n = -1
-						break
-					}
-					n = n*10 + int(c-'0')
-				}
-				if n >= 400 && n <= 599 {
-					return n
+				if v, err := strconv.Atoi(r.Str); err == nil {
+					n = v
 				}
 			}
 		}
+		if n >= 400 && n <= 599 {
+			return n
+		}
 	}
 	return 0
-}
-
-func (e *Engine) judgeStream(o verdict.Outcome, t Traits) Result {
-	return e.run(o, t, e.operator(), true, true)
 }
 
 func (e *Engine) judge(o verdict.Outcome, t Traits, count bool) Result {
@@ -162,6 +156,9 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 	}
 	if res.Restatement != nil {
 		v.RestatedFrom = o.Status
+		if v.RestatedFrom == 0 {
+			v.RestatedFrom = 200 // an error inside a 200 stream
+		}
 		v.Rule = res.Restatement.ID
 		v.ClientRetryAfter = v.RetryAfter
 		if v.ClientRetryAfter <= 0 {

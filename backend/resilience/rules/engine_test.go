@@ -88,8 +88,12 @@ func TestStreamErrors(t *testing.T) {
 	e := rules.New(nil)
 	tr := rules.Traits{FullText: true, HonorsScope: true}
 	v, ok := e.ClassifyStreamError("agentrouter", []byte(`{"error":{"message":"用户额度不足"}}`), now, tr)
-	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection {
+	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection || v.RestatedFrom != 200 {
 		t.Fatalf("in-stream quota: ok=%v %+v", ok, v)
+	}
+	v, ok = e.ClassifyStreamError("opencode", []byte(`{"error":{"code":"429","message":"slow down"}}`), now, rules.Traits{FullText: true})
+	if !ok || v.Rule != "opencode-rate-limit" || v.Status != 429 {
+		t.Fatalf("in-stream status as a string: ok=%v %+v", ok, v)
 	}
 	if _, ok := e.ClassifyStreamError("opencode", []byte(`{"error":{"message":"upstream hiccup"}}`), now, rules.Traits{FullText: true}); ok {
 		t.Fatal("a status-only rule (opencode 429) matched an in-stream error without a status")
