@@ -23,6 +23,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -62,6 +63,8 @@ type Deps struct {
 	Walls *wall.Table
 	// HomeDir is the user's home, where `import` finds the CLIs' logins.
 	HomeDir func() (string, error)
+	// Rules is the restatement and provider error rules engine (Rules page, preview).
+	Rules *rules.Engine
 }
 
 // API serves every HTTP route.
@@ -135,6 +138,9 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/keys/{id}", a.management(a.deleteKey)).Methods(http.MethodDelete)
 	m.HandleFunc("/settings", a.management(a.getSettings)).Methods(http.MethodGet)
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
+	m.HandleFunc("/rules", a.management(a.listRules)).Methods(http.MethodGet)
+	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
+	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)

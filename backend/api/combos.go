@@ -41,7 +41,11 @@ func (a *API) comboRoutes(m *mux.Router) {
 }
 
 func (a *API) listStrategies(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"strategies": strategy.Names()})
+	desc := map[string]string{}
+	for _, n := range strategy.Names() {
+		desc[string(n)] = strategy.Describe(n)
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"strategies": strategy.Names(), "descriptions": desc})
 }
 
 func comboJSON(row store.Combo) map[string]any {

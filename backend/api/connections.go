@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -63,11 +64,16 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 		UserDefined bool   `json:"userDefined"`
 		// DefaultModels stand in when a connection's upstream cannot list its models.
 		DefaultModels []string `json:"defaultModels"`
+		// Provider error rule and egress-bucket flags (docs/RULES.md).
+		RuleFullText    bool `json:"ruleFullText"`
+		HonorsRuleScope bool `json:"honorsRuleScope"`
+		EgressBucketed  bool `json:"egressBucketed"`
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
 		dm := append([]string{}, p.DefaultModels...)
-		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined, dm})
+		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined, dm,
+			p.RuleFullText, p.HonorsRuleScope, p.EgressBucketed})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }
@@ -348,6 +354,13 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		s, err := jsonObject(*in.ProviderSpecificData, "providerSpecificData")
 		if err != nil {
 			return err
+		}
+		var psd struct {
+			LocalAddress *string `json:"localAddress"`
+		}
+		_ = json.Unmarshal([]byte(s), &psd)
+		if psd.LocalAddress != nil && *psd.LocalAddress != "" && net.ParseIP(strings.TrimSpace(*psd.LocalAddress)) == nil {
+			return errs.New(errs.Invalid, "INVALID_LOCAL_ADDRESS", "providerSpecificData.localAddress must be an IP address of this machine").WithParam("providerSpecificData.localAddress")
 		}
 		row.ProviderSpecificData = s
 	}

@@ -76,10 +76,14 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 			status = "unavailable"
 		}
 		f := routing.CooldownFields(st)
-		out = append(out, map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
+		item := map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
 			"status": status, "testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil),
 			"cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel, "errorCode": st.ErrorCode,
-			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": lk})
+			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": lk}
+		if ip := a.Engine.Egress(c.ID); ip != "" {
+			item["egressIp"] = ip // last known, for the egress-bucket lock
+		}
+		out = append(out, item)
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connections": out, "generatedAt": now.UTC().Format(time.RFC3339Nano)})
 }

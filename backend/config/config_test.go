@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -54,7 +55,7 @@ func TestPatchGeneral(t *testing.T) {
 		case tt.field != "" && tt.field != "?" && fe.Field != tt.field:
 			t.Errorf("%s: field %q, want %q", tt.patch, fe.Field, tt.field)
 		}
-		if err != nil && h.General() != before {
+		if err != nil && !reflect.DeepEqual(h.General(), before) {
 			t.Errorf("%s: a rejected patch changed the settings", tt.patch)
 		}
 	}
@@ -141,5 +142,55 @@ func TestFailoverSettings(t *testing.T) {
 	}
 	if f := r.Failover; f.RetryMaxHintMs != 60000 || f.FailureStreak != 100 || f.RetriesPerTarget != 5 || f.QuotaCooldownMs != 1000 || f.StreamContinuation {
 		t.Fatalf("after patch %+v, want 60000 / clamped 100, 5, 1000 / off", f)
+	}
+}
+
+// TestProviderErrorRulesSetting: operator rules are validated field by field,
+// replace the whole list, persist, and reload.
+func TestProviderErrorRulesSetting(t *testing.T) {
+	kv := memKV{}
+	h, err := NewHolder(kv, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `{"providerErrorRules":[{"id":"x-quota","provider":"openai","match":{"statuses":[403],"textMarkers":["quota gone"]},"reason":"quota_exhausted","scope":"connection","cooldownMs":60000}]}`
+	bad := []struct{ patch, field string }{
+		{`{"providerErrorRules":[{"id":"","provider":"openai","match":{"statuses":[403]},"reason":"quota_exhausted","scope":"connection"}]}`, "providerErrorRules[0].id"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{"statuses":[403]},"reason":"nope","scope":"connection"}]}`, "providerErrorRules[0].reason"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{"statuses":[403]},"reason":"auth_error","scope":"planet"}]}`, "providerErrorRules[0].scope"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{},"reason":"auth_error","scope":"model"}]}`, "providerErrorRules[0].match"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{"statuses":[99]},"reason":"auth_error","scope":"model"}]}`, "providerErrorRules[0].match.statuses"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{"statuses":[400]},"reason":"auth_error","scope":"model","cooldownMs":-1}]}`, "providerErrorRules[0].cooldownMs"},
+		{`{"providerErrorRules":[{"id":"a","provider":"openai","match":{"statuses":[400]},"reason":"auth_error","scope":"model","colour":"red"}]}`, "providerErrorRules[0].colour"},
+		{`{"providerErrorRules":[{"id":"a","provider":"p","match":{"statuses":[400]},"reason":"auth_error","scope":"model"},{"id":"A","provider":"p","match":{"statuses":[401]},"reason":"auth_error","scope":"model"}]}`, "providerErrorRules[1].id"},
+		{`{"providerErrorRules":{"id":"a"}}`, "providerErrorRules"},
+		{`{"featureFlags":{"emergencyFallback":"yes"}}`, "featureFlags.emergencyFallback"},
+	}
+	for _, b := range bad {
+		_, err := h.PatchGeneral([]byte(b.patch))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != b.field {
+			t.Errorf("%s: error %v, want a FieldError on %s", b.patch, err, b.field)
+		}
+	}
+	if _, err := h.PatchGeneral([]byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PatchGeneral([]byte(`{"featureFlags":{"emergencyFallback":true,"emergencyFallbackModel":"ollama/llama3.2"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := NewHolder(kv, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := h2.General()
+	if len(g.ProviderErrorRules) != 1 || g.ProviderErrorRules[0].ID != "x-quota" || g.ProviderErrorRules[0].CooldownMs != 60000 {
+		t.Fatalf("rules after reload: %+v", g.ProviderErrorRules)
+	}
+	if f := g.FeatureFlags; f.EmergencyFallback == nil || !*f.EmergencyFallback || f.EmergencyFallbackModel != "ollama/llama3.2" {
+		t.Fatalf("flags after reload: %+v", f)
+	}
+	if _, err := h2.PatchGeneral([]byte(`{"providerErrorRules":[]}`)); err != nil || len(h2.General().ProviderErrorRules) != 0 {
+		t.Fatalf("clearing the list: %v %+v", err, h2.General().ProviderErrorRules)
 	}
 }

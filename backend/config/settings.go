@@ -2,8 +2,12 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+
+	"omniroute/backend/resilience/rules"
 )
 
 // General are the persisted general settings (`GET/PATCH /api/settings`).
@@ -47,6 +51,12 @@ type General struct {
 	// together; past it new requests get 503 until bodies are released. It is
 	// never less than MaxBodyBytes in effect, so one largest body always fits.
 	BodyBudgetBytes int64 `json:"bodyBudgetBytes"`
+	// ProviderErrorRules are the operator's provider error rules (guide §7,
+	// #11104): tried before the built-in ones, with full error text and their
+	// declared scope honoured. A PATCH replaces the whole list.
+	ProviderErrorRules []rules.Rule `json:"providerErrorRules"`
+	// FeatureFlags are switches an operator flips live (no restart).
+	FeatureFlags FeatureFlags `json:"featureFlags"`
 }
 
 // AgentModelMap maps the model families coding agents ask for by default
@@ -84,6 +94,17 @@ func (m AgentModelMap) Entries() [][2]string {
 	return [][2]string{{"opus", m.Opus}, {"sonnet", m.Sonnet}, {"haiku", m.Haiku}, {"codex", m.Codex}}
 }
 
+// FeatureFlags are live switches; nil means "the env default".
+type FeatureFlags struct {
+	// EmergencyFallback: when every target of a request failed or was
+	// excluded, try EmergencyFallbackModel once before answering the error.
+	// Default from OMNIROUTE_EMERGENCY_FALLBACK.
+	EmergencyFallback *bool `json:"emergencyFallback"`
+	// EmergencyFallbackModel is the last-resort model (e.g. a local
+	// "ollama/llama3.2"); "" disables the fallback even when the flag is on.
+	EmergencyFallbackModel string `json:"emergencyFallbackModel"`
+}
+
 // DefaultGeneral returns the defaults.
 func DefaultGeneral() General {
 	return General{
@@ -102,6 +123,7 @@ func DefaultGeneral() General {
 		BodyReadTimeoutMs:    30_000,
 		ClientWriteTimeoutMs: 30_000,
 		BodyBudgetBytes:      256 << 20,
+		ProviderErrorRules:   []rules.Rule{},
 	}
 }
 
@@ -142,11 +164,20 @@ func (g General) Validate() error {
 		return &FieldError{"clientWriteTimeoutMs", "must be between 1000 and 600000"}
 	case g.BodyBudgetBytes < 1<<20 || g.BodyBudgetBytes > 16<<30:
 		return &FieldError{"bodyBudgetBytes", "must be between 1048576 and 17179869184"}
+	case len(g.FeatureFlags.EmergencyFallbackModel) > 200:
+		return &FieldError{"featureFlags.emergencyFallbackModel", "must be at most 200 characters"}
 	}
 	for _, e := range g.AgentModelMap.Entries() {
 		if len(e[1]) > 200 || strings.IndexFunc(e[1], func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 			return &FieldError{"agentModelMap." + e[0], "must be a model or combo name of at most 200 characters without spaces (empty: automatic)"}
 		}
+	}
+	if err := rules.Validate(g.ProviderErrorRules); err != nil {
+		var fe *rules.FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{fe.Field, fe.Message}
+		}
+		return &FieldError{"providerErrorRules", err.Error()}
 	}
 	return nil
 }
@@ -212,6 +243,14 @@ func jsonKind(t reflect.Type) string {
 func unknownField(v any, t reflect.Type, prefix string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if arr, ok := v.([]any); ok && t.Kind() == reflect.Slice {
+		for i, el := range arr {
+			if p := unknownField(el, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
+				return p
+			}
+		}
+		return ""
 	}
 	obj, ok := v.(map[string]any)
 	if !ok || t.Kind() != reflect.Struct {

@@ -39,6 +39,8 @@ type request struct {
 	release func()
 	// adm is the current candidate's gate and queue admission.
 	adm *admission
+	// tools is the number of tools in the request (-1: not counted yet).
+	tools int
 }
 
 func (req *request) releaseBody() {

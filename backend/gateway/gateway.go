@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/queue"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -65,9 +67,14 @@ type Gateway struct {
 	gate      *gate.Gate
 	queues    *queue.Set
 	creds     Credentials
-	inFlight  atomic.Int64
-	bufs      sync.Pool
-	budget    *httpx.Budget
+	rules     *rules.Engine
+	log       *slog.Logger
+	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
+	// operator sets the feature flag.
+	emergencyDefault bool
+	inFlight         atomic.Int64
+	bufs             sync.Pool
+	budget           *httpx.Budget
 }
 
 // Deps are the gateway's collaborators.
@@ -94,6 +101,14 @@ type Deps struct {
 	Queues *queue.Set
 	// Credentials keeps OAuth access tokens fresh (optional).
 	Credentials Credentials
+	// Rules restates lying statuses and applies provider error rules (optional:
+	// without it the classifier alone decides).
+	Rules *rules.Engine
+	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
+	Log *slog.Logger
+	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
+	// emergencyFallback feature flag.
+	EmergencyFallback bool
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.
@@ -116,7 +131,7 @@ func New(d Deps) *Gateway {
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
-		creds: d.Credentials}
+		creds: d.Credentials, rules: d.Rules, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()
 	}

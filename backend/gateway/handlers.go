@@ -57,7 +57,7 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format) {
 	set := g.general()
-	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format}
+	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format, tools: -1}
 	defer req.releaseBody()
 	// The body is read (under its deadline and the byte budget) before an
 	// in-flight slot is taken: a slow sender holds no slot.
@@ -76,7 +76,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 		w.Header().Set(HeaderWarning, "background responses are served synchronously")
 	}
 	if err == nil {
-		err = g.run(w, r, req)
+		err = g.runWithFallback(w, r, req)
 	}
 	if err != nil {
 		e := errs.As(err)

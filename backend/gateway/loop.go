@@ -85,6 +85,10 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				break
 			}
 			rs.tried[cand.Key()] = true
+			if x := g.toolLimitExclusion(cand, req); x != nil {
+				excluded = append(excluded, *x)
+				continue
+			}
 			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
 			if x != nil {
 				excluded = append(excluded, *x)
@@ -134,6 +138,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	if last == nil && refused != nil {
 		return refused
 	}
+	g.logAllExcluded(plan, req)
 	return terminalError(req, last, plan, g.clk.Now())
 }
 
@@ -434,7 +439,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	firstByte := time.AfterFunc(fb, req.adm.firstByteExpiry(fb, cancel))
 	defer firstByte.Stop()
 
-	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
+	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
 	if err != nil {
 		v := g.classifyErr(ctx, r, err, cand)
 		a.finish(v)
@@ -445,10 +450,11 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		v := redacted(verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}), cand)
+		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			v.Code, v.Message = "UPSTREAM_REDIRECT", redirectMessage(resp.StatusCode)
 		}
+		g.learnToolLimit(v, errBody, cand, req)
 		a.finish(v)
 		return &failure{v: v}, false
 	}

@@ -42,7 +42,10 @@ var (
 )
 
 // upstreamStreamError is an error the upstream reported inside its stream.
-type upstreamStreamError struct{ msg string }
+type upstreamStreamError struct {
+	msg  string
+	data []byte // the error event's JSON, for the provider error rules
+}
 
 func (e *upstreamStreamError) Error() string { return "upstream stream error: " + e.msg }
 
@@ -166,7 +169,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 		if msg == "" {
 			msg = "the upstream reported an error"
 		}
-		s.streamErr = &upstreamStreamError{msg: msg}
+		s.streamErr = &upstreamStreamError{msg: msg, data: bytes.Clone(ev.Data)}
 		return false
 	case watchdog.Unknown:
 		if !ev.Comment && !ev.IsDone() {
@@ -342,6 +345,12 @@ func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
 // failureVerdict classifies why the stream did not complete.
 func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 	a := s.a
+	var ue *upstreamStreamError
+	if errors.As(s.streamErr, &ue) {
+		if v, ok := a.g.streamErrorVerdict(ue.data, a.cand); ok {
+			return v
+		}
+	}
 	if s.streamErr != nil {
 		return redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
 			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}, a.cand)

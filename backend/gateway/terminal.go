@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 )
@@ -26,12 +27,17 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 	if e := leaseCapacity(plan); e != nil {
 		return e
 	}
+	if allReason(x, "tool_limit") {
+		e := errs.New(errs.Invalid, rules.CodeToolCountLimit, "no target of %q takes %d tools (learnt from their refusals); send fewer tools", req.model, req.toolCount()).WithParam("tools")
+		e.Details = diagnostics(x)
+		return e
+	}
 	transient, timed := soonest(x, true), soonest(x, false)
 	if q := soonestQuota(x); q > 0 && transient == 0 && onlyTimed(x) {
 		return quotaExhausted(req, q, now, plan)
 	}
 	if transient > 0 && onlyLockouts(x) {
-		return rateLimited(req, "every target's model is in a short transient lockout", transient, now, plan)
+		return rateLimited(req, "every target is in a short transient lockout or quota window", transient, now, plan)
 	}
 	if timed > 0 && transient > 0 {
 		e := errs.New(errs.Unavailable, "all_targets_cooling_down",
@@ -53,6 +59,20 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 // is left for genuine upstream breakage.
 func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Time) error {
 	v := last.v
+	if v.Code == rules.CodeToolCountLimit {
+		return errs.New(errs.Invalid, v.Code, "no target takes this many tools (%d): %s", req.toolCount(), v.Message).WithParam("tools")
+	}
+	if v.ClientRetryAfter > 0 {
+		// A restated error (a quota reported as 403) announces its own window.
+		e := rateLimited(req, "every target is out of quota for now; last: "+v.Message, v.ClientRetryAfter, now, plan)
+		if ee := errs.As(e); ee != nil && v.Code != "" {
+			ee.Code = v.Code
+			if v.Code == verdict.CodeQuotaRestated {
+				ee.Code = verdict.CodeQuotaExhausted
+			}
+		}
+		return e
+	}
 	if kinds := attemptKinds(req); kinds.limited && !kinds.other {
 		if kinds.onlyQuota {
 			if q := soonestQuota(plan.Excluded); q > 0 {
@@ -210,10 +230,20 @@ func rateLimitExclusion(x routing.Exclusion) bool {
 	return false
 }
 
+func allReason(excluded []routing.Exclusion, reason string) bool {
+	for _, x := range excluded {
+		if x.Reason != reason {
+			return false
+		}
+	}
+	return len(excluded) > 0
+}
+
 func onlyLockouts(excluded []routing.Exclusion) bool {
 	any := false
 	for _, x := range excluded {
-		if !rateLimitExclusion(x) {
+		restated := x.Reason == "connection_cooldown" && x.Detail == "quota_restated"
+		if !rateLimitExclusion(x) && !restated {
 			return false
 		}
 		any = any || x.Transient

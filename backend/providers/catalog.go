@@ -56,6 +56,17 @@ type Provider struct {
 	// NoPrefillModels lists model name prefixes of a prefill-capable provider
 	// that refuse a trailing assistant message (none known today).
 	NoPrefillModels []string
+	// RuleFullText lets provider error rules match text markers against the
+	// whole error text (e.g. agentrouter's Chinese quota wording); other
+	// providers' rules see only the structured error code and type.
+	RuleFullText bool
+	// HonorsRuleScope makes a provider error rule's declared scope act (model
+	// lock, connection cooldown, provider breaker) instead of being a label.
+	HonorsRuleScope bool
+	// EgressBucketed marks an upstream that rate-limits per client IP rather
+	// than per account (opencode's free tier): a quota or rate-limit 429 cools
+	// every flagged connection that last left from the same egress IP.
+	EgressBucketed bool
 	// OAuth is how this provider's OAuth tokens are refreshed (nil: API keys only).
 	OAuth *OAuth
 }
@@ -126,16 +137,19 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 				Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}},
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth)", Category: CategoryOAuth, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
-			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
+			OAuth:         &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
 		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
 			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}},
-		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"}},
+		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},
+			HonorsRuleScope: true},
 		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"}},
 		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"}},
 		{ID: "minimax", Name: "MiniMax", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.minimax.io/v1", DefaultModels: []string{"MiniMax-M2"}},
-		{ID: "agentrouter", Name: "AgentRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://agentrouter.org/v1"},
-		{ID: "opencode", Name: "OpenCode Zen", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://opencode.ai/zen/v1"},
+		{ID: "agentrouter", Name: "AgentRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://agentrouter.org/v1",
+			RuleFullText: true, HonorsRuleScope: true},
+		{ID: "opencode", Name: "OpenCode Zen", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://opencode.ai/zen/v1",
+			RuleFullText: true, EgressBucketed: true},
 		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"}},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"}},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true},

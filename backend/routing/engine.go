@@ -85,6 +85,8 @@ type Engine struct {
 	load     ConnLoad
 	onError  func(error)
 	agentMap AgentMap
+	egress   egressBook
+	tools    toolLimits
 }
 
 // EngineDeps are the engine's collaborators.
@@ -206,6 +208,11 @@ func (e *Engine) checkConn(c Candidate, now time.Time) *Exclusion {
 	}
 	if reason == "connection_cooldown" {
 		x := e.exclusion(c, "connection_cooldown", "", remaining)
+		if st := c.Conn.Cooldown(); st.ErrorCode == verdict.CodeQuotaRestated {
+			// A restated quota (a 403 that meant "429") is a short window by declaration.
+			x.Transient, x.Detail = true, "quota_restated"
+			return x
+		}
 		kind := c.Conn.Cooldown().LastErrorType
 		x.Detail = kind // what cooled it: quota waits for its reset, answered 429 with it
 		switch kind {
@@ -328,6 +335,14 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if v.Kind == verdict.KindClientCanceled {
 		return
 	}
+	if egressBucketed(t.cand.Conn, v) {
+		// An IP-bucketed limit is about the egress IP, not the model: the
+		// connection cools (never a model lock), and so do its IP siblings.
+		v.CoolConnection = true
+		t.e.recordCooldown(t.cand.Conn, v)
+		t.e.coolEgressSiblings(t.cand.Conn, v)
+		return
+	}
 	if t.e.recordLockout(t.cand, v) {
 		return
 	}
@@ -385,7 +400,18 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 		}
 		return false
 	}
-	// A typed RetryInfo wait too long for the connection's queue locks the exact model (≤ 24 h).
+	// A provider error rule with scope "model" locks this model alone, for the
+	// rule's time; the connection and its other models keep serving.
+	if v.ModelLock > 0 {
+		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.ModelLock, v.Code)
+		e.lockoutChanged("locked", entry)
+		return true
+	}
+	// A rule's honoured connection scope blames the account, never a model.
+	if v.Rule != "" && v.Scope == verdict.ScopeConnection {
+		return false
+	}
+	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
 	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.queueMaxWait(c.Conn) {
 		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)
 		e.lockoutChanged("locked", entry)

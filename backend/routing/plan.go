@@ -231,7 +231,7 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 			}
 			targets[i] = strategy.Target{Key: c.Key(), Index: c.ComboIndex*1000 + i, Priority: t.Priority, Weight: w,
 				Usage: m.usage, InFlight: m.inFlight, CostPer1M: t.CostPer1M, ResetAt: m.resetAt, Remaining: m.remaining,
-				LastGoodAt: m.lastGoodAt, ContextWindow: t.ContextWindow}
+				LastGoodAt: m.lastGoodAt, ContextWindow: t.ContextWindow, Provider: c.Conn.BreakerKey}
 			byKey[c.Key()] = c
 		}
 		e.stats.mu.Unlock()

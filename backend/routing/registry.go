@@ -5,6 +5,7 @@ package routing
 
 import (
 	"encoding/json"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -36,6 +37,9 @@ type Conn struct {
 	// BreakerKey is the provider identity for the breaker and health: the provider id,
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
 	BreakerKey string
+	// LocalAddress is the local IP outgoing requests leave from
+	// (providerSpecificData.localAddress); "" is the default route.
+	LocalAddress string
 	// Account is the subscription account's ids and opt-ins (providerSpecificData).
 	Account providers.Account
 	// HasRefresh reports a stored refresh token (OAuth connections).
@@ -211,7 +215,8 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
-		Limits: parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
+		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
+		LocalAddress: LocalAddressOf(row.ProviderSpecificData),
 	}, nil
 }
 
@@ -320,6 +325,21 @@ type cooldownOverrides struct {
 	BaseCooldownMs    *int64 `json:"baseCooldownMs"`
 	MaxBackoffSteps   *int   `json:"maxBackoffSteps"`
 	MaxHintCooldownMs *int64 `json:"maxHintCooldownMs"`
+	// DisableCooling opts the connection out of cooldowns shared with others
+	// (the egress-bucket lock); its own failures still cool it.
+	DisableCooling bool `json:"disableCooling"`
+}
+
+// LocalAddressOf reads providerSpecificData.localAddress when it is an IP.
+func LocalAddressOf(providerSpecificData string) string {
+	var d struct {
+		LocalAddress string `json:"localAddress"`
+	}
+	_ = json.Unmarshal([]byte(providerSpecificData), &d)
+	if ip := net.ParseIP(strings.TrimSpace(d.LocalAddress)); ip != nil {
+		return ip.String()
+	}
+	return ""
 }
 
 func parseOverrides(raw string) cooldownOverrides {

@@ -39,6 +39,7 @@ import (
 	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/queue"
+	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -65,7 +66,7 @@ type Server struct {
 	dir       *datadir.Dir
 	store     *store.Store
 	logs      *reqlog.Writer
-	transport *http.Transport
+	transport *egressTransport
 	api       *api.API
 	engine    *routing.Engine
 	bus       *events.Bus
@@ -240,7 +241,7 @@ func (s *Server) wire() error {
 			}
 		}
 	})
-	s.transport = newTransport()
+	s.transport = newEgressTransport(newTransport())
 	// Upstream redirects are never followed: the request carries the
 	// connection's credential (x-api-key survives a cross-host redirect), and
 	// a 3xx is an upstream error like any other.
@@ -268,9 +269,11 @@ func (s *Server) wire() error {
 	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
+	ruleEngine := rules.New(func() []rules.Rule { return settings.General().ProviderErrorRules })
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
 		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter,
-		Gate: gates, Queues: queue.NewSet(), Credentials: refresher})
+		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
+		Rules: ruleEngine, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
 	keys := api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -284,7 +287,7 @@ func (s *Server) wire() error {
 
 	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(),
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv),
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()

@@ -8,6 +8,7 @@ import type { ClearResult, CooldownConnection } from './lib/cooldowns';
 import type { ExplainAnswer } from './lib/explain';
 import type { LeaseList } from './lib/leases';
 import type { LockoutItem, LockoutTarget } from './lib/lockouts';
+import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
 
 const TOKEN_KEY = 'omniroute.token';
@@ -232,6 +233,24 @@ export interface ProviderHealth {
 }
 
 /** GET /api/monitoring/health; the counts are only there for the management token. */
+/** GET/PATCH /api/settings (only the fields the dashboard edits are typed). */
+export interface GeneralSettings {
+  providerErrorRules?: OperatorRule[];
+  featureFlags?: { emergencyFallback?: boolean | null; emergencyFallbackModel?: string };
+  [key: string]: unknown;
+}
+
+/** GET /api/feature-flags: a live switch and where its value comes from. */
+export interface FeatureFlag {
+  key: string;
+  env: string;
+  enabled: boolean;
+  source: 'env' | 'settings';
+  envDefault: boolean;
+  model?: string;
+  description: string;
+}
+
 export interface Health {
   status: HealthStatus | string;
   setupComplete?: boolean;
@@ -532,6 +551,18 @@ export const endpoints = {
     return { leases: Array.isArray(data?.leases) ? data.leases : [], ...(data?.generatedAt ? { generatedAt: data.generatedAt } : {}) };
   },
   releaseLease: (id: string) => api.del<{ ok: boolean }>(`/api/resilience/leases/${enc(id)}`),
+
+  listRules: async (signal?: AbortSignal): Promise<{ items: ListedRule[]; providers: ProviderRuleFlags[] }> => {
+    const data = await api.get<{ items?: ListedRule[]; providers?: ProviderRuleFlags[] }>('/api/rules', signal);
+    return { items: Array.isArray(data?.items) ? data.items : [], providers: Array.isArray(data?.providers) ? data.providers : [] };
+  },
+  previewRule: (body: { provider: string; status: number; body: string; rules?: OperatorRule[] }) => api.post<PreviewAnswer>('/api/rules/preview', body),
+  getSettings: (signal?: AbortSignal) => api.get<GeneralSettings>('/api/settings', signal),
+  patchSettings: (patch: Partial<GeneralSettings>) => api.patch<GeneralSettings>('/api/settings', patch),
+  featureFlags: async (signal?: AbortSignal): Promise<FeatureFlag[]> => {
+    const data = await api.get<{ flags?: FeatureFlag[] }>('/api/feature-flags', signal);
+    return Array.isArray(data?.flags) ? data.flags : [];
+  },
 
   listLogs: async (limit = 100, signal?: AbortSignal): Promise<RequestLog[]> => {
     const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?limit=${limit}`, signal);

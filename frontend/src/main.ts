@@ -11,6 +11,8 @@ import { renderConnections } from './views/connections';
 import { renderCooldowns } from './views/cooldowns';
 import { renderKeys } from './views/keys';
 import { renderLeases } from './views/leases';
+import { renderRules } from './views/rules';
+import { renderFlags } from './views/flags';
 import { renderLockoutSettings } from './views/lockout-settings';
 import { renderLogs } from './views/logs';
 import { renderModelCooldowns } from './views/model-cooldowns';
@@ -38,6 +40,8 @@ const routes: readonly Route[] = [
   { path: '/leases', title: 'Leases', view: renderLeases, group: 'Resilience' },
   { path: '/lockout-settings', title: 'Lockout Settings', view: renderLockoutSettings, group: 'Resilience' },
   { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
+  { path: '/rules', title: 'Rules', view: renderRules, group: 'Resilience' },
+  { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
 ];
 
 applyTheme(loadTheme());

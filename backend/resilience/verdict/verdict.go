@@ -87,6 +87,21 @@ type Verdict struct {
 	HintSource string
 	// Terminal is "", TerminalBanned, TerminalExpired or TerminalCreditsExhausted.
 	Terminal string
+
+	// Rule names the provider error rule (and restatement, "restatement>rule")
+	// that shaped this verdict; "" when the built-in classifier alone decided.
+	Rule string
+	// RestatedFrom is the upstream's original status when a restatement rule
+	// corrected it (Status then holds the corrected one); 0 otherwise.
+	RestatedFrom int
+	// ClientRetryAfter is the Retry-After a restated error announces to the
+	// client (the rule's default when the upstream gave none). It is what the
+	// client is told, not the connection's cooldown.
+	ClientRetryAfter time.Duration
+	// ModelLock, when > 0, takes this model alone on this connection out of
+	// routing for that long (a rule with scope "model"); the connection and
+	// its other models keep serving.
+	ModelLock time.Duration
 }
 
 // OK reports whether the verdict is a success.

@@ -11,7 +11,8 @@ import (
 
 func TestNamesAndValid(t *testing.T) {
 	want := []strategy.Name{"priority", "weighted", "round-robin", "fill-first", "p2c", "random",
-		"strict-random", "least-used", "cost-optimized", "reset-aware", "reset-window", "lkgp", "context-optimized"}
+		"strict-random", "least-used", "cost-optimized", "reset-aware", "reset-window", "lkgp", "context-optimized",
+		"context-relay", "headroom", "quota-weighted", "auto", "cache-optimized", "fusion", "pipeline"}
 	if got := strategy.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -22,6 +22,7 @@ type State struct {
 
 	rr      cursor         // round-robin: the last non-sticky pick
 	pins    map[string]pin // round-robin: StickyKey → pinned target
+	relay   map[string]pin // context-relay: StickyKey → the session's target
 	sweepAt int            // pins size that triggers the next sweep of expired pins
 
 	deck    []string // strict-random: cards left to draw
@@ -43,8 +44,9 @@ type cursor struct {
 
 // pin is a sticky session's target and when it was pinned.
 type pin struct {
-	key string
-	at  time.Time
+	key    string
+	at     time.Time
+	cursor cursor // context-relay: where the session was, to find its successor
 }
 
 // NewState returns the state for one combo, drawing randomness from src so a
@@ -54,7 +56,7 @@ func NewState(src *rand.Rand) *State {
 	if src == nil {
 		src = rand.New(rand.NewPCG(0, 0))
 	}
-	return &State{rng: src, pins: map[string]pin{}, sweepAt: minPinSweep}
+	return &State{rng: src, pins: map[string]pin{}, relay: map[string]pin{}, sweepAt: minPinSweep}
 }
 
 // Observe tells the stateful strategies about an attempt's outcome. Only
@@ -94,6 +96,10 @@ func (s *State) order(n Name, ts []Target, now time.Time, o Options) {
 		s.rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
 	case StrictRandom:
 		s.strictRandom(ts)
+	case QuotaWeighted:
+		s.quotaWeighted(ts)
+	case ContextRelay:
+		s.contextRelay(ts, now, o)
 	}
 }
 

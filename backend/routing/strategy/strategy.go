@@ -40,12 +40,20 @@ const (
 	ResetWindow      Name = "reset-window"      // most quota Remaining first
 	LKGP             Name = "lkgp"              // last known good first
 	ContextOptimized Name = "context-optimized" // largest ContextWindow first
+	ContextRelay     Name = "context-relay"     // a session stays on its target; relays to the next when it is gone
+	Headroom         Name = "headroom"          // most room left (quota remaining ÷ in flight) first
+	QuotaWeighted    Name = "quota-weighted"    // weighted random ∝ quota remaining × weight
+	Auto             Name = "auto"              // composite score of headroom, load, cost and recent success
+	CacheOptimized   Name = "cache-optimized"   // rendezvous hash of the session: same session, same target
+	Fusion           Name = "fusion"            // interleave providers so failover never repeats one
+	Pipeline         Name = "pipeline"          // definition order exactly, as stages
 )
 
 // names is the immutable table behind Names and Valid.
 var names = [...]Name{
 	Priority, Weighted, RoundRobin, FillFirst, P2C, Random, StrictRandom,
 	LeastUsed, CostOptimized, ResetAware, ResetWindow, LKGP, ContextOptimized,
+	ContextRelay, Headroom, QuotaWeighted, Auto, CacheOptimized, Fusion, Pipeline,
 }
 
 // Names returns every strategy in declaration order (a new slice each call, so
@@ -71,6 +79,7 @@ type Target struct {
 	LastGoodAt    time.Time // last success (lkgp); zero = never (last)
 	ContextWindow int       // tokens (context-optimized); <= 0 = unknown (last)
 	Cap           int       // quota share: the connection's concurrency cap (InFlight is then the connection's); <= 0 = none
+	Provider      string    // provider identity (fusion interleaves by it); "" = its own group
 }
 
 // Options are per-call knobs.
@@ -110,7 +119,18 @@ func Order(n Name, targets []Target, st *State, now time.Time, o Options) []Targ
 		rank(out, func(a, b Target) int { return descKnownTime(a.LastGoodAt, b.LastGoodAt) })
 	case ContextOptimized:
 		rank(out, byContext)
-	case Weighted, RoundRobin, FillFirst, P2C, Random, StrictRandom:
+	case Headroom:
+		rank(out, func(a, b Target) int { return cmp.Compare(headroom(b), headroom(a)) })
+	case Auto:
+		scores := autoScores(out, now)
+		rank(out, func(a, b Target) int { return cmp.Compare(scores[b.Key], scores[a.Key]) })
+	case CacheOptimized:
+		cacheOrder(out, o.StickyKey)
+	case Fusion:
+		fusion(out)
+	case Pipeline:
+		slices.SortStableFunc(out, byIndex)
+	case Weighted, RoundRobin, FillFirst, P2C, Random, StrictRandom, QuotaWeighted, ContextRelay:
 		if st == nil {
 			rank(out, nil)
 			break

@@ -79,6 +79,13 @@ export const STRATEGIES = [
   'reset-window',
   'lkgp',
   'context-optimized',
+  'context-relay',
+  'headroom',
+  'quota-weighted',
+  'auto',
+  'cache-optimized',
+  'fusion',
+  'pipeline',
 ] as const;
 
 export type TargetField = 'weight' | 'contextWindow' | 'costPer1M';
@@ -111,6 +118,13 @@ const INFO: Record<string, Omit<StrategyInfo, 'name'>> = {
     fields: ['contextWindow'],
     sticky: false,
   },
+  'context-relay': { description: 'A session stays on the target that took its conversation; when that target drops out the session relays to the next one and stays there.', fields: [], sticky: true },
+  headroom: { description: 'The target with the most room left first: quota remaining divided by requests in flight.', fields: [], sticky: false },
+  'quota-weighted': { description: 'Random in proportion to quota remaining × weight, so nearly exhausted accounts are rarely picked.', fields: ['weight'], sticky: false },
+  auto: { description: 'A composite score (quota left, load, cost, recent success) picks for you; no tuning needed.', fields: ['costPer1M'], sticky: false },
+  'cache-optimized': { description: 'The same session always lands on the same target (rendezvous hashing), so upstream prompt caches keep hitting.', fields: [], sticky: false },
+  fusion: { description: 'Interleaves providers: a failover never tries the same provider twice in a row.', fields: [], sticky: false },
+  pipeline: { description: 'Stages exactly in the order written (per-target priority ignored): stage 2 only when stage 1 cannot serve.', fields: [], sticky: false },
 };
 
 export function strategyInfo(name: string): StrategyInfo {

@@ -1143,6 +1143,43 @@ step('Leases: the empty state explains leases; a real lease is listed live and r
   assert.deepEqual((await mgmt('GET', '/api/resilience/leases')).body.leases, []);
 });
 
+step('Rules: an operator rule saved on the page judges the next request, its hit count shows, preview explains', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Rules');
+  await page.getByTestId('rules-table').waitFor();
+  assert.ok(await page.locator('[data-rule="builtin:agentrouter-quota-as-403"]').count(), 'built-in restatement listed');
+  const rule = [{ id: 'paused-workspace', provider: 'openai-compatible', match: { statuses: [400], textMarkers: ['workspace paused'] },
+    reason: 'server_error', scope: 'connection', cooldownMs: 1000 }];
+  await page.locator('#operator-rules').fill(JSON.stringify(rule));
+  await page.getByRole('button', { name: 'Save rules' }).click();
+  await page.getByText('Saved. The next request is judged by these rules.').waitFor();
+  await setFault({ mode: 'status', status: 400, times: 1, body: '{"error":{"message":"workspace paused for maintenance"}}' });
+  const r = await chat();
+  assert.notEqual(r.status, 400, `the rule turned the 400 into a failover: ${r.body}`);
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await page.locator('[data-rule="operator:paused-workspace"] [data-testid="rule-hits"]', { hasText: '1' }).waitFor();
+  await page.locator('#preview-provider').fill('agentrouter');
+  await page.locator('#preview-status').fill('403');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.getByTestId('rule-preview').getByText('restated from 403 to 429', { exact: false }).waitFor();
+  await snapBoth(page, 'rules');
+  assert.equal((await mgmt('PATCH', '/api/settings', { providerErrorRules: [] })).status, 200);
+  assert.equal((await mgmt('POST', '/api/resilience/cooldowns', { all: true })).status, 200);
+});
+
+step('Feature Flags: the emergency fallback switch is set live and back to its env default', async () => {
+  const page = S.pageA;
+  await gotoPage(page, 'Feature Flags');
+  await page.getByTestId('flag-source').getByText('Following OMNIROUTE_EMERGENCY_FALLBACK', { exact: false }).waitFor();
+  await page.getByLabel('Enabled').check();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByTestId('flag-source').getByText('Set here', { exact: false }).waitFor();
+  assert.equal((await mgmt('GET', '/api/feature-flags')).body.flags[0].enabled, true);
+  await page.getByRole('button', { name: 'Use env default' }).click();
+  await page.getByTestId('flag-source').getByText('Following', { exact: false }).waitFor();
+  assert.equal((await mgmt('GET', '/api/feature-flags')).body.flags[0].source, 'env');
+});
+
 step('keyboard: skip link, visible focus, nav by Tab and Enter', async () => {
   const page = S.pageA;
   await page.goto(`${S.base}/dashboard/#/overview`);

@@ -36,7 +36,10 @@ describe('strategies', () => {
       const info = strategyInfo(s);
       expect(info.description.length).toBeGreaterThan(20);
       expect(info.description).not.toContain('\n');
+      expect(info.description, s).not.toMatch(/^The gateway’s/);
     }
+    expect(STRATEGIES).toHaveLength(20);
+    expect(usesField('quota-weighted', 'weight')).toBe(true);
     expect(usesField('weighted', 'weight')).toBe(true);
     expect(usesField('priority', 'weight')).toBe(false);
     expect(usesField('cost-optimized', 'costPer1M')).toBe(true);

@@ -1,0 +1,78 @@
+package rules
+
+// BuiltinRestatements are the shipped status corrections. Keep markers
+// provider-specific: generic English phrases would collide with the
+// classifier's own credit and quota wording.
+func BuiltinRestatements() []Restatement {
+	return []Restatement{
+		{
+			ID: "agentrouter-quota-as-403", Provider: "agentrouter",
+			FromStatuses: []int{400, 403}, ToStatus: 429,
+			TextMarkers:         []string{"用户额度不足", "额度不足"},
+			ExcludeMarkers:      []string{"无权访问模型"},
+			DefaultRetryAfterMs: 60_000,
+		},
+	}
+}
+
+// BuiltinRules are the shipped provider error rules.
+func BuiltinRules() []Rule {
+	return []Rule{
+		{
+			ID: "agentrouter-model-access-denied", Provider: "agentrouter",
+			Match:  Match{Statuses: []int{400, 401, 403}, TextMarkers: []string{"无权访问模型"}},
+			Reason: "model_access_denied", Scope: ScopeModel, CooldownMs: 6 * 3600 * 1000,
+			Description: "no access to this model on this account: only the model leaves routing, for 6 h",
+		},
+		{
+			ID: "agentrouter-user-quota-exhausted", Provider: "agentrouter",
+			Match:  Match{Statuses: []int{429}, TextMarkers: []string{"用户额度不足", "额度不足"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "account quota used up (restated from 403): the connection cools on the ladder, never terminal",
+		},
+		{
+			ID: "opencode-subscription-quota", Provider: "opencode",
+			Match:  Match{Statuses: []int{429}, TextMarkers: []string{"monthly usage limit", "usage limit reached", "free usage"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection, CooldownMs: 3600 * 1000,
+			Description: "free tier is bucketed per egress IP: a quota 429 cools the IP's connections for 1 h",
+		},
+		{
+			ID: "opencode-rate-limit", Provider: "opencode",
+			Match:  Match{Statuses: []int{429}},
+			Reason: "rate_limit_exceeded", Scope: ScopeConnection,
+			Description: "free tier is bucketed per egress IP: a plain 429 is the same signal as a quota",
+		},
+		{
+			ID: "minimax-rate-limit", Provider: "minimax",
+			Match:  Match{Codes: []string{"1002", "1039"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeConnection,
+			Description: "MiniMax business codes 1002/1039 are rate limits whatever the HTTP status",
+		},
+		{
+			ID: "glm-quota-package", Provider: "glm",
+			Match:  Match{Codes: []string{"1113", "1308", "1310"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "GLM 1113/1308/1310: the resource package or usage window is used up",
+		},
+		{
+			ID: "glm-model-not-found", Provider: "glm",
+			Match:  Match{Codes: []string{"1211"}},
+			Reason: "not_found", Scope: ScopeModel, CooldownMs: 3600 * 1000,
+			Description: "GLM 1211: the model does not exist for this account; only the model leaves routing, for 1 h",
+		},
+		{
+			ID: "glm-model-no-access", Provider: "glm",
+			Match:  Match{Codes: []string{"1220"}},
+			Reason: "model_access_denied", Scope: ScopeModel, CooldownMs: 3600 * 1000,
+			Description: "GLM 1220: no permission for this model; only the model leaves routing, for 1 h",
+		},
+		{
+			ID: "tool-count-limit", Provider: AnyProvider,
+			Match: Match{Statuses: []int{400, 413, 422}, TextMarkers: []string{
+				"too many tools", "maximum number of tools", "tools: list should have at most",
+				"'tools': array too long", "tools array too long", "number of tools", "工具数量"}},
+			Reason: "tool_count_limit", Scope: ScopeModel,
+			Description: "the target takes fewer tools than the request carries: it fails over, and its limit is remembered per connection and model so later requests with as many tools go elsewhere",
+		},
+	}
+}

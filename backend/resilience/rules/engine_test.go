@@ -1,0 +1,121 @@
+package rules_test
+
+import (
+	"testing"
+	"time"
+
+	"omniroute/backend/resilience/rules"
+	"omniroute/backend/resilience/verdict"
+)
+
+// TestScopeHonouredOnlyWhenFlagged: a built-in rule's scope acts only for a
+// provider whose catalogue entry says so; elsewhere it is a label.
+func TestScopeHonouredOnlyWhenFlagged(t *testing.T) {
+	e := rules.New(nil)
+	o := verdict.Outcome{Status: 403, Provider: "agentrouter", Now: now, Body: []byte(`{"error":{"message":"无权访问模型 x"}}`)}
+	on := e.Classify(o, rules.Traits{FullText: true, HonorsScope: true})
+	off := e.Classify(o, rules.Traits{FullText: true, HonorsScope: false})
+	if on.ModelLock != 6*time.Hour || on.CoolConnection || on.Scope != verdict.ScopeModel {
+		t.Fatalf("honoured: %+v", on)
+	}
+	if off.ModelLock != 0 || off.Scope == verdict.ScopeModel || off.Rule != "agentrouter-model-access-denied" {
+		t.Fatalf("not honoured: %+v", off)
+	}
+	// Without full text the body markers are invisible: the classifier alone decides.
+	blind := e.Classify(o, rules.Traits{HonorsScope: true})
+	if blind.Rule != "" || blind.ModelLock != 0 {
+		t.Fatalf("structured-only: %+v", blind)
+	}
+}
+
+// TestOperatorRulesWinAndSeeFullText: an operator rule is tried before the
+// built-ins, sees the whole error text and has its scope honoured, whatever
+// the catalogue flags say.
+func TestOperatorRulesWinAndSeeFullText(t *testing.T) {
+	ops := []rules.Rule{{ID: "op-model", Provider: "openai", Match: rules.Match{Statuses: []int{400}, TextMarkers: []string{"model is retired"}},
+		Reason: "not_found", Scope: rules.ScopeModel, CooldownMs: 90_000}}
+	e := rules.New(func() []rules.Rule { return ops })
+	o := verdict.Outcome{Status: 400, Provider: "openai", Now: now, Body: []byte(`{"error":{"message":"This model is retired.","type":"invalid_request_error"}}`)}
+	v := e.Classify(o, rules.Traits{})
+	if v.Rule != "op-model" || v.Kind != verdict.KindNotFound || v.ModelLock != 90*time.Second || !v.Failover {
+		t.Fatalf("operator rule: %+v", v)
+	}
+	// Another provider is untouched.
+	o.Provider = "anthropic"
+	if v := e.Classify(o, rules.Traits{}); v.Rule != "" || v.Kind != verdict.KindBadRequest {
+		t.Fatalf("other provider: %+v", v)
+	}
+	var hits int64
+	for _, l := range e.List() {
+		if l.Source == rules.SourceOperator && l.ID == "op-model" {
+			hits = l.Hits
+		}
+	}
+	if hits != 1 {
+		t.Fatalf("hits %d, want 1", hits)
+	}
+	// Preview counts nothing and can try a draft list.
+	draft := []rules.Rule{{ID: "draft", Provider: "openai", Match: rules.Match{Codes: []string{"invalid_request_error"}},
+		Reason: "server_error", Scope: rules.ScopeProvider}}
+	o.Provider = "openai"
+	res := e.Preview(o, rules.Traits{}, draft)
+	if res.Rule == nil || res.Rule.ID != "draft" || res.Verdict.Scope != verdict.ScopeProvider || !res.Verdict.CountsForBreaker {
+		t.Fatalf("preview: %+v", res)
+	}
+	for _, l := range e.List() {
+		if l.ID == "op-model" && l.Hits != 1 {
+			t.Fatalf("preview counted a hit: %+v", l)
+		}
+	}
+}
+
+// TestConnectionScopeNeverTerminal: a rule with connection scope cools, never
+// makes the account terminal, even when the classifier alone would have.
+func TestConnectionScopeNeverTerminal(t *testing.T) {
+	ops := []rules.Rule{{ID: "balance-window", Provider: "minimax", Match: rules.Match{Codes: []string{"1008"}},
+		Reason: "quota_exhausted", Scope: rules.ScopeConnection, CooldownMs: 600_000}}
+	e := rules.New(func() []rules.Rule { return ops })
+	v := e.Classify(verdict.Outcome{Status: 400, Provider: "minimax", Now: now,
+		Body: []byte(`{"base_resp":{"status_code":1008,"status_msg":"insufficient balance"}}`)}, rules.Traits{})
+	if v.Terminal != "" || !v.CoolConnection || v.FixedCooldown != 10*time.Minute || v.Kind != verdict.KindQuota {
+		t.Fatalf("%+v", v)
+	}
+}
+
+// TestStreamErrors: in-stream errors carry no HTTP status; rules that name
+// text or codes still apply, status-only rules never do.
+func TestStreamErrors(t *testing.T) {
+	e := rules.New(nil)
+	tr := rules.Traits{FullText: true, HonorsScope: true}
+	v, ok := e.ClassifyStreamError("agentrouter", []byte(`{"error":{"message":"用户额度不足"}}`), now, tr)
+	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection || v.RestatedFrom != 200 {
+		t.Fatalf("in-stream quota: ok=%v %+v", ok, v)
+	}
+	v, ok = e.ClassifyStreamError("opencode", []byte(`{"error":{"code":"429","message":"slow down"}}`), now, rules.Traits{FullText: true})
+	if !ok || v.Rule != "opencode-rate-limit" || v.Status != 429 {
+		t.Fatalf("in-stream status as a string: ok=%v %+v", ok, v)
+	}
+	if _, ok := e.ClassifyStreamError("opencode", []byte(`{"error":{"message":"upstream hiccup"}}`), now, rules.Traits{FullText: true}); ok {
+		t.Fatal("a status-only rule (opencode 429) matched an in-stream error without a status")
+	}
+	v, ok = e.ClassifyStreamError("opencode", []byte(`{"error":{"status":429,"message":"Rate limit exceeded"}}`), now, rules.Traits{FullText: true})
+	if !ok || v.Kind != verdict.KindRateLimit || v.Rule != "opencode-rate-limit" {
+		t.Fatalf("in-stream 429: ok=%v %+v", ok, v)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := rules.Rule{ID: "a", Provider: "p", Match: rules.Match{Statuses: []int{403}}, Reason: "auth_error", Scope: rules.ScopeConnection}
+	if err := rules.Validate([]rules.Rule{good}); err != nil {
+		t.Fatal(err)
+	}
+	long := make([]rules.Rule, rules.MaxOperatorRules+1)
+	if rules.Validate(long) == nil {
+		t.Fatal("too many rules accepted")
+	}
+	bad := good
+	bad.Match.TextMarkers = []string{" "}
+	if rules.Validate([]rules.Rule{bad}) == nil {
+		t.Fatal("a blank marker accepted")
+	}
+}

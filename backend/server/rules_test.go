@@ -1,0 +1,122 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"omniroute/tests/fakeupstream"
+)
+
+func (e *env) addProviderConn(provider, name, upstreamKey string, priority int, models []string) string {
+	e.t.Helper()
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": provider, "name": name,
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": models})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create connection: %d %v", code, m)
+	}
+	return m["connection"].(map[string]any)["id"].(string)
+}
+
+func (e *env) coolingStatus(id string) string {
+	e.t.Helper()
+	_, m := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	for _, it := range m["connections"].([]any) {
+		c := it.(map[string]any)
+		if c["id"] == id {
+			return c["status"].(string)
+		}
+	}
+	e.t.Fatalf("connection %s not listed", id)
+	return ""
+}
+
+// TestStreamErrorGoesThroughRules: an error the upstream sends inside a 200
+// stream (before any model output) is judged by the same restatement and
+// rules as an HTTP error: agentrouter's in-stream "额度不足" cools that
+// account (connection scope) and the next one serves; an in-stream
+// "无权访问模型" locks only the model.
+func TestStreamErrorGoesThroughRules(t *testing.T) {
+	e := newEnv(t)
+	a := e.addProviderConn("agentrouter", "ar-a", "key-a", 1, []string{"m1", "m2"})
+	b := e.addProviderConn("agentrouter", "ar-b", "key-b", 2, []string{"m1", "m2"})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, Times: 1,
+		Body: `{"error":{"message":"用户额度不足, 剩余额度: ＄0.00","type":"new_api_error"}}`})
+
+	resp, body := e.chat("agentrouter/m1", true, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != b {
+		t.Fatalf("status %d from %q, want 200 from the second account: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	if st := e.coolingStatus(a); st != "cooling_down" {
+		t.Fatalf("first account %q, want cooling_down (in-stream quota, connection scope)", st)
+	}
+
+	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, Models: []string{"m1"},
+		Body: `{"error":{"message":"无权访问模型 m1","type":"new_api_error"}}`})
+	resp, _ = e.chat("agentrouter/m1", true, nil)
+	if resp.StatusCode == http.StatusOK {
+		t.Fatalf("denied model answered 200")
+	}
+	if st := e.coolingStatus(b); st == "cooling_down" || st == "terminal" {
+		t.Fatalf("second account %q: an in-stream model denial must not cool the account", st)
+	}
+	_, m := e.mgmt("GET", "/api/resilience/model-cooldowns", nil)
+	items, _ := m["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["model"] != "m1" || items[0].(map[string]any)["connectionId"] != b {
+		t.Fatalf("model cooldowns %v, want m1 on the second account", m)
+	}
+	resp, body = e.chat("agentrouter/m2", true, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != b {
+		t.Fatalf("sibling model: %d from %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+}
+
+// TestToolCountLimitLearnt: an upstream that refuses "too many tools" has its
+// limit remembered per connection and model: the request fails over at once,
+// later requests with as many tools skip it, and requests within the limit
+// still use it.
+func TestToolCountLimitLearnt(t *testing.T) {
+	e := newEnv(t)
+	a := e.addConn("small", "key-a", 1)
+	b := e.addConn("large", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400, Times: 1,
+		Body: `{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 2, but got an array with length 3 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}`})
+	tool := func(name string) map[string]any {
+		return map[string]any{"type": "function", "function": map[string]any{"name": name, "parameters": map[string]any{"type": "object"}}}
+	}
+	chat := func(n int) *http.Response {
+		var tools []any
+		for i := range n {
+			tools = append(tools, tool(fmt.Sprint("t", i)))
+		}
+		resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "openai-compatible/gpt-4o-mini", "tools": tools,
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"Authorization": "Bearer " + e.key})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d tools: %d %s", n, resp.StatusCode, body)
+		}
+		return resp
+	}
+	if got := chat(3).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != b {
+		t.Fatalf("3 tools served by %s, want the larger %s", got, b)
+	}
+	hits := e.up.Hits("key-a")
+	if got := chat(3).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != b || e.up.Hits("key-a") != hits {
+		t.Fatalf("3 tools again: served by %s, small hit %d times more", got, e.up.Hits("key-a")-hits)
+	}
+	if got := chat(2).Header.Get("X-OmniRoute-Selected-Connection-Id"); got != a {
+		t.Fatalf("2 tools served by %s, want the small one %s (within its limit)", got, a)
+	}
+	if st := e.coolingStatus(a); st == "cooling_down" || st == "terminal" {
+		t.Fatalf("a tool-count refusal cooled the connection: %s", st)
+	}
+	// With the large target gone, a request with too many tools is told so (400), not "unavailable".
+	if code, m := e.mgmt("DELETE", "/api/providers/"+b, nil); code != http.StatusOK {
+		t.Fatalf("delete: %d %v", code, m)
+	}
+	resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "openai-compatible/gpt-4o-mini",
+		"tools": []any{tool("x"), tool("y"), tool("z")}, "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+		map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != http.StatusBadRequest || errorCode(body) != "UPSTREAM_TOOL_COUNT_LIMIT" {
+		t.Fatalf("only a too-small target left: %d %s", resp.StatusCode, body)
+	}
+}
