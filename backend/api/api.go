@@ -132,6 +132,7 @@ func (a *API) Handler() http.Handler {
 	a.resilienceRoutes(m)
 	a.lockoutRoutes(m)
 	a.comboRoutes(m)
+	a.usageRoutes(m)
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 

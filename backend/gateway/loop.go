@@ -408,6 +408,19 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	in := u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int()
 	out := u.Get("completion_tokens").Int() + u.Get("output_tokens").Int()
 	req.log.PromptTokens, req.log.CompletionTokens = int(in), int(out)
+	req.log.CachedTokens = cachedTokens(u)
+}
+
+// cachedTokens reads the cached prompt tokens of an OpenAI, Responses or
+// Anthropic usage object (DeepSeek spells it prompt_cache_hit_tokens).
+func cachedTokens(u gjson.Result) int {
+	for _, path := range []string{"prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
+		"cache_read_input_tokens", "prompt_cache_hit_tokens"} {
+		if v := u.Get(path).Int(); v > 0 {
+			return int(v)
+		}
+	}
+	return 0
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -113,6 +113,7 @@ type RequestLog struct {
 	ErrorCode        string `gorm:"column:error_code"`
 	PromptTokens     int    `gorm:"column:prompt_tokens"`
 	CompletionTokens int    `gorm:"column:completion_tokens"`
+	CachedTokens     int    `gorm:"column:cached_tokens"`
 }
 
 // TableName names the table.

@@ -181,17 +181,20 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	stmt, err := tx.Prepare(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
-		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens, cached_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	for _, r := range rows {
 		if _, err := stmt.Exec(r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
-			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens); err != nil {
+			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens, r.CachedTokens); err != nil {
 			return err
 		}
+	}
+	if err := rollup(tx, rows); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -203,9 +206,13 @@ func (s *Store) RecentRequestLogs(limit int) ([]RequestLog, error) {
 	return out, err
 }
 
-// PruneRequestLogs keeps at most keep rows.
+// PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as
+// each of its resolutions is shown.
 func (s *Store) PruneRequestLogs(keep int) error {
-	return s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error
+	if err := s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error; err != nil {
+		return err
+	}
+	return s.pruneRollup()
 }
 
 // Combos returns every combo ordered by name.
