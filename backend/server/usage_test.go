@@ -12,28 +12,22 @@ import (
 	"omniroute/tests/fakeupstream"
 )
 
-// seedLogs writes n request logs spread over the last week: 12 connections, 20
-// models, 3 keys, every 10th an error, latencies 10 ms…10 s.
+// seedLogs writes n request logs spread over the last week in one SQL
+// statement (12 connections, 20 models, 3 keys, every 10th an error, latencies
+// 10 ms…10 s), then rebuilds the rollup from them.
 func seedLogs(t testing.TB, st *store.Store, now time.Time, n int) {
 	t.Helper()
-	rows := make([]store.RequestLog, 0, 5000)
 	week := int64((7*24 - 2) * time.Hour / time.Millisecond) // inside the week window, whatever the bucket alignment
-	for i := 0; i < n; i++ {
-		status := 200
-		if i%10 == 0 {
-			status = 503
-		}
-		rows = append(rows, store.RequestLog{RequestID: fmt.Sprint("r", i), CreatedAt: now.UnixMilli() - int64(i)*week/int64(n) - 1,
-			APIKeyID: fmt.Sprint("key", i%3), Model: fmt.Sprint("model-", i%20), Provider: "openai", ConnectionID: fmt.Sprint("conn", i%12),
-			Status: status, LatencyMs: int64(10 + (i*37)%10000), PromptTokens: 100, CompletionTokens: 20, CachedTokens: i % 2 * 50, Attempts: "[]"})
-		if len(rows) == cap(rows) {
-			if err := st.InsertRequestLogs(rows); err != nil {
-				t.Fatal(err)
-			}
-			rows = rows[:0]
-		}
+	err := st.DB().Exec(`WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?)
+		INSERT INTO request_logs (request_id, created_at, api_key_id, model, provider, connection_id, status, latency_ms,
+			prompt_tokens, completion_tokens, cached_tokens, attempts)
+		SELECT 'r' || i, ? - i * ? / ? - 1, 'key' || (i % 3), 'model-' || (i % 20), 'openai', 'conn' || (i % 12),
+			CASE WHEN i % 10 = 0 THEN 503 ELSE 200 END, 10 + (i * 37) % 10000, 100, 20, (i % 2) * 50, '[]' FROM seq`,
+		n, now.UnixMilli(), week, n).Error
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := st.InsertRequestLogs(rows); err != nil {
+	if err := st.RebuildUsageRollup(); err != nil {
 		t.Fatal(err)
 	}
 }

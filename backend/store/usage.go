@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"gorm.io/gorm"
 )
 
 // UsageDimension names the request-log column a usage chart splits by.
@@ -227,4 +229,31 @@ func (s *Store) StateEvents(from, to int64, limit int) ([]StateEvent, error) {
 	var in []StateEvent
 	err := s.db.Where("at >= ? AND at < ?", from, to).Order("at, id").Limit(limit).Find(&in).Error
 	return append(before, in...), err
+}
+
+// RebuildUsageRollup recomputes usage_rollup from the request log (the
+// migration's backfill; also a repair for a rollup that drifted).
+func (s *Store) RebuildUsageRollup() error {
+	var bins strings.Builder
+	lo := int64(-1)
+	for _, ub := range LatencyBinsMs {
+		fmt.Fprintf(&bins, ", SUM(CASE WHEN latency_ms > %d AND latency_ms < %d THEN 1 ELSE 0 END)", lo, ub)
+		lo = ub - 1
+	}
+	fmt.Fprintf(&bins, ", SUM(CASE WHEN latency_ms > %d THEN 1 ELSE 0 END)", lo)
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`DELETE FROM usage_rollup`).Error; err != nil {
+			return err
+		}
+		for _, r := range RollupResolutions {
+			if err := tx.Exec(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors,
+				tokens_in, tokens_out, tokens_cached`+rollupLatencyCols+`)
+				SELECT ?, (created_at / ?) * ?, connection_id, model, api_key_id, provider, COUNT(*),
+				SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_tokens)`+bins.String()+`
+				FROM request_logs GROUP BY 2, 3, 4, 5, 6`, r.Res, r.Res, r.Res).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
