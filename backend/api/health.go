@@ -156,8 +156,19 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
-// resetBreakers closes every provider breaker.
+// resetBreakers closes every provider breaker, or only ?provider=<breaker key>.
 func (a *API) resetBreakers(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Query().Get("provider"); p != "" {
+		for _, s := range a.Engine.Breakers().Snapshots() {
+			if s.Provider == p {
+				a.Engine.Breakers().Get(p).Reset()
+				httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": 1})
+				return
+			}
+		}
+		httpx.WriteError(w, errs.New(errs.NotFound, "PROVIDER_NOT_FOUND", "no breaker for provider %q", p).WithParam("provider"))
+		return
+	}
 	n := a.Engine.Breakers().ResetAll()
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": n})
 }

@@ -441,6 +441,7 @@ export const endpoints = {
   patchResilience: (patch: ResilienceSettings) => api.patch<ResilienceSettings>('/api/resilience', patch),
   setPaused: (paused: boolean) => api.patch<{ paused: boolean }>('/api/gateway', { paused }),
   resetBreakers: () => api.post<{ ok: boolean; resetCount?: number }>('/api/resilience/reset', {}),
+  resetBreaker: (provider: string) => api.post<{ ok: boolean; resetCount?: number }>(`/api/resilience/reset?provider=${enc(provider)}`, {}),
 
   listCombos: async (signal?: AbortSignal): Promise<Combo[]> => {
     const data = await api.get<{ combos?: Combo[] }>('/api/combos', signal);

@@ -410,6 +410,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       }
       scheduleRefetch();
     }),
+    // A provider breaker opening or closing changes who is out of routing.
+    live.subscribe('breaker', () => scheduleRefetch()),
     live.subscribe('lockout', (ev) => {
       if (!rows) {
         scheduleRefetch(); // the first load may have been answered before this change
