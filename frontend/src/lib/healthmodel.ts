@@ -107,7 +107,7 @@ export interface StateBadge {
 export function stateBadge(state: string | null | undefined): StateBadge {
   switch (state) {
     case 'serving':
-      return { label: 'Serving', tone: 'ok' };
+      return { label: 'Healthy', tone: 'ok' };
     case 'leased':
       return { label: 'Leased', tone: 'ok' };
     case 'degraded':
