@@ -323,8 +323,17 @@ export interface ApiKey {
   name: string;
   keyMasked?: string | null;
   scopes?: string[] | null;
+  allowedConnections?: string[] | null;
+  allowedModels?: string[] | null;
   isDefault?: boolean;
   createdAt?: string | number | null;
+}
+
+/** PUT /api/keys/{id}: what a key may do and reach (empty lists allow everything). */
+export interface KeyAccess {
+  scopes: string[];
+  allowedConnections: string[];
+  allowedModels: string[];
 }
 
 export interface CreatedApiKey extends ApiKey {
@@ -427,6 +436,7 @@ export const endpoints = {
   },
   createKey: (name: string) => api.post<CreatedApiKey>('/api/keys', { name }),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
+  updateKeyAccess: (id: string, access: KeyAccess) => api.put<ApiKey>(`/api/keys/${enc(id)}`, access),
   defaultKey: (signal?: AbortSignal) => api.get<DefaultKey>('/api/keys/default', signal),
 
   listAgents: async (signal?: AbortSignal): Promise<Agent[]> => {

@@ -1,6 +1,6 @@
 import { endpoints, isAbortError, type Agent, type AgentInstructions } from '../api';
 import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, h, loading, notice } from '../dom';
-import { shellExports } from '../lib/format';
+import { maskSecret, shellExports } from '../lib/format';
 import type { ViewContext } from '../router';
 
 /**
@@ -173,6 +173,9 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
   const env = ins.env && typeof ins.env === 'object' ? Object.entries(ins.env) : [];
   const steps = Array.isArray(ins.steps) ? ins.steps.filter((s) => typeof s === 'string' && s.trim()) : [];
   if (env.length === 0 && steps.length === 0) return emptyState('No instructions for this agent');
+  // Secrets are never shown in clear here: the copy buttons copy the real value.
+  const secrets = env.filter(([k, v]) => isSecret(k, String(v))).map(([, v]) => String(v));
+  const masked = (text: string) => secrets.reduce((t, sec) => (sec ? t.split(sec).join(maskSecret(sec)) : t), text);
   return h(
     'div',
     null,
@@ -185,7 +188,12 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
             'ul',
             { class: 'env-list' },
             env.map(([k, v]) =>
-              h('li', { class: 'copy-line' }, h('code', null, `${k}=${v}`), copyButton(() => `${k}=${v}`, { ariaLabel: `Copy ${k}` })),
+              h(
+                'li',
+                { class: 'copy-line' },
+                h('code', { 'data-testid': 'env-line' }, masked(`${k}=${v}`)),
+                copyButton(() => `${k}=${v}`, { ariaLabel: `Copy ${k}` }),
+              ),
             ),
           ),
         )
@@ -198,9 +206,14 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
           h(
             'ol',
             { class: 'steps' },
-            steps.map((s, i) => h('li', { class: 'copy-line' }, h('span', { class: 'step-text' }, s), copyButton(() => s, { ariaLabel: `Copy step ${i + 1}` }))),
+            steps.map((s, i) => h('li', { class: 'copy-line' }, h('span', { class: 'step-text' }, masked(s)), copyButton(() => s, { ariaLabel: `Copy step ${i + 1}` }))),
           ),
         )
       : null,
   );
+}
+
+/** An environment value that is a credential: a client key, or a *KEY / *TOKEN / *SECRET variable. */
+export function isSecret(name: string, value: string): boolean {
+  return value.startsWith('sk-') || /(KEY|TOKEN|SECRET|PASSWORD)$/i.test(name);
 }

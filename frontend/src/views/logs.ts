@@ -1,5 +1,6 @@
 import { endpoints, isAbortError, type AttemptLog, type RequestLog } from '../api';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
+import { formatDuration } from '../lib/format';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 
@@ -176,7 +177,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         // A failed request names no connection; its last attempt does.
         h('td', null, connectionName(l.connectionId || lastAttempt(l)?.connectionId, l.provider || lastAttempt(l)?.provider)),
         h('td', null, badge(String(l.status), ok ? 'ok' : 'bad')),
-        h('td', { class: 'num' }, l.latencyMs != null ? `${l.latencyMs} ms` : '—'),
+        h('td', { class: 'num' }, l.latencyMs != null ? h('span', { title: `${l.latencyMs} ms` }, formatDuration(l.latencyMs)) : '—'),
         h('td', { class: 'num' }, count),
         h('td', null, l.errorCode ? h('span', { class: 'error-type' }, l.errorCode) : h('span', { class: 'muted' }, '—')),
       ),
@@ -207,7 +208,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
             h('td', null, a.status ? badge(String(a.status), isOkStatus(a.status) ? 'ok' : 'bad') : '—'),
             h('td', null, a.verdict ? h('span', { class: 'verdict', 'data-testid': 'verdict' }, a.verdict) : '—'),
             h('td', null, a.code ? h('span', { class: 'error-type' }, a.code) : '—'),
-            h('td', { class: 'num' }, a.latencyMs != null ? `${a.latencyMs} ms` : '—'),
+            h('td', { class: 'num' }, a.latencyMs != null ? h('span', { title: `${a.latencyMs} ms` }, formatDuration(a.latencyMs)) : '—'),
           ),
         ),
       ),
