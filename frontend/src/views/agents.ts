@@ -175,7 +175,8 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
   if (env.length === 0 && steps.length === 0) return emptyState('No instructions for this agent');
   // Secrets are never shown in clear here: the copy buttons copy the real value.
   const secrets = env.filter(([k, v]) => isSecret(k, String(v))).map(([, v]) => String(v));
-  const masked = (text: string) => secrets.reduce((t, sec) => (sec ? t.split(sec).join(maskSecret(sec)) : t), text);
+  const masked = (text: string) =>
+    secrets.reduce((t, sec) => (sec ? t.split(sec).join(maskSecret(sec)) : t), text).replace(/sk-omni-[A-Za-z0-9_-]+/g, (k) => maskSecret(k));
   return h(
     'div',
     null,

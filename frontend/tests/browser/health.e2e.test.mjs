@@ -349,6 +349,38 @@ step('at 800×600 the sidebar folds behind Menu; a dialog closes on navigation',
   assert.equal(await page.locator('dialog[open]').count(), 0, 'the edit dialog closed with the page');
 });
 
+step('Keys: scopes, allowed connections and models are edited in the page; Agents never print the key in clear', async () => {
+  const page = S.page;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await mgmt('POST', '/api/keys', { name: 'ci runner' });
+  assert.equal(created.status, 201);
+  await open('/keys', 'API Keys');
+  const row = page.locator(`tr[data-key-id="${created.body.id}"]`);
+  await row.getByRole('button', { name: 'Edit access of key ci runner' }).click();
+  const dlg = page.locator('dialog[open]');
+  await dlg.getByLabel('lease:exclusive', { exact: false }).check();
+  await dlg.locator(`[id="allow-${S.ids.Spare}"]`).check();
+  await dlg.getByLabel('Allowed models').fill('spare/gpt-4o-mini, m4');
+  await dlg.getByRole('button', { name: 'Save access' }).click();
+  await page.getByText('Saved the access of “ci runner”.').waitFor();
+  const keys = await mgmt('GET', '/api/keys');
+  const k = keys.body.keys.find((x) => x.id === created.body.id);
+  assert.deepEqual([k.scopes, k.allowedConnections, k.allowedModels], [['inference', 'lease:exclusive'], [S.ids.Spare], ['spare/gpt-4o-mini', 'm4']]);
+  await row.getByTestId('key-access').getByText('Spare', { exact: true }).waitFor();
+  assert.equal((await page.content()).includes(created.body.key), false, 'the key value is not on the page after the show-once moment');
+
+  await open('/agents', 'Agents');
+  // Open every agent's instructions (the list re-renders after each).
+  await page.getByRole('button', { name: 'Show instructions' }).first().waitFor();
+  for (let i = 0; i < 12 && (await page.getByRole('button', { name: 'Show instructions' }).count()) > 0; i++) {
+    await page.getByRole('button', { name: 'Show instructions' }).first().click();
+    await page.waitForTimeout(150);
+  }
+  await page.locator('[data-testid="env-line"]').first().waitFor();
+  await snap('health-agents-instructions');
+  assert.equal((await page.locator('main').innerText()).includes(S.clientKey), false, 'the Agents page prints the client key in clear');
+});
+
 step('Usage shows charts and the breaker timeline; one-click fixes bring connections back', async () => {
   const page = S.page;
   await open('/usage', 'Usage');
