@@ -246,6 +246,9 @@ func (a *API) usageLabel(by, key string) string {
 		return "Other"
 	}
 	if key == "" {
+		if by == "connection" || by == "provider" {
+			return "Refused before routing"
+		}
 		return "(none)"
 	}
 	switch by {

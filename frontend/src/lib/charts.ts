@@ -58,12 +58,19 @@ export function stackedBars(series: readonly (readonly number[])[], width: numbe
   return out;
 }
 
-/** Polyline points of values over a width × height box scaled to max. */
+/**
+ * Polyline points of values over a width × height box scaled to max. Buckets
+ * without data (0) are skipped, so a quiet hour is a gap, not a dive to zero.
+ */
 export function linePoints(values: readonly number[], width: number, height: number, max: number): string {
   const n = values.length;
   if (!n) return '';
   const step = n > 1 ? width / (n - 1) : 0;
-  return values.map((v, i) => `${round(i * step)},${round(height - (Math.max(0, v) / (max || 1)) * height)}`).join(' ');
+  const pts: string[] = [];
+  values.forEach((v, i) => {
+    if (v > 0) pts.push(`${round(i * step)},${round(height - (v / (max || 1)) * height)}`);
+  });
+  return pts.join(' ');
 }
 
 function round(n: number): number {
@@ -103,6 +110,13 @@ export function lineChart(label: string, series: readonly (readonly number[])[],
   const svg = frame(label);
   const max = niceMax(Math.max(0, ...series.flat()));
   series.forEach((s, i) => {
+    if (s.filter((v) => v > 0).length === 1) {
+      // One bucket with data: a dot, since a one-point polyline draws nothing.
+      const at = s.findIndex((v) => v > 0);
+      const [x, y] = linePoints(s, W, H, max).split(',').map(Number);
+      if (at >= 0) svg.append(el('circle', { cx: x ?? 0, cy: y ?? 0, r: 3, fill: colours[i] ?? OTHER_COLOUR }));
+      return;
+    }
     svg.append(el('polyline', { points: linePoints(s, W, H, max), fill: 'none', stroke: colours[i] ?? OTHER_COLOUR, 'stroke-width': 2, 'vector-effect': 'non-scaling-stroke' }));
   });
   return svg;

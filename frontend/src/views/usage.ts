@@ -103,7 +103,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
     h('p', { class: 'muted page-intro' }, 'Requests, tokens and errors from the request log, split by what served them.'),
     h(
       'div',
-      { class: 'toolbar' },
+      { class: 'usage-toolbar' },
       rangeGroup,
       h('label', { class: 'inline-field', for: 'usage-by' }, 'Split by ', bySelect),
       csvBtn,
@@ -185,7 +185,12 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
       stat('Tokens in', compact(t.tokensIn), num(t.tokensIn)),
       stat('Tokens out', compact(t.tokensOut), num(t.tokensOut)),
       stat('Cached', compact(t.tokensCached), num(t.tokensCached)),
-      stat('Latency p50 / p90 / p99', `${formatDuration(lat.p50)} / ${formatDuration(lat.p90)} / ${formatDuration(lat.p99)}`, `upper bounds of histogram bins: ${exactMs(lat.p50)}, ${exactMs(lat.p90)}, ${exactMs(lat.p99)}`),
+      h(
+        'div',
+        { class: 'stat stat-latency', title: `upper bounds of histogram bins: ${exactMs(lat.p50)}, ${exactMs(lat.p90)}, ${exactMs(lat.p99)}` },
+        h('dt', null, 'Latency'),
+        h('dd', null, `p50 ${formatDuration(lat.p50)}`, h('br'), h('small', null, `p90 ${formatDuration(lat.p90)} · p99 ${formatDuration(lat.p99)}`)),
+      ),
     );
     const legend = legendOf(rep.series.map((s, i) => [s.label, colours[i]!, s.key]));
     const maxOf = (arrs: number[][]) => Math.max(0, ...arrs[0]!.map((_, i) => arrs.reduce((a, s) => a + (s[i] ?? 0), 0)));
