@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"omniroute/backend/httpx"
+	"omniroute/backend/store"
 )
 
 func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
@@ -18,7 +19,15 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	rows, err := a.Store.RecentRequestLogs(limit)
+	q := r.URL.Query()
+	f := store.RequestLogFilter{Status: q.Get("status"), ConnectionID: q.Get("connectionId"), Model: q.Get("model"), APIKeyID: q.Get("keyId")}
+	if f.Status != "" && f.Status != "ok" && f.Status != "error" {
+		if n, err := strconv.Atoi(f.Status); err != nil || n < 100 || n > 599 {
+			httpx.WriteError(w, errInvalidQuery("status", "status must be ok, error or an HTTP status code"))
+			return
+		}
+	}
+	rows, err := a.Store.FilteredRequestLogs(f, limit)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -26,9 +35,9 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 	out := make([]map[string]any, 0, len(rows))
 	for _, l := range rows {
 		out = append(out, map[string]any{"id": l.ID, "requestId": l.RequestID, "createdAt": rfc3339(l.CreatedAt),
-			"model": l.Model, "provider": l.Provider, "connectionId": l.ConnectionID, "status": l.Status,
+			"model": l.Model, "provider": l.Provider, "connectionId": l.ConnectionID, "apiKeyId": l.APIKeyID, "status": l.Status,
 			"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(orEmpty(l.Attempts)),
-			"latencyMs": l.LatencyMs, "errorCode": l.ErrorCode, "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens})
+			"latencyMs": l.LatencyMs, "errorCode": l.ErrorCode, "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens, "cachedTokens": l.CachedTokens})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"logs": out})
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"sort"
 )
 
 func (g *Gateway) finishLog(req *request) {
@@ -21,7 +22,12 @@ func (g *Gateway) finishLog(req *request) {
 		last := req.attempts[len(req.attempts)-1]
 		l.ConnectionID, l.Provider = last.ConnectionID, last.Provider
 	}
-	if b, err := json.Marshal(req.attempts); err == nil {
+	timeline := req.attempts
+	if len(req.steps) > 0 {
+		timeline = append(append([]AttemptRecord{}, req.attempts...), req.steps...)
+		sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].StartMs < timeline[j].StartMs })
+	}
+	if b, err := json.Marshal(timeline); err == nil {
 		l.Attempts = string(b)
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())

@@ -116,10 +116,20 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			break
 		}
 		waits++
+		req.steps = append(req.steps, AttemptRecord{Verdict: "wait", Code: "cooldown_wait", StartMs: msSince(req.start, g.clk.Now()),
+			LatencyMs: wait.Milliseconds()})
 		if err := sleepCtx(r.Context(), wait); err != nil {
 			return nil // the client went away while waiting
 		}
 		tried, exhausted = map[string]bool{}, map[string]bool{}
+	}
+	if last == nil {
+		// Refused without an upstream answer: the log keeps every exclusion and its reason.
+		at := msSince(req.start, g.clk.Now())
+		for _, x := range plan.Excluded {
+			req.steps = append(req.steps, AttemptRecord{ConnectionID: x.ConnectionID, Provider: x.Provider, Model: x.Model,
+				Verdict: "excluded", Code: x.Reason, Detail: x.Detail, StartMs: at, RemainingMs: x.Remaining.Milliseconds()})
+		}
 	}
 	return terminalError(req, last, plan, g.clk.Now())
 }
@@ -295,7 +305,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	set := g.general()
 	a := &attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
-		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model}}
+		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model, StartMs: msSince(req.start, g.clk.Now())}}
 	defer func() {
 		if p := recover(); p != nil {
 			ticket.Abandon()

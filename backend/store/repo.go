@@ -206,6 +206,40 @@ func (s *Store) RecentRequestLogs(limit int) ([]RequestLog, error) {
 	return out, err
 }
 
+// RequestLogFilter narrows RecentRequestLogs; zero fields match everything.
+type RequestLogFilter struct {
+	// Status is "ok" (< 400), "error" (>= 400) or one exact status code.
+	Status       string
+	ConnectionID string
+	Model        string
+	APIKeyID     string
+}
+
+// FilteredRequestLogs returns the newest logs matching f first.
+func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog, error) {
+	q := s.db.Order("id DESC").Limit(limit)
+	switch f.Status {
+	case "":
+	case "ok":
+		q = q.Where("status < 400")
+	case "error":
+		q = q.Where("status >= 400")
+	default:
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ConnectionID != "" {
+		q = q.Where("connection_id = ?", f.ConnectionID)
+	}
+	if f.Model != "" {
+		q = q.Where("model = ?", f.Model)
+	}
+	if f.APIKeyID != "" {
+		q = q.Where("api_key_id = ?", f.APIKeyID)
+	}
+	var out []RequestLog
+	return out, q.Find(&out).Error
+}
+
 // PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as
 // each of its resolutions is shown.
 func (s *Store) PruneRequestLogs(keep int) error {

@@ -367,6 +367,7 @@ export interface AgentSetupResult {
   instructions?: AgentInstructions | null;
 }
 
+/** One step of a request: an upstream attempt, a cooldown wait (verdict "wait") or an exclusion (verdict "excluded", code the reason). */
 export interface AttemptLog {
   connectionId?: string;
   provider?: string;
@@ -374,7 +375,20 @@ export interface AttemptLog {
   status?: number;
   verdict?: string;
   code?: string;
+  detail?: string;
+  /** When the step began, ms after the request arrived. */
+  startMs?: number;
   latencyMs?: number;
+  /** For an exclusion: how long it still held. */
+  remainingMs?: number;
+}
+
+/** Server-side filters of GET /api/logs. */
+export interface LogFilter {
+  status?: string;
+  connectionId?: string;
+  model?: string;
+  keyId?: string;
 }
 
 export interface RequestLog {
@@ -384,6 +398,7 @@ export interface RequestLog {
   model?: string;
   provider?: string;
   connectionId?: string;
+  apiKeyId?: string;
   status: number;
   stream?: boolean;
   attemptCount?: number;
@@ -475,8 +490,10 @@ export const endpoints = {
   },
   releaseLease: (id: string) => api.del<{ ok: boolean }>(`/api/resilience/leases/${enc(id)}`),
 
-  listLogs: async (limit = 100, signal?: AbortSignal): Promise<RequestLog[]> => {
-    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?limit=${limit}`, signal);
+  listLogs: async (limit = 100, signal?: AbortSignal, filter: LogFilter = {}): Promise<RequestLog[]> => {
+    const q = new URLSearchParams({ limit: String(limit) });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?${q}`, signal);
     return Array.isArray(data?.logs) ? data.logs : [];
   },
 };
