@@ -27,6 +27,15 @@ func (g *Gateway) finishLog(req *request) {
 		timeline = append(append([]AttemptRecord{}, req.attempts...), req.steps...)
 		sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].StartMs < timeline[j].StartMs })
 	}
+	if l.ConnectionID == "" && len(req.attempts) == 0 {
+		// A refused request names the first target routing excluded.
+		for _, st := range req.steps {
+			if st.Verdict == "excluded" {
+				l.ConnectionID, l.Provider = st.ConnectionID, st.Provider
+				break
+			}
+		}
+	}
 	if b, err := json.Marshal(timeline); err == nil {
 		l.Attempts = string(b)
 	}
