@@ -254,8 +254,8 @@ export type RuleKey = (typeof RULE_KEYS)[number];
 
 export const RULE_LABELS: Record<RuleKey, string> = {
   'streamStallCooldown.enabled': 'Cool a connection down when its stream stalls',
-  'connectionCooldown.oauth.baseCooldownMs': 'OAuth base cooldown (ms)',
-  'connectionCooldown.apikey.baseCooldownMs': 'API key base cooldown (ms)',
+  'connectionCooldown.oauth.baseCooldownMs': 'OAuth base cooldown (s)',
+  'connectionCooldown.apikey.baseCooldownMs': 'API key base cooldown (s)',
   'connectionCooldown.oauth.maxBackoffSteps': 'OAuth max backoff steps',
   'connectionCooldown.apikey.maxBackoffSteps': 'API key max backoff steps',
 };
@@ -272,6 +272,9 @@ export const RULE_RANGES: Partial<Record<RuleKey, { min: number; max: number; un
 export function ruleRangeError(key: string, value: unknown): string | null {
   const r = RULE_RANGES[key as RuleKey];
   if (!r || typeof value !== 'number') return null;
-  if (value < r.min || value > r.max) return `Enter ${r.min}–${r.max.toLocaleString('en-US')}${r.unit ? ` ${r.unit}` : ''}.`;
+  if (value >= r.min && value <= r.max) return null;
+  // Millisecond settings are typed in seconds: say the range in seconds.
+  if (r.unit === 'ms') return `Enter ${r.min / 1000}–${(r.max / 1000).toLocaleString('en-US')} s.`;
+  return `Enter ${r.min}–${r.max.toLocaleString('en-US')}${r.unit ? ` ${r.unit}` : ''}.`;
   return null;
 }

@@ -522,8 +522,8 @@ function renderRules(ctx: ViewContext): { element: HTMLElement; cleanup: () => v
             inputs.set(f.key, input);
             return h('div', { class: 'field field-check field-wide' }, h('label', { for: id }, input, ' ', label), slot);
           }
-          const input = h('input', { id, type: 'text', inputmode: 'numeric', autocomplete: 'off', 'data-key': f.key, 'aria-describedby': `${id}-hint` });
-          input.value = formatValue(f.kind, value);
+          const input = h('input', { id, type: 'text', inputmode: f.isMs ? 'decimal' : 'numeric', autocomplete: 'off', 'data-key': f.key, 'aria-describedby': `${id}-hint` });
+          input.value = formatValue(f.kind, value, f.isMs);
           inputs.set(f.key, input);
           const hint = h('small', { id: `${id}-hint`, class: 'hint' }, hintFor(f, input.value));
           hints.set(f.key, hint);

@@ -840,16 +840,16 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
 
   // The cooldown rules section: range check, then a partial save.
-  const apikeyBase = page.getByLabel('API key base cooldown (ms)');
-  await apikeyBase.fill('50');
+  const apikeyBase = page.getByLabel('API key base cooldown (s)');
+  await apikeyBase.fill('0.05');
   await page.getByRole('button', { name: 'Save rules' }).click();
-  await page.locator('#cdr-connectionCooldown-apikey-baseCooldownMs-error', { hasText: 'Enter 100–600,000 ms.' }).waitFor();
+  await page.locator('#cdr-connectionCooldown-apikey-baseCooldownMs-error', { hasText: 'Enter 0.1–600 s.' }).waitFor();
   let patchBody = null;
   const spy = (req) => {
     if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
   };
   page.on('request', spy);
-  await apikeyBase.fill('4000');
+  await apikeyBase.fill('4');
   await page.getByLabel('Cool a connection down when its stream stalls').check();
   await page.getByRole('button', { name: 'Save rules' }).click();
   await page.getByTestId('rules-saved').filter({ hasText: 'Saved 2 changes.' }).waitFor();
