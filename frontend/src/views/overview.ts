@@ -346,6 +346,12 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       for (const c of conns) names.set(c.id, c.name || c.provider);
       health = hl;
       healthStore.set(hl as HealthReport);
+      // User-defined endpoints are named by their prefix in breaker keys ("openai-compatible:lab").
+      for (const p of healthStore.get()?.providers ?? []) {
+        const i = p.id.indexOf(':');
+        if (i > 0 && p.name && !names.has(p.id.slice(i + 1))) names.set(p.id.slice(i + 1), p.name);
+      }
+      if (!quiet) renderFeed(); // events that arrived before the names did
       renderHealth();
       renderProviders();
       renderBroken();
