@@ -63,6 +63,7 @@ type API struct {
 	allowedHosts []string
 	paused       atomic.Bool
 	log          *slog.Logger
+	leaseView    leaseView
 }
 
 // New builds the API.

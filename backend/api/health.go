@@ -3,6 +3,10 @@ package api
 import (
 	"net/http"
 	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/errs"
@@ -41,18 +45,7 @@ func (a *API) HealthInput() health.Input {
 		}
 		in.Connections = append(in.Connections, hc)
 	}
-	if a.Leases != nil && a.Leases.CountActive() > 0 {
-		if rows, err := a.Leases.Active(); err == nil {
-			for _, l := range rows {
-				name := ""
-				if a.Keys != nil {
-					name = a.Keys.NameOf(l.APIKeyID)
-				}
-				in.Leases = append(in.Leases, health.Lease{ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
-					Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
-			}
-		}
-	}
+	in.Leases = a.activeLeases()
 	for _, co := range a.Engine.Combos().All() {
 		hc := health.Combo{ID: co.ID, Name: co.Name}
 		for _, t := range co.Targets {
@@ -68,6 +61,53 @@ func (a *API) HealthInput() health.Input {
 		in.Combos = append(in.Combos, hc)
 	}
 	return in
+}
+
+// leaseView caches the active leases as the health model needs them: health is
+// computed after every event for every stream, so the database is read only
+// when the set of held connections (the lease service's cached view) changes.
+type leaseView struct {
+	mu     sync.Mutex
+	sig    string
+	leases []health.Lease
+}
+
+func (a *API) activeLeases() []health.Lease {
+	if a.Leases == nil {
+		return nil
+	}
+	held := a.Leases.Held()
+	if len(held) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(held))
+	for c, owner := range held {
+		_, until, _ := a.Leases.HeldBy(c) // a renewal moves the expiry
+		keys = append(keys, c+"="+owner+"@"+strconv.FormatInt(until.UnixMilli(), 10))
+	}
+	sort.Strings(keys)
+	sig := strings.Join(keys, ",")
+	v := &a.leaseView
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if sig == v.sig {
+		return v.leases
+	}
+	rows, err := a.Leases.Active()
+	if err != nil {
+		return v.leases
+	}
+	out := make([]health.Lease, 0, len(rows))
+	for _, l := range rows {
+		name := ""
+		if a.Keys != nil {
+			name = a.Keys.NameOf(l.APIKeyID)
+		}
+		out = append(out, health.Lease{ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
+			Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
+	}
+	v.sig, v.leases = sig, out
+	return out
 }
 
 // providerDisplayName is how pages name a connection's provider: the catalogue
