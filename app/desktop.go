@@ -371,7 +371,7 @@ func (d *desktop) refreshIcon() {
 		if b := d.icon(after.Health); b != nil {
 			systray.SetIcon(b)
 		}
-		d.log.Info("tray icon", slog.String("health", string(after.Health)))
+		d.log.Info("tray icon", slog.String("health", string(after.Health)), slog.String("status", tray.StatusLine(after)))
 	}
 	if line := tray.StatusLine(after); line != tray.StatusLine(before) || tray.Tooltip(after) != tray.Tooltip(before) {
 		systray.SetTooltip(tray.Tooltip(after))
