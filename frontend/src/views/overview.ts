@@ -100,9 +100,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         ? h('p', { class: 'alert alert-warn', role: 'status', 'data-testid': 'paused' }, 'The gateway is paused: clients get 503 GATEWAY_PAUSED until you resume it.')
         : null,
       pauseError,
-      health.setupComplete === false
-        ? h('p', { class: 'alert alert-info' }, 'No connection yet. ', h('a', { href: href('/connections') }, 'Add a provider connection'), ' so the gateway has somewhere to route requests.')
-        : null,
+
     );
     const cb = health.circuitBreakers ?? {};
     const ch = health.connectionHealth ?? {};
@@ -129,7 +127,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const count = (st: string) => conns.filter((c) => c.state === st).length;
     const serving = conns.filter((c) => c.serving).length;
     const rows: Array<[string, number | string, string, string?]> = [
-      ['Serving', `${serving} of ${conns.length}`, serving < conns.length ? 'warn' : '', 'serving-count'],
+      ['Serving', conns.length ? `${serving} of ${conns.length}` : '—', serving < conns.length ? 'warn' : '', 'serving-count'],
       ['Cooling down', count('cooling'), count('cooling') ? 'warn' : ''],
       ['Breaker open', count('breaker_open'), count('breaker_open') ? 'bad' : ''],
       ['Out of service', count('terminal'), count('terminal') ? 'bad' : ''],
