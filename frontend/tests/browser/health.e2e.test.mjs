@@ -254,8 +254,13 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
   });
   assert.equal(acquired.status, 200, await acquired.text());
   await chat('spare/gpt-4o-mini');
+  // A combo whose only target is behind the OPEN breaker is dead.
+  const strategies = (await mgmt('GET', '/api/combos/strategies')).body.strategies;
+  const combo = await mgmt('POST', '/api/combos', { name: 'labonly', strategy: strategies[0], targets: [{ model: 'lab/gpt-4o-mini' }] });
+  assert.equal(combo.status, 201, JSON.stringify(combo.body));
 
   const h = await mgmt('GET', '/api/monitoring/health');
+  assert.equal(h.body.combos.find((c) => c.name === 'labonly')?.state, 'dead', JSON.stringify(h.body.combos));
   const st = Object.fromEntries(h.body.connections.map((c) => [c.name, c.state]));
   assert.deepEqual(st, { Work: 'cooling', Lab: 'breaker_open', Personal: 'models_locked', Leased: 'leased', Spare: 'serving' }, JSON.stringify(h.body.connections));
   assert.equal(h.body.summary.serving, 3);
@@ -266,7 +271,7 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
 step('the OPEN-breaker connection is not shown healthy on any page; Overview names it with a live countdown', async () => {
   const page = S.page;
   await open('/overview', 'Overview');
-  const lab = page.locator('[data-testid="problem"]', { hasText: 'Lab' }).first();
+  const lab = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Lab' }).first();
   await lab.waitFor();
   assert.equal(await lab.getAttribute('data-state'), 'breaker_open');
   await lab.getByText('Breaker open', { exact: true }).waitFor();
@@ -276,13 +281,19 @@ step('the OPEN-breaker connection is not shown healthy on any page; Overview nam
   await page.waitForTimeout(2100);
   assert.notEqual(await back.textContent(), first, 'the countdown ticks');
   await lab.getByRole('button', { name: /Reset breaker/ }).waitFor();
-  const work = page.locator('[data-testid="problem"]', { hasText: 'Work' }).first();
+  const work = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Work' }).first();
   assert.match(await work.getByTestId('back-at').textContent(), /^back in 1[34] min/);
   await work.getByRole('button', { name: /Clear cooldown/ }).waitFor();
   const personal = page.locator('[data-testid="problem"]', { hasText: 'Personal' }).first();
   await personal.getByText('m1', { exact: true }).waitFor();
   await personal.getByRole('button', { name: /Unlock models/ }).waitFor();
   await page.getByTestId('status-line').filter({ hasText: /^3 of 5 connections serving · Lab back in \d+ s$/ }).waitFor();
+  const dead = page.locator('[data-testid="problem"][data-kind="combo"]', { hasText: 'labonly' });
+  await dead.getByText('Dead', { exact: true }).waitFor();
+  assert.match(await dead.getByTestId('back-at').textContent(), /^back in \d+ s$/);
+
+  await open('/combos', 'Combos');
+  await page.locator('[data-combo="labonly"]').getByTestId('combo-health').getByText('Dead').waitFor();
 
   await open('/connections', 'Connections');
   const row = page.locator(`tr[data-id="${S.ids.Lab}"]`);
@@ -389,11 +400,11 @@ step('Usage shows charts and the breaker timeline; one-click fixes bring connect
   await snap('health-usage-charts');
 
   await open('/overview', 'Overview');
-  const lab = page.locator('[data-testid="problem"]', { hasText: 'Lab' }).first();
+  const lab = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Lab' }).first();
   await lab.getByRole('button', { name: /Reset breaker/ }).click();
-  await page.locator('[data-testid="problem"]', { hasText: 'Lab' }).waitFor({ state: 'detached' });
-  const work = page.locator('[data-testid="problem"]', { hasText: 'Work' }).first();
+  await page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Lab' }).waitFor({ state: 'detached' });
+  const work = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Work' }).first();
   await work.getByRole('button', { name: /Clear cooldown/ }).click();
-  await page.locator('[data-testid="problem"]', { hasText: 'Work' }).waitFor({ state: 'detached' });
+  await page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Work' }).waitFor({ state: 'detached' });
   assert.deepEqual(S.consoleErrors, []);
 });
