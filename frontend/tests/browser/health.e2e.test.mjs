@@ -392,6 +392,23 @@ step('Keys: scopes, allowed connections and models are edited in the page; Agent
   assert.equal((await page.locator('main').innerText()).includes(S.clientKey), false, 'the Agents page prints the client key in clear');
 });
 
+step('Logs: a refusal lists every excluded target with its reason; attempts show a timeline; filters by connection', async () => {
+  const page = S.page;
+  await chat('lab/gpt-4o-mini'); // refused: the Lab breaker is OPEN
+  await page.waitForTimeout(1300); // the request log is written in batches about once a second
+  await open('/logs', 'Logs');
+  const refused = page.locator('[data-testid="logs-table"] tbody', { hasText: 'lab/gpt-4o-mini' }).filter({ hasText: '503' }).first();
+  await refused.getByRole('button', { name: /Show attempts/ }).click();
+  await refused.getByTestId('exclusion-reason').filter({ hasText: 'provider circuit breaker open' }).waitFor();
+  const failed = page.locator('[data-testid="logs-table"] tbody', { hasText: 'lab/gpt-4o-mini' }).filter({ hasText: '502' }).first();
+  await failed.getByRole('button', { name: /Show attempts/ }).click();
+  await failed.getByTestId('attempt-timeline').waitFor();
+  await snap('health-logs-expanded');
+  await page.getByLabel('Connection').selectOption({ label: 'Spare' });
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="logs-table"] tbody')].every((b) => b.textContent.includes('spare/')));
+  assert.match(new URL(page.url()).hash, /connectionId=/);
+});
+
 step('Usage shows charts and the breaker timeline; one-click fixes bring connections back', async () => {
   const page = S.page;
   await open('/usage', 'Usage');
