@@ -205,7 +205,11 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
       h(
         'tr',
         null,
-        h('th', { scope: 'row', 'data-label': DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key' }, h('span', { class: 'swatch', style: `background:${colours[i]}` }), ' ', h('span', { title: s.key }, s.label)),
+        h(
+          'th',
+          { scope: 'row', 'data-label': DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key' },
+          h('span', null, h('span', { class: 'swatch', style: `background:${colours[i]}` }), h('span', { title: s.key }, s.label)),
+        ),
         h('td', { class: 'num', 'data-label': 'Requests' }, num(s.total.requests)),
         h('td', { class: 'num', 'data-label': 'Errors' }, s.total.errors ? badge(num(s.total.errors), 'bad') : '0'),
         h('td', { class: 'num', 'data-label': 'Tokens in' }, num(s.total.tokensIn)),
