@@ -28,6 +28,7 @@ import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
+import { healthStore } from '../lib/healthmodel';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -270,7 +271,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         h('div', { class: 'cell-main' }, label),
         h('small', { class: 'muted block' }, [c.authType, c.id].filter(Boolean).join(' · ')),
       ),
-      h('td', null, h('code', { class: 'nowrap' }, c.provider)),
+      h('td', null, h('span', { title: c.provider }, healthStore.connection(c.id)?.providerName || c.provider)),
       h(
         'td',
         { class: 'status-cell' },
