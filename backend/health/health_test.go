@@ -237,3 +237,25 @@ func TestHuman(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompute: the model is computed after every bus event for every
+// event stream; 50 connections, 10 locks and 10 combos.
+func BenchmarkCompute(b *testing.B) {
+	in := Input{Now: t0}
+	for i := 0; i < 50; i++ {
+		c := conn(string(rune('a'+i%26))+string(rune('a'+i/26)), "m1", "m2", "m3")
+		if i%7 == 0 {
+			c.Cooldown = cooldown.State{RateLimitedUntil: t0.Add(time.Minute), LastErrorType: "rate_limit"}
+		}
+		in.Connections = append(in.Connections, c)
+	}
+	for i := 0; i < 10; i++ {
+		in.Lockouts = append(in.Lockouts, lock(in.Connections[i].ID, "m1", t0.Add(time.Minute)))
+		in.Combos = append(in.Combos, Combo{Name: string(rune('k' + i)), Targets: []ComboTarget{{Model: "m1",
+			Candidates: []Candidate{{in.Connections[i].ID, "m1"}, {in.Connections[i+10].ID, "m1"}}}}})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Compute(in)
+	}
+}
