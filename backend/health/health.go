@@ -536,6 +536,8 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 			p.State, p.Reason, p.Since = Degraded, breakerReason(b), b.StateChangedAt
 		case p.Serving < p.Total:
 			p.State, p.Reason, p.Until = Degraded, strconv.Itoa(p.Total-p.Serving)+" of "+strconv.Itoa(p.Total)+" connections not serving", earliest[key]
+		case lockedOn(conns, key) > 0:
+			p.State, p.Reason = Degraded, "models locked on "+strconv.Itoa(lockedOn(conns, key))+" of "+strconv.Itoa(p.Total)+" connections"
 		case p.Total == 0:
 			p.State, p.Reason = Serving, "no connections"
 		default:
@@ -545,6 +547,17 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// lockedOn counts the provider's connections that serve with some models locked.
+func lockedOn(conns []ConnHealth, key string) int {
+	n := 0
+	for _, c := range conns {
+		if c.Provider == key && c.Serving && c.State == ModelsLocked {
+			n++
+		}
+	}
+	return n
 }
 
 func worstConnState(conns []ConnHealth, key string) State {

@@ -202,6 +202,14 @@ func TestProvidersAndCombos(t *testing.T) {
 	if o := r.Providers[0]; o.State != Degraded || o.Serving != 1 || o.Total != 2 || !o.Until.Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("openai provider %+v", o)
 	}
+	// b serves m3 with m2 locked; a is cooling: openai is degraded by the cooldown first.
+	if o := r.Providers[0]; o.Reason == "" {
+		t.Fatalf("openai provider without a reason %+v", o)
+	}
+	only := Compute(Input{Now: t0, Connections: []Conn{b}, Lockouts: in.Lockouts})
+	if p := only.Providers[0]; p.State != Degraded || !contains(p.Reason, "models locked on 1 of 1") {
+		t.Fatalf("a provider with a partly locked connection %+v", p)
+	}
 	if c := r.Combos[0]; c.Name != "alive" || c.State != Degraded || c.Serving != 1 || c.Total != 2 {
 		t.Fatalf("alive combo %+v", c)
 	}
