@@ -34,12 +34,13 @@ func (a *API) healthEvent() map[string]any {
 
 // healthSignature is what makes a health event news: the overall status, the
 // breakers and every connection's, provider's and combo's state with its
-// deadline (absolute, so a ticking countdown is not news).
+// deadline (absolute, so a ticking countdown is not news; in whole seconds, as
+// an open breaker's deadline is now + its remaining hold, read a moment apart).
 func healthSignature(h Health) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%v|%d/%d|", h.Status, h.CircuitBreakers, h.Report.Summary.Serving, h.Report.Summary.Total)
 	for _, c := range h.Report.Connections {
-		fmt.Fprintf(&b, "c:%s=%s@%d#%d,", c.ID, c.State, c.Until.UnixMilli(), len(c.Locks))
+		fmt.Fprintf(&b, "c:%s=%s@%d#%d,", c.ID, c.State, c.Until.Unix(), len(c.Locks))
 	}
 	for _, p := range h.Report.Providers {
 		fmt.Fprintf(&b, "p:%s=%s,", p.ID, p.State)
@@ -71,11 +72,11 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 	sendHealth := func(force bool) bool {
 		// The countdown alone changing is not news: compare the signature.
 		ev, sig := a.HealthEvent()
-		b, _ := json.Marshal(ev)
 		if !force && sig == lastHealth {
 			return true
 		}
 		lastHealth = sig
+		b, _ := json.Marshal(ev)
 		_, err := fmt.Fprintf(w, "event: health\ndata: %s\n\n", b)
 		return err == nil && rc.Flush() == nil
 	}
