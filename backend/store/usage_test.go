@@ -1,23 +1,24 @@
 package store
 
 import (
-	"path/filepath"
+	"io/fs"
 	"testing"
+
+	"omniroute/migrations"
 )
 
-// TestUsageRollupBackfillAndBatches: the 0002 migration rolls up the logs
+// usageMigration adds cached tokens, the usage rollup (with its backfill) and
+// the state-change log.
+const usageMigration = "0004_usage.sql"
+
+// TestUsageRollupBackfillAndBatches: the usage migration rolls up the logs
 // written before it, every later batch adds to the rollup, and a chart query at
 // each resolution sees both, with errors, tokens and latency bins.
 func TestUsageRollupBackfillAndBatches(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	// A database from before the rollup, with one logged request.
-	old, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := old.DB()
-	for _, q := range []string{"DROP TABLE usage_rollup", "DROP TABLE state_events", "DELETE FROM schema_migrations WHERE version > 1",
-		"ALTER TABLE request_logs DROP COLUMN cached_tokens"} {
+	s, _ := openTemp(t)
+	db := s.DB()
+	// The database as it was before the usage migration, with one logged request.
+	for _, q := range []string{"DROP TABLE usage_rollup", "DROP TABLE state_events", "ALTER TABLE request_logs DROP COLUMN cached_tokens"} {
 		if err := db.Exec(q).Error; err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -26,14 +27,14 @@ func TestUsageRollupBackfillAndBatches(t *testing.T) {
 		VALUES ('old', 60000, 'c1', 'm1', 'k1', 'openai', 503, 120, 10, 2)`).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(path)
+	// The migration itself, whatever its number among the others.
+	sql, err := fs.ReadFile(migrations.Files, usageMigration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	if err := db.Exec(string(sql)).Error; err != nil {
+		t.Fatalf("%s: %v", usageMigration, err)
+	}
 	if err := s.InsertRequestLogs([]RequestLog{
 		{RequestID: "a", CreatedAt: 61_000, ConnectionID: "c1", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 40, PromptTokens: 5, CompletionTokens: 1, CachedTokens: 3},
 		{RequestID: "b", CreatedAt: 119_999, ConnectionID: "c2", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 999_999},
