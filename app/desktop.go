@@ -51,6 +51,8 @@ type desktop struct {
 	wctx    context.Context // Wails' context, set at startup
 	status  tray.Status
 	pauseIt *systray.MenuItem
+	// statusIt is the status line at the top of the menu.
+	statusIt *systray.MenuItem
 }
 
 // hasDisplay reports whether a window can be shown.
@@ -144,10 +146,11 @@ func (d *desktop) relayEvents(ctx context.Context) {
 	defer tick.Stop()
 	last := ""
 	health := func() {
-		b, _ := json.Marshal(d.srv.API().HealthEvent())
-		if string(b) != last {
-			last = string(b)
-			wruntime.EventsEmit(ctx, windowEvent, "health", last)
+		ev, sig := d.srv.API().HealthEvent()
+		if sig != last {
+			last = sig
+			b, _ := json.Marshal(ev)
+			wruntime.EventsEmit(ctx, windowEvent, "health", string(b))
 		}
 	}
 	health()
@@ -273,6 +276,11 @@ func (d *desktop) trayReady() {
 		} else {
 			mi = systray.AddMenuItem(it.Title, it.Tooltip)
 		}
+		if it.Disabled {
+			mi.Disable()
+			d.statusIt = mi
+			continue
+		}
 		if it.Action == tray.ActPause || it.Action == tray.ActResume {
 			d.pauseIt = mi
 		}
@@ -342,9 +350,7 @@ func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
 }
 
 func (d *desktop) refreshStatus() {
-	h := d.srv.Health()
-	st := tray.Status{Health: tray.Health(h.Status), Connections: h.Total, CoolingDown: h.CoolingDown, Terminal: h.Terminal,
-		OpenBreakers: h.CircuitBreakers["open"], ActiveLeases: h.Leases, Paused: d.srv.API().Paused()}
+	st := tray.FromReport(d.srv.Health().Report, d.srv.API().Paused())
 	d.mu.Lock()
 	d.status = st
 	d.mu.Unlock()
@@ -365,10 +371,14 @@ func (d *desktop) refreshIcon() {
 		if b := d.icon(after.Health); b != nil {
 			systray.SetIcon(b)
 		}
-		d.log.Info("tray icon", slog.String("health", string(after.Health)))
+		d.log.Info("tray icon", slog.String("health", string(after.Health)), slog.String("status", tray.StatusLine(after)))
 	}
-	if after != before {
+	if line := tray.StatusLine(after); line != tray.StatusLine(before) || tray.Tooltip(after) != tray.Tooltip(before) {
 		systray.SetTooltip(tray.Tooltip(after))
+		if d.statusIt != nil {
+			d.statusIt.SetTitle(line)
+			d.statusIt.SetTooltip(tray.Tooltip(after))
+		}
 	}
 	if after.Paused != before.Paused && d.pauseIt != nil {
 		// Paused from the dashboard: keep the menu's wording in step.

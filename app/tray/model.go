@@ -3,51 +3,114 @@
 // renders this model; everything here is testable without a display.
 package tray
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"omniroute/backend/health"
+)
 
 // Health is the overall status the icon shows.
 type Health string
 
 // Health states, as GET /api/monitoring/health names them.
 const (
+	Setup     Health = "setup"
 	Healthy   Health = "healthy"
 	Degraded  Health = "degraded"
 	Unhealthy Health = "unhealthy"
 )
 
-// Icon names the icon file for a health state (build/icons/tray-<state>.png).
+// Icon names the icon file for a health state (build/icons/tray-<state>.png):
+// grey for setup, green, amber, red.
 func Icon(h Health) string {
 	switch h {
-	case Healthy, Degraded, Unhealthy:
+	case Setup, Healthy, Degraded, Unhealthy:
 		return "tray-" + string(h) + ".png"
 	}
 	return "tray-unhealthy.png"
 }
 
-// Status is what the tray knows about the gateway.
+// Status is what the tray knows about the gateway, taken from the health model.
 type Status struct {
 	Health       Health
 	Connections  int
+	Serving      int
 	CoolingDown  int
 	Terminal     int
 	OpenBreakers int
 	ActiveLeases int
-	Paused       bool
+	Locks        int
+	DeadCombos   int
+	// NextName is the not-serving connection back soonest, at NextBack.
+	NextName string
+	NextBack time.Time
+	// At is when the status was computed (countdowns are relative to it).
+	At     time.Time
+	Paused bool
 }
 
-// Tooltip is the one-line summary shown on hover.
-func Tooltip(s Status) string {
-	if s.Paused {
-		return "OmniRoute — paused"
+// FromReport builds the tray status from the health model's report.
+func FromReport(r health.Report, paused bool) Status {
+	s := Status{Health: Health(r.Summary.Status), Connections: r.Summary.Total, Serving: r.Summary.Serving,
+		ActiveLeases: r.Summary.Leases, Locks: r.Summary.Locks, DeadCombos: r.Summary.DeadCombo,
+		NextName: r.Summary.NextName, NextBack: r.Summary.NextBack, At: r.At, Paused: paused}
+	for _, c := range r.Connections {
+		switch c.State {
+		case health.Cooling:
+			s.CoolingDown++
+		case health.Terminal:
+			s.Terminal++
+		case health.BreakerOpen:
+			s.OpenBreakers++
+		}
 	}
+	return s
+}
+
+// StatusLine is the first (disabled) line of the tray menu, the same sentence
+// the dashboard's Overview leads with: "2 of 5 connections serving · Work back
+// in 14 min".
+func StatusLine(s Status) string {
 	switch {
+	case s.Paused:
+		return "Paused — clients get 503 until you resume"
 	case s.Connections == 0:
-		return "OmniRoute — no connections yet"
-	case s.Health == Healthy:
-		return fmt.Sprintf("OmniRoute — healthy (%d connections, %d leases)", s.Connections, s.ActiveLeases)
-	default:
-		return fmt.Sprintf("OmniRoute — %s: %d cooling, %d unavailable, %d breakers open", s.Health, s.CoolingDown, s.Terminal, s.OpenBreakers)
+		return "Set up: add a provider connection"
 	}
+	line := fmt.Sprintf("%d of %d connections serving", s.Serving, s.Connections)
+	if s.Serving == s.Connections && s.Connections == 1 {
+		line = "1 connection serving"
+	} else if s.Serving == s.Connections {
+		line = fmt.Sprintf("All %d connections serving", s.Connections)
+	}
+	if s.NextName != "" && !s.NextBack.IsZero() {
+		line += " · " + s.NextName + " back in " + health.Human(s.NextBack.Sub(s.At))
+	} else if s.Locks > 0 {
+		line += fmt.Sprintf(" · %d model %s", s.Locks, plural(s.Locks, "lock", "locks"))
+	}
+	return line
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Tooltip is the summary shown on hover: the health in words, then the status line.
+func Tooltip(s Status) string {
+	word := map[Health]string{Setup: "set up needed", Healthy: "healthy", Degraded: "degraded", Unhealthy: "unhealthy"}[s.Health]
+	if word == "" {
+		word = string(s.Health)
+	}
+	if s.Paused {
+		word = "paused"
+	} else if s.Connections == 0 {
+		word = "set up needed"
+	}
+	return "OmniRoute — " + word + "\n" + StatusLine(s)
 }
 
 // Action identifies what a menu item does.
@@ -65,6 +128,8 @@ const (
 	ActResume         Action = "resume"
 	ActStartAtLogin   Action = "start-at-login"
 	ActQuit           Action = "quit"
+	// ActNone is a disabled line (the status line).
+	ActNone Action = ""
 )
 
 // Item is one menu entry; Children make a submenu.
@@ -77,6 +142,7 @@ type Item struct {
 	Checkbox bool
 	Children []Item
 	Sep      bool // a separator before this item
+	Disabled bool // shown greyed out, not clickable (the status line)
 }
 
 // Agent is one entry of the Configure Agent submenu.
@@ -93,7 +159,8 @@ func Menu(s Status, agents []Agent, startAtLogin bool) []Item {
 		pause = Item{Title: "Resume Gateway", Tooltip: "Accept requests again", Action: ActResume, Sep: true}
 	}
 	return []Item{
-		{Title: "Open Dashboard", Action: ActOpen},
+		{Title: StatusLine(s), Tooltip: Tooltip(s), Disabled: true},
+		{Title: "Open Dashboard", Action: ActOpen, Sep: true},
 		{Title: "Copy Endpoint URL", Action: ActCopyEndpoint},
 		{Title: "Copy API Key", Action: ActCopyKey},
 		{Title: "Configure Agent", Children: sub},

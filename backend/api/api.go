@@ -74,6 +74,7 @@ type API struct {
 	allowedHosts []string
 	paused       atomic.Bool
 	log          *slog.Logger
+	leaseView    leaseView
 }
 
 // New builds the API.
@@ -148,6 +149,7 @@ func (a *API) Handler() http.Handler {
 	a.resilienceRoutes(m)
 	a.lockoutRoutes(m)
 	a.comboRoutes(m)
+	a.usageRoutes(m)
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 

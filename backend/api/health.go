@@ -3,14 +3,22 @@ package api
 import (
 	"net/http"
 	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/routing"
 )
 
-// Health is the overall status the dashboard and the tray show.
+// Health is the overall status the dashboard and the tray show: the health
+// model's Report plus the legacy counters of GET /api/monitoring/health.
 type Health struct {
 	Status          string
 	CircuitBreakers map[string]int
@@ -22,14 +30,114 @@ type Health struct {
 	ActiveAvailable int
 	Lockouts        int
 	Leases          int
+	Report          health.Report
 }
 
-// ComputeHealth derives healthy / degraded / unhealthy from live state:
-// unhealthy when a breaker is open or no active connection can serve,
-// degraded when something is cooling or a breaker is degraded or probing.
-func (a *API) ComputeHealth() Health {
+// HealthInput snapshots the live state for the health model.
+func (a *API) HealthInput() health.Input {
 	now := a.Clock.Now()
-	h := Health{ProviderHealth: map[string]any{}}
+	locks := a.Engine.ModelLocks()
+	entries := make([]lockout.Entry, 0, len(locks))
+	for _, l := range locks {
+		entries = append(entries, l.Entry) // model lockouts and model cooldowns alike take a model out
+	}
+	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries}
+	reg := a.Engine.Registry()
+	for _, c := range reg.All() {
+		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,
+			ProviderName: providerDisplayName(c), Active: c.Active, Models: c.Models, Cooldown: c.Cooldown()}
+		if d := a.Engine.ProviderCoolingRemaining(c.BreakerKey); d > 0 {
+			hc.ProviderCoolingUntil = now.Add(d)
+		}
+		in.Connections = append(in.Connections, hc)
+	}
+	in.Leases = a.activeLeases()
+	for _, co := range a.Engine.Combos().All() {
+		hc := health.Combo{ID: co.ID, Name: co.Name}
+		for _, t := range co.Targets {
+			ht := health.ComboTarget{Model: t.Model}
+			cands, _ := reg.Resolve(t.Model, routing.Access{})
+			for _, cand := range cands {
+				if t.ConnectionID == "" || t.ConnectionID == cand.Conn.ID {
+					ht.Candidates = append(ht.Candidates, health.Candidate{ConnectionID: cand.Conn.ID, Model: cand.Model})
+				}
+			}
+			hc.Targets = append(hc.Targets, ht)
+		}
+		in.Combos = append(in.Combos, hc)
+	}
+	return in
+}
+
+// leaseView caches the active leases as the health model needs them: health is
+// computed after every event for every stream, so the database is read only
+// when the set of held connections (the lease service's cached view) changes.
+type leaseView struct {
+	mu     sync.Mutex
+	sig    string
+	leases []health.Lease
+}
+
+func (a *API) activeLeases() []health.Lease {
+	if a.Leases == nil {
+		return nil
+	}
+	held := a.Leases.Held()
+	if len(held) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(held))
+	for c, owner := range held {
+		_, until, _ := a.Leases.HeldBy(c) // a renewal moves the expiry
+		keys = append(keys, c+"="+owner+"@"+strconv.FormatInt(until.UnixMilli(), 10))
+	}
+	sort.Strings(keys)
+	sig := strings.Join(keys, ",")
+	v := &a.leaseView
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if sig == v.sig {
+		return v.leases
+	}
+	rows, err := a.Leases.Active()
+	if err != nil {
+		return v.leases
+	}
+	out := make([]health.Lease, 0, len(rows))
+	for _, l := range rows {
+		name := ""
+		if a.Keys != nil {
+			name = a.Keys.NameOf(l.APIKeyID)
+		}
+		out = append(out, health.Lease{ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
+			Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
+	}
+	v.sig, v.leases = sig, out
+	return out
+}
+
+// providerDisplayName is how pages name a connection's provider: the catalogue
+// name, or for a user-defined endpoint (its own provider) its prefix or, without
+// one, the connection's name. The raw breaker key stays in "provider".
+func providerDisplayName(c *routing.Conn) string {
+	if !c.Provider.UserDefined {
+		return c.Provider.Name
+	}
+	if c.Prefix != "" {
+		return c.Prefix
+	}
+	return c.Name
+}
+
+// HealthReport computes the health model now.
+func (a *API) HealthReport() health.Report { return health.Compute(a.HealthInput()) }
+
+// ComputeHealth derives the overall health from the health model (status is
+// setup / healthy / degraded / unhealthy) with the legacy counters.
+func (a *API) ComputeHealth() Health {
+	rep := a.HealthReport()
+	now := rep.At
+	h := Health{ProviderHealth: map[string]any{}, Report: rep, Status: rep.Summary.Status}
 	open, half, degraded, closed, total := a.Engine.Breakers().Counts()
 	h.CircuitBreakers = map[string]int{"open": open, "halfOpen": half, "degraded": degraded, "closed": closed, "total": total}
 	for _, s := range a.Engine.Breakers().Snapshots() {
@@ -40,11 +148,8 @@ func (a *API) ComputeHealth() Health {
 		h.ProviderHealth[s.Provider] = map[string]any{"state": s.State, "failures": s.Failures,
 			"lastFailure": last, "retryAfterMs": s.RetryAfter.Milliseconds()}
 	}
-	h.Lockouts = len(a.Engine.ModelLocks())
-	if a.Leases != nil {
-		h.Leases = a.Leases.CountActive()
-	}
-	active := 0
+	h.Lockouts = rep.Summary.Locks
+	h.Leases = rep.Summary.Leases
 	for _, c := range a.Engine.Registry().All() {
 		h.Total++
 		ok, reason, remaining := cooldown.Eligible(c.Cooldown(), now)
@@ -61,17 +166,6 @@ func (a *API) ComputeHealth() Health {
 		default:
 			h.Terminal++
 		}
-		if c.Active {
-			active++
-		}
-	}
-	switch {
-	case open > 0 || (active > 0 && h.ActiveAvailable == 0):
-		h.Status = "unhealthy"
-	case h.CoolingDown > 0 || degraded > 0 || half > 0 || h.Terminal > 0 || h.Lockouts > 0:
-		h.Status = "degraded"
-	default:
-		h.Status = "healthy"
 	}
 	return h
 }
@@ -99,13 +193,29 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 		lockouts = append(lockouts, a.lockoutJSON(e, a.Clock.Now()))
 	}
 	out["lockouts"] = lockouts
-	out["leases"] = map[string]any{"active": a.Leases.CountActive()}
+	out["leases"] = map[string]any{"active": h.Leases}
+	out["generatedAt"] = h.Report.At.UTC().Format(time.RFC3339Nano)
+	out["summary"] = h.Report.Summary
+	out["connections"] = h.Report.Connections
+	out["providers"] = h.Report.Providers
+	out["combos"] = h.Report.Combos
 	out["subscriptions"] = a.subscriptionHealth()
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
-// resetBreakers closes every provider breaker.
+// resetBreakers closes every provider breaker, or only ?provider=<breaker key>.
 func (a *API) resetBreakers(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Query().Get("provider"); p != "" {
+		for _, s := range a.Engine.Breakers().Snapshots() {
+			if s.Provider == p {
+				a.Engine.Breakers().Get(p).Reset()
+				httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": 1})
+				return
+			}
+		}
+		httpx.WriteError(w, errs.New(errs.NotFound, "PROVIDER_NOT_FOUND", "no breaker for provider %q", p).WithParam("provider"))
+		return
+	}
 	n := a.Engine.Breakers().ResetAll()
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": n})
 }

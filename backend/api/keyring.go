@@ -104,3 +104,15 @@ func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 		next(w, r.WithContext(gateway.WithClient(r.Context(), gateway.Client{KeyID: info.ID, Access: info.Access})))
 	}
 }
+
+// NameOf returns the name of the key with this id ("" when unknown).
+func (k *Keyring) NameOf(id string) string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	for _, info := range k.byHash {
+		if info.ID == id {
+			return info.Name
+		}
+	}
+	return ""
+}

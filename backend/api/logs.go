@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"omniroute/backend/httpx"
+	"omniroute/backend/store"
 )
 
 // logsPageBytes caps one page of GET /api/logs: however large the stored rows,
@@ -39,7 +40,14 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	rows, err := a.Store.RequestLogsBefore(before, limit)
+	f := store.RequestLogFilter{Status: q.Get("status"), ConnectionID: q.Get("connectionId"), Model: q.Get("model"), APIKeyID: q.Get("keyId"), Before: before}
+	if f.Status != "" && f.Status != "ok" && f.Status != "error" {
+		if n, err := strconv.Atoi(f.Status); err != nil || n < 100 || n > 599 {
+			httpx.WriteError(w, errInvalidQuery("status", "status must be ok, error or an HTTP status code"))
+			return
+		}
+	}
+	rows, err := a.Store.FilteredRequestLogs(f, limit)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -48,9 +56,9 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 	size, truncated := 0, false
 	for _, l := range rows {
 		row, err := json.Marshal(map[string]any{"id": l.ID, "requestId": l.RequestID, "createdAt": rfc3339(l.CreatedAt),
-			"model": capString(l.Model), "provider": capString(l.Provider), "connectionId": l.ConnectionID, "status": l.Status,
+			"model": capString(l.Model), "provider": capString(l.Provider), "connectionId": l.ConnectionID, "apiKeyId": l.APIKeyID, "status": l.Status,
 			"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(validAttempts(l.Attempts)),
-			"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens,
+			"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens, "cachedTokens": l.CachedTokens,
 			"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason)})
 		if err != nil {
 			continue

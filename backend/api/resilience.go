@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
@@ -59,6 +60,10 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 	provider := strings.ToLower(r.URL.Query().Get("provider"))
 	now := a.Clock.Now()
 	locks := a.lockoutsByConnection(now)
+	model := map[string]health.ConnHealth{}
+	for _, ch := range health.Compute(a.HealthInput()).Connections {
+		model[ch.ID] = ch
+	}
 	out := []map[string]any{}
 	for _, c := range a.Engine.Registry().All() {
 		if provider != "" && c.Provider.ID != provider && c.BreakerKey != provider {
@@ -75,11 +80,17 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 		if status == "healthy" && !c.Active {
 			status = "unavailable"
 		}
+		ch := model[c.ID]
+		if ch.State == health.BreakerOpen && (status == "healthy" || status == "model_locked") {
+			// The health model's word: an OPEN provider breaker takes it out of routing.
+			status = "breaker_open"
+			remaining = ch.Until.Sub(now)
+		}
 		f := routing.CooldownFields(st)
 		item := map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
 			"status": status, "testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil),
 			"cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel, "errorCode": st.ErrorCode,
-			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": lk}
+			"lastErrorType": st.LastErrorType, "lastError": st.LastError, "lastErrorAt": rfc3339(f.LastErrorAt), "lockouts": lk, "health": ch}
 		if ip := a.Engine.Egress(c.ID); ip != "" {
 			item["egressIp"] = ip // last known, for the egress-bucket lock
 		}

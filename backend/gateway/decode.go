@@ -27,7 +27,10 @@ type request struct {
 	client   Client
 	format   translate.Format
 	attempts []AttemptRecord
-	log      storeLog
+	// steps are what the log shows besides attempts: cooldown waits, and the
+	// exclusions of a request no target could take.
+	steps []AttemptRecord
+	log   storeLog
 	// upstreamStatus is the upstream's own status for a client error relayed as is.
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.

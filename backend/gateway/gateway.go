@@ -154,7 +154,10 @@ const (
 	HeaderAttempts     = "X-OmniRoute-Attempts"
 )
 
-// AttemptRecord is one upstream attempt as stored in the request log.
+// AttemptRecord is one step of a request as stored in the request log: an
+// upstream attempt (its verdict), a cooldown wait (Verdict "wait") or, for a
+// request no target could take, each exclusion (Verdict "excluded", Code the
+// reason: model_lockout, circuit_open, connection_cooldown, …).
 type AttemptRecord struct {
 	ConnectionID string `json:"connectionId"`
 	Provider     string `json:"provider"`
@@ -162,7 +165,12 @@ type AttemptRecord struct {
 	Status       int    `json:"status,omitempty"`
 	Verdict      string `json:"verdict"`
 	Code         string `json:"code,omitempty"`
-	LatencyMs    int64  `json:"latencyMs"`
+	Detail       string `json:"detail,omitempty"`
+	// StartMs is when the step began, in ms after the request arrived.
+	StartMs   int64 `json:"startMs"`
+	LatencyMs int64 `json:"latencyMs"`
+	// RemainingMs is how long an exclusion still held when the request ended.
+	RemainingMs int64 `json:"remainingMs,omitempty"`
 	// ContinuedFromChars is set on an attempt that continued a broken stream:
 	// how many characters of the answer the client had before it took over.
 	ContinuedFromChars int `json:"continuedFromChars,omitempty"`

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -22,7 +23,21 @@ func (g *Gateway) finishLog(req *request) {
 		last := req.attempts[len(req.attempts)-1]
 		l.ConnectionID, l.Provider = last.ConnectionID, last.Provider
 	}
-	if b, err := json.Marshal(req.attempts); err == nil {
+	timeline := req.attempts
+	if len(req.steps) > 0 {
+		timeline = append(append([]AttemptRecord{}, req.attempts...), req.steps...)
+		sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].StartMs < timeline[j].StartMs })
+	}
+	if l.ConnectionID == "" && len(req.attempts) == 0 {
+		// A refused request names the first target routing excluded.
+		for _, st := range req.steps {
+			if st.Verdict == "excluded" {
+				l.ConnectionID, l.Provider = st.ConnectionID, st.Provider
+				break
+			}
+		}
+	}
+	if b, err := json.Marshal(timeline); err == nil {
 		l.Attempts = string(b)
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())

@@ -130,6 +130,8 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			break
 		}
 		waits++
+		req.steps = append(req.steps, AttemptRecord{Verdict: "wait", Code: "cooldown_wait", StartMs: msSince(req.start, g.clk.Now()),
+			LatencyMs: wait.Milliseconds()})
 		if err := sleepCtx(r.Context(), wait); err != nil {
 			return nil // the client went away while waiting
 		}
@@ -137,6 +139,14 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	}
 	if last == nil && refused != nil {
 		return refused
+	}
+	if last == nil {
+		// Refused without an upstream answer: the log keeps every exclusion and its reason.
+		at := msSince(req.start, g.clk.Now())
+		for _, x := range plan.Excluded {
+			req.steps = append(req.steps, AttemptRecord{ConnectionID: x.ConnectionID, Provider: x.Provider, Model: x.Model,
+				Verdict: "excluded", Code: x.Reason, Detail: x.Detail, StartMs: at, RemainingMs: x.Remaining.Milliseconds()})
+		}
 	}
 	g.logAllExcluded(plan, req)
 	return terminalError(req, last, plan, g.clk.Now())
@@ -408,7 +418,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	set := g.general()
 	a := &attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
-		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model}}
+		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model, StartMs: msSince(req.start, g.clk.Now())}}
 	defer func() {
 		if p := recover(); p != nil {
 			ticket.Abandon()
@@ -534,6 +544,19 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	in := u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int()
 	out := u.Get("completion_tokens").Int() + u.Get("output_tokens").Int()
 	req.log.PromptTokens, req.log.CompletionTokens = int(in), int(out)
+	req.log.CachedTokens = cachedTokens(u)
+}
+
+// cachedTokens reads the cached prompt tokens of an OpenAI, Responses or
+// Anthropic usage object (DeepSeek spells it prompt_cache_hit_tokens).
+func cachedTokens(u gjson.Result) int {
+	for _, path := range []string{"prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
+		"cache_read_input_tokens", "prompt_cache_hit_tokens"} {
+		if v := u.Get(path).Int(); v > 0 {
+			return int(v)
+		}
+	}
+	return 0
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

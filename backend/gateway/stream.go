@@ -372,11 +372,12 @@ func (s *streamState) recordUsage() {
 	req := s.a.req
 	if s.tr != nil {
 		u := s.tr.Usage()
-		req.log.PromptTokens, req.log.CompletionTokens = u.InputTokens, u.OutputTokens
+		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.InputTokens, u.OutputTokens, u.CacheReadTokens
 		return
 	}
 	if s.usage.Exists() {
 		req.log.PromptTokens = int(s.usage.Get("prompt_tokens").Int() + s.usage.Get("input_tokens").Int())
 		req.log.CompletionTokens = int(s.usage.Get("completion_tokens").Int() + s.usage.Get("output_tokens").Int())
+		req.log.CachedTokens = cachedTokens(s.usage)
 	}
 }

@@ -164,6 +164,18 @@ func (e *Engine) modelCooling(c Candidate) *Exclusion {
 // Window returns the provider cooldown window gate.
 func (e *Engine) Window() *breaker.WindowGate { return e.window }
 
+// ProviderCoolingRemaining reports how long the opt-in provider window gate still
+// keeps this breaker key out of routing (0: not cooling or the gate is off).
+func (e *Engine) ProviderCoolingRemaining(key string) time.Duration {
+	if e.window == nil || !e.policy.ProviderCooldownEnabled() {
+		return 0
+	}
+	if cooling, remaining := e.window.CoolingDown(key); cooling {
+		return remaining
+	}
+	return 0
+}
+
 // providerCooling reports the opt-in provider window gate's verdict.
 func (e *Engine) providerCooling(c Candidate) *Exclusion {
 	if e.window == nil || !e.policy.ProviderCooldownEnabled() {

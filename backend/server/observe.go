@@ -1,6 +1,9 @@
 package server
 
 import (
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/api"
@@ -14,13 +17,52 @@ import (
 	"omniroute/backend/store"
 )
 
-// publisher turns state changes into bus events for the dashboard and the tray.
+// publisher turns state changes into bus events for the dashboard and the tray,
+// and records the transitions for the usage timeline.
 type publisher struct {
-	bus *events.Bus
-	now func() time.Time
+	bus  *events.Bus
+	now  func() time.Time
+	hist *history
+}
+
+// stateEventsKept bounds the state_events table.
+const stateEventsKept = 20_000
+
+// history writes breaker transitions and connection cooldown changes to the
+// state_events table, only when the state actually changes.
+type history struct {
+	st     *store.Store
+	logErr func(error)
+	mu     sync.Mutex
+	last   map[string]string
+}
+
+func newHistory(st *store.Store, logErr func(error)) *history {
+	return &history{st: st, logErr: logErr, last: map[string]string{}}
+}
+
+// record appends the event when its state differs from the entity's last one.
+func (h *history) record(e store.StateEvent) {
+	if h == nil {
+		return
+	}
+	key := e.Kind + "|" + e.Provider + "|" + e.ConnectionID
+	sig := e.State + "@" + strconv.FormatInt(e.Until, 10)
+	h.mu.Lock()
+	same := h.last[key] == sig
+	h.last[key] = sig
+	h.mu.Unlock()
+	if same {
+		return
+	}
+	if err := h.st.InsertStateEvent(e, stateEventsKept); err != nil {
+		h.logErr(err)
+	}
 }
 
 func (p publisher) breakerChanged(s breaker.Snapshot) {
+	p.hist.record(store.StateEvent{At: p.now().UnixMilli(), Provider: s.Provider, Kind: "breaker", State: string(s.State),
+		Detail: strconv.Itoa(s.Failures) + " failures"})
 	p.bus.Publish("breaker", map[string]any{"provider": s.Provider, "state": s.State, "failures": s.Failures,
 		"openCycles": s.OpenCycles, "retryAfterMs": s.RetryAfter.Milliseconds()})
 }
@@ -39,6 +81,12 @@ func (p publisher) ConnectionStateChanged(c *routing.Conn, st cooldown.State) {
 	if !st.RateLimitedUntil.IsZero() {
 		until = st.RateLimitedUntil.UTC().Format(time.RFC3339Nano)
 	}
+	var untilMs int64
+	if status == "cooling_down" {
+		untilMs = st.RateLimitedUntil.UnixMilli()
+	}
+	p.hist.record(store.StateEvent{At: now.UnixMilli(), Provider: c.BreakerKey, ConnectionID: c.ID, Kind: "cooldown",
+		State: status, Until: untilMs, Detail: strings.TrimSpace(st.LastErrorType + " " + st.ErrorCode)})
 	p.bus.Publish("connection", map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "status": status,
 		"rateLimitedUntil": until, "cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel,
 		"lastErrorType": st.LastErrorType, "errorCode": st.ErrorCode, "terminal": cooldown.TerminalOf(st)})

@@ -185,8 +185,8 @@ func (s *Server) wire() error {
 
 	bus := events.New(clk.Now)
 	s.bus = bus
-	pub := publisher{bus: bus, now: clk.Now}
 	logErr := func(err error) { opts.Log.Warn("state write failed", slog.String("error", err.Error())) }
+	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(st, logErr)}
 	policy := settingsPolicy{settings}
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
 		return policy.breakerProfile(categoryOf(catalog, provider))

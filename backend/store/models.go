@@ -124,7 +124,8 @@ type RequestLog struct {
 	QueueMs int64 `gorm:"column:queue_ms"`
 	// QueueReason says what the request waited for, or the admission code
 	// that refused it ("" when it went straight through).
-	QueueReason string `gorm:"column:queue_reason"`
+	QueueReason  string `gorm:"column:queue_reason"`
+	CachedTokens int    `gorm:"column:cached_tokens"`
 }
 
 // TableName names the table.

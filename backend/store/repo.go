@@ -208,8 +208,8 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	stmt, err := tx.Prepare(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
 		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
-		queue_ms, queue_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		queue_ms, queue_reason, cached_tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -217,9 +217,12 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	for _, r := range rows {
 		if _, err := stmt.Exec(r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
 			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens,
-			r.QueueMs, r.QueueReason); err != nil {
+			r.QueueMs, r.QueueReason, r.CachedTokens); err != nil {
 			return err
 		}
+	}
+	if err := rollup(tx, rows); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -231,9 +234,53 @@ func (s *Store) RecentRequestLogs(limit int) ([]RequestLog, error) {
 	return out, err
 }
 
-// PruneRequestLogs keeps at most keep rows.
+// RequestLogFilter narrows RecentRequestLogs; zero fields match everything.
+type RequestLogFilter struct {
+	// Status is "ok" (< 400), "error" (>= 400) or one exact status code.
+	Status       string
+	ConnectionID string
+	Model        string
+	APIKeyID     string
+	// Before pages: only rows with a smaller id (0: from the newest).
+	Before int64
+}
+
+// FilteredRequestLogs returns up to limit logs matching f, newest first: one
+// page of the log.
+func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog, error) {
+	q := s.db.Order("id DESC").Limit(limit)
+	if f.Before > 0 {
+		q = q.Where("id < ?", f.Before)
+	}
+	switch f.Status {
+	case "":
+	case "ok":
+		q = q.Where("status < 400")
+	case "error":
+		q = q.Where("status >= 400")
+	default:
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ConnectionID != "" {
+		q = q.Where("connection_id = ?", f.ConnectionID)
+	}
+	if f.Model != "" {
+		q = q.Where("model = ?", f.Model)
+	}
+	if f.APIKeyID != "" {
+		q = q.Where("api_key_id = ?", f.APIKeyID)
+	}
+	var out []RequestLog
+	return out, q.Find(&out).Error
+}
+
+// PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as
+// each of its resolutions is shown.
 func (s *Store) PruneRequestLogs(keep int) error {
-	return s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error
+	if err := s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error; err != nil {
+		return err
+	}
+	return s.pruneRollup()
 }
 
 // Combos returns every combo ordered by name.

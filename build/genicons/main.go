@@ -19,6 +19,7 @@ var states = []struct {
 	{"healthy", color.RGBA{0x22, 0xa0, 0x55, 0xff}},
 	{"degraded", color.RGBA{0xe0, 0x9b, 0x12, 0xff}},
 	{"unhealthy", color.RGBA{0xd0, 0x33, 0x33, 0xff}},
+	{"setup", color.RGBA{0x8a, 0x8f, 0x98, 0xff}},
 }
 
 // draw paints a filled disc with a ring-shaped "O" mark, antialiased.

@@ -391,8 +391,17 @@ export interface ApiKey {
   name: string;
   keyMasked?: string | null;
   scopes?: string[] | null;
+  allowedConnections?: string[] | null;
+  allowedModels?: string[] | null;
   isDefault?: boolean;
   createdAt?: string | number | null;
+}
+
+/** PUT /api/keys/{id}: what a key may do and reach (empty lists allow everything). */
+export interface KeyAccess {
+  scopes: string[];
+  allowedConnections: string[];
+  allowedModels: string[];
 }
 
 export interface CreatedApiKey extends ApiKey {
@@ -427,6 +436,7 @@ export interface AgentSetupResult {
   models?: AgentModels | null;
 }
 
+/** One step of a request: an upstream attempt, a cooldown wait (verdict "wait") or an exclusion (verdict "excluded", code the reason). */
 export interface AttemptLog {
   connectionId?: string;
   provider?: string;
@@ -434,7 +444,20 @@ export interface AttemptLog {
   status?: number;
   verdict?: string;
   code?: string;
+  detail?: string;
+  /** When the step began, ms after the request arrived. */
+  startMs?: number;
   latencyMs?: number;
+  /** For an exclusion: how long it still held. */
+  remainingMs?: number;
+}
+
+/** Server-side filters of GET /api/logs. */
+export interface LogFilter {
+  status?: string;
+  connectionId?: string;
+  model?: string;
+  keyId?: string;
 }
 
 export interface RequestLog {
@@ -444,6 +467,7 @@ export interface RequestLog {
   model?: string;
   provider?: string;
   connectionId?: string;
+  apiKeyId?: string;
   status: number;
   stream?: boolean;
   attemptCount?: number;
@@ -507,6 +531,7 @@ export const endpoints = {
   },
   createKey: (name: string) => api.post<CreatedApiKey>('/api/keys', { name }),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
+  updateKeyAccess: (id: string, access: KeyAccess) => api.put<ApiKey>(`/api/keys/${enc(id)}`, access),
   defaultKey: (signal?: AbortSignal) => api.get<DefaultKey>('/api/keys/default', signal),
 
   listAgents: async (signal?: AbortSignal): Promise<Agent[]> => {
@@ -529,6 +554,7 @@ export const endpoints = {
   patchResilience: (patch: ResilienceSettings) => api.patch<ResilienceSettings>('/api/resilience', patch),
   setPaused: (paused: boolean) => api.patch<{ paused: boolean }>('/api/gateway', { paused }),
   resetBreakers: () => api.post<{ ok: boolean; resetCount?: number }>('/api/resilience/reset', {}),
+  resetBreaker: (provider: string) => api.post<{ ok: boolean; resetCount?: number }>(`/api/resilience/reset?provider=${enc(provider)}`, {}),
 
   listCombos: async (signal?: AbortSignal): Promise<Combo[]> => {
     const data = await api.get<{ combos?: Combo[] }>('/api/combos', signal);
@@ -564,8 +590,10 @@ export const endpoints = {
     return Array.isArray(data?.flags) ? data.flags : [];
   },
 
-  listLogs: async (limit = 100, signal?: AbortSignal): Promise<RequestLog[]> => {
-    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?limit=${limit}`, signal);
+  listLogs: async (limit = 100, signal?: AbortSignal, filter: LogFilter = {}): Promise<RequestLog[]> => {
+    const q = new URLSearchParams({ limit: String(limit) });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?${q}`, signal);
     return Array.isArray(data?.logs) ? data.logs : [];
   },
 };

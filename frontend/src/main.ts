@@ -2,6 +2,7 @@ import './style.css';
 import { ApiError, api, captureTokenFromHash, clearToken, endpoints, getToken, setUnauthorizedHandler } from './api';
 import { clear, emptyState, formatTime, h, type Tone } from './dom';
 import { healthBadge } from './lib/health';
+import { healthStore, statusLine, type HealthReport } from './lib/healthmodel';
 import { live, type LiveStatus } from './live';
 import { findRoute, href, parseHash, type Route } from './router';
 import { applyTheme, effectiveTheme, loadTheme, nextTheme, saveTheme, type ThemePref } from './theme';
@@ -18,6 +19,7 @@ import { renderLogs } from './views/logs';
 import { renderModelCooldowns } from './views/model-cooldowns';
 import { renderOverview } from './views/overview';
 import { renderResilience } from './views/resilience';
+import { renderUsage } from './views/usage';
 import { renderSignIn } from './views/signin';
 
 const PRODUCT = 'OmniRoute';
@@ -34,6 +36,7 @@ const routes: readonly Route[] = [
   { path: '/combos', title: 'Combos', view: renderCombos },
   { path: '/keys', title: 'API Keys', view: renderKeys },
   { path: '/agents', title: 'Agents', view: renderAgents },
+  { path: '/usage', title: 'Usage', view: renderUsage },
   { path: '/logs', title: 'Logs', view: renderLogs },
   { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
   { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
@@ -63,7 +66,20 @@ const liveIndicator = h('span', { class: 'live-indicator', 'data-state': 'idle' 
 const themeBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost theme-toggle' });
 const signOutBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost' }, 'Sign out');
 const navLinks = routes.map((r) => h('a', { href: href(r.path), class: 'nav-link', 'data-path': r.path }, r.title));
-const nav = h('nav', { class: 'sidenav', 'aria-label': 'Dashboard pages' }, h('ul', null, navItems()));
+const nav = h('nav', { class: 'sidenav', id: 'sidenav', 'aria-label': 'Dashboard pages' }, h('ul', null, navItems()));
+// Narrow windows fold the sidebar behind a Menu button (CSS shows it below 900 px).
+const menuBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost menu-toggle', 'aria-controls': 'sidenav', 'aria-expanded': 'false' }, '☰ Menu');
+function setMenu(open: boolean): void {
+  document.body.classList.toggle('nav-open', open);
+  menuBtn.setAttribute('aria-expanded', String(open));
+}
+menuBtn.addEventListener('click', () => setMenu(!document.body.classList.contains('nav-open')));
+nav.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && document.body.classList.contains('nav-open')) {
+    setMenu(false);
+    menuBtn.focus();
+  }
+});
 
 /** Nav entries: ungrouped pages as links, consecutive pages of a group under its heading. */
 function navItems(): HTMLElement[] {
@@ -95,6 +111,35 @@ skip.addEventListener('click', (ev) => {
   main.focus();
 });
 
+/**
+ * Narrow windows show tables as cards: each cell is labelled with its column
+ * header (data-label, shown by CSS), for every page, including rows added later.
+ */
+function labelTables(root: ParentNode): void {
+  for (const table of root.querySelectorAll<HTMLTableElement>('table')) {
+    const heads = [...(table.tHead?.rows[0]?.cells ?? [])].map((c) => (c.textContent ?? '').trim());
+    if (!heads.length) continue;
+    for (const body of table.tBodies) {
+      for (const row of body.rows) {
+        let col = 0;
+        for (const cell of row.cells) {
+          if (!cell.hasAttribute('data-label')) cell.setAttribute('data-label', heads[col] ?? '');
+          col += cell.colSpan || 1;
+        }
+      }
+    }
+  }
+}
+let labelQueued = false;
+new MutationObserver(() => {
+  if (labelQueued) return;
+  labelQueued = true;
+  queueMicrotask(() => {
+    labelQueued = false;
+    labelTables(main);
+  });
+}).observe(main, { childList: true, subtree: true });
+
 const app = document.getElementById('app') ?? document.body;
 clear(
   app,
@@ -102,6 +147,7 @@ clear(
   h(
     'header',
     { class: 'topbar' },
+    menuBtn,
     h('a', { class: 'brand', href: href(DEFAULT_PATH) }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '◆'), PRODUCT, h('span', { class: 'brand-sub' }, 'Dashboard')),
     h('div', { class: 'topbar-right' }, liveIndicator, healthBadgeEl, themeBtn, signOutBtn),
   ),
@@ -149,9 +195,13 @@ function teardown(): void {
 
 function render(signInReason?: string): void {
   teardown();
+  // A dialog belongs to the page that opened it: navigation closes it.
+  for (const d of document.querySelectorAll<HTMLDialogElement>('dialog[open]')) d.close();
+  setMenu(false);
   const signedIn = Boolean(getToken());
   signOutBtn.hidden = !signedIn;
   nav.hidden = !signedIn;
+  menuBtn.hidden = !signedIn;
   liveIndicator.hidden = !signedIn;
 
   if (!signedIn) {
@@ -217,6 +267,7 @@ setUnauthorizedHandler(() => {
 
 signOutBtn.addEventListener('click', () => {
   clearToken();
+  healthStore.clear();
   live.stop();
   render();
   setHealth('Unknown', 'muted', 'Signed out');
@@ -232,10 +283,14 @@ function setHealth(text: string, tone: Tone, title: string): void {
 
 function showHealthStatus(status: unknown, source: string): void {
   const b = healthBadge(status);
-  setHealth(b.label, b.tone, `${b.description} (${source})`);
+  const line = statusLine(healthStore.get());
+  setHealth(b.label, b.tone, `${line ? `${line}. ` : ''}${b.description} (${source})`);
 }
 
-live.subscribe('health', (ev) => showHealthStatus(ev.data.status, `live, ${formatTime(new Date(ev.at))}`));
+live.subscribe('health', (ev) => {
+  healthStore.set(ev.data as HealthReport);
+  showHealthStatus(ev.data.status, `live, ${formatTime(new Date(ev.at))}`);
+});
 
 let reconnectTicker = 0;
 function renderLiveStatus(s: LiveStatus): void {
@@ -282,6 +337,7 @@ async function pollHealth(): Promise<void> {
   const checked = `checked ${formatTime(new Date())}`;
   try {
     const health = await endpoints.health(controller.signal);
+    healthStore.set(health as HealthReport);
     showHealthStatus(health?.status, checked);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) setHealth('Unknown', 'muted', 'Sign in to see gateway health');

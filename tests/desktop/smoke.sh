@@ -61,6 +61,7 @@ curl -fsS "$BASE/api/providers" -H "Authorization: Bearer $TOKEN" -H 'Content-Ty
 curl -sS "$BASE/v1/chat/completions" -H "Authorization: Bearer $KEY" \
   -d '{"model":"openai-compatible/m","messages":[{"role":"user","content":"hi"}]}' >/dev/null
 wait_for 15 grep -Eq 'tray icon.*health=(degraded|unhealthy)' "$TMP/err.log" || fail "tray icon did not follow health"
+grep -Eq "tray icon.*status=\"?0 of 1 connections serving" "$TMP/err.log" || fail "tray status line did not follow health"
 echo "desktop smoke: tray icon follows health"
 
 # Single instance: a second launch hands over to the first and exits.

@@ -237,9 +237,9 @@ func decodeHealth(t *testing.T, g *gatewayProc, management bool) map[string]any 
 		t.Fatalf("health: %d %s", resp.StatusCode, body)
 	}
 	switch m["status"] {
-	case "healthy", "degraded", "unhealthy":
+	case "setup", "healthy", "degraded", "unhealthy":
 	default:
-		t.Errorf("health status %v, want healthy|degraded|unhealthy", m["status"])
+		t.Errorf("health status %v, want setup|healthy|degraded|unhealthy", m["status"])
 	}
 	if !management {
 		for _, k := range []string{"version", "memoryUsage", "providerHealth", "connectionHealth"} {

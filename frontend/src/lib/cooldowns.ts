@@ -7,13 +7,13 @@
 import type { ConnectionEventData, Tone } from './health';
 import { expireLockouts, toLockoutRows, type LockoutItem, type LockoutRow } from './lockouts';
 
-export type CooldownStatus = 'terminal' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
+export type CooldownStatus = 'terminal' | 'breaker_open' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
 
 /** Filter order (and the order of the status checkboxes). */
-export const STATUSES: readonly CooldownStatus[] = ['cooling_down', 'model_locked', 'unavailable', 'terminal', 'healthy'];
+export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'model_locked', 'unavailable', 'terminal', 'healthy'];
 
 /** Shown unless the person asks: everything out of routing, not the healthy ones. */
-export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['cooling_down', 'model_locked', 'unavailable', 'terminal']);
+export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'model_locked', 'unavailable', 'terminal']);
 
 /** One connection of GET /api/resilience/cooldowns. */
 export interface CooldownConnection {
@@ -66,6 +66,8 @@ function parseInstant(v: string | number | null | undefined): number | null {
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
   if (c.reported === 'terminal' || c.reported === 'unavailable') return c.reported;
+  // The health model's word: its provider breaker is OPEN until `until`.
+  if (c.reported === 'breaker_open' && c.until > now) return 'breaker_open';
   if (c.until > now) return 'cooling_down';
   if (c.lockoutRows.some((l) => l.until > now)) return 'model_locked';
   return 'healthy';
@@ -117,8 +119,13 @@ export function applyConnectionEventToRow(rows: readonly ManagedConnection[], ev
   if (i < 0) return null;
   const r = rows[i]!;
   const remaining = typeof ev.cooldownRemainingMs === 'number' ? ev.cooldownRemainingMs : null;
-  const until = remaining != null ? (remaining > 0 ? now + remaining : 0) : (parseInstant(ev.rateLimitedUntil) ?? 0);
-  const reported = ev.terminal || ev.status === 'terminal' ? 'terminal' : ev.status === 'unavailable' ? 'unavailable' : 'healthy';
+  let until = remaining != null ? (remaining > 0 ? now + remaining : 0) : (parseInstant(ev.rateLimitedUntil) ?? 0);
+  let reported = ev.terminal || ev.status === 'terminal' ? 'terminal' : ev.status === 'unavailable' ? 'unavailable' : 'healthy';
+  // A cooldown event says nothing about the provider breaker: an OPEN one stays.
+  if (r.reported === 'breaker_open' && reported === 'healthy' && r.until > now && !(remaining && remaining > 0)) {
+    reported = 'breaker_open';
+    until = r.until;
+  }
   const next: ManagedConnection = {
     ...r,
     reported,
@@ -177,6 +184,8 @@ const TERMINAL_LABELS: Record<string, string> = { banned: 'Banned', expired: 'Ex
 /** The badge of a status; a terminal one names why (banned, expired, credits exhausted). */
 export function statusBadge(status: string | null | undefined, testStatus?: string | null): { label: string; tone: Tone; description: string } {
   switch (status) {
+    case 'breaker_open':
+      return { label: 'Breaker open', tone: 'bad', description: 'Its provider circuit breaker is OPEN: out of routing until it half-opens (reset it to retry now).' };
     case 'cooling_down':
       return { label: 'Cooling down', tone: 'warn', description: 'Out of routing until the cooldown ends (rate limit or transient error).' };
     case 'model_locked':
@@ -199,6 +208,7 @@ export function statusBadge(status: string | null | undefined, testStatus?: stri
 }
 
 export const STATUS_LABELS: Record<CooldownStatus, string> = {
+  breaker_open: 'Breaker open',
   cooling_down: 'Cooling down',
   model_locked: 'Model locked',
   unavailable: 'Unavailable',
@@ -244,8 +254,8 @@ export type RuleKey = (typeof RULE_KEYS)[number];
 
 export const RULE_LABELS: Record<RuleKey, string> = {
   'streamStallCooldown.enabled': 'Cool a connection down when its stream stalls',
-  'connectionCooldown.oauth.baseCooldownMs': 'OAuth base cooldown (ms)',
-  'connectionCooldown.apikey.baseCooldownMs': 'API key base cooldown (ms)',
+  'connectionCooldown.oauth.baseCooldownMs': 'OAuth base cooldown (s)',
+  'connectionCooldown.apikey.baseCooldownMs': 'API key base cooldown (s)',
   'connectionCooldown.oauth.maxBackoffSteps': 'OAuth max backoff steps',
   'connectionCooldown.apikey.maxBackoffSteps': 'API key max backoff steps',
 };
@@ -262,6 +272,9 @@ export const RULE_RANGES: Partial<Record<RuleKey, { min: number; max: number; un
 export function ruleRangeError(key: string, value: unknown): string | null {
   const r = RULE_RANGES[key as RuleKey];
   if (!r || typeof value !== 'number') return null;
-  if (value < r.min || value > r.max) return `Enter ${r.min}–${r.max.toLocaleString('en-US')}${r.unit ? ` ${r.unit}` : ''}.`;
+  if (value >= r.min && value <= r.max) return null;
+  // Millisecond settings are typed in seconds: say the range in seconds.
+  if (r.unit === 'ms') return `Enter ${r.min / 1000}–${(r.max / 1000).toLocaleString('en-US')} s.`;
+  return `Enter ${r.min}–${r.max.toLocaleString('en-US')}${r.unit ? ` ${r.unit}` : ''}.`;
   return null;
 }

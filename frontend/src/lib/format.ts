@@ -1,12 +1,17 @@
 // Pure formatting helpers (no DOM): durations, countdowns and the seconds hint
 // shown next to millisecond settings. Unit-tested in tests/unit/format.test.ts.
 
-/** "850 ms", "1.5 s", "45 s", "2 min 5 s", "1 h 2 min", "3 d 4 h". */
+/**
+ * The one duration formatter: human units everywhere ("0.85 s", "1.5 s", "45 s",
+ * "2 min 5 s", "1 h 2 min", "3 d 4 h"); exact milliseconds belong in tooltips
+ * (see exactMs).
+ */
 export function formatDuration(ms: number | null | undefined): string {
   if (ms == null || !Number.isFinite(ms)) return '—';
   const sign = ms < 0 ? '-' : '';
   const abs = Math.abs(ms);
-  if (abs < 1000) return `${sign}${Math.round(abs)} ms`;
+  if (abs === 0) return '0 s';
+  if (abs < 1000) return `${sign}${(abs / 1000).toFixed(abs < 10 ? 3 : 2).replace(/0+$/, '')} s`;
   if (abs < 60_000) {
     const s = abs / 1000;
     const text = Number.isInteger(s) ? String(s) : s.toFixed(1).replace(/\.0$/, '');
@@ -24,15 +29,19 @@ export function formatDuration(ms: number | null | undefined): string {
   return sign + parts.join(' ');
 }
 
-/** A ticking countdown: "0:07", "1:58", "1:02:03". Seconds are rounded up so 0:00 means done. */
+/**
+ * A ticking countdown in the same human units as formatDuration: "7 s",
+ * "1 min 58 s", "1 h 2 min". Seconds are rounded up, so "now" means done.
+ */
 export function formatCountdown(ms: number | null | undefined): string {
-  if (ms == null || !Number.isFinite(ms) || ms <= 0) return '0:00';
-  const total = Math.ceil(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const ss = String(s).padStart(2, '0');
-  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+  if (ms == null || !Number.isFinite(ms) || ms <= 0) return 'now';
+  return formatDuration(Math.ceil(ms / 1000) * 1000);
+}
+
+/** The exact value for a tooltip: "747,123 ms". */
+export function exactMs(ms: number | null | undefined): string {
+  if (ms == null || !Number.isFinite(ms)) return '';
+  return `${Math.round(ms).toLocaleString('en-US')} ms`;
 }
 
 /** Milliseconds until `until` (a Date, ISO string or epoch ms), never negative; 0 when unknown. */

@@ -15,19 +15,21 @@ export interface BadgeInfo {
 export function healthBadge(status: unknown): BadgeInfo {
   const s = typeof status === 'string' ? status.trim().toLowerCase() : '';
   switch (s) {
+    case 'setup':
+      return { label: 'Set up', tone: 'muted', description: 'No provider connection yet: add one so the gateway has somewhere to route requests.' };
     case 'healthy':
       return { label: 'Healthy', tone: 'ok', description: 'Every connection can take requests.' };
     case 'degraded':
       return {
         label: 'Degraded',
         tone: 'warn',
-        description: 'Requests are served, but a connection is cooling down, out of service, or a provider breaker is degraded or probing.',
+        description: 'Requests are served, but something is not: see the list below for what and when it is back.',
       };
     case 'unhealthy':
       return {
         label: 'Unhealthy',
         tone: 'bad',
-        description: 'A provider circuit breaker is open, or no active connection can serve requests right now.',
+        description: 'No configured model can be served right now: see the list below for what and when it is back.',
       };
     case '':
       return { label: 'Unknown', tone: 'muted', description: 'The gateway did not report a status.' };

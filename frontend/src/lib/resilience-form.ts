@@ -3,7 +3,7 @@
 // a frontend change), validated client-side with the server's own rules, and the
 // edits are sent as a partial PATCH of only the changed leaves.
 
-import { humanizeKey, msHint } from './format';
+import { formatDuration, humanizeKey } from './format';
 
 export type FieldKind = 'number' | 'boolean' | 'codes' | 'text';
 
@@ -134,20 +134,34 @@ export function setAt(obj: JsonObject, path: readonly string[], value: Json): vo
   });
 }
 
-/** The text an input shows for a value. */
-export function formatValue(kind: FieldKind, v: Json | undefined): string {
+/** The text an input shows for a value; millisecond settings are edited in seconds. */
+export function formatValue(kind: FieldKind, v: Json | undefined, isMs = false): string {
   if (v == null) return '';
   if (kind === 'codes' && Array.isArray(v)) return v.join(', ');
+  if (isMs && typeof v === 'number') return String(Math.round(v) / 1000);
   return String(v);
 }
 
 export type Parsed = { ok: true; value: Json } | { ok: false; error: string };
 
-/** Parses one input's raw text (booleans come from checkboxes and are passed as is). */
-export function parseInput(kind: FieldKind, raw: string | boolean): Parsed {
+/**
+ * Parses one input's raw text (booleans come from checkboxes and are passed as
+ * is). A millisecond setting (isMs) is typed in seconds, e.g. "1.5", and sent in ms.
+ */
+export function parseInput(kind: FieldKind, raw: string | boolean, isMs = false): Parsed {
   if (kind === 'boolean') return { ok: true, value: Boolean(raw) };
   const text = String(raw).trim();
   if (kind === 'text') return { ok: true, value: text };
+  if (kind === 'number' && isMs) {
+    if (text === '') return { ok: false, error: 'Enter a number of seconds.' };
+    if (!/^-?\d+(\.\d+)?$/.test(text)) return { ok: false, error: 'Enter seconds, e.g. 30 or 1.5.' };
+    const n = Number(text);
+    if (n < 0) return { ok: false, error: 'Must not be negative.' };
+    if (!/^-?\d+(\.\d{1,3})?$/.test(text)) return { ok: false, error: 'At most three decimals (milliseconds).' };
+    const ms = Math.round(n * 1000);
+    if (!Number.isSafeInteger(ms)) return { ok: false, error: 'Too large.' };
+    return { ok: true, value: ms };
+  }
   if (kind === 'number') {
     if (text === '') return { ok: false, error: 'Enter a number.' };
     if (!/^-?\d+(\.\d+)?$/.test(text)) return { ok: false, error: 'Enter a whole number, digits only.' };
@@ -182,7 +196,7 @@ export function validate(fields: FieldSpec[], raw: ReadonlyMap<string, string | 
   for (const f of fields) {
     const r = raw.get(f.key);
     if (r === undefined) continue;
-    const parsed = parseInput(f.kind, r);
+    const parsed = parseInput(f.kind, r, f.isMs);
     if (parsed.ok) setAt(values, f.path, parsed.value);
     else errors.set(f.key, parsed.error);
   }
@@ -197,7 +211,7 @@ export function validate(fields: FieldSpec[], raw: ReadonlyMap<string, string | 
       const max = num(f.key);
       const base = num(`${parent}.baseCooldownMs`);
       if (max !== undefined && base !== undefined && max < base) {
-        errors.set(f.key, `Must be at least the base cooldown (${base} ms).`);
+        errors.set(f.key, `Must be at least the base cooldown (${formatDuration(base)}).`);
       }
     }
     if (last === 'degradationThreshold') {
@@ -253,8 +267,10 @@ export function fieldForParam(param: string | undefined, fields: FieldSpec[]): F
   return fields.find((f) => f.key === param) ?? fields.find((f) => param.startsWith(`${f.key}.`) || param.startsWith(`${f.key}[`));
 }
 
+/** A seconds field's hint: "seconds (= 2 min)"; other fields keep their static hint. */
 export function hintFor(f: FieldSpec, raw: string | boolean | undefined): string {
   if (!f.isMs) return f.hint;
-  const base = msHint(typeof raw === 'string' ? raw : '');
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : NaN;
+  const base = Number.isFinite(n) && n >= 0 ? `seconds (= ${formatDuration(Math.round(n * 1000))})` : 'seconds';
   return f.hint ? `${base}; ${f.hint}` : base;
 }

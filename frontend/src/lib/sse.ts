@@ -234,7 +234,7 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       const where = d.connectionId ? names.get(d.connectionId) || d.provider || d.connectionId : d.provider || '';
       const bits = [
         where ? `via ${where}` : '',
-        d.latencyMs != null ? `${d.latencyMs} ms` : '',
+        d.latencyMs != null ? formatDuration(d.latencyMs) : '',
         d.attempts && d.attempts > 1 ? `${d.attempts} attempts` : '',
         d.errorCode || '',
         d.stream ? 'stream' : '',

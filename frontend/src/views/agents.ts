@@ -1,6 +1,6 @@
 import { ApiError, endpoints, isAbortError, type Agent, type AgentInstructions, type AgentModelMap, type AgentModels } from '../api';
 import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, field, h, loading, notice, showFieldError } from '../dom';
-import { shellExports } from '../lib/format';
+import { maskSecret, shellExports } from '../lib/format';
 import type { ViewContext } from '../router';
 
 /**
@@ -177,6 +177,10 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
   const env = ins.env && typeof ins.env === 'object' ? Object.entries(ins.env) : [];
   const steps = Array.isArray(ins.steps) ? ins.steps.filter((s) => typeof s === 'string' && s.trim()) : [];
   if (env.length === 0 && steps.length === 0) return emptyState('No instructions for this agent');
+  // Secrets are never shown in clear here: the copy buttons copy the real value.
+  const secrets = env.filter(([k, v]) => isSecret(k, String(v))).map(([, v]) => String(v));
+  const masked = (text: string) =>
+    secrets.reduce((t, sec) => (sec ? t.split(sec).join(maskSecret(sec)) : t), text).replace(/sk-omni-[A-Za-z0-9_-]+/g, (k) => maskSecret(k));
   return h(
     'div',
     null,
@@ -189,7 +193,12 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
             'ul',
             { class: 'env-list' },
             env.map(([k, v]) =>
-              h('li', { class: 'copy-line' }, h('code', null, `${k}=${v}`), copyButton(() => `${k}=${v}`, { ariaLabel: `Copy ${k}` })),
+              h(
+                'li',
+                { class: 'copy-line' },
+                h('code', { 'data-testid': 'env-line' }, masked(`${k}=${v}`)),
+                copyButton(() => `${k}=${v}`, { ariaLabel: `Copy ${k}` }),
+              ),
             ),
           ),
         )
@@ -202,7 +211,7 @@ function renderInstructions(a: Agent, ins: AgentInstructions | null | Error | un
           h(
             'ol',
             { class: 'steps' },
-            steps.map((s, i) => h('li', { class: 'copy-line' }, h('span', { class: 'step-text' }, s), copyButton(() => s, { ariaLabel: `Copy step ${i + 1}` }))),
+            steps.map((s, i) => h('li', { class: 'copy-line' }, h('span', { class: 'step-text' }, masked(s)), copyButton(() => s, { ariaLabel: `Copy step ${i + 1}` }))),
           ),
         )
       : null,
@@ -311,4 +320,9 @@ function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HT
   });
   void load();
   return form;
+}
+
+/** An environment value that is a credential: a client key, or a *KEY / *TOKEN / *SECRET variable. */
+export function isSecret(name: string, value: string): boolean {
+  return value.startsWith('sk-') || /(KEY|TOKEN|SECRET|PASSWORD)$/i.test(name);
 }

@@ -22,6 +22,7 @@ import {
 } from '../lib/combos';
 import { explainModel, targetBadges, type ExplainAnswer, type ExplainRow } from '../lib/explain';
 import { formatCountdown } from '../lib/format';
+import { backIn, healthStore, stateBadge } from '../lib/healthmodel';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 
@@ -220,6 +221,14 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
     focusByKey(listArea, focusKey);
   }
 
+  /** The health model's word on a combo that cannot serve fully (dead: no target can). */
+  function comboHealthBadge(name: string): HTMLElement | null {
+    const ch = healthStore.get()?.combos?.find((x) => x.name.toLowerCase() === name.toLowerCase());
+    if (!ch || ch.state === 'serving') return null;
+    const b = stateBadge(ch.state);
+    return h('span', { class: 'block', 'data-testid': 'combo-health' }, badge(b.label, b.tone, ch.reason), ch.until ? h('small', { class: 'muted' }, ` ${backIn(ch.until)}`) : null);
+  }
+
   function renderComboBody(c: Combo): HTMLTableSectionElement {
     const panelId = `explain-${c.id}`;
     const open = panels.has(c.id);
@@ -248,7 +257,13 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
       h(
         'tr',
         null,
-        h('th', { scope: 'row' }, h('code', { class: 'cell-main' }, c.name), c.description ? h('small', { class: 'muted block' }, c.description) : null),
+        h(
+          'th',
+          { scope: 'row' },
+          h('code', { class: 'cell-main' }, c.name),
+          comboHealthBadge(c.name),
+          c.description ? h('small', { class: 'muted block' }, c.description) : null,
+        ),
         h('td', null, h('span', { class: 'chip', title: strategyInfo(c.strategy).description }, c.strategy)),
         h('td', null, h('span', { class: 'targets-summary' }, targetsSummary(c)), h('small', { class: 'muted block' }, `${n} target${n === 1 ? '' : 's'}`)),
         h('td', { class: 'nowrap' }, formatDate(c.updatedAt ?? c.createdAt)),
@@ -960,6 +975,16 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
         const open = s.state === 'open';
         if (open && !wasOpen) scheduleLiveRefresh();
         wasOpen = open;
+      });
+    })(),
+    // A combo dying or coming back re-badges the list.
+    (() => {
+      let sig = '';
+      return healthStore.subscribe((r) => {
+        const next = (r.combos ?? []).map((x) => `${x.name}=${x.state}`).join(',');
+        if (next === sig) return;
+        sig = next;
+        if (combos) renderList();
       });
     })(),
   ];

@@ -17,6 +17,7 @@ import {
 import { describeLive, formatModelCaps, parseModelCaps, sameCaps } from '../lib/concurrency';
 import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
+import { healthStore, instant, stateBadge } from '../lib/healthmodel';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
@@ -203,6 +204,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
 
   function renderRow(c: Connection): HTMLTableRowElement {
     const state = connectionState(c);
+    // The gateway's health model decides the badge (an OPEN breaker, locked
+    // models or a lease are not "healthy"); the row's own fields are the fallback.
+    const model = healthStore.connection(c.id);
+    const shown = model ? stateBadge(model.state) : { label: state.label, tone: state.tone };
+    const modelUntil = instant(model?.until);
     const test = testResults.get(c.id);
     const label = c.name || c.provider;
     const fk = (what: string) => `${c.id}:${what}`;
@@ -320,10 +326,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     });
 
     const errorType = c.lastErrorType || (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '');
-    const until = state.until ?? (c.isActive === false ? connectionState({ ...c, isActive: true }).until : undefined);
+    let until = state.until ?? (c.isActive === false ? connectionState({ ...c, isActive: true }).until : undefined);
+    if (model && model.state !== 'serving') until = modelUntil && modelUntil > Date.now() ? new Date(modelUntil) : undefined;
     return h(
       'tr',
-      { class: c.isActive ? null : 'row-inactive', 'data-id': c.id, 'data-state': state.kind },
+      { class: c.isActive ? null : 'row-inactive', 'data-id': c.id, 'data-state': state.kind, 'data-health': model?.state ?? null },
       h(
         'td',
         null,
@@ -331,12 +338,13 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         c.prefix ? h('small', { class: 'muted' }, `prefix ${c.prefix}`) : null,
         renderModels(c),
       ),
-      h('td', null, h('code', { class: 'nowrap' }, c.provider)),
+      h('td', null, h('span', { title: c.provider, class: 'provider-name' }, model?.providerName || c.provider)),
       h('td', { class: 'num' }, c.priority ?? '—'),
       h(
         'td',
         { class: 'status-cell' },
-        h('span', { 'data-testid': 'status-badge' }, badge(state.label, state.tone)),
+        h('span', { 'data-testid': 'status-badge' }, badge(shown.label, shown.tone, model?.reason || undefined)),
+        model?.reason && model.state !== 'serving' ? h('small', { class: 'block muted' }, model.reason) : null,
         until
           ? h(
               'small',
@@ -532,9 +540,24 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   };
   const livePoll = window.setInterval(() => void pollLive(), 2000);
 
+  // The health model changed (a breaker, a lock, a lease): re-badge the rows.
+  let lastSig = '';
+  const unsubscribeHealth = healthStore.subscribe((r) => {
+    const sig = (r.connections ?? []).map((x) => `${x.id}=${x.state}@${x.until ?? ''}`).join(',');
+    if (sig === lastSig || !connections) return;
+    lastSig = sig;
+    for (const c of connections) replaceRow(c.id);
+  });
+
   refreshBtn.addEventListener('click', () => void load());
-  void load();
+  void load().then(() => {
+    // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
+    const id = ctx.params.get('edit');
+    const c = id ? connections?.find((x) => x.id === id) : undefined;
+    if (c && !ctx.signal.aborted) openEditDialog(c);
+  });
   return () => {
+    unsubscribeHealth();
     unsubscribe();
     unsubscribeSub();
     window.clearInterval(ticker);

@@ -28,6 +28,7 @@ import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
+import { healthStore } from '../lib/healthmodel';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -270,7 +271,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         h('div', { class: 'cell-main' }, label),
         h('small', { class: 'muted block' }, [c.authType, c.id].filter(Boolean).join(' · ')),
       ),
-      h('td', null, h('code', { class: 'nowrap' }, c.provider)),
+      h('td', null, h('span', { title: c.provider }, healthStore.connection(c.id)?.providerName || c.provider)),
       h(
         'td',
         { class: 'status-cell' },
@@ -410,6 +411,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       }
       scheduleRefetch();
     }),
+    // A provider breaker opening or closing changes who is out of routing.
+    live.subscribe('breaker', () => scheduleRefetch()),
     live.subscribe('lockout', (ev) => {
       if (!rows) {
         scheduleRefetch(); // the first load may have been answered before this change
@@ -520,8 +523,8 @@ function renderRules(ctx: ViewContext): { element: HTMLElement; cleanup: () => v
             inputs.set(f.key, input);
             return h('div', { class: 'field field-check field-wide' }, h('label', { for: id }, input, ' ', label), slot);
           }
-          const input = h('input', { id, type: 'text', inputmode: 'numeric', autocomplete: 'off', 'data-key': f.key, 'aria-describedby': `${id}-hint` });
-          input.value = formatValue(f.kind, value);
+          const input = h('input', { id, type: 'text', inputmode: f.isMs ? 'decimal' : 'numeric', autocomplete: 'off', 'data-key': f.key, 'aria-describedby': `${id}-hint` });
+          input.value = formatValue(f.kind, value, f.isMs);
           inputs.set(f.key, input);
           const hint = h('small', { id: `${id}-hint`, class: 'hint' }, hintFor(f, input.value));
           hints.set(f.key, hint);

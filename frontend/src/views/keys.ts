@@ -1,9 +1,17 @@
-import { endpoints, isAbortError, type ApiKey, type CreatedApiKey } from '../api';
-import { busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice } from '../dom';
+import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey } from '../api';
+import { busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
+import { parseList } from '../lib/format';
 import type { ViewContext } from '../router';
+
+/** Scopes a client key can hold (the gateway's knownScopes). */
+export const SCOPES: ReadonlyArray<[string, string]> = [
+  ['inference', 'Inference: call /v1 (chat, messages, responses, models)'],
+  ['lease:exclusive', 'Exclusive leases: hold one connection for a session (/api/v1/session-leases)'],
+];
 
 export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   let keys: ApiKey[] | null = null;
+  let connections: Connection[] = [];
 
   const heading = h('h1', { tabindex: '-1' }, 'API Keys');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -29,9 +37,10 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     }
     refreshBtn.disabled = true;
     try {
-      const list = await endpoints.listKeys(ctx.signal);
+      const [list, conns] = await Promise.all([endpoints.listKeys(ctx.signal), endpoints.listConnections(ctx.signal).catch(() => [])]);
       if (ctx.signal.aborted) return;
       keys = list;
+      connections = conns;
       renderList();
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return;
@@ -63,7 +72,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
             h(
               'tr',
               null,
-              ['Name', 'Key', 'Scopes', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Key', 'Scopes', 'Access', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
@@ -110,15 +119,86 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       }
     });
     const scopes = Array.isArray(k.scopes) && k.scopes.length ? k.scopes : null;
+    const edit = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Edit access of key ${label}` }, 'Edit access');
+    edit.addEventListener('click', () => openAccessDialog(k));
+    const conns = k.allowedConnections ?? [];
+    const models = k.allowedModels ?? [];
+    const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;
     return h(
       'tr',
-      null,
+      { 'data-key-id': k.id },
       h('td', null, h('div', { class: 'cell-main' }, label, k.isDefault ? [' ', h('span', { class: 'chip' }, 'default')] : null)),
       h('td', null, k.keyMasked ? h('code', { class: 'nowrap' }, k.keyMasked) : h('span', { class: 'muted' }, '—')),
       h('td', null, scopes ? scopes.map((s) => h('span', { class: 'chip' }, s)) : h('span', { class: 'muted' }, 'all')),
+      h(
+        'td',
+        { 'data-testid': 'key-access' },
+        conns.length ? h('div', null, 'Connections: ', conns.map((id) => h('span', { class: 'chip', title: id }, connName(id)))) : h('div', { class: 'muted' }, 'All connections'),
+        models.length ? h('div', null, 'Models: ', models.map((m) => h('span', { class: 'chip' }, m))) : h('div', { class: 'muted' }, 'All models'),
+      ),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, del),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, del)),
     );
+  }
+
+  /** Scopes, allowed connections and allowed models of one key (so leases can be set up by hand). */
+  function openAccessDialog(k: ApiKey): void {
+    const label = k.name || k.id;
+    const scopeBoxes = SCOPES.map(([s, text]) => {
+      const box = h('input', { type: 'checkbox', id: `scope-${s}`, value: s, checked: (k.scopes ?? []).includes(s) });
+      return { s, box, el: h('label', { class: 'check', for: box.id }, box, ' ', h('code', null, s), ' ', h('span', { class: 'muted small' }, text)) };
+    });
+    const connBoxes = connections.map((c) => {
+      const box = h('input', { type: 'checkbox', id: `allow-${c.id}`, value: c.id, checked: (k.allowedConnections ?? []).includes(c.id) });
+      return { id: c.id, box, el: h('label', { class: 'check', for: box.id }, box, ' ', c.name || c.id, ' ', h('span', { class: 'muted small', title: c.provider }, c.prefix ? `${c.prefix}/…` : c.provider)) };
+    });
+    const models = h('textarea', { id: 'allow-models', rows: '3', spellcheck: 'false' });
+    models.value = (k.allowedModels ?? []).join(', ');
+    const status = h('div', { class: 'form-status' });
+    const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save access');
+    const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel');
+    const form = h(
+      'form',
+      { class: 'access-form' },
+      h('fieldset', { class: 'checks' }, h('legend', null, 'Scopes'), scopeBoxes.map((x) => x.el)),
+      h(
+        'fieldset',
+        { class: 'checks' },
+        h('legend', null, 'Allowed connections'),
+        h('p', { class: 'muted small' }, 'None ticked: every connection. A key leasing connections should list exactly the ones it may hold.'),
+        connBoxes.length ? connBoxes.map((x) => x.el) : h('p', { class: 'muted' }, 'No connection yet.'),
+      ),
+      field('Allowed models', models, 'Comma separated, e.g. openai/gpt-4o-mini, my-combo. Empty: every model.'),
+      status,
+      h('div', { class: 'form-actions' }, save, cancel),
+    );
+    const handle = openDialog({ title: `Access of “${label}”`, content: form });
+    cancel.addEventListener('click', () => handle.close());
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const scopes = scopeBoxes.filter((x) => x.box.checked).map((x) => x.s);
+      if (!scopes.length) {
+        clear(status, h('p', { class: 'field-error', role: 'alert' }, 'Tick at least one scope: a key without a scope can do nothing.'));
+        return;
+      }
+      status.replaceChildren();
+      save.disabled = true;
+      try {
+        await endpoints.updateKeyAccess(k.id, {
+          scopes,
+          allowedConnections: connBoxes.filter((x) => x.box.checked).map((x) => x.id),
+          allowedModels: parseList(models.value),
+        });
+        if (ctx.signal.aborted) return;
+        handle.close();
+        clear(message, notice(`Saved the access of “${label}”.`, 'success'));
+        await load(true);
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        save.disabled = false;
+        clear(status, errorBox(err));
+      }
+    });
   }
 
   function showCreatedKey(created: CreatedApiKey): void {

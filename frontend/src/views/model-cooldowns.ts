@@ -5,6 +5,7 @@ import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge, startCountdowns } from './lockout-parts';
+import { healthStore } from '../lib/healthmodel';
 
 /** Live events name what changed; a fetch shortly after fills in the rest (reason, names). */
 const REFETCH_DELAY_MS = 400;
@@ -166,7 +167,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
     return h(
       'tr',
       { 'data-key': r.key, 'data-model': r.model, 'data-connection': r.connectionId, 'data-testid': 'lockout-row' },
-      h('td', null, h('code', { class: 'nowrap' }, r.provider)),
+      h('td', null, h('span', { title: r.provider }, healthStore.connection(r.connectionId)?.providerName || r.provider)),
       h('td', null, h('div', { class: 'cell-main' }, who(r)), r.connectionName ? h('small', { class: 'muted block mono-small' }, r.connectionId) : null),
       h('th', { scope: 'row' }, h('code', null, r.model)),
       h('td', null, scopeBadge(r.scope)),

@@ -1,7 +1,8 @@
-import { ApiError, endpoints, isAbortError, type Health, type ProviderHealth } from '../api';
+import { ApiError, endpoints, isAbortError, type Health } from '../api';
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
-import { formatCountdown, formatDuration, maskSecret } from '../lib/format';
-import { breakerBadge, healthBadge, providerLabel } from '../lib/health';
+import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
+import { breakerBadge, healthBadge } from '../lib/health';
+import { backIn, healthStore, instant, problems, stateBadge, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
 import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
@@ -19,6 +20,9 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   const names = new Map<string, string>();
   let health: Health | null = null;
   let soonestDeadline: number | null = null;
+  let startedAt: number | null = null;
+  /** Uptime rounded down to whole seconds (it ticks every second). */
+  const upMs = () => (startedAt == null ? 0 : Math.max(0, Math.floor((Date.now() - startedAt) / 1000) * 1000));
   const cleanups: Array<() => void> = [];
   const pauseError = h('div', { class: 'pause-error' });
 
@@ -26,6 +30,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const statusArea = h('section', { class: 'card status-card', 'aria-labelledby': 'ov-status-title' });
   const countsArea = h('div', { class: 'stat-grid' });
+  const brokenArea = h('section', { class: 'card', 'aria-labelledby': 'ov-broken-title', 'data-testid': 'not-serving' });
+  const fixMessage = h('div', { role: 'status' });
   const providersArea = h('div', { class: 'list-area' });
   const clientArea = h('section', { class: 'card', 'aria-labelledby': 'ov-client-title' });
   const feedState = h('p', { class: 'feed-state muted' });
@@ -37,6 +43,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     h('div', { class: 'page-head' }, heading, refreshBtn),
     h('p', { class: 'muted page-intro' }, 'Gateway health, how to connect a client, and what is happening right now.'),
     statusArea,
+    brokenArea,
     h('section', { 'aria-label': 'Counts' }, countsArea),
     clientArea,
     h(
@@ -55,6 +62,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   );
   clear(statusArea, h('h2', { id: 'ov-status-title', class: 'visually-hidden' }, 'Gateway status'), loading('Loading gateway health…'));
   clear(countsArea, loading('Loading counts…'));
+  clear(brokenArea, h('h2', { id: 'ov-broken-title' }, 'What is not serving'), loading('Loading…'));
   clear(providersArea, loading('Loading provider health…'));
 
   // ------------------------------------------------------------ health and counts
@@ -62,10 +70,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   function renderHealth(): void {
     if (!health) return;
     const b = healthBadge(health.status);
-    const meta = [
-      health.version ? `version ${health.version}` : '',
-      typeof health.uptime === 'number' ? `up ${formatDuration(health.uptime * 1000)}` : '',
-    ].filter(Boolean);
+    if (typeof health.uptime === 'number') startedAt = Date.now() - health.uptime * 1000;
+    const line = statusLine(healthStore.get());
     const paused = health.paused === true;
     const pauseBtn = h('button', { type: 'button', class: `btn btn-small${paused ? ' btn-primary' : ''}` }, paused ? 'Resume gateway' : 'Pause gateway');
     pauseBtn.addEventListener('click', () => void togglePause(pauseBtn, !paused));
@@ -76,20 +82,30 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         'div',
         { class: 'status-line' },
         h('span', { class: `health health-${b.tone} health-large`, 'data-testid': 'overview-health' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), b.label),
-        h('div', { class: 'status-text' }, h('p', { class: 'status-desc' }, b.description), meta.length ? h('p', { class: 'muted small' }, meta.join(' · ')) : null),
+        h(
+          'div',
+          { class: 'status-text' },
+          line ? h('p', { class: 'status-line-text', 'data-testid': 'status-line' }, line) : null,
+          h('p', { class: 'status-desc' }, b.description),
+          h(
+            'p',
+            { class: 'muted small' },
+            health.version ? `version ${health.version}` : '',
+            startedAt != null ? h('span', null, `${health.version ? ' · ' : ''}up `, h('span', { 'data-testid': 'uptime' }, formatDuration(upMs()))) : null,
+          ),
+        ),
         typeof health.paused === 'boolean' ? pauseBtn : null,
       ),
       paused
         ? h('p', { class: 'alert alert-warn', role: 'status', 'data-testid': 'paused' }, 'The gateway is paused: clients get 503 GATEWAY_PAUSED until you resume it.')
         : null,
       pauseError,
-      health.setupComplete === false
-        ? h('p', { class: 'alert alert-info' }, 'No connection yet. ', h('a', { href: href('/connections') }, 'Add a provider connection'), ' so the gateway has somewhere to route requests.')
-        : null,
+
     );
     const cb = health.circuitBreakers ?? {};
     const ch = health.connectionHealth ?? {};
-    soonestDeadline = ch.soonestRetryAfterMs ? Date.now() + ch.soonestRetryAfterMs : null;
+    void ch;
+    soonestDeadline = instant(healthStore.get()?.summary?.nextBack);
     clear(
       countsArea,
       statCard('Circuit breakers', 'ov-cb', [
@@ -99,14 +115,136 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         ['Closed', cb.closed ?? 0, ''],
         ['Total', cb.total ?? 0, ''],
       ]),
-      statCard('Connections', 'ov-conn', [
-        ['Total', ch.total ?? 0, ''],
-        ['Cooling down', ch.coolingDown ?? 0, ch.coolingDown ? 'warn' : ''],
-        ['Out of service', ch.terminal ?? 0, ch.terminal ? 'bad' : ''],
-        ['Soonest retry', soonestDeadline ? formatCountdown(soonestDeadline - Date.now()) : '—', '', 'soonest-retry'],
-      ]),
+      statCard('Connections', 'ov-conn', connectionRows()),
       leasesCard(),
     );
+  }
+
+  /** Connection counts from the health model: serving, cooling, breaker open, out of service, next back. */
+  function connectionRows(): Array<[string, number | string, string, string?]> {
+    const r = healthStore.get();
+    const conns = r?.connections ?? [];
+    const count = (st: string) => conns.filter((c) => c.state === st).length;
+    const serving = conns.filter((c) => c.serving).length;
+    const rows: Array<[string, number | string, string, string?]> = [
+      ['Serving', conns.length ? `${serving} of ${conns.length}` : '—', serving < conns.length ? 'warn' : '', 'serving-count'],
+      ['Cooling down', count('cooling'), count('cooling') ? 'warn' : ''],
+      ['Breaker open', count('breaker_open'), count('breaker_open') ? 'bad' : ''],
+      ['Out of service', count('terminal'), count('terminal') ? 'bad' : ''],
+      ['Next back', soonestDeadline ? formatCountdown(soonestDeadline - Date.now()) : '—', '', 'soonest-retry'],
+    ];
+    return rows;
+  }
+
+  // ------------------------------------------------------------ what is not serving
+
+  const FIX_LABEL: Record<string, string> = {
+    reset_breaker: 'Reset breaker',
+    clear_cooldown: 'Clear cooldown',
+    unlock_models: 'Unlock models',
+    edit_connection: 'Open connection',
+  };
+
+  function renderBroken(): void {
+    const r = healthStore.get();
+    const head = h('div', { class: 'section-head' }, h('h2', { id: 'ov-broken-title' }, 'What is not serving'));
+    if (!r) {
+      clear(brokenArea, head, loading('Loading…'));
+      return;
+    }
+    const list = problems(r);
+    if (!r.summary?.total) {
+      clear(
+        brokenArea,
+        head,
+        h(
+          'p',
+          { class: 'setup-state', 'data-testid': 'setup-state' },
+          h('span', { class: 'health health-muted' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), 'Set up'),
+          ' No connection yet. ',
+          h('a', { href: href('/connections') }, 'Add a provider connection'),
+          ' so the gateway has somewhere to route requests.',
+        ),
+      );
+      return;
+    }
+    if (list.length === 0) {
+      clear(brokenArea, head, h('p', { class: 'muted', 'data-testid': 'all-serving' }, 'Everything is serving: no cooldown, open breaker, locked model or dead combo.'), fixMessage);
+      return;
+    }
+    clear(brokenArea, head, h('ul', { class: 'problem-list' }, list.map(problemItem)), fixMessage);
+  }
+
+  function problemItem(p: Problem): HTMLElement {
+    const b = stateBadge(p.state);
+    const until = instant(p.until);
+    const since = instant(p.since);
+    const fixes = p.fixes.map((f) => fixButton(p, f)).filter((x): x is HTMLElement => x != null);
+    const what = p.kind === 'combo' ? 'Combo' : p.kind === 'provider' ? 'Provider' : 'Connection';
+    return h(
+      'li',
+      { class: `problem problem-${b.tone}`, 'data-kind': p.kind, 'data-id': p.id, 'data-state': p.state, 'data-testid': 'problem' },
+      h(
+        'div',
+        { class: 'problem-main' },
+        h('span', { class: 'problem-name' }, h('span', { class: 'visually-hidden' }, `${what} `), p.name),
+        p.provider && p.kind === 'connection' ? h('span', { class: 'muted small provider-name', title: p.providerId ?? '' }, p.provider) : null,
+        badge(b.label, b.tone),
+      ),
+      h(
+        'div',
+        { class: 'problem-why' },
+        p.reason ? h('span', null, p.reason) : null,
+        since ? h('span', { class: 'muted small', title: new Date(since).toLocaleString() }, ` · since ${formatTime(new Date(since))}`) : null,
+      ),
+      p.locks.length
+        ? h(
+            'ul',
+            { class: 'lock-list small' },
+            p.locks.map((l) =>
+              h('li', null, h('code', null, l.model), ' ', h('span', { class: 'muted' }, l.reason ?? ''), ' ', h('span', { 'data-until': String(instant(l.until) ?? ''), class: 'countdown' }, backIn(l.until))),
+            ),
+          )
+        : null,
+      h(
+        'div',
+        { class: 'problem-foot' },
+        until
+          ? h('span', { class: 'back-at', title: `at ${new Date(until).toLocaleTimeString()} (${exactMs(until - Date.now())})`, 'data-testid': 'back-at' }, h('span', { 'data-until': String(until), class: 'countdown' }, backIn(until)))
+          : h('span', { class: 'muted small' }, p.state === 'terminal' ? 'needs new credentials' : p.state === 'disabled' ? 'switched off' : ''),
+        fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
+      ),
+    );
+  }
+
+  function fixButton(p: Problem, fix: string): HTMLElement | null {
+    const label = FIX_LABEL[fix];
+    if (!label) return null;
+    if (fix === 'edit_connection') {
+      return h('a', { class: 'btn btn-small', href: href('/connections', { edit: p.id }), 'aria-label': `${label} ${p.name}` }, label);
+    }
+    const btn = h('button', { type: 'button', class: `btn btn-small${fix === 'reset_breaker' ? ' btn-warn' : ''}`, 'aria-label': `${label}: ${p.name}` }, label);
+    btn.addEventListener('click', async () => {
+      btn.disabled = true;
+      fixMessage.replaceChildren();
+      try {
+        if (fix === 'reset_breaker') await endpoints.resetBreaker(p.providerId ?? p.id);
+        else if (fix === 'clear_cooldown') await endpoints.clearCooldowns([p.id]);
+        else if (fix === 'unlock_models') {
+          const provider = (p.providerId ?? '').split(':')[0] ?? '';
+          for (const l of p.locks) await endpoints.reactivateModel({ provider, connectionId: p.id, model: l.model });
+        }
+        if (ctx.signal.aborted) return;
+        fixMessage.replaceChildren(h('p', { class: 'alert alert-success' }, `${label}: done for “${p.name}”.`));
+        await loadHealth(true);
+        brokenArea.querySelector<HTMLElement>('h2')?.focus();
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        btn.disabled = false;
+        clear(fixMessage, errorBox(err));
+      }
+    });
+    return btn;
   }
 
   /** Exclusive session leases (health `leases.active`), with a link to the Leases page. */
@@ -133,9 +271,10 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   }
 
   function renderProviders(): void {
-    const entries = Object.entries(health?.providerHealth ?? {}).sort(([a], [b]) => a.localeCompare(b));
-    if (entries.length === 0) {
-      clear(providersArea, emptyState('No provider breaker yet', 'A provider gets a breaker when it handles its first request.'));
+    const model = healthStore.get()?.providers ?? [];
+    const legacy = health?.providerHealth ?? {};
+    if (model.length === 0) {
+      clear(providersArea, emptyState('No provider yet', 'Providers appear with their first connection.'));
       return;
     }
     clear(
@@ -145,22 +284,25 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         { class: 'table-wrap' },
         h(
           'table',
-          { class: 'table' },
-          h('caption', { class: 'visually-hidden' }, 'Circuit breaker per provider'),
-          h('thead', null, h('tr', null, ['Provider', 'Breaker', 'Failures', 'Last failure', 'Retry after'].map((t) => h('th', { scope: 'col' }, t)))),
+          { class: 'table table-cards' },
+          h('caption', { class: 'visually-hidden' }, 'Health per provider'),
+          h('thead', null, h('tr', null, ['Provider', 'State', 'Breaker', 'Serving', 'Last failure', 'Back'].map((t) => h('th', { scope: 'col' }, t)))),
           h(
             'tbody',
             null,
-            entries.map(([key, p]: [string, ProviderHealth]) => {
-              const b = breakerBadge(p.state);
+            model.map((p) => {
+              const st = stateBadge(p.state);
+              const br = breakerBadge(p.breaker ?? legacy[p.id]?.state);
+              const until = instant(p.until);
               return h(
                 'tr',
-                null,
-                h('th', { scope: 'row', class: 'cell-main' }, providerLabel(key, names)),
-                h('td', null, badge(b.label, b.tone)),
-                h('td', { class: 'num' }, p.failures ?? 0),
-                h('td', null, p.lastFailure ? formatDate(p.lastFailure) : '—'),
-                h('td', null, p.retryAfterMs ? formatDuration(p.retryAfterMs) : '—'),
+                { 'data-provider': p.id },
+                h('th', { scope: 'row', class: 'cell-main', 'data-label': 'Provider' }, h('span', { title: p.id }, p.name || p.id)),
+                h('td', { 'data-label': 'State' }, badge(st.label, st.tone, p.reason)),
+                h('td', { 'data-label': 'Breaker' }, badge(br.label, br.tone), p.failures ? h('small', { class: 'muted' }, ` ${p.failures} failures`) : null),
+                h('td', { class: 'num', 'data-label': 'Serving' }, `${p.serving ?? 0} of ${p.total ?? 0}`),
+                h('td', { 'data-label': 'Last failure' }, legacy[p.id]?.lastFailure ? formatDate(legacy[p.id]!.lastFailure!) : '—'),
+                h('td', { 'data-label': 'Back' }, until ? h('span', { 'data-until': String(until), class: 'countdown', title: exactMs(until - Date.now()) }, backIn(until)) : '—'),
               );
             }),
           ),
@@ -201,8 +343,16 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       if (ctx.signal.aborted) return;
       for (const c of conns) names.set(c.id, c.name || c.provider);
       health = hl;
+      healthStore.set(hl as HealthReport);
+      // User-defined endpoints are named by their prefix in breaker keys ("openai-compatible:lab").
+      for (const p of healthStore.get()?.providers ?? []) {
+        const i = p.id.indexOf(':');
+        if (i > 0 && p.name && !names.has(p.id.slice(i + 1))) names.set(p.id.slice(i + 1), p.name);
+      }
+      if (!quiet) renderFeed(); // events that arrived before the names did
       renderHealth();
       renderProviders();
+      renderBroken();
       if (shownEndpoint !== currentEndpoint()) renderClient(defaultKey.value, defaultKey.error);
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return;
@@ -210,6 +360,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       clear(statusArea, h('h2', { id: 'ov-status-title', class: 'visually-hidden' }, 'Gateway status'), errorBox(err, () => void loadHealth()));
       clear(countsArea);
       clear(providersArea);
+      clear(brokenArea);
     }
   }
 
@@ -336,7 +487,10 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       if (ev.data.connectionHealth) health.connectionHealth = ev.data.connectionHealth;
       const leases = (ev.data as { leases?: Health['leases'] }).leases;
       if (leases && typeof leases === 'object') health.leases = leases;
+      healthStore.set(ev.data as HealthReport);
       renderHealth();
+      renderBroken();
+      renderProviders();
     }),
     live.subscribe('lease', (ev) => {
       if (!health) return;
@@ -363,15 +517,23 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
           ...(d.state.toUpperCase() !== 'CLOSED' ? { lastFailure: ev.at } : {}),
         },
       };
-      renderProviders();
+      reloadHealthSoon();
     }),
   );
   renderFeed();
 
-  // The soonest-retry countdown ticks between health events.
+  // Every countdown and the uptime tick between health events.
   const ticker = window.setInterval(() => {
     const el = countsArea.querySelector<HTMLElement>('[data-testid="soonest-retry"]');
     if (el) el.textContent = soonestDeadline ? formatCountdown(soonestDeadline - Date.now()) : '—';
+    const up = statusArea.querySelector<HTMLElement>('[data-testid="uptime"]');
+    if (up) up.textContent = formatDuration(upMs());
+    const line = statusArea.querySelector<HTMLElement>('[data-testid="status-line"]');
+    if (line) line.textContent = statusLine(healthStore.get());
+    for (const cd of root.querySelectorAll<HTMLElement>('.countdown[data-until]')) {
+      const t = Number(cd.dataset['until']);
+      if (t) cd.textContent = backIn(t);
+    }
   }, 1000);
   cleanups.push(() => {
     window.clearInterval(ticker);

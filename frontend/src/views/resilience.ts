@@ -136,16 +136,16 @@ export function renderResilience(root: HTMLElement, ctx: ViewContext): () => voi
       name: f.key,
       'data-key': f.key,
       type: 'text',
-      inputmode: f.kind === 'number' ? 'numeric' : 'text',
+      inputmode: f.isMs ? 'decimal' : f.kind === 'number' ? 'numeric' : 'text',
       autocomplete: 'off',
       spellcheck: 'false',
       'aria-describedby': `${id}-hint`,
     });
-    input.value = formatValue(f.kind, value);
+    input.value = formatValue(f.kind, value, f.isMs);
     inputs.set(f.key, input);
     const hint = h('small', { id: `${id}-hint`, class: 'hint' }, hintFor(f, input.value));
     hints.set(f.key, hint);
-    return h('div', { class: 'field' }, h('label', { for: id }, f.label), input, hint, errorSlot);
+    return h('div', { class: 'field' }, h('label', { for: id }, f.isMs ? `${f.label} (s)` : f.label), input, hint, errorSlot);
   }
 
   // ------------------------------------------------------------ editing

@@ -303,7 +303,8 @@ step('the dashboard link signs in and opens the Overview', async () => {
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   assert.equal(new URL(page.url()).hash, '#/overview', 'the token leaves the address bar');
   assert.equal(await page.evaluate(() => localStorage.getItem('omniroute.token')), S.token);
-  await page.locator('[data-testid="overview-health"]', { hasText: 'Healthy' }).waitFor();
+  // No connection yet: the set-up state (grey), never a green "Healthy".
+  await page.locator('[data-testid="overview-health"]', { hasText: 'Set up' }).waitFor();
   await page.locator('.live-indicator', { hasText: 'Live' }).waitFor();
   assert.equal(await page.getByTestId('endpoint-url').textContent(), `${S.base}/v1`);
 
@@ -378,7 +379,7 @@ step('an upstream 429 shows the cooldown live on Connections and in the Overview
   await row.getByTestId('status-badge').filter({ hasText: 'Cooling down' }).waitFor();
   const countdown = row.getByTestId('countdown');
   const first = await countdown.textContent();
-  assert.match(first, /^[12]:\d\d$/, `countdown ${first}`);
+  assert.match(first, /^(2 min|1 min( \d+ s)?)$/, `countdown ${first}`);
   await page.waitForFunction((before) => document.querySelector('[data-testid="countdown"]')?.textContent !== before, first, { timeout: 3000 });
   assert.equal(await row.getByRole('button', { name: 'Clear cooldown of Fake A' }).isVisible(), true);
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -507,14 +508,14 @@ step('Resilience Settings: partial save, client validation, server error next to
   await gotoPage(page, 'Resilience Settings');
   const maxWait = page.locator('#res-requestQueue-maxWaitMs');
   await maxWait.waitFor();
-  assert.equal(await maxWait.inputValue(), '30000');
+  assert.equal(await maxWait.inputValue(), '30', 'edited in seconds');
   assert.match(await page.locator('#res-requestQueue-maxWaitMs-hint').textContent(), /= 30 s/);
 
   let patchBody = null;
   page.on('request', (req) => {
     if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
   });
-  await maxWait.fill('45000');
+  await maxWait.fill('45');
   assert.match(await page.locator('#res-requestQueue-maxWaitMs-hint').textContent(), /= 45 s/);
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByTestId('saved').filter({ hasText: 'Saved 1 change' }).waitFor();
@@ -522,7 +523,7 @@ step('Resilience Settings: partial save, client validation, server error next to
   assert.equal((await mgmt('GET', '/api/resilience')).body.requestQueue.maxWaitMs, 45000);
 
   // Client-side rule: maxCooldownMs >= baseCooldownMs.
-  await page.locator('#res-modelLockout-maxCooldownMs').fill('1000');
+  await page.locator('#res-modelLockout-maxCooldownMs').fill('1');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.locator('#res-modelLockout-maxCooldownMs-error', { hasText: 'Must be at least the base cooldown' }).waitFor();
   assert.equal(await page.locator('#res-modelLockout-maxCooldownMs').getAttribute('aria-invalid'), 'true');
@@ -539,7 +540,7 @@ step('Resilience Settings: partial save, client validation, server error next to
       : route.continue(),
   );
   S.allowedConsoleErrors.push((e) => e.url.endsWith('/api/resilience') && e.text.includes('400'));
-  await maxWait.fill('50000');
+  await maxWait.fill('50');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.locator('#res-requestQueue-maxWaitMs-error', { hasText: 'too long for this test (INVALID_SETTING, requestQueue.maxWaitMs)' }).waitFor();
   await page.unroute('**/api/resilience');
@@ -777,7 +778,7 @@ step('a 404 for one model locks only that model, live on Model Cooldowns', async
   assert.equal(await row.getByTestId('scope').textContent(), 'model');
   await row.getByText('Fake B').waitFor();
   const first = await row.getByTestId('lockout-countdown').textContent();
-  assert.match(first, /^\d+:\d\d$/, `countdown ${first}`);
+  assert.match(first, /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/, `countdown ${first}`);
   await page.waitForFunction(
     (before) => document.querySelector('[data-testid="lockout-countdown"]')?.textContent !== before,
     first,
@@ -802,7 +803,7 @@ step('Cooldown Manager lists the connection as model_locked with its lockout', a
   const lock = row.locator('[data-testid="lockout-item"][data-model="gpt-4o"]');
   await lock.waitFor();
   assert.equal(await lock.getByTestId('scope').textContent(), 'model');
-  assert.match(await lock.getByTestId('lockout-countdown').textContent(), /^\d+:\d\d$/);
+  assert.match(await lock.getByTestId('lockout-countdown').textContent(), /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/);
   const api = (await mgmt('GET', '/api/resilience/cooldowns')).body.connections.find((c) => c.id === S.connectionB);
   assert.equal(api.status, 'model_locked');
   // Healthy connections are hidden by default; the filter counts say what is there.
@@ -883,7 +884,7 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   const row = page.locator('[data-testid="cooldown-row"]', { hasText: 'Fake B' });
   await row.locator('[data-testid="status-badge"]', { hasText: 'Cooling down' }).waitFor();
   assert.equal(await row.getAttribute('data-status'), 'cooling_down');
-  assert.match(await row.getByTestId('countdown').textContent(), /^[12]:\d\d$/);
+  assert.match(await row.getByTestId('countdown').textContent(), /^(2 min|1 min( \d+ s)?)$/);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'shown without a reload');
   await snapBoth(page, 'cooldowns-cooling');
 
@@ -903,16 +904,16 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   await fetch(`${S.fake}/_fake/faults`, { method: 'DELETE' });
 
   // The cooldown rules section: range check, then a partial save.
-  const apikeyBase = page.getByLabel('API key base cooldown (ms)');
-  await apikeyBase.fill('50');
+  const apikeyBase = page.getByLabel('API key base cooldown (s)');
+  await apikeyBase.fill('0.05');
   await page.getByRole('button', { name: 'Save rules' }).click();
-  await page.locator('#cdr-connectionCooldown-apikey-baseCooldownMs-error', { hasText: 'Enter 100–600,000 ms.' }).waitFor();
+  await page.locator('#cdr-connectionCooldown-apikey-baseCooldownMs-error', { hasText: 'Enter 0.1–600 s.' }).waitFor();
   let patchBody = null;
   const spy = (req) => {
     if (req.method() === 'PATCH' && req.url().endsWith('/api/resilience')) patchBody = req.postDataJSON();
   };
   page.on('request', spy);
-  await apikeyBase.fill('4000');
+  await apikeyBase.fill('4');
   await page.getByLabel('Cool a connection down when its stream stalls').check();
   await page.getByRole('button', { name: 'Save rules' }).click();
   await page.getByTestId('rules-saved').filter({ hasText: 'Saved 2 changes.' }).waitFor();
@@ -1047,7 +1048,7 @@ step('a combo request fails over when a target cools down; Why? shows it live wi
   assert.equal(await excluded.getByTestId('reason-badge').textContent(), 'model cooling');
   const countdown = excluded.getByTestId('explain-countdown');
   const before = await countdown.textContent();
-  assert.match(before, /^\d+:\d\d$/, `countdown ${before}`);
+  assert.match(before, /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/, `countdown ${before}`);
   await page.waitForFunction(
     (b) => document.querySelector('[data-testid="explain-row"][data-status="excluded"] [data-testid="explain-countdown"]')?.textContent !== b,
     before,
@@ -1064,7 +1065,7 @@ step('a combo request fails over when a target cools down; Why? shows it live wi
   await page.getByRole('button', { name: 'Edit team' }).click();
   const badge = page.locator('[data-testid="target-row"][data-model="a/m"] [data-testid="target-badge"][data-reason="model_cooldown"]');
   await badge.waitFor();
-  assert.match(await badge.getByTestId('target-countdown').textContent(), /^\d+:\d\d$/);
+  assert.match(await badge.getByTestId('target-countdown').textContent(), /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/);
   await page.locator('[data-testid="target-row"][data-model="b/m"] [data-testid="target-badge"][data-reason="eligible"]').waitFor();
   await page.getByRole('button', { name: 'Cancel' }).click();
 });
@@ -1125,7 +1126,7 @@ step('Leases: the empty state explains leases; a real lease is listed live and r
   assert.equal(await row.locator('td').first().textContent(), `${prefix}…`, 'the owner hash prefix only');
   await row.getByText('lease agent').waitFor();
   await row.getByText('Combo b').waitFor();
-  assert.match(await row.getByTestId('lease-countdown').textContent(), /^[12]:\d\d$/);
+  assert.match(await row.getByTestId('lease-countdown').textContent(), /^(2 min|1 min( \d+ s)?)$/);
   assert.equal((await page.content()).includes(owner), false, 'the owner token is nowhere on the page');
   assert.equal(await page.evaluate(() => window.__sameDocument), true);
   await page.getByTestId('lease-count').filter({ hasText: '1 active lease' }).waitFor();

@@ -105,7 +105,7 @@ describe('clearSummary', () => {
   });
 
   it('checks the cooldown rule ranges the gateway clamps to', () => {
-    expect(ruleRangeError('connectionCooldown.apikey.baseCooldownMs', 50)).toBe('Enter 100–600,000 ms.');
+    expect(ruleRangeError('connectionCooldown.apikey.baseCooldownMs', 50)).toBe('Enter 0.1–600 s.');
     expect(ruleRangeError('connectionCooldown.oauth.maxBackoffSteps', 16)).toBe('Enter 0–15.');
     expect(ruleRangeError('connectionCooldown.oauth.maxBackoffSteps', 15)).toBeNull();
   });

@@ -13,7 +13,9 @@ import {
 
 describe('formatDuration', () => {
   it('uses the largest sensible units', () => {
-    expect(formatDuration(850)).toBe('850 ms');
+    expect(formatDuration(850)).toBe('0.85 s');
+    expect(formatDuration(5)).toBe('0.005 s');
+    expect(formatDuration(0)).toBe('0 s');
     expect(formatDuration(1500)).toBe('1.5 s');
     expect(formatDuration(30_000)).toBe('30 s');
     expect(formatDuration(60_000)).toBe('1 min');
@@ -29,14 +31,14 @@ describe('formatDuration', () => {
 });
 
 describe('formatCountdown', () => {
-  it('rounds seconds up so 0:00 means done', () => {
-    expect(formatCountdown(119_001)).toBe('2:00');
-    expect(formatCountdown(118_000)).toBe('1:58');
-    expect(formatCountdown(7_000)).toBe('0:07');
-    expect(formatCountdown(1)).toBe('0:01');
-    expect(formatCountdown(0)).toBe('0:00');
-    expect(formatCountdown(-5)).toBe('0:00');
-    expect(formatCountdown(3_723_000)).toBe('1:02:03');
+  it('rounds seconds up so now means done, in formatDuration units', () => {
+    expect(formatCountdown(119_001)).toBe('2 min');
+    expect(formatCountdown(118_000)).toBe('1 min 58 s');
+    expect(formatCountdown(7_000)).toBe('7 s');
+    expect(formatCountdown(1)).toBe('1 s');
+    expect(formatCountdown(0)).toBe('now');
+    expect(formatCountdown(-5)).toBe('now');
+    expect(formatCountdown(3_723_000)).toBe('1 h 2 min');
   });
 });
 

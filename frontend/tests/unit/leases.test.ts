@@ -47,8 +47,8 @@ describe('lease rows', () => {
 describe('lease countdown', () => {
   it('ticks, then says "expired" at zero; a refresh then drops the row', () => {
     const [row] = toLeaseRows([lease('l1', 2_500)], NOW);
-    expect(leaseCountdown(row!, NOW)).toEqual({ text: '0:03', expired: false });
-    expect(leaseCountdown(row!, NOW + 2_000)).toEqual({ text: '0:01', expired: false });
+    expect(leaseCountdown(row!, NOW)).toEqual({ text: '3 s', expired: false });
+    expect(leaseCountdown(row!, NOW + 2_000)).toEqual({ text: '1 s', expired: false });
     expect(leaseCountdown(row!, NOW + 2_500)).toEqual({ text: 'expired', expired: true });
     expect(activeLeases([row!], NOW + 1_000)).toHaveLength(1);
     expect(activeLeases([row!], NOW + 3_000)).toHaveLength(0);

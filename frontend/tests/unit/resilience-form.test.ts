@@ -25,7 +25,7 @@ function rawFrom(d: JsonObject, edits: Record<string, string | boolean> = {}): M
   for (const f of fields) {
     let v: unknown = d;
     for (const p of f.path) v = (v as Record<string, unknown>)[p];
-    raw.set(f.key, f.kind === 'boolean' ? Boolean(v) : formatValue(f.kind, v as never));
+    raw.set(f.key, f.kind === 'boolean' ? Boolean(v) : formatValue(f.kind, v as never, f.isMs));
   }
   for (const [k, v] of Object.entries(edits)) raw.set(k, v);
   return raw;
@@ -53,7 +53,7 @@ describe('buildSections', () => {
     expect(byKey('modelLockout.errorCodes').kind).toBe('codes');
     expect(byKey('modelLockout.enabled').kind).toBe('boolean');
     expect(byKey('requestQueue.maxWaitMs')).toMatchObject({ isMs: true, label: 'Max wait' });
-    expect(hintFor(byKey('requestQueue.maxWaitMs'), '30000')).toBe('milliseconds (= 30 s)');
+    expect(hintFor(byKey('requestQueue.maxWaitMs'), '30')).toBe('seconds (= 30 s)');
     expect(hintFor(byKey('requestQueue.maxQueueDepth'), '0')).toBe('0 = unlimited');
   });
 });
@@ -75,13 +75,31 @@ describe('parseInput', () => {
   });
 });
 
+describe('millisecond settings are edited in seconds', () => {
+  it('shows seconds, parses seconds with up to three decimals, sends milliseconds', () => {
+    expect(formatValue('number', 120_000, true)).toBe('120');
+    expect(formatValue('number', 1500, true)).toBe('1.5');
+    expect(parseInput('number', '1.5', true)).toEqual({ ok: true, value: 1500 });
+    expect(parseInput('number', '0.001', true)).toEqual({ ok: true, value: 1 });
+    expect(parseInput('number', '0.0001', true).ok).toBe(false);
+    expect(parseInput('number', '-1', true)).toEqual({ ok: false, error: 'Must not be negative.' });
+    expect(parseInput('number', '2 min', true).ok).toBe(false);
+    expect(parseInput('number', '', true).ok).toBe(false);
+  });
+  it('hints the value in human units', () => {
+    const f = fields.find((x) => x.key === 'requestQueue.maxWaitMs')!;
+    expect(hintFor(f, '90')).toMatch(/^seconds \(= 1 min 30 s\)/);
+    expect(hintFor(f, 'x')).toMatch(/^seconds/);
+  });
+});
+
 describe('validate', () => {
   it('the unchanged document is valid', () => {
     expect(validate(fields, rawFrom(settings)).errors.size).toBe(0);
   });
   it('modelLockout.maxCooldownMs must be at least baseCooldownMs', () => {
-    const { errors } = validate(fields, rawFrom(settings, { 'modelLockout.maxCooldownMs': '1000', 'modelLockout.baseCooldownMs': '5000' }));
-    expect(errors.get('modelLockout.maxCooldownMs')).toBe('Must be at least the base cooldown (5000 ms).');
+    const { errors } = validate(fields, rawFrom(settings, { 'modelLockout.maxCooldownMs': '1', 'modelLockout.baseCooldownMs': '5' }));
+    expect(errors.get('modelLockout.maxCooldownMs')).toBe('Must be at least the base cooldown (5 s).');
   });
   it('degradationThreshold must be below failureThreshold, except 0', () => {
     const bad = validate(fields, rawFrom(settings, { 'providerBreaker.apikey.degradationThreshold': '12' }));
@@ -100,7 +118,7 @@ describe('diffToPatch', () => {
     const { values } = validate(
       fields,
       rawFrom(settings, {
-        'requestQueue.maxWaitMs': '45000',
+        'requestQueue.maxWaitMs': '45',
         'providerBreaker.local.failureThreshold': '3',
         'providerCooldown.enabled': true,
         'modelLockout.errorCodes': '429, 503',

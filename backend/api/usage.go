@@ -1,0 +1,431 @@
+package api
+
+import (
+	"encoding/csv"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/store"
+)
+
+// usageRange is one chart window: Buckets buckets of Bucket each.
+type usageRange struct {
+	Name    string
+	Bucket  time.Duration
+	Buckets int
+}
+
+// usageRanges are the windows the Usage page offers; each is at most 96 buckets,
+// so a chart never has more points than that per series, whatever the log holds.
+var usageRanges = map[string]usageRange{
+	"hour": {"hour", time.Minute, 60},
+	"day":  {"day", 15 * time.Minute, 96},
+	"week": {"week", 2 * time.Hour, 84},
+}
+
+// usageTop is how many series a chart shows before folding the rest into "Other".
+const usageTop = 8
+
+// timelineLimit bounds the state changes one timeline reads.
+const timelineLimit = 2000
+
+var usageDims = map[string]store.UsageDimension{
+	"connection": store.ByConnection, "model": store.ByModel, "key": store.ByKey, "provider": store.ByProvider,
+}
+
+func (a *API) usageRoutes(m *mux.Router) {
+	m.HandleFunc("/usage", a.management(a.usage)).Methods(http.MethodGet)
+	m.HandleFunc("/usage.csv", a.management(a.usageCSV)).Methods(http.MethodGet)
+	m.HandleFunc("/usage/timeline", a.management(a.usageTimeline)).Methods(http.MethodGet)
+}
+
+// UsageSeries is one line of a chart: per-bucket values and their totals.
+type UsageSeries struct {
+	Key          string      `json:"key"`
+	Label        string      `json:"label"`
+	Requests     []int64     `json:"requests"`
+	Errors       []int64     `json:"errors"`
+	TokensIn     []int64     `json:"tokensIn"`
+	TokensOut    []int64     `json:"tokensOut"`
+	TokensCached []int64     `json:"tokensCached"`
+	Total        UsageTotals `json:"total"`
+}
+
+// UsageTotals sums a series (or everything).
+type UsageTotals struct {
+	Requests     int64 `json:"requests"`
+	Errors       int64 `json:"errors"`
+	TokensIn     int64 `json:"tokensIn"`
+	TokensOut    int64 `json:"tokensOut"`
+	TokensCached int64 `json:"tokensCached"`
+}
+
+// UsageLatency holds per-bucket latency percentiles estimated from a histogram
+// (each value is the upper bound of the bin the percentile falls in; 0: no requests).
+type UsageLatency struct {
+	P50     []int64          `json:"p50"`
+	P90     []int64          `json:"p90"`
+	P99     []int64          `json:"p99"`
+	Overall map[string]int64 `json:"overall"`
+}
+
+// UsageReport is GET /api/usage.
+type UsageReport struct {
+	Range    string        `json:"range"`
+	By       string        `json:"by"`
+	From     time.Time     `json:"from"`
+	To       time.Time     `json:"to"`
+	BucketMs int64         `json:"bucketMs"`
+	Buckets  int           `json:"buckets"`
+	Series   []UsageSeries `json:"series"`
+	Totals   UsageTotals   `json:"totals"`
+	Latency  UsageLatency  `json:"latency"`
+	// Points is how many numbers the report carries (bounded by buckets × series).
+	Points int `json:"points"`
+}
+
+func (a *API) usageParams(r *http.Request) (usageRange, string, error) {
+	q := r.URL.Query()
+	name := q.Get("range")
+	if name == "" {
+		name = "day"
+	}
+	rg, ok := usageRanges[name]
+	if !ok {
+		return rg, "", errInvalidQuery("range", "range must be hour, day or week")
+	}
+	by := q.Get("by")
+	if by == "" {
+		by = "connection"
+	}
+	if _, ok := usageDims[by]; !ok {
+		return rg, "", errInvalidQuery("by", "by must be connection, model, key or provider")
+	}
+	return rg, by, nil
+}
+
+// window returns [from, to) ending at the bucket boundary after now.
+func window(rg usageRange, now time.Time) (time.Time, time.Time) {
+	b := rg.Bucket.Milliseconds()
+	to := (now.UnixMilli()/b + 1) * b
+	return time.UnixMilli(to - int64(rg.Buckets)*b).UTC(), time.UnixMilli(to).UTC()
+}
+
+// UsageReport builds the chart data for a range ("hour", "day", "week") split by
+// "connection", "model", "key" or "provider" with two bounded index scans and
+// one histogram scan of the request log.
+func (a *API) UsageReport(rangeName, by string) (UsageReport, error) {
+	rg, ok := usageRanges[rangeName]
+	dim, okDim := usageDims[by]
+	if !ok || !okDim {
+		return UsageReport{}, errs.New(errs.Invalid, "INVALID_QUERY", "unknown range or dimension")
+	}
+	from, to := window(rg, a.Clock.Now())
+	q := store.UsageQuery{From: from.UnixMilli(), To: to.UnixMilli(), BucketMs: rg.Bucket.Milliseconds(), Dim: dim}
+	cells, err := a.Store.Usage(q)
+	if err != nil {
+		return UsageReport{}, err
+	}
+	// The top keys by requests get a series each; the rest fold into "Other".
+	counts := map[string]int64{}
+	for _, c := range cells {
+		counts[c.Key] += c.Requests
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	top := map[string]bool{}
+	for _, k := range keys[:min(len(keys), usageTop)] {
+		top[k] = true
+	}
+	rep := UsageReport{Range: rg.Name, By: by, From: from, To: to, BucketMs: q.BucketMs, Buckets: rg.Buckets, Series: []UsageSeries{}}
+	index := map[string]int{}
+	add := func(key string) *UsageSeries {
+		i, ok := index[key]
+		if !ok {
+			n := rg.Buckets
+			rep.Series = append(rep.Series, UsageSeries{Key: key, Label: a.usageLabel(by, key), Requests: make([]int64, n),
+				Errors: make([]int64, n), TokensIn: make([]int64, n), TokensOut: make([]int64, n), TokensCached: make([]int64, n)})
+			i = len(rep.Series) - 1
+			index[key] = i
+		}
+		return &rep.Series[i]
+	}
+	for _, k := range keys[:min(len(keys), usageTop)] {
+		add(k)
+	}
+	hist := make([][]int64, rg.Buckets)
+	for _, c := range cells {
+		if c.Bucket < 0 || c.Bucket >= rg.Buckets {
+			continue
+		}
+		key := c.Key
+		if !top[key] {
+			key = store.OtherKey
+		}
+		s := add(key)
+		s.Requests[c.Bucket] += c.Requests
+		s.Errors[c.Bucket] += c.Errors
+		s.TokensIn[c.Bucket] += c.TokensIn
+		s.TokensOut[c.Bucket] += c.TokensOut
+		s.TokensCached[c.Bucket] += c.TokensCached
+		for _, t := range []*UsageTotals{&s.Total, &rep.Totals} {
+			t.Requests += c.Requests
+			t.Errors += c.Errors
+			t.TokensIn += c.TokensIn
+			t.TokensOut += c.TokensOut
+			t.TokensCached += c.TokensCached
+		}
+		if hist[c.Bucket] == nil {
+			hist[c.Bucket] = make([]int64, len(c.Latency))
+		}
+		for i, n := range c.Latency {
+			hist[c.Bucket][i] += n
+		}
+	}
+	rep.Latency = latencyPercentiles(hist)
+	rep.Points = len(rep.Series)*5*rg.Buckets + 3*rg.Buckets
+	return rep, nil
+}
+
+// latencyPercentiles estimates p50/p90/p99 per bucket and overall from the
+// per-bucket histograms (upper bound of the bin holding the percentile).
+func latencyPercentiles(per [][]int64) UsageLatency {
+	n := len(per)
+	all := make([]int64, len(store.LatencyBinsMs)+1)
+	out := UsageLatency{P50: make([]int64, n), P90: make([]int64, n), P99: make([]int64, n)}
+	for i, h := range per {
+		out.P50[i], out.P90[i], out.P99[i] = percentile(h, 0.5), percentile(h, 0.9), percentile(h, 0.99)
+		for j, c := range h {
+			all[j] += c
+		}
+	}
+	out.Overall = map[string]int64{"p50": percentile(all, 0.5), "p90": percentile(all, 0.9), "p99": percentile(all, 0.99)}
+	return out
+}
+
+func percentile(h []int64, p float64) int64 {
+	var n int64
+	for _, c := range h {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := int64(float64(n)*p + 0.999999)
+	var seen int64
+	for i, c := range h {
+		seen += c
+		if seen >= rank {
+			if i < len(store.LatencyBinsMs) {
+				return store.LatencyBinsMs[i]
+			}
+			return store.LatencyBinsMs[len(store.LatencyBinsMs)-1] * 2
+		}
+	}
+	return 0
+}
+
+// usageLabel names a series the way every page does: the connection's name, the
+// key's name, the provider's display name, the model as is.
+func (a *API) usageLabel(by, key string) string {
+	if key == store.OtherKey {
+		return "Other"
+	}
+	if key == "" {
+		if by == "connection" || by == "provider" {
+			return "Refused before routing"
+		}
+		return "(none)"
+	}
+	switch by {
+	case "connection":
+		if c, ok := a.Engine.Registry().Get(key); ok {
+			return c.Name
+		}
+		return key + " (deleted)"
+	case "key":
+		if n := a.Keys.NameOf(key); n != "" {
+			return n
+		}
+		return key + " (deleted)"
+	case "provider":
+		for _, c := range a.Engine.Registry().All() {
+			if c.BreakerKey == key {
+				return providerDisplayName(c)
+			}
+		}
+	}
+	return key
+}
+
+func (a *API) usage(w http.ResponseWriter, r *http.Request) {
+	rg, by, err := a.usageParams(r)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	rep, err := a.UsageReport(rg.Name, by)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, rep)
+}
+
+// usageCSV exports the same data as one row per bucket and series.
+func (a *API) usageCSV(w http.ResponseWriter, r *http.Request) {
+	rg, by, err := a.usageParams(r)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	rep, err := a.UsageReport(rg.Name, by)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rg.Name+`-by-`+by+`.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"bucket_start", by, "label", "requests", "errors", "tokens_in", "tokens_out", "tokens_cached"})
+	for i := 0; i < rep.Buckets; i++ {
+		at := rep.From.Add(time.Duration(int64(i)*rep.BucketMs) * time.Millisecond).Format(time.RFC3339)
+		for _, s := range rep.Series {
+			if s.Requests[i] == 0 {
+				continue
+			}
+			_ = cw.Write([]string{at, s.Key, s.Label, i64(s.Requests[i]), i64(s.Errors[i]), i64(s.TokensIn[i]),
+				i64(s.TokensOut[i]), i64(s.TokensCached[i])})
+		}
+	}
+	cw.Flush()
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TimelineSegment is one stretch of a non-normal state.
+type TimelineSegment struct {
+	Kind         string    `json:"kind"` // breaker | cooldown
+	State        string    `json:"state"`
+	ConnectionID string    `json:"connectionId,omitempty"`
+	Connection   string    `json:"connection,omitempty"`
+	From         time.Time `json:"from"`
+	To           time.Time `json:"to"`
+	Detail       string    `json:"detail,omitempty"`
+}
+
+// TimelineRow is one provider's segments.
+type TimelineRow struct {
+	Provider string            `json:"provider"`
+	Name     string            `json:"name"`
+	Segments []TimelineSegment `json:"segments"`
+}
+
+// usageTimeline answers the breaker / cooldown timeline per provider for a range.
+func (a *API) usageTimeline(w http.ResponseWriter, r *http.Request) {
+	rg, _, err := a.usageParams(r)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	now := a.Clock.Now()
+	from, to := window(rg, now)
+	events, err := a.Store.StateEvents(from.UnixMilli(), to.UnixMilli(), timelineLimit)
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	rows := buildTimeline(events, from, now)
+	for i := range rows {
+		rows[i].Name = a.usageLabel("provider", rows[i].Provider)
+		for j := range rows[i].Segments {
+			if id := rows[i].Segments[j].ConnectionID; id != "" {
+				rows[i].Segments[j].Connection = a.usageLabel("connection", id)
+			}
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"range": rg.Name, "from": from, "to": to, "providers": rows})
+}
+
+// buildTimeline turns state changes into segments of non-normal states: a
+// breaker segment lasts until the next change of that breaker; a cooldown until
+// its deadline or the next change of that connection, whichever is first. Clipped
+// to [from, now].
+func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow {
+	type open struct {
+		ev    store.StateEvent
+		start time.Time
+	}
+	byProvider := map[string]*TimelineRow{}
+	var order []string
+	row := func(p string) *TimelineRow {
+		if r, ok := byProvider[p]; ok {
+			return r
+		}
+		r := &TimelineRow{Provider: p, Segments: []TimelineSegment{}}
+		byProvider[p] = r
+		order = append(order, p)
+		return r
+	}
+	current := map[string]open{}
+	closeSeg := func(key string, end time.Time) {
+		o, ok := current[key]
+		if !ok {
+			return
+		}
+		delete(current, key)
+		if o.ev.Kind == "cooldown" && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
+			end = time.UnixMilli(o.ev.Until)
+		}
+		if end.After(now) {
+			end = now
+		}
+		start := o.start
+		if start.Before(from) {
+			start = from
+		}
+		if !end.After(start) {
+			return
+		}
+		r := row(o.ev.Provider)
+		r.Segments = append(r.Segments, TimelineSegment{Kind: o.ev.Kind, State: o.ev.State, ConnectionID: o.ev.ConnectionID,
+			From: start.UTC(), To: end.UTC(), Detail: o.ev.Detail})
+	}
+	for _, ev := range events {
+		key := ev.Kind + "|" + ev.Provider + "|" + ev.ConnectionID
+		at := time.UnixMilli(ev.At)
+		closeSeg(key, at)
+		row(ev.Provider)
+		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") {
+			current[key] = open{ev: ev, start: at}
+		}
+	}
+	keys := make([]string, 0, len(current))
+	for k := range current {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		closeSeg(k, now)
+	}
+	out := make([]TimelineRow, 0, len(order))
+	for _, p := range order {
+		out = append(out, *byProvider[p])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Provider < out[j].Provider })
+	return out
+}

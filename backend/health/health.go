@@ -1,0 +1,669 @@
+// Package health is the one health model of the gateway: from a snapshot of the
+// live state (connections with their cooldowns, provider breakers, model
+// lockouts, leases, combos) and now, it decides for every connection, provider
+// and combo whether it is serving, why not, since when and when it is back, and
+// the overall status (the fraction of configured models that can be served now).
+//
+// Everything here is a pure function of its Input: the API, the event stream,
+// the dashboard and the tray all show what Compute returns, so they can never
+// disagree.
+package health
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/resilience/lockout"
+)
+
+// State is what a connection, provider or combo is doing now.
+type State string
+
+// States, from worst to best. Serving and Degraded and Leased serve requests;
+// ModelsLocked serves the models that are not locked.
+const (
+	// Setup: nothing is configured yet (overall only).
+	Setup State = "setup"
+	// Disabled: switched off by the user.
+	Disabled State = "disabled"
+	// Terminal: banned, expired or out of credits until new credentials.
+	Terminal State = "terminal"
+	// BreakerOpen: the provider's circuit breaker is OPEN until Until.
+	BreakerOpen State = "breaker_open"
+	// Cooling: the connection (or its provider window) is cooling down until Until.
+	Cooling State = "cooling"
+	// ModelsLocked: some (or all) of its models are locked out until Until.
+	ModelsLocked State = "models_locked"
+	// Leased: held exclusively by one client key until Until.
+	Leased State = "leased"
+	// Degraded: serving, but its provider breaker is DEGRADED or HALF_OPEN.
+	Degraded State = "degraded"
+	// Serving: fully in routing.
+	Serving State = "serving"
+	// Dead: a combo none of whose targets can be served now.
+	Dead State = "dead"
+)
+
+// Overall statuses.
+const (
+	StatusSetup     = "setup"
+	StatusHealthy   = "healthy"
+	StatusDegraded  = "degraded"
+	StatusUnhealthy = "unhealthy"
+)
+
+// Conn is one configured connection as the model needs it.
+type Conn struct {
+	ID   string
+	Name string
+	// Provider is the breaker key ("openai", "openai-compatible:lab").
+	Provider string
+	// ProviderID is the catalogue id used by model lockouts ("openai-compatible").
+	ProviderID string
+	// ProviderName is the display name of the provider.
+	ProviderName string
+	Active       bool
+	Models       []string
+	Cooldown     cooldown.State
+	// ProviderCoolingUntil is the end of the opt-in provider cooldown window (zero: none).
+	ProviderCoolingUntil time.Time
+}
+
+// Lease is an active exclusive lease on a connection.
+type Lease struct {
+	ConnectionID string
+	KeyID        string
+	KeyName      string
+	Since        time.Time
+	ExpiresAt    time.Time
+}
+
+// ComboTarget is one combo member resolved to its candidate connections.
+type ComboTarget struct {
+	Model string
+	// Candidates are (connection id, upstream model) pairs the target can route to.
+	Candidates []Candidate
+}
+
+// Candidate is one connection a combo target may be sent to, with its model.
+type Candidate struct {
+	ConnectionID string
+	Model        string
+}
+
+// Combo is a named model group with its resolved targets.
+type Combo struct {
+	ID      string
+	Name    string
+	Targets []ComboTarget
+}
+
+// Input is the snapshot Compute reads.
+type Input struct {
+	Now         time.Time
+	Connections []Conn
+	Breakers    []breaker.Snapshot
+	Lockouts    []lockout.Entry
+	Leases      []Lease
+	Combos      []Combo
+}
+
+// Lock is one active model lockout on a connection.
+type Lock struct {
+	Model  string    `json:"model"`
+	Scope  string    `json:"scope"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+}
+
+// Block is one reason a connection is (partly) out of routing.
+type Block struct {
+	State  State     `json:"state"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since,omitzero"`
+	Until  time.Time `json:"until,omitzero"`
+}
+
+// ConnHealth is one connection's health.
+type ConnHealth struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Provider     string `json:"provider"`
+	ProviderName string `json:"providerName"`
+	State        State  `json:"state"`
+	// Serving is true when the connection takes at least some requests now.
+	Serving bool   `json:"serving"`
+	Reason  string `json:"reason"`
+	// Since is when the current state began (zero: unknown).
+	Since time.Time `json:"since,omitzero"`
+	// Until is when it is back (zero: not by itself, e.g. terminal or disabled).
+	Until    time.Time `json:"until,omitzero"`
+	Blocks   []Block   `json:"blocks"`
+	Locks    []Lock    `json:"locks"`
+	LeasedBy string    `json:"leasedBy,omitempty"`
+	// Fixes names the one-click actions that help: reset_breaker, clear_cooldown,
+	// unlock_models, edit_connection.
+	Fixes []string `json:"fixes"`
+}
+
+// ProviderHealth is one provider's (breaker key's) health.
+type ProviderHealth struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	State        State     `json:"state"`
+	Breaker      string    `json:"breaker"`
+	Failures     int       `json:"failures"`
+	Reason       string    `json:"reason"`
+	Since        time.Time `json:"since,omitzero"`
+	Until        time.Time `json:"until,omitzero"`
+	Serving      int       `json:"serving"`
+	Total        int       `json:"total"`
+	RetryAfterMs int64     `json:"retryAfterMs"`
+	LastFailure  time.Time `json:"lastFailure,omitzero"`
+}
+
+// ComboHealth is one combo's health.
+type ComboHealth struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	State   State     `json:"state"`
+	Reason  string    `json:"reason"`
+	Until   time.Time `json:"until,omitzero"`
+	Serving int       `json:"serving"`
+	Total   int       `json:"total"`
+}
+
+// Summary is the overall picture.
+type Summary struct {
+	Status string `json:"status"`
+	// Serving and Total count connections (Serving: takes some requests now).
+	Serving int `json:"serving"`
+	Total   int `json:"total"`
+	// ModelsServable of ModelsTotal configured models can be served now.
+	ModelsServable int     `json:"modelsServable"`
+	ModelsTotal    int     `json:"modelsTotal"`
+	Fraction       float64 `json:"fraction"`
+	// Next is the not-serving connection that is back soonest (empty: none timed).
+	NextID    string    `json:"nextId,omitempty"`
+	NextName  string    `json:"nextName,omitempty"`
+	NextBack  time.Time `json:"nextBack,omitzero"`
+	Locks     int       `json:"locks"`
+	Leases    int       `json:"leases"`
+	DeadCombo int       `json:"deadCombos"`
+}
+
+// Report is everything Compute decides.
+type Report struct {
+	At          time.Time        `json:"at"`
+	Summary     Summary          `json:"summary"`
+	Connections []ConnHealth     `json:"connections"`
+	Providers   []ProviderHealth `json:"providers"`
+	Combos      []ComboHealth    `json:"combos"`
+}
+
+// Compute derives the health report from in. It never mutates in.
+func Compute(in Input) Report {
+	now := in.Now
+	r := Report{At: now, Connections: []ConnHealth{}, Providers: []ProviderHealth{}, Combos: []ComboHealth{}}
+	breakers := map[string]breaker.Snapshot{}
+	for _, b := range in.Breakers {
+		breakers[b.Provider] = b
+	}
+	leases := map[string]Lease{}
+	for _, l := range in.Leases {
+		if now.Before(l.ExpiresAt) {
+			leases[l.ConnectionID] = l
+		}
+	}
+	locks := map[string][]lockout.Entry{}
+	for _, e := range in.Lockouts {
+		if e.Active(now) {
+			locks[e.ConnectionID] = append(locks[e.ConnectionID], e)
+			r.Summary.Locks++
+		}
+	}
+	byID := map[string]ConnHealth{}
+	conns := map[string]Conn{}
+	for _, c := range in.Connections {
+		var lease *Lease
+		if l, ok := leases[c.ID]; ok {
+			lease = &l
+		}
+		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, now)
+		r.Connections = append(r.Connections, ch)
+		byID[c.ID] = ch
+		conns[c.ID] = c
+		if ch.Serving {
+			r.Summary.Serving++
+		}
+		if lease != nil {
+			r.Summary.Leases++
+		}
+	}
+	r.Summary.Total = len(in.Connections)
+	r.Providers = providers(in, breakers, r.Connections, now)
+	r.Combos = combos(in.Combos, byID, conns, locks, now)
+	for _, c := range r.Combos {
+		if c.State == Dead {
+			r.Summary.DeadCombo++
+		}
+	}
+	r.Summary.ModelsServable, r.Summary.ModelsTotal = models(in.Connections, byID, locks)
+	if r.Summary.ModelsTotal > 0 {
+		r.Summary.Fraction = float64(r.Summary.ModelsServable) / float64(r.Summary.ModelsTotal)
+	}
+	for _, c := range r.Connections {
+		if c.Serving || c.State == Disabled || c.Until.IsZero() {
+			continue
+		}
+		if r.Summary.NextBack.IsZero() || c.Until.Before(r.Summary.NextBack) {
+			r.Summary.NextID, r.Summary.NextName, r.Summary.NextBack = c.ID, c.Name, c.Until
+		}
+	}
+	r.Summary.Status = status(r)
+	return r
+}
+
+// status: setup without connections; unhealthy when no configured model can be
+// served; healthy when everything serves fully; degraded in between.
+func status(r Report) string {
+	switch {
+	case r.Summary.Total == 0:
+		return StatusSetup
+	case r.Summary.ModelsServable == 0:
+		return StatusUnhealthy
+	}
+	for _, c := range r.Connections {
+		if c.State != Serving && c.State != Leased && c.State != Disabled {
+			return StatusDegraded
+		}
+	}
+	if r.Summary.DeadCombo > 0 || r.Summary.ModelsServable < r.Summary.ModelsTotal {
+		return StatusDegraded
+	}
+	return StatusHealthy
+}
+
+// connHealth decides one connection's state. The primary state is the first that
+// applies of: disabled, terminal, breaker open, cooling, all models locked,
+// leased, some models locked, degraded breaker, serving. Until is the latest
+// deadline among the blocks that keep it out of routing.
+func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, now time.Time) ConnHealth {
+	ch := ConnHealth{ID: c.ID, Name: c.Name, Provider: c.Provider, ProviderName: c.ProviderName,
+		Blocks: []Block{}, Locks: []Lock{}, Fixes: []string{}}
+	cd := c.Cooldown
+	var blocks []Block
+	if term := cooldown.TerminalOf(cd); term != "" {
+		blocks = append(blocks, Block{State: Terminal, Reason: terminalReason(term, cd), Since: cd.LastErrorAt})
+		ch.Fixes = append(ch.Fixes, "edit_connection")
+	} else if ok, _, _ := cooldown.Eligible(cd, now); !ok {
+		if now.Before(cd.RateLimitedUntil) {
+			blocks = append(blocks, Block{State: Cooling, Reason: coolingReason(cd), Since: cd.LastErrorAt, Until: cd.RateLimitedUntil})
+			ch.Fixes = append(ch.Fixes, "clear_cooldown")
+		} else {
+			blocks = append(blocks, Block{State: Terminal, Reason: "unavailable: " + orElse(cd.LastError, cd.TestStatus), Since: cd.LastErrorAt})
+			ch.Fixes = append(ch.Fixes, "edit_connection")
+		}
+	}
+	if b.State == breaker.Open {
+		until := now.Add(b.RetryAfter)
+		blocks = append(blocks, Block{State: BreakerOpen, Reason: breakerReason(b), Since: b.OpenedAt, Until: until})
+		ch.Fixes = append(ch.Fixes, "reset_breaker")
+	}
+	if now.Before(c.ProviderCoolingUntil) {
+		blocks = append(blocks, Block{State: Cooling, Reason: "provider cooldown window after repeated failures", Until: c.ProviderCoolingUntil})
+	}
+	for _, e := range locks {
+		ch.Locks = append(ch.Locks, Lock{Model: e.Model, Scope: string(e.Scope), Reason: lockReason(e), Since: e.LockedAt, Until: e.ExpiresAt})
+	}
+	sort.Slice(ch.Locks, func(i, j int) bool { return ch.Locks[i].Until.Before(ch.Locks[j].Until) })
+	if len(locks) > 0 {
+		ch.Fixes = append(ch.Fixes, "unlock_models")
+	}
+	ch.Blocks = append(ch.Blocks, blocks...)
+	allLocked := len(locks) > 0 && allModelsLocked(c, locks)
+	if lease != nil {
+		ch.LeasedBy = orElse(lease.KeyName, lease.KeyID)
+	}
+	switch {
+	case !c.Active:
+		ch.State, ch.Reason = Disabled, "switched off"
+		ch.Blocks = append([]Block{{State: Disabled, Reason: "switched off"}}, ch.Blocks...)
+		ch.Until = time.Time{}
+		ch.Fixes = append(ch.Fixes, "edit_connection")
+		return ch
+	case len(blocks) > 0:
+		first := blocks[0]
+		ch.State, ch.Reason, ch.Since = first.State, first.Reason, first.Since
+		// Precedence among simultaneous blocks: terminal, breaker, cooling.
+		for _, s := range []State{Terminal, BreakerOpen, Cooling} {
+			if x, ok := findBlock(blocks, s); ok {
+				ch.State, ch.Reason, ch.Since = x.State, x.Reason, x.Since
+				break
+			}
+		}
+		if ch.State != Terminal {
+			for _, x := range blocks {
+				if x.Until.After(ch.Until) {
+					ch.Until = x.Until
+				}
+			}
+			if allLocked && ch.Locks[0].Until.After(ch.Until) {
+				ch.Until = ch.Locks[0].Until
+			}
+		}
+		return ch
+	case allLocked:
+		ch.State, ch.Reason = ModelsLocked, "every model locked: "+ch.Locks[0].Reason
+		// Back as soon as the first lock lapses (the locks are sorted by Until).
+		ch.Since, ch.Until = earliestSince(ch.Locks), ch.Locks[0].Until
+		ch.Blocks = append(ch.Blocks, Block{State: ModelsLocked, Reason: ch.Reason, Since: ch.Since, Until: ch.Until})
+		return ch
+	}
+	ch.Serving = true
+	switch {
+	case lease != nil:
+		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by "+ch.LeasedBy, lease.Since, lease.ExpiresAt
+	case len(locks) > 0:
+		ch.State = ModelsLocked
+		ch.Reason = lockedModelsReason(ch.Locks)
+		ch.Since, ch.Until = earliestSince(ch.Locks), ch.Locks[0].Until
+	case b.State == breaker.Degraded || b.State == breaker.HalfOpen:
+		ch.State, ch.Reason, ch.Since = Degraded, breakerReason(b), b.StateChangedAt
+		ch.Fixes = append(ch.Fixes, "reset_breaker")
+	default:
+		ch.State = Serving
+	}
+	return ch
+}
+
+func findBlock(bs []Block, s State) (Block, bool) {
+	for _, b := range bs {
+		if b.State == s {
+			return b, true
+		}
+	}
+	return Block{}, false
+}
+
+// allModelsLocked: a connection with a model list is fully locked when every
+// listed model is covered; without a list, it is locked only if a lock exists
+// and it has no list to serve anything else from — we cannot know, so a
+// connection without a list stays serving.
+func allModelsLocked(c Conn, locks []lockout.Entry) bool {
+	if len(c.Models) == 0 {
+		return false
+	}
+	for _, m := range c.Models {
+		if !modelLocked(c.ProviderID, m, locks) {
+			return false
+		}
+	}
+	return true
+}
+
+// modelLocked reports whether one of locks covers model on its connection.
+func modelLocked(provider, model string, locks []lockout.Entry) bool {
+	for _, e := range locks {
+		if lockCovers(provider, model, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func lockCovers(provider, model string, e lockout.Entry) bool {
+	if e.Scope == lockout.ScopeQuotaFamily {
+		return strings.EqualFold(lockout.QuotaFamily(provider, model), lockout.QuotaFamily(provider, e.Model))
+	}
+	return strings.EqualFold(e.Model, model)
+}
+
+func earliestSince(locks []Lock) time.Time {
+	var t time.Time
+	for _, l := range locks {
+		if t.IsZero() || (!l.Since.IsZero() && l.Since.Before(t)) {
+			t = l.Since
+		}
+	}
+	return t
+}
+
+func lockedModelsReason(locks []Lock) string {
+	names := make([]string, 0, len(locks))
+	for _, l := range locks {
+		names = append(names, l.Model)
+	}
+	if len(names) == 1 {
+		return names[0] + " locked: " + locks[0].Reason
+	}
+	return strings.Join(names, ", ") + " locked"
+}
+
+func terminalReason(term string, cd cooldown.State) string {
+	label := map[string]string{"banned": "account banned", "expired": "credentials expired", "credits_exhausted": "credits exhausted"}[term]
+	if label == "" {
+		label = term
+	}
+	if cd.ErrorCode != "" {
+		label += " (" + cd.ErrorCode + ")"
+	}
+	return label
+}
+
+func coolingReason(cd cooldown.State) string {
+	kind := strings.ReplaceAll(orElse(cd.LastErrorType, "error"), "_", " ")
+	if cd.ErrorCode != "" {
+		kind += " (" + cd.ErrorCode + ")"
+	}
+	return kind
+}
+
+func breakerReason(b breaker.Snapshot) string {
+	switch b.State {
+	case breaker.Open:
+		return "provider circuit breaker open after " + strconv.Itoa(b.Failures) + " failures"
+	case breaker.HalfOpen:
+		return "provider circuit breaker probing (half-open)"
+	case breaker.Degraded:
+		return "provider circuit breaker degraded: " + strconv.Itoa(b.Failures) + " recent failures"
+	}
+	return ""
+}
+
+func lockReason(e lockout.Entry) string {
+	r := strings.ReplaceAll(orElse(e.Reason, "failures"), "_", " ")
+	if e.Status > 0 {
+		r += " (" + strconv.Itoa(e.Status) + ")"
+	}
+	return r
+}
+
+func orElse(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// providers folds the connections into one entry per breaker key (every key
+// that has a connection or a breaker).
+func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealth, now time.Time) []ProviderHealth {
+	byKey := map[string]*ProviderHealth{}
+	var order []string
+	get := func(key, name string) *ProviderHealth {
+		p, ok := byKey[key]
+		if !ok {
+			p = &ProviderHealth{ID: key, Name: orElse(name, key), Breaker: string(breaker.Closed)}
+			byKey[key] = p
+			order = append(order, key)
+		}
+		return p
+	}
+	var earliest = map[string]time.Time{}
+	for _, c := range conns {
+		p := get(c.Provider, c.ProviderName)
+		p.Total++
+		if c.Serving {
+			p.Serving++
+		} else if !c.Until.IsZero() && (earliest[c.Provider].IsZero() || c.Until.Before(earliest[c.Provider])) {
+			earliest[c.Provider] = c.Until
+		}
+	}
+	for _, b := range in.Breakers {
+		p := get(b.Provider, "")
+		p.Breaker, p.Failures, p.LastFailure = string(b.State), b.Failures, b.LastFailureAt
+		if b.State == breaker.Open {
+			p.RetryAfterMs = b.RetryAfter.Milliseconds()
+		}
+	}
+	out := make([]ProviderHealth, 0, len(order))
+	for _, key := range order {
+		p := byKey[key]
+		b, hasBreaker := breakers[key]
+		switch {
+		case hasBreaker && b.State == breaker.Open:
+			p.State, p.Reason, p.Since, p.Until = BreakerOpen, breakerReason(b), b.OpenedAt, now.Add(b.RetryAfter)
+		case p.Total > 0 && p.Serving == 0:
+			p.State, p.Until = worstConnState(conns, key), earliest[key]
+			p.Reason = "no connection of this provider can serve now"
+		case hasBreaker && (b.State == breaker.Degraded || b.State == breaker.HalfOpen):
+			p.State, p.Reason, p.Since = Degraded, breakerReason(b), b.StateChangedAt
+		case p.Serving < p.Total:
+			p.State, p.Reason, p.Until = Degraded, strconv.Itoa(p.Total-p.Serving)+" of "+strconv.Itoa(p.Total)+" connections not serving", earliest[key]
+		case lockedOn(conns, key) > 0:
+			p.State, p.Reason = Degraded, "models locked on "+strconv.Itoa(lockedOn(conns, key))+" of "+strconv.Itoa(p.Total)+" connections"
+		case p.Total == 0:
+			p.State, p.Reason = Serving, "no connections"
+		default:
+			p.State = Serving
+		}
+		out = append(out, *p)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// lockedOn counts the provider's connections that serve with some models locked.
+func lockedOn(conns []ConnHealth, key string) int {
+	n := 0
+	for _, c := range conns {
+		if c.Provider == key && c.Serving && c.State == ModelsLocked {
+			n++
+		}
+	}
+	return n
+}
+
+func worstConnState(conns []ConnHealth, key string) State {
+	rank := map[State]int{Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Disabled: 4}
+	best, bestRank := Disabled, 99
+	for _, c := range conns {
+		if c.Provider != key {
+			continue
+		}
+		if r, ok := rank[c.State]; ok && r < bestRank {
+			best, bestRank = c.State, r
+		}
+	}
+	return best
+}
+
+// combos: a combo is serving when some target has a candidate connection that is
+// serving and has not locked that target's model; dead otherwise, back when its
+// first candidate is.
+func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks map[string][]lockout.Entry, now time.Time) []ComboHealth {
+	out := make([]ComboHealth, 0, len(in))
+	for _, co := range in {
+		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets)}
+		var reasons []string
+		for _, t := range co.Targets {
+			ok := false
+			for _, cand := range t.Candidates {
+				c, known := byID[cand.ConnectionID]
+				if !known {
+					continue
+				}
+				if c.Serving && !modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID]) {
+					ok = true
+					break
+				}
+				until := c.Until
+				for _, e := range locks[c.ID] {
+					if lockCovers(conns[c.ID].ProviderID, cand.Model, e) && e.ExpiresAt.After(until) {
+						until = e.ExpiresAt
+					}
+				}
+				if !until.IsZero() && until.After(now) && (ch.Until.IsZero() || until.Before(ch.Until)) {
+					ch.Until = until
+				}
+			}
+			if ok {
+				ch.Serving++
+			} else if len(t.Candidates) == 0 {
+				reasons = append(reasons, t.Model+": no connection")
+			} else {
+				reasons = append(reasons, t.Model+": unavailable")
+			}
+		}
+		switch {
+		case ch.Serving == 0:
+			ch.State = Dead
+			ch.Reason = "no target can serve now"
+			if len(reasons) > 0 {
+				ch.Reason += " (" + strings.Join(reasons, "; ") + ")"
+			}
+		case ch.Serving < ch.Total:
+			ch.State, ch.Reason = Degraded, strings.Join(reasons, "; ")
+			ch.Until = time.Time{}
+		default:
+			ch.State, ch.Until = Serving, time.Time{}
+		}
+		out = append(out, ch)
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out
+}
+
+// models counts the configured models (a connection's listed models, or
+// "<provider>/*" for a connection without a list) of active connections, and how
+// many some serving connection can serve now.
+func models(conns []Conn, byID map[string]ConnHealth, locks map[string][]lockout.Entry) (servable, total int) {
+	ok := map[string]bool{}
+	var keys []string
+	for _, c := range conns {
+		if !c.Active {
+			continue
+		}
+		names := c.Models
+		wild := len(names) == 0
+		if wild {
+			names = []string{"*"}
+		}
+		for _, m := range names {
+			key := strings.ToLower(m)
+			if wild {
+				key = c.Provider + "/*"
+			}
+			if _, seen := ok[key]; !seen {
+				ok[key] = false
+				keys = append(keys, key)
+			}
+			h := byID[c.ID]
+			if h.Serving && (wild || !modelLocked(c.ProviderID, m, locks[c.ID])) {
+				ok[key] = true
+			}
+		}
+	}
+	for _, k := range keys {
+		if ok[k] {
+			servable++
+		}
+	}
+	return servable, len(keys)
+}

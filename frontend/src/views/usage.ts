@@ -1,0 +1,314 @@
+// Usage at a glance: requests, tokens (in / out / cached) and errors per
+// connection, model, key or provider over the last hour / day / week, latency
+// percentiles, the breaker / cooldown timeline per provider, and CSV export.
+// Data: GET /api/usage, /api/usage/timeline, /api/usage.csv (bounded: at most
+// 96 buckets × 9 series, whatever the request log holds).
+
+import { api, getToken, isAbortError } from '../api';
+import { badge, clear, emptyState, errorBox, h, loading } from '../dom';
+import { barChart, lineChart, OTHER_COLOUR, PALETTE, timelineBar, type Segment } from '../lib/charts';
+import { exactMs, formatDuration } from '../lib/format';
+import { live } from '../live';
+import type { ViewContext } from '../router';
+
+interface Totals {
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  tokensCached: number;
+}
+
+interface Series {
+  key: string;
+  label: string;
+  requests: number[];
+  errors: number[];
+  tokensIn: number[];
+  tokensOut: number[];
+  tokensCached: number[];
+  total: Totals;
+}
+
+export interface UsageReport {
+  range: string;
+  by: string;
+  from: string;
+  to: string;
+  bucketMs: number;
+  buckets: number;
+  series: Series[];
+  totals: Totals;
+  latency: { p50: number[]; p90: number[]; p99: number[]; overall: { p50: number; p90: number; p99: number } };
+}
+
+interface Timeline {
+  from: string;
+  to: string;
+  providers: Array<{ provider: string; name: string; segments: Array<{ kind: string; state: string; connection?: string; from: string; to: string; detail?: string }> }>;
+}
+
+const RANGES = [
+  ['hour', 'Last hour'],
+  ['day', 'Last day'],
+  ['week', 'Last week'],
+] as const;
+const DIMS = [
+  ['connection', 'Connection'],
+  ['model', 'Model'],
+  ['key', 'API key'],
+  ['provider', 'Provider'],
+] as const;
+
+const num = (n: number) => n.toLocaleString('en-US');
+
+/** "12.3k", "4.5M" for chart captions. */
+export function compact(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0).replace(/\.0$/, '')}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
+export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
+  let range = ctx.params.get('range') ?? 'day';
+  if (!RANGES.some(([r]) => r === range)) range = 'day';
+  let by = ctx.params.get('by') ?? 'connection';
+  if (!DIMS.some(([d]) => d === by)) by = 'connection';
+
+  const heading = h('h1', { tabindex: '-1' }, 'Usage');
+  const rangeGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' });
+  const bySelect = h('select', { id: 'usage-by' }, DIMS.map(([v, l]) => h('option', { value: v, selected: v === by ? '' : null }, l)));
+  const csvBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Export CSV');
+  const csvNote = h('span', { class: 'copy-note', role: 'status' });
+  const body = h('div', { class: 'usage-body' });
+  const timelineArea = h('section', { class: 'card', 'aria-labelledby': 'usage-tl-title' });
+
+  function renderRangeButtons(): void {
+    rangeGroup.replaceChildren(
+      ...RANGES.map(([v, l]) => {
+        const b = h('button', { type: 'button', class: 'btn btn-small', 'aria-pressed': String(v === range) }, l);
+        b.addEventListener('click', () => {
+          range = v;
+          renderRangeButtons();
+          void load();
+        });
+        return b;
+      }),
+    );
+  }
+
+  clear(
+    root,
+    h('div', { class: 'page-head' }, heading),
+    h('p', { class: 'muted page-intro' }, 'Requests, tokens and errors from the request log, split by what served them.'),
+    h(
+      'div',
+      { class: 'usage-toolbar' },
+      rangeGroup,
+      h('label', { class: 'inline-field', for: 'usage-by' }, 'Split by ', bySelect),
+      csvBtn,
+      csvNote,
+    ),
+    body,
+    timelineArea,
+  );
+  renderRangeButtons();
+  clear(body, loading('Loading usage…'));
+
+  bySelect.addEventListener('change', () => {
+    by = bySelect.value;
+    void load();
+  });
+
+  csvBtn.addEventListener('click', async () => {
+    csvNote.textContent = '';
+    try {
+      const res = await fetch(`/api/usage.csv?range=${range}&by=${by}`, { headers: { Authorization: `Bearer ${getToken() ?? ''}` } });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const url = URL.createObjectURL(await res.blob());
+      const a = h('a', { href: url, download: `omniroute-usage-${range}-by-${by}.csv` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      window.setTimeout(() => URL.revokeObjectURL(url), 1000);
+      csvNote.textContent = 'CSV downloaded.';
+    } catch (err) {
+      csvNote.textContent = `Could not export: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  });
+
+  function timeLabels(rep: UsageReport): HTMLElement {
+    const from = Date.parse(rep.from);
+    const to = Date.parse(rep.to);
+    const fmt = (t: number) =>
+      range === 'week'
+        ? new Date(t).toLocaleDateString(undefined, { weekday: 'short', hour: '2-digit' })
+        : new Date(t).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    return h('div', { class: 'chart-axis muted small' }, h('span', null, fmt(from)), h('span', null, fmt((from + to) / 2)), h('span', null, 'now'));
+  }
+
+  function chartCard(title: string, max: string, svg: SVGSVGElement, rep: UsageReport, legend: HTMLElement | null, testid: string): HTMLElement {
+    return h(
+      'section',
+      { class: 'card chart-card', 'data-testid': testid },
+      h('div', { class: 'section-head' }, h('h2', null, title), h('span', { class: 'muted small' }, max)),
+      h('div', { class: 'chart' }, svg),
+      timeLabels(rep),
+      legend,
+    );
+  }
+
+  function legendOf(items: Array<[string, string, string?]>): HTMLElement {
+    return h(
+      'ul',
+      { class: 'legend' },
+      items.map(([label, colour, title]) => h('li', { title: title ?? label }, h('span', { class: 'swatch', style: `background:${colour}` }), label)),
+    );
+  }
+
+  function render(rep: UsageReport): void {
+    const colours = rep.series.map((s, i) => (s.key === '~other' ? OTHER_COLOUR : PALETTE[i % PALETTE.length]!));
+    const bucketTitle = (i: number) => new Date(Date.parse(rep.from) + i * rep.bucketMs).toLocaleString();
+    const t = rep.totals;
+    if (!t.requests) {
+      clear(body, emptyState('No requests in this range', 'Charts fill in as clients send requests through the gateway.'));
+      return;
+    }
+    const errRate = t.requests ? (t.errors / t.requests) * 100 : 0;
+    const lat = rep.latency.overall;
+    const stat = (label: string, value: string, title?: string) => h('div', { class: 'stat', title: title ?? null }, h('dt', null, label), h('dd', null, value));
+    const summary = h(
+      'dl',
+      { class: 'stats stats-row card', 'data-testid': 'usage-totals' },
+      stat('Requests', num(t.requests)),
+      stat('Errors', `${num(t.errors)} (${errRate.toFixed(errRate < 10 ? 1 : 0)} %)`),
+      stat('Tokens in', compact(t.tokensIn), num(t.tokensIn)),
+      stat('Tokens out', compact(t.tokensOut), num(t.tokensOut)),
+      stat('Cached', compact(t.tokensCached), num(t.tokensCached)),
+      h(
+        'div',
+        { class: 'stat stat-latency', title: `upper bounds of histogram bins: ${exactMs(lat.p50)}, ${exactMs(lat.p90)}, ${exactMs(lat.p99)}` },
+        h('dt', null, 'Latency'),
+        h('dd', null, `p50 ${formatDuration(lat.p50)}`, h('br'), h('small', null, `p90 ${formatDuration(lat.p90)} · p99 ${formatDuration(lat.p99)}`)),
+      ),
+    );
+    const legend = legendOf(rep.series.map((s, i) => [s.label, colours[i]!, s.key]));
+    const maxOf = (arrs: number[][]) => Math.max(0, ...arrs[0]!.map((_, i) => arrs.reduce((a, s) => a + (s[i] ?? 0), 0)));
+    const requests = barChart('Requests per bucket', rep.series.map((s) => s.requests), colours, (si, i, v) => `${rep.series[si]!.label}: ${num(v)} requests, ${bucketTitle(i)}`);
+    const errors = barChart('Errors per bucket', rep.series.map((s) => s.errors), colours, (si, i, v) => `${rep.series[si]!.label}: ${num(v)} errors, ${bucketTitle(i)}`);
+    const sum = (k: 'tokensIn' | 'tokensOut' | 'tokensCached') => rep.series.reduce<number[]>((acc, s) => acc.map((v, i) => v + (s[k][i] ?? 0)), new Array<number>(rep.buckets).fill(0));
+    const tokenCols = ['#3b6fd6', '#1f9d6b', '#9aa0a8'];
+    const tokens = barChart('Tokens per bucket', [sum('tokensIn'), sum('tokensOut'), sum('tokensCached')], tokenCols, (si, i, v) => `${['in', 'out', 'cached'][si]}: ${num(v)} tokens, ${bucketTitle(i)}`);
+    const latCols = ['#1f9d6b', '#d98b1e', '#d24a4a'];
+    const latency = lineChart('Latency percentiles per bucket', [rep.latency.p50, rep.latency.p90, rep.latency.p99], latCols);
+    const tableRows = rep.series.map((s, i) =>
+      h(
+        'tr',
+        null,
+        h(
+          'th',
+          { scope: 'row', 'data-label': DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key' },
+          h('span', null, h('span', { class: 'swatch', style: `background:${colours[i]}` }), h('span', { title: s.key }, s.label)),
+        ),
+        h('td', { class: 'num', 'data-label': 'Requests' }, num(s.total.requests)),
+        h('td', { class: 'num', 'data-label': 'Errors' }, s.total.errors ? badge(num(s.total.errors), 'bad') : '0'),
+        h('td', { class: 'num', 'data-label': 'Tokens in' }, num(s.total.tokensIn)),
+        h('td', { class: 'num', 'data-label': 'Tokens out' }, num(s.total.tokensOut)),
+        h('td', { class: 'num', 'data-label': 'Cached' }, num(s.total.tokensCached)),
+      ),
+    );
+    clear(
+      body,
+      summary,
+      h(
+        'div',
+        { class: 'chart-grid' },
+        chartCard('Requests', `max ${compact(maxOf(rep.series.map((s) => s.requests)))} per bucket`, requests, rep, legend, 'chart-requests'),
+        chartCard('Tokens', 'in · out · cached', tokens, rep, legendOf([['in', tokenCols[0]!], ['out', tokenCols[1]!], ['cached', tokenCols[2]!]]), 'chart-tokens'),
+        chartCard('Errors', `${num(t.errors)} in range`, errors, rep, null, 'chart-errors'),
+        chartCard('Latency', 'p50 · p90 · p99', latency, rep, legendOf([['p50', latCols[0]!], ['p90', latCols[1]!], ['p99', latCols[2]!]]), 'chart-latency'),
+      ),
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', null, `By ${DIMS.find(([d]) => d === rep.by)?.[1].toLowerCase() ?? rep.by}`),
+        h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'table table-cards' },
+            h('thead', null, h('tr', null, [DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key', 'Requests', 'Errors', 'Tokens in', 'Tokens out', 'Cached'].map((x) => h('th', { scope: 'col' }, x)))),
+            h('tbody', null, tableRows),
+          ),
+        ),
+      ),
+    );
+  }
+
+  function renderTimeline(tl: Timeline): void {
+    const start = Date.parse(tl.from);
+    const end = Date.now();
+    const head = h('h2', { id: 'usage-tl-title' }, 'Breakers and cooldowns');
+    if (!tl.providers.length) {
+      clear(timelineArea, head, emptyState('No breaker or cooldown in this range', 'Stretches appear here when a provider breaker opens or a connection cools down.'));
+      return;
+    }
+    clear(
+      timelineArea,
+      head,
+      h('p', { class: 'muted small' }, h('span', { class: 'swatch timeline-bad' }), ' breaker open  ', h('span', { class: 'swatch timeline-warn' }), ' cooldown, half-open or degraded'),
+      h(
+        'ul',
+        { class: 'timeline', 'data-testid': 'timeline' },
+        tl.providers.map((p) => {
+          const segs: Segment[] = p.segments.map((s) => ({
+            from: Date.parse(s.from),
+            to: Date.parse(s.to),
+            tone: s.kind === 'breaker' && s.state === 'OPEN' ? 'bad' : 'warn',
+            title: `${s.kind === 'breaker' ? `breaker ${s.state}` : `${s.connection ?? 'connection'} cooling down`}${s.detail ? ` (${s.detail})` : ''}: ${new Date(Date.parse(s.from)).toLocaleTimeString()}–${new Date(Date.parse(s.to)).toLocaleTimeString()}, ${formatDuration(Date.parse(s.to) - Date.parse(s.from))}`,
+          }));
+          return h(
+            'li',
+            { class: 'timeline-row', 'data-provider': p.provider },
+            h('span', { class: 'timeline-name', title: p.provider }, p.name || p.provider),
+            h('div', { class: 'timeline-track' }, timelineBar(`${p.name}: ${segs.length} stretches`, segs, start, end)),
+          );
+        }),
+      ),
+    );
+  }
+
+  let seq = 0;
+  async function load(): Promise<void> {
+    const mine = ++seq;
+    history.replaceState(history.state, '', `#/usage?range=${range}&by=${by}`);
+    try {
+      const [rep, tl] = await Promise.all([
+        api.get<UsageReport>(`/api/usage?range=${range}&by=${by}`, ctx.signal),
+        api.get<Timeline>(`/api/usage/timeline?range=${range}`, ctx.signal),
+      ]);
+      if (ctx.signal.aborted || mine !== seq) return;
+      render(rep);
+      renderTimeline(tl);
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) return;
+      clear(body, errorBox(err, () => void load()));
+    }
+  }
+
+  // New requests refresh the charts at most every 5 s.
+  let pending = 0;
+  const off = live.subscribe('request', () => {
+    if (pending) return;
+    pending = window.setTimeout(() => {
+      pending = 0;
+      void load();
+    }, 5000);
+  });
+  void load();
+  return () => {
+    off();
+    window.clearTimeout(pending);
+  };
+}
