@@ -280,8 +280,9 @@ func TestRateLimitProtectionAndCaps(t *testing.T) {
 	}
 }
 
-// A 429 whose body says "retry after 5s" pauses the protected connection's
-// queue: a caller already waiting whose 1.5 s budget ends before the pause
+// A 429 whose body says "retry after 8s" (longer than failover.retryMaxHintMs,
+// so the first request is not retried in place) pauses the protected
+// connection's queue: a caller already waiting whose 1.5 s budget ends before the pause
 // is refused at once with RATE_LIMIT_QUEUE_TIMEOUT, not after its budget, and
 // never reaches the upstream.
 func TestQueuePauseRefusesEarly(t *testing.T) {
@@ -292,7 +293,7 @@ func TestQueuePauseRefusesEarly(t *testing.T) {
 		t.Fatalf("patch: %d %v", code, m)
 	}
 	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, LatencyMs: 600, Times: 1,
-		Body: `{"error":{"message":"Rate limit reached. Please retry after 5s.","type":"rate_limit_error"}}`})
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 8s.","type":"rate_limit_error"}}`})
 	type result struct {
 		status  int
 		code    string
@@ -319,8 +320,8 @@ func TestQueuePauseRefusesEarly(t *testing.T) {
 	if second.elapsed >= 1400*time.Millisecond {
 		t.Errorf("second request refused after %v, want at once when the pause began (~600 ms), before its 1.5 s budget", second.elapsed)
 	}
-	if n, _ := strconv.Atoi(second.retry); n < 3 {
-		t.Errorf("Retry-After %q, want the pause's remaining ~5 s", second.retry)
+	if n, _ := strconv.Atoi(second.retry); n < 6 {
+		t.Errorf("Retry-After %q, want the pause's remaining ~8 s", second.retry)
 	}
 	if hits := e.up.Hits("key-a"); hits != 1 {
 		t.Errorf("upstream hits = %d, want 1", hits)
