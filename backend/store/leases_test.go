@@ -32,60 +32,64 @@ func TestInsertLeasePartialUniqueIndexes(t *testing.T) {
 		{"owner released", []*Lease{lease("a", "o1", "c1", 1, 5000)}, "a", lease("b", "o1", "c2", 2, 5000), nil},
 		{"other connection and owner", []*Lease{lease("a", "o1", "c1", 1, 5000)}, "", lease("b", "o2", "c2", 1, 5000), nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _ := openTemp(t)
-			for _, l := range tt.setup {
-				mustInsert(t, s, l)
-			}
-			if tt.release != "" {
-				if err := s.ReleaseLease(tt.release, 1, 2000, "OWNER_EXIT"); err != nil {
-					t.Fatal(err)
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t)
+				for _, l := range tt.setup {
+					mustInsert(t, s, l)
 				}
-			}
-			if err := s.InsertLease(tt.insert); !errors.Is(err, tt.want) {
-				t.Fatalf("InsertLease err = %v, want %v", err, tt.want)
-			}
-		})
-	}
+				if tt.release != "" {
+					if err := s.ReleaseLease(tt.release, 1, 2000, "OWNER_EXIT"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.InsertLease(tt.insert); !errors.Is(err, tt.want) {
+					t.Fatalf("InsertLease err = %v, want %v", err, tt.want)
+				}
+			})
+		}
+	})
 }
 
 func TestLeaseLookups(t *testing.T) {
-	s, _ := openTemp(t)
-	mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
-	if err := s.ReleaseLease("a", 1, 2000, "OWNER_EXIT"); err != nil {
-		t.Fatal(err)
-	}
-	mustInsert(t, s, lease("b", "o1", "c1", 2, 6000))
-	mustInsert(t, s, lease("c", "o2", "c2", 1, 7000))
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
+		if err := s.ReleaseLease("a", 1, 2000, "OWNER_EXIT"); err != nil {
+			t.Fatal(err)
+		}
+		mustInsert(t, s, lease("b", "o1", "c1", 2, 6000))
+		mustInsert(t, s, lease("c", "o2", "c2", 1, 7000))
 
-	got, err := s.LeaseByOwner("o1")
-	if err != nil || got.ID != "b" {
-		t.Fatalf("LeaseByOwner(o1) = %+v, %v; want b", got, err)
-	}
-	if _, err := s.LeaseByOwner("o3"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("LeaseByOwner(o3) err = %v", err)
-	}
-	old, err := s.LeaseByOwnerGeneration("o1", 1)
-	if err != nil || old.ID != "a" || old.State != LeaseReleased || old.ReleaseReason != "OWNER_EXIT" || old.ReleasedAt != 2000 {
-		t.Fatalf("LeaseByOwnerGeneration = %+v, %v", old, err)
-	}
-	if g, err := s.MaxLeaseGeneration("o1"); err != nil || g != 2 {
-		t.Fatalf("MaxLeaseGeneration(o1) = %d, %v; want 2", g, err)
-	}
-	if g, err := s.MaxLeaseGeneration("nobody"); err != nil || g != 0 {
-		t.Fatalf("MaxLeaseGeneration(nobody) = %d, %v; want 0", g, err)
-	}
-	if l, err := s.LeaseByID("c"); err != nil || l.OwnerHash != "o2" {
-		t.Fatalf("LeaseByID = %+v, %v", l, err)
-	}
-	if _, err := s.LeaseByID("zz"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("LeaseByID(zz) err = %v", err)
-	}
-	active, err := s.ActiveLeases()
-	if err != nil || len(active) != 2 {
-		t.Fatalf("ActiveLeases = %d rows, %v; want 2", len(active), err)
-	}
+		got, err := s.LeaseByOwner("o1")
+		if err != nil || got.ID != "b" {
+			t.Fatalf("LeaseByOwner(o1) = %+v, %v; want b", got, err)
+		}
+		if _, err := s.LeaseByOwner("o3"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("LeaseByOwner(o3) err = %v", err)
+		}
+		old, err := s.LeaseByOwnerGeneration("o1", 1)
+		if err != nil || old.ID != "a" || old.State != LeaseReleased || old.ReleaseReason != "OWNER_EXIT" || old.ReleasedAt != 2000 {
+			t.Fatalf("LeaseByOwnerGeneration = %+v, %v", old, err)
+		}
+		if g, err := s.MaxLeaseGeneration("o1"); err != nil || g != 2 {
+			t.Fatalf("MaxLeaseGeneration(o1) = %d, %v; want 2", g, err)
+		}
+		if g, err := s.MaxLeaseGeneration("nobody"); err != nil || g != 0 {
+			t.Fatalf("MaxLeaseGeneration(nobody) = %d, %v; want 0", g, err)
+		}
+		if l, err := s.LeaseByID("c"); err != nil || l.OwnerHash != "o2" {
+			t.Fatalf("LeaseByID = %+v, %v", l, err)
+		}
+		if _, err := s.LeaseByID("zz"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("LeaseByID(zz) err = %v", err)
+		}
+		active, err := s.ActiveLeases()
+		if err != nil || len(active) != 2 {
+			t.Fatalf("ActiveLeases = %d rows, %v; want 2", len(active), err)
+		}
+	})
 }
 
 func TestExpireLeasesBoundary(t *testing.T) {
@@ -99,27 +103,29 @@ func TestExpireLeasesBoundary(t *testing.T) {
 		{"exactly at expiry", 5000, 1, LeaseExpired},
 		{"after expiry", 5001, 1, LeaseExpired},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _ := openTemp(t)
-			mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
-			n, err := s.ExpireLeases(tt.now)
-			if err != nil || n != tt.changed {
-				t.Fatalf("ExpireLeases = %d, %v; want %d", n, err, tt.changed)
-			}
-			l, _ := s.LeaseByID("a")
-			if l.State != tt.state {
-				t.Fatalf("state = %s, want %s", l.State, tt.state)
-			}
-			if tt.state == LeaseExpired && (l.ReleaseReason != LeaseExpiredReason || l.ReleasedAt != 5000) {
-				t.Fatalf("expired row = %+v", l)
-			}
-			if tt.state == LeaseExpired {
-				// The expired lease no longer blocks its owner or its connection.
-				mustInsert(t, s, lease("b", "o1", "c1", 2, 9000))
-			}
-		})
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t)
+				mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
+				n, err := s.ExpireLeases(tt.now)
+				if err != nil || n != tt.changed {
+					t.Fatalf("ExpireLeases = %d, %v; want %d", n, err, tt.changed)
+				}
+				l, _ := s.LeaseByID("a")
+				if l.State != tt.state {
+					t.Fatalf("state = %s, want %s", l.State, tt.state)
+				}
+				if tt.state == LeaseExpired && (l.ReleaseReason != LeaseExpiredReason || l.ReleasedAt != 5000) {
+					t.Fatalf("expired row = %+v", l)
+				}
+				if tt.state == LeaseExpired {
+					// The expired lease no longer blocks its owner or its connection.
+					mustInsert(t, s, lease("b", "o1", "c1", 2, 9000))
+				}
+			})
+		}
+	})
 }
 
 func TestLeaseGuardedUpdates(t *testing.T) {
@@ -153,44 +159,52 @@ func TestLeaseGuardedUpdates(t *testing.T) {
 			return s.MoveLease("a", 1, "c1", "c4", 2000)
 		}, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _ := openTemp(t)
-			mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
-			mustInsert(t, s, lease("b", "o2", "c2", 1, 5000))
-			if err := tt.op(s); !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-			var dupConn, dupOwner int
-			s.DB().Raw(`SELECT COUNT(*) FROM (SELECT connection_id FROM exclusive_connection_leases WHERE state='ACTIVE'
-				GROUP BY connection_id HAVING COUNT(*) > 1)`).Scan(&dupConn)
-			s.DB().Raw(`SELECT COUNT(*) FROM (SELECT owner_hash FROM exclusive_connection_leases WHERE state='ACTIVE'
-				GROUP BY owner_hash HAVING COUNT(*) > 1)`).Scan(&dupOwner)
-			if dupConn != 0 || dupOwner != 0 {
-				t.Fatalf("duplicate active leases: connections %d, owners %d", dupConn, dupOwner)
-			}
-		})
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := open(t)
+				mustInsert(t, s, lease("a", "o1", "c1", 1, 5000))
+				mustInsert(t, s, lease("b", "o2", "c2", 1, 5000))
+				if err := tt.op(s); !errors.Is(err, tt.want) {
+					t.Fatalf("err = %v, want %v", err, tt.want)
+				}
+				var dupConn, dupOwner int
+				if err := s.DB().Raw(`SELECT COUNT(*) FROM (SELECT connection_id FROM exclusive_connection_leases WHERE state='ACTIVE'
+					GROUP BY connection_id HAVING COUNT(*) > 1) AS d`).Scan(&dupConn).Error; err != nil {
+					t.Fatal(err)
+				}
+				if err := s.DB().Raw(`SELECT COUNT(*) FROM (SELECT owner_hash FROM exclusive_connection_leases WHERE state='ACTIVE'
+					GROUP BY owner_hash HAVING COUNT(*) > 1) AS d`).Scan(&dupOwner).Error; err != nil {
+					t.Fatal(err)
+				}
+				if dupConn != 0 || dupOwner != 0 {
+					t.Fatalf("duplicate active leases: connections %d, owners %d", dupConn, dupOwner)
+				}
+			})
+		}
+	})
 }
 
 func TestMoveLeaseKeepsGenerationAndRollsBackOnConflict(t *testing.T) {
-	s, _ := openTemp(t)
-	mustInsert(t, s, lease("a", "o1", "c1", 3, 5000))
-	mustInsert(t, s, lease("b", "o2", "c2", 1, 5000))
-	if err := s.MoveLease("a", 3, "c1", "c3", 2000); err != nil {
-		t.Fatal(err)
-	}
-	l, _ := s.LeaseByID("a")
-	if l.ConnectionID != "c3" || l.Generation != 3 || l.State != LeaseActive {
-		t.Fatalf("moved lease = %+v", l)
-	}
-	if err := s.MoveLease("a", 3, "c3", "c2", 2000); !errors.Is(err, ErrConflict) {
-		t.Fatalf("move onto held err = %v", err)
-	}
-	l, _ = s.LeaseByID("a")
-	if l.ConnectionID != "c3" {
-		t.Fatalf("a failed move changed the lease: %+v", l)
-	}
-	// The freed connection is free for others.
-	mustInsert(t, s, lease("c", "o3", "c1", 1, 5000))
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		mustInsert(t, s, lease("a", "o1", "c1", 3, 5000))
+		mustInsert(t, s, lease("b", "o2", "c2", 1, 5000))
+		if err := s.MoveLease("a", 3, "c1", "c3", 2000); err != nil {
+			t.Fatal(err)
+		}
+		l, _ := s.LeaseByID("a")
+		if l.ConnectionID != "c3" || l.Generation != 3 || l.State != LeaseActive {
+			t.Fatalf("moved lease = %+v", l)
+		}
+		if err := s.MoveLease("a", 3, "c3", "c2", 2000); !errors.Is(err, ErrConflict) {
+			t.Fatalf("move onto held err = %v", err)
+		}
+		l, _ = s.LeaseByID("a")
+		if l.ConnectionID != "c3" {
+			t.Fatalf("a failed move changed the lease: %+v", l)
+		}
+		// The freed connection is free for others.
+		mustInsert(t, s, lease("c", "o3", "c1", 1, 5000))
+	})
 }

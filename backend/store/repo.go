@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -206,10 +207,10 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	stmt, err := tx.Prepare(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
+	stmt, err := tx.Prepare(s.bind(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
 		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
 		queue_ms, queue_reason, cached_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 			return err
 		}
 	}
-	if err := rollup(tx, rows); err != nil {
+	if err := s.rollup(tx, rows); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -259,7 +260,11 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	case "error":
 		q = q.Where("status >= 400")
 	default:
-		q = q.Where("status = ?", f.Status)
+		code, err := strconv.Atoi(f.Status)
+		if err != nil {
+			return nil, nil // no status code matches a non-number
+		}
+		q = q.Where("status = ?", code)
 	}
 	if f.ConnectionID != "" {
 		q = q.Where("connection_id = ?", f.ConnectionID)

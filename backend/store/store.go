@@ -1,12 +1,14 @@
 // Package store persists connections, keys, settings and resilience state in
-// SQLite (GORM over the pure-Go glebarez driver) and applies the embedded
-// numbered migrations at start.
+// SQLite (GORM over the pure-Go glebarez driver, the desktop default) or in a
+// shared PostgreSQL database (GORM's pgx driver, for several instances), and
+// applies the embedded numbered migrations of its dialect at start.
 package store
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,11 +16,30 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
 	"omniroute/migrations"
 )
+
+// Dialect names the database behind a Store.
+type Dialect string
+
+// Dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// migrateLockKey is the PostgreSQL advisory lock held while migrating, so that
+// instances starting together migrate once ("omni" in ASCII).
+const migrateLockKey = 0x6f6d6e69
+
+// ErrBadDatabaseURL is returned for an OMNIROUTE_DATABASE_URL that is not a
+// postgres:// or postgresql:// URL.
+var ErrBadDatabaseURL = errors.New("OMNIROUTE_DATABASE_URL must be a postgres:// or postgresql:// URL")
 
 // ErrNotFound is returned when a looked-up row does not exist.
 var ErrNotFound = errors.New("not found")
@@ -31,18 +52,24 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 
 // Store is the gateway's database handle.
 type Store struct {
-	db *gorm.DB
+	db      *gorm.DB
+	dialect Dialect
+	dsn     string // the PostgreSQL URL (for the change listener); "" for SQLite
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
 }
 
 // Open opens (creating if needed) the SQLite database at path in WAL mode with a
 // single connection, so there is exactly one writer, and applies migrations.
 func Open(path string) (*Store, error) {
 	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
-		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true,
-		NowFunc:                func() time.Time { return time.Now().UTC() },
-	})
+	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -52,12 +79,85 @@ func Open(path string) (*Store, error) {
 	}
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
-	s := &Store{db: db}
+	s := &Store{db: db, dialect: SQLite}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// ValidDatabaseURL checks that rawURL names a PostgreSQL database.
+func ValidDatabaseURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return ErrBadDatabaseURL
+	}
+	return nil
+}
+
+// OpenPostgres connects to the PostgreSQL database at rawURL (postgres://…)
+// with a small connection pool and applies the PostgreSQL migrations under an
+// advisory lock: several instances may share the database and start together.
+func OpenPostgres(rawURL string) (*Store, error) {
+	if err := ValidDatabaseURL(rawURL); err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(postgres.Open(rawURL), gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): %s", redactErr(err, rawURL))
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(16)
+	sqlDB.SetMaxIdleConns(8)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{db: db, dialect: Postgres, dsn: rawURL}
+	if err := s.migrate(migrations.Postgres()); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redactErr keeps a connection error's text without the URL's password.
+func redactErr(err error, rawURL string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "***")
+		}
+	}
+	return msg
+}
+
+// Dialect says which database this store uses.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Shared reports whether other instances may write the same database (it is
+// PostgreSQL), so in-memory views must follow their changes.
+func (s *Store) Shared() bool { return s.dialect == Postgres }
+
+// bind rewrites a raw statement's ? placeholders for the dialect (database/sql
+// statements prepared outside GORM; GORM rewrites its own). The statements
+// passed here hold no literal question marks.
+func (s *Store) bind(sql string) string {
+	if s.dialect != Postgres {
+		return sql
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range sql {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Close closes the database.
@@ -106,18 +206,34 @@ func loadMigrations(files fs.FS) ([]migration, error) {
 }
 
 // migrate applies every migration newer than the recorded version, each in its
-// own transaction, and refuses a database whose version this binary does not know.
+// own transaction, and refuses a database whose version this binary does not
+// know. On PostgreSQL it holds a session advisory lock on one pooled
+// connection throughout, so of several instances starting together one
+// migrates and the others wait, then find nothing left to apply.
 func (s *Store) migrate(files fs.FS) error {
+	if s.dialect != Postgres {
+		return s.migrateOn(s.db, files)
+	}
+	return s.db.Connection(func(conn *gorm.DB) error {
+		if err := conn.Exec(`SELECT pg_advisory_lock(?)`, migrateLockKey).Error; err != nil {
+			return fmt.Errorf("take the migration lock: %w", err)
+		}
+		defer conn.Exec(`SELECT pg_advisory_unlock(?)`, migrateLockKey)
+		return s.migrateOn(conn, files)
+	})
+}
+
+func (s *Store) migrateOn(db *gorm.DB, files fs.FS) error {
 	all, err := loadMigrations(files)
 	if err != nil {
 		return err
 	}
-	if err := s.db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`).Error; err != nil {
+	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`).Error; err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var current int
-	if err := s.db.Raw(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current).Error; err != nil {
+	if err := db.Raw(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current).Error; err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
 	known := 0
@@ -125,13 +241,17 @@ func (s *Store) migrate(files fs.FS) error {
 		known = all[len(all)-1].version
 	}
 	if current > known {
-		return fmt.Errorf("%w: the database is at schema version %d but this OmniRoute knows only up to %d; install a newer OmniRoute or point OMNIROUTE_DATA_DIR elsewhere", ErrSchemaTooNew, current, known)
+		where := "point OMNIROUTE_DATA_DIR elsewhere"
+		if s.dialect == Postgres {
+			where = "point OMNIROUTE_DATABASE_URL at another database"
+		}
+		return fmt.Errorf("%w: the database is at schema version %d but this OmniRoute knows only up to %d; install a newer OmniRoute or %s", ErrSchemaTooNew, current, known, where)
 	}
 	for _, m := range all {
 		if m.version <= current {
 			continue
 		}
-		err := s.db.Transaction(func(tx *gorm.DB) error {
+		err := db.Transaction(func(tx *gorm.DB) error {
 			for _, stmt := range splitStatements(m.sql) {
 				if err := tx.Exec(stmt).Error; err != nil {
 					return fmt.Errorf("%s: %w", m.name, err)
@@ -176,6 +296,15 @@ func splitStatements(sql string) []string {
 	return out
 }
 
+// isUniqueViolation reports a write rejected by a unique index: SQLSTATE 23505
+// in PostgreSQL, "UNIQUE constraint failed" in SQLite.
 func isUniqueViolation(err error) bool {
-	return err != nil && strings.Contains(strings.ToLower(err.Error()), "unique constraint")
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	return strings.Contains(strings.ToLower(err.Error()), "unique constraint")
 }

@@ -7,14 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"go.uber.org/goleak"
-
 	"omniroute/migrations"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
-}
 
 func openTemp(t *testing.T) (*Store, string) {
 	t.Helper()
@@ -65,35 +59,37 @@ func TestMigrationsApplyOnceAndRecordVersion(t *testing.T) {
 }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
-	s, _ := openTemp(t)
-	if err := s.DB().Exec("INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)").Error; err != nil {
-		t.Fatal(err)
-	}
-	err := s.migrate(fstest.MapFS{"0001_init.sql": {Data: []byte("SELECT 1;")}})
-	if !errors.Is(err, ErrSchemaTooNew) {
-		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		if err := s.DB().Exec("INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)").Error; err != nil {
+			t.Fatal(err)
+		}
+		err := s.migrate(fstest.MapFS{"0001_init.sql": {Data: []byte("SELECT 1;")}})
+		if !errors.Is(err, ErrSchemaTooNew) {
+			t.Fatalf("err = %v, want ErrSchemaTooNew", err)
+		}
+	})
 }
 
 func TestFailedMigrationRollsBack(t *testing.T) {
-	s, _ := openTemp(t)
-	latest, _ := latestMigration(t)
-	files := fstest.MapFS{
-		fmt.Sprintf("%04d_init.sql", latest):  {Data: []byte("SELECT 1;")},
-		fmt.Sprintf("%04d_bad.sql", latest+1): {Data: []byte("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;")},
-	}
-	if err := s.migrate(files); err == nil {
-		t.Fatal("bad migration applied")
-	}
-	var n int
-	s.DB().Raw("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n)
-	if n != 0 {
-		t.Fatal("a failed migration left a table behind")
-	}
-	v, _ := s.SchemaVersion()
-	if v != latest {
-		t.Fatalf("version = %d after failed migration, want %d", v, latest)
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		latest, _ := latestMigration(t)
+		files := fstest.MapFS{
+			fmt.Sprintf("%04d_init.sql", latest):  {Data: []byte("SELECT 1;")},
+			fmt.Sprintf("%04d_bad.sql", latest+1): {Data: []byte("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;")},
+		}
+		if err := s.migrate(files); err == nil {
+			t.Fatal("bad migration applied")
+		}
+		if err := s.DB().Exec("SELECT 1 FROM half_done").Error; err == nil {
+			t.Fatal("a failed migration left a table behind")
+		}
+		v, _ := s.SchemaVersion()
+		if v != latest {
+			t.Fatalf("version = %d after failed migration, want %d", v, latest)
+		}
+	})
 }
 
 func TestMigrationNamesValidated(t *testing.T) {
@@ -114,91 +110,99 @@ func TestMigrationNamesValidated(t *testing.T) {
 }
 
 func TestLeaseUniquenessIsEnforcedByTheDatabase(t *testing.T) {
-	s, _ := openTemp(t)
-	ins := func(id, owner, conn, state string) error {
-		return s.DB().Exec(`INSERT INTO exclusive_connection_leases(id, owner_hash, api_key_id, connection_id, generation, state, acquired_at, renewed_at, expires_at)
-			VALUES (?, ?, 'k', ?, 1, ?, 0, 0, 0)`, id, owner, conn, state).Error
-	}
-	if err := ins("1", "o1", "c1", "ACTIVE"); err != nil {
-		t.Fatal(err)
-	}
-	if err := ins("2", "o2", "c1", "ACTIVE"); err == nil {
-		t.Fatal("two active leases on one connection")
-	}
-	if err := ins("3", "o1", "c2", "ACTIVE"); err == nil {
-		t.Fatal("two active leases for one owner")
-	}
-	if err := ins("4", "o2", "c1", "RELEASED"); err != nil {
-		t.Fatalf("released lease rejected: %v", err)
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		ins := func(id, owner, conn, state string) error {
+			return s.DB().Exec(`INSERT INTO exclusive_connection_leases(id, owner_hash, api_key_id, connection_id, generation, state, acquired_at, renewed_at, expires_at)
+				VALUES (?, ?, 'k', ?, 1, ?, 0, 0, 0)`, id, owner, conn, state).Error
+		}
+		if err := ins("1", "o1", "c1", "ACTIVE"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ins("2", "o2", "c1", "ACTIVE"); err == nil {
+			t.Fatal("two active leases on one connection")
+		}
+		if err := ins("3", "o1", "c2", "ACTIVE"); err == nil {
+			t.Fatal("two active leases for one owner")
+		}
+		if err := ins("4", "o2", "c1", "RELEASED"); err != nil {
+			t.Fatalf("released lease rejected: %v", err)
+		}
+	})
 }
 
 func TestConnectionCRUDAndCooldownColumns(t *testing.T) {
-	s, _ := openTemp(t)
-	c := Connection{ID: "c1", Provider: "openai", Name: "a", AuthType: "apikey", Priority: 2, IsActive: true,
-		Models: "[]", ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: 1, UpdatedAt: 1}
-	if err := s.CreateConnection(&c); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SaveCooldown("c1", CooldownFields{RateLimitedUntil: 12345, TestStatus: "unavailable", BackoffLevel: 2, ErrorCode: "X"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Connection("c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.RateLimitedUntil != 12345 || got.BackoffLevel != 2 || got.TestStatus != "unavailable" || got.Name != "a" {
-		t.Fatalf("got %+v", got)
-	}
-	if err := s.DeleteConnection("c1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Connection("c1"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("err = %v after delete", err)
-	}
-	if err := s.DeleteConnection("c1"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("second delete err = %v", err)
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		c := Connection{ID: "c1", Provider: "openai", Name: "a", AuthType: "apikey", Priority: 2, IsActive: true,
+			Models: "[]", ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: 1, UpdatedAt: 1}
+		if err := s.CreateConnection(&c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveCooldown("c1", CooldownFields{RateLimitedUntil: 12345, TestStatus: "unavailable", BackoffLevel: 2, ErrorCode: "X"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Connection("c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.RateLimitedUntil != 12345 || got.BackoffLevel != 2 || got.TestStatus != "unavailable" || got.Name != "a" {
+			t.Fatalf("got %+v", got)
+		}
+		if err := s.DeleteConnection("c1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Connection("c1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("err = %v after delete", err)
+		}
+		if err := s.DeleteConnection("c1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("second delete err = %v", err)
+		}
+	})
 }
 
 func TestKeyValueUpsert(t *testing.T) {
-	s, _ := openTemp(t)
-	if _, ok, _ := s.GetValue("settings", "general"); ok {
-		t.Fatal("value before write")
-	}
-	for _, v := range []string{`{"a":1}`, `{"a":2}`} {
-		if err := s.SetValue("settings", "general", v); err != nil {
-			t.Fatal(err)
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		if _, ok, _ := s.GetValue("settings", "general"); ok {
+			t.Fatal("value before write")
 		}
-	}
-	v, ok, err := s.GetValue("settings", "general")
-	if err != nil || !ok || v != `{"a":2}` {
-		t.Fatalf("GetValue = %q %v %v", v, ok, err)
-	}
+		for _, v := range []string{`{"a":1}`, `{"a":2}`} {
+			if err := s.SetValue("settings", "general", v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, ok, err := s.GetValue("settings", "general")
+		if err != nil || !ok || v != `{"a":2}` {
+			t.Fatalf("GetValue = %q %v %v", v, ok, err)
+		}
+	})
 }
 
 // TestSaveDiscoveredModels writes the discovery columns only and reports an
 // unknown connection.
 func TestSaveDiscoveredModels(t *testing.T) {
-	s, _ := openTemp(t)
-	c := Connection{ID: "c1", Provider: "glm", Name: "g", AuthType: "apikey", Models: `["mine"]`, DiscoveredModels: "[]",
-		ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", BackoffLevel: 3, CreatedAt: 1, UpdatedAt: 1}
-	if err := s.CreateConnection(&c); err != nil {
-		t.Fatal(err)
-	}
-	d := DiscoveredModels{Models: `["glm-4.6"]`, Source: "catalog", Error: "GET /models answered 500", RefreshedAt: 42}
-	if err := s.SaveDiscoveredModels("c1", d); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Connection("c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.DiscoveredModels != d.Models || got.ModelsSource != d.Source || got.ModelsError != d.Error || got.ModelsRefreshedAt != 42 ||
-		got.Models != `["mine"]` || got.BackoffLevel != 3 {
-		t.Fatalf("row after save: %+v", got)
-	}
-	if err := s.SaveDiscoveredModels("nope", d); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown connection: %v", err)
-	}
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		c := Connection{ID: "c1", Provider: "glm", Name: "g", AuthType: "apikey", Models: `["mine"]`, DiscoveredModels: "[]",
+			ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active", BackoffLevel: 3, CreatedAt: 1, UpdatedAt: 1}
+		if err := s.CreateConnection(&c); err != nil {
+			t.Fatal(err)
+		}
+		d := DiscoveredModels{Models: `["glm-4.6"]`, Source: "catalog", Error: "GET /models answered 500", RefreshedAt: 42}
+		if err := s.SaveDiscoveredModels("c1", d); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Connection("c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DiscoveredModels != d.Models || got.ModelsSource != d.Source || got.ModelsError != d.Error || got.ModelsRefreshedAt != 42 ||
+			got.Models != `["mine"]` || got.BackoffLevel != 3 {
+			t.Fatalf("row after save: %+v", got)
+		}
+		if err := s.SaveDiscoveredModels("nope", d); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("unknown connection: %v", err)
+		}
+	})
 }

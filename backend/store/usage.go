@@ -93,7 +93,7 @@ type rollupRow struct {
 }
 
 // rollup adds a batch of logs to usage_rollup at every resolution, inside tx.
-func rollup(tx *sql.Tx, rows []RequestLog) error {
+func (s *Store) rollup(tx *sql.Tx, rows []RequestLog) error {
 	agg := map[rollupKey]*rollupRow{}
 	for _, r := range rows {
 		for _, res := range RollupResolutions {
@@ -116,13 +116,13 @@ func rollup(tx *sql.Tx, rows []RequestLog) error {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
 		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + `)
-		ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = requests + excluded.requests,
-		errors = errors + excluded.errors, tokens_in = tokens_in + excluded.tokens_in, tokens_out = tokens_out + excluded.tokens_out,
-		tokens_cached = tokens_cached + excluded.tokens_cached`)
+		ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
+		errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
+		tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
 	for i := 0; i <= len(LatencyBinsMs); i++ {
-		fmt.Fprintf(&b, ", l%d = l%d + excluded.l%d", i, i, i)
+		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
 	}
-	stmt, err := tx.Prepare(b.String())
+	stmt, err := tx.Prepare(s.bind(b.String()))
 	if err != nil {
 		return err
 	}
@@ -166,10 +166,11 @@ func (s *Store) Usage(q UsageQuery) ([]UsageCell, error) {
 	}
 	var sums strings.Builder
 	for i := 0; i <= len(LatencyBinsMs); i++ {
-		fmt.Fprintf(&sums, ", SUM(l%d)", i)
+		fmt.Fprintf(&sums, ", CAST(SUM(l%d) AS BIGINT)", i)
 	}
-	rows, err := s.db.Raw(`SELECT `+string(q.Dim)+` AS k, (bucket - ?) / ? AS b, SUM(requests), SUM(errors), SUM(tokens_in),
-		SUM(tokens_out), SUM(tokens_cached)`+sums.String()+`
+	// SUM is cast back to BIGINT: PostgreSQL widens a BIGINT sum to NUMERIC.
+	rows, err := s.db.Raw(`SELECT `+string(q.Dim)+` AS k, (bucket - ?) / ? AS b, CAST(SUM(requests) AS BIGINT), CAST(SUM(errors) AS BIGINT),
+		CAST(SUM(tokens_in) AS BIGINT), CAST(SUM(tokens_out) AS BIGINT), CAST(SUM(tokens_cached) AS BIGINT)`+sums.String()+`
 		FROM usage_rollup WHERE res = ? AND bucket >= ? AND bucket < ? GROUP BY b, k`, q.From, q.BucketMs, q.BucketMs, q.From, q.To).Rows()
 	if err != nil {
 		return nil, err
@@ -248,7 +249,7 @@ func (s *Store) RebuildUsageRollup() error {
 		for _, r := range RollupResolutions {
 			if err := tx.Exec(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors,
 				tokens_in, tokens_out, tokens_cached`+rollupLatencyCols+`)
-				SELECT ?, (created_at / ?) * ?, connection_id, model, api_key_id, provider, COUNT(*),
+				SELECT CAST(? AS BIGINT), (created_at / ?) * ?, connection_id, model, api_key_id, provider, COUNT(*),
 				SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_tokens)`+bins.String()+`
 				FROM request_logs GROUP BY 2, 3, 4, 5, 6`, r.Res, r.Res, r.Res).Error; err != nil {
 				return err

@@ -14,26 +14,43 @@ const usageMigration = "0004_usage.sql"
 // TestUsageRollupBackfillAndBatches: the usage migration rolls up the logs
 // written before it, every later batch adds to the rollup, and a chart query at
 // each resolution sees both, with errors, tokens and latency bins.
+//
+// On PostgreSQL, which has no database older than the usage migration, the
+// old row is rolled up by RebuildUsageRollup (the repair the backfill mirrors).
 func TestUsageRollupBackfillAndBatches(t *testing.T) {
-	s, _ := openTemp(t)
+	eachDialect(t, testUsageRollup)
+}
+
+func testUsageRollup(t *testing.T, open func(t *testing.T) *Store) {
+	s := open(t)
 	db := s.DB()
-	// The database as it was before the usage migration, with one logged request.
-	for _, q := range []string{"DROP TABLE usage_rollup", "DROP TABLE state_events", "ALTER TABLE request_logs DROP COLUMN cached_tokens"} {
-		if err := db.Exec(q).Error; err != nil {
-			t.Fatalf("%s: %v", q, err)
+	const oldRow = `INSERT INTO request_logs (request_id, created_at, connection_id, model, api_key_id, provider, status, latency_ms, prompt_tokens, completion_tokens)
+		VALUES ('old', 60000, 'c1', 'm1', 'k1', 'openai', 503, 120, 10, 2)`
+	if s.Dialect() == Postgres {
+		if err := db.Exec(oldRow).Error; err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := db.Exec(`INSERT INTO request_logs (request_id, created_at, connection_id, model, api_key_id, provider, status, latency_ms, prompt_tokens, completion_tokens)
-		VALUES ('old', 60000, 'c1', 'm1', 'k1', 'openai', 503, 120, 10, 2)`).Error; err != nil {
-		t.Fatal(err)
-	}
-	// The migration itself, whatever its number among the others.
-	sql, err := fs.ReadFile(migrations.Files, usageMigration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec(string(sql)).Error; err != nil {
-		t.Fatalf("%s: %v", usageMigration, err)
+		if err := s.RebuildUsageRollup(); err != nil {
+			t.Fatalf("RebuildUsageRollup: %v", err)
+		}
+	} else {
+		// The database as it was before the usage migration, with one logged request.
+		for _, q := range []string{"DROP TABLE usage_rollup", "DROP TABLE state_events", "ALTER TABLE request_logs DROP COLUMN cached_tokens"} {
+			if err := db.Exec(q).Error; err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if err := db.Exec(oldRow).Error; err != nil {
+			t.Fatal(err)
+		}
+		// The migration itself, whatever its number among the others.
+		sql, err := fs.ReadFile(migrations.Files, usageMigration)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(string(sql)).Error; err != nil {
+			t.Fatalf("%s: %v", usageMigration, err)
+		}
 	}
 	if err := s.InsertRequestLogs([]RequestLog{
 		{RequestID: "a", CreatedAt: 61_000, ConnectionID: "c1", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 40, PromptTokens: 5, CompletionTokens: 1, CachedTokens: 3},
