@@ -67,7 +67,8 @@ Environment:
   OMNIROUTE_HOST            listen address (default 127.0.0.1)
   OMNIROUTE_PORT            listen port (default 20128)
   OMNIROUTE_ALLOWED_HOSTS   extra Host names accepted besides loopback (comma separated)
-  OMNIROUTE_DATABASE_URL    PostgreSQL URL instead of the embedded SQLite (not in this build)
+  OMNIROUTE_DATABASE_URL    PostgreSQL URL (postgres://…) instead of the embedded SQLite:
+                            a team server of several instances (README)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `

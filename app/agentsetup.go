@@ -75,7 +75,7 @@ func AgentCommand(verb string, args []string, proc config.Process, stdout, stder
 		}
 	}
 	if undo {
-		key, _ := server.DefaultKeyFromDataDir(proc.DataDir)
+		key, _ := server.DefaultKeyFromDataDir(proc)
 		res, err := AgentManager(proc.BaseURL(), key).Undo(id)
 		if err != nil {
 			fmt.Fprintln(stderr, "omniroute:", err)
@@ -84,7 +84,7 @@ func AgentCommand(verb string, args []string, proc config.Process, stdout, stder
 		fmt.Fprintf(stdout, "Restored %s\n", res.Path)
 		return 0
 	}
-	key, err := server.DefaultKeyFromDataDir(proc.DataDir)
+	key, err := server.DefaultKeyFromDataDir(proc)
 	if err != nil {
 		fmt.Fprintf(stderr, "omniroute: no client key yet (%v); start OmniRoute once first\n", err)
 		return 1
@@ -110,7 +110,7 @@ func AgentCommand(verb string, args []string, proc config.Process, stdout, stder
 
 // runAgent starts the agent with the gateway's environment, writing nothing.
 func runAgent(id string, args []string, proc config.Process, stdout, stderr io.Writer) int {
-	key, err := server.DefaultKeyFromDataDir(proc.DataDir)
+	key, err := server.DefaultKeyFromDataDir(proc)
 	if err != nil {
 		fmt.Fprintf(stderr, "omniroute: no client key yet (%v); start OmniRoute once first\n", err)
 		return 1

@@ -62,7 +62,7 @@ func ImportCommand(args []string, proc config.Process, stdout, stderr io.Writer)
 	name, id, created, err := importViaGateway(proc, source, path)
 	if errors.Is(err, errNotRunning) {
 		var res oauth.Imported
-		res, err = server.ImportOffline(proc.DataDir, os.Getenv, source, path, time.Now())
+		res, err = server.ImportOffline(proc, os.Getenv, source, path, time.Now())
 		name, id, created = res.Connection.Name, res.Connection.ID, res.Created
 	}
 	if err != nil {

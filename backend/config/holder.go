@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 )
 
@@ -128,4 +129,36 @@ func (h *Holder) PatchGeneral(patch []byte) (General, error) {
 	}
 	h.general = next
 	return next, nil
+}
+
+// Reload re-reads the persisted settings, for an instance sharing its database
+// with others that may have changed them; the resilience listeners run when
+// the effective resilience settings changed. On an error (unreadable or
+// invalid stored settings) the current settings stay.
+func (h *Holder) Reload() error {
+	h.mu.Lock()
+	general := DefaultGeneral()
+	var overlay map[string]any
+	err := load(h.kv, "general", &general)
+	if err == nil {
+		err = load(h.kv, "resilience", &overlay)
+	}
+	var r Resilience
+	if err == nil {
+		r, err = ResolveResilience(h.getenv, overlay)
+	}
+	if err != nil {
+		h.mu.Unlock()
+		return err
+	}
+	changed := !reflect.DeepEqual(r, h.resilience)
+	h.general, h.overlay, h.resilience = general, overlay, r
+	listeners := append([]func(Resilience){}, h.listeners...)
+	h.mu.Unlock()
+	if changed {
+		for _, f := range listeners {
+			f(r)
+		}
+	}
+	return nil
 }

@@ -66,6 +66,10 @@ type Options struct {
 	Reset bool
 	// Now names the reset folder (time.Now by default).
 	Now func() time.Time
+	// ExternalDatabase says the database lives elsewhere (PostgreSQL): the
+	// directory holds only the key, the token and the lock, so a missing
+	// omniroute.db is expected, not a lost database.
+	ExternalDatabase bool
 }
 
 // Open creates (0700) or tightens the directory, takes its lock, applies
@@ -90,9 +94,11 @@ func Open(path string, o Options) (*Dir, error) {
 			return nil, err
 		}
 	}
-	if err := d.checkDatabase(); err != nil {
-		d.Close()
-		return nil, err
+	if !o.ExternalDatabase {
+		if err := d.checkDatabase(); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	if err := d.Tighten(); err != nil {
 		d.Close()

@@ -73,6 +73,7 @@ type Server struct {
 	handler   http.Handler
 	token     string
 	httpSrv   *http.Server
+	follow    *follower // follows other instances' writes (PostgreSQL only)
 }
 
 // New builds every component. Close releases them.
@@ -86,19 +87,32 @@ func New(opts Options) (*Server, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	if opts.Process.DatabaseURL != "" {
-		return nil, errors.New("OMNIROUTE_DATABASE_URL (PostgreSQL) is not supported by this build yet; unset it to use the embedded SQLite database")
+	shared := opts.Process.DatabaseURL != ""
+	if shared {
+		if err := store.ValidDatabaseURL(opts.Process.DatabaseURL); err != nil {
+			return nil, err
+		}
+		if opts.Reset {
+			return nil, errors.New("--reset moves a SQLite database aside; it does not apply with OMNIROUTE_DATABASE_URL (PostgreSQL)")
+		}
 	}
 	// The directory's lock is taken before the database is opened (and
-	// migrated): a second instance stops here.
-	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset})
+	// migrated): a second instance on the same directory stops here. With
+	// PostgreSQL every instance has its own directory (key, token, lock) and
+	// the database arbitrates between them.
+	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset, ExternalDatabase: shared})
 	if err != nil {
 		return nil, err
 	}
 	if dd.MovedTo != "" {
 		opts.Log.Warn("reset: the old database, key and token were moved aside", slog.String("to", dd.MovedTo))
 	}
-	st, err := store.Open(dd.File(datadir.DBFile))
+	var st *store.Store
+	if shared {
+		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
+	} else {
+		st, err = store.Open(dd.File(datadir.DBFile))
+	}
 	if err != nil {
 		dd.Close()
 		return nil, err
@@ -129,6 +143,11 @@ func (s *Server) checkKey() error {
 	n, err := s.store.EncryptedCount()
 	if err != nil {
 		return err
+	}
+	if n > 0 && s.store.Shared() {
+		return fmt.Errorf("%s is missing but the shared database holds %d encrypted credential(s) only the instances' common key can open; "+
+			"copy %s from another instance's data directory into %s (every instance sharing OMNIROUTE_DATABASE_URL needs the same key)",
+			s.dir.File(datadir.KeyFile), n, datadir.KeyFile, s.dir.Path())
 	}
 	if n > 0 {
 		return fmt.Errorf("%s is missing but the database holds %d encrypted credential(s) only that key can open; "+
@@ -294,6 +313,19 @@ func (s *Server) wire() error {
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
 		}})
 	s.handler = s.api.Handler()
+	if st.Shared() {
+		s.follow = startFollower(st, opts.Log, followTargets{
+			connections: reload,
+			keys: func() error {
+				rows, err := st.APIKeys()
+				if err == nil {
+					keys.Load(rows)
+				}
+				return err
+			},
+			settings: settings.Reload,
+		})
+	}
 	return nil
 }
 
@@ -396,6 +428,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
+	s.follow.stop()
 	s.logs.Close()
 	s.transport.CloseIdleConnections()
 	err := s.store.Close()

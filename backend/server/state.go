@@ -9,6 +9,7 @@ import (
 
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
+	"omniroute/backend/config"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
@@ -55,10 +56,21 @@ func ensureDefaultKey(st *store.Store, box *secrets.Box, clk clock.Clock) error 
 	return err
 }
 
+// OpenStore opens the process's database without starting a gateway: the
+// PostgreSQL database of OMNIROUTE_DATABASE_URL when set, else the data
+// directory's SQLite file.
+func OpenStore(proc config.Process) (*store.Store, error) {
+	if proc.DatabaseURL != "" {
+		return store.OpenPostgres(proc.DatabaseURL)
+	}
+	return store.Open(filepath.Join(proc.DataDir, "omniroute.db"))
+}
+
 // DefaultKeyFromDataDir reads the default client key without starting a gateway
 // (for `omniroute setup` and `omniroute run`).
-func DefaultKeyFromDataDir(dir string) (string, error) {
-	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+func DefaultKeyFromDataDir(proc config.Process) (string, error) {
+	dir := proc.DataDir
+	st, err := OpenStore(proc)
 	if err != nil {
 		return "", err
 	}
@@ -155,7 +167,8 @@ func pinsFromRows(rows []store.AffinityPin) []affinity.Pin {
 // ImportOffline imports a CLI login straight into the data directory's
 // database, for `omniroute import` when no gateway is running (a running
 // gateway is asked through its API instead, so its memory follows).
-func ImportOffline(dir string, getenv func(string) string, source, path string, now time.Time) (oauth.Imported, error) {
+func ImportOffline(proc config.Process, getenv func(string) string, source, path string, now time.Time) (oauth.Imported, error) {
+	dir := proc.DataDir
 	login, err := oauth.ReadLogin(source, path)
 	if err != nil {
 		return oauth.Imported{}, err
@@ -163,7 +176,7 @@ func ImportOffline(dir string, getenv func(string) string, source, path string, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return oauth.Imported{}, err
 	}
-	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+	st, err := OpenStore(proc)
 	if err != nil {
 		return oauth.Imported{}, err
 	}

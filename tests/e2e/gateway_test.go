@@ -104,10 +104,10 @@ func freePort(t *testing.T) int {
 // (retrying with another one if a parallel test raced us to it); a non-zero
 // port is used as is (a restart on the same address). The process is killed
 // at cleanup if the test did not stop it.
-func startGateway(t *testing.T, dir string, port int) *gatewayProc {
+func startGateway(t *testing.T, dir string, port int, extraEnv ...string) *gatewayProc {
 	t.Helper()
 	if port != 0 {
-		g, err := tryStart(t, dir, port)
+		g, err := tryStart(t, dir, port, extraEnv...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func startGateway(t *testing.T, dir string, port int) *gatewayProc {
 	}
 	var lastErr error
 	for range 3 {
-		g, err := tryStart(t, dir, freePort(t))
+		g, err := tryStart(t, dir, freePort(t), extraEnv...)
 		if err == nil {
 			return g
 		}
@@ -134,12 +134,12 @@ var (
 	dashboardRe = regexp.MustCompile(`(?m)^\s*Dashboard:\s+(\S+)\r?\n`)
 )
 
-func tryStart(t *testing.T, dir string, port int) (*gatewayProc, error) {
+func tryStart(t *testing.T, dir string, port int, extraEnv ...string) (*gatewayProc, error) {
 	t.Helper()
 	g := &gatewayProc{t: t, dir: dir, port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port),
 		stdout: newSyncBuffer(), stderr: newSyncBuffer(), exited: make(chan struct{})}
 	g.cmd = exec.Command(binPath, "--headless")
-	g.cmd.Env = gatewayEnv(dir, port)
+	g.cmd.Env = gatewayEnv(dir, port, extraEnv...)
 	g.cmd.Stdout, g.cmd.Stderr = g.stdout, g.stderr
 	g.cmd.WaitDelay = 5 * time.Second
 	if err := g.cmd.Start(); err != nil {

@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tidwall/gjson"
+
+	"omniroute/tests/fakeupstream"
+	"omniroute/tests/pgtest"
+)
+
+// shareWithin is how soon one instance's write must show on another.
+const shareWithin = time.Second
+
+// teamServer is two real gateway binaries on one throw-away PostgreSQL
+// database, set up as the README's team server section says: each instance
+// has its own data directory, and they share the database and secret.key.
+type teamServer struct {
+	url   string // OMNIROUTE_DATABASE_URL
+	a, b  *gatewayProc
+	upURL string
+	up    *fakeupstream.Upstream
+}
+
+func newTeamServer(t *testing.T) *teamServer {
+	t.Helper()
+	pgs, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err) // PostgreSQL is required: never a skip
+	}
+	t.Cleanup(pgs.Stop)
+	ts := &teamServer{url: pgs.NewDatabase(t), up: fakeupstream.New()}
+	ts.upURL = ts.up.Start()
+	t.Cleanup(ts.up.Close)
+	env := "OMNIROUTE_DATABASE_URL=" + ts.url
+	dirA, dirB := t.TempDir(), t.TempDir()
+	ts.a = startGateway(t, dirA, 0, env)
+	key, err := os.ReadFile(filepath.Join(dirA, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirB, "secret.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts.b = startGateway(t, dirB, 0, env)
+	return ts
+}
+
+// within polls ok until it holds, failing the test when that takes longer
+// than shareWithin; it returns how long it took.
+func within(t *testing.T, what string, ok func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !ok() {
+		if time.Since(start) > shareWithin {
+			t.Fatalf("%s: not within %v", what, shareWithin)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not a timing assertion
+	}
+	return time.Since(start)
+}
+
+// TestTeamServerSharesConnectionsKeysAndLeases: two instances on one
+// PostgreSQL serve one configuration. Connections and a client key created
+// through A work on B within a second, a key deleted through B is refused by
+// A within a second, and 100 concurrent lease acquisitions split across both
+// instances for 3 connections leave exactly 3 ACTIVE leases.
+func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
+	ts := newTeamServer(t)
+	a, b := ts.a, ts.b
+	if a.key != b.key {
+		t.Fatalf("the instances show different default keys (%q, %q): B did not join A's database", a.key, b.key)
+	}
+
+	conns := []string{
+		a.addConn("one", ts.upURL, "key-1", 1),
+		a.addConn("two", ts.upURL, "key-2", 2),
+		a.addConn("three", ts.upURL, "key-3", 3),
+	}
+	took := within(t, "connections created on A listed by B", func() bool { return len(listConns(t, b)) == 3 })
+	t.Logf("connections visible on B after %v", took)
+
+	created := a.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{
+		"name": "team", "scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": conns})
+	key, _ := created["key"].(string)
+	keyID, _ := created["id"].(string)
+	const model = "openai-compatible/gpt-4o-mini"
+	took = within(t, "a key created on A accepted by B", func() bool {
+		resp, _ := b.chat(key, model, false)
+		return resp.StatusCode == http.StatusOK
+	})
+	t.Logf("key accepted by B after %v", took)
+
+	// 100 owners race for the 3 connections, half through each instance.
+	const owners = 100
+	type result struct {
+		status int
+		conn   string
+	}
+	results := make([]result, owners)
+	var wg sync.WaitGroup
+	for i := range owners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := a
+			if i%2 == 1 {
+				g = b
+			}
+			resp, body := g.do(http.MethodPost, "/api/v1/session-leases", map[string]any{"action": "acquire", "model": model},
+				map[string]string{"Authorization": "Bearer " + key, "X-OmniRoute-Lease-Owner": fmt.Sprintf("vlo_%043d", i)})
+			results[i] = result{resp.StatusCode, gjson.GetBytes(body, "connectionId").String()}
+		}()
+	}
+	wg.Wait()
+	granted := map[string]int{}
+	refused := 0
+	for i, r := range results {
+		switch r.status {
+		case http.StatusOK:
+			granted[r.conn]++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Errorf("owner %d: status %d", i, r.status)
+		}
+	}
+	if len(granted) != 3 || refused != owners-3 {
+		t.Fatalf("leases granted per connection %v and %d refused; want one on each of 3 connections and %d refused", granted, refused, owners-3)
+	}
+	for _, c := range conns {
+		if granted[c] != 1 {
+			t.Fatalf("connection %s granted %d leases, want 1 (%v)", c, granted[c], granted)
+		}
+	}
+	if n := activeLeases(t, ts.url); n != 3 {
+		t.Fatalf("%d ACTIVE leases in the database, want 3", n)
+	}
+
+	// A key deleted through B stops working on A.
+	b.mustMgmt(http.StatusOK, http.MethodDelete, "/api/keys/"+keyID, nil)
+	took = within(t, "a key deleted on B refused by A", func() bool {
+		resp, _ := a.chat(key, model, false)
+		return resp.StatusCode == http.StatusUnauthorized
+	})
+	t.Logf("deleted key refused by A after %v", took)
+	a.stop()
+	b.stop()
+}
+
+func activeLeases(t *testing.T, url string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM exclusive_connection_leases WHERE state = 'ACTIVE'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
