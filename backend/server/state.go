@@ -53,6 +53,9 @@ func ensureDefaultKey(st *store.Store, box *secrets.Box, clk clock.Clock) error 
 		}
 	}
 	_, _, err = api.NewClientKey(st, box, "Default key", true, clk.Now().UnixMilli())
+	if errors.Is(err, store.ErrConflict) {
+		return nil // another instance sharing the database made it first
+	}
 	return err
 }
 

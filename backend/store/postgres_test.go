@@ -281,3 +281,18 @@ func TestSQLiteHasNoChangeFeed(t *testing.T) {
 		t.Fatal("WatchChanges blocked on SQLite")
 	}
 }
+
+// TestPostgresOneDefaultKey: instances starting together on an empty database
+// cannot both create a default key; the loser sees ErrConflict.
+func TestPostgresOneDefaultKey(t *testing.T) {
+	s := openDialect(t, Postgres)
+	mk := func(id string) *APIKey {
+		return &APIKey{ID: id, Name: "Default key", KeyHash: "h-" + id, Scopes: "[]", AllowedConnections: "[]", AllowedModels: "[]", IsDefault: true}
+	}
+	if err := s.CreateAPIKey(mk("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAPIKey(mk("b")); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second default key: %v, want ErrConflict", err)
+	}
+}

@@ -49,6 +49,10 @@ CREATE TABLE state_events (
 );
 CREATE INDEX idx_state_events_at ON state_events(at);
 
+-- One default client key, however many instances start on an empty database
+-- at once (PostgreSQL only: a SQLite file has one instance).
+CREATE UNIQUE INDEX uq_api_keys_one_default ON api_keys(is_default) WHERE is_default;
+
 -- Change feed (PostgreSQL only): every write that changes what another
 -- instance serves from memory (connections, client keys, combos, settings)
 -- sends NOTIFY omniroute_changes with the table's name, so every instance
