@@ -28,16 +28,23 @@ type teamServer struct {
 	a, b  *gatewayProc
 	upURL string
 	up    *fakeupstream.Upstream
+	pg    *pgtest.Server
 }
 
-func newTeamServer(t *testing.T) *teamServer {
+// newTeamServer starts the two instances on a fresh database of the test
+// server (owned: a cluster of the test's own, which it may stop).
+func newTeamServer(t *testing.T, owned bool) *teamServer {
 	t.Helper()
-	pgs, err := pgtest.Start()
+	start := pgtest.Start
+	if owned {
+		start = pgtest.StartOwned
+	}
+	pgs, err := start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip
 	}
 	t.Cleanup(pgs.Stop)
-	ts := &teamServer{url: pgs.NewDatabase(t), up: fakeupstream.New()}
+	ts := &teamServer{url: pgs.NewDatabase(t), up: fakeupstream.New(), pg: pgs}
 	ts.upURL = ts.up.Start()
 	t.Cleanup(ts.up.Close)
 	env := "OMNIROUTE_DATABASE_URL=" + ts.url
@@ -74,7 +81,7 @@ func within(t *testing.T, what string, ok func() bool) time.Duration {
 // A within a second, and 100 concurrent lease acquisitions split across both
 // instances for 3 connections leave exactly 3 ACTIVE leases.
 func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
-	ts := newTeamServer(t)
+	ts := newTeamServer(t, false)
 	a, b := ts.a, ts.b
 	if a.key != b.key {
 		t.Fatalf("the instances show different default keys (%q, %q): B did not join A's database", a.key, b.key)
@@ -170,4 +177,81 @@ func activeLeases(t *testing.T, url string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestTeamServerOutage: with PostgreSQL stopped for 5 s both instances keep
+// serving inference from the state they know, grant no lease they cannot
+// record, and after it returns they converge again (a key created on A works
+// on B).
+func TestTeamServerOutage(t *testing.T) {
+	ts := newTeamServer(t, true)
+	a, b := ts.a, ts.b
+	conn := a.addConn("one", ts.upURL, "key-1", 1)
+	created := a.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{
+		"name": "team", "scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": []string{conn}})
+	key, _ := created["key"].(string)
+	const model = "openai-compatible/gpt-4o-mini"
+	within(t, "a key created on A accepted by B", func() bool {
+		resp, _ := b.chat(key, model, false)
+		return resp.StatusCode == http.StatusOK
+	})
+
+	if err := ts.pg.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Now()
+	for time.Since(down) < 5*time.Second {
+		for _, g := range []*gatewayProc{a, b} {
+			start := time.Now()
+			resp, body := g.chat(key, model, false)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("database down: %s answered %d: %s", g.base, resp.StatusCode, body)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("database down: a request took %v", d)
+			}
+		}
+		time.Sleep(250 * time.Millisecond) // pacing of the probe requests, not a timing assertion
+	}
+	for i, g := range []*gatewayProc{a, b} {
+		resp, body := g.do(http.MethodPost, "/api/v1/session-leases", map[string]any{"action": "acquire", "model": model},
+			map[string]string{"Authorization": "Bearer " + key, "X-OmniRoute-Lease-Owner": fmt.Sprintf("vlo_%043d", i)})
+		if resp.StatusCode != http.StatusServiceUnavailable || gjson.GetBytes(body, "error.code").String() != "LEASE_SERVICE_UNAVAILABLE" {
+			t.Fatalf("database down: %s answered a lease acquire with %d %s; want 503 LEASE_SERVICE_UNAVAILABLE", g.base, resp.StatusCode, body)
+		}
+	}
+	if err := ts.pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Converged: a key created on A after the outage works on B. The
+	// listener reconnects with a backoff of at most 5 s; allow that too.
+	var key2 string
+	deadline := time.Now().Add(15 * time.Second)
+	for key2 == "" {
+		code, m := a.mgmt(http.MethodPost, "/api/keys", map[string]any{"name": "after", "scopes": []string{"inference"}})
+		if code == http.StatusCreated {
+			key2, _ = m["key"].(string)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A cannot write after the database returned: %d %v", code, m)
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval
+	}
+	for {
+		resp, _ := b.chat(key2, model, false)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B did not accept a key created on A after the outage: %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval
+	}
+	if n := activeLeases(t, ts.url); n != 0 {
+		t.Fatalf("%d ACTIVE leases after the outage, want 0", n)
+	}
+	a.stop()
+	b.stop()
 }

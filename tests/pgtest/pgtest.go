@@ -37,6 +37,7 @@ type Server struct {
 	AdminURL string
 	dir      string // the cluster's directory ("" when EnvURL was used)
 	pgCtl    string
+	opts     string   // the server options pg_ctl start passes
 	asUser   []string // runuser prefix when running as root
 	seq      atomic.Int64
 }
@@ -48,12 +49,22 @@ var ErrUnavailable = errors.New("PostgreSQL is required by these tests but is no
 // throw-away cluster.
 func Start() (*Server, error) {
 	if u := os.Getenv(EnvURL); u != "" {
-		s := &Server{AdminURL: u}
-		if err := s.ping(10 * time.Second); err != nil {
-			return nil, fmt.Errorf("%w: %s=%s does not answer: %v", ErrUnavailable, EnvURL, redact(u), err)
-		}
-		return s, nil
+		return startURL(u)
 	}
+	return StartOwned()
+}
+
+func startURL(u string) (*Server, error) {
+	s := &Server{AdminURL: u}
+	if err := s.ping(10 * time.Second); err != nil {
+		return nil, fmt.Errorf("%w: %s=%s does not answer: %v", ErrUnavailable, EnvURL, redact(u), err)
+	}
+	return s, nil
+}
+
+// StartOwned always creates a throw-away cluster, even with
+// OMNIROUTE_TEST_PG_URL set: for tests that stop and restart the server.
+func StartOwned() (*Server, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -92,6 +103,7 @@ func Start() (*Server, error) {
 	}
 	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories=%s -c fsync=off "+
 		"-c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, dir)
+	s.opts = opts
 	if out, err := s.run(s.pgCtl, "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		_ = os.RemoveAll(dir)
@@ -173,21 +185,28 @@ func (s *Server) Stop() {
 	_ = os.RemoveAll(s.dir)
 }
 
-// Restart stops a cluster Start created and starts it again after afterDown (for
-// outage tests); it is an error with a server named by OMNIROUTE_TEST_PG_URL.
-func (s *Server) Restart(afterDown time.Duration) error {
+// Pause stops a cluster Start created (fast shutdown: clients are
+// disconnected) until Resume; for outage tests.
+func (s *Server) Pause() error {
 	if s.dir == "" {
-		return errors.New("pgtest: cannot restart a server named by " + EnvURL)
+		return errors.New("pgtest: cannot stop a server named by " + EnvURL + "; use StartOwned")
 	}
-	data := filepath.Join(s.dir, "data")
-	if out, err := s.run(s.pgCtl, "stop", "-w", "-m", "fast", "-D", data); err != nil {
+	if out, err := s.run(s.pgCtl, "stop", "-w", "-m", "fast", "-D", filepath.Join(s.dir, "data")); err != nil {
 		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
 	}
-	time.Sleep(afterDown)
-	if out, err := s.run(s.pgCtl, "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(s.dir, "server.log")); err != nil {
+	return nil
+}
+
+// Resume starts a paused cluster again, with its data and on its port.
+func (s *Server) Resume() error {
+	if s.dir == "" {
+		return errors.New("pgtest: cannot start a server named by " + EnvURL)
+	}
+	data := filepath.Join(s.dir, "data")
+	if out, err := s.run(s.pgCtl, "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(s.dir, "server.log"), "-o", s.opts); err != nil {
 		return fmt.Errorf("pg_ctl start: %v\n%s", err, out)
 	}
-	return nil
+	return s.ping(30 * time.Second)
 }
 
 // TB is the part of testing.TB that NewDatabase needs.
