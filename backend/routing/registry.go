@@ -381,6 +381,30 @@ func CooldownFromRow(row store.Connection) cooldown.State {
 	return st
 }
 
+// AdoptCooldowns takes the persisted cooldown columns of rows into the
+// matching connections whose in-memory state differs, and returns those
+// connections: another instance sharing the database cooled, cleared or
+// terminated them. The in-memory-only failure streak is kept. Nothing is
+// written back.
+func (r *Registry) AdoptCooldowns(rows []store.Connection) []*Conn {
+	var changed []*Conn
+	for _, row := range rows {
+		c, ok := r.Get(row.ID)
+		if !ok {
+			continue
+		}
+		next := CooldownFromRow(row)
+		c.mu.Lock()
+		if CooldownFields(c.cd) != CooldownFields(next) {
+			next.FailStreak = c.cd.FailStreak
+			c.cd = next
+			changed = append(changed, c)
+		}
+		c.mu.Unlock()
+	}
+	return changed
+}
+
 // CooldownFields converts a state to its DB columns.
 func CooldownFields(s cooldown.State) store.CooldownFields {
 	status := s.TestStatus

@@ -18,6 +18,8 @@ type followTargets struct {
 	connections func() error // the routing registry and the combos
 	keys        func() error // the client keyring
 	settings    func() error // general and resilience settings
+	cooldowns   func() error // connection cooldowns and terminal states
+	breakers    func() error // provider circuit breaker transitions
 }
 
 // follower keeps this instance's in-memory views in step with the writes of
@@ -97,6 +99,12 @@ func apply(dirty map[string]bool, t followTargets, log *slog.Logger) {
 	}
 	if all || dirty[store.TableSettings] {
 		run("settings", t.settings)
+	}
+	if all || dirty[store.TopicCooldowns] {
+		run("cooldowns", t.cooldowns)
+	}
+	if all || dirty[store.TableBreakers] {
+		run("breakers", t.breakers)
 	}
 }
 

@@ -324,6 +324,20 @@ func (s *Server) wire() error {
 				return err
 			},
 			settings: settings.Reload,
+			cooldowns: func() error {
+				rows, err := st.Connections()
+				if err == nil {
+					registry.AdoptCooldowns(rows)
+				}
+				return err
+			},
+			breakers: func() error {
+				rows, err := st.Breakers()
+				if err == nil {
+					adoptBreakers(breakers, rows)
+				}
+				return err
+			},
 		})
 	}
 	return nil

@@ -194,3 +194,24 @@ func ImportOffline(proc config.Process, getenv func(string) string, source, path
 	}
 	return oauth.Upsert(st, box, providers.NewCatalogEnv(getenv), login, now)
 }
+
+// adoptBreakers takes from rows every breaker transition newer than the one
+// this instance knows (another instance sharing the database opened, closed
+// or reset it) and returns how many it took. An equal transition time is this
+// instance's own write coming back, or the same transition: kept as is, so an
+// admitted probe stays valid. Failure counts between transitions stay per
+// instance; nothing is written back.
+func adoptBreakers(reg *breaker.Registry, rows []store.BreakerRow) int {
+	n := 0
+	for _, snap := range snapshots(rows) {
+		if snap.Provider == "" {
+			continue
+		}
+		b := reg.Get(snap.Provider)
+		if msOrZero(snap.StateChangedAt) > msOrZero(b.Status().StateChangedAt) {
+			b.Restore(snap)
+			n++
+		}
+	}
+	return n
+}

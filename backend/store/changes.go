@@ -12,12 +12,16 @@ import (
 // name on every write that alters what an instance serves from memory.
 const ChangeChannel = "omniroute_changes"
 
-// Tables the change feed names.
+// Topics the change feed names: mostly the changed table, and "cooldowns" for
+// a connection's resilience columns (a request-path write, told apart from a
+// configuration change of the same table).
 const (
 	TableConnections = "provider_connections"
 	TableAPIKeys     = "api_keys"
 	TableCombos      = "combos"
 	TableSettings    = "key_value"
+	TableBreakers    = "domain_circuit_breakers"
+	TopicCooldowns   = "cooldowns"
 )
 
 // Backoff bounds of the change listener's reconnects.
@@ -27,8 +31,7 @@ const (
 )
 
 // WatchChanges follows the writes of every instance sharing this database
-// until ctx ends: it calls onChange with the changed table's name for each
-// notification, and with "" (anything may have changed) after every
+// until ctx ends: it calls onChange with the topic of each notification, and with "" (anything may have changed) after every
 // (re)connect, since notifications sent while it was not listening are lost.
 // A lost connection is retried with backoff and reported to onError. With
 // SQLite (one instance per database) it returns at once.

@@ -181,8 +181,9 @@ func TestPostgresLeasesAcrossHandles(t *testing.T) {
 }
 
 // TestPostgresChangeFeed: an instance watching the database hears another
-// instance's writes of connections, keys, combos and settings within a second,
-// and is not woken by request-path writes (cooldown columns, last use).
+// instance's writes of connections, keys, combos, settings, cooldowns and
+// breakers within a second, each under its topic, and is not woken by a key's
+// last use.
 func TestPostgresChangeFeed(t *testing.T) {
 	url := pg.NewDatabase(t)
 	a, err := OpenPostgres(url)
@@ -248,10 +249,17 @@ func TestPostgresChangeFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(TableCombos)
-	// Request-path writes do not wake the other instances.
+	// A cooldown is its own topic (adopted, not a configuration reload),
+	// and so is a breaker transition.
 	if err := b.SaveCooldown("c1", CooldownFields{RateLimitedUntil: 5, TestStatus: "unavailable"}); err != nil {
 		t.Fatal(err)
 	}
+	expect(TopicCooldowns)
+	if err := b.SaveBreaker(BreakerRow{Provider: "openai", State: "OPEN", StateChangedAt: 9}); err != nil {
+		t.Fatal(err)
+	}
+	expect(TableBreakers)
+	// Marking a key used wakes nobody.
 	if err := b.DB().Exec(`UPDATE api_keys SET last_used_at = 7`).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +268,7 @@ func TestPostgresChangeFeed(t *testing.T) {
 	if err := b.SaveConnection(&c); err != nil {
 		t.Fatal(err)
 	}
-	expect(TableConnections)
+	expect(TableConnections, TopicCooldowns) // every column is written
 }
 
 // TestSQLiteHasNoChangeFeed: one instance per SQLite file, so WatchChanges

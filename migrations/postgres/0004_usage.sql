@@ -54,12 +54,12 @@ CREATE INDEX idx_state_events_at ON state_events(at);
 CREATE UNIQUE INDEX uq_api_keys_one_default ON api_keys(is_default) WHERE is_default;
 
 -- Change feed (PostgreSQL only): every write that changes what another
--- instance serves from memory (connections, client keys, combos, settings)
--- sends NOTIFY omniroute_changes with the table's name, so every instance
--- sharing this database reloads that part within a second. Resilience columns
--- (cooldown bookkeeping) and last_used_at are left out: they change on the
--- request path and do not alter another instance's registry or keyring.
-CREATE FUNCTION omniroute_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('omniroute_changes', TG_TABLE_NAME); RETURN NULL; END $$;
+-- instance serves from memory sends NOTIFY omniroute_changes with a topic (the
+-- table's name, or the trigger's argument), so every instance sharing this
+-- database follows within a second: connections, client keys, combos and
+-- settings (reloaded), connection cooldowns and breaker transitions (adopted).
+-- last_used_at is left out: it changes on the request path and alters nothing.
+CREATE FUNCTION omniroute_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('omniroute_changes', COALESCE(TG_ARGV[0], TG_TABLE_NAME)); RETURN NULL; END $$;
 CREATE TRIGGER trg_provider_connections_changes AFTER INSERT OR DELETE OR UPDATE OF provider, name, auth_type, base_url, prefix,
     priority, is_active, max_concurrent, rate_limit_protection, api_key_enc, access_token_enc, refresh_token_enc, expires_at,
     models, discovered_models, provider_specific_data, rate_limit_overrides
@@ -68,3 +68,7 @@ CREATE TRIGGER trg_api_keys_changes AFTER INSERT OR DELETE OR UPDATE OF name, ke
     ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
 CREATE TRIGGER trg_combos_changes AFTER INSERT OR DELETE OR UPDATE ON combos FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
 CREATE TRIGGER trg_key_value_changes AFTER INSERT OR DELETE OR UPDATE ON key_value FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
+CREATE TRIGGER trg_connection_cooldowns_changes AFTER UPDATE OF rate_limited_until, test_status, last_error, last_error_type,
+    last_error_at, error_code, backoff_level, reject_streak, expired_retries
+    ON provider_connections FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('cooldowns');
+CREATE TRIGGER trg_breakers_changes AFTER INSERT OR DELETE OR UPDATE ON domain_circuit_breakers FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();

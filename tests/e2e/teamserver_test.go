@@ -33,7 +33,7 @@ type teamServer struct {
 
 // newTeamServer starts the two instances on a fresh database of the test
 // server (owned: a cluster of the test's own, which it may stop).
-func newTeamServer(t *testing.T, owned bool) *teamServer {
+func newTeamServer(t *testing.T, owned bool, extraEnv ...string) *teamServer {
 	t.Helper()
 	start := pgtest.Start
 	if owned {
@@ -47,9 +47,9 @@ func newTeamServer(t *testing.T, owned bool) *teamServer {
 	ts := &teamServer{url: pgs.NewDatabase(t), up: fakeupstream.New(), pg: pgs}
 	ts.upURL = ts.up.Start()
 	t.Cleanup(ts.up.Close)
-	env := "OMNIROUTE_DATABASE_URL=" + ts.url
+	env := append([]string{"OMNIROUTE_DATABASE_URL=" + ts.url}, extraEnv...)
 	dirA, dirB := t.TempDir(), t.TempDir()
-	ts.a = startGateway(t, dirA, 0, env)
+	ts.a = startGateway(t, dirA, 0, env...)
 	key, err := os.ReadFile(filepath.Join(dirA, "secret.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func newTeamServer(t *testing.T, owned bool) *teamServer {
 	if err := os.WriteFile(filepath.Join(dirB, "secret.key"), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ts.b = startGateway(t, dirB, 0, env)
+	ts.b = startGateway(t, dirB, 0, env...)
 	return ts
 }
 
@@ -254,4 +254,94 @@ func TestTeamServerOutage(t *testing.T) {
 	}
 	a.stop()
 	b.stop()
+}
+
+// healthCount reads one number of the management health answer.
+func healthCount(t *testing.T, g *gatewayProc, section, field string) float64 {
+	t.Helper()
+	m, _ := decodeHealth(t, g, true)[section].(map[string]any)
+	n, _ := m[field].(float64)
+	return n
+}
+
+// failOnA makes the first of two connections fail upstream with fault and sends one
+// request through A, which moves to the second; it returns the first's id and
+// how many requests the failing upstream has seen.
+func failOnA(t *testing.T, ts *teamServer, fault fakeupstream.Fault) (bad, good string, hits int) {
+	t.Helper()
+	a, b := ts.a, ts.b
+	bad = a.addConn("bad", ts.upURL, "key-bad", 1)
+	good = a.addConn("good", ts.upURL, "key-good", 2)
+	within(t, "connections created on A routed by B", func() bool {
+		resp, _ := b.chat(b.key, teamModel, false)
+		return resp.StatusCode == http.StatusOK
+	})
+	ts.up.SetFault("key-bad", fault)
+	resp, body := a.chat(a.key, teamModel, false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good {
+		t.Fatalf("A with the first connection failing: %d via %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	hits = ts.up.Hits("key-bad")
+	if hits == 0 {
+		t.Fatal("A never tried the failing connection")
+	}
+	return bad, good, hits
+}
+
+// skipsBad checks that B serves through good at the first attempt without
+// sending the failing connection anything.
+func skipsBad(t *testing.T, ts *teamServer, good string, hits int) {
+	t.Helper()
+	resp, body := ts.b.chat(ts.b.key, teamModel, false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good ||
+		resp.Header.Get("X-OmniRoute-Attempts") != "1" {
+		t.Fatalf("B: %d via %q after %s attempts, want 200 via the good connection at the first attempt: %s", resp.StatusCode,
+			resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), resp.Header.Get("X-OmniRoute-Attempts"), body)
+	}
+	if got := ts.up.Hits("key-bad"); got != hits {
+		t.Fatalf("B sent the connection A found failing %d more request(s)", got-hits)
+	}
+}
+
+const teamModel = "openai-compatible/gpt-4o-mini"
+
+// TestTeamServerSharesCooldowns: a connection whose key the upstream refused
+// (401) through A is cooled on A, and within a second B counts it cooling down and skips it (it never
+// sends it the request). The breaker stays CLOSED here (default threshold), so
+// the cooldown alone decides.
+func TestTeamServerSharesCooldowns(t *testing.T) {
+	ts := newTeamServer(t, false)
+	_, good, hits := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
+	if n := healthCount(t, ts.a, "connectionHealth", "coolingDown"); n != 1 {
+		t.Fatalf("A counts %v connections cooling down, want 1: %v", n, decodeHealth(t, ts.a, true))
+	}
+	if n := healthCount(t, ts.a, "circuitBreakers", "open"); n != 0 {
+		t.Fatalf("A has %v OPEN breakers; this test needs the cooldown alone", n)
+	}
+	took := within(t, "the cooldown A set counted by B", func() bool {
+		return healthCount(t, ts.b, "connectionHealth", "coolingDown") == 1
+	})
+	t.Logf("cooldown on B after %v", took)
+	skipsBad(t, ts, good, hits)
+	ts.a.stop()
+	ts.b.stop()
+}
+
+// TestTeamServerSharesBreakers: the provider breaker A opened (threshold 2,
+// one request retried once) shows OPEN on B within a second, and B does not
+// send that provider the request.
+func TestTeamServerSharesBreakers(t *testing.T) {
+	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
+		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1")
+	_, good, hits := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	if n := healthCount(t, ts.a, "circuitBreakers", "open"); n != 1 {
+		t.Fatalf("A has %v OPEN breakers after the failures, want 1: %v", n, decodeHealth(t, ts.a, true))
+	}
+	took := within(t, "the breaker A opened shown OPEN by B", func() bool {
+		return healthCount(t, ts.b, "circuitBreakers", "open") == 1
+	})
+	t.Logf("breaker OPEN on B after %v", took)
+	skipsBad(t, ts, good, hits)
+	ts.a.stop()
+	ts.b.stop()
 }
