@@ -57,6 +57,10 @@ Usage:
   omniroute import <source> [--path FILE]
                             import a CLI login as a subscription connection
                             (claude-code, codex, gemini-cli); the CLI's file is only read
+  omniroute import-db [--from DIR]
+                            copy a SQLite data directory's database (default
+                            OMNIROUTE_DATA_DIR) into the empty PostgreSQL database
+                            of OMNIROUTE_DATABASE_URL (team server)
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -123,6 +127,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.AgentCommand(rest[0], rest[1:], proc, stdout, stderr)
 		case "import":
 			return app.ImportCommand(rest[1:], proc, stdout, stderr)
+		case "import-db":
+			return app.ImportDBCommand(rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -344,4 +345,78 @@ func TestTeamServerSharesBreakers(t *testing.T) {
 	skipsBad(t, ts, good, hits)
 	ts.a.stop()
 	ts.b.stop()
+}
+
+// TestImportDBMovesADesktopInstallToPostgres: a desktop user's gateway (SQLite)
+// with a connection, a client key, a setting and served requests is stopped;
+// `omniroute import-db` copies its database into an empty PostgreSQL one, and
+// the same data directory started on PostgreSQL serves the same key through the
+// same connection, with the setting and the request log. A second import into
+// the now populated database is refused.
+func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
+	pgs, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err) // PostgreSQL is required: never a skip
+	}
+	t.Cleanup(pgs.Stop)
+	url := pgs.NewDatabase(t)
+	up := fakeupstream.New()
+	upURL := up.Start()
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+
+	g := startGateway(t, dir, 0)
+	conn := g.addConn("work", upURL, "key-work", 1)
+	created := g.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "ci"})
+	key, _ := created["key"].(string)
+	g.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"maxAttempts": 4})
+	for range 3 {
+		if resp, body := g.chat(key, teamModel, false); resp.StatusCode != http.StatusOK {
+			t.Fatalf("chat on SQLite: %d %s", resp.StatusCode, body)
+		}
+	}
+	defaultKey, port := g.key, g.port
+	g.stop()
+
+	env := append(gatewayEnv(dir, port), "OMNIROUTE_DATABASE_URL="+url)
+	out, errOut, code := runCLI(t, env, "import-db")
+	if code != 0 {
+		t.Fatalf("import-db: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"provider_connections", "api_keys", "request_logs", "secret.key"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import-db output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errOut, code := runCLI(t, env, "import-db"); code != 1 || !strings.Contains(errOut, "not empty") {
+		t.Errorf("a second import: exit %d, stderr %q; want 1 and 'not empty'", code, errOut)
+	}
+
+	p := startGateway(t, dir, 0, "OMNIROUTE_DATABASE_URL="+url)
+	if p.key != defaultKey {
+		t.Errorf("default key on PostgreSQL %q, want the desktop's %q", p.key, defaultKey)
+	}
+	resp, body := p.chat(key, teamModel, false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != conn {
+		t.Fatalf("the imported key through the imported connection: %d via %q: %s", resp.StatusCode,
+			resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	if s := p.mustMgmt(http.StatusOK, http.MethodGet, "/api/settings", nil); s["maxAttempts"] != float64(4) {
+		t.Errorf("settings after import: maxAttempts %v, want 4", s["maxAttempts"])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var logs int
+	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM request_logs WHERE status = 200`).Scan(&logs); err != nil {
+		t.Fatal(err)
+	}
+	if logs < 3 {
+		t.Errorf("%d request logs in PostgreSQL, want the desktop's 3 (and more)", logs)
+	}
+	p.stop()
 }
