@@ -164,4 +164,3 @@ func convert(v any, isBool bool, to Dialect) any {
 	}
 	return int64(0)
 }
-
