@@ -388,7 +388,7 @@ func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow
 			return
 		}
 		delete(current, key)
-		if o.ev.Kind == "cooldown" && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
+		if (o.ev.Kind == "cooldown" || o.ev.Kind == "model_lock") && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
 			end = time.UnixMilli(o.ev.Until)
 		}
 		if end.After(now) {
@@ -410,7 +410,7 @@ func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow
 		at := time.UnixMilli(ev.At)
 		closeSeg(key, at)
 		row(ev.Provider)
-		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") {
+		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") || ev.Kind == "model_lock" {
 			current[key] = open{ev: ev, start: at}
 		}
 	}
