@@ -273,33 +273,33 @@ func (a *API) usageLabel(by, key string) string {
 }
 
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
+	if rep, _, _, ok := a.usageFor(w, r); ok {
+		httpx.WriteJSON(w, http.StatusOK, rep)
+	}
+}
+
+// usageFor reads the request's range and dimension and builds the report; on
+// an error it has answered it and ok is false.
+func (a *API) usageFor(w http.ResponseWriter, r *http.Request) (rep UsageReport, rangeName, by string, ok bool) {
 	rg, by, err := a.usageParams(r)
+	if err == nil {
+		rep, err = a.UsageReport(rg.Name, by)
+	}
 	if err != nil {
 		httpx.WriteError(w, err)
-		return
+		return rep, "", "", false
 	}
-	rep, err := a.UsageReport(rg.Name, by)
-	if err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
+	return rep, rg.Name, by, true
 }
 
 // usageCSV exports the same data as one row per bucket and series.
 func (a *API) usageCSV(w http.ResponseWriter, r *http.Request) {
-	rg, by, err := a.usageParams(r)
-	if err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	rep, err := a.UsageReport(rg.Name, by)
-	if err != nil {
-		httpx.WriteError(w, err)
+	rep, rangeName, by, ok := a.usageFor(w, r)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rg.Name+`-by-`+by+`.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rangeName+`-by-`+by+`.csv"`)
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"bucket_start", by, "label", "requests", "errors", "tokens_in", "tokens_out", "tokens_cached"})
 	for i := 0; i < rep.Buckets; i++ {
