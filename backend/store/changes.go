@@ -31,25 +31,28 @@ const (
 )
 
 // WatchChanges follows the writes of every instance sharing this database
-// until ctx ends: it calls onChange with the topic of each notification, and with "" (anything may have changed) after every
-// (re)connect, since notifications sent while it was not listening are lost.
-// A lost connection is retried with backoff and reported to onError. With
-// SQLite (one instance per database) it returns at once.
+// until ctx ends: it calls onChange with the topic of each notification, and
+// with "" (anything may have changed) after every (re)connect, since
+// notifications sent while it was not listening are lost. A lost connection
+// is retried with backoff; onError hears the first failure of each outage,
+// not every retry. With SQLite (one instance per database) it returns at once.
 func (s *Store) WatchChanges(ctx context.Context, onChange func(table string), onError func(error)) {
 	if s.dialect != Postgres {
 		return
 	}
 	backoff := watchMinBackoff
+	reported := false
 	for {
 		listened, err := s.listen(ctx, onChange)
 		if ctx.Err() != nil {
 			return
 		}
-		if onError != nil && err != nil {
-			onError(err)
-		}
 		if listened {
-			backoff = watchMinBackoff
+			backoff, reported = watchMinBackoff, false
+		}
+		if onError != nil && err != nil && !reported {
+			onError(err)
+			reported = true
 		}
 		t := time.NewTimer(backoff)
 		select {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"omniroute/migrations"
+	"omniroute/tests/pgtest"
 )
 
 // TestPostgresMigrationsMirrorSQLite: both dialects have the same numbered
@@ -303,4 +304,76 @@ func TestPostgresOneDefaultKey(t *testing.T) {
 	if err := s.CreateAPIKey(mk("b")); !errors.Is(err, ErrConflict) {
 		t.Fatalf("second default key: %v, want ErrConflict", err)
 	}
+}
+
+func TestWithConnectTimeout(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u@h/db":                                   "postgres://u@h/db?connect_timeout=5",
+		"postgres://u@h/db?sslmode=disable":                   "postgres://u@h/db?connect_timeout=5&sslmode=disable",
+		"postgres://u@h/db?connect_timeout=2&sslmode=disable": "postgres://u@h/db?connect_timeout=2&sslmode=disable",
+	} {
+		if got := withConnectTimeout(in); got != want {
+			t.Errorf("withConnectTimeout(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPostgresChangeFeedSurvivesAnOutage: with the server stopped the
+// listener reports the outage once (not every retry), reconnects when the
+// server returns, asks for a full reconcile ("") and hears writes again.
+func TestPostgresChangeFeedSurvivesAnOutage(t *testing.T) {
+	srv, err := pgtest.StartOwned() // its own cluster: the test stops it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	url := srv.NewDatabase(t)
+	s, err := OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := make(chan string, 64)
+	var mu sync.Mutex
+	reports := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.WatchChanges(ctx, func(topic string) { got <- topic }, func(error) { mu.Lock(); reports++; mu.Unlock() })
+	}()
+	defer func() { cancel(); <-done }()
+	wait := func(want string, within time.Duration) {
+		t.Helper()
+		deadline := time.After(within)
+		for {
+			select {
+			case topic := <-got:
+				if topic == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %q within %v", want, within)
+			}
+		}
+	}
+	wait("", time.Second)
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // several reconnect attempts (100, 200, 400, 800 ms backoff)
+	mu.Lock()
+	n := reports
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("the outage was reported %d times, want once", n)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	wait("", 8*time.Second) // reconnected (backoff at most 5 s): reconcile everything
+	if err := s.SetValue("settings", "general", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	wait(TableSettings, time.Second)
 }

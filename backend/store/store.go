@@ -103,7 +103,7 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	if err := ValidDatabaseURL(rawURL); err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(postgres.Open(rawURL), gormConfig())
+	db, err := gorm.Open(postgres.Open(withConnectTimeout(rawURL)), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): %s", redactErr(err, rawURL))
 	}
@@ -114,12 +114,32 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	sqlDB.SetMaxOpenConns(16)
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	s := &Store{db: db, dialect: Postgres, dsn: rawURL}
+	s := &Store{db: db, dialect: Postgres, dsn: withConnectTimeout(rawURL)}
 	if err := s.migrate(migrations.Postgres()); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// defaultConnectTimeout bounds a connection attempt when the URL does not:
+// without it an unreachable server would hold a caller for the operating
+// system's TCP timeout (minutes), and some callers are on the request path.
+const defaultConnectTimeout = "5"
+
+// withConnectTimeout adds connect_timeout to a URL that has none.
+func withConnectTimeout(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	q := u.Query()
+	if q.Get("connect_timeout") != "" {
+		return rawURL
+	}
+	q.Set("connect_timeout", defaultConnectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // redactErr keeps a connection error's text without the URL's password.
