@@ -73,6 +73,7 @@ Environment:
   OMNIROUTE_ALLOWED_HOSTS   extra Host names accepted besides loopback (comma separated)
   OMNIROUTE_DATABASE_URL    PostgreSQL URL (postgres://…) instead of the embedded SQLite:
                             a team server of several instances (README)
+  OMNIROUTE_INSTANCE_NAME   a team server instance's name (default host name:port)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `

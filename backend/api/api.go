@@ -20,6 +20,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
+	"omniroute/backend/instances"
 	"omniroute/backend/leases"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
@@ -65,6 +66,9 @@ type Deps struct {
 	HomeDir func() (string, error)
 	// Rules is the restatement and provider error rules engine (Rules page, preview).
 	Rules *rules.Engine
+	// Instances is this instance's heartbeat and the list of instances sharing
+	// the database (GET /api/instances, the X-OmniRoute-Instance header).
+	Instances *instances.Registry
 }
 
 // API serves every HTTP route.
@@ -152,12 +156,13 @@ func (a *API) Handler() http.Handler {
 	a.usageRoutes(m)
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
+	a.instanceRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)
 	}
 	a.dashboardRoutes(r)
-	return a.guard(r)
+	return a.withInstance(a.guard(r))
 }
 
 // SetPaused pauses or resumes the client API (the tray's Pause/Resume Gateway).

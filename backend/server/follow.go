@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"omniroute/backend/instances"
 	"omniroute/backend/store"
 )
 
@@ -32,7 +33,9 @@ type follower struct {
 	done   chan struct{}
 }
 
-func startFollower(st *store.Store, log *slog.Logger, t followTargets) *follower {
+// startFollower also writes this instance's heartbeat (beat) every
+// instances.Interval.
+func startFollower(st *store.Store, log *slog.Logger, beat func() error, t followTargets) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{cancel: cancel, done: make(chan struct{})}
 	var mu sync.Mutex
@@ -48,7 +51,25 @@ func startFollower(st *store.Store, log *slog.Logger, t followTargets) *follower
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		ticker := time.NewTicker(instances.Interval)
+		defer ticker.Stop()
+		failing := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			err := beat()
+			if err != nil && !failing {
+				log.Warn("shared database: heartbeat failed", slog.String("error", err.Error()))
+			}
+			failing = err != nil
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		st.WatchChanges(ctx, mark, func(err error) {

@@ -24,6 +24,7 @@ import (
 	"omniroute/backend/events"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
+	"omniroute/backend/instances"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/oauth"
@@ -74,6 +75,7 @@ type Server struct {
 	token     string
 	httpSrv   *http.Server
 	follow    *follower // follows other instances' writes (PostgreSQL only)
+	instances *instances.Registry
 }
 
 // New builds every component. Close releases them.
@@ -309,7 +311,8 @@ func (s *Server) wire() error {
 	}
 	keys.Load(keyRows)
 
-	s.api = api.New(api.Deps{Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
+	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
+	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv),
@@ -319,7 +322,10 @@ func (s *Server) wire() error {
 		}})
 	s.handler = s.api.Handler()
 	if st.Shared() {
-		s.follow = startFollower(st, opts.Log, followTargets{
+		if err := s.instances.Beat(); err != nil {
+			return err
+		}
+		s.follow = startFollower(st, opts.Log, s.instances.Beat, followTargets{
 			connections: reload,
 			keys: func() error {
 				rows, err := st.APIKeys()
@@ -346,6 +352,19 @@ func (s *Server) wire() error {
 		})
 	}
 	return nil
+}
+
+// instanceName is OMNIROUTE_INSTANCE_NAME, or host name:port: how the
+// instance list and the X-OmniRoute-Instance header name this instance.
+func instanceName(opts Options) string {
+	if n := strings.TrimSpace(opts.Getenv("OMNIROUTE_INSTANCE_NAME")); n != "" {
+		return n
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s:%d", host, opts.Process.Port)
 }
 
 // gateLoad reads a connection's in-flight count from the concurrency gate.
@@ -448,6 +467,11 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.follow.stop()
+	if s.instances != nil {
+		if err := s.instances.Leave(); err != nil {
+			s.opts.Log.Warn("shared database: could not remove this instance's heartbeat", slog.String("error", err.Error()))
+		}
+	}
 	s.logs.Close()
 	s.transport.CloseIdleConnections()
 	err := s.store.Close()

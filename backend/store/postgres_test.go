@@ -184,7 +184,7 @@ func TestPostgresLeasesAcrossHandles(t *testing.T) {
 // TestPostgresChangeFeed: an instance watching the database hears another
 // instance's writes of connections, keys, combos, settings, cooldowns and
 // breakers within a second, each under its topic, and is not woken by a key's
-// last use.
+// last use or an instance heartbeat.
 func TestPostgresChangeFeed(t *testing.T) {
 	url := pg.NewDatabase(t)
 	a, err := OpenPostgres(url)
@@ -260,11 +260,21 @@ func TestPostgresChangeFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(TableBreakers)
-	// Marking a key used wakes nobody.
+	// Marking a key used and an instance heartbeat wake nobody.
 	if err := b.DB().Exec(`UPDATE api_keys SET last_used_at = 7`).Error; err != nil {
 		t.Fatal(err)
 	}
+	if err := b.SetValue("instances", "b", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteValue("instances", "b"); err != nil {
+		t.Fatal(err)
+	}
 	quiet()
+	if err := b.DeleteValue("settings", "general"); err != nil {
+		t.Fatal(err)
+	}
+	expect(TableSettings)
 	c.Name = "renamed"
 	if err := b.SaveConnection(&c); err != nil {
 		t.Fatal(err)

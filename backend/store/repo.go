@@ -174,6 +174,24 @@ func (s *Store) SetValue(namespace, key, value string) error {
 	}).Create(&kv).Error
 }
 
+// Values returns every key → value of one namespace.
+func (s *Store) Values(namespace string) (map[string]string, error) {
+	var rows []KeyValue
+	if err := s.db.Where("namespace = ?", namespace).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r.Value
+	}
+	return out, nil
+}
+
+// DeleteValue removes one value (absent is fine).
+func (s *Store) DeleteValue(namespace, key string) error {
+	return s.db.Where("namespace = ? AND key = ?", namespace, key).Delete(&KeyValue{}).Error
+}
+
 // Breakers returns every persisted breaker state.
 func (s *Store) Breakers() ([]BreakerRow, error) {
 	var out []BreakerRow

@@ -206,3 +206,30 @@ func TestSaveDiscoveredModels(t *testing.T) {
 		}
 	})
 }
+
+func TestValuesAndDeleteValue(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for _, kv := range [][3]string{{"instances", "a", "1"}, {"instances", "b", "2"}, {"settings", "general", "{}"}} {
+			if err := s.SetValue(kv[0], kv[1], kv[2]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Values("instances")
+		if err != nil || len(got) != 2 || got["a"] != "1" || got["b"] != "2" {
+			t.Fatalf("Values = %v, %v", got, err)
+		}
+		if err := s.DeleteValue("instances", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteValue("instances", "never"); err != nil {
+			t.Fatalf("deleting an absent value: %v", err)
+		}
+		if got, _ := s.Values("instances"); len(got) != 1 || got["b"] != "2" {
+			t.Fatalf("after delete: %v", got)
+		}
+		if _, ok, _ := s.GetValue("settings", "general"); !ok {
+			t.Fatal("another namespace lost its value")
+		}
+	})
+}

@@ -73,6 +73,7 @@ func TestLayering(t *testing.T) {
 		{"backend/datadir", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/jsonv", nil, []string{"gorm.io", "github.com/gorilla", "net/http", "github.com/tidwall"}},
 		{"backend/store", []string{"migrations"}, []string{"net/http", "github.com/gorilla"}},
+		{"backend/instances", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

@@ -88,6 +88,29 @@ func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
 		t.Fatalf("the instances show different default keys (%q, %q): B did not join A's database", a.key, b.key)
 	}
 
+	// Each answers under its own name and lists both as live.
+	resp, _ := a.do(http.MethodGet, "/api/monitoring/health", nil, nil)
+	nameA := resp.Header.Get("X-OmniRoute-Instance")
+	resp, _ = b.do(http.MethodGet, "/api/monitoring/health", nil, nil)
+	nameB := resp.Header.Get("X-OmniRoute-Instance")
+	if nameA == "" || nameB == "" || nameA == nameB {
+		t.Fatalf("X-OmniRoute-Instance: A %q, B %q; want two names", nameA, nameB)
+	}
+	for _, g := range []*gatewayProc{a, b} {
+		m := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/instances", nil)
+		list, _ := m["instances"].([]any)
+		live := map[string]bool{}
+		for _, it := range list {
+			row, _ := it.(map[string]any)
+			if row["live"] == true {
+				live[row["name"].(string)] = true
+			}
+		}
+		if m["shared"] != true || len(list) != 2 || !live[nameA] || !live[nameB] {
+			t.Fatalf("GET /api/instances on %s: %v; want A and B live", g.base, m)
+		}
+	}
+
 	conns := []string{
 		a.addConn("one", ts.upURL, "key-1", 1),
 		a.addConn("two", ts.upURL, "key-2", 2),
@@ -160,8 +183,12 @@ func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
 		return resp.StatusCode == http.StatusUnauthorized
 	})
 	t.Logf("deleted key refused by A after %v", took)
-	a.stop()
+	// A clean stop removes B from the list at once.
 	b.stop()
+	if m := a.mustMgmt(http.StatusOK, http.MethodGet, "/api/instances", nil); len(m["instances"].([]any)) != 1 {
+		t.Fatalf("after B stopped, A lists %v", m["instances"])
+	}
+	a.stop()
 }
 
 func activeLeases(t *testing.T, url string) int {
