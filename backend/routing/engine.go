@@ -85,8 +85,10 @@ type Engine struct {
 	load     ConnLoad
 	onError  func(error)
 	agentMap AgentMap
-	egress   egressBook
-	tools    toolLimits
+	// probeClaim asks the shared database for a HALF_OPEN probe (nil: local only).
+	probeClaim func(breakerKey string) (bool, error)
+	egress     egressBook
+	tools      toolLimits
 }
 
 // EngineDeps are the engine's collaborators.
@@ -112,6 +114,11 @@ type EngineDeps struct {
 	OnError func(error)
 	// AgentMap is the agent model map (nil: off).
 	AgentMap AgentMap
+	// ProbeClaim, when set, asks the database shared with other instances
+	// whether this instance may send a HALF_OPEN breaker's probe (true: this
+	// instance won it); an error refuses the probe. nil: the local breaker
+	// alone decides (one instance per database).
+	ProbeClaim func(breakerKey string) (bool, error)
 }
 
 // NewEngine wires an engine.
@@ -122,7 +129,8 @@ func NewEngine(d EngineDeps) *Engine {
 	return &Engine{reg: d.Registry, clk: d.Clock, breakers: d.Breakers, window: d.Window, lockouts: d.Lockouts,
 		cools: lockout.New(d.Clock), combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
-		policy: d.Policy, observer: d.Observer, load: d.Load, onError: d.OnError, agentMap: d.AgentMap}
+		policy: d.Policy, observer: d.Observer, load: d.Load, onError: d.OnError, agentMap: d.AgentMap,
+		probeClaim: d.ProbeClaim}
 }
 
 // Registry returns the connection registry.
@@ -262,8 +270,21 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
 	permit, ok := b.Allow()
+	if ok && permit.Probe() && e.probeClaim != nil {
+		// Across instances one probe at a time: the database decides, and a
+		// probe it could not record is not sent.
+		won, err := e.probeClaim(c.Conn.BreakerKey)
+		if err != nil && e.onError != nil {
+			e.onError(err)
+		}
+		if err != nil || !won {
+			permit.Release()
+			ok = false
+		}
+	}
 	if !ok {
-		// OPEN, or HALF_OPEN with its one probe already out: both pass soon.
+		// OPEN, or HALF_OPEN with its one probe already out (here or on
+		// another instance): both pass soon.
 		x := e.exclusion(c, "circuit_open", "", max(b.RetryAfter(), time.Second))
 		x.Transient = true
 		return nil, x

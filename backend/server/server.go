@@ -242,7 +242,16 @@ func (s *Server) wire() error {
 
 	leaseSvc := leases.New(st, clk)
 	gates := gate.New()
-	engine := routing.NewEngine(routing.EngineDeps{Registry: registry, Clock: clk, Breakers: breakers, Window: window,
+	var probeClaim func(string) (bool, error)
+	if st.Shared() {
+		// One HALF_OPEN probe per provider across the instances: the
+		// database's conditional upsert decides, for this process's owner id.
+		owner := secrets.RandomID()
+		probeClaim = func(breakerKey string) (bool, error) {
+			return st.ClaimProbe(breakerKey, owner, clk.Now().UnixMilli(), probeClaimTTL.Milliseconds())
+		}
+	}
+	engine := routing.NewEngine(routing.EngineDeps{ProbeClaim: probeClaim, Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
 		Store: st, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr,
 		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
@@ -353,6 +362,11 @@ func (s *Server) wire() error {
 	}
 	return nil
 }
+
+// probeClaimTTL is how long an instance's claim on a HALF_OPEN probe keeps
+// the other instances from probing the same provider (the probe's outcome
+// normally moves the breaker, and every instance with it, well before).
+const probeClaimTTL = 30 * time.Second
 
 // instanceName is OMNIROUTE_INSTANCE_NAME, or host name:port: how the
 // instance list and the X-OmniRoute-Instance header name this instance.

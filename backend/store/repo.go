@@ -192,6 +192,26 @@ func (s *Store) DeleteValue(namespace, key string) error {
 	return s.db.Where("namespace = ? AND key = ?", namespace, key).Delete(&KeyValue{}).Error
 }
 
+// ProbeNamespace is the key_value namespace of the HALF_OPEN probe claims.
+const ProbeNamespace = "probes"
+
+// ClaimProbe asks for the right to send the one HALF_OPEN probe of a breaker
+// across every instance sharing the database, and reports whether owner got
+// it: a conditional upsert of the provider's claim row succeeds when there is
+// no claim, the claim is owner's own, or it was made at or before nowMs-ttlMs
+// (its probe is over or lost). Concurrent claimers serialise on the row, so
+// exactly one wins.
+func (s *Store) ClaimProbe(provider, owner string, nowMs, ttlMs int64) (bool, error) {
+	res := s.db.Exec(`INSERT INTO key_value (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+		WHERE key_value.value = excluded.value OR key_value.updated_at <= ?`,
+		ProbeNamespace, provider, owner, nowMs, nowMs-ttlMs)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // Breakers returns every persisted breaker state.
 func (s *Store) Breakers() ([]BreakerRow, error) {
 	var out []BreakerRow

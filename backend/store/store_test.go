@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -232,4 +233,71 @@ func TestValuesAndDeleteValue(t *testing.T) {
 			t.Fatal("another namespace lost its value")
 		}
 	})
+}
+
+// TestClaimProbe: one claim per provider at a time; the owner may claim
+// again; another owner wins once the claim is ttl old (exactly: 1 ms before
+// it still loses).
+func TestClaimProbe(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		steps := []struct {
+			owner string
+			now   int64
+			want  bool
+		}{
+			{"a", 1000, true},
+			{"b", 1000, false},
+			{"a", 1200, true}, // the owner again: renewed at 1200
+			{"b", 1699, false},
+			{"b", 1700, true}, // 500 ms after the last claim
+			{"a", 1700, false},
+		}
+		for i, st := range steps {
+			got, err := s.ClaimProbe("openai", st.owner, st.now, 500)
+			if err != nil || got != st.want {
+				t.Fatalf("step %d (%s at %d): %v, %v; want %v", i, st.owner, st.now, got, err, st.want)
+			}
+		}
+		if won, _ := s.ClaimProbe("other", "a", 1700, 500); !won {
+			t.Fatal("a claim on one provider blocked another")
+		}
+	})
+}
+
+// TestClaimProbeConcurrent: instances racing for one probe on one database:
+// exactly one wins.
+func TestClaimProbeConcurrent(t *testing.T) {
+	url := pg.NewDatabase(t)
+	var stores []*Store
+	for range 2 {
+		s, err := OpenPostgres(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores = append(stores, s)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			won, err := stores[i%2].ClaimProbe("openai", fmt.Sprintf("i%d", i), 5000, 30_000)
+			if err != nil {
+				t.Error(err)
+			}
+			if won {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d claimers won one probe", wins)
+	}
 }

@@ -67,12 +67,12 @@ CREATE TRIGGER trg_provider_connections_changes AFTER INSERT OR DELETE OR UPDATE
 CREATE TRIGGER trg_api_keys_changes AFTER INSERT OR DELETE OR UPDATE OF name, key_hash, scopes, allowed_connections, allowed_models, is_default
     ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
 CREATE TRIGGER trg_combos_changes AFTER INSERT OR DELETE OR UPDATE ON combos FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
--- Instance heartbeats (namespace 'instances') change every few seconds and
--- alter no setting: they notify nobody.
-CREATE TRIGGER trg_key_value_changes AFTER INSERT OR UPDATE ON key_value FOR EACH ROW WHEN (NEW.namespace <> 'instances')
-    EXECUTE FUNCTION omniroute_notify_change();
-CREATE TRIGGER trg_key_value_deletes AFTER DELETE ON key_value FOR EACH ROW WHEN (OLD.namespace <> 'instances')
-    EXECUTE FUNCTION omniroute_notify_change();
+-- Instance heartbeats (namespace 'instances') and HALF_OPEN probe claims
+-- ('probes') change often and alter no setting: they notify nobody.
+CREATE TRIGGER trg_key_value_changes AFTER INSERT OR UPDATE ON key_value FOR EACH ROW
+    WHEN (NEW.namespace NOT IN ('instances', 'probes')) EXECUTE FUNCTION omniroute_notify_change();
+CREATE TRIGGER trg_key_value_deletes AFTER DELETE ON key_value FOR EACH ROW
+    WHEN (OLD.namespace NOT IN ('instances', 'probes')) EXECUTE FUNCTION omniroute_notify_change();
 CREATE TRIGGER trg_connection_cooldowns_changes AFTER UPDATE OF rate_limited_until, test_status, last_error, last_error_type,
     last_error_at, error_code, backoff_level, reject_streak, expired_retries
     ON provider_connections FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('cooldowns');

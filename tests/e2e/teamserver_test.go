@@ -447,3 +447,46 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 	}
 	p.stop()
 }
+
+// TestTeamServerOneProbeAcrossInstances: when the breaker A opened reaches
+// HALF_OPEN on both instances, a burst of requests through A and B sends the
+// failing provider exactly one probe: the database grants it to one instance,
+// the other moves on.
+func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
+	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
+		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1", "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_RESET_TIMEOUT_MS=1000")
+	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	within(t, "the breaker A opened shown OPEN by B", func() bool {
+		return healthCount(t, ts.b, "circuitBreakers", "open") == 1
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for healthCount(t, ts.a, "circuitBreakers", "halfOpen") != 1 || healthCount(t, ts.b, "circuitBreakers", "halfOpen") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the breaker did not reach HALF_OPEN on both: A %v, B %v", decodeHealth(t, ts.a, true)["circuitBreakers"],
+				decodeHealth(t, ts.b, true)["circuitBreakers"])
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval
+	}
+	before := ts.up.Hits("key-bad")
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := ts.a
+			if i%2 == 1 {
+				g = ts.b
+			}
+			resp, body := g.chat(g.key, teamModel, false)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good {
+				t.Errorf("%s: %d via %q: %s", g.base, resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+			}
+		}()
+	}
+	wg.Wait()
+	if probes := ts.up.Hits("key-bad") - before; probes != 1 {
+		t.Fatalf("the failing provider got %d probe request(s) from the burst, want exactly 1", probes)
+	}
+	ts.a.stop()
+	ts.b.stop()
+}
