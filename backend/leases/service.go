@@ -40,10 +40,11 @@ type Service struct {
 	st  *store.Store
 	clk clock.Clock
 
-	mu       sync.Mutex
-	held     map[string]holder // replaced wholesale, never mutated after build
-	loadedAt time.Time
-	loaded   bool
+	mu         sync.Mutex
+	held       map[string]holder // replaced wholesale, never mutated after build
+	loadedAt   time.Time
+	loaded     bool
+	refreshing bool // a background refresh of held is running (shared store)
 }
 
 // New returns a lease service over st, deciding with clk.
@@ -71,22 +72,54 @@ func (s *Service) invalidate() {
 
 // snapshot returns the held-connections view, reloaded from the database when
 // older than heldCacheTTL. On a read error the previous view is kept (and
-// retried after heldCacheTTL).
+// retried after heldCacheTTL). With a shared (PostgreSQL) store a stale view
+// is refreshed in the background, one refresh at a time, and served
+// meanwhile: routing never waits on a database that may be far away or
+// unreachable. The first load, and the first after a local write, are read
+// in place.
 func (s *Service) snapshot(now time.Time) map[string]holder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.loaded && !now.Before(s.loadedAt) && now.Sub(s.loadedAt) < heldCacheTTL {
 		return s.held
 	}
-	if rows, err := s.st.ActiveLeases(); err == nil {
-		m := make(map[string]holder, len(rows))
-		for _, l := range rows {
-			m[l.ConnectionID] = holder{ownerHash: l.OwnerHash, expiresAt: l.ExpiresAt}
+	if s.loaded && s.st.Shared() {
+		if !s.refreshing {
+			s.refreshing = true
+			go s.refresh()
 		}
+		return s.held
+	}
+	if m, err := s.read(); err == nil {
 		s.held = m
 	}
 	s.loadedAt, s.loaded = now, true
 	return s.held
+}
+
+// read loads the active leases as a held-connections view.
+func (s *Service) read() (map[string]holder, error) {
+	rows, err := s.st.ActiveLeases()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]holder, len(rows))
+	for _, l := range rows {
+		m[l.ConnectionID] = holder{ownerHash: l.OwnerHash, expiresAt: l.ExpiresAt}
+	}
+	return m, nil
+}
+
+// refresh is the background reload of a shared store's view.
+func (s *Service) refresh() {
+	m, err := s.read()
+	now := s.clk.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.loaded { // a local write meanwhile reloads in place instead
+		s.held = m
+	}
+	s.loadedAt, s.refreshing = now, false
 }
 
 // HeldBy returns the owner hash and expiry of the active, unexpired lease on a

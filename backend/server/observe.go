@@ -34,13 +34,13 @@ const stateEventsKept = 20_000
 // history writes breaker transitions and connection cooldown changes to the
 // state_events table, only when the state actually changes.
 type history struct {
-	st     *store.Store
+	st     stateWriter
 	logErr func(error)
 	mu     sync.Mutex
 	last   map[string]string
 }
 
-func newHistory(st *store.Store, logErr func(error)) *history {
+func newHistory(st stateWriter, logErr func(error)) *history {
 	return &history{st: st, logErr: logErr, last: map[string]string{}}
 }
 

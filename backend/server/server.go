@@ -76,6 +76,7 @@ type Server struct {
 	httpSrv   *http.Server
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
+	behind    *behindWriter // the request path's state writes (PostgreSQL only)
 }
 
 // New builds every component. Close releases them.
@@ -128,6 +129,8 @@ func New(opts Options) (*Server, error) {
 		err = dd.Tighten() // SQLite made -wal and -shm with the umask
 	}
 	if err != nil {
+		s.follow.stop()
+		s.behind.stop()
 		_ = st.Close()
 		dd.Close()
 		return nil, err
@@ -207,7 +210,14 @@ func (s *Server) wire() error {
 	bus := events.New(clk.Now)
 	s.bus = bus
 	logErr := func(err error) { opts.Log.Warn("state write failed", slog.String("error", err.Error())) }
-	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(st, logErr), providerOf: func(id string) string {
+	// The request path's state writes: through to SQLite, behind the
+	// request to a shared PostgreSQL (which may be far or unreachable).
+	var sw stateWriter = st
+	if st.Shared() {
+		s.behind = newBehindWriter(logErr)
+		sw = behindStore{st: st, w: s.behind}
+	}
+	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), providerOf: func(id string) string {
 		if c, ok := registry.Get(id); ok {
 			return c.BreakerKey
 		}
@@ -217,7 +227,7 @@ func (s *Server) wire() error {
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
 		return policy.breakerProfile(categoryOf(catalog, provider))
 	}, func(snap breaker.Snapshot) {
-		if err := st.SaveBreaker(breakerRow(snap)); err != nil {
+		if err := sw.SaveBreaker(breakerRow(snap)); err != nil {
 			logErr(err)
 		}
 		pub.breakerChanged(snap)
@@ -233,7 +243,7 @@ func (s *Server) wire() error {
 
 	pins := affinity.New(clk, func() time.Duration {
 		return time.Duration(settings.General().SessionAffinityTTLMs) * time.Millisecond
-	}, pinSaver{st})
+	}, pinSaver{sw})
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err
@@ -253,7 +263,7 @@ func (s *Server) wire() error {
 	}
 	engine := routing.NewEngine(routing.EngineDeps{ProbeClaim: probeClaim, Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
-		Store: st, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr,
+		Store: sw, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr,
 		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
 
 	s.engine = engine
@@ -481,6 +491,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.follow.stop()
+	s.behind.stop()
 	if s.instances != nil {
 		if err := s.instances.Leave(); err != nil {
 			s.opts.Log.Warn("shared database: could not remove this instance's heartbeat", slog.String("error", err.Error()))

@@ -151,7 +151,7 @@ func snapshots(rows []store.BreakerRow) []breaker.Snapshot {
 }
 
 // pinSaver writes session pins through to the store.
-type pinSaver struct{ st *store.Store }
+type pinSaver struct{ st stateWriter }
 
 func (p pinSaver) SavePin(pin affinity.Pin) error {
 	return p.st.SavePin(store.AffinityPin{SessionKey: pin.SessionKey, ConnectionID: pin.ConnectionID, Provider: pin.Provider,

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -489,4 +490,97 @@ func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
 	}
 	ts.a.stop()
 	ts.b.stop()
+}
+
+// TestTeamServerUnreachableDatabase: the database host stops answering (its
+// port accepts connections and then says nothing, like a network partition)
+// for 7 s. Requests keep their usual speed on both instances, including one
+// that cools a connection (the cooldown is written behind the request) while
+// the lease view is refreshed in the background; after the database returns
+// the cooldown reaches it.
+func TestTeamServerUnreachableDatabase(t *testing.T) {
+	ts := newTeamServer(t, true)
+	a, b := ts.a, ts.b
+	bad := a.addConn("bad", ts.upURL, "key-bad", 1)
+	good := a.addConn("good", ts.upURL, "key-good", 2)
+	within(t, "connections created on A routed by B", func() bool {
+		resp, _ := b.chat(b.key, teamModel, false)
+		return resp.StatusCode == http.StatusOK
+	})
+	if err := ts.pg.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	tarpit, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ts.pg.Port()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var heldMu sync.Mutex
+	go func() {
+		for {
+			c, err := tarpit.Accept()
+			if err != nil {
+				return
+			}
+			heldMu.Lock()
+			held = append(held, c) // accepted, never answered
+			heldMu.Unlock()
+		}
+	}()
+	closeTarpit := func() {
+		_ = tarpit.Close()
+		heldMu.Lock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+		heldMu.Unlock()
+	}
+	defer closeTarpit()
+
+	ts.up.SetFault("key-bad", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
+	start := time.Now()
+	var slowest time.Duration
+	for i := 0; time.Since(start) < 7*time.Second; i++ {
+		g := a
+		if i%2 == 1 {
+			g = b
+		}
+		t0 := time.Now()
+		resp, body := g.chat(g.key, teamModel, false)
+		d := time.Since(t0)
+		slowest = max(slowest, d)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good {
+			t.Fatalf("database unreachable: %s answered %d via %q: %s", g.base, resp.StatusCode,
+				resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+		}
+		if d > time.Second {
+			t.Fatalf("database unreachable: a request through %s took %v", g.base, d)
+		}
+		time.Sleep(100 * time.Millisecond) // pacing of the probe requests, not a timing assertion
+	}
+	t.Logf("slowest request while the database was unreachable: %v", slowest)
+	closeTarpit()
+	if err := ts.pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	// The cooldown A set while the database was away reaches it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		var status string
+		db, err := pgx.Connect(ctx, ts.url)
+		if err == nil {
+			err = db.QueryRow(ctx, `SELECT test_status FROM provider_connections WHERE id = $1`, bad).Scan(&status)
+			_ = db.Close(ctx)
+		}
+		if err == nil && status != "active" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the cooldown set during the outage never reached the database (status %q, %v)", status, err)
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval
+	}
+	a.stop()
+	b.stop()
 }

@@ -197,6 +197,16 @@ func (s *Server) Pause() error {
 	return nil
 }
 
+// Port is the server's TCP port.
+func (s *Server) Port() int {
+	u, err := url.Parse(s.AdminURL)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return p
+}
+
 // Resume starts a paused cluster again, with its data and on its port.
 func (s *Server) Resume() error {
 	if s.dir == "" {

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"omniroute/backend/store"
+)
+
+// behindRetry is how soon writes that failed are tried again.
+const behindRetry = time.Second
+
+// behindMax bounds the pending writes; past it new keys are dropped (and
+// reported): an outage must not grow memory without end.
+const behindMax = 10_000
+
+// behindWriter performs the request path's state writes (cooldowns, breaker
+// transitions, state events, session pins) behind the request when the store
+// is shared (PostgreSQL), so a far or unreachable database never holds a
+// request. Writes are keyed: a newer write under a key replaces a pending
+// older one (the newest state of a connection or provider is what counts);
+// they run in the order their keys first arrived, one goroutine, and a write
+// that fails stays pending (unless replaced) and is retried. stop flushes once
+// more. With SQLite the components write through directly, as before.
+type behindWriter struct {
+	onError func(error)
+
+	mu      sync.Mutex
+	pending map[string]func() error
+	order   []string
+	seq     uint64 // names the state events, which are never replaced
+	wake    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func newBehindWriter(onError func(error)) *behindWriter {
+	w := &behindWriter{onError: onError, pending: map[string]func() error{},
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+// put queues write under key, replacing a pending write of the same key.
+func (w *behindWriter) put(key string, write func() error) {
+	w.mu.Lock()
+	if _, ok := w.pending[key]; !ok {
+		if len(w.order) >= behindMax {
+			w.mu.Unlock()
+			w.report(errBehindFull)
+			return
+		}
+		w.order = append(w.order, key)
+	}
+	w.pending[key] = write
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+type behindFullError struct{}
+
+func (behindFullError) Error() string {
+	return "shared database: too many state writes pending; newer ones are dropped until it answers"
+}
+
+var errBehindFull error = behindFullError{}
+
+func (w *behindWriter) report(err error) {
+	if w.onError != nil {
+		w.onError(err)
+	}
+}
+
+func (w *behindWriter) loop() {
+	defer close(w.done)
+	retry := time.NewTimer(behindRetry)
+	retry.Stop()
+	for {
+		select {
+		case <-w.quit:
+			w.flush()
+			return
+		case <-w.wake:
+		case <-retry.C:
+		}
+		if !w.flush() {
+			retry.Reset(behindRetry)
+		}
+	}
+}
+
+// flush runs every pending write in order and reports whether all succeeded.
+// After the first failure (the database is likely away) the rest wait for the
+// retry, still in order.
+func (w *behindWriter) flush() bool {
+	for {
+		w.mu.Lock()
+		if len(w.order) == 0 {
+			w.mu.Unlock()
+			return true
+		}
+		key := w.order[0]
+		write := w.pending[key]
+		w.order = w.order[1:]
+		delete(w.pending, key)
+		w.mu.Unlock()
+		if err := write(); err != nil {
+			w.report(err)
+			w.mu.Lock()
+			if _, newer := w.pending[key]; !newer {
+				w.pending[key] = write
+				w.order = append([]string{key}, w.order...)
+			}
+			w.mu.Unlock()
+			return false
+		}
+	}
+}
+
+// stop flushes once more and ends the writer (nil-safe).
+func (w *behindWriter) stop() {
+	if w == nil {
+		return
+	}
+	close(w.quit)
+	<-w.done
+}
+
+// behindStore is the shared store as the request path's writers see it.
+type behindStore struct {
+	st *store.Store
+	w  *behindWriter
+}
+
+// SaveCooldown queues the newest cooldown state of a connection (routing.CooldownStore).
+func (b behindStore) SaveCooldown(id string, f store.CooldownFields) error {
+	b.w.put("cooldown|"+id, func() error { return b.st.SaveCooldown(id, f) })
+	return nil
+}
+
+// SaveBreaker queues the newest state of a provider breaker.
+func (b behindStore) SaveBreaker(r store.BreakerRow) error {
+	b.w.put("breaker|"+r.Provider, func() error { return b.st.SaveBreaker(r) })
+	return nil
+}
+
+// SavePin queues the newest pin of a session.
+func (b behindStore) SavePin(p store.AffinityPin) error {
+	b.w.put("pin|"+p.SessionKey, func() error { return b.st.SavePin(p) })
+	return nil
+}
+
+// InsertStateEvent queues one state change (never replaced).
+func (b behindStore) InsertStateEvent(e store.StateEvent, keep int) error {
+	b.w.mu.Lock()
+	b.w.seq++
+	key := "event|" + strconv.FormatUint(b.w.seq, 10)
+	b.w.mu.Unlock()
+	b.w.put(key, func() error { return b.st.InsertStateEvent(e, keep) })
+	return nil
+}
+
+// stateWriter is what the request path writes: the store itself (SQLite,
+// write-through) or behindStore (PostgreSQL, write-behind).
+type stateWriter interface {
+	SaveCooldown(id string, f store.CooldownFields) error
+	SaveBreaker(r store.BreakerRow) error
+	SavePin(p store.AffinityPin) error
+	InsertStateEvent(e store.StateEvent, keep int) error
+}
