@@ -61,6 +61,9 @@ Usage:
                             copy a SQLite data directory's database (default
                             OMNIROUTE_DATA_DIR) into the empty PostgreSQL database
                             of OMNIROUTE_DATABASE_URL (team server)
+  omniroute export --to FILE
+                            copy the database (PostgreSQL or SQLite) into a new SQLite file
+  omniroute migrate         apply pending schema migrations and print the version
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -130,6 +133,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.ImportCommand(rest[1:], proc, stdout, stderr)
 		case "import-db":
 			return app.ImportDBCommand(rest[1:], proc, stdout, stderr)
+		case "export":
+			return app.ExportCommand(rest[1:], proc, stdout, stderr)
+		case "migrate":
+			return app.MigrateCommand(rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

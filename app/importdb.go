@@ -47,3 +47,53 @@ func ImportDBCommand(args []string, proc config.Process, stdout, stderr io.Write
 		filepath.Join(from, datadir.KeyFile))
 	return 0
 }
+
+// ExportCommand is `omniroute export --to FILE`: the database (PostgreSQL with
+// OMNIROUTE_DATABASE_URL, else the data directory's SQLite) copied into a new
+// SQLite file.
+func ExportCommand(args []string, proc config.Process, stdout, stderr io.Writer) int {
+	const usage = "usage: omniroute export --to FILE.db"
+	to := ""
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "--to" && i+1 < len(args):
+			to = args[i+1]
+			i++
+		case strings.HasPrefix(args[i], "--to="):
+			to = strings.TrimPrefix(args[i], "--to=")
+		default:
+			fmt.Fprintln(stderr, usage)
+			return 2
+		}
+	}
+	if to == "" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	counts, err := server.Export(proc, to)
+	if err != nil {
+		fmt.Fprintln(stderr, "omniroute:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Exported into %s:\n", to)
+	for _, c := range counts {
+		fmt.Fprintf(stdout, "  %-28s %d\n", c.Table, c.Rows)
+	}
+	return 0
+}
+
+// MigrateCommand is `omniroute migrate`: apply pending migrations and print
+// the schema version.
+func MigrateCommand(args []string, proc config.Process, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: omniroute migrate")
+		return 2
+	}
+	v, err := server.Migrate(proc)
+	if err != nil {
+		fmt.Fprintln(stderr, "omniroute:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "schema version %d\n", v)
+	return 0
+}

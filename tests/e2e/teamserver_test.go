@@ -377,7 +377,9 @@ func TestTeamServerSharesBreakers(t *testing.T) {
 
 // TestImportDBMovesADesktopInstallToPostgres: a desktop user's gateway (SQLite)
 // with a connection, a client key, a setting and served requests is stopped;
-// `omniroute import-db` copies its database into an empty PostgreSQL one, and
+// `omniroute migrate` prepares the empty PostgreSQL database, `omniroute
+// import-db` copies the desktop's database into it (`omniroute export` copies
+// it back into a new SQLite file), and
 // the same data directory started on PostgreSQL serves the same key through the
 // same connection, with the setting and the request log. A second import into
 // the now populated database is refused.
@@ -407,6 +409,10 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 	g.stop()
 
 	env := append(gatewayEnv(dir, port), "OMNIROUTE_DATABASE_URL="+url)
+	// A deployment script may migrate the empty database first.
+	if out, errOut, code := runCLI(t, env, "migrate"); code != 0 || !strings.HasPrefix(out, "schema version ") {
+		t.Fatalf("migrate: exit %d, %q %q", code, out, errOut)
+	}
 	out, errOut, code := runCLI(t, env, "import-db")
 	if code != 0 {
 		t.Fatalf("import-db: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -418,6 +424,17 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, env, "import-db"); code != 1 || !strings.Contains(errOut, "not empty") {
 		t.Errorf("a second import: exit %d, stderr %q; want 1 and 'not empty'", code, errOut)
+	}
+
+	// And back: the PostgreSQL database exported into a new SQLite file has
+	// the desktop's rows.
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	out, errOut, code = runCLI(t, env, "export", "--to", backup)
+	if code != 0 || !strings.Contains(out, "request_logs") {
+		t.Fatalf("export: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "export", "--to", backup); code != 1 || !strings.Contains(errOut, "exists") {
+		t.Errorf("export over an existing file: exit %d, %q; want 1 and 'exists'", code, errOut)
 	}
 
 	p := startGateway(t, dir, 0, "OMNIROUTE_DATABASE_URL="+url)
