@@ -21,6 +21,7 @@ type followTargets struct {
 	settings    func() error // general and resilience settings
 	cooldowns   func() error // connection cooldowns and terminal states
 	breakers    func() error // provider circuit breaker transitions
+	pins        func() error // session affinity pins
 }
 
 // follower keeps this instance's in-memory views in step with the writes of
@@ -126,6 +127,9 @@ func apply(dirty map[string]bool, t followTargets, log *slog.Logger) {
 	}
 	if all || dirty[store.TableBreakers] {
 		run("breakers", t.breakers)
+	}
+	if all || dirty[store.TablePins] {
+		run("pins", t.pins)
 	}
 }
 

@@ -368,6 +368,7 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
+			pins: pinFollower(st, pins, clk),
 		})
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/api"
@@ -214,4 +215,28 @@ func adoptBreakers(reg *breaker.Registry, rows []store.BreakerRow) int {
 		}
 	}
 	return n
+}
+
+// pinOverlap is how far back each pin read reaches before the last one: pins
+// are written behind the request and stamped by their writer's clock, so a
+// row may land with a time a little before the previous read.
+const pinOverlap = reconcileEvery + 10*time.Second
+
+// pinFollower reads the pins written since the last read (with pinOverlap)
+// and adopts the ones newer than this instance's own.
+func pinFollower(st *store.Store, pins *affinity.Pins, clk clock.Clock) func() error {
+	var mu sync.Mutex
+	var since int64
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		now := clk.Now().UnixMilli()
+		rows, err := st.PinsUpdatedSince(since-pinOverlap.Milliseconds(), now)
+		if err != nil {
+			return err
+		}
+		pins.Adopt(pinsFromRows(rows))
+		since = now
+		return nil
+	}
 }

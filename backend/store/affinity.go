@@ -33,3 +33,11 @@ func (s *Store) LivePins(nowMs int64) ([]AffinityPin, error) {
 	err := s.db.Find(&out).Error
 	return out, err
 }
+
+// PinsUpdatedSince returns the live pins at nowMs written after sinceMs (the
+// pins other instances sharing the database wrote lately).
+func (s *Store) PinsUpdatedSince(sinceMs, nowMs int64) ([]AffinityPin, error) {
+	var out []AffinityPin
+	err := s.db.Where("updated_at > ? AND expires_at > ?", sinceMs, nowMs).Find(&out).Error
+	return out, err
+}

@@ -21,6 +21,7 @@ const (
 	TableCombos      = "combos"
 	TableSettings    = "key_value"
 	TableBreakers    = "domain_circuit_breakers"
+	TablePins        = "session_account_affinity"
 	TopicCooldowns   = "cooldowns"
 )
 

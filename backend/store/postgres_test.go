@@ -260,7 +260,14 @@ func TestPostgresChangeFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(TableBreakers)
-	// Marking a key used and an instance heartbeat wake nobody.
+	if err := b.SavePin(AffinityPin{SessionKey: "s1", ConnectionID: "c1", Provider: "openai", ExpiresAt: 50, UpdatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	expect(TablePins)
+	// Marking a key used, an instance heartbeat and dropping expired pins wake nobody.
+	if _, err := b.LivePins(100); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.DB().Exec(`UPDATE api_keys SET last_used_at = 7`).Error; err != nil {
 		t.Fatal(err)
 	}

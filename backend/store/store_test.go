@@ -301,3 +301,23 @@ func TestClaimProbeConcurrent(t *testing.T) {
 		t.Fatalf("%d claimers won one probe", wins)
 	}
 }
+
+// TestPinsUpdatedSince: the live pins written after a time, and no others.
+func TestPinsUpdatedSince(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for _, p := range []AffinityPin{
+			{SessionKey: "old", ConnectionID: "c", Provider: "p", ExpiresAt: 10_000, UpdatedAt: 100},
+			{SessionKey: "new", ConnectionID: "c", Provider: "p", ExpiresAt: 10_000, UpdatedAt: 201},
+			{SessionKey: "dead", ConnectionID: "c", Provider: "p", ExpiresAt: 5_000, UpdatedAt: 300},
+		} {
+			if err := s.SavePin(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.PinsUpdatedSince(200, 5_000)
+		if err != nil || len(got) != 1 || got[0].SessionKey != "new" {
+			t.Fatalf("PinsUpdatedSince = %+v, %v; want the new live pin only", got, err)
+		}
+	})
+}

@@ -77,3 +77,5 @@ CREATE TRIGGER trg_connection_cooldowns_changes AFTER UPDATE OF rate_limited_unt
     last_error_at, error_code, backoff_level, reject_streak, expired_retries
     ON provider_connections FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('cooldowns');
 CREATE TRIGGER trg_breakers_changes AFTER INSERT OR DELETE OR UPDATE ON domain_circuit_breakers FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();
+-- Session pins: new and moved pins (deleting expired ones notifies nobody).
+CREATE TRIGGER trg_pins_changes AFTER INSERT OR UPDATE ON session_account_affinity FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change();

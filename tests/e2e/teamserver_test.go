@@ -601,3 +601,45 @@ func TestTeamServerUnreachableDatabase(t *testing.T) {
 	a.stop()
 	b.stop()
 }
+
+// TestTeamServerSharesSessionPins: a session served through A by the second
+// connection (the first was failing) is pinned there; once the first serves
+// again, B sends that session to the second as well (the pin A wrote), and a
+// request without the session to the first.
+func TestTeamServerSharesSessionPins(t *testing.T) {
+	ts := newTeamServer(t, false)
+	a, b := ts.a, ts.b
+	first := a.addConn("first", ts.upURL, "key-first", 1)
+	second := a.addConn("second", ts.upURL, "key-second", 2)
+	within(t, "connections created on A routed by B", func() bool {
+		resp, _ := b.chat(b.key, teamModel, false)
+		return resp.StatusCode == http.StatusOK
+	})
+	session := func(g *gatewayProc) string {
+		resp, body := g.do(http.MethodPost, "/v1/chat/completions", chatBody(teamModel, false),
+			map[string]string{"Authorization": "Bearer " + g.key, "X-OmniRoute-Session": "team-session-1"})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: session request %d: %s", g.base, resp.StatusCode, body)
+		}
+		return resp.Header.Get("X-OmniRoute-Selected-Connection-Id")
+	}
+	ts.up.SetFault("key-first", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
+	if got := session(a); got != second {
+		t.Fatalf("A served the session via %q, want the second connection %s", got, second)
+	}
+	ts.up.ClearFault("key-first")
+	a.mustMgmt(http.StatusOK, http.MethodPost, "/api/resilience/cooldowns", map[string]any{"connectionIds": []string{first}})
+	within(t, "the cleared cooldown seen by B", func() bool {
+		return healthCount(t, b, "connectionHealth", "coolingDown") == 0
+	})
+	if resp, body := b.chat(b.key, teamModel, false); resp.StatusCode != http.StatusOK ||
+		resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != first {
+		t.Fatalf("B without a session: %d via %q, want the first connection: %s", resp.StatusCode,
+			resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	if got := session(b); got != second {
+		t.Fatalf("B served the session via %q, want %s where A pinned it", got, second)
+	}
+	a.stop()
+	b.stop()
+}

@@ -59,6 +59,28 @@ func (p *Pins) Load(pins []Pin) {
 	}
 }
 
+// Adopt takes pins another instance sharing the database wrote: a live pin
+// replaces this instance's pin of the same session when it expires later (it
+// was written more recently), and is kept as is otherwise. Nothing is saved.
+// It returns how many pins it took.
+func (p *Pins) Adopt(pins []Pin) int {
+	now := p.clk.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, pin := range pins {
+		if !now.Before(pin.ExpiresAt) {
+			continue
+		}
+		if cur, ok := p.m[pin.SessionKey]; ok && !pin.ExpiresAt.After(cur.ExpiresAt) {
+			continue
+		}
+		p.m[pin.SessionKey] = pin
+		n++
+	}
+	return n
+}
+
 // Pinned returns the live pin's connection for a session.
 func (p *Pins) Pinned(key string) (string, bool) {
 	if key == "" || p.ttl() <= 0 {
