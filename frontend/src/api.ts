@@ -10,6 +10,7 @@ import type { LeaseList } from './lib/leases';
 import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
+import { parseInstances, type InstanceList } from './lib/instances';
 
 const TOKEN_KEY = 'omniroute.token';
 
@@ -571,6 +572,9 @@ export const endpoints = {
     const data = await api.get<Partial<ExplainAnswer>>(`/api/routing/explain?model=${enc(model)}`, signal);
     return { ...data, model: data?.model ?? model, candidates: Array.isArray(data?.candidates) ? data.candidates : [] };
   },
+
+  /** The team server's instances (GET /api/instances). */
+  listInstances: async (signal?: AbortSignal): Promise<InstanceList> => parseInstances(await api.get<unknown>('/api/instances', signal)),
 
   listLeases: async (signal?: AbortSignal): Promise<LeaseList> => {
     const data = await api.get<Partial<LeaseList>>('/api/resilience/leases', signal);

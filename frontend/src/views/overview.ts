@@ -3,6 +3,7 @@ import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h
 import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge } from '../lib/health';
 import { backIn, healthStore, instant, problems, stateBadge, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
+import { instanceLine, instancesSummary, type InstanceList } from '../lib/instances';
 import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
@@ -34,6 +35,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   const fixMessage = h('div', { role: 'status' });
   const providersArea = h('div', { class: 'list-area' });
   const clientArea = h('section', { class: 'card', 'aria-labelledby': 'ov-client-title' });
+  /** Team server only (several instances on one PostgreSQL): hidden on a desktop. */
+  const teamArea = h('section', { class: 'card', 'aria-labelledby': 'ov-team-title', 'data-testid': 'team-server', hidden: true });
   const feedState = h('p', { class: 'feed-state muted' });
   const feedList = h('ol', { class: 'feed', role: 'log', 'aria-relevant': 'additions', 'aria-label': 'Live events, newest first' });
   const feedEmpty = emptyState('Waiting for events…', 'Cooldowns, breaker changes and requests appear here as they happen.');
@@ -45,6 +48,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     statusArea,
     brokenArea,
     h('section', { 'aria-label': 'Counts' }, countsArea),
+    teamArea,
     clientArea,
     h(
       'section',
@@ -336,11 +340,13 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   async function loadHealth(quiet = false): Promise<void> {
     try {
-      const [hl, conns] = await Promise.all([
+      const [hl, conns, team] = await Promise.all([
         endpoints.health(ctx.signal),
         endpoints.listConnections(ctx.signal).catch(() => []),
+        endpoints.listInstances(ctx.signal).catch(() => null),
       ]);
       if (ctx.signal.aborted) return;
+      renderTeam(team);
       for (const c of conns) names.set(c.id, c.name || c.provider);
       health = hl;
       healthStore.set(hl as HealthReport);
@@ -362,6 +368,22 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
       clear(providersArea);
       clear(brokenArea);
     }
+  }
+
+  // ------------------------------------------------------------ team server
+
+  function renderTeam(team: InstanceList | null): void {
+    if (!team?.shared) {
+      teamArea.hidden = true;
+      return;
+    }
+    teamArea.hidden = false;
+    clear(
+      teamArea,
+      h('h2', { id: 'ov-team-title' }, 'Team server'),
+      h('p', { 'data-testid': 'team-summary' }, `Answered by ${team.self} · ${instancesSummary(team)} on one PostgreSQL database.`),
+      h('ul', { class: 'team-list' }, team.instances.map((i) => h('li', { title: i.address }, instanceLine(i)))),
+    );
   }
 
   // ------------------------------------------------------------ client endpoint and default key
