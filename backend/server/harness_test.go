@@ -38,6 +38,7 @@ type env struct {
 	token string
 	key   string
 	envs  map[string]string
+	dbURL string // OMNIROUTE_DATABASE_URL ("" : SQLite)
 }
 
 func newEnv(t *testing.T) *env { return newEnvClock(t, false) }
@@ -61,7 +62,7 @@ func (e *env) start() {
 		clk = clock.Real{}
 	}
 	srv, err := server.New(server.Options{
-		Process:   config.Process{DataDir: e.dir, Host: "127.0.0.1", Port: 0},
+		Process:   config.Process{DataDir: e.dir, Host: "127.0.0.1", Port: 0, DatabaseURL: e.dbURL},
 		Dashboard: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>OmniRoute</title>")}},
 		Version:   "test",
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
