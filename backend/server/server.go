@@ -204,6 +204,10 @@ func (s *Server) wire() error {
 		return nil
 	}
 	if err := reload(); err != nil {
+		if st.Shared() {
+			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s",
+				err, datadir.KeyFile, dir)
+		}
 		return err
 	}
 

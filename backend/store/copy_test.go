@@ -177,3 +177,33 @@ func TestCopyRoundTrip(t *testing.T) {
 		t.Fatalf("a log after the copy: %v", err)
 	}
 }
+
+// TestCopyCoversEveryTable: every table the migrations create is copied (a
+// new table needs its place in copyTables), in both dialects.
+func TestCopyCoversEveryTable(t *testing.T) {
+	queries := map[Dialect]string{
+		SQLite:   `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('schema_migrations', 'sqlite_sequence')`,
+		Postgres: `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name <> 'schema_migrations'`,
+	}
+	for d, q := range queries {
+		t.Run(string(d), func(t *testing.T) {
+			s := openDialect(t, d)
+			var tables []string
+			if err := s.DB().Raw(q).Scan(&tables).Error; err != nil {
+				t.Fatal(err)
+			}
+			copied := map[string]bool{}
+			for _, c := range copyTables {
+				copied[c] = true
+			}
+			for _, tbl := range tables {
+				if !copied[tbl] {
+					t.Errorf("table %s is not in copyTables: import-db and export would lose it", tbl)
+				}
+			}
+			if len(tables) != len(copyTables) {
+				t.Errorf("%d tables in the schema, %d copied: %v", len(tables), len(copyTables), tables)
+			}
+		})
+	}
+}

@@ -643,3 +643,32 @@ func TestTeamServerSharesSessionPins(t *testing.T) {
 	a.stop()
 	b.stop()
 }
+
+// TestTeamServerNeedsTheSharedKey: an instance joining a populated database
+// without the instances' secret.key, or with another one, refuses to start
+// and says to copy the key.
+func TestTeamServerNeedsTheSharedKey(t *testing.T) {
+	pgs, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err) // PostgreSQL is required: never a skip
+	}
+	t.Cleanup(pgs.Stop)
+	env := "OMNIROUTE_DATABASE_URL=" + pgs.NewDatabase(t)
+	up := fakeupstream.New()
+	upURL := up.Start()
+	t.Cleanup(up.Close)
+	a := startGateway(t, t.TempDir(), 0, env)
+	a.addConn("one", upURL, "key-1", 1)
+
+	if _, err := tryStart(t, t.TempDir(), freePort(t), env); err == nil || !strings.Contains(err.Error(), "copy secret.key") {
+		t.Fatalf("an instance without secret.key: %v; want a refusal saying to copy secret.key", err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "secret.key"), []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryStart(t, other, freePort(t), env); err == nil || !strings.Contains(err.Error(), "needs the same secret.key") {
+		t.Fatalf("an instance with another secret.key: %v; want a refusal naming the shared key", err)
+	}
+	a.stop()
+}
