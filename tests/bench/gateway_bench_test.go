@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"omniroute/backend/config"
 	"omniroute/backend/server"
+	"omniroute/tests/bench/bareproxy"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -232,4 +234,17 @@ func BenchmarkDirect(b *testing.B) {
 // model openai-compatible/gpt-4o-mini, one connection to the fake).
 func BenchmarkGateway(b *testing.B) {
 	benchTarget(b, startGateway(b, startFake(b)))
+}
+
+// BenchmarkProxy sends the same requests through a bare httputil.ReverseProxy
+// to the fake (tests/bench/bareproxy): the yardstick the gateway is measured
+// against. Compare its cpu-µs/op and allocs/op with BenchmarkGateway's.
+func BenchmarkProxy(b *testing.B) {
+	u, err := url.Parse(startFake(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(bareproxy.New(u))
+	b.Cleanup(ts.Close)
+	benchTarget(b, newTarget(b, ts.URL, upstreamKey, "gpt-4o-mini"))
 }
