@@ -23,6 +23,10 @@ import (
 // streamBufSize is the read size for relaying an upstream stream.
 const streamBufSize = 32 << 10
 
+// pendingInitSize is the client buffer a stream starts with: sized for the
+// frames of one upstream read, so a typical stream never grows it.
+const pendingInitSize = 4 << 10
+
 // maxPrecommit bounds the client bytes held back before a stream is committed:
 // an upstream that sends only heartbeats, role chunks or bookkeeping cannot
 // grow memory while the gateway waits for the first real output.
@@ -92,7 +96,7 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 
 func (a *attemptCtx) newStreamState() *streamState {
 	return &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
-		keepText: a.g.continuationOn(a.req)}
+		keepText: a.g.continuationOn(a.req), pending: make([]byte, 0, pendingInitSize)}
 }
 
 // pump reads the upstream stream event by event, committing the client
