@@ -345,7 +345,6 @@ EOF
 		n++; names[n] = name; c[n] = cpu; b[n] = bytes; a[n] = allocs; m[n] = mode
 	} END {
 		for (i = 1; i <= n; i++)
-			printf "| %s | %s | %s | %s | %s |
-", names[i], c[i], b[i], a[i], (m[i] in direct) ? a[i] - direct[m[i]] : "n/a"
+			printf "| %s | %s | %s | %s | %s |\n", names[i], c[i], b[i], a[i], (m[i] in direct) ? a[i] - direct[m[i]] : "n/a"
 	}' "$TMP/gobench.txt"
 fi
