@@ -74,6 +74,7 @@ type Gateway struct {
 	emergencyDefault bool
 	inFlight         atomic.Int64
 	bufs             sync.Pool
+	pendings         sync.Pool // client buffers of stream relays (*[]byte)
 	budget           *httpx.Budget
 }
 
@@ -139,6 +140,7 @@ func New(d Deps) *Gateway {
 		g.queues = queue.NewSet()
 	}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
+	g.pendings.New = func() any { b := make([]byte, 0, pendingInitSize); return &b }
 	g.budget = httpx.NewBudget(func() int64 {
 		set := g.general()
 		return max(set.BodyBudgetBytes, set.MaxBodyBytes) // one largest body always fits

@@ -21,16 +21,16 @@ func observeQuota(t *routing.Ticket, h http.Header, now time.Time) {
 // quotaFromHeaders reads the remaining fraction of the request quota (−1 when
 // unknown) and when it resets (zero when unknown).
 func quotaFromHeaders(h http.Header, now time.Time) (float64, time.Time) {
-	remaining, limit := h.Get("X-Ratelimit-Remaining-Requests"), h.Get("X-Ratelimit-Limit-Requests")
+	remaining, limit := headerValue(h, "X-Ratelimit-Remaining-Requests"), headerValue(h, "X-Ratelimit-Limit-Requests")
 	var resetAt time.Time
-	if v := h.Get("X-Ratelimit-Reset-Requests"); v != "" {
+	if v := headerValue(h, "X-Ratelimit-Reset-Requests"); v != "" {
 		if d, ok := verdict.ParseResetDuration(v); ok {
 			resetAt = now.Add(d)
 		}
 	}
 	if remaining == "" {
-		remaining, limit = h.Get("Anthropic-Ratelimit-Requests-Remaining"), h.Get("Anthropic-Ratelimit-Requests-Limit")
-		if v := h.Get("Anthropic-Ratelimit-Requests-Reset"); v != "" {
+		remaining, limit = headerValue(h, "Anthropic-Ratelimit-Requests-Remaining"), headerValue(h, "Anthropic-Ratelimit-Requests-Limit")
+		if v := headerValue(h, "Anthropic-Ratelimit-Requests-Reset"); v != "" {
 			if d, ok := verdict.ParseResetTimestamp(v, now); ok {
 				resetAt = now.Add(d)
 			}
@@ -43,6 +43,15 @@ func quotaFromHeaders(h http.Header, now time.Time) (float64, time.Time) {
 		frac = min(r/l, 1)
 	}
 	return frac, resetAt
+}
+
+// headerValue reads a header by its canonical name (every name here is one)
+// straight from the map, skipping the check http.Header.Get makes per call.
+func headerValue(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // number parses a numeric header value; an absent (empty) one is not a
@@ -94,7 +103,7 @@ func WindowsFromHeaders(h http.Header, now time.Time) (routing.Quota, bool) {
 	if w, ok := unifiedWindow(h, unifiedHeaders{"Anthropic-Ratelimit-Unified-7d-Utilization", "Anthropic-Ratelimit-Unified-7d-Reset"}); ok {
 		q.Weekly, found = w, true
 	}
-	if s := h.Get("Anthropic-Ratelimit-Unified-Status"); s != "" {
+	if s := headerValue(h, "Anthropic-Ratelimit-Unified-Status"); s != "" {
 		q.Status, found = s, true
 	}
 	for i, names := range [...]codexHeaders{
@@ -120,28 +129,28 @@ func WindowsFromHeaders(h http.Header, now time.Time) (routing.Quota, bool) {
 }
 
 func unifiedWindow(h http.Header, names unifiedHeaders) (routing.Window, bool) {
-	u, ok := number(h.Get(names.utilization))
+	u, ok := number(headerValue(h, names.utilization))
 	if !ok || u < 0 {
 		return routing.Window{}, false
 	}
 	w := routing.Window{Utilization: min(u, 1)}
-	if s, ok := number(h.Get(names.reset)); ok && s > 0 {
+	if s, ok := number(headerValue(h, names.reset)); ok && s > 0 {
 		w.ResetsAt = time.UnixMilli(int64(s * 1000)).UTC()
 	}
 	return w, true
 }
 
 func codexWindow(h http.Header, names codexHeaders, now time.Time) (routing.Window, int, bool) {
-	p, ok := number(h.Get(names.usedPercent))
+	p, ok := number(headerValue(h, names.usedPercent))
 	if !ok || p < 0 {
 		return routing.Window{}, 0, false
 	}
 	w := routing.Window{Utilization: min(p/100, 1)}
-	if s, ok := number(h.Get(names.resetAfterSeconds)); ok && s >= 0 {
+	if s, ok := number(headerValue(h, names.resetAfterSeconds)); ok && s >= 0 {
 		w.ResetsAt = now.Add(time.Duration(s * float64(time.Second))).UTC()
-	} else if s, ok := number(h.Get(names.resetAt)); ok && s > 0 {
+	} else if s, ok := number(headerValue(h, names.resetAt)); ok && s > 0 {
 		w.ResetsAt = time.Unix(int64(s), 0).UTC()
 	}
-	minutes, _ := strconv.Atoi(h.Get(names.windowMinutes))
+	minutes, _ := strconv.Atoi(headerValue(h, names.windowMinutes))
 	return w, minutes, true
 }
