@@ -80,8 +80,8 @@ test-fuzz:
 	@set -e; for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
-	      { $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 1x $$pkg; exit 1; }; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+	      { echo "$$out" | tail -40; exit 1; }; \
 	  done; \
 	done
 

@@ -273,33 +273,33 @@ func (a *API) usageLabel(by, key string) string {
 }
 
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
+	if rep, _, _, ok := a.usageFor(w, r); ok {
+		httpx.WriteJSON(w, http.StatusOK, rep)
+	}
+}
+
+// usageFor reads the request's range and dimension and builds the report; on
+// an error it has answered it and ok is false.
+func (a *API) usageFor(w http.ResponseWriter, r *http.Request) (rep UsageReport, rangeName, by string, ok bool) {
 	rg, by, err := a.usageParams(r)
+	if err == nil {
+		rep, err = a.UsageReport(rg.Name, by)
+	}
 	if err != nil {
 		httpx.WriteError(w, err)
-		return
+		return rep, "", "", false
 	}
-	rep, err := a.UsageReport(rg.Name, by)
-	if err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	httpx.WriteJSON(w, http.StatusOK, rep)
+	return rep, rg.Name, by, true
 }
 
 // usageCSV exports the same data as one row per bucket and series.
 func (a *API) usageCSV(w http.ResponseWriter, r *http.Request) {
-	rg, by, err := a.usageParams(r)
-	if err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	rep, err := a.UsageReport(rg.Name, by)
-	if err != nil {
-		httpx.WriteError(w, err)
+	rep, rangeName, by, ok := a.usageFor(w, r)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rg.Name+`-by-`+by+`.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rangeName+`-by-`+by+`.csv"`)
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"bucket_start", by, "label", "requests", "errors", "tokens_in", "tokens_out", "tokens_cached"})
 	for i := 0; i < rep.Buckets; i++ {
@@ -388,7 +388,7 @@ func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow
 			return
 		}
 		delete(current, key)
-		if o.ev.Kind == "cooldown" && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
+		if (o.ev.Kind == "cooldown" || o.ev.Kind == "model_lock") && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
 			end = time.UnixMilli(o.ev.Until)
 		}
 		if end.After(now) {
@@ -410,7 +410,7 @@ func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow
 		at := time.UnixMilli(ev.At)
 		closeSeg(key, at)
 		row(ev.Provider)
-		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") {
+		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") || ev.Kind == "model_lock" {
 			current[key] = open{ev: ev, start: at}
 		}
 	}

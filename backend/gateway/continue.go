@@ -101,11 +101,15 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
 		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
 			ContinuedFromChars: from}}
-	exec, found := g.executors.For(cand.Conn.Provider.Format)
+	next, found := g.executors.For(cand.Conn.Provider.Format)
 	if !found {
 		ticket.Abandon()
 		return false, false
 	}
+	// As any attempt: a fresh OAuth token, the first-byte deadline, the
+	// connection's egress address and the Anthropic client's protocol headers.
+	firstByteTimeout := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
+	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
 	if err != nil {
 		ticket.Abandon()
@@ -114,9 +118,10 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	ctx, cancel := context.WithCancelCause(prev.r.Context())
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
-	firstByte := time.AfterFunc(time.Duration(g.general().FirstByteTimeoutMs)*time.Millisecond, func() { cancel(errFirstByteTimeout) })
+	firstByte := time.AfterFunc(firstByteTimeout, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
-	resp, err := exec.Do(ctx, cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: true})
+	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model),
+		providers.Call{Body: body, Stream: true, Anthropic: a.codec.anthropicHeaders(prev.r.Header)})
 	if err != nil {
 		a.finish(g.classifyErr(ctx, prev.r, err, cand))
 		return false, false
@@ -125,7 +130,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		v := verdict.Classify(verdict.Outcome{Status: resp.StatusCode, Header: resp.Header, Body: errBody, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
 		if v.OK() {
 			v = verdict.Verdict{Kind: verdict.KindServer, Code: "UPSTREAM_BAD_RESPONSE", Message: "the continuation was not a stream"}
 		}

@@ -51,6 +51,19 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 	return e
 }
 
+// allRateLimited is the 429 for a request whose targets are all limited: it
+// says to retry after wait (the soonest eligibility), else the last verdict's
+// hint, else one second.
+func allRateLimited(req *request, last verdict.Verdict, wait time.Duration, now time.Time, plan routing.Plan) error {
+	if wait <= 0 {
+		wait = last.RetryAfter
+	}
+	if wait <= 0 {
+		wait = time.Second
+	}
+	return rateLimited(req, "every target is rate limited; last: "+last.Message, wait, now, plan)
+}
+
 // attemptsFailed maps the attempts' verdicts when attempts were made: every
 // attempt limited (rate, concurrency or quota) → 429 with Retry-After = the
 // real soonest eligibility (the earliest timed exclusion now, which includes
@@ -79,25 +92,11 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 				return quotaExhausted(req, q, now, plan)
 			}
 		}
-		wait := soonest(plan.Excluded, false)
-		if wait <= 0 {
-			wait = v.RetryAfter
-		}
-		if wait <= 0 {
-			wait = time.Second
-		}
-		return rateLimited(req, "every target is rate limited; last: "+v.Message, wait, now, plan)
+		return allRateLimited(req, v, soonest(plan.Excluded, false), now, plan)
 	}
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
-		wait := soonest(plan.Excluded, true)
-		if wait <= 0 {
-			wait = v.RetryAfter
-		}
-		if wait <= 0 {
-			wait = time.Second
-		}
-		return rateLimited(req, "every target is rate limited; last: "+v.Message, wait, now, plan)
+		return allRateLimited(req, v, soonest(plan.Excluded, true), now, plan)
 	case verdict.KindNotFound:
 		return errs.New(errs.NotFound, "MODEL_NOT_FOUND", "no upstream serves %q: %s", req.model, v.Message).WithParam("model")
 	case verdict.KindTimeout:

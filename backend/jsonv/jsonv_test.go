@@ -106,7 +106,7 @@ func TestAgreesWithEncodingJSON(t *testing.T) {
 }
 
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{`{"a":[1,"x",{"b":null}]}`, `[]`, `"\u00e9"`, `{"a":1,"a":2}`, `[[[[`, "\"\xff\"", `-1.5e3`, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`} {
+	for _, s := range []string{`{"a":[1,"x",{"b":null}]}`, `[]`, `"\u00e9"`, `{"a":1,"a":2}`, `[[[[`, "\"\xff\"", `-1.5e3`, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`, `{"a":0,"a":00`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -128,8 +128,10 @@ func FuzzCheck(f *testing.F) {
 				t.Fatalf("CheckRequest accepts a non-object: %q", b)
 			}
 		}
-		if Is(rerr, Duplicate) {
-			// The same document decoded as an ordered key list must repeat a key.
+		if Is(rerr, Duplicate) && std {
+			// A valid document refused as a duplicate, decoded as an ordered key
+			// list, must repeat a key. (An invalid one may be refused for the
+			// duplicate it shows before the point where it breaks.)
 			dec := json.NewDecoder(bytes.NewReader(b))
 			_, _ = dec.Token()
 			seen := map[string]bool{}

@@ -14,6 +14,7 @@ func TestRequestLogTimelineAndFilters(t *testing.T) {
 	e := newEnv(t)
 	good := e.addConn("good", "key-b", 2)
 	lab := e.addEndpoint("lab", "key-a")
+	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 100, "retriesPerTarget": 0}}) // one attempt each, no streak cooldown: the 503s reach the breaker
 	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 	for i := 0; i < 12; i++ {
 		e.chat("lab/gpt-4o-mini", false, nil)

@@ -23,6 +23,9 @@ type publisher struct {
 	bus  *events.Bus
 	now  func() time.Time
 	hist *history
+	// providerOf names a connection's provider row (its breaker key) for the
+	// timeline ("" when the connection is gone).
+	providerOf func(connectionID string) string
 }
 
 // stateEventsKept bounds the state_events table.
@@ -112,6 +115,13 @@ func (r requestLogs) Log(l store.RequestLog) {
 
 // LockoutChanged implements routing.Observer.
 func (p publisher) LockoutChanged(action string, e lockout.Entry) {
+	if action == "locked" && p.providerOf != nil {
+		if provider := p.providerOf(e.ConnectionID); provider != "" {
+			// A connection's locked models are one timeline segment, until the latest lock ends.
+			p.hist.record(store.StateEvent{At: p.now().UnixMilli(), Provider: provider, ConnectionID: e.ConnectionID,
+				Kind: "model_lock", State: "locked", Until: e.ExpiresAt.UnixMilli(), Detail: strings.TrimSpace(e.Model + " " + e.Reason)})
+		}
+	}
 	p.bus.Publish("lockout", map[string]any{"action": action, "provider": e.Provider, "connectionId": e.ConnectionID,
 		"model": e.Model, "scope": e.Scope, "failureCount": e.FailureCount, "remainingMs": e.Remaining(p.now()).Milliseconds()})
 }

@@ -186,7 +186,12 @@ func (s *Server) wire() error {
 	bus := events.New(clk.Now)
 	s.bus = bus
 	logErr := func(err error) { opts.Log.Warn("state write failed", slog.String("error", err.Error())) }
-	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(st, logErr)}
+	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(st, logErr), providerOf: func(id string) string {
+		if c, ok := registry.Get(id); ok {
+			return c.BreakerKey
+		}
+		return ""
+	}}
 	policy := settingsPolicy{settings}
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
 		return policy.breakerProfile(categoryOf(catalog, provider))

@@ -102,13 +102,20 @@ func TestUsageChartsAreBoundedOver100kRows(t *testing.T) {
 	}
 }
 
-// TestUsageTimelineShowsBreakerAndCooldown: a cooldown and an OPEN breaker
-// appear as segments of their provider's row.
+// TestUsageTimelineShowsBreakerAndCooldown: a connection cooldown (a 429 the
+// upstream says is account-wide), a model lock (a 429 that blames the model)
+// and an OPEN breaker (503s without a streak cooldown) appear as segments of
+// their provider's row.
 func TestUsageTimelineShowsBreakerAndCooldown(t *testing.T) {
 	e := newEnv(t)
 	e.addConn("primary", "key-a", 1)
 	e.addEndpoint("lab", "key-b")
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "30"}, Times: 1})
+	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 100, "retriesPerTarget": 0}})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Headers: map[string]string{"Retry-After": "30", "X-RateLimit-Scope": "account"}})
+	e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	e.clk.Advance(31 * time.Second)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Headers: map[string]string{"Retry-After": "30"}})
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
 	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 	for i := 0; i < 12; i++ {
@@ -121,7 +128,8 @@ func TestUsageTimelineShowsBreakerAndCooldown(t *testing.T) {
 	}
 	b, _ := json.Marshal(m["providers"])
 	got := string(b)
-	for _, want := range []string{`"provider":"openai-compatible:lab"`, `"kind":"breaker","state":"OPEN"`, `"kind":"cooldown","state":"cooling_down"`, `"name":"lab"`} {
+	for _, want := range []string{`"provider":"openai-compatible:lab"`, `"kind":"breaker","state":"OPEN"`, `"kind":"cooldown","state":"cooling_down"`,
+		`"kind":"model_lock","state":"locked"`, `"name":"lab"`, `"name":"primary"`} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("timeline lacks %s: %s", want, got)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -226,8 +227,11 @@ func (s *Store) StateEvents(from, to int64, limit int) ([]StateEvent, error) {
 		GROUP BY provider, connection_id, kind) ORDER BY id LIMIT ?`, from, limit).Scan(&before).Error; err != nil {
 		return nil, err
 	}
+	// The newest limit changes of the range: when a busy range has more, its
+	// oldest stretch is dropped, never the present.
 	var in []StateEvent
-	err := s.db.Where("at >= ? AND at < ?", from, to).Order("at, id").Limit(limit).Find(&in).Error
+	err := s.db.Where("at >= ? AND at < ?", from, to).Order("at DESC, id DESC").Limit(limit).Find(&in).Error
+	slices.Reverse(in)
 	return append(before, in...), err
 }
 

@@ -51,15 +51,18 @@ SD=$(convert "$ART/desktop-window.png" -colorspace Gray -format '%[fx:standard_d
 python3 -c "import sys; sys.exit(0 if float('$SD') > 0.02 else 1)" || fail "screenshot is blank (stddev $SD)"
 echo "desktop smoke: window screenshot $ART/desktop-window.png (stddev $SD)"
 
-# A connection to a closed port fails with a transport error, cools down, and
-# health leaves "healthy": the tray icon must follow.
+# A connection to a closed port fails with transport errors; a streak of them
+# (failover.failureStreak, 3) cools it down, and health leaves "healthy": the
+# tray icon must follow.
 TOKEN=$(sed -n 's/.*#token=\(omt_[A-Za-z0-9_-]*\).*/\1/p' "$TMP/out.log")
 KEY=$(sed -n 's/.*API key: *\(sk-omni-[A-Za-z0-9_-]*\).*/\1/p' "$TMP/out.log")
 [ -n "$TOKEN" ] && [ -n "$KEY" ] || fail "banner did not show the token and key"
 curl -fsS "$BASE/api/providers" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
   -d '{"provider":"openai-compatible","name":"dead","apiKey":"k","baseUrl":"http://127.0.0.1:9/v1","models":["m"]}' >/dev/null
-curl -sS "$BASE/v1/chat/completions" -H "Authorization: Bearer $KEY" \
-  -d '{"model":"openai-compatible/m","messages":[{"role":"user","content":"hi"}]}' >/dev/null
+for _ in 1 2 3 4; do
+  curl -sS "$BASE/v1/chat/completions" -H "Authorization: Bearer $KEY" \
+    -d '{"model":"openai-compatible/m","messages":[{"role":"user","content":"hi"}]}' >/dev/null
+done
 wait_for 15 grep -Eq 'tray icon.*health=(degraded|unhealthy)' "$TMP/err.log" || fail "tray icon did not follow health"
 grep -Eq "tray icon.*status=\"?0 of 1 connections serving" "$TMP/err.log" || fail "tray status line did not follow health"
 echo "desktop smoke: tray icon follows health"

@@ -640,9 +640,14 @@ func TestRescueStreamCutIsContinued(t *testing.T) {
 			r := newContinueRig(t, two, nil, nil)
 			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
 			resp, body := r.gw.do(http.MethodPost, "/v1/messages", map[string]any{"model": rescueCombo, "max_tokens": 64, "stream": true,
-				"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": r.gw.key})
+				"messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+				map[string]string{"x-api-key": r.gw.key, "anthropic-beta": "context-management-2025-06-27"})
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			// The continuation is an Anthropic passthrough too: the client's betas go with it.
+			if h, _ := r.up.LastRequest(r.fallbackKey); !strings.Contains(h.Get("anthropic-beta"), "context-management-2025-06-27") {
+				t.Errorf("continuation anthropic-beta %q, want the client's beta", h.Get("anthropic-beta"))
 			}
 			text, events := anthropicStream(t, body)
 			if text != r.continuedText() || events["message_start"] != 1 || events["message_stop"] != 1 || events["error"] != 0 ||

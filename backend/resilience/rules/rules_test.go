@@ -27,8 +27,8 @@ func leaves(v verdict.Verdict) string {
 		return "terminal"
 	case v.CoolConnection:
 		return "connection"
-	case v.ModelLock > 0:
-		return "model"
+	case v.ModelLock > 0, v.Scope == verdict.ScopeModel && v.Kind == verdict.KindRateLimit:
+		return "model" // a rule's model lock, or a model cooldown (scope from evidence)
 	case v.CountsForBreaker && !v.SkipProviderBreaker:
 		return "provider"
 	}
@@ -101,7 +101,7 @@ var capturedBodies = []captured{
 		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
 	{name: "agentrouter 429 上游负载已饱和", provider: "agentrouter", status: 429,
 		body:       `{"error":{"message":"当前分组上游负载已饱和，请稍后再试","type":"new_api_error"}}`,
-		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model"},
 	{name: "agentrouter 503 无可用渠道", provider: "agentrouter", status: 503,
 		body:       `{"error":{"message":"当前分组 default 下对于模型 gpt-5 无可用渠道","type":"new_api_error"}}`,
 		wantStatus: 503, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeExact, wantLeaves: "provider"},
@@ -112,7 +112,7 @@ var capturedBodies = []captured{
 	// opencode Zen: IP-bucketed free tier.
 	{name: "opencode 429 rate limit", provider: "opencode", status: 429,
 		body:       `{"type":"error","error":{"type":"RateLimitError","message":"Rate limit exceeded. Please try again later."}}`,
-		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "opencode-rate-limit"},
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "opencode-rate-limit"},
 	{name: "opencode 429 monthly usage limit", provider: "opencode", status: 429,
 		body:       `{"type":"error","error":{"type":"FreeUsageLimitError","message":"You have reached your monthly usage limit for free models. Add credits to continue."}}`,
 		wantStatus: 429, wantClient: 502, wantKind: verdict.KindQuota, wantScope: verdict.ScopeQuotaFamily, wantLeaves: "connection", wantRule: "opencode-subscription-quota"},
@@ -158,10 +158,10 @@ var capturedBodies = []captured{
 	// MiniMax: base_resp business codes.
 	{name: "minimax 1002 rate limit on 200-style body with 429", provider: "minimax", status: 429,
 		body:       `{"base_resp":{"status_code":1002,"status_msg":"rate limit exceeded(RPM)"}}`,
-		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "minimax-rate-limit"},
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "minimax-rate-limit"},
 	{name: "minimax 1039 token limit on 500", provider: "minimax", status: 500,
 		body:       `{"base_resp":{"status_code":1039,"status_msg":"token limit exceeded(TPM)"}}`,
-		wantStatus: 500, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "minimax-rate-limit"},
+		wantStatus: 500, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "minimax-rate-limit"},
 	{name: "minimax 1008 insufficient balance", provider: "minimax", status: 400,
 		body:       `{"base_resp":{"status_code":1008,"status_msg":"insufficient balance"}}`,
 		wantStatus: 400, wantClient: 502, wantKind: verdict.KindCreditsExhausted, wantScope: verdict.ScopeConnection, wantLeaves: "terminal"},
@@ -198,7 +198,7 @@ var capturedBodies = []captured{
 	// Anthropic.
 	{name: "anthropic 429 rate_limit_error", provider: "anthropic", status: 429, header: map[string]string{"retry-after": "12"},
 		body:       `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your organization's rate limit of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits."}}`,
-		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model"},
 	{name: "anthropic 529 overloaded", provider: "anthropic", status: 529,
 		body:       `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
 		wantStatus: 529, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeExact, wantLeaves: "provider"},
@@ -224,7 +224,7 @@ var capturedBodies = []captured{
 		wantStatus: 429, wantClient: 502, wantKind: verdict.KindQuota, wantScope: verdict.ScopeQuotaFamily, wantLeaves: "connection"},
 	{name: "openai 429 RPM", provider: "openai", status: 429, header: map[string]string{"x-ratelimit-reset-requests": "120ms"},
 		body:       `{"error":{"message":"Rate limit reached for gpt-4o in organization org-abc on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
-		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model"},
 	{name: "openai 401 incorrect key", provider: "openai", status: 401,
 		body:       `{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
 		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},

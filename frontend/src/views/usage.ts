@@ -266,7 +266,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
             from: Date.parse(s.from),
             to: Date.parse(s.to),
             tone: s.kind === 'breaker' && s.state === 'OPEN' ? 'bad' : 'warn',
-            title: `${s.kind === 'breaker' ? `breaker ${s.state}` : `${s.connection ?? 'connection'} cooling down`}${s.detail ? ` (${s.detail})` : ''}: ${new Date(Date.parse(s.from)).toLocaleTimeString()}–${new Date(Date.parse(s.to)).toLocaleTimeString()}, ${formatDuration(Date.parse(s.to) - Date.parse(s.from))}`,
+            title: `${segmentLabel(s)}${s.detail ? ` (${s.detail})` : ''}: ${new Date(Date.parse(s.from)).toLocaleTimeString()}–${new Date(Date.parse(s.to)).toLocaleTimeString()}, ${formatDuration(Date.parse(s.to) - Date.parse(s.from))}`,
           }));
           return h(
             'li',
@@ -311,4 +311,11 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
     off();
     window.clearTimeout(pending);
   };
+}
+
+/** What a timeline segment was: a breaker state, a connection cooldown or a connection's locked models. */
+export function segmentLabel(s: { kind: string; state: string; connection?: string }): string {
+  if (s.kind === 'breaker') return `breaker ${s.state}`;
+  if (s.kind === 'model_lock') return `${s.connection ?? 'connection'}: models locked`;
+  return `${s.connection ?? 'connection'} cooling down`;
 }

@@ -233,10 +233,13 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
   await add('Leased', 'leased', 'key-leased', ['gpt-4o-mini']);
   await add('Spare', 'spare', 'key-spare', ['gpt-4o-mini']);
 
-  // A cooldown: Work answers 429 with Retry-After 14 minutes.
-  await fault('key-work', { mode: 'status', status: 429, headers: { 'Retry-After': '840' }, times: 1 });
+  // A cooldown: Work answers 429 with Retry-After 14 minutes, for the whole account.
+  await fault('key-work', { mode: 'status', status: 429, headers: { 'Retry-After': '840', 'X-RateLimit-Scope': 'account' }, times: 1 });
   await chat('work/gpt-4o-mini');
-  // The Lab endpoint's breaker opens after repeated 503s.
+  // The Lab endpoint's breaker opens after repeated 503s (one attempt each and
+  // no streak cooldown, so every 503 reaches the breaker).
+  const streak = await mgmt('PATCH', '/api/resilience', { failover: { failureStreak: 100, retriesPerTarget: 0 } });
+  assert.equal(streak.status, 200, JSON.stringify(streak.body));
   await fault('key-lab', { mode: 'status', status: 503 });
   for (let i = 0; i < 15; i++) await chat('lab/gpt-4o-mini');
   // Three model locks on Personal (404 on m1..m3), m4 still serves.
