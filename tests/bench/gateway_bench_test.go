@@ -35,7 +35,7 @@ type target struct {
 
 // newClient returns a keep-alive client sized for parallel benchmarks, never
 // going through a proxy from the environment.
-func newClient(b *testing.B) *http.Client {
+func newClient(b testing.TB) *http.Client {
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -48,7 +48,7 @@ func newClient(b *testing.B) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-func newTarget(b *testing.B, base, key, model string) *target {
+func newTarget(b testing.TB, base, key, model string) *target {
 	t := &target{url: base + "/v1/chat/completions", key: key, model: model, client: newClient(b), bodies: map[bool][]byte{}}
 	for _, stream := range []bool{false, true} {
 		// The same body tests/cmd/loadgen sends.
@@ -76,7 +76,7 @@ func startFake(b *testing.B) string {
 // startGateway wires a gateway over a temp data dir with one openai-compatible
 // connection to upstreamBase, serves it on loopback, and returns its client
 // target.
-func startGateway(b *testing.B, upstreamBase string) *target {
+func startGateway(b testing.TB, upstreamBase string) *target {
 	srv, err := server.New(server.Options{
 		Process:   config.Process{DataDir: b.TempDir(), Host: "127.0.0.1", Port: 0},
 		Dashboard: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>OmniRoute</title>")}},
@@ -103,7 +103,7 @@ func startGateway(b *testing.B, upstreamBase string) *target {
 }
 
 // createConnection adds the connection through the management API, as a user would.
-func createConnection(b *testing.B, gatewayBase, token, upstreamURL string) {
+func createConnection(b testing.TB, gatewayBase, token, upstreamURL string) {
 	body, _ := json.Marshal(map[string]any{"provider": "openai-compatible", "name": "bench",
 		"apiKey": upstreamKey, "baseUrl": upstreamURL, "models": []string{"gpt-4o-mini"}})
 	req, err := http.NewRequest(http.MethodPost, gatewayBase+"/api/providers", bytes.NewReader(body))
