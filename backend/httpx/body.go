@@ -150,13 +150,17 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 	return buf, release, nil
 }
 
-// Abandon makes the server close the connection after this response without
-// reading (draining) the rest of the request body: a client that is refused
-// (bad credentials, too large, too slow) cannot hold the connection by
-// trickling its body.
+// abandonLinger is how long a refused request's connection may still deliver
+// the rest of its body before it is closed.
+const abandonLinger = 500 * time.Millisecond
+
+// Abandon makes the server close the connection after this response, reading
+// (and dropping) what is left of the request body for at most abandonLinger:
+// a client still sending a small body reads the answer instead of a reset,
+// and a client that is refused (bad credentials, too large, too slow) cannot
+// hold the connection by trickling its body. (net/http drains at most 256 KiB
+// after the handler; a larger declared rest is not drained at all.)
 func Abandon(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
-	// A read deadline in the past makes the server's post-handler drain fail
-	// at once instead of waiting for bytes that may never come.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(abandonLinger))
 }
