@@ -138,6 +138,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		return false, false
 	}
 	s := a.newStreamState()
+	defer s.release()
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
 	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)

@@ -74,6 +74,7 @@ type Gateway struct {
 	emergencyDefault bool
 	inFlight         atomic.Int64
 	bufs             sync.Pool
+	pendings         sync.Pool // client buffers of stream relays (*[]byte)
 	budget           *httpx.Budget
 }
 
@@ -139,6 +140,7 @@ func New(d Deps) *Gateway {
 		g.queues = queue.NewSet()
 	}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
+	g.pendings.New = func() any { b := make([]byte, 0, pendingInitSize); return &b }
 	g.budget = httpx.NewBudget(func() int64 {
 		set := g.general()
 		return max(set.BodyBudgetBytes, set.MaxBodyBytes) // one largest body always fits
@@ -178,11 +180,25 @@ type AttemptRecord struct {
 
 func msSince(t0, t1 time.Time) int64 { return t1.Sub(t0).Milliseconds() }
 
-func setServedHeaders(h http.Header, c routing.Candidate, attempts int) {
-	h.Set(HeaderConnectionID, c.Conn.ID)
-	h.Set(HeaderProvider, c.Conn.Provider.ID)
-	h.Set(HeaderModel, c.Model)
-	h.Set(HeaderAttempts, itoa(attempts))
+// The response headers above in canonical form: setting them by these names
+// skips the canonicalising allocation http.Header.Set makes per header.
+const (
+	canonConnectionID = "X-Omniroute-Selected-Connection-Id"
+	canonProvider     = "X-Omniroute-Provider"
+	canonModel        = "X-Omniroute-Model"
+	canonAttempts     = "X-Omniroute-Attempts"
+)
+
+// setServedHeaders names what served the request; model is the model the
+// answer names (the upstream's own, when it says), else the target's.
+func setServedHeaders(h http.Header, c routing.Candidate, attempts int, model string) {
+	if model == "" {
+		model = c.Model
+	}
+	h[canonConnectionID] = []string{c.Conn.ID}
+	h[canonProvider] = []string{c.Conn.Provider.ID}
+	h[canonModel] = []string{model}
+	h[canonAttempts] = []string{itoa(attempts)}
 }
 
 // watchConfig turns the settings into one attempt's stream watchdog.

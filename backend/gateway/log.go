@@ -1,9 +1,11 @@
 package gateway
 
 import (
-	"encoding/json"
 	"sort"
+	"strconv"
 	"unicode/utf8"
+
+	"omniroute/backend/translate"
 )
 
 func (g *Gateway) finishLog(req *request) {
@@ -37,9 +39,7 @@ func (g *Gateway) finishLog(req *request) {
 			}
 		}
 	}
-	if b, err := json.Marshal(timeline); err == nil {
-		l.Attempts = string(b)
-	}
+	l.Attempts = string(appendTimeline(make([]byte, 0, 160*max(len(timeline), 1)), timeline))
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	g.logs.Log(l)
 }
@@ -57,4 +57,50 @@ func capLogString(s string) string {
 		cut--
 	}
 	return s[:cut]
+}
+
+// appendTimeline appends the request log's attempts column: the JSON array
+// encoding/json would make of the records (same keys, order and omitempty),
+// written directly instead of through reflection on every request.
+func appendTimeline(dst []byte, recs []AttemptRecord) []byte {
+	if recs == nil {
+		return append(dst, "null"...) // as encoding/json writes a nil slice
+	}
+	dst = append(dst, '[')
+	for i := range recs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendAttempt(dst, &recs[i])
+	}
+	return append(dst, ']')
+}
+
+func appendAttempt(dst []byte, r *AttemptRecord) []byte {
+	dst = append(dst, `{"connectionId":`...)
+	dst = translate.AppendJSONString(dst, r.ConnectionID)
+	dst = append(dst, `,"provider":`...)
+	dst = translate.AppendJSONString(dst, r.Provider)
+	dst = append(dst, `,"model":`...)
+	dst = translate.AppendJSONString(dst, r.Model)
+	if r.Status != 0 {
+		dst = strconv.AppendInt(append(dst, `,"status":`...), int64(r.Status), 10)
+	}
+	dst = append(dst, `,"verdict":`...)
+	dst = translate.AppendJSONString(dst, r.Verdict)
+	if r.Code != "" {
+		dst = translate.AppendJSONString(append(dst, `,"code":`...), r.Code)
+	}
+	if r.Detail != "" {
+		dst = translate.AppendJSONString(append(dst, `,"detail":`...), r.Detail)
+	}
+	dst = strconv.AppendInt(append(dst, `,"startMs":`...), r.StartMs, 10)
+	dst = strconv.AppendInt(append(dst, `,"latencyMs":`...), r.LatencyMs, 10)
+	if r.RemainingMs != 0 {
+		dst = strconv.AppendInt(append(dst, `,"remainingMs":`...), r.RemainingMs, 10)
+	}
+	if r.ContinuedFromChars != 0 {
+		dst = strconv.AppendInt(append(dst, `,"continuedFromChars":`...), int64(r.ContinuedFromChars), 10)
+	}
+	return append(dst, '}')
 }

@@ -73,7 +73,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		for len(queue) > 0 {
 			cand := queue[0]
 			queue = queue[1:]
-			if rs.tried[cand.Key()] {
+			if rs.tried[targetOf(cand)] {
 				continue
 			}
 			if x := rs.skip(cand); x != nil {
@@ -84,7 +84,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				queue = nil
 				break
 			}
-			rs.tried[cand.Key()] = true
+			rs.tried[targetOf(cand)] = true
 			if x := g.toolLimitExclusion(cand, req); x != nil {
 				excluded = append(excluded, *x)
 				continue
@@ -155,11 +155,20 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 // round is one pass over the plan: which targets were attempted and which
 // connections failed at account level (excluded whole, with the reason).
 type round struct {
-	tried     map[string]bool   // candidate keys attempted in this round
+	tried     map[target]bool   // targets attempted in this round
 	exhausted map[string]string // connection id → code of its account-level failure
 }
 
-func newRound() *round { return &round{tried: map[string]bool{}, exhausted: map[string]string{}} }
+func newRound() *round { return &round{tried: map[target]bool{}, exhausted: map[string]string{}} }
+
+// target identifies a candidate within one request (as Candidate.Key does,
+// without building a string).
+type target struct {
+	conn  *routing.Conn
+	model string
+}
+
+func targetOf(c routing.Candidate) target { return target{c.Conn, c.Model} }
 
 // exclude applies a failure's scope: the target is always done for the round;
 // the connection only when the verdict blames the account (a connection
@@ -502,10 +511,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	}
 	h := a.w.Header()
 	h.Set("Content-Type", "application/json")
-	setServedHeaders(h, a.cand, len(req.attempts)+1)
-	if m := gjson.GetBytes(out, "model").String(); m != "" {
-		h.Set(HeaderModel, m)
-	}
+	setServedHeaders(h, a.cand, len(req.attempts)+1, gjson.GetBytes(out, "model").String())
 	h.Set("Content-Length", itoa(len(out)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)

@@ -21,25 +21,54 @@ func observeQuota(t *routing.Ticket, h http.Header, now time.Time) {
 // quotaFromHeaders reads the remaining fraction of the request quota (−1 when
 // unknown) and when it resets (zero when unknown).
 func quotaFromHeaders(h http.Header, now time.Time) (float64, time.Time) {
-	remaining, limit := h.Get("x-ratelimit-remaining-requests"), h.Get("x-ratelimit-limit-requests")
+	remaining, limit := headerValue(h, "X-Ratelimit-Remaining-Requests"), headerValue(h, "X-Ratelimit-Limit-Requests")
 	var resetAt time.Time
-	if d, ok := verdict.ParseResetDuration(h.Get("x-ratelimit-reset-requests")); ok {
-		resetAt = now.Add(d)
-	}
-	if remaining == "" {
-		remaining, limit = h.Get("anthropic-ratelimit-requests-remaining"), h.Get("anthropic-ratelimit-requests-limit")
-		if d, ok := verdict.ParseResetTimestamp(h.Get("anthropic-ratelimit-requests-reset"), now); ok {
+	if v := headerValue(h, "X-Ratelimit-Reset-Requests"); v != "" {
+		if d, ok := verdict.ParseResetDuration(v); ok {
 			resetAt = now.Add(d)
 		}
 	}
+	if remaining == "" {
+		remaining, limit = headerValue(h, "Anthropic-Ratelimit-Requests-Remaining"), headerValue(h, "Anthropic-Ratelimit-Requests-Limit")
+		if v := headerValue(h, "Anthropic-Ratelimit-Requests-Reset"); v != "" {
+			if d, ok := verdict.ParseResetTimestamp(v, now); ok {
+				resetAt = now.Add(d)
+			}
+		}
+	}
 	frac := -1.0
-	r, err1 := strconv.ParseFloat(remaining, 64)
-	l, err2 := strconv.ParseFloat(limit, 64)
-	if err1 == nil && err2 == nil && l > 0 && r >= 0 {
+	r, ok1 := number(remaining)
+	l, ok2 := number(limit)
+	if ok1 && ok2 && l > 0 && r >= 0 {
 		frac = min(r/l, 1)
 	}
 	return frac, resetAt
 }
+
+// headerValue reads a header by its canonical name (every name here is one)
+// straight from the map, skipping the check http.Header.Get makes per call.
+func headerValue(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// number parses a numeric header value; an absent (empty) one is not a
+// number, without the error value strconv would allocate for it.
+func number(v string) (float64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	return f, err == nil
+}
+
+// The usage-window headers, by window, spelled canonically so that reading
+// them allocates nothing (http.Header.Get canonicalises any other spelling).
+type unifiedHeaders struct{ utilization, reset string }
+
+type codexHeaders struct{ usedPercent, resetAfterSeconds, resetAt, windowMinutes string }
 
 // observeWindows reads a subscription's usage windows from any upstream answer
 // (Claude anthropic-ratelimit-unified-*, Codex x-codex-primary/secondary-*),
@@ -68,17 +97,20 @@ func observeWindows(t *routing.Ticket, c *routing.Conn, h http.Header, now time.
 func WindowsFromHeaders(h http.Header, now time.Time) (routing.Quota, bool) {
 	q := routing.Quota{FiveHour: routing.Window{Utilization: -1}, Weekly: routing.Window{Utilization: -1}, ObservedAt: now}
 	found := false
-	if w, ok := unifiedWindow(h, "5h"); ok {
+	if w, ok := unifiedWindow(h, unifiedHeaders{"Anthropic-Ratelimit-Unified-5h-Utilization", "Anthropic-Ratelimit-Unified-5h-Reset"}); ok {
 		q.FiveHour, found = w, true
 	}
-	if w, ok := unifiedWindow(h, "7d"); ok {
+	if w, ok := unifiedWindow(h, unifiedHeaders{"Anthropic-Ratelimit-Unified-7d-Utilization", "Anthropic-Ratelimit-Unified-7d-Reset"}); ok {
 		q.Weekly, found = w, true
 	}
-	if s := h.Get("anthropic-ratelimit-unified-status"); s != "" {
+	if s := headerValue(h, "Anthropic-Ratelimit-Unified-Status"); s != "" {
 		q.Status, found = s, true
 	}
-	for i, name := range []string{"primary", "secondary"} {
-		w, minutes, ok := codexWindow(h, name, now)
+	for i, names := range [...]codexHeaders{
+		{"X-Codex-Primary-Used-Percent", "X-Codex-Primary-Reset-After-Seconds", "X-Codex-Primary-Reset-At", "X-Codex-Primary-Window-Minutes"},
+		{"X-Codex-Secondary-Used-Percent", "X-Codex-Secondary-Reset-After-Seconds", "X-Codex-Secondary-Reset-At", "X-Codex-Secondary-Window-Minutes"},
+	} {
+		w, minutes, ok := codexWindow(h, names, now)
 		if !ok {
 			continue
 		}
@@ -96,29 +128,29 @@ func WindowsFromHeaders(h http.Header, now time.Time) (routing.Quota, bool) {
 	return q, found
 }
 
-func unifiedWindow(h http.Header, name string) (routing.Window, bool) {
-	u, err := strconv.ParseFloat(h.Get("anthropic-ratelimit-unified-"+name+"-utilization"), 64)
-	if err != nil || u < 0 {
+func unifiedWindow(h http.Header, names unifiedHeaders) (routing.Window, bool) {
+	u, ok := number(headerValue(h, names.utilization))
+	if !ok || u < 0 {
 		return routing.Window{}, false
 	}
 	w := routing.Window{Utilization: min(u, 1)}
-	if s, err := strconv.ParseFloat(h.Get("anthropic-ratelimit-unified-"+name+"-reset"), 64); err == nil && s > 0 {
+	if s, ok := number(headerValue(h, names.reset)); ok && s > 0 {
 		w.ResetsAt = time.UnixMilli(int64(s * 1000)).UTC()
 	}
 	return w, true
 }
 
-func codexWindow(h http.Header, name string, now time.Time) (routing.Window, int, bool) {
-	p, err := strconv.ParseFloat(h.Get("x-codex-"+name+"-used-percent"), 64)
-	if err != nil || p < 0 {
+func codexWindow(h http.Header, names codexHeaders, now time.Time) (routing.Window, int, bool) {
+	p, ok := number(headerValue(h, names.usedPercent))
+	if !ok || p < 0 {
 		return routing.Window{}, 0, false
 	}
 	w := routing.Window{Utilization: min(p/100, 1)}
-	if s, err := strconv.ParseFloat(h.Get("x-codex-"+name+"-reset-after-seconds"), 64); err == nil && s >= 0 {
+	if s, ok := number(headerValue(h, names.resetAfterSeconds)); ok && s >= 0 {
 		w.ResetsAt = now.Add(time.Duration(s * float64(time.Second))).UTC()
-	} else if s, err := strconv.ParseFloat(h.Get("x-codex-"+name+"-reset-at"), 64); err == nil && s > 0 {
+	} else if s, ok := number(headerValue(h, names.resetAt)); ok && s > 0 {
 		w.ResetsAt = time.Unix(int64(s), 0).UTC()
 	}
-	minutes, _ := strconv.Atoi(h.Get("x-codex-" + name + "-window-minutes"))
+	minutes, _ := strconv.Atoi(headerValue(h, names.windowMinutes))
 	return w, minutes, true
 }

@@ -23,6 +23,14 @@ import (
 // streamBufSize is the read size for relaying an upstream stream.
 const streamBufSize = 32 << 10
 
+// pendingInitSize is the client buffer a stream starts with (from a pool):
+// sized for the frames of one upstream read, so a typical stream never grows
+// it; pendingPoolMax is the largest buffer given back to the pool.
+const (
+	pendingInitSize = 4 << 10
+	pendingPoolMax  = 64 << 10
+)
+
 // maxPrecommit bounds the client bytes held back before a stream is committed:
 // an upstream that sends only heartbeats, role chunks or bookkeeping cannot
 // grow memory while the gateway waits for the first real output.
@@ -51,16 +59,18 @@ func (e *upstreamStreamError) Error() string { return "upstream stream error: " 
 
 // streamState is what one relay knows while events flow.
 type streamState struct {
-	a         *attemptCtx
-	tr        translate.StreamTranslator
-	watchMu   sync.Mutex
-	watch     *watchdog.Watch
-	pending   []byte // client bytes not yet written
-	ready     bool   // a progress frame arrived: the stream may be committed
-	committed bool   // the response headers were written
-	sawEnd    bool
-	streamErr error
-	usage     gjson.Result
+	a       *attemptCtx
+	tr      translate.StreamTranslator
+	watchMu sync.Mutex
+	watch   *watchdog.Watch
+	pending []byte // client bytes not yet written
+	// pendingBuf is the pooled buffer pending started in; release returns it.
+	pendingBuf *[]byte
+	ready      bool // a progress frame arrived: the stream may be committed
+	committed  bool // the response headers were written
+	sawEnd     bool
+	streamErr  error
+	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
 	// sends); nonText is set once reasoning or a tool call was relayed, which
 	// no prefill can carry.
@@ -80,6 +90,7 @@ type streamState struct {
 // the client can see, never with a clean end after a truncated answer.
 func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
 	s := a.newStreamState()
+	defer s.release()
 	stopWatch := s.armWatchdog()
 	defer stopWatch()
 	committed, rc, readErr, gone := s.pump(firstByte, resp, false, nil)
@@ -91,8 +102,24 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 }
 
 func (a *attemptCtx) newStreamState() *streamState {
-	return &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
-		keepText: a.g.continuationOn(a.req)}
+	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
+		keepText: a.g.continuationOn(a.req), pendingBuf: a.g.pendings.Get().(*[]byte)}
+	s.pending = (*s.pendingBuf)[:0]
+	return s
+}
+
+// release gives the client buffer back to the pool once the relay is over
+// (the last write has returned, so nothing reads it any more). A buffer that
+// grew past pendingPoolMax is left to the collector.
+func (s *streamState) release() {
+	if s.pendingBuf == nil {
+		return
+	}
+	if b := s.pending; cap(b) >= cap(*s.pendingBuf) && cap(b) <= pendingPoolMax {
+		*s.pendingBuf = b[:0] // it grew: keep the larger buffer
+	}
+	s.a.g.pendings.Put(s.pendingBuf)
+	s.pendingBuf, s.pending = nil, nil
 }
 
 // pump reads the upstream stream event by event, committing the client
@@ -264,7 +291,7 @@ func (a *attemptCtx) commitStream() *http.ResponseController {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	setServedHeaders(h, a.cand, len(a.req.attempts)+1)
+	setServedHeaders(h, a.cand, len(a.req.attempts)+1, "")
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID

@@ -15,18 +15,16 @@ import (
 // headers every wire format shares are set, then the call's extra headers; no
 // client header is copied.
 func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string) (*http.Request, error) {
-	body := c.Body
-	if gjson.GetBytes(body, "model").String() != t.Model {
-		var err error
-		if body, err = sjson.SetBytes(body, "model", t.Model); err != nil {
-			return nil, err
-		}
+	body, err := withModel(c.Body, t.Model)
+	if err != nil {
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	h := req.Header
+	h := make(http.Header, 4+len(t.Provider.ExtraHeaders)+len(c.Header))
+	req.Header = h
 	h.Set("Content-Type", "application/json")
 	if c.Stream {
 		h.Set("Accept", "text/event-stream")
@@ -45,4 +43,34 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 		}
 	}
 	return req, nil
+}
+
+// withModel returns body with its top-level "model" set to model. The common
+// case, a string model and a plain name, splices the new value in place of the
+// old one in one copy, leaving every other byte as the client sent it; other
+// cases go through sjson. The body is never modified (it may be retried).
+func withModel(body []byte, model string) ([]byte, error) {
+	old := gjson.GetBytes(body, "model")
+	if old.Type == gjson.String && old.Str == model {
+		return body, nil
+	}
+	if old.Type != gjson.String || old.Index <= 0 || !plainJSONString(model) {
+		return sjson.SetBytes(body, "model", model)
+	}
+	out := make([]byte, 0, len(body)-len(old.Raw)+len(model)+2)
+	out = append(out, body[:old.Index]...)
+	out = append(out, '"')
+	out = append(out, model...)
+	out = append(out, '"')
+	return append(out, body[old.Index+len(old.Raw):]...), nil
+}
+
+// plainJSONString reports whether s needs no escaping inside a JSON string.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,5 +1,5 @@
-// Package reqlog writes request log rows off the hot path: requests hand rows to
-// a bounded channel and one goroutine writes them to the store in batches.
+// Package reqlog writes request log rows off the hot path: requests append rows
+// to a bounded queue and one goroutine writes them to the store in batches.
 package reqlog
 
 import (
@@ -16,28 +16,38 @@ type Sink interface {
 	PruneRequestLogs(keep int) error
 }
 
-// Writer batches request logs.
+// Writer batches request logs. A request only appends its row under a short
+// lock; the writer goroutine is woken once per batch (or by its ticker), not
+// once per row, so logging costs a request no goroutine switch.
 type Writer struct {
 	sink     Sink
-	mu       sync.RWMutex // guards closed against a Log racing Close at shutdown
-	closed   bool
-	ch       chan store.RequestLog
-	done     chan struct{}
-	once     sync.Once
-	dropped  atomic.Int64
 	keep     func() int
 	onError  func(error)
 	interval time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	queue  []store.RequestLog // rows waiting for the writer, at most maxQueued
+	spare  []store.RequestLog // the writer's last drained buffer, reused as the next queue
+
+	wake    chan struct{} // capacity 1: a full batch waits, or Close was called
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Int64
 }
 
 // batchSize caps one write so a flush never holds a core for long.
 const batchSize = 64
 
+// maxQueued bounds the rows waiting to be written; beyond it rows are dropped
+// (and counted), so a slow disk never slows a request or grows memory.
+const maxQueued = 4096
+
 // New starts a writer flushing every interval or every batchSize rows; keep returns
 // how many rows to retain. Close flushes and stops it.
 func New(sink Sink, interval time.Duration, keep func() int, onError func(error)) *Writer {
-	w := &Writer{sink: sink, ch: make(chan store.RequestLog, 4096), done: make(chan struct{}),
-		keep: keep, onError: onError, interval: interval}
+	w := &Writer{sink: sink, keep: keep, onError: onError, interval: interval,
+		queue: make([]store.RequestLog, 0, batchSize), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.loop()
 	return w
 }
@@ -45,16 +55,25 @@ func New(sink Sink, interval time.Duration, keep func() int, onError func(error)
 // Log queues a row; when the queue is full the row is dropped and counted, so a
 // slow disk never slows a request.
 func (w *Writer) Log(l store.RequestLog) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
+	w.mu.Lock()
+	if w.closed || len(w.queue) >= maxQueued {
+		w.mu.Unlock()
 		w.dropped.Add(1)
 		return
 	}
+	w.queue = append(w.queue, l)
+	full := len(w.queue) == batchSize
+	w.mu.Unlock()
+	if full {
+		w.signal()
+	}
+}
+
+// signal wakes the writer (a no-op when a wake-up is already pending).
+func (w *Writer) signal() {
 	select {
-	case w.ch <- l:
+	case w.wake <- struct{}{}:
 	default:
-		w.dropped.Add(1)
 	}
 }
 
@@ -66,8 +85,8 @@ func (w *Writer) Close() {
 	w.once.Do(func() {
 		w.mu.Lock()
 		w.closed = true
-		close(w.ch)
 		w.mu.Unlock()
+		w.signal()
 	})
 	<-w.done
 }
@@ -76,37 +95,37 @@ func (w *Writer) loop() {
 	defer close(w.done)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
-	batch := make([]store.RequestLog, 0, batchSize)
 	written := 0
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		if err := w.sink.InsertRequestLogs(batch); err != nil && w.onError != nil {
-			w.onError(err)
-		}
-		written += len(batch)
-		batch = batch[:0]
-		if written >= 1000 {
-			written = 0
-			if err := w.sink.PruneRequestLogs(w.keep()); err != nil && w.onError != nil {
-				w.onError(err)
-			}
-		}
-	}
 	for {
 		select {
-		case l, ok := <-w.ch:
-			if !ok {
-				flush()
-				return
-			}
-			batch = append(batch, l)
-			if len(batch) >= batchSize {
-				flush()
-			}
+		case <-w.wake:
 		case <-t.C:
-			flush()
+		}
+		// Take every waiting row; requests go on appending to the spare buffer.
+		w.mu.Lock()
+		taken, closed := w.queue, w.closed
+		w.queue, w.spare = w.spare[:0], nil
+		w.mu.Unlock()
+		for rows := taken; len(rows) > 0; {
+			n := min(len(rows), batchSize)
+			if err := w.sink.InsertRequestLogs(rows[:n]); err != nil && w.onError != nil {
+				w.onError(err)
+			}
+			written += n
+			rows = rows[n:]
+			if written >= 1000 {
+				written = 0
+				if err := w.sink.PruneRequestLogs(w.keep()); err != nil && w.onError != nil {
+					w.onError(err)
+				}
+			}
+		}
+		if cap(taken) <= 4*batchSize { // after a burst, let the large buffer go
+			clear(taken) // no row's strings stay reachable from the spare
+			w.spare = taken[:0]
+		}
+		if closed {
+			return
 		}
 	}
 }

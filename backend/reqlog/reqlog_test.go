@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -62,4 +63,84 @@ func TestErrorsAreReportedNotFatal(t *testing.T) {
 	if errs != 1 {
 		t.Fatalf("errors reported %d", errs)
 	}
+}
+
+func (s *sink) rows() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, b := range s.batches {
+		n += len(b)
+	}
+	return n
+}
+
+// TestFlushTriggers: a full batch is written at once, without waiting for the
+// ticker; fewer rows wait for the next tick (interval −1 ms: not yet; +1 ms:
+// written); rows logged after Close are dropped and counted.
+func TestFlushTriggers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &sink{}
+		w := New(s, time.Second, func() int { return 100 }, nil)
+		for range batchSize {
+			w.Log(store.RequestLog{RequestID: "r"})
+		}
+		synctest.Wait()
+		if n := s.rows(); n != batchSize {
+			t.Fatalf("a full batch: %d rows written, want %d at once", n, batchSize)
+		}
+		for range 3 {
+			w.Log(store.RequestLog{RequestID: "r"})
+		}
+		time.Sleep(time.Second - time.Millisecond) // the bubble's clock: no real wait
+		synctest.Wait()
+		if n := s.rows(); n != batchSize {
+			t.Fatalf("before the tick: %d rows written, want %d", n, batchSize)
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if n := s.rows(); n != batchSize+3 {
+			t.Fatalf("after the tick: %d rows written, want %d", n, batchSize+3)
+		}
+		w.Close()
+		w.Log(store.RequestLog{RequestID: "late"})
+		if w.Dropped() != 1 || s.rows() != batchSize+3 {
+			t.Fatalf("after Close: dropped %d, rows %d", w.Dropped(), s.rows())
+		}
+	})
+}
+
+// blockingSink holds every insert until released, like a stalled disk.
+type blockingSink struct {
+	sink
+	release chan struct{}
+}
+
+func (b *blockingSink) InsertRequestLogs(r []store.RequestLog) error {
+	<-b.release
+	return b.sink.InsertRequestLogs(r)
+}
+
+// TestQueueBoundDropsWhileTheDiskStalls: while the store blocks, at most
+// maxQueued rows wait; the rest are dropped and counted, and Log never blocks.
+func TestQueueBoundDropsWhileTheDiskStalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &blockingSink{release: make(chan struct{})}
+		w := New(s, time.Hour, func() int { return 1 << 20 }, nil)
+		for range batchSize {
+			w.Log(store.RequestLog{})
+		}
+		synctest.Wait() // the writer took the first batch and blocks in the store
+		for range maxQueued + 5 {
+			w.Log(store.RequestLog{})
+		}
+		if w.Dropped() != 5 {
+			t.Fatalf("dropped %d, want 5", w.Dropped())
+		}
+		close(s.release)
+		w.Close()
+		if n := s.rows(); n != batchSize+maxQueued {
+			t.Fatalf("%d rows written, want %d", n, batchSize+maxQueued)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -229,10 +230,10 @@ func (s *Store) SaveBreaker(r BreakerRow) error {
 	}).Create(&r).Error
 }
 
-// InsertRequestLogs writes a batch of request logs in one transaction with one
-// prepared single-row statement: cheaper per row than a multi-row insert, whose
-// bind cost grows with the batch in the pure-Go SQLite driver.
+// InsertRequestLogs writes a batch of request logs (and their usage rollup) in
+// one transaction, in multi-row INSERTs of at most requestLogInsertChunk rows.
 func (s *Store) InsertRequestLogs(rows []RequestLog) error {
+	all := rows
 	if len(rows) == 0 {
 		return nil
 	}
@@ -245,25 +246,53 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	stmt, err := tx.Prepare(s.bind(`INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
-		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
-		queue_ms, queue_reason, cached_tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, r := range rows {
-		if _, err := stmt.Exec(r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
-			r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens,
-			r.QueueMs, r.QueueReason, r.CachedTokens); err != nil {
+	// The driver (glebarez/go-sqlite) parses a statement's SQL again on every
+	// Exec, prepared or not, so rows go in multi-row INSERTs: one parse per
+	// chunk instead of per row. Chunks stay small because binding is
+	// quadratic in a statement's parameter count.
+	args := make([]any, 0, requestLogInsertChunk*requestLogCols)
+	for len(rows) > 0 {
+		n := min(len(rows), requestLogInsertChunk)
+		args = args[:0]
+		for _, r := range rows[:n] {
+			args = append(args, r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
+				r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens,
+				r.QueueMs, r.QueueReason, r.CachedTokens)
+		}
+		if _, err := tx.Exec(s.bind(requestLogInsertSQL(n)), args...); err != nil {
 			return err
 		}
+		rows = rows[n:]
 	}
-	if err := s.rollup(tx, rows); err != nil {
+	if err := s.rollup(tx, all); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// requestLogInsertChunk is the most rows one INSERT carries; requestLogCols
+// the columns each row binds.
+const (
+	requestLogInsertChunk = 16
+	requestLogCols        = 18
+)
+
+// requestLogInsertSQL is the INSERT of n request log rows.
+func requestLogInsertSQL(n int) string {
+	const head = `INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
+		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
+		queue_ms, queue_reason, cached_tokens) VALUES `
+	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	var b strings.Builder
+	b.Grow(len(head) + n*(len(row)+2))
+	b.WriteString(head)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
 }
 
 // RecentRequestLogs returns the newest logs first.

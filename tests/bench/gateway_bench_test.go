@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"omniroute/backend/config"
 	"omniroute/backend/server"
+	"omniroute/tests/bench/bareproxy"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -33,7 +35,7 @@ type target struct {
 
 // newClient returns a keep-alive client sized for parallel benchmarks, never
 // going through a proxy from the environment.
-func newClient(b *testing.B) *http.Client {
+func newClient(b testing.TB) *http.Client {
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -46,7 +48,7 @@ func newClient(b *testing.B) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-func newTarget(b *testing.B, base, key, model string) *target {
+func newTarget(b testing.TB, base, key, model string) *target {
 	t := &target{url: base + "/v1/chat/completions", key: key, model: model, client: newClient(b), bodies: map[bool][]byte{}}
 	for _, stream := range []bool{false, true} {
 		// The same body tests/cmd/loadgen sends.
@@ -74,7 +76,7 @@ func startFake(b *testing.B) string {
 // startGateway wires a gateway over a temp data dir with one openai-compatible
 // connection to upstreamBase, serves it on loopback, and returns its client
 // target.
-func startGateway(b *testing.B, upstreamBase string) *target {
+func startGateway(b testing.TB, upstreamBase string) *target {
 	srv, err := server.New(server.Options{
 		Process:   config.Process{DataDir: b.TempDir(), Host: "127.0.0.1", Port: 0},
 		Dashboard: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>OmniRoute</title>")}},
@@ -101,7 +103,7 @@ func startGateway(b *testing.B, upstreamBase string) *target {
 }
 
 // createConnection adds the connection through the management API, as a user would.
-func createConnection(b *testing.B, gatewayBase, token, upstreamURL string) {
+func createConnection(b testing.TB, gatewayBase, token, upstreamURL string) {
 	body, _ := json.Marshal(map[string]any{"provider": "openai-compatible", "name": "bench",
 		"apiKey": upstreamKey, "baseUrl": upstreamURL, "models": []string{"gpt-4o-mini"}})
 	req, err := http.NewRequest(http.MethodPost, gatewayBase+"/api/providers", bytes.NewReader(body))
@@ -232,4 +234,17 @@ func BenchmarkDirect(b *testing.B) {
 // model openai-compatible/gpt-4o-mini, one connection to the fake).
 func BenchmarkGateway(b *testing.B) {
 	benchTarget(b, startGateway(b, startFake(b)))
+}
+
+// BenchmarkProxy sends the same requests through a bare httputil.ReverseProxy
+// to the fake (tests/bench/bareproxy): the yardstick the gateway is measured
+// against. Compare its cpu-µs/op and allocs/op with BenchmarkGateway's.
+func BenchmarkProxy(b *testing.B) {
+	u, err := url.Parse(startFake(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(bareproxy.New(u))
+	b.Cleanup(ts.Close)
+	benchTarget(b, newTarget(b, ts.URL, upstreamKey, "gpt-4o-mini"))
 }

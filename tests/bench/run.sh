@@ -9,7 +9,13 @@
 #     scheduled send time), the gateway's CPU time per request (utime+stime from
 #     /proc/PID/stat), its RSS under load, and errors;
 #   - one streaming run at 500 req/s.
-# It prints a markdown table. Figures are reported, never asserted.
+#   - the same runs through a bare httputil.ReverseProxy (tests/cmd/bareproxy),
+#     interleaved with the gateway's (direct, proxy, gateway at each rate, for
+#     BENCH_ROUNDS rounds), so the gateway's CPU per request and per stream can
+#     be read as a ratio to the proxy's on the same machine at the same moment;
+#   - allocations per request from the in-process Go benchmarks (direct, proxy
+#     and gateway in one process, tests/bench/*_test.go).
+# It prints markdown tables. Figures are reported, never asserted.
 #
 # Environment:
 #   BENCH_RATES="200 500 1000"  JSON rates (req/s)
@@ -19,6 +25,8 @@
 #   BENCH_RESULTS_DIR=dir       keep each run's loadgen JSON there
 #   BENCH_NO_PIN=1              do not pin processes to cores with taskset
 #   BENCH_SETTLE=2              seconds to wait before the after-load RSS reading
+#   BENCH_ROUNDS=1              rounds of the interleaved direct/proxy/gateway runs
+#   BENCH_GO=1                  also run the in-process Go benchmarks (0: skip)
 #
 # Only loopback addresses are used. Every process started here is stopped on exit.
 set -euo pipefail
@@ -29,6 +37,8 @@ STREAM_RATE=${BENCH_STREAM_RATE-500}
 DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-1s}
 SETTLE=${BENCH_SETTLE:-2}
+ROUNDS=${BENCH_ROUNDS:-1}
+GO_BENCH=${BENCH_GO:-1}
 MODEL_DIRECT=gpt-4o-mini
 MODEL_GATEWAY=openai-compatible/gpt-4o-mini
 UPSTREAM_KEY=bench-upstream-key
@@ -84,6 +94,7 @@ mkdir -p bin
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$VERSION" -o bin/omniroute .
 CGO_ENABLED=0 go build -o "$TMP/fakeupstream" ./tests/cmd/fakeupstream
 CGO_ENABLED=0 go build -o "$TMP/loadgen" ./tests/cmd/loadgen
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TMP/bareproxy" ./tests/cmd/bareproxy
 
 # --- pinning -----------------------------------------------------------------
 GW_PIN=()
@@ -146,19 +157,20 @@ count() {
 }
 
 # loadgen NAME URL KEY MODEL RATE [STREAM]: one fixed-rate run; writes
-# $TMP/NAME.json. While it runs, samples the gateway's RSS and CPU (before and
-# after) into $TMP/NAME.gw.
+# $TMP/NAME.json. While it runs, samples the RSS and CPU (before and after) of
+# the process under test, $MEASURE_PID (the gateway unless set), into $TMP/NAME.gw.
 loadgen() {
 	local name=$1 url=$2 key=$3 model=$4 rate=$5 stream=${6:-}
+	local pid=${MEASURE_PID:-$GW_PID}
 	local args=(-url "$url" -key "$key" -model "$model" -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" -timeout 10s -json)
 	[ -n "$stream" ] && args+=(-stream)
 	local cpu0 cpu1 rss max_rss=0 lg
-	cpu0=$(cpu_ticks "$GW_PID")
+	cpu0=$(cpu_ticks "$pid")
 	"${AUX_PIN[@]}" "$TMP/loadgen" "${args[@]}" >"$TMP/$name.json" 2>"$TMP/$name.err" &
 	lg=$!
 	PIDS+=("$lg")
 	while kill -0 "$lg" 2>/dev/null; do
-		rss=$(rss_kib "$GW_PID")
+		rss=$(rss_kib "$pid")
 		[ "$rss" -gt "$max_rss" ] && max_rss=$rss
 		sleep 0.2
 	done
@@ -168,7 +180,7 @@ loadgen() {
 		exit 1
 	fi
 	forget "$lg"
-	cpu1=$(cpu_ticks "$GW_PID")
+	cpu1=$(cpu_ticks "$pid")
 	echo "$((cpu1 - cpu0)) $max_rss" >"$TMP/$name.gw"
 	if [ -n "${BENCH_RESULTS_DIR:-}" ]; then
 		mkdir -p "$BENCH_RESULTS_DIR"
@@ -183,6 +195,14 @@ PIDS+=("$FAKE_PID")
 FAKE_URL=$(wait_line "$TMP/fake.out" '^listening on http://127\.0\.0\.1:[0-9]+' "$FAKE_PID")
 FAKE_URL=${FAKE_URL#listening on }
 log "fake upstream: $FAKE_URL (pid $FAKE_PID)"
+
+# --- bare reverse proxy (the yardstick), on the gateway's core -----------------
+"${GW_PIN[@]}" "$TMP/bareproxy" -addr 127.0.0.1:0 -upstream "$FAKE_URL" >"$TMP/proxy.out" 2>"$TMP/proxy.err" &
+PROXY_PID=$!
+PIDS+=("$PROXY_PID")
+PROXY_URL=$(wait_line "$TMP/proxy.out" '^listening on http://127\.0\.0\.1:[0-9]+' "$PROXY_PID")
+PROXY_URL=${PROXY_URL#listening on }
+log "bare proxy: $PROXY_URL (pid $PROXY_PID)"
 
 # --- gateway -----------------------------------------------------------------
 mkdir -p "$TMP/data"
@@ -199,6 +219,7 @@ log "gateway: $GW_BASE (pid $GW_PID)"
 
 sleep 2
 IDLE_RSS=$(rss_kib "$GW_PID")
+PROXY_IDLE_RSS=$(rss_kib "$PROXY_PID")
 log "idle RSS: $(mib "$IDLE_RSS") MiB"
 
 code=$(curl --noproxy '*' -sS -o "$TMP/conn.json" -w '%{http_code}' -X POST "$GW_BASE/api/providers" \
@@ -216,8 +237,10 @@ DURATION=2s WARMUP=0s
 loadgen warmup-direct "$FAKE_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" 200
 loadgen warmup-gateway "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" 200
 loadgen warmup-gateway-stream "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" 200 stream
+MEASURE_PID=$PROXY_PID loadgen warmup-proxy "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" 200
+MEASURE_PID=$PROXY_PID loadgen warmup-proxy-stream "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" 200 stream
 DURATION=$DURATION_SAVED WARMUP=$WARMUP_SAVED
-for w in warmup-direct warmup-gateway warmup-gateway-stream; do
+for w in warmup-direct warmup-gateway warmup-gateway-stream warmup-proxy warmup-proxy-stream; do
 	if [ "$(jq '.ok' "$TMP/$w.json")" -eq 0 ]; then
 		log "run.sh: $w: no request succeeded: $(cat "$TMP/$w.json")"
 		exit 1
@@ -226,38 +249,52 @@ done
 
 # --- measured runs -----------------------------------------------------------
 ROWS=()
+# run_rate RATE ROUND [stream]: direct, bare proxy and gateway runs back to
+# back at one rate, and one table row comparing them.
 run_rate() {
-	local rate=$1 stream=${2:-} mode=json suffix=""
+	local rate=$1 round=$2 stream=${3:-} mode=json suffix=""
 	[ -n "$stream" ] && mode=stream && suffix=-stream
-	log "rate $rate req/s ($mode): direct…"
+	suffix="$suffix-r$round"
+	log "rate $rate req/s ($mode, round $round): direct…"
 	loadgen "direct-$rate$suffix" "$FAKE_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$rate" $stream
-	log "rate $rate req/s ($mode): through the gateway…"
+	log "rate $rate req/s ($mode, round $round): through the bare proxy…"
+	MEASURE_PID=$PROXY_PID loadgen "proxy-$rate$suffix" "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$rate" $stream
+	log "rate $rate req/s ($mode, round $round): through the gateway…"
 	loadgen "gateway-$rate$suffix" "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" "$rate" $stream
-	local d="$TMP/direct-$rate$suffix.json" g="$TMP/gateway-$rate$suffix.json"
-	local ticks max_rss requests
-	read -r ticks max_rss <"$TMP/gateway-$rate$suffix.gw"
-	# Every request loadgen sent through the gateway during the CPU window:
-	# the warmup phase's and the measured phase's.
-	requests=$(($(count "$WARMUP" "$rate") + $(jq '.sent' "$g")))
-	local dp50 dp99 gp50 gp99 derr gerr grate
+	local d="$TMP/direct-$rate$suffix.json" p="$TMP/proxy-$rate$suffix.json" g="$TMP/gateway-$rate$suffix.json"
+	local gticks grss pticks prss greq preq
+	read -r gticks grss <"$TMP/gateway-$rate$suffix.gw"
+	read -r pticks prss <"$TMP/proxy-$rate$suffix.gw"
+	# Every request loadgen sent during the CPU window: the warmup phase's and
+	# the measured phase's.
+	greq=$(($(count "$WARMUP" "$rate") + $(jq '.sent' "$g")))
+	preq=$(($(count "$WARMUP" "$rate") + $(jq '.sent' "$p")))
+	local dp50 dp99 pp50 pp99 gp50 gp99 derr perr gerr grate
 	dp50=$(jq '.latency_us.p50' "$d") dp99=$(jq '.latency_us.p99' "$d")
+	pp50=$(jq '.latency_us.p50' "$p") pp99=$(jq '.latency_us.p99' "$p")
 	gp50=$(jq '.latency_us.p50' "$g") gp99=$(jq '.latency_us.p99' "$g")
-	derr=$(jq '[.errors[]] | add // 0' "$d") gerr=$(jq '[.errors[]] | add // 0' "$g")
+	derr=$(jq '[.errors[]] | add // 0' "$d") perr=$(jq '[.errors[]] | add // 0' "$p") gerr=$(jq '[.errors[]] | add // 0' "$g")
 	grate=$(jq '.achieved_rate' "$g")
-	ROWS+=("$(awk -v rate="$rate" -v mode="$mode" -v grate="$grate" -v dp50="$dp50" -v dp99="$dp99" -v gp50="$gp50" -v gp99="$gp99" \
-		-v ticks="$ticks" -v tck="$CLK_TCK" -v n="$requests" -v rss="$max_rss" -v derr="$derr" -v gerr="$gerr" 'BEGIN {
-		cpu = n > 0 ? ticks * 1e6 / tck / n : 0
-		printf "| %d | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.0f | %.1f | %d / %d |",
-			rate, mode, grate, dp50/1000, dp99/1000, gp50/1000, gp99/1000, (gp50-dp50)/1000, (gp99-dp99)/1000, cpu, rss/1024, derr, gerr
+	ROWS+=("$(awk -v rate="$rate" -v mode="$mode" -v round="$round" -v grate="$grate" -v dp50="$dp50" -v dp99="$dp99" \
+		-v pp50="$pp50" -v pp99="$pp99" -v gp50="$gp50" -v gp99="$gp99" -v gt="$gticks" -v pt="$pticks" -v tck="$CLK_TCK" \
+		-v gn="$greq" -v pn="$preq" -v grss="$grss" -v prss="$prss" -v derr="$derr" -v perr="$perr" -v gerr="$gerr" 'BEGIN {
+		gcpu = gn > 0 ? gt * 1e6 / tck / gn : 0
+		pcpu = pn > 0 ? pt * 1e6 / tck / pn : 0
+		ratio = pcpu > 0 ? sprintf("%.2f×", gcpu / pcpu) : "n/a"
+		printf "| %d | %s | %d | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | +%.2f / +%.2f | %.0f / %.0f | **%s** | %.1f / %.1f | %d / %d / %d |",
+			rate, mode, round, grate, dp50/1000, dp99/1000, pp50/1000, pp99/1000, gp50/1000, gp99/1000,
+			(pp50-dp50)/1000, (gp50-dp50)/1000, pcpu, gcpu, ratio, prss/1024, grss/1024, derr, perr, gerr
 	}')")
 }
 
-for rate in $RATES; do
-	run_rate "$rate"
+for round in $(seq "$ROUNDS"); do
+	for rate in $RATES; do
+		run_rate "$rate" "$round"
+	done
+	if [ -n "$STREAM_RATE" ]; then
+		run_rate "$STREAM_RATE" "$round" stream
+	fi
 done
-if [ -n "$STREAM_RATE" ]; then
-	run_rate "$STREAM_RATE" stream
-fi
 
 sleep "$SETTLE"
 IDLE_AFTER=$(rss_kib "$GW_PID")
@@ -273,13 +310,41 @@ cat <<EOF
 - each run: $WARMUP warmup + $DURATION measured at a fixed rate (open loop), latency from the scheduled send time
 - stream latency is time to last byte
 
-| rate (req/s) | mode | achieved (req/s) | direct p50 / p99 (ms) | gateway p50 / p99 (ms) | added p50 / p99 (ms) | gateway CPU (µs/req) | gateway RSS under load (MiB) | errors direct / gateway |
-|---:|---|---:|---:|---:|---:|---:|---:|---:|
+| rate (req/s) | mode | round | achieved (req/s) | direct p50 / p99 (ms) | proxy p50 / p99 (ms) | gateway p50 / p99 (ms) | added p50 proxy / gateway (ms) | CPU µs per request proxy / gateway | CPU gateway ÷ proxy | RSS under load proxy / gateway (MiB) | errors direct / proxy / gateway |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 EOF
 printf '%s\n' "${ROWS[@]}"
 cat <<EOF
 
-- gateway idle RSS (startup + 2 s): $(mib "$IDLE_RSS") MiB
+- gateway idle RSS (startup + 2 s): $(mib "$IDLE_RSS") MiB (bare proxy: $(mib "$PROXY_IDLE_RSS") MiB)
 - gateway RSS idle again after the runs (+$SETTLE s): $(mib "$IDLE_AFTER") MiB; peak RSS (VmHWM): $(mib "$PEAK") MiB
-- CPU: utime+stime from /proc/$GW_PID/stat (CLK_TCK=$CLK_TCK) over each gateway run, divided by the requests sent in it (warmup included)
+- CPU: utime+stime from /proc/PID/stat (CLK_TCK=$CLK_TCK) of the gateway or the proxy over its run, divided by the requests sent in it (warmup included); a stream row's CPU is per stream
+- the bare proxy is httputil.ReverseProxy (tests/bench/bareproxy) on the gateway's core; "added" is the p50 over the direct run at the same rate
 EOF
+
+if [ "$GO_BENCH" != 0 ]; then
+	log "in-process Go benchmarks (allocations per request)…"
+	go test -run='^$' -bench='Benchmark(Direct|Proxy|Gateway)/(json|stream)$' -benchtime=2000x -benchmem ./tests/bench/ >"$TMP/gobench.txt" 2>&1 ||
+		{ cat "$TMP/gobench.txt" >&2; exit 1; }
+	cat <<EOF
+
+### Allocations per request (in-process, client and fake upstream included)
+
+| benchmark | cpu-µs/op | B/op | allocs/op | allocs added over direct |
+|---|---:|---:|---:|---:|
+EOF
+	awk '/^Benchmark(Direct|Proxy|Gateway)\// {
+		name = $1; sub(/-[0-9]+$/, "", name)
+		for (i = 2; i <= NF; i++) {
+			if ($i == "cpu-µs/op") cpu = $(i-1)
+			if ($i == "B/op") bytes = $(i-1)
+			if ($i == "allocs/op") allocs = $(i-1)
+		}
+		split(name, parts, "/"); mode = parts[2]
+		if (name ~ /^BenchmarkDirect/) direct[mode] = allocs
+		n++; names[n] = name; c[n] = cpu; b[n] = bytes; a[n] = allocs; m[n] = mode
+	} END {
+		for (i = 1; i <= n; i++)
+			printf "| %s | %s | %s | %s | %s |\n", names[i], c[i], b[i], a[i], (m[i] in direct) ? a[i] - direct[m[i]] : "n/a"
+	}' "$TMP/gobench.txt"
+fi

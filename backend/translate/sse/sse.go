@@ -45,37 +45,44 @@ var ErrLineTooLong = io.ErrShortBuffer
 // ErrEventTooLarge is returned when one event's data exceeds MaxEventData.
 var ErrEventTooLarge = errors.New("sse: event data exceeds the size limit")
 
-// Feed appends p and calls emit for each complete event. The Event's Data is
-// only valid during the callback. Returning false from emit stops parsing.
+// Feed parses chunk and calls emit for each complete event. The Event's Data
+// is only valid during the callback. Returning false from emit stops parsing.
+// Complete lines are read in place; only an unfinished line is copied (kept
+// for the next Feed), so relaying a stream costs no copy of its bytes here.
 func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
-	p.buf = append(p.buf, chunk...)
+	src := chunk
+	if len(p.buf) > 0 {
+		p.buf = append(p.buf, chunk...)
+		src = p.buf
+	}
 	start := 0
 	for {
-		i := bytes.IndexAny(p.buf[start:], "\r\n")
+		i := bytes.IndexAny(src[start:], "\r\n")
 		if i < 0 {
 			break
 		}
 		end := start + i
 		// A lone '\r' at the end of the buffer may be the first half of "\r\n":
 		// wait for more bytes before deciding.
-		if p.buf[end] == '\r' && end+1 == len(p.buf) {
+		if src[end] == '\r' && end+1 == len(src) {
 			break
 		}
-		line := p.buf[start:end]
+		line := src[start:end]
 		next := end + 1
-		if p.buf[end] == '\r' && next < len(p.buf) && p.buf[next] == '\n' {
+		if src[end] == '\r' && next < len(src) && src[next] == '\n' {
 			next++
 		}
 		start = next
 		if !p.line(line, emit) {
-			p.buf = append(p.buf[:0], p.buf[start:]...)
+			p.buf = append(p.buf[:0], src[start:]...)
 			if p.tooBig {
 				return ErrEventTooLarge
 			}
 			return nil
 		}
 	}
-	p.buf = append(p.buf[:0], p.buf[start:]...)
+	// The unfinished tail: moved to the front of buf, or copied from chunk.
+	p.buf = append(p.buf[:0], src[start:]...)
 	if len(p.buf) > maxLine {
 		return ErrLineTooLong
 	}

@@ -1,0 +1,42 @@
+package providers
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// TestWithModel: only the top-level "model" value changes, every other byte
+// stays as the client sent it, and the input body is never written to.
+func TestWithModel(t *testing.T) {
+	tests := []struct {
+		name, body, model, want string
+	}{
+		{"plain", `{"model":"a/b","x":1}`, "b", `{"model":"b","x":1}`},
+		{"spacing and order kept", `{"messages":[{"model":"inner"}],  "model" : "combo/x" ,"t":0.70}`, "gpt-4o-mini",
+			`{"messages":[{"model":"inner"}],  "model" : "gpt-4o-mini" ,"t":0.70}`},
+		{"escaped old value", `{"model":"a\u002fb\"c","s":true}`, "m-1.5", `{"model":"m-1.5","s":true}`},
+		{"same model", `{"model":"gpt-4o-mini"}`, "gpt-4o-mini", `{"model":"gpt-4o-mini"}`},
+		{"model needing escapes", `{"model":"x"}`, "a\"b\u00e9", `{"model":"a\"bé"}`},
+		{"no model", `{"x":1}`, "m", `{"x":1,"model":"m"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := []byte(tt.body)
+			got, err := withModel(in, tt.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(in) != tt.body {
+				t.Fatalf("input modified: %s", in)
+			}
+			if gjson.GetBytes(got, "model").String() != tt.model {
+				t.Fatalf("model of %s is not %q", got, tt.model)
+			}
+			if !bytes.Equal(got, []byte(tt.want)) {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
