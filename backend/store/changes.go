@@ -22,6 +22,7 @@ const (
 	TableSettings    = "key_value"
 	TableBreakers    = "domain_circuit_breakers"
 	TablePins        = "session_account_affinity"
+	TableModelLocks  = "model_locks"
 	TopicCooldowns   = "cooldowns"
 )
 

@@ -45,6 +45,10 @@ func populate(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	mustInsert(t, s, lease("l1", "o1", "c1", 1, 1<<50))
+	if err := s.SaveModelLock(ModelLockRow{Layer: LayerLockout, Key: "openai:c1:gpt-4o", Provider: "openai", ConnectionID: "c1",
+		Model: "gpt-4o", Scope: "model", Status: 404, FailureCount: 1, LockedAt: 1, ExpiresAt: 2, Cleared: true}); err != nil {
+		t.Fatal(err)
+	}
 	var logs []RequestLog
 	for i := range 450 { // more than two insert batches
 		logs = append(logs, RequestLog{RequestID: fmt.Sprintf("r%d", i), CreatedAt: int64(60_000 + i*1000), APIKeyID: "k1",
@@ -128,6 +132,9 @@ func TestCopySQLiteIntoPostgres(t *testing.T) {
 	ev1, e1 := src.StateEvents(0, 1<<50, 100)
 	ev2, e2 := dst.StateEvents(0, 1<<50, 100)
 	same("state events", ev1, ev2, e1, e2)
+	ml1, e1 := src.ModelLocks(0, 0)
+	ml2, e2 := dst.ModelLocks(0, 0)
+	same("model locks", ml1, ml2, e1, e2)
 	q := UsageQuery{From: 0, To: 1 << 40, BucketMs: 900_000, Dim: ByModel}
 	u1, e1 := src.Usage(q)
 	u2, e2 := dst.Usage(q)

@@ -264,8 +264,17 @@ func TestPostgresChangeFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(TablePins)
-	// Marking a key used, an instance heartbeat and dropping expired pins wake nobody.
+	if err := b.SaveModelLock(ModelLockRow{Layer: LayerCooldown, Key: "openai:c1:exact:m", Provider: "openai", ConnectionID: "c1",
+		Model: "m", Scope: "exact", LockedAt: 1, ExpiresAt: 60}); err != nil {
+		t.Fatal(err)
+	}
+	expect(TableModelLocks)
+	// Marking a key used, an instance heartbeat and dropping expired pins and
+	// model locks wake nobody.
 	if _, err := b.LivePins(100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ModelLocks(100, 0); err != nil { // prunes the lock above
 		t.Fatal(err)
 	}
 	if err := b.DB().Exec(`UPDATE api_keys SET last_used_at = 7`).Error; err != nil {
