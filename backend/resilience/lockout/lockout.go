@@ -341,6 +341,13 @@ func (t *Table) Locked(provider, connectionID, model string) (Entry, bool) {
 // open are decayed the same way, so a recovered model stops escalating. Returns how
 // many active locks were removed.
 func (t *Table) Decay(provider, connectionID, model string) int {
+	n, _ := t.DecayEntries(provider, connectionID, model)
+	return n
+}
+
+// DecayEntries is Decay, also returning the entries it deleted (active or
+// not), so a caller sharing the table with other instances can tell them.
+func (t *Table) DecayEntries(provider, connectionID, model string) (int, []Entry) {
 	now := t.clk.Now()
 	keys := keysCovering(provider, connectionID, model)
 
@@ -348,6 +355,7 @@ func (t *Table) Decay(provider, connectionID, model string) int {
 	defer t.mu.Unlock()
 	t.sweepLocked(now)
 	removed := 0
+	var gone []Entry
 	for _, k := range keys {
 		r, ok := t.entries[k]
 		if !ok {
@@ -359,11 +367,12 @@ func (t *Table) Decay(provider, connectionID, model string) int {
 			continue
 		}
 		delete(t.entries, k)
+		gone = append(gone, r.Entry)
 		if r.Active(now) {
 			removed++
 		}
 	}
-	return removed
+	return removed, gone
 }
 
 // List returns the active entries sorted by ExpiresAt, then Key. It also sweeps
@@ -404,6 +413,13 @@ func (t *Table) List() []Entry {
 // "" to match any; connectionID must match exactly. Escalation history of the
 // removed entries is dropped too. Returns how many active locks were removed.
 func (t *Table) Clear(provider, connectionID, model string) int {
+	n, _ := t.ClearEntries(provider, connectionID, model)
+	return n
+}
+
+// ClearEntries is Clear, also returning the entries it removed (active or
+// not).
+func (t *Table) ClearEntries(provider, connectionID, model string) (int, []Entry) {
 	return t.removeWhere(func(k key) bool {
 		if k.conn != connectionID || (provider != "" && k.provider != provider) {
 			return false
@@ -421,12 +437,76 @@ func (t *Table) Clear(provider, connectionID, model string) int {
 // ClearConnection removes every entry of the connection (all providers, models and
 // scopes). Returns how many active locks were removed.
 func (t *Table) ClearConnection(connectionID string) int {
+	n, _ := t.ClearConnectionEntries(connectionID)
+	return n
+}
+
+// ClearConnectionEntries is ClearConnection, also returning the entries it
+// removed (active or not).
+func (t *Table) ClearConnectionEntries(connectionID string) (int, []Entry) {
 	return t.removeWhere(func(k key) bool { return k.conn == connectionID })
 }
 
 // ClearAll removes every entry. Returns how many active locks were removed.
 func (t *Table) ClearAll() int {
+	n, _ := t.ClearAllEntries()
+	return n
+}
+
+// ClearAllEntries is ClearAll, also returning the entries it removed (active
+// or not).
+func (t *Table) ClearAllEntries() (int, []Entry) {
 	return t.removeWhere(func(key) bool { return true })
+}
+
+// Remote is an entry written by another instance sharing the database: a
+// lock, or a tombstone (Cleared) saying that instance cleared the key at
+// LockedAt.
+type Remote struct {
+	Entry
+	Cleared bool
+}
+
+// Adopt takes what other instances wrote: an entry newer than this table's
+// entry of the same key (a later LockedAt; no entry at all counts as older)
+// replaces it when it is a lock still active at now, and deletes it when it is
+// a tombstone. An entry as new as or older than this table's is ignored (an
+// equal LockedAt is this instance's own write coming back), and so is an
+// expired lock (at exactly ExpiresAt it no longer holds). An adopted lock
+// keeps this table's escalation window when that ends later (another
+// instance's MaxCooldown is not known here). Nothing is written back. Returns
+// how many entries were taken or deleted.
+func (t *Table) Adopt(remote []Remote) int {
+	now := t.clk.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, r := range remote {
+		k := keyFor(r.Provider, r.ConnectionID, r.Model, r.Scope)
+		prev, had := t.entries[k]
+		if had && !r.LockedAt.After(prev.LockedAt) {
+			continue
+		}
+		if r.Cleared {
+			if had {
+				delete(t.entries, k)
+				n++
+			}
+			continue
+		}
+		if !r.Active(now) {
+			continue
+		}
+		e := r.Entry
+		e.Key = k.String()
+		windowEnd := e.ExpiresAt
+		if had && prev.windowEnd.After(windowEnd) {
+			windowEnd = prev.windowEnd
+		}
+		t.putLocked(k, record{Entry: e, windowEnd: windowEnd})
+		n++
+	}
+	return n
 }
 
 // Count returns the number of active locks.
@@ -443,24 +523,27 @@ func (t *Table) Count() int {
 	return n
 }
 
-// removeWhere deletes the matching entries, counting the active ones.
-func (t *Table) removeWhere(match func(key) bool) int {
+// removeWhere deletes the matching entries, counting the active ones and
+// returning every one it deleted.
+func (t *Table) removeWhere(match func(key) bool) (int, []Entry) {
 	now := t.clk.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sweepLocked(now)
 	removed := 0
+	var gone []Entry
 	for k, r := range t.entries {
 		if !match(k) {
 			continue
 		}
 		delete(t.entries, k)
+		gone = append(gone, r.Entry)
 		if r.Active(now) {
 			removed++
 		}
 	}
 	t.resetSweepLocked()
-	return removed
+	return removed, gone
 }
 
 // putLocked stores r under k. It keeps the invariant that nextSweep is non-zero
