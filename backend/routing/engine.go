@@ -36,6 +36,14 @@ type CooldownStore interface {
 	SaveCooldown(id string, f store.CooldownFields) error
 }
 
+// LockStore shares model lockouts and model cooldowns with the other
+// instances of a team server: every lock written and every clear (a
+// tombstone) is saved, and the instances adopt what they read back
+// (AdoptModelLocks). Its writes must not wait on the database.
+type LockStore interface {
+	SaveModelLock(r store.ModelLockRow) error
+}
+
 // Policy supplies the current settings to the engine; it is read per decision so
 // a PATCH of the settings applies to the next request.
 type Policy interface {
@@ -87,8 +95,10 @@ type Engine struct {
 	agentMap AgentMap
 	// probeClaim asks the shared database for a HALF_OPEN probe (nil: local only).
 	probeClaim func(breakerKey string) (bool, error)
-	egress     egressBook
-	tools      toolLimits
+	// locks shares model locks with other instances (nil: local only).
+	locks  LockStore
+	egress egressBook
+	tools  toolLimits
 }
 
 // EngineDeps are the engine's collaborators.
@@ -119,6 +129,10 @@ type EngineDeps struct {
 	// instance won it); an error refuses the probe. nil: the local breaker
 	// alone decides (one instance per database).
 	ProbeClaim func(breakerKey string) (bool, error)
+	// Locks, when set, shares the model lockouts and model cooldowns with the
+	// other instances on the database (team server). nil: they stay in this
+	// process's memory (desktop, SQLite).
+	Locks LockStore
 }
 
 // NewEngine wires an engine.
@@ -130,7 +144,7 @@ func NewEngine(d EngineDeps) *Engine {
 		cools: lockout.New(d.Clock), combos: d.Combos, leases: d.Leases,
 		pins: d.Pins, stats: newStats(), store: d.Store,
 		policy: d.Policy, observer: d.Observer, load: d.Load, onError: d.OnError, agentMap: d.AgentMap,
-		probeClaim: d.ProbeClaim}
+		probeClaim: d.ProbeClaim, locks: d.Locks}
 }
 
 // Registry returns the connection registry.
@@ -392,7 +406,8 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	provider := c.Conn.Provider.ID
 	streak := e.stats.streak(c.Key(), v)
 	if v.OK() {
-		e.cools.Decay(provider, c.Conn.ID, c.Model)
+		_, gone := e.cools.DecayEntries(provider, c.Conn.ID, c.Model)
+		e.shareCleared(store.LayerCooldown, gone)
 		return
 	}
 	cs := c.Conn.overrides.apply(e.policy.CooldownSettings(c.Conn.Category()))
@@ -401,13 +416,13 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	switch {
 	case v.Kind == verdict.KindRateLimit && v.Scope != verdict.ScopeConnection:
 		if v.RetryAfter > 0 && cs.UseUpstreamRetryHints {
-			e.lockoutChanged("locked", e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
+			e.locked(store.LayerCooldown, e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
 			return
 		}
-		e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
+		e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 	case recoverable(v.Kind):
 		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
-			e.lockoutChanged("locked", e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
+			e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 			e.stats.resetStreak(c.Key())
 		}
 	}
@@ -428,7 +443,9 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	}
 	provider := c.Conn.Provider.ID
 	if v.OK() {
-		if n := e.lockouts.Decay(provider, c.Conn.ID, c.Model); n > 0 && e.observer != nil {
+		n, gone := e.lockouts.DecayEntries(provider, c.Conn.ID, c.Model)
+		e.shareCleared(store.LayerLockout, gone)
+		if n > 0 && e.observer != nil {
 			e.observer.LockoutChanged("decayed", lockout.Entry{Provider: provider, ConnectionID: c.Conn.ID, Model: c.Model})
 		}
 		return false
@@ -436,8 +453,7 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	// A provider error rule with scope "model" locks this model alone, for the
 	// rule's time; the connection and its other models keep serving.
 	if v.ModelLock > 0 {
-		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.ModelLock, v.Code)
-		e.lockoutChanged("locked", entry)
+		e.locked(store.LayerLockout, e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.ModelLock, v.Code))
 		return true
 	}
 	// A rule's honoured connection scope blames the account, never a model.
@@ -446,8 +462,7 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	}
 	// A typed RetryInfo wait too long for the queue locks the exact model (≤ 24 h).
 	if v.HintSource == verdict.HintGoogleRPCRetryInfo && v.RetryAfter > e.queueMaxWait(c.Conn) {
-		entry := e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code)
-		e.lockoutChanged("locked", entry)
+		e.locked(store.LayerLockout, e.lockouts.LockFor(provider, c.Conn.ID, c.Model, v.RetryAfter, v.Code))
 		return true
 	}
 	set := e.policy.LockoutSettings()
@@ -463,8 +478,7 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	if v.Kind == verdict.KindRateLimit && v.Scope == verdict.ScopeConnection {
 		return false // the upstream said the whole account is limited
 	}
-	entry := e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter)
-	e.lockoutChanged("locked", entry)
+	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter))
 	// The model is locked, not the connection; recoverable failures still count
 	// towards the connection's cross-model streak (guide §2).
 	if recoverable(v.Kind) {
@@ -486,6 +500,66 @@ func (e *Engine) lockoutChanged(action string, entry lockout.Entry) {
 	if e.observer != nil {
 		e.observer.LockoutChanged(action, entry)
 	}
+}
+
+// locked reports a lock written into layer's table and shares it.
+func (e *Engine) locked(layer string, entry lockout.Entry) {
+	e.lockoutChanged("locked", entry)
+	if entry.Active(e.clk.Now()) {
+		e.shareLock(modelLockRow(layer, entry, false))
+	}
+}
+
+// shareCleared tells the other instances (team server) that these entries of
+// layer were removed now: a tombstone per key, stamped with the clear time.
+func (e *Engine) shareCleared(layer string, gone []lockout.Entry) {
+	if e.locks == nil || len(gone) == 0 {
+		return
+	}
+	now := e.clk.Now()
+	for _, x := range gone {
+		x.LockedAt, x.ExpiresAt = now, now
+		e.shareLock(modelLockRow(layer, x, true))
+	}
+}
+
+func (e *Engine) shareLock(r store.ModelLockRow) {
+	if e.locks == nil {
+		return
+	}
+	if err := e.locks.SaveModelLock(r); err != nil && e.onError != nil {
+		e.onError(err)
+	}
+}
+
+func modelLockRow(layer string, x lockout.Entry, cleared bool) store.ModelLockRow {
+	return store.ModelLockRow{Layer: layer, Key: x.Key, Provider: x.Provider, ConnectionID: x.ConnectionID,
+		Model: x.Model, Scope: string(x.Scope), Reason: x.Reason, Status: x.Status, FailureCount: x.FailureCount,
+		LockedAt: x.LockedAt.UnixMilli(), ExpiresAt: x.ExpiresAt.UnixMilli(), Cleared: cleared}
+}
+
+// AdoptModelLocks takes the model lockouts, model cooldowns and clears other
+// instances sharing the database wrote (see lockout.Table.Adopt: newer than
+// this instance's entry wins, a tombstone removes it). Returns how many
+// entries were taken or removed.
+func (e *Engine) AdoptModelLocks(rows []store.ModelLockRow) int {
+	var locks, cools []lockout.Remote
+	for _, r := range rows {
+		x := lockout.Remote{Entry: lockout.Entry{Provider: r.Provider, ConnectionID: r.ConnectionID, Model: r.Model,
+			Scope: lockout.Scope(r.Scope), Key: r.Key, Reason: r.Reason, Status: r.Status, FailureCount: r.FailureCount,
+			LockedAt: time.UnixMilli(r.LockedAt), ExpiresAt: time.UnixMilli(r.ExpiresAt)}, Cleared: r.Cleared}
+		switch r.Layer {
+		case store.LayerLockout:
+			locks = append(locks, x)
+		case store.LayerCooldown:
+			cools = append(cools, x)
+		}
+	}
+	n := e.cools.Adopt(cools)
+	if e.lockouts != nil {
+		n += e.lockouts.Adopt(locks)
+	}
+	return n
 }
 
 // Abandon gives the permits back without an outcome (panic, internal error).
@@ -575,14 +649,37 @@ func (e *Engine) ModelLocks() []ModelLock {
 
 // ClearModelLocks removes the lockouts and model cooldowns covering model on a
 // connection ("" matches any provider / model); returns how many active ones went.
+// On a team server the clears are shared: every instance drops them.
 func (e *Engine) ClearModelLocks(provider, connectionID, model string) int {
-	return e.lockouts.Clear(provider, connectionID, model) + e.cools.Clear(provider, connectionID, model)
+	return e.clearedLockouts(e.lockouts.ClearEntries(provider, connectionID, model)) +
+		e.clearedCools(e.cools.ClearEntries(provider, connectionID, model))
 }
 
 // ClearConnectionLocks removes every lockout and model cooldown of a connection.
 func (e *Engine) ClearConnectionLocks(connectionID string) int {
-	return e.lockouts.ClearConnection(connectionID) + e.cools.ClearConnection(connectionID)
+	return e.clearedLockouts(e.lockouts.ClearConnectionEntries(connectionID)) +
+		e.clearedCools(e.cools.ClearConnectionEntries(connectionID))
 }
 
 // ClearAllModelLocks removes every lockout and model cooldown.
-func (e *Engine) ClearAllModelLocks() int { return e.lockouts.ClearAll() + e.cools.ClearAll() }
+func (e *Engine) ClearAllModelLocks() int {
+	return e.ClearAllLockouts() + e.clearedCools(e.cools.ClearAllEntries())
+}
+
+// ClearAllLockouts removes every model lockout (the opt-in layer was turned
+// off), leaving the model cooldowns.
+func (e *Engine) ClearAllLockouts() int {
+	return e.clearedLockouts(e.lockouts.ClearAllEntries())
+}
+
+// clearedLockouts and clearedCools share a clear's removed entries and
+// return its count of active ones.
+func (e *Engine) clearedLockouts(n int, gone []lockout.Entry) int {
+	e.shareCleared(store.LayerLockout, gone)
+	return n
+}
+
+func (e *Engine) clearedCools(n int, gone []lockout.Entry) int {
+	e.shareCleared(store.LayerCooldown, gone)
+	return n
+}
