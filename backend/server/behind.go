@@ -16,7 +16,7 @@ const behindRetry = time.Second
 const behindMax = 10_000
 
 // behindWriter performs the request path's state writes (cooldowns, breaker
-// transitions, state events, session pins) behind the request when the store
+// transitions, state events, session pins, model locks) behind the request when the store
 // is shared (PostgreSQL), so a far or unreachable database never holds a
 // request. Writes are keyed: a newer write under a key replaces a pending
 // older one (the newest state of a connection or provider is what counts);
@@ -151,6 +151,13 @@ func (b behindStore) SaveBreaker(r store.BreakerRow) error {
 // SavePin queues the newest pin of a session.
 func (b behindStore) SavePin(p store.AffinityPin) error {
 	b.w.put("pin|"+p.SessionKey, func() error { return b.st.SavePin(p) })
+	return nil
+}
+
+// SaveModelLock queues the newest lock or clear of a model lock key
+// (routing.LockStore).
+func (b behindStore) SaveModelLock(r store.ModelLockRow) error {
+	b.w.put("modellock|"+r.Layer+"|"+r.Key, func() error { return b.st.SaveModelLock(r) })
 	return nil
 }
 

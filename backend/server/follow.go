@@ -22,6 +22,7 @@ type followTargets struct {
 	cooldowns   func() error // connection cooldowns and terminal states
 	breakers    func() error // provider circuit breaker transitions
 	pins        func() error // session affinity pins
+	modelLocks  func() error // model lockouts, model cooldowns and their clears
 }
 
 // follower keeps this instance's in-memory views in step with the writes of
@@ -130,6 +131,9 @@ func apply(dirty map[string]bool, t followTargets, log *slog.Logger) {
 	}
 	if all || dirty[store.TablePins] {
 		run("pins", t.pins)
+	}
+	if all || dirty[store.TableModelLocks] {
+		run("model locks", t.modelLocks)
 	}
 }
 

@@ -257,7 +257,9 @@ func (s *Server) wire() error {
 	leaseSvc := leases.New(st, clk)
 	gates := gate.New()
 	var probeClaim func(string) (bool, error)
+	var lockStore routing.LockStore // model locks stay in memory on SQLite
 	if st.Shared() {
+		lockStore = behindStore{st: st, w: s.behind}
 		// One HALF_OPEN probe per provider across the instances: the
 		// database's conditional upsert decides, for this process's owner id.
 		owner := secrets.RandomID()
@@ -267,7 +269,7 @@ func (s *Server) wire() error {
 	}
 	engine := routing.NewEngine(routing.EngineDeps{ProbeClaim: probeClaim, Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
-		Store: sw, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr,
+		Store: sw, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr, Locks: lockStore,
 		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
 
 	s.engine = engine
@@ -285,7 +287,7 @@ func (s *Server) wire() error {
 		if wasOn && !r.ModelLockout.Enabled {
 			// Turning the lockout off releases the models it locked: no lock
 			// keeps refusing requests once the operator disabled the layer.
-			if n := engine.Lockouts().ClearAll(); n > 0 {
+			if n := engine.ClearAllLockouts(); n > 0 {
 				bus.Publish("lockout", map[string]any{"action": "cleared", "removed": n, "reason": "lockout_disabled"})
 			}
 		}
@@ -372,7 +374,8 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
-			pins: pinFollower(st, pins, clk),
+			pins:       pinFollower(st, pins, clk),
+			modelLocks: modelLockFollower(st, engine, clk),
 		})
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
+	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
@@ -215,6 +216,25 @@ func adoptBreakers(reg *breaker.Registry, rows []store.BreakerRow) int {
 		}
 	}
 	return n
+}
+
+// modelLockKeep is how long a model lock row stays in the database after its
+// expiry — a tombstone after its clear — before a reader prunes it: long
+// enough for every instance to read it at a periodic reconcile, short enough
+// to keep the table bounded by recent locks.
+const modelLockKeep = 4 * reconcileEvery
+
+// modelLockFollower reads the shared model locks (pruning the old rows) and
+// adopts those newer than this instance's own, tombstones included.
+func modelLockFollower(st *store.Store, engine *routing.Engine, clk clock.Clock) func() error {
+	return func() error {
+		rows, err := st.ModelLocks(clk.Now().UnixMilli(), modelLockKeep.Milliseconds())
+		if err != nil {
+			return err
+		}
+		engine.AdoptModelLocks(rows)
+		return nil
+	}
 }
 
 // pinOverlap is how far back each pin read reaches before the last one: pins
