@@ -40,6 +40,9 @@ type request struct {
 	plan *routing.Plan
 	// release gives the body's bytes back to the shared budget.
 	release func()
+	// earlierAttempts counts the attempts of an earlier round (the emergency
+	// fallback's round has its own attempt budget; its answer counts them all).
+	earlierAttempts int
 	// adm is the current candidate's gate and queue admission.
 	adm *admission
 	// tools is the number of tools in the request (-1: not counted yet).

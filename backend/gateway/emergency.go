@@ -36,10 +36,10 @@ func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *r
 		return err
 	}
 	attempts, start, model := req.attempts, req.start, req.model
-	req.attempts, req.start, req.model = nil, g.clk.Now(), m
+	req.attempts, req.start, req.model, req.earlierAttempts = nil, g.clk.Now(), m, len(attempts)
 	w.Header().Set(HeaderEmergencyFallback, m)
 	err2 := g.run(w, r, req)
-	req.attempts, req.start, req.model = append(attempts, req.attempts...), start, model
+	req.attempts, req.start, req.model, req.earlierAttempts = append(attempts, req.attempts...), start, model, 0
 	if err2 != nil {
 		w.Header().Del(HeaderEmergencyFallback)
 		req.upstreamStatus = 0

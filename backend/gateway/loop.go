@@ -511,7 +511,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 	}
 	h := a.w.Header()
 	h.Set("Content-Type", "application/json")
-	setServedHeaders(h, a.cand, len(req.attempts)+1, gjson.GetBytes(out, "model").String())
+	setServedHeaders(h, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.GetBytes(out, "model").String())
 	h.Set("Content-Length", itoa(len(out)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)

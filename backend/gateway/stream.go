@@ -291,7 +291,7 @@ func (a *attemptCtx) commitStream() *http.ResponseController {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	setServedHeaders(h, a.cand, len(a.req.attempts)+1, "")
+	setServedHeaders(h, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "")
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID

@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -329,9 +330,14 @@ func TestEmergencyFallbackFlagLive(t *testing.T) {
 	gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"featureFlags": map[string]any{
 		"emergencyFallback": true, "emergencyFallbackModel": "spare/gpt-4o-mini"}})
 
+	mainBefore := up.Hits("key-main")
 	resp, body = gw.chat(gw.key, "main/gpt-4o-mini", false)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != spare {
 		t.Fatalf("flag on: %d from %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	// The attempts header counts the failed round too, as the request log does.
+	if failed := up.Hits("key-main") - mainBefore; failed == 0 || resp.Header.Get("X-OmniRoute-Attempts") != strconv.Itoa(failed+1) {
+		t.Fatalf("X-OmniRoute-Attempts %q after %d failed attempts on main and one on spare", resp.Header.Get("X-OmniRoute-Attempts"), failed)
 	}
 	if got := resp.Header.Get("X-OmniRoute-Emergency-Fallback"); got != "spare/gpt-4o-mini" {
 		t.Fatalf("emergency header %q", got)

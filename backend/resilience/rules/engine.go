@@ -347,8 +347,8 @@ type Listed struct {
 	Rule        *Rule        `json:"rule,omitempty"`
 }
 
-// List returns every restatement and rule (operator rules first, in the
-// order they are tried) with its hit count.
+// List returns every restatement and rule with its hit count, in the order
+// they are tried: restatements, then operator rules, then built-in rules.
 func (e *Engine) List() []Listed {
 	e.mu.Lock()
 	defer e.mu.Unlock()
