@@ -1,7 +1,9 @@
 // Package lockout keeps per-connection model lockouts in memory: when one model
 // (or its quota family) of a connection fails, only that model is taken out of
-// routing for a cooldown, instead of the whole connection. The state is lost on
-// restart by design; only the Settings are persisted (by the caller).
+// routing for a cooldown, instead of the whole connection. On the desktop the
+// state is lost on restart by design; only the Settings are persisted (by the
+// caller). On a team server the caller shares every lock and clear through
+// the database and feeds other instances' back with Adopt.
 //
 // Every decision is a function of the injected clock's now: there are no timers or
 // goroutines. A lock is active while now < ExpiresAt — at exactly ExpiresAt the
