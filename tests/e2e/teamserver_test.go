@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -637,6 +638,17 @@ func TestTeamServerSharesSessionPins(t *testing.T) {
 		t.Fatalf("B without a session: %d via %q, want the first connection: %s", resp.StatusCode,
 			resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
 	}
+	// The pin is written behind A's request and reaches B through the change
+	// feed: wait until B's routing (explain, no request sent) puts it first.
+	within(t, "A's session pin adopted by B", func() bool {
+		code, m := b.mgmt(http.MethodGet, "/api/routing/explain?model="+url.QueryEscape(teamModel)+"&session=team-session-1", nil)
+		cands, _ := m["candidates"].([]any)
+		if code != http.StatusOK || len(cands) == 0 {
+			return false
+		}
+		c, _ := cands[0].(map[string]any)
+		return c["connectionId"] == second
+	})
 	if got := session(b); got != second {
 		t.Fatalf("B served the session via %q, want %s where A pinned it", got, second)
 	}
