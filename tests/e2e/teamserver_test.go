@@ -629,6 +629,11 @@ func TestTeamServerSharesSessionPins(t *testing.T) {
 		t.Fatalf("A served the session via %q, want the second connection %s", got, second)
 	}
 	ts.up.ClearFault("key-first")
+	// A's cooldown of the first connection is written behind the request: B
+	// must have it before the clear, or the clear could land first.
+	within(t, "the first connection's cooldown seen by B", func() bool {
+		return healthCount(t, b, "connectionHealth", "coolingDown") == 1
+	})
 	a.mustMgmt(http.StatusOK, http.MethodPost, "/api/resilience/cooldowns", map[string]any{"connectionIds": []string{first}})
 	within(t, "the cleared cooldown seen by B", func() bool {
 		return healthCount(t, b, "connectionHealth", "coolingDown") == 0
