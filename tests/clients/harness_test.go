@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 	"time"
 
 	"omniroute/tests/fakeupstream"
+	"omniroute/tests/testproc"
 )
 
 // Time bounds. They only cut a hung run short; no outcome depends on them.
@@ -73,12 +72,8 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	binPath = filepath.Join(dir, "omniroute")
-	cmd := exec.Command("go", "build", "-o", binPath, ".")
-	cmd.Dir = filepath.Join(clientsDir, "..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("go build: %v\n%s", err, out)
+	if binPath, err = testproc.BuildGateway(dir); err != nil {
+		return 0, err
 	}
 	return m.Run(), nil
 }
@@ -117,9 +112,6 @@ type stack struct {
 	http  *http.Client
 }
 
-var bannerKey = regexp.MustCompile(`(?m)^\s*API key:\s+(\S+)`)
-var bannerDash = regexp.MustCompile(`(?m)^\s*Dashboard:\s+\S+#token=(\S+)`)
-
 // newStack starts the fake upstream, the gateway binary on a fresh data dir
 // and a free port, and the recording proxy.
 func newStack(t *testing.T) *stack {
@@ -130,10 +122,10 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(s.http.CloseIdleConnections)
 
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testproc.FreePort(t)
 	s.home, s.data, s.port = dir, filepath.Join(dir, "data"), port
 	s.gw = "http://127.0.0.1:" + strconv.Itoa(port)
-	var out syncBuf
+	var out testproc.Output
 	cmd := exec.Command(binPath, "--headless")
 	cmd.Env = s.userEnv()
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -154,8 +146,8 @@ func newStack(t *testing.T) *stack {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		text := out.String()
-		if k, d := bannerKey.FindStringSubmatch(text), bannerDash.FindStringSubmatch(text); k != nil && d != nil {
-			s.key, s.token = k[1], d[1]
+		if b, ok := testproc.ParseBanner(text); ok && b.Key != "" && b.Token != "" {
+			s.key, s.token = b.Key, b.Token
 			if resp, err := s.http.Get(s.gw + "/api/monitoring/health"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
@@ -194,16 +186,6 @@ func newStack(t *testing.T) *stack {
 func (s *stack) userEnv() []string {
 	return append(cleanEnv(), "HOME="+s.home, "OMNIROUTE_DATA_DIR="+s.data,
 		"OMNIROUTE_HOST=127.0.0.1", "OMNIROUTE_PORT="+strconv.Itoa(s.port))
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // addConn creates a connection to the fake upstream: provider is
@@ -319,22 +301,4 @@ func (rc *recorder) capture(t *testing.T, path, name string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// syncBuf is a bytes.Buffer safe for a process writing while a test reads.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

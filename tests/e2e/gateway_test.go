@@ -7,17 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"omniroute/tests/testproc"
 )
 
 const (
@@ -86,20 +86,6 @@ func gatewayEnv(dir string, port int, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// freePort asks the kernel for an unused loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatalf("close probe listener: %v", err)
-	}
-	return port
-}
-
 // startGateway starts `omniroute --headless` on dir. port 0 picks a free port
 // (retrying with another one if a parallel test raced us to it); a non-zero
 // port is used as is (a restart on the same address). The process is killed
@@ -115,7 +101,7 @@ func startGateway(t *testing.T, dir string, port int, extraEnv ...string) *gatew
 	}
 	var lastErr error
 	for range 3 {
-		g, err := tryStart(t, dir, freePort(t), extraEnv...)
+		g, err := tryStart(t, dir, testproc.FreePort(t), extraEnv...)
 		if err == nil {
 			return g
 		}
@@ -128,11 +114,7 @@ func startGateway(t *testing.T, dir string, port int, extraEnv ...string) *gatew
 	return nil
 }
 
-var (
-	endpointRe  = regexp.MustCompile(`(?m)^\s*Endpoint:\s+(\S+)\r?\n`)
-	apiKeyRe    = regexp.MustCompile(`(?m)^\s*API key:\s+(\S+)\r?\n`)
-	dashboardRe = regexp.MustCompile(`(?m)^\s*Dashboard:\s+(\S+)\r?\n`)
-)
+var ()
 
 func tryStart(t *testing.T, dir string, port int, extraEnv ...string) (*gatewayProc, error) {
 	t.Helper()
@@ -157,14 +139,8 @@ func tryStart(t *testing.T, dir string, port int, extraEnv ...string) (*gatewayP
 	var endpoint, dashboard string
 	for {
 		out := g.stdout.String()
-		if m := dashboardRe.FindStringSubmatch(out); m != nil {
-			dashboard = m[1]
-			if e := endpointRe.FindStringSubmatch(out); e != nil {
-				endpoint = e[1]
-			}
-			if k := apiKeyRe.FindStringSubmatch(out); k != nil {
-				g.key = k[1]
-			}
+		if b, ok := testproc.ParseBanner(out); ok {
+			dashboard, endpoint, g.key = b.Dashboard, b.Endpoint, b.Key
 			break
 		}
 		select {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"omniroute/tests/fakeupstream"
+	"omniroute/tests/testproc"
 )
 
 func writeJSON(t *testing.T, path string, v any) []byte {
@@ -33,7 +34,7 @@ func TestImportCommand(t *testing.T) {
 	upURL := up.Start()
 	t.Cleanup(up.Close)
 	home, dir := t.TempDir(), t.TempDir()
-	port := freePort(t)
+	port := testproc.FreePort(t)
 	env := append(gatewayEnv(dir, port), "HOME="+home)
 
 	// Offline: nothing listens on the gateway's port.

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"omniroute/tests/testproc"
 
 	"go.uber.org/goleak"
 )
@@ -45,33 +45,19 @@ func TestMain(m *testing.M) {
 
 // build compiles the headless gateway the way a user builds it.
 func build(dir string) error {
-	goTool, err := exec.LookPath("go")
+	root, err := testproc.ModuleRoot()
 	if err != nil {
-		return fmt.Errorf("go tool not found: %w", err)
+		return err
 	}
-	out, err := exec.Command(goTool, "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return fmt.Errorf("not inside a Go module (go env GOMOD = %q)", gomod)
-	}
-	moduleRoot = filepath.Dir(gomod)
+	moduleRoot = root
 
 	if b, err := os.ReadFile(filepath.Join(moduleRoot, "frontend", "dist", "index.html")); err == nil {
 		dashboardBuilt, dashboardIndex = true, b
 	}
 
-	binPath = filepath.Join(dir, "omniroute")
 	start := time.Now()
-	cmd := exec.Command(goTool, "build", "-o", binPath, ".")
-	cmd.Dir = moduleRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build -o %s . (in %s, CGO_ENABLED=0): %v\n%s", binPath, moduleRoot, err, stderr.String())
+	if binPath, err = testproc.BuildGateway(dir); err != nil {
+		return err
 	}
 	if dashboardBuilt {
 		if after, err := os.ReadFile(filepath.Join(moduleRoot, "frontend", "dist", "index.html")); err != nil || !bytes.Equal(after, dashboardIndex) {

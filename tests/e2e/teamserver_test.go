@@ -18,6 +18,7 @@ import (
 
 	"omniroute/tests/fakeupstream"
 	"omniroute/tests/pgtest"
+	"omniroute/tests/testproc"
 )
 
 // shareWithin is how soon one instance's write must show on another.
@@ -677,14 +678,14 @@ func TestTeamServerNeedsTheSharedKey(t *testing.T) {
 	a := startGateway(t, t.TempDir(), 0, env)
 	a.addConn("one", upURL, "key-1", 1)
 
-	if _, err := tryStart(t, t.TempDir(), freePort(t), env); err == nil || !strings.Contains(err.Error(), "copy secret.key") {
+	if _, err := tryStart(t, t.TempDir(), testproc.FreePort(t), env); err == nil || !strings.Contains(err.Error(), "copy secret.key") {
 		t.Fatalf("an instance without secret.key: %v; want a refusal saying to copy secret.key", err)
 	}
 	other := t.TempDir()
 	if err := os.WriteFile(filepath.Join(other, "secret.key"), []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tryStart(t, other, freePort(t), env); err == nil || !strings.Contains(err.Error(), "needs the same secret.key") {
+	if _, err := tryStart(t, other, testproc.FreePort(t), env); err == nil || !strings.Contains(err.Error(), "needs the same secret.key") {
 		t.Fatalf("an instance with another secret.key: %v; want a refusal naming the shared key", err)
 	}
 	a.stop()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"omniroute/tests/testproc"
 )
 
 // runOnce runs the binary on dir until it exits (or 15 s pass) and returns
@@ -21,7 +23,7 @@ func runOnce(t *testing.T, dir string, args ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, append([]string{"--headless"}, args...)...)
-	cmd.Env = baseEnv(dir, freePort(t))
+	cmd.Env = baseEnv(dir, testproc.FreePort(t))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	_ = cmd.Run()

@@ -13,34 +13,16 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"omniroute/tests/testproc"
 )
 
 const startTimeout = 20 * time.Second
-
-// syncBuffer collects a process's output safely.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // proc is one running `omniroute --headless`.
 type proc struct {
@@ -48,7 +30,7 @@ type proc struct {
 	dir, base      string
 	key, token     string
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *testproc.Output
 	exited         chan struct{}
 	client         *http.Client
 }
@@ -63,25 +45,10 @@ func baseEnv(dir string, port int) []string {
 	return append(env, "OMNIROUTE_DATA_DIR="+dir, "OMNIROUTE_HOST=127.0.0.1", "OMNIROUTE_PORT="+strconv.Itoa(port))
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-var (
-	keyRe  = regexp.MustCompile(`(?m)^\s*API key:\s+(\S+)`)
-	dashRe = regexp.MustCompile(`(?m)^\s*Dashboard:\s+\S+#token=(\S+)`)
-)
-
 // launch starts the binary without waiting for anything.
 func launch(t *testing.T, dir string, port int, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, dir: dir, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &syncBuffer{}, stderr: &syncBuffer{},
+	p := &proc{t: t, dir: dir, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &testproc.Output{}, stderr: &testproc.Output{},
 		exited: make(chan struct{})}
 	p.cmd = exec.Command(binPath, append([]string{"--headless"}, args...)...)
 	p.cmd.Env = baseEnv(dir, port)
@@ -98,12 +65,12 @@ func launch(t *testing.T, dir string, port int, args ...string) *proc {
 // start launches the gateway on dir and waits for its banner.
 func start(t *testing.T, dir string, args ...string) *proc {
 	t.Helper()
-	p := launch(t, dir, freePort(t), args...)
+	p := launch(t, dir, testproc.FreePort(t), args...)
 	deadline := time.Now().Add(startTimeout)
 	for {
 		out := p.stdout.String()
-		if k, d := keyRe.FindStringSubmatch(out), dashRe.FindStringSubmatch(out); k != nil && d != nil {
-			p.key, p.token = k[1], d[1]
+		if b, ok := testproc.ParseBanner(out); ok && b.Key != "" && b.Token != "" {
+			p.key, p.token = b.Key, b.Token
 			break
 		}
 		if p.hasExited() {

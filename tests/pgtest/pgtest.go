@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"omniroute/tests/testproc"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -96,7 +97,7 @@ func StartOwned() (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w: initdb: %v\n%s", ErrUnavailable, err, out)
 	}
-	port, err := freePort()
+	port, err := testproc.PickPort()
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -147,15 +148,6 @@ func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = s.dir
 	return cmd.CombinedOutput()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func (s *Server) ping(within time.Duration) error {
