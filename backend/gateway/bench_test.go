@@ -94,7 +94,8 @@ func benchRelay(b *testing.B, client translate.Format) {
 		req := &request{format: client, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
 		a := &attemptCtx{g: g, w: w, req: req, cand: cand, codec: newCodec(client, conn.Provider.Format)}
 		s := a.newStreamState()
-		_, _, err, gone := s.pump(firstByte, resp, true, rc)
+		s.rc, s.committed = rc, true
+		err, gone := s.pump(firstByte, resp)
 		if err != io.EOF || gone || s.streamErr != nil || !s.sawEnd && s.tr == nil {
 			b.Fatalf("relay: err %v gone %v stream %v", err, gone, s.streamErr)
 		}

@@ -57,7 +57,7 @@ func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
 
 // continueStream tries to finish a broken committed stream on another target.
 // It returns true when the client received a complete answer.
-func (g *Gateway) continueStream(s *streamState, rc *http.ResponseController, broke verdict.Verdict) bool {
+func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 	if !g.continuable(s, broke) {
 		return false
 	}
@@ -81,7 +81,7 @@ func (g *Gateway) continueStream(s *streamState, rc *http.ResponseController, br
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, rc, cand, ticket, body, len(delivered), broke)
+		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), broke)
 		if ok {
 			return true
 		}
@@ -144,7 +144,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)
 	stop := s.armWatchdog()
 	defer stop()
-	_, _, readErr, gone := s.pump(firstByte, resp, true, rc)
+	s.rc, s.committed = rc, true // the client stream is already open
+	readErr, gone := s.pump(firstByte, resp)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return true, false

@@ -66,8 +66,9 @@ type streamState struct {
 	pending []byte // client bytes not yet written
 	// pendingBuf is the pooled buffer pending started in; release returns it.
 	pendingBuf *[]byte
-	ready      bool // a progress frame arrived: the stream may be committed
-	committed  bool // the response headers were written
+	ready      bool                     // a progress frame arrived: the stream may be committed
+	committed  bool                     // the response headers were written
+	rc         *http.ResponseController // the client's, once committed
 	sawEnd     bool
 	streamErr  error
 	usage      gjson.Result
@@ -93,12 +94,12 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 	defer s.release()
 	stopWatch := s.armWatchdog()
 	defer stopWatch()
-	committed, rc, readErr, gone := s.pump(firstByte, resp, false, nil)
+	readErr, gone := s.pump(firstByte, resp)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return &failure{clientGone: true}, true
 	}
-	return s.end(committed, rc, readErr)
+	return s.end(readErr)
 }
 
 func (a *attemptCtx) newStreamState() *streamState {
@@ -126,8 +127,7 @@ func (s *streamState) release() {
 // stream at the first progress frame (unless it is already committed, as for
 // a continuation) and writing translated bytes as they come. gone reports a
 // client that stopped reading.
-func (s *streamState) pump(firstByte *time.Timer, resp *http.Response, committed bool, rc *http.ResponseController) (
-	_ bool, _ *http.ResponseController, readErr error, gone bool) {
+func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr error, gone bool) {
 	a, g := s.a, s.a.g
 	bufp := g.bufs.Get().(*[]byte)
 	defer g.bufs.Put(bufp)
@@ -145,26 +145,24 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response, committed
 		}
 		if s.ready && s.streamErr == nil {
 			firstByte.Stop()
-			if !committed {
-				rc = a.commitStream()
-				committed = true
+			if !s.committed {
+				s.rc, s.committed = a.commitStream(), true
 			}
 		}
-		s.committed = committed
-		if committed && len(s.pending) > 0 {
+		if s.committed && len(s.pending) > 0 {
 			if s.filter != nil {
 				s.pending = s.filter(s.pending)
 			}
-			if werr := a.send(rc, s.pending); werr != nil {
-				return committed, rc, werr, true
+			if werr := a.send(s.rc, s.pending); werr != nil {
+				return werr, true
 			}
 			s.pending = s.pending[:0]
 		}
 		if err != nil {
-			return committed, rc, err, false
+			return err, false
 		}
 		if s.streamErr != nil {
-			return committed, rc, nil, false
+			return nil, false
 		}
 	}
 }
@@ -300,17 +298,17 @@ func (a *attemptCtx) commitStream() *http.ResponseController {
 }
 
 // end decides how the stream finished and tells the client and the layers.
-func (s *streamState) end(committed bool, rc *http.ResponseController, readErr error) (*failure, bool) {
-	a := s.a
+func (s *streamState) end(readErr error) (*failure, bool) {
+	a, committed := s.a, s.committed
 	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
 	if complete {
 		if s.tr != nil {
 			s.pending = s.tr.End(s.pending)
 		}
 		if !committed {
-			rc = a.commitStream()
+			s.rc, s.committed = a.commitStream(), true
 		}
-		_ = a.send(rc, s.pending)
+		_ = a.send(s.rc, s.pending)
 		s.recordUsage()
 		s.watchMu.Lock()
 		empty := !s.watch.SawContent()
@@ -339,15 +337,15 @@ func (s *streamState) end(committed bool, rc *http.ResponseController, readErr e
 		if s.filter != nil {
 			s.pending = s.filter(s.pending)
 		}
-		_ = a.send(rc, s.pending)
+		_ = a.send(s.rc, s.pending)
 		s.pending = s.pending[:0]
 	}
-	if a.g.continueStream(s, rc, v) {
+	if a.g.continueStream(s, v) {
 		return nil, true
 	}
 	a.req.log.ErrorCode = v.Code
 	s.pending = s.errorEvent(s.pending, v.Code, "stream interrupted: "+v.Message)
-	_ = a.send(rc, s.pending)
+	_ = a.send(s.rc, s.pending)
 	return nil, true
 }
 
