@@ -79,6 +79,9 @@ type API struct {
 	paused       atomic.Bool
 	log          *slog.Logger
 	leaseView    leaseView
+	// muxOnly routes every request through gorilla/mux, without the exact-path
+	// fast path of the inference routes (tests compare the two).
+	muxOnly bool
 }
 
 // New builds the API.
@@ -117,12 +120,14 @@ func (a *API) Handler() http.Handler {
 	r.NotFoundHandler = noRoute
 	r.MethodNotAllowedHandler = noRoute
 
+	hot := &hotRoutes{router: r, chat: a.client(a.Gateway.ChatCompletionsFor), messages: a.client(a.Gateway.MessagesFor),
+		responses: a.client(a.Gateway.ResponsesFor)}
 	v1 := r.PathPrefix("/v1").Subrouter()
-	v1.HandleFunc("/chat/completions", a.client(a.Gateway.ChatCompletions)).Methods(http.MethodPost)
-	v1.HandleFunc("/models", a.client(a.Gateway.Models)).Methods(http.MethodGet)
-	v1.HandleFunc("/messages", a.client(a.Gateway.Messages)).Methods(http.MethodPost)
-	v1.HandleFunc("/messages/count_tokens", a.client(a.Gateway.CountTokens)).Methods(http.MethodPost)
-	v1.HandleFunc("/responses", a.client(a.Gateway.Responses)).Methods(http.MethodPost)
+	v1.HandleFunc("/chat/completions", hot.chat).Methods(http.MethodPost)
+	v1.HandleFunc("/models", a.client(viaContext(a.Gateway.Models))).Methods(http.MethodGet)
+	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
+	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
+	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)
@@ -162,7 +167,40 @@ func (a *API) Handler() http.Handler {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)
 	}
 	a.dashboardRoutes(r)
-	return a.withInstance(a.guard(r))
+	if a.muxOnly {
+		return a.withInstance(a.guard(r))
+	}
+	return a.withInstance(a.guard(hot))
+}
+
+// hotRoutes serves the three client inference routes on an exact method and
+// path before gorilla/mux: the same handlers (pause, key and scope checks
+// included) behind the same guard (Host allowlist, cross-origin rule, panic
+// recovery, refusal handling) and the same body limits in the gateway,
+// without the router's regexp matching and the two request copies it makes
+// per request to carry its route and variables, neither of which these routes
+// use. Every other request, these paths under another method or spelling
+// included, goes to the router as before.
+type hotRoutes struct {
+	router                    http.Handler
+	chat, messages, responses http.HandlerFunc
+}
+
+func (h *hotRoutes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		switch r.URL.Path {
+		case "/v1/chat/completions":
+			h.chat(w, r)
+			return
+		case "/v1/messages":
+			h.messages(w, r)
+			return
+		case "/v1/responses":
+			h.responses(w, r)
+			return
+		}
+	}
+	h.router.ServeHTTP(w, r)
 }
 
 // SetPaused pauses or resumes the client API (the tray's Pause/Resume Gateway).

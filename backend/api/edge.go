@@ -15,8 +15,9 @@ import (
 // the connection — and its file descriptor — by trickling a body nobody reads.
 type edgeWriter struct {
 	http.ResponseWriter
-	body  *trackedBody // nil: the request has no body
-	wrote bool
+	body    *trackedBody // nil: the request has no body; else &tracked
+	tracked trackedBody  // allocated with the writer: one allocation per request, not two
+	wrote   bool
 }
 
 func (e *edgeWriter) WriteHeader(code int) {
@@ -52,7 +53,8 @@ func (b *trackedBody) complete() bool { return b.eof || b.declared >= 0 && b.n >
 func edge(w http.ResponseWriter, r *http.Request) *edgeWriter {
 	e := &edgeWriter{ResponseWriter: w}
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		e.body = &trackedBody{ReadCloser: r.Body, declared: r.ContentLength}
+		e.tracked = trackedBody{ReadCloser: r.Body, declared: r.ContentLength}
+		e.body = &e.tracked
 		r.Body = e.body
 	}
 	return e

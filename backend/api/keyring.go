@@ -49,10 +49,11 @@ func (k *Keyring) Load(rows []store.APIKey) {
 
 // Lookup finds a key by its plaintext value.
 func (k *Keyring) Lookup(value string) (KeyInfo, bool) {
-	h := secrets.Hash(value)
+	var buf [secrets.HashLen]byte
+	h := secrets.AppendHash(buf[:0], value)
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	info, ok := k.byHash[h]
+	info, ok := k.byHash[string(h)] // the conversion in a map index does not allocate
 	return info, ok
 }
 
@@ -76,7 +77,7 @@ func writeClientError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
 
 // client authenticates an inference request with a client key (required unless
 // the requireApiKey setting is off).
-func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
+func (a *API) client(next gateway.Inference) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.paused.Load() {
 			writeClientError(w, r, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
@@ -89,7 +90,7 @@ func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 					"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
 				return
 			}
-			next(w, r)
+			next(w, r, gateway.Client{})
 			return
 		}
 		info, ok := a.Keys.Lookup(v)
@@ -101,7 +102,15 @@ func (a *API) client(next http.HandlerFunc) http.HandlerFunc {
 			writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 			return
 		}
-		next(w, r.WithContext(gateway.WithClient(r.Context(), gateway.Client{KeyID: info.ID, Access: info.Access})))
+		next(w, r, gateway.Client{KeyID: info.ID, Access: info.Access})
+	}
+}
+
+// viaContext adapts a handler that reads its client from the request's
+// context (gateway.ClientFrom) to client.
+func viaContext(next http.HandlerFunc) gateway.Inference {
+	return func(w http.ResponseWriter, r *http.Request, c gateway.Client) {
+		next(w, r.WithContext(gateway.WithClient(r.Context(), c)))
 	}
 }
 

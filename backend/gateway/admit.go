@@ -18,7 +18,11 @@ import (
 // §4) and, on a protected connection, the request queue (§5), held until the
 // attempt and its same-target retries end. Release is idempotent.
 type admission struct {
-	permit    *gate.Permit
+	permit *gate.Permit
+	// held and keys back permit when the gate admits at once: one
+	// allocation per admission instead of three.
+	held      gate.Permit
+	keys      [4]gate.Key
 	q         *queue.Queue
 	settings  queue.Settings
 	protected bool
@@ -79,12 +83,46 @@ func (a *admission) settle(f *failure, done bool, now time.Time) *failure {
 // first: global → provider → account (the connection) → model (the exact
 // upstream model id after routing).
 func GateKeys(c routing.Candidate) []gate.Key {
-	return []gate.Key{
+	n := newKeyNames(c)
+	k := n.gateKeys(c)
+	return k[:]
+}
+
+// keyNames are one target's gate counter and queue names.
+type keyNames struct{ provider, account, model, queue string }
+
+func newKeyNames(c routing.Candidate) *keyNames {
+	return &keyNames{provider: "provider:" + c.Conn.BreakerKey, account: AccountKey(c.Conn.ID),
+		model: "model:" + c.Conn.ID + "/" + c.Model, queue: QueueKey(c.Conn)}
+}
+
+// gateKeys are GateKeys with these names; the limits are read live.
+func (n *keyNames) gateKeys(c routing.Candidate) [4]gate.Key {
+	return [4]gate.Key{
 		{Name: "global"},
-		{Name: "provider:" + c.Conn.BreakerKey},
-		{Name: AccountKey(c.Conn.ID), Limit: c.Conn.Limits.MaxConcurrent},
-		{Name: "model:" + c.Conn.ID + "/" + c.Model, Limit: c.Conn.Limits.ModelCap(c.Model)},
+		{Name: n.provider},
+		{Name: n.account, Limit: c.Conn.Limits.MaxConcurrent},
+		{Name: n.model, Limit: c.Conn.Limits.ModelCap(c.Model)},
 	}
+}
+
+// maxKeyNames bounds the names cache: connections reloaded after an edit are
+// new targets, so the cache starts over rather than grow without end.
+const maxKeyNames = 4096
+
+// names returns a target's counter and queue names, built once per target
+// instead of concatenated on every request.
+func (g *Gateway) names(c routing.Candidate) *keyNames {
+	t := targetOf(c)
+	if n, ok := g.keyNames.Load(t); ok {
+		return n.(*keyNames)
+	}
+	if g.keyNameCount.Add(1) > maxKeyNames {
+		g.keyNames.Clear()
+		g.keyNameCount.Store(1)
+	}
+	n, _ := g.keyNames.LoadOrStore(t, newKeyNames(c))
+	return n.(*keyNames)
 }
 
 // AccountKey is the gate counter of one connection.
@@ -114,8 +152,9 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 	a := &admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
 	start := g.clk.Now()
 	defer func() { a.queued = g.clk.Now().Sub(start) }()
+	names := g.names(cand)
 	if a.protected {
-		a.q = g.queues.For(QueueKey(cand.Conn))
+		a.q = g.queues.For(names.queue)
 		if err := a.q.Enter(a.settings.MaxDepth); err != nil {
 			return a, queueError(err)
 		}
@@ -123,7 +162,8 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 	}
 	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
 	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
-	keys := GateKeys(cand)
+	a.keys = names.gateKeys(cand)
+	keys := a.keys[:]
 	if quotaShare && !failOpen {
 		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
 	}
@@ -131,9 +171,11 @@ func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Can
 	if !a.protected && !failOpen {
 		maxWaiting = a.settings.MaxDepth // the queue's depth bounds the gate's waiters too
 	}
-	permit, free := g.gate.TryAcquire(keys)
+	var permit *gate.Permit
 	var err error
-	if !free {
+	if g.gate.TryAcquireInto(&a.held, keys) {
+		permit = &a.held
+	} else {
 		wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
 		permit, err = g.gate.Acquire(wctx, keys, maxWaiting)
 		cancel()
@@ -281,7 +323,8 @@ func (g *Gateway) AdmissionIdle() bool { return g.gate.Idle() && g.queues.Queued
 func (req *request) noteAdmission(a *admission, refused error) {
 	req.adm = a
 	req.log.QueueMs += a.queued.Milliseconds()
-	if e := new(errs.Error); refused != nil && errors.As(refused, &e) {
+	var e *errs.Error
+	if refused != nil && errors.As(refused, &e) {
 		req.log.QueueReason = e.Code
 	} else if a.reason != "" {
 		req.log.QueueReason = a.reason

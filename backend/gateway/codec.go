@@ -45,8 +45,8 @@ func (c codec) anthropicHeaders(h http.Header) providers.AnthropicHeaders {
 	if !c.passthrough() || c.client != translate.Messages {
 		return providers.AnthropicHeaders{}
 	}
-	out := providers.AnthropicHeaders{Version: headerToken(h.Get("anthropic-version"))}
-	for _, v := range h.Values("anthropic-beta") {
+	out := providers.AnthropicHeaders{Version: headerToken(h.Get("Anthropic-Version"))}
+	for _, v := range h.Values("Anthropic-Beta") {
 		if v = headerToken(v); v != "" {
 			out.Betas = append(out.Betas, v)
 		}

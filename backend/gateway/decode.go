@@ -173,7 +173,8 @@ func allObjects(arr gjson.Result) bool {
 
 // upstreamBody translates the client body for one upstream format, once per request.
 func (req *request) upstreamBody(c codec) ([]byte, error) {
-	if b, ok := req.bodies[c.upstream]; ok {
+	b, ok := req.bodies[c.upstream]
+	if ok {
 		return b, nil
 	}
 	b, err := c.request(req.body)
@@ -189,6 +190,9 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 			e.Details = map[string]any{"details": map[string]any{"error_code": ie.Kind}}
 		}
 		return nil, e
+	}
+	if c.passthrough() {
+		return b, nil // the client's own body: nothing to keep (no map per same-format request)
 	}
 	if req.bodies == nil {
 		req.bodies = map[translate.Format][]byte{}

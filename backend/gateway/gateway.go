@@ -76,6 +76,9 @@ type Gateway struct {
 	bufs             sync.Pool
 	pendings         sync.Pool // client buffers of stream relays (*[]byte)
 	budget           *httpx.Budget
+	// keyNames caches each target's gate and queue names (target → *keyNames).
+	keyNames     sync.Map
+	keyNameCount atomic.Int64
 }
 
 // Deps are the gateway's collaborators.
@@ -190,15 +193,25 @@ const (
 )
 
 // setServedHeaders names what served the request; model is the model the
-// answer names (the upstream's own, when it says), else the target's.
-func setServedHeaders(h http.Header, c routing.Candidate, attempts int, model string) {
+// answer names (the upstream's own, when it says), else the target's. own are
+// the answer's other headers as pairs of canonical name and value. Every value
+// shares one allocation (each capped at its own element, so a later
+// Header.Add copies instead of overwriting a neighbour).
+func setServedHeaders(h http.Header, c routing.Candidate, attempts int, model string, own ...string) {
 	if model == "" {
 		model = c.Model
 	}
-	h[canonConnectionID] = []string{c.Conn.ID}
-	h[canonProvider] = []string{c.Conn.Provider.ID}
-	h[canonModel] = []string{model}
-	h[canonAttempts] = []string{itoa(attempts)}
+	vals := make([]string, 4+len(own)/2)
+	vals[0], vals[1], vals[2], vals[3] = c.Conn.ID, c.Conn.Provider.ID, model, itoa(attempts)
+	h[canonConnectionID] = vals[0:1:1]
+	h[canonProvider] = vals[1:2:2]
+	h[canonModel] = vals[2:3:3]
+	h[canonAttempts] = vals[3:4:4]
+	for i := 0; i+1 < len(own); i += 2 {
+		j := 4 + i/2
+		vals[j] = own[i+1]
+		h[own[i]] = vals[j : j+1 : j+1]
+	}
 }
 
 // watchConfig turns the settings into one attempt's stream watchdog.

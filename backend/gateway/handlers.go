@@ -17,19 +17,43 @@ import (
 // HeaderWarning carries a non-fatal note about how a request was served.
 const HeaderWarning = "X-OmniRoute-Warning"
 
-// ChatCompletions serves POST /v1/chat/completions (OpenAI Chat).
+// Inference is an inference route's handler given its authenticated client
+// directly: the edge passes it as an argument instead of attaching it to the
+// request's context, which would cost a context value and a copy of the
+// request on every call.
+type Inference func(w http.ResponseWriter, r *http.Request, c Client)
+
+// ChatCompletions serves POST /v1/chat/completions (OpenAI Chat) for the
+// client in r's context (see WithClient).
 func (g *Gateway) ChatCompletions(w http.ResponseWriter, r *http.Request) {
-	g.serve(w, r, translate.Chat)
+	g.ChatCompletionsFor(w, r, ClientFrom(r.Context()))
 }
 
-// Messages serves POST /v1/messages (Anthropic Messages, for Claude Code).
+// ChatCompletionsFor serves POST /v1/chat/completions for client c.
+func (g *Gateway) ChatCompletionsFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Chat, c)
+}
+
+// Messages serves POST /v1/messages (Anthropic Messages, for Claude Code)
+// for the client in r's context.
 func (g *Gateway) Messages(w http.ResponseWriter, r *http.Request) {
-	g.serve(w, r, translate.Messages)
+	g.MessagesFor(w, r, ClientFrom(r.Context()))
 }
 
-// Responses serves POST /v1/responses (OpenAI Responses, for Codex).
+// MessagesFor serves POST /v1/messages for client c.
+func (g *Gateway) MessagesFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Messages, c)
+}
+
+// Responses serves POST /v1/responses (OpenAI Responses, for Codex) for the
+// client in r's context.
 func (g *Gateway) Responses(w http.ResponseWriter, r *http.Request) {
-	g.serve(w, r, translate.Responses)
+	g.ResponsesFor(w, r, ClientFrom(r.Context()))
+}
+
+// ResponsesFor serves POST /v1/responses for client c.
+func (g *Gateway) ResponsesFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Responses, c)
 }
 
 // CountTokens serves POST /v1/messages/count_tokens with a local estimate.
@@ -55,9 +79,9 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
 }
 
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format) {
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
 	set := g.general()
-	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: ClientFrom(r.Context()), format: format, tools: -1}
+	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: client, format: format, tools: -1}
 	defer req.releaseBody()
 	// The body is read (under its deadline and the byte budget) before an
 	// in-flight slot is taken: a slow sender holds no slot.

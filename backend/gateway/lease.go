@@ -15,6 +15,13 @@ const (
 	HeaderLeaseGeneration = "X-OmniRoute-Lease-Generation"
 )
 
+// The lease headers in canonical form, read straight from the header map:
+// http.Header.Get would canonicalise (and allocate) on every request.
+const (
+	canonLeaseOwner      = "X-Omniroute-Lease-Owner"
+	canonLeaseGeneration = "X-Omniroute-Lease-Generation"
+)
+
 // LeaseFence is the exclusive-lease service as the attempt loop uses it.
 type LeaseFence interface {
 	// Status returns the connection and owner hash of the caller's active lease.
@@ -40,7 +47,7 @@ type leaseCtx struct {
 
 // leaseContext reads the lease headers; a request without them is unmanaged.
 func (g *Gateway) leaseContext(r *http.Request, req *request) (*leaseCtx, error) {
-	owner, gen := r.Header.Get(HeaderLeaseOwner), r.Header.Get(HeaderLeaseGeneration)
+	owner, gen := headerValue(r.Header, canonLeaseOwner), headerValue(r.Header, canonLeaseGeneration)
 	if owner == "" && gen == "" {
 		return nil, nil
 	}

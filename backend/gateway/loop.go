@@ -509,10 +509,8 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 		a.finish(v)
 		return &failure{v: v}, false
 	}
-	h := a.w.Header()
-	h.Set("Content-Type", "application/json")
-	setServedHeaders(h, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.GetBytes(out, "model").String())
-	h.Set("Content-Length", itoa(len(out)))
+	setServedHeaders(a.w.Header(), a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.GetBytes(out, "model").String(),
+		"Content-Type", "application/json", "Content-Length", itoa(len(out)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)

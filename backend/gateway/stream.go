@@ -285,11 +285,8 @@ func (s *streamState) armWatchdog() (stop func()) {
 
 // commitStream writes the response headers: from here on the client has bytes.
 func (a *attemptCtx) commitStream() *http.ResponseController {
-	h := a.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	setServedHeaders(h, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "")
+	setServedHeaders(a.w.Header(), a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
+		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no")
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID

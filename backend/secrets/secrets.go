@@ -113,8 +113,19 @@ func Mask(s string) string {
 
 // Hash returns the hex SHA-256 of a value (client keys, lease owners).
 func Hash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+	return string(AppendHash(make([]byte, 0, HashLen), s))
+}
+
+// HashLen is the length of Hash's result.
+const HashLen = 2 * sha256.Size
+
+// AppendHash appends Hash(s) to dst. It allocates nothing when dst has room
+// and s is at most 128 bytes (every key the gateway issues): the request path
+// looks client keys up by hash on every request.
+func AppendHash(dst []byte, s string) []byte {
+	var buf [128]byte
+	sum := sha256.Sum256(append(buf[:0], s...))
+	return hex.AppendEncode(dst, sum[:])
 }
 
 // RandomToken returns n random bytes as URL-safe base64 without padding.

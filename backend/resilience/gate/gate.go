@@ -160,13 +160,25 @@ func (g *Gate) Acquire(ctx context.Context, keys []Key, maxWaiting int) (*Permit
 // TryAcquire takes the permit only if it is free now (every key has room and
 // nobody waits): the cheap path, with no context or waiter to build.
 func (g *Gate) TryAcquire(keys []Key) (*Permit, bool) {
+	p := new(Permit)
+	if !g.TryAcquireInto(p, keys) {
+		return nil, false
+	}
+	return p, true
+}
+
+// TryAcquireInto is TryAcquire writing the permit into p, a part of the
+// caller's own per-request state, instead of allocating one. p keeps keys
+// until it is released.
+func (g *Gate) TryAcquireInto(p *Permit, keys []Key) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.queue) == 0 && g.fits(keys, nil) {
 		g.take(keys)
-		return &Permit{g: g, keys: keys}, true
+		*p = Permit{g: g, keys: keys}
+		return true
 	}
-	return nil, false
+	return false
 }
 
 // Release gives the permit's counters back and wakes the waiters that now fit.
