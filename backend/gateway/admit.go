@@ -323,10 +323,22 @@ func (g *Gateway) AdmissionIdle() bool { return g.gate.Idle() && g.queues.Queued
 func (req *request) noteAdmission(a *admission, refused error) {
 	req.adm = a
 	req.log.QueueMs += a.queued.Milliseconds()
-	var e *errs.Error
-	if refused != nil && errors.As(refused, &e) {
-		req.log.QueueReason = e.Code
+	if code := refusalCode(refused); code != "" {
+		req.log.QueueReason = code
 	} else if a.reason != "" {
 		req.log.QueueReason = a.reason
 	}
+}
+
+// refusalCode is the code of an admission refusal ("" for none), apart from
+// noteAdmission so the errors.As target is allocated only on a refusal.
+func refusalCode(refused error) string {
+	if refused == nil {
+		return ""
+	}
+	var e *errs.Error
+	if errors.As(refused, &e) {
+		return e.Code
+	}
+	return ""
 }

@@ -14,11 +14,11 @@ import (
 // and how much body memory all requests hold together.
 
 // readBody reads the client body under the body deadline, the size limit and
-// the shared byte budget. The bytes stay reserved until req.release.
+// the shared byte budget. The bytes stay reserved until req.releaseBody.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, req *request, set config.General) ([]byte, error) {
-	body, release, err := httpx.ReadBodyLimited(w, r, httpx.BodyLimits{Max: set.MaxBodyBytes,
+	body, held, err := httpx.ReadBodyHeld(w, r, httpx.BodyLimits{Max: set.MaxBodyBytes,
 		Timeout: time.Duration(set.BodyReadTimeoutMs) * time.Millisecond, Budget: g.budget})
-	req.release = release
+	req.held = held
 	return body, err
 }
 

@@ -110,11 +110,11 @@ var errBadAnswer = errors.New("the upstream's 2xx answer is not a complete respo
 // checkAnswer rejects a same-format 2xx body that is truncated, an error
 // object in disguise, or not the answer shape, so the attempt fails over
 // instead of reaching the client as a success.
-func (c codec) checkAnswer(body []byte) error {
+func (c codec) checkAnswer(body []byte, text string) error {
 	if !jsonv.Valid(body) {
 		return errBadAnswer
 	}
-	root := gjson.ParseBytes(body)
+	root := gjson.Parse(text)
 	if root.Get("error").IsObject() {
 		return fmt.Errorf("%w: %s", errBadAnswer, truncateMsg(root.Get("error.message").String()))
 	}
@@ -142,14 +142,26 @@ func truncateMsg(s string) string {
 	return s
 }
 
-// response turns an upstream JSON answer into the client's format.
-func (c codec) response(body, clientReq []byte) ([]byte, error) {
+// response turns an upstream JSON answer into the client's format. text is
+// out as a string: the one copy every later read of the answer (the check,
+// its model, its usage) goes through, where each gjson.GetBytes would copy
+// again.
+func (c codec) response(body, clientReq []byte) (out []byte, text string, err error) {
 	if c.passthrough() {
-		if err := c.checkAnswer(body); err != nil {
-			return nil, err
+		text = string(body)
+		if err := c.checkAnswer(body, text); err != nil {
+			return nil, "", err
 		}
-		return body, nil
+		return body, text, nil
 	}
+	if out, err = c.translateResponse(body, clientReq); err != nil {
+		return nil, "", err
+	}
+	return out, string(out), nil
+}
+
+// translateResponse turns an upstream JSON answer of another format into the client's.
+func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 	chat := body
 	var err error
 	switch c.upstream {

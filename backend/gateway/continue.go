@@ -44,7 +44,7 @@ func deltaText(up translate.Format, ev sse.Event) string {
 // (the setting, a plan to pick from, a client format a splice keeps valid:
 // Responses clients read a stateful item sequence a spliced answer would break).
 func (g *Gateway) continuationOn(req *request) bool {
-	if g.resil == nil || !g.resil().Failover.StreamContinuation || req.plan == nil {
+	if g.resil == nil || !g.resil().Failover.StreamContinuation || !req.planned {
 		return false
 	}
 	return req.format == translate.Chat || req.format == translate.Messages

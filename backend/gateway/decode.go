@@ -11,6 +11,7 @@ import (
 
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
 	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
@@ -27,6 +28,9 @@ type request struct {
 	client   Client
 	format   translate.Format
 	attempts []AttemptRecord
+	// firstAttempts backs attempts for the common request of one or two
+	// attempts (no allocation per request for them).
+	firstAttempts [2]AttemptRecord
 	// steps are what the log shows besides attempts: cooldown waits, and the
 	// exclusions of a request no target could take.
 	steps []AttemptRecord
@@ -36,10 +40,12 @@ type request struct {
 	// bodies caches the translated request per upstream format.
 	bodies map[translate.Format][]byte
 	// plan is the current round's plan (a broken stream's continuation picks
-	// its target from it).
-	plan *routing.Plan
-	// release gives the body's bytes back to the shared budget.
-	release func()
+	// its target from it), once planned is set. Held by value: a pointer to
+	// the loop's plan would move it to the heap on every request.
+	plan    routing.Plan
+	planned bool
+	// held is the body's share of the byte budget, given back by releaseBody.
+	held httpx.Held
 	// earlierAttempts counts the attempts of an earlier round (the emergency
 	// fallback's round has its own attempt budget; its answer counts them all).
 	earlierAttempts int
@@ -49,12 +55,7 @@ type request struct {
 	tools int
 }
 
-func (req *request) releaseBody() {
-	if req.release != nil {
-		req.release()
-		req.release = nil
-	}
-}
+func (req *request) releaseBody() { req.held.Release() }
 
 // decode reads and validates the client body for its format, cheaply: only
 // the fields the gateway routes on are read; the rest passes through.
@@ -138,14 +139,15 @@ func checkMessages(format translate.Format, msgs gjson.Result) error {
 	var err error
 	i := 0
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		p := "messages[" + itoa(i) + "]"
+		n := i
 		i++
+		p := func() string { return "messages[" + itoa(n) + "]" } // built only for an error
 		if !m.IsObject() {
-			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s must be an object", p).WithParam(p)
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s must be an object", p()).WithParam(p())
 			return false
 		}
 		if role := m.Get("role"); role.Type != gjson.String || role.Str == "" {
-			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.role must be a non-empty string", p).WithParam(p + ".role")
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.role must be a non-empty string", p()).WithParam(p() + ".role")
 			return false
 		}
 		c := m.Get("content")
@@ -154,7 +156,7 @@ func checkMessages(format translate.Format, msgs gjson.Result) error {
 			ok = ok || !c.Exists() || c.Type == gjson.Null
 		}
 		if !ok {
-			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.content must be a string or an array of content parts", p).WithParam(p + ".content")
+			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.content must be a string or an array of content parts", p()).WithParam(p() + ".content")
 			return false
 		}
 		return true

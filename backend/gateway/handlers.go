@@ -82,6 +82,7 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
 	set := g.general()
 	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: client, format: format, tools: -1}
+	req.attempts = req.firstAttempts[:0]
 	defer req.releaseBody()
 	// The body is read (under its deadline and the byte budget) before an
 	// in-flight slot is taken: a slow sender holds no slot.

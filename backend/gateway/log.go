@@ -26,6 +26,9 @@ func (g *Gateway) finishLog(req *request) {
 		l.ConnectionID, l.Provider = last.ConnectionID, last.Provider
 	}
 	timeline := req.attempts
+	if len(timeline) == 0 {
+		timeline = nil // no attempt: the column reads null, as it always has
+	}
 	if len(req.steps) > 0 {
 		timeline = append(append([]AttemptRecord{}, req.attempts...), req.steps...)
 		sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].StartMs < timeline[j].StartMs })

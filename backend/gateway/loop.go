@@ -67,7 +67,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			}
 			in.LeaseConnection = lease.connectionID
 		}
-		req.plan = &plan
+		req.plan, req.planned = plan, true
 		excluded := plan.Excluded
 		queue := plan.Candidates
 		for len(queue) > 0 {
@@ -443,7 +443,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 		req.attempts = append(req.attempts, a.rec)
 		return &failure{v: v}, false
 	}
-	exec = credentialed{next: exec, creds: g.creds, conn: cand.Conn,
+	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn,
 		deadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
 	body, err := req.upstreamBody(a.codec)
 	if err != nil {
@@ -458,7 +458,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	firstByte := time.AfterFunc(fb, req.adm.firstByteExpiry(fb, cancel))
 	defer firstByte.Stop()
 
-	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
+	resp, err := cred.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
 	if err != nil {
 		v := g.classifyErr(ctx, r, err, cand)
 		a.finish(v)
@@ -492,31 +492,46 @@ func isEventStream(resp *http.Response) bool {
 // relayJSON buffers a JSON answer, translates it to the client's format and writes it.
 func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
 	g, req := a.g, a.req
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
-	if err == nil && len(body) > maxResponseBody {
-		err = errors.New("the upstream's answer exceeds the 64 MiB limit")
-	}
+	body, err := readAnswer(resp)
 	if err != nil {
 		v := g.classifyErr(a.ctx, a.r, err, a.cand)
 		a.finish(v)
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	firstByte.Stop()
-	out, err := a.codec.response(body, req.body)
+	out, text, err := a.codec.response(body, req.body)
 	if err != nil {
 		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
 			Message: "the upstream's answer could not be read: " + err.Error()}, a.cand)
 		a.finish(v)
 		return &failure{v: v}, false
 	}
-	setServedHeaders(a.w.Header(), a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.GetBytes(out, "model").String(),
+	setServedHeaders(a.w.Header(), a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
 		"Content-Type", "application/json", "Content-Length", itoa(len(out)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
-	g.served(req, a.cand, http.StatusOK, out)
+	g.served(req, a.cand, http.StatusOK, text)
 	return nil, true
+}
+
+// readAnswer reads a buffered upstream answer of at most maxResponseBody
+// bytes: into one buffer of its declared length when it declares one (the
+// common case), else growing as io.ReadAll does.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxResponseBody {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	if err == nil && len(body) > maxResponseBody {
+		err = errors.New("the upstream's answer exceeds the 64 MiB limit")
+	}
+	return body, err
 }
 
 // classifyErr turns a transport error into a verdict, naming the real cause.
@@ -537,14 +552,14 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 	return redacted(verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}), cand)
 }
 
-func (g *Gateway) served(req *request, cand routing.Candidate, status int, body []byte) {
+func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {
 	req.log.Status = status
 	req.log.ConnectionID = cand.Conn.ID
 	req.log.Provider = cand.Conn.BreakerKey
 	if len(body) == 0 {
 		return
 	}
-	u := gjson.GetBytes(body, "usage")
+	u := gjson.Get(body, "usage")
 	in := u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int()
 	out := u.Get("completion_tokens").Int() + u.Get("output_tokens").Int()
 	req.log.PromptTokens, req.log.CompletionTokens = int(in), int(out)

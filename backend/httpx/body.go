@@ -62,12 +62,31 @@ type BodyLimits struct {
 // it is never nil). On an error the connection is marked to close without
 // reading the rest of the body (see Abandon).
 func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []byte, release func(), err error) {
-	var taken int64
-	release = func() { l.Budget.give(taken); taken = 0 }
-	fail := func(e error) ([]byte, func(), error) {
+	body, held, err := ReadBodyHeld(w, r, l)
+	return body, held.Release, err
+}
+
+// Held is the part of a Budget a body read reserved. The zero Held holds nothing.
+type Held struct {
+	budget *Budget
+	n      int64
+}
+
+// Release gives the bytes back; later calls do nothing.
+func (h *Held) Release() {
+	h.budget.give(h.n)
+	h.n = 0
+}
+
+// ReadBodyHeld is ReadBodyLimited returning the reservation as a value (no
+// closure to allocate on the request path); call its Release once the body
+// is no longer used, also after an error.
+func ReadBodyHeld(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []byte, held Held, err error) {
+	held.budget = l.Budget
+	fail := func(e error) ([]byte, Held, error) {
 		Abandon(w)
-		release()
-		return nil, func() {}, e
+		held.Release()
+		return nil, Held{}, e
 	}
 	if r.ContentLength > l.Max {
 		return fail(errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "request body is %d bytes; the limit is %d", r.ContentLength, l.Max))
@@ -80,7 +99,7 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 		if !l.Budget.take(n) {
 			return false
 		}
-		taken += n
+		held.n += n
 		return true
 	}
 	saturated := func() error {
@@ -90,10 +109,13 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 	// The buffer grows as bytes arrive (64 KiB, then doubling, up to the
 	// declared length), and each growth is reserved first: a slow sender holds
 	// only what it has sent, never its declared length.
-	src := http.MaxBytesReader(nil, r.Body, l.Max)
-	ceiling := l.Max + 1 // room for MaxBytesReader to notice an undeclared body past Max
-	if r.ContentLength >= 0 {
-		ceiling = r.ContentLength
+	// A declared length is at most Max (checked above) and the server's body
+	// reader stops there; only an undeclared (chunked) body needs the cap.
+	src := r.Body
+	ceiling := r.ContentLength
+	if r.ContentLength < 0 {
+		src = http.MaxBytesReader(nil, r.Body, l.Max)
+		ceiling = l.Max + 1 // room for MaxBytesReader to notice an undeclared body past Max
 	}
 	var buf []byte
 	for {
@@ -110,11 +132,11 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 				if _, derr := io.Copy(io.Discard, src); derr != nil {
 					return fail(saturated())
 				}
-				release()
+				held.Release()
 				if l.Timeout > 0 {
 					_ = rc.SetReadDeadline(time.Time{})
 				}
-				return nil, func() {}, saturated()
+				return nil, Held{}, saturated()
 			}
 			nb := make([]byte, len(buf), int64(cap(buf))+step)
 			copy(nb, buf)
@@ -147,7 +169,7 @@ func ReadBodyLimited(w http.ResponseWriter, r *http.Request, l BodyLimits) (body
 	if l.Timeout > 0 {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return buf, release, nil
+	return buf, held, nil
 }
 
 // abandonLinger is how long a refused request's connection may still deliver

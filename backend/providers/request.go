@@ -12,9 +12,12 @@ import (
 
 // NewJSONRequest builds an upstream POST from scratch: the body's "model" is
 // rewritten to the target's model (in place of a full decode), and only the
-// headers every wire format shares are set, then the call's extra headers; no
-// client header is copied.
-func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string) (*http.Request, error) {
+// headers every wire format shares are set, then the provider's and the
+// call's extra headers, then own (the executor's headers, pairs of canonical
+// name and value, e.g. its credential, which replace any of the same name);
+// no client header is copied. The shared headers and own take one allocation
+// for all their values.
+func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
 	body, err := withModel(c.Body, t.Model)
 	if err != nil {
 		return nil, err
@@ -23,15 +26,17 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 	if err != nil {
 		return nil, err
 	}
-	h := make(http.Header, 4+len(t.Provider.ExtraHeaders)+len(c.Header))
+	h := make(http.Header, 4+len(own)/2+len(t.Provider.ExtraHeaders)+len(c.Header))
 	req.Header = h
-	h.Set("Content-Type", "application/json")
+	accept := "application/json"
 	if c.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
+		accept = "text/event-stream"
 	}
-	h.Set("User-Agent", userAgent)
+	vals := make([]string, 3+len(own)/2)
+	vals[0], vals[1], vals[2] = "application/json", accept, userAgent
+	h["Content-Type"] = vals[0:1:1]
+	h["Accept"] = vals[1:2:2]
+	h["User-Agent"] = vals[2:3:3]
 	for k, v := range t.Provider.ExtraHeaders {
 		h.Set(k, v)
 	}
@@ -41,6 +46,12 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 		for _, v := range vs {
 			h.Add(k, v)
 		}
+	}
+	// The executor's own last: they replace any of the same name above.
+	for i := 0; i+1 < len(own); i += 2 {
+		j := 3 + i/2
+		vals[j] = own[i+1]
+		h[own[i]] = vals[j : j+1 : j+1]
 	}
 	return req, nil
 }

@@ -304,7 +304,7 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 		return nil, x
 	}
 	e.stats.mu.Lock()
-	e.stats.meta(c.Key()).inFlight++
+	e.stats.metaOf(c).inFlight++
 	e.stats.mu.Unlock()
 	return &Ticket{e: e, cand: c, permit: permit}, nil
 }
@@ -314,7 +314,7 @@ func (t *Ticket) settle(ok bool) {
 	now := t.e.clk.Now()
 	s := t.e.stats
 	s.mu.Lock()
-	m := s.meta(t.cand.Key())
+	m := s.metaOf(t.cand)
 	m.inFlight--
 	if ok {
 		m.usage++
@@ -331,7 +331,7 @@ func (t *Ticket) settle(ok bool) {
 func (t *Ticket) ObserveQuota(remaining float64, resetAt time.Time) {
 	s := t.e.stats
 	s.mu.Lock()
-	m := s.meta(t.cand.Key())
+	m := s.metaOf(t.cand)
 	if remaining >= 0 {
 		m.remaining = remaining
 	}
@@ -404,7 +404,7 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 // decays the model's cooldown history.
 func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	provider := c.Conn.Provider.ID
-	streak := e.stats.streak(c.Key(), v)
+	streak := e.stats.streak(c, v)
 	if v.OK() {
 		_, gone := e.cools.DecayEntries(provider, c.Conn.ID, c.Model)
 		e.shareCleared(store.LayerCooldown, gone)
@@ -423,7 +423,7 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	case recoverable(v.Kind):
 		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
 			e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
-			e.stats.resetStreak(c.Key())
+			e.stats.resetStreak(c)
 		}
 	}
 }
@@ -576,7 +576,7 @@ func (t *Ticket) Abandon() {
 func (t *Ticket) release() {
 	s := t.e.stats
 	s.mu.Lock()
-	s.meta(t.cand.Key()).inFlight--
+	s.metaOf(t.cand).inFlight--
 	s.mu.Unlock()
 }
 

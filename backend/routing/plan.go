@@ -94,10 +94,22 @@ func (s *stats) meta(key string) *targetMeta {
 
 // streak folds an outcome into a target's consecutive recoverable failure count
 // and returns it: a success or any other outcome restarts it.
-func (s *stats) streak(key string, v verdict.Verdict) int {
+// metaOf is meta(c.Key()) without building the key string for a target
+// already tracked (every request's, after its first): the string is made
+// only to insert a new one.
+func (s *stats) metaOf(c Candidate) *targetMeta {
+	var buf [128]byte
+	k := c.appendKey(buf[:0])
+	if m, ok := s.byKey[string(k)]; ok { // no allocation for a map index
+		return m
+	}
+	return s.meta(string(k))
+}
+
+func (s *stats) streak(c Candidate, v verdict.Verdict) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.meta(key)
+	m := s.metaOf(c)
 	if recoverable(v.Kind) {
 		m.failStreak++
 	} else {
@@ -106,9 +118,9 @@ func (s *stats) streak(key string, v verdict.Verdict) int {
 	return m.failStreak
 }
 
-func (s *stats) resetStreak(key string) {
+func (s *stats) resetStreak(c Candidate) {
 	s.mu.Lock()
-	s.meta(key).failStreak = 0
+	s.metaOf(c).failStreak = 0
 	s.mu.Unlock()
 }
 
@@ -126,6 +138,11 @@ func (s *stats) state(comboID string) *strategy.State {
 
 // Key identifies a candidate for strategies and per-request bookkeeping.
 func (c Candidate) Key() string { return c.Conn.ID + "|" + c.Model }
+
+// appendKey appends Key() to dst.
+func (c Candidate) appendKey(dst []byte) []byte {
+	return append(append(append(dst, c.Conn.ID...), '|'), c.Model...)
+}
 
 // Plan resolves a model or combo to ordered, admissible candidates. A name
 // no connection serves is retried once through the agent model map (remap),
@@ -188,7 +205,7 @@ func (e *Engine) plan(in PlanInput) (Plan, error) {
 		all = cands
 	}
 	now := e.clk.Now()
-	var ok []Candidate
+	ok := all[:0] // all is this call's own slice: filtered in place
 	for _, c := range all {
 		if in.LeaseConnection != "" && c.Conn.ID != in.LeaseConnection {
 			continue

@@ -31,6 +31,8 @@ func (e *Engine) RecordToolLimit(connectionID, model string, limit int) {
 func (e *Engine) ToolLimit(connectionID, model string) (int, bool) {
 	e.tools.mu.Lock()
 	defer e.tools.mu.Unlock()
-	n, ok := e.tools.m[connectionID+"|"+model]
+	var buf [128]byte
+	k := append(append(append(buf[:0], connectionID...), '|'), model...)
+	n, ok := e.tools.m[string(k)] // no allocation for a map index, unlike a concatenation
 	return n, ok
 }

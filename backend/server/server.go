@@ -300,8 +300,11 @@ func (s *Server) wire() error {
 		return http.ErrUseLastResponse
 	}}
 	userAgent := "OmniRoute/" + opts.Version
+	// The executors send through the client's transport directly: the client
+	// follows no redirect, so its per-request redirect bookkeeping is waste.
+	direct := providers.Direct{Client: client}
 	walls := wall.NewTable()
-	claudeExec := claude.New(anthropic.New(client, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
+	claudeExec := claude.New(anthropic.New(direct, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
 	claudeExec.Observe = func(t providers.Target, h http.Header) {
 		if c, ok := registry.Get(t.ConnectionID); ok {
 			if q, ok := gateway.WindowsFromHeaders(h, clk.Now()); ok {
@@ -312,8 +315,8 @@ func (s *Server) wire() error {
 	claudeExec.OnChange = func(id, transition string) {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
-	executors := executorSet{providers.FormatOpenAI: openai.New(client, userAgent),
-		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(client, userAgent)}
+	executors := executorSet{providers.FormatOpenAI: openai.New(direct, userAgent),
+		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 

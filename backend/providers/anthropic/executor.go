@@ -16,12 +16,12 @@ const Version = "2023-06-01"
 
 // Executor posts Anthropic Messages requests over a shared pooled client.
 type Executor struct {
-	client    *http.Client
+	client    providers.Doer
 	userAgent string
 }
 
 // New returns an executor using client.
-func New(client *http.Client, userAgent string) *Executor {
+func New(client providers.Doer, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 

@@ -41,12 +41,12 @@ const maxStream = 64 << 20
 
 // Executor posts Responses requests to the Codex backend.
 type Executor struct {
-	client    *http.Client
+	client    providers.Doer
 	userAgent string
 }
 
 // New returns an executor using client.
-func New(client *http.Client, userAgent string) *Executor {
+func New(client providers.Doer, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 

@@ -10,24 +10,26 @@ import (
 
 // Executor sends OpenAI Chat Completions requests over a shared pooled client.
 type Executor struct {
-	client    *http.Client
+	client    providers.Doer
 	userAgent string
 }
 
-// New returns an executor using client (its Transport pools keep-alive
-// connections per upstream host).
-func New(client *http.Client, userAgent string) *Executor {
+// New returns an executor using client (an *http.Client, or a
+// providers.Direct over one; its Transport pools keep-alive connections per
+// upstream host).
+func New(client providers.Doer, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 
 // Do posts the call to <base>/chat/completions with bearer auth.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	req, err := providers.NewJSONRequest(ctx, t, c, "/chat/completions", e.userAgent)
+	var auth []string
+	if t.Secret != "" {
+		auth = []string{"Authorization", "Bearer " + t.Secret}
+	}
+	req, err := providers.NewJSONRequest(ctx, t, c, "/chat/completions", e.userAgent, auth...)
 	if err != nil {
 		return nil, err
-	}
-	if t.Secret != "" {
-		req.Header.Set("Authorization", "Bearer "+t.Secret)
 	}
 	return e.client.Do(req)
 }
