@@ -63,7 +63,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A keep-alive connection may carry the write deadline of its previous
 		// request (handlers bound their writes to slow readers): start clean.
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		_ = httpx.SetWriteDeadline(w, time.Time{})
 		w = edge(w, r)
 		defer func() {
 			if p := recover(); p != nil {

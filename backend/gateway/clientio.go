@@ -29,7 +29,7 @@ func (g *Gateway) writeDeadline() time.Time {
 
 // armWrite bounds the next write to the client (an answer or an error).
 func (g *Gateway) armWrite(w http.ResponseWriter) {
-	_ = http.NewResponseController(w).SetWriteDeadline(g.writeDeadline())
+	_ = httpx.SetWriteDeadline(w, g.writeDeadline())
 }
 
 // send writes p to the client and flushes it within the client write timeout.

@@ -42,7 +42,10 @@ func (g *Gateway) finishLog(req *request) {
 			}
 		}
 	}
-	l.Attempts = string(appendTimeline(make([]byte, 0, 160*max(len(timeline), 1)), timeline))
+	// Built in a stack buffer (a request's one or two attempts fit), then
+	// copied once into the row's string.
+	var buf [1024]byte
+	l.Attempts = string(appendTimeline(buf[:0], timeline))
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	g.logs.Log(l)
 }

@@ -186,3 +186,20 @@ func Abandon(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(abandonLinger))
 }
+
+// SetWriteDeadline is http.NewResponseController(w).SetWriteDeadline(t)
+// without allocating the controller: it finds the first writer in the Unwrap
+// chain that sets write deadlines, as the controller does. It returns
+// http.ErrNotSupported when none does.
+func SetWriteDeadline(w http.ResponseWriter, t time.Time) error {
+	for {
+		switch v := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return v.SetWriteDeadline(t)
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
+}

@@ -3,8 +3,11 @@ package providers
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -16,18 +19,70 @@ import (
 // call's extra headers, then own (the executor's headers, pairs of canonical
 // name and value, e.g. its credential, which replace any of the same name);
 // no client header is copied. The shared headers and own take one allocation
-// for all their values.
+// for all their values. (Requests.JSON builds the same request without
+// parsing the URL each time.)
 func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
+	var r Requests
+	return r.JSON(ctx, t, c, path, userAgent, own...)
+}
+
+// Requests builds an executor's upstream requests, keeping each endpoint's
+// parsed URL (base URL and path) so a request copies it instead of joining
+// and parsing the URL again. The zero value is ready; it is safe for
+// concurrent use.
+type Requests struct {
+	mu   sync.RWMutex
+	urls map[endpoint]*url.URL
+}
+
+type endpoint struct{ base, path string }
+
+// maxEndpoints bounds the URL cache (base URLs change only when connections
+// are edited); past it the cache starts over.
+const maxEndpoints = 1024
+
+// url returns a fresh copy of base+path parsed, as http.NewRequest makes it.
+func (r *Requests) url(base, path string) (*url.URL, error) {
+	k := endpoint{base, path}
+	r.mu.RLock()
+	u, ok := r.urls[k]
+	r.mu.RUnlock()
+	if !ok {
+		var err error
+		if u, err = url.Parse(strings.TrimRight(base, "/") + path); err != nil {
+			return nil, err
+		}
+		u.Host = removeEmptyPort(u.Host)
+		r.mu.Lock()
+		if r.urls == nil || len(r.urls) >= maxEndpoints {
+			r.urls = map[endpoint]*url.URL{}
+		}
+		r.urls[k] = u
+		r.mu.Unlock()
+	}
+	c := *u // each request owns its URL, as with http.NewRequest
+	return &c, nil
+}
+
+// removeEmptyPort strips an empty port ("host:") as http.NewRequest does.
+func removeEmptyPort(host string) string {
+	if strings.LastIndex(host, ":") > strings.LastIndex(host, "]") {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
+}
+
+// JSON is NewJSONRequest with the endpoint's URL parsed once.
+func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
 	body, err := withModel(c.Body, t.Model)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+path, bytes.NewReader(body))
+	u, err := r.url(t.BaseURL, path)
 	if err != nil {
 		return nil, err
 	}
 	h := make(http.Header, 4+len(own)/2+len(t.Provider.ExtraHeaders)+len(c.Header))
-	req.Header = h
 	accept := "application/json"
 	if c.Stream {
 		accept = "text/event-stream"
@@ -53,8 +108,36 @@ func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent strin
 		vals[j] = own[i+1]
 		h[own[i]] = vals[j : j+1 : j+1]
 	}
-	return req, nil
+	req := &http.Request{Method: http.MethodPost, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: u.Host, ContentLength: int64(len(body))}
+	if len(body) == 0 {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	} else {
+		rb := newRequestBody(body)
+		req.Body, req.GetBody = rb, rb.again
+	}
+	return req.WithContext(ctx), nil
 }
+
+// requestBody is an upstream request body: its own io.ReadCloser (no
+// io.NopCloser around a bytes.Reader) that gives the transport a fresh copy
+// when it must send the request again on another connection (GetBody).
+type requestBody struct {
+	bytes.Reader
+	b []byte
+}
+
+func newRequestBody(b []byte) *requestBody {
+	rb := &requestBody{b: b}
+	rb.Reset(b)
+	return rb
+}
+
+// Close implements io.Closer.
+func (*requestBody) Close() error { return nil }
+
+func (rb *requestBody) again() (io.ReadCloser, error) { return newRequestBody(rb.b), nil }
 
 // withModel returns body with its top-level "model" set to model. The common
 // case, a string model and a plain name, splices the new value in place of the

@@ -283,7 +283,8 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 		return nil, x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
-	permit, ok := b.Allow()
+	t := &Ticket{e: e, cand: c} // the breaker's permit record lives in the ticket: one allocation
+	permit, ok := b.AllowIn(&t.slot)
 	if ok && permit.Probe() && e.probeClaim != nil {
 		// Across instances one probe at a time: the database decides, and a
 		// probe it could not record is not sent.
@@ -306,7 +307,8 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 	e.stats.mu.Lock()
 	e.stats.metaOf(c).inFlight++
 	e.stats.mu.Unlock()
-	return &Ticket{e: e, cand: c, permit: permit}, nil
+	t.permit = permit
+	return t, nil
 }
 
 // settle updates the strategy counters when an attempt ends.
@@ -346,6 +348,7 @@ type Ticket struct {
 	e      *Engine
 	cand   Candidate
 	permit breaker.Permit
+	slot   breaker.Slot
 	done   bool
 	// Combo, when set, receives the outcome for stateful strategies (fill-first).
 	Combo *Combo

@@ -18,6 +18,7 @@ const Version = "2023-06-01"
 type Executor struct {
 	client    providers.Doer
 	userAgent string
+	reqs      providers.Requests
 }
 
 // New returns an executor using client.
@@ -27,7 +28,7 @@ func New(client providers.Doer, userAgent string) *Executor {
 
 // Do posts the call to <base>/messages with an API key or an OAuth bearer token.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	req, err := providers.NewJSONRequest(ctx, t, c, "/messages", e.userAgent)
+	req, err := e.reqs.JSON(ctx, t, c, "/messages", e.userAgent)
 	if err != nil {
 		return nil, err
 	}

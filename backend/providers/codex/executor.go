@@ -43,6 +43,7 @@ const maxStream = 64 << 20
 type Executor struct {
 	client    providers.Doer
 	userAgent string
+	reqs      providers.Requests
 }
 
 // New returns an executor using client.
@@ -91,7 +92,7 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		return nil, err
 	}
 	up := providers.Call{Body: body, Stream: true, Header: c.Header, FirstByteDeadline: c.FirstByteDeadline}
-	req, err := providers.NewJSONRequest(ctx, t, up, "/responses", e.userAgent)
+	req, err := e.reqs.JSON(ctx, t, up, "/responses", e.userAgent)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 type Executor struct {
 	client    providers.Doer
 	userAgent string
+	reqs      providers.Requests
 }
 
 // New returns an executor using client (an *http.Client, or a
@@ -27,7 +28,7 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	if t.Secret != "" {
 		auth = []string{"Authorization", "Bearer " + t.Secret}
 	}
-	req, err := providers.NewJSONRequest(ctx, t, c, "/chat/completions", e.userAgent, auth...)
+	req, err := e.reqs.JSON(ctx, t, c, "/chat/completions", e.userAgent, auth...)
 	if err != nil {
 		return nil, err
 	}

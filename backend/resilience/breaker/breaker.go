@@ -93,6 +93,11 @@ func (b *Breaker) Provider() string { return b.provider }
 // The zero Permit is inert.
 type Permit struct{ p *permit }
 
+// Slot is room for one permit's record inside a caller's own per-request
+// state: AllowIn fills it instead of allocating. A Slot must not be reused
+// while a Permit from it is outstanding, nor copied after AllowIn.
+type Slot struct{ rec permit }
+
 // permit is the shared record behind a Permit, so copies report at most once.
 type permit struct {
 	b     *Breaker
@@ -159,6 +164,15 @@ func (b *Breaker) settle(pm *permit, o outcome) {
 // until its hold expires, then lazily becomes HALF_OPEN, which admits exactly one
 // probe at a time until that probe reports.
 func (b *Breaker) Allow() (Permit, bool) {
+	return b.AllowIn(nil)
+}
+
+// AllowIn is Allow keeping the permit's record in slot (a new one when slot
+// is nil).
+func (b *Breaker) AllowIn(slot *Slot) (Permit, bool) {
+	if slot == nil {
+		slot = new(Slot)
+	}
 	now := b.clk.Now()
 	b.mu.Lock()
 	before := b.mark()
@@ -167,11 +181,13 @@ func (b *Breaker) Allow() (Permit, bool) {
 	ok := false
 	switch b.state {
 	case Closed, Degraded:
-		p, ok = Permit{&permit{b: b, gen: b.gen}}, true
+		slot.rec = permit{b: b, gen: b.gen}
+		p, ok = Permit{&slot.rec}, true
 	case HalfOpen:
 		if !b.probing {
 			b.probing = true
-			p, ok = Permit{&permit{b: b, gen: b.gen, probe: true}}, true
+			slot.rec = permit{b: b, gen: b.gen, probe: true}
+			p, ok = Permit{&slot.rec}, true
 		}
 	}
 	b.queueIfChanged(before, now)
