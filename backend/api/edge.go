@@ -33,9 +33,20 @@ func (e *edgeWriter) WriteHeader(code int) {
 // trackedBody notes whether a request body was read to its end.
 type trackedBody struct {
 	io.ReadCloser
-	declared int64 // Content-Length, or -1
+	req      *http.Request // whose Body it is
+	declared int64         // Content-Length, or -1
 	n        int64
 	eof      bool
+}
+
+// Close closes the body. A body read to its end is then handed back to its
+// request: the server sees its own body consumed and closed, and skips the
+// drain it would otherwise attempt through the wrapper after the handler.
+func (b *trackedBody) Close() error {
+	if b.complete() && b.req.Body == b {
+		b.req.Body = b.ReadCloser
+	}
+	return b.ReadCloser.Close()
 }
 
 func (b *trackedBody) Read(p []byte) (int, error) {
@@ -53,7 +64,7 @@ func (b *trackedBody) complete() bool { return b.eof || b.declared >= 0 && b.n >
 func edge(w http.ResponseWriter, r *http.Request) *edgeWriter {
 	e := &edgeWriter{ResponseWriter: w}
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		e.tracked = trackedBody{ReadCloser: r.Body, declared: r.ContentLength}
+		e.tracked = trackedBody{ReadCloser: r.Body, req: r, declared: r.ContentLength}
 		e.body = &e.tracked
 		r.Body = e.body
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -30,14 +31,18 @@ import (
 // ends with the original failure's error event too, never with a clean end.
 
 // deltaText is the assistant text one upstream content event carries.
+//
+// The result may view ev.Data (no copy per event): the caller copies what it
+// keeps before the parser reuses the event's bytes.
 func deltaText(up translate.Format, ev sse.Event) string {
+	data := unsafe.String(unsafe.SliceData(ev.Data), len(ev.Data))
 	if up == translate.Messages {
-		if ev.Event == "content_block_delta" || gjson.GetBytes(ev.Data, "type").String() == "content_block_delta" {
-			return gjson.GetBytes(ev.Data, "delta.text").String()
+		if ev.Event == "content_block_delta" || gjson.Get(data, "type").String() == "content_block_delta" {
+			return gjson.Get(data, "delta.text").String()
 		}
 		return ""
 	}
-	return gjson.GetBytes(ev.Data, "choices.0.delta.content").String()
+	return gjson.Get(data, "choices.0.delta.content").String()
 }
 
 // continuationOn reports whether a stream of this request could be continued
@@ -142,8 +147,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
 	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)
-	stop := s.armWatchdog()
-	defer stop()
+	s.armWatchdog()
+	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
 	readErr, gone := s.pump(firstByte, resp)
 	if gone {

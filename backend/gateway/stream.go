@@ -63,6 +63,12 @@ type streamState struct {
 	tr      translate.StreamTranslator
 	watchMu sync.Mutex
 	watch   *watchdog.Watch
+	// watchVal backs watch, and wt is the watchdog's timer: both live in the
+	// stream state, not in allocations of their own.
+	watchVal watchdog.Watch
+	wt       watchTimer
+	// rcVal backs rc once this relay commits the client stream.
+	rcVal http.ResponseController
 	pending []byte // client bytes not yet written
 	// pendingBuf is the pooled buffer pending started in; release returns it.
 	pendingBuf *[]byte
@@ -92,8 +98,8 @@ type streamState struct {
 func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
 	s := a.newStreamState()
 	defer s.release()
-	stopWatch := s.armWatchdog()
-	defer stopWatch()
+	s.armWatchdog()
+	defer s.stopWatchdog()
 	readErr, gone := s.pump(firstByte, resp)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
@@ -103,8 +109,10 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 }
 
 func (a *attemptCtx) newStreamState() *streamState {
-	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
+	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body),
 		keepText: a.g.continuationOn(a.req), pendingBuf: a.g.pendings.Get().(*[]byte)}
+	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
+	s.watch = &s.watchVal
 	s.pending = (*s.pendingBuf)[:0]
 	return s
 }
@@ -146,7 +154,7 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 		if s.ready && s.streamErr == nil {
 			firstByte.Stop()
 			if !s.committed {
-				s.rc, s.committed = a.commitStream(), true
+				s.commit()
 			}
 		}
 		if s.committed && len(s.pending) > 0 {
@@ -178,7 +186,12 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.Content:
 		s.ready = true
 		if s.keepText {
-			s.text.WriteString(deltaText(upFmt, ev))
+			if t := deltaText(upFmt, ev); t != "" {
+				if s.text.Cap() == 0 {
+					s.text.Grow(textInitSize) // one allocation for a typical answer, not one per doubling
+				}
+				s.text.WriteString(t) // copies out of the event's bytes
+			}
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
 		s.ready, s.nonText = true, true
@@ -232,66 +245,83 @@ func (s *streamState) withinPrecommit() bool {
 	return true
 }
 
+// textInitSize is the continuation text's first buffer.
+const textInitSize = 256
+
+// watchTimer is the stream watchdog's one timer, kept at the watchdog's next
+// decision point and re-armed in place (Reset) rather than replaced.
+type watchTimer struct {
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer
+	fire    func() // the streamState's fireWatchdog, bound once
+}
+
 // armWatchdog keeps one timer at the watchdog's next decision point; when the
 // watchdog says stop, the attempt is cancelled with the reason as its cause.
-func (s *streamState) armWatchdog() (stop func()) {
-	var mu sync.Mutex
-	stopped := false
-	var t *time.Timer
-	var fire func()
-	arm := func(now time.Time) {
-		s.watchMu.Lock()
-		next := s.watch.NextCheck(now)
-		s.watchMu.Unlock()
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		d := next.Sub(now)
-		if d < time.Millisecond {
-			d = time.Millisecond
-		}
-		t = time.AfterFunc(d, fire)
+// stopWatchdog ends it.
+func (s *streamState) armWatchdog() {
+	s.wt.fire = s.fireWatchdog
+	s.rearmWatchdog(s.a.g.wall.Now())
+}
+
+func (s *streamState) rearmWatchdog(now time.Time) {
+	s.watchMu.Lock()
+	next := s.watch.NextCheck(now)
+	s.watchMu.Unlock()
+	s.wt.mu.Lock()
+	defer s.wt.mu.Unlock()
+	if s.wt.stopped {
+		return
 	}
-	fire = func() {
-		now := s.a.g.wall.Now()
-		s.watchMu.Lock()
-		v := s.watch.Check(now)
-		s.watchMu.Unlock()
-		switch v {
-		case watchdog.OK:
-			arm(now)
-		case watchdog.Stalled:
-			s.a.cancel(errStalled)
-		case watchdog.SlowThroughput:
-			s.a.cancel(errSlow)
-		case watchdog.FirstTokenTimeout:
-			s.a.cancel(errFirstToken)
-		default:
-			s.a.cancel(errDeadline)
-		}
+	d := max(next.Sub(now), time.Millisecond)
+	if s.wt.t == nil {
+		s.wt.t = time.AfterFunc(d, s.wt.fire)
+		return
 	}
-	arm(s.a.g.wall.Now())
-	return func() {
-		mu.Lock()
-		stopped = true
-		if t != nil {
-			t.Stop()
-		}
-		mu.Unlock()
+	s.wt.t.Reset(d) // from inside fireWatchdog: runs it again after d
+}
+
+func (s *streamState) fireWatchdog() {
+	now := s.a.g.wall.Now()
+	s.watchMu.Lock()
+	v := s.watch.Check(now)
+	s.watchMu.Unlock()
+	switch v {
+	case watchdog.OK:
+		s.rearmWatchdog(now)
+	case watchdog.Stalled:
+		s.a.cancel(errStalled)
+	case watchdog.SlowThroughput:
+		s.a.cancel(errSlow)
+	case watchdog.FirstTokenTimeout:
+		s.a.cancel(errFirstToken)
+	default:
+		s.a.cancel(errDeadline)
 	}
 }
 
-// commitStream writes the response headers: from here on the client has bytes.
-func (a *attemptCtx) commitStream() *http.ResponseController {
+// stopWatchdog stops the watchdog's timer for good.
+func (s *streamState) stopWatchdog() {
+	s.wt.mu.Lock()
+	s.wt.stopped = true
+	if s.wt.t != nil {
+		s.wt.t.Stop()
+	}
+	s.wt.mu.Unlock()
+}
+
+// commit writes the response headers: from here on the client has bytes.
+func (s *streamState) commit() {
+	a := s.a
 	setServedHeaders(a.w.Header(), a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
 		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no")
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID
 	a.req.log.Provider = a.cand.Conn.BreakerKey
-	return http.NewResponseController(a.w)
+	s.rcVal = *http.NewResponseController(a.w)
+	s.rc, s.committed = &s.rcVal, true
 }
 
 // end decides how the stream finished and tells the client and the layers.
@@ -303,7 +333,7 @@ func (s *streamState) end(readErr error) (*failure, bool) {
 			s.pending = s.tr.End(s.pending)
 		}
 		if !committed {
-			s.rc, s.committed = a.commitStream(), true
+			s.commit()
 		}
 		_ = a.send(s.rc, s.pending)
 		s.recordUsage()

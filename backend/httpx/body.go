@@ -169,6 +169,9 @@ func ReadBodyHeld(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []
 	if l.Timeout > 0 {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
+	// Read to its end: closing it now tells the server nothing is left to
+	// drain once the handler returns.
+	_ = r.Body.Close()
 	return buf, held, nil
 }
 

@@ -278,7 +278,8 @@ type sample struct {
 	cum int64         // total Content bytes observed up to and including at
 }
 
-// Watch is the watchdog of one streaming attempt. Create it with New.
+// Watch is the watchdog of one streaming attempt. Create it with New, or
+// Init one that is part of the caller's own state.
 type Watch struct {
 	mu    sync.Mutex
 	cfg   Config
@@ -305,16 +306,20 @@ type Watch struct {
 
 // New starts watching an attempt that began at start, with cfg normalized.
 func New(cfg Config, start time.Time) *Watch {
+	w := new(Watch)
+	w.Init(cfg, start)
+	return w
+}
+
+// Init starts w (a zero Watch, not yet in use) watching an attempt that began
+// at start, as New does without allocating one.
+func (w *Watch) Init(cfg Config, start time.Time) {
 	cfg = cfg.Normalize()
 	t := cfg.Throughput
 	// ceil(MinBytesPerSecond × Window): bytes < slowBelow ⇔ bytes/Window < MinBytesPerSecond.
-	slowBelow := int64(math.Ceil(t.MinBytesPerSecond * t.Window.Seconds()))
-	return &Watch{
-		cfg:          cfg,
-		start:        start,
-		slowBelow:    slowBelow,
-		measurableAt: int64(t.MinMeasurableBytes),
-	}
+	w.cfg, w.start = cfg, start
+	w.slowBelow = int64(math.Ceil(t.MinBytesPerSecond * t.Window.Seconds()))
+	w.measurableAt = int64(t.MinMeasurableBytes)
 }
 
 // Config returns the normalized configuration in force.
