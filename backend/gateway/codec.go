@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -143,12 +144,12 @@ func truncateMsg(s string) string {
 }
 
 // response turns an upstream JSON answer into the client's format. text is
-// out as a string: the one copy every later read of the answer (the check,
-// its model, its usage) goes through, where each gjson.GetBytes would copy
-// again.
+// out as a string (a view of it when out is body, else one copy) that every
+// later read of the answer (the check, its model, its usage) goes through,
+// where each gjson.GetBytes would copy again.
 func (c codec) response(body, clientReq []byte) (out []byte, text string, err error) {
 	if c.passthrough() {
-		text = string(body)
+		text = view(body) // body is the answer as read, never modified
 		if err := c.checkAnswer(body, text); err != nil {
 			return nil, "", err
 		}
@@ -157,8 +158,14 @@ func (c codec) response(body, clientReq []byte) (out []byte, text string, err er
 	if out, err = c.translateResponse(body, clientReq); err != nil {
 		return nil, "", err
 	}
-	return out, string(out), nil
+	return out, view(out), nil // out is the gateway's own, never modified either
 }
+
+// view is b as a string without a copy. Only for bytes nobody modifies while
+// the string (or any part of it, such as a gjson result) is in use: a body as
+// read from the client or the upstream, which the gateway only reads, or an
+// event whose text is copied before its buffer is reused.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // translateResponse turns an upstream JSON answer of another format into the client's.
 func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {

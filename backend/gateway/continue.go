@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -35,7 +34,7 @@ import (
 // The result may view ev.Data (no copy per event): the caller copies what it
 // keeps before the parser reuses the event's bytes.
 func deltaText(up translate.Format, ev sse.Event) string {
-	data := unsafe.String(unsafe.SliceData(ev.Data), len(ev.Data))
+	data := view(ev.Data)
 	if up == translate.Messages {
 		if ev.Event == "content_block_delta" || gjson.Get(data, "type").String() == "content_block_delta" {
 			return gjson.Get(data, "delta.text").String()

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"omniroute/backend/routing"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/jsonv"
+	"omniroute/backend/routing"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/responses"
@@ -68,7 +69,7 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if err := checkJSON(body); err != nil {
 		return err
 	}
-	root := gjson.ParseBytes(body)
+	root := gjson.Parse(view(body)) // a view: req.body is never modified
 	m := root.Get("model")
 	if m.Type != gjson.String || m.Str == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
@@ -98,7 +99,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if s := root.Get("stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
 		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream\" must be a boolean").WithParam("stream")
 	}
-	req.model, req.stream = m.Str, root.Get("stream").Bool()
+	// The model name is copied out of the body: the request log keeps it
+	// after the request, and must not keep the whole body alive with it.
+	req.model, req.stream = strings.Clone(m.Str), root.Get("stream").Bool()
 	return nil
 }
 

@@ -410,6 +410,8 @@ type attemptCtx struct {
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
+	// stream is the relay state of a streamed answer (newStreamState).
+	stream streamState
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {

@@ -68,7 +68,7 @@ type streamState struct {
 	watchVal watchdog.Watch
 	wt       watchTimer
 	// rcVal backs rc once this relay commits the client stream.
-	rcVal http.ResponseController
+	rcVal   http.ResponseController
 	pending []byte // client bytes not yet written
 	// pendingBuf is the pooled buffer pending started in; release returns it.
 	pendingBuf *[]byte
@@ -108,8 +108,11 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 	return s.end(readErr)
 }
 
+// newStreamState starts the attempt's relay state (a part of the attempt,
+// not an allocation of its own).
 func (a *attemptCtx) newStreamState() *streamState {
-	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body),
+	s := &a.stream
+	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body),
 		keepText: a.g.continuationOn(a.req), pendingBuf: a.g.pendings.Get().(*[]byte)}
 	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
 	s.watch = &s.watchVal

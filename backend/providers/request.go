@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -144,7 +145,9 @@ func (rb *requestBody) again() (io.ReadCloser, error) { return newRequestBody(rb
 // old one in one copy, leaving every other byte as the client sent it; other
 // cases go through sjson. The body is never modified (it may be retried).
 func withModel(body []byte, model string) ([]byte, error) {
-	old := gjson.GetBytes(body, "model")
+	// Read through a view of body (no copy of the value): nothing here keeps
+	// a string from it, and body is never modified.
+	old := gjson.Get(unsafe.String(unsafe.SliceData(body), len(body)), "model")
 	if old.Type == gjson.String && old.Str == model {
 		return body, nil
 	}
