@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,5 +249,32 @@ func TestSlowSenderReservesOnlyWhatItSent(t *testing.T) {
 	<-done
 	if budget.Used() != 0 {
 		t.Fatalf("budget in use %d after both ended", budget.Used())
+	}
+}
+
+// deadlineWriter records the write deadline it was given.
+type deadlineWriter struct {
+	http.ResponseWriter
+	at time.Time
+}
+
+func (d *deadlineWriter) SetWriteDeadline(t time.Time) error { d.at = t; return nil }
+
+// unwrapper wraps a writer as middleware does.
+type unwrapper struct{ http.ResponseWriter }
+
+func (u unwrapper) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
+// TestSetWriteDeadlineFindsTheConnection: the deadline reaches the first
+// writer in the Unwrap chain that takes one, as http.ResponseController does;
+// a chain without one reports http.ErrNotSupported.
+func TestSetWriteDeadlineFindsTheConnection(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := &deadlineWriter{ResponseWriter: httptest.NewRecorder()}
+	if err := SetWriteDeadline(unwrapper{unwrapper{d}}, at); err != nil || !d.at.Equal(at) {
+		t.Fatalf("err %v, deadline %v", err, d.at)
+	}
+	if err := SetWriteDeadline(unwrapper{httptest.NewRecorder()}, at); !errors.Is(err, http.ErrNotSupported) {
+		t.Fatalf("err %v, want ErrNotSupported", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
+	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/store"
 )
 
@@ -16,6 +17,42 @@ import (
 // (the common case) and for a four-target combo. Figures are printed, never
 // asserted (go test -run='^$' -bench=Plan -benchmem ./backend/routing).
 func BenchmarkPlan(b *testing.B) {
+	e := benchEngine(b)
+	for _, model := range []string{"p0/gpt-4o-mini", "four"} {
+		b.Run(model, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := e.Plan(PlanInput{Model: model})
+				if err != nil || len(p.Candidates) == 0 {
+					b.Fatalf("plan %q: %v %+v", model, err, p)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAdmitFinish: one attempt's passage through the layers, from the
+// ticket to a successful verdict (the per-attempt bookkeeping of every request).
+func BenchmarkAdmitFinish(b *testing.B) {
+	e := benchEngine(b)
+	p, err := e.Plan(PlanInput{Model: "p0/gpt-4o-mini"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cand := p.Candidates[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		t, x := e.Admit(cand)
+		if x != nil {
+			b.Fatalf("refused: %+v", x)
+		}
+		t.Finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: 200})
+	}
+}
+
+// benchEngine is an engine over four connections serving gpt-4o-mini (p0…p3)
+// and a four-target combo of them ("four").
+func benchEngine(b testing.TB) *Engine {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	reg := NewRegistry(providers.NewCatalog())
 	var rows []store.Connection
@@ -30,17 +67,6 @@ func BenchmarkPlan(b *testing.B) {
 	combos.Load([]store.Combo{{ID: "1", Name: "four", Strategy: "priority", Config: "{}",
 		Targets: `[{"model":"p0/gpt-4o-mini"},{"model":"p1/gpt-4o-mini"},{"model":"p2/gpt-4o-mini"},{"model":"p3/gpt-4o-mini"}]`}})
 	breakers := breaker.NewRegistry(clk, func(string) breaker.Profile { return breaker.DefaultProfile("apikey") }, nil)
-	e := NewEngine(EngineDeps{Registry: reg, Clock: clk, Breakers: breakers, Lockouts: lockout.New(clk), Combos: combos,
+	return NewEngine(EngineDeps{Registry: reg, Clock: clk, Breakers: breakers, Lockouts: lockout.New(clk), Combos: combos,
 		Store: nopStore{}, Policy: testPolicy{}})
-	for _, model := range []string{"p0/gpt-4o-mini", "four"} {
-		b.Run(model, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				p, err := e.Plan(PlanInput{Model: model})
-				if err != nil || len(p.Candidates) == 0 {
-					b.Fatalf("plan %q: %v %+v", model, err, p)
-				}
-			}
-		})
-	}
 }

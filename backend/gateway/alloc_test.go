@@ -1,0 +1,98 @@
+//go:build !race
+
+package gateway
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/routing"
+	"omniroute/backend/store"
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/sse"
+)
+
+// Allocation pins of the gateway's hot-path pieces, each a deterministic
+// count with the figure the code reaches now. Not built under -race, whose
+// instrumentation changes allocation counts.
+
+// TestHotPathPieceAllocations pins each piece: decode (the body buffer and
+// the model name), the same-format answer's check and usage read (none), the
+// served headers (one backing array for every value), the log row (its
+// attempts column), and a content event's text for a continuation (none).
+func TestHotPathPieceAllocations(t *testing.T) {
+	g := benchGateway()
+	set := g.general()
+	cand := routing.Candidate{Conn: &routing.Conn{ID: "c1", BreakerKey: "openai-compatible",
+		Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI}}, Model: "gpt-4o-mini"}
+	answer := []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,` +
+		`"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5}}`)
+	codec := newCodec(translate.Chat, providers.FormatOpenAI)
+	rd := &rereadBody{}
+	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	w := deadlineRecorder{httptest.NewRecorder()}
+	req := &request{format: translate.Chat, tools: -1}
+	h := make(http.Header, 8)
+	var rows int
+	g.logs = sinkFunc(func(store.RequestLog) { rows++ })
+	g.clk = fixedClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	served := &request{id: "0123456789abcdef0123456789abcdef", format: translate.Chat, model: "m"}
+	served.attempts = append(served.firstAttempts[:0], AttemptRecord{ConnectionID: "c1", Provider: "openai-compatible",
+		Model: "gpt-4o-mini", Status: 200, Verdict: "success"})
+	event := sse.Event{Data: []byte(`{"choices":[{"index":0,"delta":{"content":"word "}}]}`)}
+
+	for _, c := range []struct {
+		name string
+		max  float64
+		run  func()
+	}{
+		{"decode", 2, func() {
+			rd.Reset(chatBody)
+			r.Body, r.ContentLength = rd, int64(len(chatBody))
+			*req = request{format: translate.Chat, tools: -1}
+			if err := g.decode(w, r, req, set); err != nil {
+				t.Fatal(err)
+			}
+			req.releaseBody()
+		}},
+		{"answer check and usage", 0, func() {
+			_, text, err := codec.response(answer, chatBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.served(served, cand, http.StatusOK, text)
+		}},
+		{"served headers", 1, func() {
+			setServedHeaders(h, cand, 1, "gpt-4o-mini", "Content-Type", "application/json", "Content-Length", "312")
+		}},
+		{"log row", 1, func() { g.finishLog(served) }},
+		{"continuation text", 0, func() {
+			if deltaText(translate.Chat, event) != "word " {
+				t.Fatal("delta text")
+			}
+		}},
+	} {
+		if n := testing.AllocsPerRun(100, c.run); n > c.max {
+			t.Errorf("%s: %v allocations, want ≤ %v", c.name, n, c.max)
+		}
+	}
+	if rows == 0 || served.log.CompletionTokens != 5 {
+		t.Fatalf("rows %d, usage %+v", rows, served.log)
+	}
+}
+
+// rereadBody is a request body read again on every run.
+type rereadBody struct{ bytes.Reader }
+
+func (*rereadBody) Close() error { return nil }
+
+// deadlineRecorder is a recorder whose connection takes deadlines, as a
+// server's does (the recorder alone answers each with a new error value).
+type deadlineRecorder struct{ *httptest.ResponseRecorder }
+
+func (deadlineRecorder) SetReadDeadline(time.Time) error  { return nil }
+func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }

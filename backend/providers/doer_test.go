@@ -1,0 +1,121 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestJSONRequestIsNewRequest: the request builder makes the request
+// http.NewRequest would (method, URL, host, protocol, length, a body that can
+// be read again for the transport's retries) with the shared headers, the
+// provider's, the call's and the executor's own, the last winning; the
+// endpoint's URL is its own copy on every request.
+func TestJSONRequestIsNewRequest(t *testing.T) {
+	var r Requests
+	target := Target{BaseURL: "http://127.0.0.1:9/v1/", Model: "gpt-4o-mini",
+		Provider: Provider{ExtraHeaders: map[string]string{"X-Extra": "e", "Authorization": "provider's"}}}
+	call := Call{Body: []byte(`{"model":"openai/gpt-4o-mini","stream":true}`), Stream: true,
+		Header: http.Header{"Anthropic-Usage-Limit": {"u"}}}
+	ctx := context.WithValue(context.Background(), struct{}{}, "v")
+	for round := range 2 { // the second request comes from the cache
+		req, err := r.JSON(ctx, target, call, "/chat/completions", "OmniRoute/test", "Authorization", "Bearer sk-up")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:9/v1/chat/completions", strings.NewReader("x"))
+		if req.Method != want.Method || req.URL.String() != want.URL.String() || req.Host != want.Host || req.Proto != want.Proto ||
+			req.ProtoMajor != 1 || req.ProtoMinor != 1 || req.Context() != ctx {
+			t.Fatalf("round %d: request %s %s host %q proto %s, want %s %s host %q", round, req.Method, req.URL, req.Host, req.Proto,
+				want.Method, want.URL, want.Host)
+		}
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream",
+			"User-Agent": "OmniRoute/test", "X-Extra": "e", "Anthropic-Usage-Limit": "u", "Authorization": "Bearer sk-up"} {
+			if got := req.Header.Values(k); len(got) != 1 || got[0] != v {
+				t.Errorf("round %d: header %s = %q, want %q", round, k, got, v)
+			}
+		}
+		wantBody := `{"model":"gpt-4o-mini","stream":true}`
+		if req.ContentLength != int64(len(wantBody)) {
+			t.Errorf("content length %d, want %d", req.ContentLength, len(wantBody))
+		}
+		for i, rc := range []io.ReadCloser{req.Body, mustGetBody(t, req), mustGetBody(t, req)} {
+			b, _ := io.ReadAll(rc)
+			if string(b) != wantBody {
+				t.Errorf("round %d: body read %d = %s, want %s", round, i, b, wantBody)
+			}
+		}
+		req.URL.Path = "/changed" // one request's URL is its own
+	}
+}
+
+func mustGetBody(t *testing.T, req *http.Request) io.ReadCloser {
+	t.Helper()
+	rc, err := req.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// TestDirectAnswersAsTheClient: Direct gives what an http.Client that follows
+// no redirect gives: the 3xx itself with its body, the same *url.Error for a
+// transport failure, and Basic auth from a URL's user info.
+func TestDirectAnswersAsTheClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		default:
+			u, p, _ := r.BasicAuth()
+			_, _ = io.WriteString(w, r.Method+" "+r.URL.Path+" "+u+":"+p)
+		}
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	defer client.Transport.(*http.Transport).CloseIdleConnections()
+	direct := Direct{Client: client}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	ln.Close() // nothing listens there now
+	userURL, _ := url.Parse(srv.URL)
+	userURL.User = url.UserPassword("user", "pw")
+	for _, u := range []string{srv.URL + "/ok", srv.URL + "/redirect", closed, userURL.String() + "/auth"} {
+		got, gerr := do(direct, u)
+		want, werr := do(client, u)
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Errorf("%s: direct %q %v, client %q %v", u, got, gerr, want, werr)
+		}
+		if werr != nil {
+			var ge, we *url.Error
+			if !errors.As(gerr, &ge) || !errors.As(werr, &we) || ge.Op != we.Op || ge.URL != we.URL {
+				t.Errorf("%s: direct error %#v, client error %#v", u, gerr, werr)
+			}
+		}
+	}
+}
+
+func do(d Doer, u string) (string, error) {
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader("{}"))
+	if err != nil {
+		return "", err
+	}
+	resp, err := d.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Status + " " + resp.Header.Get("Location") + " " + string(b), nil
+}
