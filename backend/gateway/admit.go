@@ -146,10 +146,15 @@ func queueSettings(rs config.RequestQueue, c *routing.Conn) queue.Settings {
 // upstream and blames nobody: no breaker, cooldown or lockout hears of it.
 // The error is an *errs.Error, or ctx's error when the client went away; the
 // admission is returned either way, with the time spent (a refused one holds
-// nothing).
-func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Candidate) (*admission, error) {
+// nothing). It is slot when slot is not nil (the request's first admission,
+// which lives in the request).
+func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Candidate, slot *admission) (*admission, error) {
 	rs := g.resilience()
-	a := &admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
+	a := slot
+	if a == nil {
+		a = new(admission)
+	}
+	*a = admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
 	start := g.clk.Now()
 	defer func() { a.queued = g.clk.Now().Sub(start) }()
 	names := g.names(cand)

@@ -54,6 +54,24 @@ type request struct {
 	adm *admission
 	// tools is the number of tools in the request (-1: not counted yet).
 	tools int
+
+	// The first admission and the first attempt live in the request, saving
+	// an allocation each for the common request (one target, one attempt).
+	// Each slot serves once and is never reused (a stopped timer's callback
+	// may still hold it), so a later admission or attempt gets its own.
+	firstAdm     admission
+	admUsed      bool
+	firstAttempt attemptCtx
+	attemptUsed  bool
+}
+
+// firstSlot returns slot the first time (marking it used), then nil.
+func (req *request) firstSlot(used *bool, slot *admission) *admission {
+	if *used {
+		return nil
+	}
+	*used = true
+	return slot
 }
 
 func (req *request) releaseBody() { req.held.Release() }

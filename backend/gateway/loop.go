@@ -220,7 +220,7 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 	retries := g.retriesPerTarget(plan)
 	set := g.general()
 	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
-	adm, refused := g.admit(r.Context(), plan, cand)
+	adm, refused := g.admit(r.Context(), plan, cand, req.firstSlot(&req.admUsed, &req.firstAdm))
 	req.noteAdmission(adm, refused)
 	if refused != nil {
 		return &failure{refused: refused, clientGone: r.Context().Err() != nil}, false, nil
@@ -427,7 +427,13 @@ func (a *attemptCtx) finish(v verdict.Verdict) {
 // an error after bytes were committed) has been written to the client.
 func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate, ticket *routing.Ticket) (f *failure, done bool) {
 	set := g.general()
-	a := &attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
+	var a *attemptCtx
+	if req.attemptUsed {
+		a = new(attemptCtx)
+	} else { // the request's first attempt lives in the request
+		req.attemptUsed, a = true, &req.firstAttempt
+	}
+	*a = attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
 		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model, StartMs: msSince(req.start, g.clk.Now())}}
 	defer func() {

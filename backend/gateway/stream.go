@@ -144,6 +144,14 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 	defer g.bufs.Put(bufp)
 	buf := *bufp
 	var parser sse.Parser
+	datap := g.pendings.Get().(*[]byte) // the parser's event data, from the pool too
+	parser.UseDataBuffer(*datap)
+	defer func() {
+		if b := parser.DataBuffer(); cap(b) <= pendingPoolMax {
+			*datap = b[:0]
+		}
+		g.pendings.Put(datap)
+	}()
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
