@@ -3,7 +3,6 @@
 package gateway
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -84,15 +83,3 @@ func TestHotPathPieceAllocations(t *testing.T) {
 		t.Fatalf("rows %d, usage %+v", rows, served.log)
 	}
 }
-
-// rereadBody is a request body read again on every run.
-type rereadBody struct{ bytes.Reader }
-
-func (*rereadBody) Close() error { return nil }
-
-// deadlineRecorder is a recorder whose connection takes deadlines, as a
-// server's does (the recorder alone answers each with a new error value).
-type deadlineRecorder struct{ *httptest.ResponseRecorder }
-
-func (deadlineRecorder) SetReadDeadline(time.Time) error  { return nil }
-func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }

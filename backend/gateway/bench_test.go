@@ -35,13 +35,13 @@ var chatBody = []byte(`{"model":"openai-compatible/gpt-4o-mini","stream":false,"
 func BenchmarkDecode(b *testing.B) {
 	g := benchGateway()
 	set := g.general()
-	rd := bytes.NewReader(chatBody)
+	rd := &rereadBody{}
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
-	w := httptest.NewRecorder()
+	w := deadlineRecorder{httptest.NewRecorder()}
 	b.ReportAllocs()
 	for b.Loop() {
 		rd.Reset(chatBody)
-		r.Body, r.ContentLength = io.NopCloser(rd), int64(len(chatBody))
+		r.Body, r.ContentLength = rd, int64(len(chatBody))
 		req := &request{format: translate.Chat, tools: -1}
 		if err := g.decode(w, r, req, set); err != nil {
 			b.Fatal(err)
@@ -164,3 +164,15 @@ func BenchmarkLogRow(b *testing.B) {
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
+
+// rereadBody is a request body read again on every run.
+type rereadBody struct{ bytes.Reader }
+
+func (*rereadBody) Close() error { return nil }
+
+// deadlineRecorder is a recorder whose connection takes deadlines, as a
+// server's does (the recorder alone answers each with a new error value).
+type deadlineRecorder struct{ *httptest.ResponseRecorder }
+
+func (deadlineRecorder) SetReadDeadline(time.Time) error  { return nil }
+func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
