@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -153,8 +154,8 @@ func (w *logWriter) ready(c rawSQLite) error {
 		{&w.begin, "BEGIN IMMEDIATE"},
 		{&w.commit, "COMMIT"},
 		{&w.rollback, "ROLLBACK"},
-		{&w.insert1, requestLogInsertSQL(1)},
-		{&w.insertN, requestLogInsertSQL(logStmtRows)},
+		{&w.insert1, strings.Replace(requestLogInsertSQL(1), "INSERT INTO", "INSERT OR FAIL INTO", 1)},
+		{&w.insertN, strings.Replace(requestLogInsertSQL(logStmtRows), "INSERT INTO", "INSERT OR FAIL INTO", 1)},
 		{&w.upsert, rollupUpsertSQL()},
 	}
 	for _, s := range stmts {
