@@ -2,15 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"modernc.org/libc"
+	"modernc.org/libc/sys/types"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -101,11 +102,9 @@ type logWriter struct {
 	conn rawSQLite // the connection the statements were compiled on (db 0: none yet)
 	// Compiled statements (sqlite3_stmt*).
 	begin, commit, rollback, insert1, insertN, upsert uintptr
-	// text holds every string value of the batch being bound; the statements
-	// point into it (SQLITE_STATIC) until they are reset.
+	// text gathers every string value of the batch being bound, before it is
+	// copied into C memory for the statements to point into.
 	text []byte
-	// cell holds the out-parameter of sqlite3_prepare_v3.
-	cell *uintptr
 }
 
 // sqliteOK, sqliteDone are the result codes a step may end with.
@@ -119,24 +118,31 @@ func (c rawSQLite) errAt(what string, rc int32) error {
 	return fmt.Errorf("request log: %s: %s (%d)", what, libc.GoString(sqlite3.Xsqlite3_errmsg(c.tls, c.db)), rc)
 }
 
-// prepare compiles sql once for repeated use.
+// prepare compiles sql once for repeated use. SQL text and out-parameter
+// live in the library's C heap: the transpiled code does pointer arithmetic
+// that the race detector's checkptr refuses on Go memory.
 func (w *logWriter) prepare(c rawSQLite, sql string) (uintptr, error) {
-	z := append([]byte(sql), 0)
-	if w.cell == nil {
-		w.cell = new(uintptr)
+	z, err := libc.CString(sql)
+	if err != nil {
+		return 0, err
 	}
-	*w.cell = 0
-	var pin runtime.Pinner
-	pin.Pin(&z[0])
-	pin.Pin(w.cell)
-	defer pin.Unpin()
-	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, uintptr(unsafe.Pointer(&z[0])), int32(len(sql)),
-		sqlite3.SQLITE_PREPARE_PERSISTENT, uintptr(unsafe.Pointer(w.cell)), 0)
+	defer libc.Xfree(c.tls, z)
+	cell := libc.Xmalloc(c.tls, types.Size_t(ptrSize))
+	if cell == 0 {
+		return 0, errors.New("request log: out of memory")
+	}
+	defer libc.Xfree(c.tls, cell)
+	out := libc.GoBytes(cell, ptrSize) // a view of the C memory, not a copy
+	clear(out)
+	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, int32(len(sql)), sqlite3.SQLITE_PREPARE_PERSISTENT, cell, 0)
 	if rc != sqliteOK {
 		return 0, c.errAt("prepare", rc)
 	}
-	return *w.cell, nil
+	return uintptr(binary.NativeEndian.Uint64(out)), nil
 }
+
+// ptrSize is the size of a C pointer.
+const ptrSize = 8
 
 // ready compiles the statements on c (again, when the connection changed).
 func (w *logWriter) ready(c rawSQLite) error {
@@ -252,10 +258,10 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 	if err := w.ready(c); err != nil {
 		return err
 	}
-	// Every string of the batch goes into one Go buffer, pinned while the
-	// statements point into it (bound SQLITE_STATIC: SQLite reads it during
-	// the step and copies what it stores).
-	w.text = append(w.text[:0], 0) // never empty, so &w.text[0] exists
+	// Every string of the batch goes into one buffer, copied into one C
+	// allocation that the statements point into (bound SQLITE_STATIC: SQLite
+	// reads it during the step and copies what it stores) until the batch ends.
+	w.text = append(w.text[:0], 0) // never empty
 	texts := make([]logText, len(rows))
 	for i := range rows {
 		r := &rows[i]
@@ -266,10 +272,12 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 	for k, a := range cells {
 		keys = append(keys, rollupText{k, a, w.put(k.conn), w.put(k.model), w.put(k.keyID), w.put(k.provider)})
 	}
-	var pin runtime.Pinner
-	pin.Pin(&w.text[0])
-	defer pin.Unpin()
-	base := uintptr(unsafe.Pointer(&w.text[0]))
+	base := libc.Xmalloc(c.tls, types.Size_t(len(w.text)))
+	if base == 0 {
+		return errors.New("request log: out of memory")
+	}
+	defer libc.Xfree(c.tls, base)
+	copy(libc.GoBytes(base, len(w.text)), w.text) // GoBytes is a view of the C memory
 
 	if err := c.run(w.begin, "begin"); err != nil {
 		return err
