@@ -223,6 +223,26 @@ func (b *binder) int(v int64) {
 	}
 }
 
+// intIf binds v in the next place when bind is true, else leaves the value
+// bound there before.
+func (b *binder) intIf(bind bool, v int64) {
+	if bind {
+		b.int(v)
+		return
+	}
+	b.i++
+}
+
+// textIf binds span in the next place when bind is true, else leaves the
+// value bound there before.
+func (b *binder) textIf(bind bool, span [2]int) {
+	if bind {
+		b.text(span)
+		return
+	}
+	b.i++
+}
+
 // text binds a string already copied into logWriter.text as [off, off+n).
 func (b *binder) text(span [2]int) {
 	b.i++
@@ -279,6 +299,13 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 	defer libc.Xfree(c.tls, base)
 	copy(libc.GoBytes(base, len(w.text)), w.text) // GoBytes is a view of the C memory
 
+	// The statements point into base until the batch ends: their bindings
+	// are cleared before it is freed (deferred after, so run before, Xfree).
+	defer func() {
+		for _, p := range []uintptr{w.insert1, w.insertN, w.upsert} {
+			sqlite3.Xsqlite3_clear_bindings(c.tls, p)
+		}
+	}()
 	if err := c.run(w.begin, "begin"); err != nil {
 		return err
 	}
@@ -289,42 +316,50 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 			_ = c.run(w.rollback, "rollback")
 		}
 	}()
+	// A statement keeps its bindings from one step to the next, so a value
+	// equal to the one bound in the same place by the statement's previous
+	// step in this batch is not bound again (consecutive requests mostly share
+	// key, format, model, provider, connection, status...). prev1 and prevN
+	// are the rows each statement bound last (nil: none yet in this batch).
+	var prev1, prevN []RequestLog
 	for len(rows) > 0 {
-		p, n := w.insert1, 1
+		p, n, prev := w.insert1, 1, &prev1
 		if len(rows) >= logStmtRows {
-			p, n = w.insertN, logStmtRows
+			p, n, prev = w.insertN, logStmtRows, &prevN
 		}
 		b := binder{c: c, p: p, base: base}
 		for i := range n {
 			r, t := &rows[i], &texts[i]
-			b.text(t.requestID)
-			b.int(r.CreatedAt)
-			b.text(t.apiKeyID)
-			b.text(t.clientFormat)
-			b.text(t.model)
-			b.text(t.provider)
-			b.text(t.connectionID)
-			b.int(int64(r.Status))
-			b.int(boolInt(r.Stream))
-			b.int(int64(r.AttemptCount))
-			b.text(t.attempts)
-			b.int(r.LatencyMs)
-			b.text(t.errorCode)
-			b.int(int64(r.PromptTokens))
-			b.int(int64(r.CompletionTokens))
-			b.int(r.QueueMs)
-			b.text(t.queueReason)
-			b.int(int64(r.CachedTokens))
+			q, all := r, *prev == nil
+			if !all {
+				q = &(*prev)[i]
+			}
+			b.textIf(all || r.RequestID != q.RequestID, t.requestID)
+			b.intIf(all || r.CreatedAt != q.CreatedAt, r.CreatedAt)
+			b.textIf(all || r.APIKeyID != q.APIKeyID, t.apiKeyID)
+			b.textIf(all || r.ClientFormat != q.ClientFormat, t.clientFormat)
+			b.textIf(all || r.Model != q.Model, t.model)
+			b.textIf(all || r.Provider != q.Provider, t.provider)
+			b.textIf(all || r.ConnectionID != q.ConnectionID, t.connectionID)
+			b.intIf(all || r.Status != q.Status, int64(r.Status))
+			b.intIf(all || r.Stream != q.Stream, boolInt(r.Stream))
+			b.intIf(all || r.AttemptCount != q.AttemptCount, int64(r.AttemptCount))
+			b.textIf(all || r.Attempts != q.Attempts, t.attempts)
+			b.intIf(all || r.LatencyMs != q.LatencyMs, r.LatencyMs)
+			b.textIf(all || r.ErrorCode != q.ErrorCode, t.errorCode)
+			b.intIf(all || r.PromptTokens != q.PromptTokens, int64(r.PromptTokens))
+			b.intIf(all || r.CompletionTokens != q.CompletionTokens, int64(r.CompletionTokens))
+			b.intIf(all || r.QueueMs != q.QueueMs, r.QueueMs)
+			b.textIf(all || r.QueueReason != q.QueueReason, t.queueReason)
+			b.intIf(all || r.CachedTokens != q.CachedTokens, int64(r.CachedTokens))
 		}
 		if b.rc != sqliteOK {
-			sqlite3.Xsqlite3_clear_bindings(c.tls, p)
 			return c.errAt("bind", b.rc)
 		}
-		err := c.run(p, "insert")
-		sqlite3.Xsqlite3_clear_bindings(c.tls, p)
-		if err != nil {
+		if err := c.run(p, "insert"); err != nil {
 			return err
 		}
+		*prev = rows[:n]
 		rows, texts = rows[n:], texts[n:]
 	}
 	for _, k := range keys {
@@ -343,12 +378,9 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 			b.int(v)
 		}
 		if b.rc != sqliteOK {
-			sqlite3.Xsqlite3_clear_bindings(c.tls, w.upsert)
 			return c.errAt("bind", b.rc)
 		}
-		err := c.run(w.upsert, "rollup")
-		sqlite3.Xsqlite3_clear_bindings(c.tls, w.upsert)
-		if err != nil {
+		if err := c.run(w.upsert, "rollup"); err != nil {
 			return err
 		}
 	}

@@ -58,7 +58,7 @@ func (d UsageDimension) valid() bool {
 
 // RollupResolutions are the bucket sizes (ms) usage_rollup keeps: 1 min, 15 min
 // and 2 h, with how long each is kept.
-var RollupResolutions = []struct{ Res, KeepMs int64 }{
+var RollupResolutions = [3]struct{ Res, KeepMs int64 }{
 	{60_000, 3 * 3_600_000},
 	{900_000, 2 * 86_400_000},
 	{7_200_000, 9 * 86_400_000},
@@ -97,13 +97,22 @@ type rollupRow struct {
 // resolution: one per (resolution, bucket, connection, model, key, provider).
 func rollupCells(rows []RequestLog) map[rollupKey]*rollupRow {
 	agg := make(map[rollupKey]*rollupRow, len(RollupResolutions))
+	// A batch's rows mostly share their cells: the previous row's cell of each
+	// resolution is reused when the key is the same, without hashing it again.
+	var last [3]struct {
+		k rollupKey
+		a *rollupRow
+	}
 	for _, r := range rows {
-		for _, res := range RollupResolutions {
+		for i, res := range RollupResolutions {
 			k := rollupKey{res.Res, r.CreatedAt / res.Res * res.Res, r.ConnectionID, r.Model, r.APIKeyID, r.Provider}
-			a := agg[k]
-			if a == nil {
-				a = &rollupRow{}
-				agg[k] = a
+			a := last[i].a
+			if a == nil || last[i].k != k {
+				if a = agg[k]; a == nil {
+					a = &rollupRow{}
+					agg[k] = a
+				}
+				last[i].k, last[i].a = k, a
 			}
 			a.requests++
 			if r.Status >= 400 {
