@@ -153,9 +153,10 @@ func (w *logWriter) ready(c rawSQLite) error {
 	if w.conn == c {
 		return nil
 	}
-	// A connection database/sql replaced is closed already (by close_v2, which
-	// frees it once its statements are finalised); finalising needs its TLS,
-	// which the driver has closed too, so those statements are left to it.
+	// database/sql keeps the store's one connection for the store's life (the
+	// driver never reports it bad), so this runs once. Were it ever replaced,
+	// the old connection is closed already, with its TLS: its statements
+	// cannot be finalised any more and are left to close_v2's zombie.
 	w.conn = rawSQLite{}
 	stmts := []struct {
 		dst *uintptr
@@ -216,10 +217,11 @@ type binder struct {
 	c    rawSQLite
 	p    uintptr
 	i    int32
-	base uintptr // address of logWriter.text[0]
+	base uintptr // the batch's C copy of logWriter.text
 	rc   int32   // the first failure
 }
 
+// int binds v in the next place.
 func (b *binder) int(v int64) {
 	b.i++
 	if rc := sqlite3.Xsqlite3_bind_int64(b.c.tls, b.p, b.i, v); rc != sqliteOK && b.rc == sqliteOK {
@@ -247,7 +249,7 @@ func (b *binder) textIf(bind bool, span [2]int) {
 	b.i++
 }
 
-// text binds a string already copied into logWriter.text as [off, off+n).
+// text binds the string at span = [offset, length] of the batch's text.
 func (b *binder) text(span [2]int) {
 	b.i++
 	if rc := sqlite3.Xsqlite3_bind_text(b.c.tls, b.p, b.i, b.base+uintptr(span[0]), int32(span[1]), 0); rc != sqliteOK && b.rc == sqliteOK {
