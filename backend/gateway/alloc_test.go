@@ -21,7 +21,7 @@ import (
 
 // TestHotPathPieceAllocations pins each piece: decode (the body buffer and
 // the model name), the same-format answer's check and usage read (none), the
-// served headers (one backing array for every value), the log row (its
+// served headers (their values kept in the attempt), the log row (its
 // attempts column), and a content event's text for a continuation (none).
 func TestHotPathPieceAllocations(t *testing.T) {
 	g := benchGateway()
@@ -36,6 +36,7 @@ func TestHotPathPieceAllocations(t *testing.T) {
 	w := deadlineRecorder{httptest.NewRecorder()}
 	req := &request{format: translate.Chat, tools: -1}
 	h := make(http.Header, 8)
+	var vals servedValues
 	var rows int
 	g.logs = sinkFunc(func(store.RequestLog) { rows++ })
 	g.clk = fixedClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -65,8 +66,8 @@ func TestHotPathPieceAllocations(t *testing.T) {
 			}
 			g.served(served, cand, http.StatusOK, text)
 		}},
-		{"served headers", 1, func() {
-			setServedHeaders(h, cand, 1, "gpt-4o-mini", "Content-Type", "application/json", "Content-Length", "312")
+		{"served headers", 0, func() {
+			setServedHeaders(h, &vals, cand, 1, "gpt-4o-mini", "Content-Type", "application/json", "Content-Length", "312")
 		}},
 		{"log row", 1, func() { g.finishLog(served) }},
 		{"continuation text", 0, func() {

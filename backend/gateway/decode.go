@@ -55,14 +55,16 @@ type request struct {
 	// tools is the number of tools in the request (-1: not counted yet).
 	tools int
 
-	// The first admission and the first attempt live in the request, saving
-	// an allocation each for the common request (one target, one attempt).
+	// The first admission, attempt and ticket live in the request, saving an
+	// allocation each for the common request (one target, one attempt).
 	// Each slot serves once and is never reused (a stopped timer's callback
 	// may still hold it), so a later admission or attempt gets its own.
 	firstAdm     admission
 	admUsed      bool
 	firstAttempt attemptCtx
 	attemptUsed  bool
+	firstTicket  routing.Ticket
+	ticketUsed   bool
 }
 
 // firstSlot returns slot the first time (marking it used), then nil.

@@ -192,16 +192,24 @@ const (
 	canonAttempts     = "X-Omniroute-Attempts"
 )
 
+// servedValues backs the served headers' values: part of the attempt, so
+// setting them allocates nothing.
+type servedValues [7]string
+
 // setServedHeaders names what served the request; model is the model the
 // answer names (the upstream's own, when it says), else the target's. own are
 // the answer's other headers as pairs of canonical name and value. Every value
-// shares one allocation (each capped at its own element, so a later
-// Header.Add copies instead of overwriting a neighbour).
-func setServedHeaders(h http.Header, c routing.Candidate, attempts int, model string, own ...string) {
+// is kept in store (or one new array when it has no room), each capped at its
+// own element, so a later Header.Add copies instead of overwriting a
+// neighbour. net/http copies the values when the header is written.
+func setServedHeaders(h http.Header, store *servedValues, c routing.Candidate, attempts int, model string, own ...string) {
 	if model == "" {
 		model = c.Model
 	}
-	vals := make([]string, 4+len(own)/2)
+	vals := store[:]
+	if n := 4 + len(own)/2; n > len(vals) {
+		vals = make([]string, n)
+	}
 	vals[0], vals[1], vals[2], vals[3] = c.Conn.ID, c.Conn.Provider.ID, model, itoa(attempts)
 	h[canonConnectionID] = vals[0:1:1]
 	h[canonProvider] = vals[1:2:2]

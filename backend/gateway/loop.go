@@ -228,7 +228,11 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 	defer adm.release()
 	var prev *failure
 	for attempt := 0; ; attempt++ {
-		ticket, x := g.engine.Admit(cand)
+		var slot *routing.Ticket
+		if !req.ticketUsed { // the request's first ticket lives in the request
+			req.ticketUsed, slot = true, &req.firstTicket
+		}
+		ticket, x := g.engine.AdmitIn(cand, slot)
 		if x != nil {
 			// Refused now; after a failed attempt the real failure still stands.
 			return prev, false, x
@@ -412,6 +416,8 @@ type attemptCtx struct {
 	deliveredEndsInSpace bool
 	// stream is the relay state of a streamed answer (newStreamState).
 	stream streamState
+	// served backs the values of the headers naming what served the answer.
+	served servedValues
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {
@@ -514,7 +520,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 		a.finish(v)
 		return &failure{v: v}, false
 	}
-	setServedHeaders(a.w.Header(), a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
+	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
 		"Content-Type", "application/json", "Content-Length", itoa(len(out)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)

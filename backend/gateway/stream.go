@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -79,9 +78,11 @@ type streamState struct {
 	streamErr  error
 	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
-	// sends); nonText is set once reasoning or a tool call was relayed, which
-	// no prefill can carry.
-	text     strings.Builder
+	// sends), in a pooled buffer (textBuf) taken at the first text; nonText
+	// is set once reasoning or a tool call was relayed, which no prefill can
+	// carry.
+	text     []byte
+	textBuf  *[]byte
 	nonText  bool
 	keepText bool // only when a continuation could use it
 
@@ -124,6 +125,13 @@ func (a *attemptCtx) newStreamState() *streamState {
 // (the last write has returned, so nothing reads it any more). A buffer that
 // grew past pendingPoolMax is left to the collector.
 func (s *streamState) release() {
+	if s.textBuf != nil {
+		if cap(s.text) <= pendingPoolMax {
+			*s.textBuf = s.text[:0]
+		}
+		s.a.g.pendings.Put(s.textBuf)
+		s.textBuf, s.text = nil, nil
+	}
 	if s.pendingBuf == nil {
 		return
 	}
@@ -198,10 +206,11 @@ func (s *streamState) handle(ev sse.Event) bool {
 		s.ready = true
 		if s.keepText {
 			if t := deltaText(upFmt, ev); t != "" {
-				if s.text.Cap() == 0 {
-					s.text.Grow(textInitSize) // one allocation for a typical answer, not one per doubling
+				if s.textBuf == nil {
+					s.textBuf = s.a.g.pendings.Get().(*[]byte)
+					s.text = (*s.textBuf)[:0]
 				}
-				s.text.WriteString(t) // copies out of the event's bytes
+				s.text = append(s.text, t...) // copies out of the event's bytes
 			}
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
@@ -255,9 +264,6 @@ func (s *streamState) withinPrecommit() bool {
 	}
 	return true
 }
-
-// textInitSize is the continuation text's first buffer.
-const textInitSize = 256
 
 // watchTimer is the stream watchdog's one timer, kept at the watchdog's next
 // decision point and re-armed in place (Reset) rather than replaced.
@@ -325,7 +331,7 @@ func (s *streamState) stopWatchdog() {
 // commit writes the response headers: from here on the client has bytes.
 func (s *streamState) commit() {
 	a := s.a
-	setServedHeaders(a.w.Header(), a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
+	setServedHeaders(a.w.Header(), &a.served, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
 		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no")
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK

@@ -25,7 +25,8 @@ func TestJSONRequestIsNewRequest(t *testing.T) {
 		Header: http.Header{"Anthropic-Usage-Limit": {"u"}}}
 	ctx := context.WithValue(context.Background(), struct{}{}, "v")
 	for round := range 2 { // the second request comes from the cache
-		req, err := r.JSON(ctx, target, call, "/chat/completions", "OmniRoute/test", "Authorization", "Bearer sk-up")
+		req, err := r.JSON(ctx, target, call, "/chat/completions", "OmniRoute/test",
+			Credential{Name: "Authorization", Prefix: "Bearer ", Secret: "sk-up"}, "X-Own", "o")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestJSONRequestIsNewRequest(t *testing.T) {
 				want.Method, want.URL, want.Host)
 		}
 		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream",
-			"User-Agent": "OmniRoute/test", "X-Extra": "e", "Anthropic-Usage-Limit": "u", "Authorization": "Bearer sk-up"} {
+			"User-Agent": "OmniRoute/test", "X-Extra": "e", "Anthropic-Usage-Limit": "u", "Authorization": "Bearer sk-up", "X-Own": "o"} {
 			if got := req.Header.Values(k); len(got) != 1 || got[0] != v {
 				t.Errorf("round %d: header %s = %q, want %q", round, k, got, v)
 			}
@@ -118,4 +119,27 @@ func do(d Doer, u string) (string, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.Status + " " + resp.Header.Get("Location") + " " + string(b), nil
+}
+
+// TestJSONRequestCredential: the credential header is Prefix+Secret whatever
+// its length (kept in the request's storage or not), absent without a secret,
+// and replaces a provider header of the same name.
+func TestJSONRequestCredential(t *testing.T) {
+	var r Requests
+	target := Target{BaseURL: "http://127.0.0.1:9/v1", Model: "m",
+		Provider: Provider{ExtraHeaders: map[string]string{"X-Api-Key": "provider's"}}}
+	for _, secret := range []string{"", "sk-short", strings.Repeat("t", 300)} {
+		req, err := r.JSON(context.Background(), target, Call{Body: []byte(`{"model":"m"}`)}, "/messages", "ua",
+			Credential{Name: "X-Api-Key", Secret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := secret
+		if secret == "" {
+			want = "provider's"
+		}
+		if got := req.Header.Values("X-Api-Key"); len(got) != 1 || got[0] != want {
+			t.Errorf("secret of %d bytes: X-Api-Key %q, want %q", len(secret), got, want)
+		}
+	}
 }

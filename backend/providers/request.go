@@ -24,7 +24,7 @@ import (
 // parsing the URL each time.)
 func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
 	var r Requests
-	return r.JSON(ctx, t, c, path, userAgent, own...)
+	return r.JSON(ctx, t, c, path, userAgent, Credential{}, own...)
 }
 
 // Requests builds an executor's upstream requests, keeping each endpoint's
@@ -42,7 +42,8 @@ type endpoint struct{ base, path string }
 // are edited); past it the cache starts over.
 const maxEndpoints = 1024
 
-// url returns a fresh copy of base+path parsed, as http.NewRequest makes it.
+// url returns base+path parsed, as http.NewRequest makes it: the cached
+// value, which the caller copies and never modifies.
 func (r *Requests) url(base, path string) (*url.URL, error) {
 	k := endpoint{base, path}
 	r.mu.RLock()
@@ -61,8 +62,7 @@ func (r *Requests) url(base, path string) (*url.URL, error) {
 		r.urls[k] = u
 		r.mu.Unlock()
 	}
-	c := *u // each request owns its URL, as with http.NewRequest
-	return &c, nil
+	return u, nil
 }
 
 // removeEmptyPort strips an empty port ("host:") as http.NewRequest does.
@@ -73,8 +73,15 @@ func removeEmptyPort(host string) string {
 	return host
 }
 
-// JSON is NewJSONRequest with the endpoint's URL parsed once.
-func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
+// Credential is the header carrying an executor's secret, Name: Prefix+Secret
+// (Authorization: Bearer <token>); the zero Credential sends none.
+type Credential struct{ Name, Prefix, Secret string }
+
+// JSON is NewJSONRequest with the endpoint's URL parsed once and the
+// executor's credential header cred (set last, replacing any of its name).
+// The request's URL, header values, credential header and body reader share
+// one allocation.
+func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent string, cred Credential, own ...string) (*http.Request, error) {
 	body, err := withModel(c.Body, t.Model)
 	if err != nil {
 		return nil, err
@@ -83,12 +90,18 @@ func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent s
 	if err != nil {
 		return nil, err
 	}
+	pc := new(callStorage)
+	pc.url = *u // each request owns its URL, as with http.NewRequest
+	u = &pc.url
 	h := make(http.Header, 4+len(own)/2+len(t.Provider.ExtraHeaders)+len(c.Header))
 	accept := "application/json"
 	if c.Stream {
 		accept = "text/event-stream"
 	}
-	vals := make([]string, 3+len(own)/2)
+	vals := pc.vals[:]
+	if n := 4 + len(own)/2; n > len(vals) {
+		vals = make([]string, n)
+	}
 	vals[0], vals[1], vals[2] = "application/json", accept, userAgent
 	h["Content-Type"] = vals[0:1:1]
 	h["Accept"] = vals[1:2:2]
@@ -105,9 +118,13 @@ func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent s
 	}
 	// The executor's own last: they replace any of the same name above.
 	for i := 0; i+1 < len(own); i += 2 {
-		j := 3 + i/2
+		j := 4 + i/2
 		vals[j] = own[i+1]
 		h[own[i]] = vals[j : j+1 : j+1]
+	}
+	if cred.Name != "" && cred.Secret != "" {
+		vals[3] = pc.credential(cred.Prefix, cred.Secret)
+		h[cred.Name] = vals[3:4:4]
 	}
 	req := &http.Request{Method: http.MethodPost, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Host: u.Host, ContentLength: int64(len(body))}
@@ -115,10 +132,30 @@ func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent s
 		req.Body = http.NoBody
 		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 	} else {
-		rb := newRequestBody(body)
+		rb := &pc.body
+		rb.reset(body)
 		req.Body, req.GetBody = rb, rb.again
 	}
 	return req.WithContext(ctx), nil
+}
+
+// callStorage is one upstream request's own storage, allocated once: its
+// URL, its header values, the bytes of its credential header and its body
+// reader. Nothing in it is modified after the request is built.
+type callStorage struct {
+	body requestBody
+	url  url.URL
+	vals [6]string
+	cred [256]byte
+}
+
+// credential is prefix+secret, in the storage when it fits.
+func (pc *callStorage) credential(prefix, secret string) string {
+	if len(prefix)+len(secret) > len(pc.cred) {
+		return prefix + secret
+	}
+	b := append(append(pc.cred[:0], prefix...), secret...)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // pc.cred is written once, here
 }
 
 // requestBody is an upstream request body: its own io.ReadCloser (no
@@ -129,16 +166,19 @@ type requestBody struct {
 	b []byte
 }
 
-func newRequestBody(b []byte) *requestBody {
-	rb := &requestBody{b: b}
+func (rb *requestBody) reset(b []byte) {
+	rb.b = b
 	rb.Reset(b)
-	return rb
 }
 
 // Close implements io.Closer.
 func (*requestBody) Close() error { return nil }
 
-func (rb *requestBody) again() (io.ReadCloser, error) { return newRequestBody(rb.b), nil }
+func (rb *requestBody) again() (io.ReadCloser, error) {
+	fresh := new(requestBody)
+	fresh.reset(rb.b)
+	return fresh, nil
+}
 
 // withModel returns body with its top-level "model" set to model. The common
 // case, a string model and a plain name, splices the new value in place of the

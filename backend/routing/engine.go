@@ -269,6 +269,13 @@ func (e *Engine) exclusion(c Candidate, reason, detail string, remaining time.Du
 // takes the layers' permits (the breaker's HALF_OPEN probe slot). Every ticket
 // must be finished exactly once.
 func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
+	return e.AdmitIn(c, nil)
+}
+
+// AdmitIn is Admit writing the ticket into slot, a zero Ticket that is part
+// of the caller's own per-request state (a new one when slot is nil). A slot
+// holds one ticket: it is not reused while anything may still finish it.
+func (e *Engine) AdmitIn(c Candidate, slot *Ticket) (*Ticket, *Exclusion) {
 	now := e.clk.Now()
 	if x := e.checkConn(c, now); x != nil {
 		return nil, x
@@ -283,7 +290,11 @@ func (e *Engine) Admit(c Candidate) (*Ticket, *Exclusion) {
 		return nil, x
 	}
 	b := e.breakers.Get(c.Conn.BreakerKey)
-	t := &Ticket{e: e, cand: c} // the breaker's permit record lives in the ticket: one allocation
+	t := slot
+	if t == nil {
+		t = new(Ticket)
+	}
+	*t = Ticket{e: e, cand: c} // the breaker's permit record lives in the ticket: one allocation at most
 	permit, ok := b.AllowIn(&t.slot)
 	if ok && permit.Probe() && e.probeClaim != nil {
 		// Across instances one probe at a time: the database decides, and a

@@ -28,7 +28,11 @@ func New(client providers.Doer, userAgent string) *Executor {
 
 // Do posts the call to <base>/messages with an API key or an OAuth bearer token.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	req, err := e.reqs.JSON(ctx, t, c, "/messages", e.userAgent)
+	cred := providers.Credential{Name: "X-Api-Key", Secret: t.Secret}
+	if t.AuthType == "oauth" {
+		cred = providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret}
+	}
+	req, err := e.reqs.JSON(ctx, t, c, "/messages", e.userAgent, cred)
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +45,8 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 	// The connection's own betas first (OAuth, the provider's extra headers),
 	// then the client's.
 	betas := slices.Concat(h.Values("anthropic-beta"), c.Anthropic.Betas)
-	if t.Secret != "" {
-		if t.AuthType == "oauth" {
-			h.Set("Authorization", "Bearer "+t.Secret)
-			betas = append([]string{OAuthBeta}, betas...)
-		} else {
-			h.Set("x-api-key", t.Secret)
-		}
+	if t.Secret != "" && t.AuthType == "oauth" {
+		betas = append([]string{OAuthBeta}, betas...)
 	}
 	if b := MergeBetas(betas); b != "" {
 		h.Set("anthropic-beta", b)

@@ -92,14 +92,12 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		return nil, err
 	}
 	up := providers.Call{Body: body, Stream: true, Header: c.Header, FirstByteDeadline: c.FirstByteDeadline}
-	req, err := e.reqs.JSON(ctx, t, up, "/responses", e.userAgent)
+	req, err := e.reqs.JSON(ctx, t, up, "/responses", e.userAgent,
+		providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret})
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
-	if t.Secret != "" {
-		h.Set("Authorization", "Bearer "+t.Secret)
-	}
 	if t.Account.ID != "" {
 		h.Set("chatgpt-account-id", t.Account.ID)
 	}

@@ -24,11 +24,8 @@ func New(client providers.Doer, userAgent string) *Executor {
 
 // Do posts the call to <base>/chat/completions with bearer auth.
 func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	var auth []string
-	if t.Secret != "" {
-		auth = []string{"Authorization", "Bearer " + t.Secret}
-	}
-	req, err := e.reqs.JSON(ctx, t, c, "/chat/completions", e.userAgent, auth...)
+	req, err := e.reqs.JSON(ctx, t, c, "/chat/completions", e.userAgent,
+		providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret})
 	if err != nil {
 		return nil, err
 	}
