@@ -55,8 +55,9 @@ type request struct {
 	// tools is the number of tools in the request (-1: not counted yet).
 	tools int
 
-	// The first admission, attempt and ticket live in the request, saving an
-	// allocation each for the common request (one target, one attempt).
+	// The first admission, attempt, ticket and candidate list live in the
+	// request, saving an allocation each for the common request (one target,
+	// one attempt).
 	// Each slot serves once and is never reused (a stopped timer's callback
 	// may still hold it), so a later admission or attempt gets its own.
 	firstAdm     admission
@@ -65,6 +66,8 @@ type request struct {
 	attemptUsed  bool
 	firstTicket  routing.Ticket
 	ticketUsed   bool
+	firstCands   [4]routing.Candidate
+	candsUsed    bool
 }
 
 // firstSlot returns slot the first time (marking it used), then nil.

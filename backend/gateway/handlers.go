@@ -9,7 +9,6 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
-	"omniroute/backend/secrets"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 )
@@ -81,7 +80,7 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
 	set := g.general()
-	req := &request{id: secrets.RandomID(), start: g.clk.Now(), client: client, format: format, tools: -1}
+	req := &request{start: g.clk.Now(), client: client, format: format, tools: -1} // its id is made with the log row
 	req.attempts = req.firstAttempts[:0]
 	defer req.releaseBody()
 	// The body is read (under its deadline and the byte budget) before an

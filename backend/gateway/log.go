@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"omniroute/backend/secrets"
 	"omniroute/backend/translate"
 )
 
@@ -13,7 +14,6 @@ func (g *Gateway) finishLog(req *request) {
 		return
 	}
 	l := req.log
-	l.RequestID = req.id
 	l.CreatedAt = req.start.UnixMilli()
 	l.APIKeyID = req.client.KeyID
 	l.ClientFormat = string(req.format)
@@ -42,10 +42,20 @@ func (g *Gateway) finishLog(req *request) {
 			}
 		}
 	}
-	// Built in a stack buffer (a request's one or two attempts fit), then
-	// copied once into the row's string.
+	// The request id (made here, when the request has none yet) and the
+	// attempts column are built in a stack buffer (a request's one or two
+	// attempts fit), then copied once into one string the row's two fields share.
 	var buf [1024]byte
-	l.Attempts = string(appendTimeline(buf[:0], timeline))
+	b := buf[:0]
+	if req.id == "" {
+		b = secrets.AppendRandomID(b)
+	}
+	idLen := len(b)
+	s := string(appendTimeline(b, timeline))
+	l.Attempts = s[idLen:]
+	if l.RequestID = req.id; idLen > 0 {
+		l.RequestID = s[:idLen]
+	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	g.logs.Log(l)
 }

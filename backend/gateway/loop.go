@@ -54,8 +54,12 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	var refused error // the last admission refusal (gate or queue)
 	var plan routing.Plan
 	waits := 0
+	if !req.candsUsed { // the first plan's candidates live in the request
+		req.candsUsed, in.Buf = true, req.firstCands[:0]
+	}
 	for {
 		plan, err = g.engine.Plan(in)
+		in.Buf = nil // later plans (rounds, the picture after one) get their own
 		if err != nil {
 			return err
 		}
@@ -416,8 +420,10 @@ type attemptCtx struct {
 	deliveredEndsInSpace bool
 	// stream is the relay state of a streamed answer (newStreamState).
 	stream streamState
-	// served backs the values of the headers naming what served the answer.
+	// served backs the values of the headers naming what served the answer,
+	// and clen the digits of its Content-Length (written once).
 	served servedValues
+	clen   [20]byte
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {
@@ -521,7 +527,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 		return &failure{v: v}, false
 	}
 	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
-		"Content-Type", "application/json", "Content-Length", itoa(len(out)))
+		"Content-Type", "application/json", "Content-Length", view(strconv.AppendInt(a.clen[:0], int64(len(out)), 10)))
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -141,5 +142,56 @@ func TestJSONRequestCredential(t *testing.T) {
 		if got := req.Header.Values("X-Api-Key"); len(got) != 1 || got[0] != want {
 			t.Errorf("secret of %d bytes: X-Api-Key %q, want %q", len(secret), got, want)
 		}
+	}
+}
+
+// TestDirectGzipAsTheTransport: NewDirect asks for gzip itself and hands back
+// what the transport's own gzip handling would: the decompressed body,
+// without Content-Encoding and Content-Length; an uncompressed answer and a
+// caller's own Accept-Encoding are left alone.
+func TestDirectGzipAsTheTransport(t *testing.T) {
+	const text = `{"choices":[{"message":{"content":"hello, compressed world"}}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "gzip" || r.URL.Path == "/plain" {
+			_, _ = io.WriteString(w, text)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = io.WriteString(zw, text)
+		_ = zw.Close()
+	}))
+	defer srv.Close()
+	tr := &http.Transport{Proxy: nil}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/gzip", "/plain"} {
+		for name, d := range map[string]Doer{"direct": NewDirect(client), "client": client} {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader("{}"))
+			resp, err := d.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || string(b) != text {
+				t.Errorf("%s %s: body %q, err %v", name, path, b, err)
+			}
+			if resp.Header.Get("Content-Encoding") != "" || path == "/gzip" && (!resp.Uncompressed || resp.ContentLength != -1) {
+				t.Errorf("%s %s: Content-Encoding %q, uncompressed %v, length %d", name, path,
+					resp.Header.Get("Content-Encoding"), resp.Uncompressed, resp.ContentLength)
+			}
+		}
+	}
+	// A caller that asks for an encoding itself gets the answer as sent.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/gzip", strings.NewReader("{}"))
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := NewDirect(client).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("caller's own Accept-Encoding: answer decoded anyway")
 	}
 }

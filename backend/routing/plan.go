@@ -37,6 +37,10 @@ type PlanInput struct {
 	// DryRun plans without advancing any strategy state (round-robin cursor,
 	// strict-random deck, sticky pins): for explain, never for dispatch.
 	DryRun bool
+	// Buf, when it has capacity, holds a plain model's candidates (the
+	// plan's Candidates then share its array): the caller's storage, not
+	// reused while that plan is in use.
+	Buf []Candidate
 }
 
 // Plan is the ordered candidates for a request and why the others were left out.
@@ -198,7 +202,7 @@ func (e *Engine) plan(in PlanInput) (Plan, error) {
 				"combo %q has no executable target: no active connection serves any of its models", combo.Name).WithParam("model")
 		}
 	} else {
-		cands, err := e.reg.Resolve(in.Model, in.Access)
+		cands, err := e.reg.ResolveInto(in.Buf, in.Model, in.Access)
 		if err != nil {
 			return p, err
 		}

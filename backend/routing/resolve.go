@@ -34,6 +34,12 @@ func (a Access) allowsModel(requested string) bool {
 // endpoint's prefix), or a bare model some connection serves (listed or
 // discovered).
 func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
+	return r.ResolveInto(nil, requested, acc)
+}
+
+// ResolveInto is Resolve appending the candidates to dst[:0] (a caller's
+// buffer, so a request that keeps its plan needs no new slice).
+func (r *Registry) ResolveInto(dst []Candidate, requested string, acc Access) ([]Candidate, error) {
 	requested = strings.TrimSpace(requested)
 	if requested == "" {
 		return nil, errs.New(errs.Invalid, "MODEL_REQUIRED", "the request must name a model").WithParam("model")
@@ -42,7 +48,7 @@ func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
 		return nil, errs.New(errs.Permission, "MODEL_NOT_ALLOWED", "this API key may not use model %q", requested).WithParam("model")
 	}
 	all := r.All()
-	var out []Candidate
+	out := dst[:0]
 	if head, rest, ok := strings.Cut(requested, "/"); ok && rest != "" {
 		head = strings.ToLower(head)
 		// A user-defined endpoint's prefix addresses that endpoint alone.
@@ -63,12 +69,12 @@ func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
 			// A name such as "openai/gpt-4o" may also be a bare model an
 			// aggregator (OpenRouter) serves under that very id.
 			if len(out) == 0 {
-				out = r.servedBare(all, requested, acc)
+				out = r.servedBare(out, all, requested, acc)
 			}
 			return out, r.noneLeft(out, requested)
 		}
 	}
-	out = r.servedBare(all, requested, acc)
+	out = r.servedBare(out[:0], all, requested, acc)
 	if len(out) == 0 {
 		return nil, errs.New(errs.NotFound, "MODEL_NOT_FOUND",
 			"model %q is not served by any active connection; use provider/model (for example openai/gpt-4o-mini) or list /v1/models", requested).WithParam("model")
@@ -77,8 +83,7 @@ func (r *Registry) Resolve(requested string, acc Access) ([]Candidate, error) {
 }
 
 // servedBare returns the connections serving requested as a bare name.
-func (r *Registry) servedBare(all []*Conn, requested string, acc Access) []Candidate {
-	var out []Candidate
+func (r *Registry) servedBare(out []Candidate, all []*Conn, requested string, acc Access) []Candidate {
 	for _, c := range all {
 		if c.Serves(requested) {
 			out = appendUsable(out, c, requested, acc)

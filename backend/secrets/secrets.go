@@ -139,9 +139,14 @@ func RandomToken(n int) string {
 
 // RandomID returns a 16-byte hex identifier.
 func RandomID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
+	return string(AppendRandomID(make([]byte, 0, 32)))
+}
+
+// AppendRandomID appends a RandomID to dst.
+func AppendRandomID(dst []byte) []byte {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error())
 	}
-	return hex.EncodeToString(b)
+	return hex.AppendEncode(dst, b[:])
 }

@@ -302,7 +302,7 @@ func (s *Server) wire() error {
 	userAgent := "OmniRoute/" + opts.Version
 	// The executors send through the client's transport directly: the client
 	// follows no redirect, so its per-request redirect bookkeeping is waste.
-	direct := providers.Direct{Client: client}
+	direct := providers.NewDirect(client)
 	walls := wall.NewTable()
 	claudeExec := claude.New(anthropic.New(direct, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
 	claudeExec.Observe = func(t providers.Target, h http.Header) {
