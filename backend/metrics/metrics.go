@@ -51,8 +51,38 @@ func (m *Metrics) Handler() http.Handler {
 
 // Request counts one finished client request.
 func (m *Metrics) Request(format string, status int, seconds float64) {
-	m.requests.WithLabelValues(format, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(format, statusLabel(status)).Inc()
 	m.latency.WithLabelValues(format).Observe(seconds)
+}
+
+// statusLabel is strconv.Itoa(status) without an allocation for the statuses
+// every request ends with (it is called once per request).
+func statusLabel(status int) string {
+	switch status {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 401:
+		return "401"
+	case 403:
+		return "403"
+	case 404:
+		return "404"
+	case 413:
+		return "413"
+	case 429:
+		return "429"
+	case 500:
+		return "500"
+	case 502:
+		return "502"
+	case 503:
+		return "503"
+	case 504:
+		return "504"
+	}
+	return strconv.Itoa(status)
 }
 
 // Attempt counts one upstream attempt.
