@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"math"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,8 +68,9 @@ type histogram struct {
 
 // Metrics counts traffic and reads state on scrape. Safe for concurrent use.
 type Metrics struct {
-	state  State
-	bounds []float64 // durationBuckets(), read-only
+	state      State
+	bounds     []float64  // durationBuckets(), read-only
+	goroutines func() int // runtime.NumGoroutine (fixed in tests)
 
 	mu       sync.Mutex // guards the maps and every count in them
 	requests map[requestKey]float64
@@ -79,11 +81,12 @@ type Metrics struct {
 // New returns the gateway's metrics over state.
 func New(state State) *Metrics {
 	return &Metrics{
-		state:    state,
-		bounds:   durationBuckets(),
-		requests: make(map[requestKey]float64),
-		attempts: make(map[attemptKey]float64),
-		latency:  make(map[string]*histogram),
+		state:      state,
+		bounds:     durationBuckets(),
+		goroutines: runtime.NumGoroutine,
+		requests:   make(map[requestKey]float64),
+		attempts:   make(map[attemptKey]float64),
+		latency:    make(map[string]*histogram),
 	}
 }
 
@@ -119,14 +122,15 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 const (
-	helpBreaker  = "Provider circuit breaker state (1 for the current state)."
-	helpConns    = "Connections by availability."
-	helpLockouts = "Active model lockouts."
-	helpLeases   = "Active exclusive session leases."
-	helpInFlight = "Inference requests being served."
-	helpRequests = "Client inference requests by wire format and HTTP status."
-	helpAttempts = "Upstream attempts by provider and verdict."
-	helpDuration = "Client request duration (to the last byte for streams)."
+	helpBreaker    = "Provider circuit breaker state (1 for the current state)."
+	helpConns      = "Connections by availability."
+	helpGoroutines = "Goroutines in the gateway process (each open proxied stream has four)."
+	helpLockouts   = "Active model lockouts."
+	helpLeases     = "Active exclusive session leases."
+	helpInFlight   = "Inference requests being served."
+	helpRequests   = "Client inference requests by wire format and HTTP status."
+	helpAttempts   = "Upstream attempts by provider and verdict."
+	helpDuration   = "Client request duration (to the last byte for streams)."
 )
 
 // AppendText appends the whole exposition to b: the state read now and the
@@ -137,6 +141,7 @@ func (m *Metrics) AppendText(b []byte) []byte {
 	breakers := m.state.BreakerStates()
 	cooling, terminal, total := m.state.ConnectionCounts()
 	lockouts, leases, inFlight := m.state.Lockouts(), m.state.ActiveLeases(), m.state.InFlight()
+	goroutines := m.goroutines()
 
 	type reqRow struct {
 		key requestKey
@@ -182,6 +187,8 @@ func (m *Metrics) AppendText(b []byte) []byte {
 	b = appendSample(b, "omniroute_connections", float64(total-cooling-terminal), "availability", "available")
 	b = appendSample(b, "omniroute_connections", float64(cooling), "availability", "cooling_down")
 	b = appendSample(b, "omniroute_connections", float64(terminal), "availability", "terminal")
+	b = appendHeader(b, "omniroute_goroutines", helpGoroutines, "gauge")
+	b = appendSample(b, "omniroute_goroutines", float64(goroutines))
 	b = appendHeader(b, "omniroute_leases_active", helpLeases, "gauge")
 	b = appendSample(b, "omniroute_leases_active", float64(leases))
 	b = appendHeader(b, "omniroute_model_lockouts", helpLockouts, "gauge")

@@ -47,9 +47,15 @@ func newLibraryMetrics(state State) *libraryMetrics {
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_upstream_attempts_total", Help: helpAttempts}, []string{"provider", "verdict"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "omniroute_request_duration_seconds", Help: helpDuration,
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}, []string{"format"})
-	m.reg.MustRegister(m.requests, m.attempts, m.latency, libraryState{state})
+	goroutines := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "omniroute_goroutines", Help: helpGoroutines},
+		func() float64 { return fixedGoroutines })
+	m.reg.MustRegister(m.requests, m.attempts, m.latency, libraryState{state}, goroutines)
 	return m
 }
+
+// fixedGoroutines stands for runtime.NumGoroutine in both expositions, which
+// are read at different moments.
+const fixedGoroutines = 42
 
 func (m *libraryMetrics) Request(format string, status int, seconds float64) {
 	m.requests.WithLabelValues(format, strconv.Itoa(status)).Inc()
@@ -147,6 +153,7 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, lib := New(tc.state), newLibraryMetrics(tc.state)
+			ours.goroutines = func() int { return fixedGoroutines }
 			for i := 0; i < 3; i++ { // counts above 1, sums of several values
 				for _, o := range tc.ops {
 					if o.request {
@@ -239,5 +246,28 @@ func BenchmarkRequest(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		m.Request("openai", 200, float64(i%1000)/1000)
 		m.Attempt("openai-compatible", "ok")
+	}
+}
+
+// The goroutine gauge reads the process's goroutines at scrape time.
+func TestGoroutinesGauge(t *testing.T) {
+	m := New(fakeState{})
+	started, release := make(chan struct{}), make(chan struct{})
+	const extra = 50
+	var wg sync.WaitGroup
+	for range extra {
+		wg.Go(func() { started <- struct{}{}; <-release })
+		<-started
+	}
+	defer func() { close(release); wg.Wait() }()
+	_, body := get(t, m.Handler())
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fams["omniroute_goroutines"].GetMetric()[0].GetGauge().GetValue()
+	if got < extra+1 {
+		t.Fatalf("omniroute_goroutines = %v with %d goroutines parked", got, extra)
 	}
 }
