@@ -6,7 +6,7 @@
 // The exposition is written here rather than with the Prometheus client
 // library: the gateway has three traffic families and a handful of gauges,
 // and the library (with protobuf, procfs and the init-time work of its default
-// registry) cost ≈ 2.6 MB of binary and ≈ 1.9 MiB of idle resident memory
+// registry) cost ≈ 2.5 MB of binary and ≈ 1.8 MiB of idle resident memory
 // (docs/BENCHMARKS.md, issue 19). The output is what the library wrote for
 // the same series: families sorted by name, series by label values, HELP and
 // TYPE lines, cumulative histogram buckets with `le`, floats in Go's shortest
