@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -57,7 +56,7 @@ func (g *Gateway) continuationOn(req *request) bool {
 
 // continuable reports whether this broken stream may be continued.
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && len(bytes.TrimSpace(s.text)) > 0
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && strings.TrimSpace(s.text.String()) != ""
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -68,7 +67,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 	}
 	a := s.a
 	req := a.req
-	delivered := string(s.text)
+	delivered := s.text.String()
 	prefill := strings.TrimRightFunc(delivered, isSpace) // a prefill may not end in white space
 	a.deliveredEndsInSpace = prefill != delivered
 	body, err := withPrefill(req.format, req.body, prefill)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +20,19 @@ import (
 	"omniroute/backend/translate/sse"
 )
 
-// streamBufSize is the read size for relaying an upstream stream.
+// streamBufSize is the read size for relaying an upstream stream. The buffer
+// is held while the relay waits for the upstream, but a read of a chunked or
+// HTTP/2 stream fills only its first page or so (the transport returns one
+// small chunk at a time), so the rest is never touched and costs no resident
+// memory; a smaller buffer measured no lower with 1,000 slow streams open and
+// split more events across reads (docs/BENCHMARKS.md, issue 19).
 const streamBufSize = 32 << 10
 
-// pendingInitSize is the client buffer a stream starts with (from a pool):
-// sized for the frames of one upstream read, so a typical stream never grows
-// it; pendingPoolMax is the largest buffer given back to the pool.
+// pendingInitSize is the client buffer a stream takes from a pool when an
+// upstream read brings frames: sized for the frames of one read, so a typical
+// stream never grows it; pendingPoolMax is the largest buffer given back to
+// the pool. Once its bytes are written the buffer goes back to the pool, so
+// an open stream waiting for the upstream holds none.
 const (
 	pendingInitSize = 4 << 10
 	pendingPoolMax  = 64 << 10
@@ -78,11 +86,10 @@ type streamState struct {
 	streamErr  error
 	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
-	// sends), in a pooled buffer (textBuf) taken at the first text; nonText
-	// is set once reasoning or a tool call was relayed, which no prefill can
-	// carry.
-	text     []byte
-	textBuf  *[]byte
+	// sends); nonText is set once reasoning or a tool call was relayed, which
+	// no prefill can carry. (A builder of the text's own size, not a pooled
+	// buffer: a slow stream holds no more than it has relayed.)
+	text     strings.Builder
 	nonText  bool
 	keepText bool // only when a continuation could use it
 
@@ -113,25 +120,26 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 // not an allocation of its own).
 func (a *attemptCtx) newStreamState() *streamState {
 	s := &a.stream
-	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body),
-		keepText: a.g.continuationOn(a.req), pendingBuf: a.g.pendings.Get().(*[]byte)}
+	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), keepText: a.g.continuationOn(a.req)}
 	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
 	s.watch = &s.watchVal
-	s.pending = (*s.pendingBuf)[:0]
+	s.hold()
 	return s
 }
 
-// release gives the client buffer back to the pool once the relay is over
-// (the last write has returned, so nothing reads it any more). A buffer that
-// grew past pendingPoolMax is left to the collector.
-func (s *streamState) release() {
-	if s.textBuf != nil {
-		if cap(s.text) <= pendingPoolMax {
-			*s.textBuf = s.text[:0]
-		}
-		s.a.g.pendings.Put(s.textBuf)
-		s.textBuf, s.text = nil, nil
+// hold takes a client buffer from the pool unless the stream has one.
+func (s *streamState) hold() {
+	if s.pendingBuf == nil {
+		s.pendingBuf = s.a.g.pendings.Get().(*[]byte)
+		s.pending = (*s.pendingBuf)[:0]
 	}
+}
+
+// release gives the client buffer back to the pool when nothing will read it
+// any more: the relay is over, or everything in it was written (the last write
+// has returned) and the stream waits for the upstream. A buffer that grew
+// past pendingPoolMax is left to the collector.
+func (s *streamState) release() {
 	if s.pendingBuf == nil {
 		return
 	}
@@ -152,16 +160,9 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 	defer g.bufs.Put(bufp)
 	buf := *bufp
 	var parser sse.Parser
-	datap := g.pendings.Get().(*[]byte) // the parser's event data, from the pool too
-	parser.UseDataBuffer(*datap)
-	defer func() {
-		if b := parser.DataBuffer(); cap(b) <= pendingPoolMax {
-			*datap = b[:0]
-		}
-		g.pendings.Put(datap)
-	}()
 	for {
 		n, err := resp.Body.Read(buf)
+		s.hold()
 		if n > 0 {
 			if perr := parser.Feed(buf[:n], s.handle); perr != nil && s.streamErr == nil {
 				s.streamErr = perr
@@ -191,6 +192,9 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 		if s.streamErr != nil {
 			return nil, false
 		}
+		if len(s.pending) == 0 {
+			s.release() // nothing held while the upstream is silent
+		}
 	}
 }
 
@@ -205,13 +209,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.Content:
 		s.ready = true
 		if s.keepText {
-			if t := deltaText(upFmt, ev); t != "" {
-				if s.textBuf == nil {
-					s.textBuf = s.a.g.pendings.Get().(*[]byte)
-					s.text = (*s.textBuf)[:0]
-				}
-				s.text = append(s.text, t...) // copies out of the event's bytes
-			}
+			s.text.WriteString(deltaText(upFmt, ev)) // copies out of the event's bytes
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
 		s.ready, s.nonText = true, true

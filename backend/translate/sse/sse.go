@@ -89,16 +89,6 @@ func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
 	return nil
 }
 
-// UseDataBuffer gives the parser b's storage for event data (it grows from
-// there as needed), so a parser living for one stream can start from a
-// pooled buffer instead of allocating its own; DataBuffer returns it,
-// possibly grown, for the pool. Event.Data is a view of it, valid until the
-// next event.
-func (p *Parser) UseDataBuffer(b []byte) { p.dataBuf = b[:0] }
-
-// DataBuffer returns the parser's event data buffer (see UseDataBuffer).
-func (p *Parser) DataBuffer() []byte { return p.dataBuf }
-
 // Flush emits a final event not terminated by a blank line (at end of stream).
 func (p *Parser) Flush(emit func(Event) bool) {
 	if len(p.buf) > 0 {
