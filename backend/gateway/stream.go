@@ -209,7 +209,12 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.Content:
 		s.ready = true
 		if s.keepText {
-			s.text.WriteString(deltaText(upFmt, ev)) // copies out of the event's bytes
+			if t := deltaText(upFmt, ev); t != "" {
+				if s.text.Cap() == 0 {
+					s.text.Grow(textInitSize) // one allocation for a short answer, not one per doubling
+				}
+				s.text.WriteString(t) // copies out of the event's bytes
+			}
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
 		s.ready, s.nonText = true, true
@@ -262,6 +267,10 @@ func (s *streamState) withinPrecommit() bool {
 	}
 	return true
 }
+
+// textInitSize is the continuation text's first buffer: small, so a slow
+// stream holds little more than the text it relayed.
+const textInitSize = 128
 
 // watchTimer is the stream watchdog's one timer, kept at the watchdog's next
 // decision point and re-armed in place (Reset) rather than replaced.
