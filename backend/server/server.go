@@ -120,6 +120,10 @@ func New(opts Options) (*Server, error) {
 		dd.Close()
 		return nil, err
 	}
+	if err := st.RequestLogFallback(); err != nil {
+		opts.Log.Warn("request log: the SQLite writer connection did not open; batches go through database/sql, several times the CPU per row",
+			slog.String("error", err.Error()))
+	}
 	s := &Server{opts: opts, store: st, dir: dd}
 	err = s.checkKey()
 	if err == nil {

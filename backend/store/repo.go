@@ -231,18 +231,16 @@ func (s *Store) SaveBreaker(r BreakerRow) error {
 }
 
 // InsertRequestLogs writes a batch of request logs (and their usage rollup) in
-// one transaction. On SQLite the statements stay compiled on the connection
-// (logWriter); on PostgreSQL, or should the SQLite driver not be the one
-// logWriter knows, they go through database/sql in multi-row INSERTs.
+// one transaction. On SQLite they go through the store's own writer
+// connection and its compiled statements (logWriter); on PostgreSQL, or
+// should that connection not have opened (RequestLogFallback), through
+// database/sql in multi-row INSERTs.
 func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if s.logs != nil {
-		err := s.withRawSQLite(func(c rawSQLite) error { return s.logs.insert(c, rows, rollupCells(rows)) })
-		if !errors.Is(err, errNoRawSQLite) {
-			return err
-		}
+		return s.logs.insert(rows, rollupCells(rows))
 	}
 	return s.insertRequestLogsPortable(rows)
 }
