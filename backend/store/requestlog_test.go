@@ -296,6 +296,41 @@ func TestRequestLogConcurrentWithGORMWrites(t *testing.T) {
 	}
 }
 
+// TestGORMTransactionsTakeTheWriteLockAtBegin: a GORM transaction holds
+// SQLite's write lock from its BEGIN, before it writes (BEGIN IMMEDIATE), so
+// one that reads first waits for the writer connection's batch instead of
+// failing with SQLITE_BUSY when it comes to write. Probed deterministically:
+// inside such a transaction, after a read only, the writer connection
+// cannot take the lock (busy timeout 0 for the probe).
+func TestGORMTransactionsTakeTheWriteLockAtBegin(t *testing.T) {
+	s, _ := openTemp(t)
+	err := s.DB().Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Raw(`SELECT COUNT(*) FROM request_logs`).Scan(&n).Error; err != nil {
+			return err
+		}
+		s.logs.mu.Lock()
+		defer s.logs.mu.Unlock()
+		c := s.logs.conn
+		sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 0)
+		defer sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 10_000)
+		if err := c.exec("BEGIN IMMEDIATE"); err == nil {
+			_ = c.exec("ROLLBACK")
+			return errors.New("the writer connection took the write lock inside a GORM transaction that had only read: it began DEFERRED")
+		} else if !strings.Contains(err.Error(), "locked") {
+			return fmt.Errorf("probe: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lock is released at the transaction's end: the writer writes.
+	if err := s.InsertRequestLogs(variedLogs(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRequestLogStoreReopen: a closed store refuses batches (no crash, no
 // write), and the file reopened gets a new writer connection that appends.
 func TestRequestLogStoreReopen(t *testing.T) {
