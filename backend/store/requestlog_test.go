@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/glebarez/sqlite"
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -169,6 +170,15 @@ func TestRequestLogCompiledPathIsUsed(t *testing.T) {
 	if err := s.RequestLogFallback(); err != nil || s.logs == nil {
 		t.Fatalf("no writer connection: %v", err)
 	}
+	// The store DSN's PRAGMAs, applied on the writer's connection too.
+	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1", "synchronous": "1"} {
+		s.logs.mu.Lock()
+		got, err := s.logs.conn.queryText("PRAGMA " + pragma)
+		s.logs.mu.Unlock()
+		if err != nil || got != want {
+			t.Errorf("writer connection: PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
+	}
 	w0, g0 := s.logs.totalChanges(), gormChanges(t, s)
 	rows := variedLogs(0, 2*logStmtRows+3)
 	if err := s.InsertRequestLogs(rows); err != nil {
@@ -197,8 +207,9 @@ func TestRequestLogFallback(t *testing.T) {
 	} else if err := w.close(); err != nil {
 		t.Fatal(err)
 	}
+	missing := filepath.Join(t.TempDir(), "none.db")
 	for _, tc := range []struct{ name, path, file, want string }{
-		{"missing file (never created)", filepath.Join(t.TempDir(), "none.db"), file, "unable to open"},
+		{"missing file (never created)", missing, file, "unable to open"},
 		{"another file than the store's", path, file + "-other", "not the store's file"},
 		{"in memory, not WAL", ":memory:", "", "not wal"},
 	} {
@@ -210,8 +221,28 @@ func TestRequestLogFallback(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "none.db")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the writer created a database file (%v)", err)
+	}
+	// A WAL database the migrations have not run on: the statements do not
+	// compile, so the writer does not open.
+	bare := filepath.Join(t.TempDir(), "bare.db")
+	db, err := gorm.Open(sqlite.Open(sqliteDSN(bare)), gormConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bareFile string
+	if err := db.Raw(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&bareFile).Error; err != nil {
+		t.Fatal(err)
+	}
+	if w, err := openLogWriter(bare, bareFile); err == nil {
+		_ = w.close()
+		t.Error("unmigrated database: opened")
+	} else if !strings.Contains(err.Error(), "no such table") {
+		t.Errorf("unmigrated database: err = %v, want no such table", err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		_ = sqlDB.Close()
 	}
 
 	fb, err := open(filepath.Join(t.TempDir(), "fallback.db"), func(string, string) (*logWriter, error) {
