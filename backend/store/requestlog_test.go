@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -171,7 +172,8 @@ func TestRequestLogCompiledPathIsUsed(t *testing.T) {
 		t.Fatalf("no writer connection: %v", err)
 	}
 	// The store DSN's PRAGMAs, applied on the writer's connection too.
-	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1", "synchronous": "1"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1", "synchronous": "1",
+		"cache_size": strconv.Itoa(-pageCacheKiB)} {
 		s.logs.mu.Lock()
 		got, err := s.logs.conn.queryText("PRAGMA " + pragma)
 		s.logs.mu.Unlock()

@@ -67,11 +67,22 @@ func gormConfig() *gorm.Config {
 	}
 }
 
+// pageCacheKiB bounds SQLite's page cache (PRAGMA cache_size, in KiB; SQLite's
+// default is 2,000). The hot pages are few: the request log's newest leaf and
+// index pages and the small configuration tables; a scan of the log misses a
+// cache of either size. Every KiB of cache filled stays resident (SQLite's
+// allocator keeps it), so at 1,000 req/s the default cost ≈ 3 MiB of RSS more
+// (docs/BENCHMARKS.md, issue 19). Each of the store's two connections has its
+// own cache of this bound; the request log's writer fills only a few pages of
+// it (the log's newest leaf, the rollup's cells of the batch).
+const pageCacheKiB = 512
+
 // sqlitePragmas are the PRAGMAs every SQLite connection of a store runs when
 // it opens: the GORM connection through its DSN, the request log's writer
 // (sqlitelog.go) directly.
 func sqlitePragmas() []string {
-	return []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"}
+	return []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)",
+		"cache_size(" + strconv.Itoa(-pageCacheKiB) + ")"}
 }
 
 // sqliteDSN is the GORM connection's DSN for the file at path: the PRAGMAs,
