@@ -36,6 +36,21 @@ type CooldownStore interface {
 	SaveCooldown(id string, f store.CooldownFields) error
 }
 
+// CooldownDecider is a CooldownStore several instances share (a team server
+// on PostgreSQL): instead of writing this instance's decision, the engine
+// hands it the step that decides — the outcome folded into the connection's
+// columns as stored — and the database applies the steps of every instance
+// one after the other under the row's lock (store.DecideCooldown), so the
+// anti-thundering-herd rule holds across instances (cooldown.ApplyStored).
+// The request path never waits: the local decision serves at once, and done
+// later brings the state the database kept, which the engine adopts.
+type CooldownDecider interface {
+	// DecideCooldown queues step for connection id and returns at once;
+	// steps of one connection run in the order queued. done (may be nil) is
+	// called, off the request path, with the columns as stored after the step.
+	DecideCooldown(id string, step func(stored store.CooldownFields) store.CooldownFields, done func(stored store.CooldownFields))
+}
+
 // LockStore shares model lockouts and model cooldowns with the other
 // instances of a team server: every lock written and every clear (a
 // tombstone) is saved, and the instances adopt what they read back
@@ -582,6 +597,7 @@ func (t *Ticket) release() {
 
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	now := e.clk.Now()
+	set, opt := c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
 	c.mu.Lock()
 	prev := c.cd
 	var next cooldown.State
@@ -589,16 +605,32 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	if v.OK() {
 		next, changed = cooldown.Success(c.cd)
 	} else {
-		next, changed = cooldown.Apply(c.cd, v, c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions(), now)
+		next, changed = cooldown.Apply(c.cd, v, set, opt, now)
 	}
 	if changed {
 		c.cd = next
+		c.cdSeq++
 	}
+	seq := c.cdSeq
 	c.mu.Unlock()
 	if !changed || CooldownFields(prev) == CooldownFields(next) {
 		return // nothing persisted moved (e.g. only the in-memory failure streak)
 	}
-	if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
+	if d, ok := e.store.(CooldownDecider); ok {
+		// The database decides on the row as stored, with this instance's
+		// failure streak (kept in memory only) as it was before the outcome.
+		streak := prev.FailStreak
+		d.DecideCooldown(c.ID, func(stored store.CooldownFields) store.CooldownFields {
+			st := CooldownFromFields(stored)
+			st.FailStreak = streak
+			if v.OK() {
+				st, _ = cooldown.Success(st)
+			} else {
+				st, _ = cooldown.ApplyStored(st, v, set, opt, now)
+			}
+			return CooldownFields(st)
+		}, func(stored store.CooldownFields) { e.adoptDecided(c, seq, stored) })
+	} else if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
 		e.onError(err)
 	}
 	if e.observer != nil {
@@ -606,15 +638,47 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	}
 }
 
+// adoptDecided takes the state the shared database kept after this
+// instance's change number seq — another instance's cooldown when this one
+// lost the race — unless a newer local change has followed (its own decision
+// comes next). The in-memory failure streak is kept.
+func (e *Engine) adoptDecided(c *Conn, seq uint64, stored store.CooldownFields) {
+	next := CooldownFromFields(stored)
+	c.mu.Lock()
+	if c.cdSeq != seq || CooldownFields(c.cd) == stored {
+		c.mu.Unlock()
+		return
+	}
+	next.FailStreak = c.cd.FailStreak
+	c.cd = next
+	c.mu.Unlock()
+	if e.observer != nil {
+		e.observer.ConnectionStateChanged(c, next)
+	}
+}
+
+// saveCooldown persists a state set outright (an operator clear, an egress
+// sibling's cooldown): written as is, in order with the connection's other
+// decisions when the store is shared.
+func (e *Engine) saveCooldown(c *Conn, st cooldown.State) error {
+	f := CooldownFields(st)
+	if d, ok := e.store.(CooldownDecider); ok {
+		d.DecideCooldown(c.ID, func(store.CooldownFields) store.CooldownFields { return f }, nil)
+		return nil
+	}
+	return e.store.SaveCooldown(c.ID, f)
+}
+
 // SetCooldown replaces a connection's cooldown state (operator clear) and persists it.
 func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 	c.mu.Lock()
 	c.cd = st
+	c.cdSeq++
 	c.mu.Unlock()
 	if e.observer != nil {
 		e.observer.ConnectionStateChanged(c, st)
 	}
-	return e.store.SaveCooldown(c.ID, CooldownFields(st))
+	return e.saveCooldown(c, st)
 }
 
 // transientCode reports whether a verdict code names a short-lived failure.

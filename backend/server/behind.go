@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -134,11 +135,89 @@ func (w *behindWriter) stop() {
 type behindStore struct {
 	st *store.Store
 	w  *behindWriter
+	cd *cooldownSteps
 }
 
-// SaveCooldown queues the newest cooldown state of a connection (routing.CooldownStore).
+func newBehindStore(st *store.Store, w *behindWriter) behindStore {
+	return behindStore{st: st, w: w, cd: &cooldownSteps{pending: map[string][]cooldownStep{}}}
+}
+
+// maxCooldownSteps bounds one connection's queued cooldown steps; past it the
+// oldest are dropped (during an outage a herd's later failures decide the
+// same as its first).
+const maxCooldownSteps = 64
+
+// cooldownSteps are the connections' cooldown decisions waiting for the
+// database, in order per connection: unlike the other state writes a newer
+// one does not replace an older one, each is an outcome the stored row must
+// see (routing.CooldownDecider).
+type cooldownSteps struct {
+	mu      sync.Mutex
+	pending map[string][]cooldownStep
+}
+
+type cooldownStep struct {
+	step func(store.CooldownFields) store.CooldownFields
+	done func(store.CooldownFields)
+}
+
+// SaveCooldown queues a connection's cooldown state, to be written as is in
+// order with its decisions (routing.CooldownStore).
 func (b behindStore) SaveCooldown(id string, f store.CooldownFields) error {
-	b.w.put("cooldown|"+id, func() error { return b.st.SaveCooldown(id, f) })
+	b.DecideCooldown(id, func(store.CooldownFields) store.CooldownFields { return f }, nil)
+	return nil
+}
+
+// DecideCooldown queues one cooldown decision of a connection
+// (routing.CooldownDecider). The connection's queued decisions run together
+// in one store.DecideCooldown — one transaction holding the row's lock —
+// and each done hears the row as committed.
+func (b behindStore) DecideCooldown(id string, step func(store.CooldownFields) store.CooldownFields, done func(store.CooldownFields)) {
+	b.cd.mu.Lock()
+	list := append(b.cd.pending[id], cooldownStep{step: step, done: done})
+	if len(list) > maxCooldownSteps {
+		list = list[len(list)-maxCooldownSteps:]
+	}
+	b.cd.pending[id] = list
+	b.cd.mu.Unlock()
+	b.w.put("cooldown|"+id, func() error { return b.flushCooldown(id) })
+}
+
+// flushCooldown lets the database decide a connection's queued steps. On
+// failure they go back in front of any queued since, for the retry; a
+// connection deleted meanwhile drops them.
+func (b behindStore) flushCooldown(id string) error {
+	b.cd.mu.Lock()
+	list := b.cd.pending[id]
+	delete(b.cd.pending, id)
+	b.cd.mu.Unlock()
+	if len(list) == 0 {
+		return nil
+	}
+	stored, _, err := b.st.DecideCooldown(id, func(f store.CooldownFields) store.CooldownFields {
+		for _, s := range list {
+			f = s.step(f)
+		}
+		return f
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		b.cd.mu.Lock()
+		all := append(list, b.cd.pending[id]...)
+		if len(all) > maxCooldownSteps {
+			all = all[len(all)-maxCooldownSteps:]
+		}
+		b.cd.pending[id] = all
+		b.cd.mu.Unlock()
+		return err
+	}
+	for _, s := range list {
+		if s.done != nil {
+			s.done(stored)
+		}
+	}
 	return nil
 }
 

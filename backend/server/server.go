@@ -217,9 +217,11 @@ func (s *Server) wire() error {
 	// The request path's state writes: through to SQLite, behind the
 	// request to a shared PostgreSQL (which may be far or unreachable).
 	var sw stateWriter = st
+	var shared behindStore
 	if st.Shared() {
 		s.behind = newBehindWriter(logErr)
-		sw = behindStore{st: st, w: s.behind}
+		shared = newBehindStore(st, s.behind)
+		sw = shared
 	}
 	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), providerOf: func(id string) string {
 		if c, ok := registry.Get(id); ok {
@@ -259,7 +261,7 @@ func (s *Server) wire() error {
 	var probeClaim func(string) (bool, error)
 	var lockStore routing.LockStore // model locks stay in memory on SQLite
 	if st.Shared() {
-		lockStore = behindStore{st: st, w: s.behind}
+		lockStore = shared
 		// One HALF_OPEN probe per provider across the instances: the
 		// database's conditional upsert decides, for this process's owner id.
 		owner := secrets.RandomID()
