@@ -319,7 +319,7 @@ func (s *Server) wire() error {
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
+	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.General().ProviderErrorRules })
