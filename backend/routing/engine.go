@@ -597,7 +597,11 @@ func (t *Ticket) release() {
 
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	now := e.clk.Now()
-	set, opt := c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
+	var set cooldown.Settings
+	var opt cooldown.Options
+	if !v.OK() { // a success needs no settings: the hot path reads none
+		set, opt = c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
+	}
 	c.mu.Lock()
 	prev := c.cd
 	var next cooldown.State
