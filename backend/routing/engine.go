@@ -47,8 +47,18 @@ type CooldownStore interface {
 type CooldownDecider interface {
 	// DecideCooldown queues step for connection id and returns at once;
 	// steps of one connection run in the order queued. done (may be nil) is
-	// called, off the request path, with the columns as stored after the step.
-	DecideCooldown(id string, step func(stored store.CooldownFields) store.CooldownFields, done func(stored store.CooldownFields))
+	// called, off the request path, with the columns as stored after the step
+	// and whether the database changed them (false: the stored row stood —
+	// another instance's decision had already been taken).
+	DecideCooldown(id string, step func(stored store.CooldownFields) store.CooldownFields, done func(stored store.CooldownFields, wrote bool))
+}
+
+// DecisionObserver is told, on a shared store, of each connection state the
+// database took (the decision of this instance that changed the row), once,
+// team-wide: where the team's history of cooldowns is recorded, while
+// Observer.ConnectionStateChanged tells of every state this instance holds.
+type DecisionObserver interface {
+	ConnectionStateDecided(c *Conn, st cooldown.State)
 }
 
 // LockStore shares model lockouts and model cooldowns with the other
@@ -633,7 +643,7 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 				st, _ = cooldown.ApplyStored(st, v, set, opt, now)
 			}
 			return CooldownFields(st)
-		}, func(stored store.CooldownFields) { e.adoptDecided(c, seq, stored) })
+		}, func(stored store.CooldownFields, wrote bool) { e.adoptDecided(c, seq, stored, wrote) })
 	} else if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
 		e.onError(err)
 	}
@@ -645,9 +655,13 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 // adoptDecided takes the state the shared database kept after this
 // instance's change number seq — another instance's cooldown when this one
 // lost the race — unless a newer local change has followed (its own decision
-// comes next). The in-memory failure streak is kept.
-func (e *Engine) adoptDecided(c *Conn, seq uint64, stored store.CooldownFields) {
+// comes next). The in-memory failure streak is kept. wrote: this instance's
+// decision is the one the database took (reported to a DecisionObserver).
+func (e *Engine) adoptDecided(c *Conn, seq uint64, stored store.CooldownFields, wrote bool) {
 	next := CooldownFromFields(stored)
+	if wrote {
+		e.decided(c, next)
+	}
 	c.mu.Lock()
 	if c.cdSeq != seq || CooldownFields(c.cd) == stored {
 		c.mu.Unlock()
@@ -661,13 +675,24 @@ func (e *Engine) adoptDecided(c *Conn, seq uint64, stored store.CooldownFields) 
 	}
 }
 
+// decided tells a DecisionObserver of a state the database took.
+func (e *Engine) decided(c *Conn, st cooldown.State) {
+	if d, ok := e.observer.(DecisionObserver); ok {
+		d.ConnectionStateDecided(c, st)
+	}
+}
+
 // saveCooldown persists a state set outright (an operator clear, an egress
 // sibling's cooldown): written as is, in order with the connection's other
 // decisions when the store is shared.
 func (e *Engine) saveCooldown(c *Conn, st cooldown.State) error {
 	f := CooldownFields(st)
 	if d, ok := e.store.(CooldownDecider); ok {
-		d.DecideCooldown(c.ID, func(store.CooldownFields) store.CooldownFields { return f }, nil)
+		d.DecideCooldown(c.ID, func(store.CooldownFields) store.CooldownFields { return f }, func(_ store.CooldownFields, wrote bool) {
+			if wrote {
+				e.decided(c, st)
+			}
+		})
 		return nil
 	}
 	return e.store.SaveCooldown(c.ID, f)

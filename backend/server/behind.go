@@ -158,7 +158,7 @@ type cooldownSteps struct {
 
 type cooldownStep struct {
 	step func(store.CooldownFields) store.CooldownFields
-	done func(store.CooldownFields)
+	done func(store.CooldownFields, bool)
 }
 
 // SaveCooldown queues a connection's cooldown state, to be written as is in
@@ -171,8 +171,8 @@ func (b behindStore) SaveCooldown(id string, f store.CooldownFields) error {
 // DecideCooldown queues one cooldown decision of a connection
 // (routing.CooldownDecider). The connection's queued decisions run together
 // in one store.DecideCooldown — one transaction holding the row's lock —
-// and each done hears the row as committed.
-func (b behindStore) DecideCooldown(id string, step func(store.CooldownFields) store.CooldownFields, done func(store.CooldownFields)) {
+// and each done hears the row as committed and whether they changed it.
+func (b behindStore) DecideCooldown(id string, step func(store.CooldownFields) store.CooldownFields, done func(store.CooldownFields, bool)) {
 	b.cd.mu.Lock()
 	list := append(b.cd.pending[id], cooldownStep{step: step, done: done})
 	if len(list) > maxCooldownSteps {
@@ -194,7 +194,7 @@ func (b behindStore) flushCooldown(id string) error {
 	if len(list) == 0 {
 		return nil
 	}
-	stored, _, err := b.st.DecideCooldown(id, func(f store.CooldownFields) store.CooldownFields {
+	stored, wrote, err := b.st.DecideCooldown(id, func(f store.CooldownFields) store.CooldownFields {
 		for _, s := range list {
 			f = s.step(f)
 		}
@@ -215,7 +215,7 @@ func (b behindStore) flushCooldown(id string) error {
 	}
 	for _, s := range list {
 		if s.done != nil {
-			s.done(stored)
+			s.done(stored, wrote)
 		}
 	}
 	return nil

@@ -38,7 +38,12 @@ func TestBehindCooldownSteps(t *testing.T) {
 			return f
 		}
 	}
-	done := func(f store.CooldownFields) { heard = append(heard, f) }
+	done := func(f store.CooldownFields, wrote bool) {
+		if !wrote {
+			t.Errorf("a step that changed the row heard wrote=false")
+		}
+		heard = append(heard, f)
+	}
 	b.DecideCooldown("c1", step("a"), done)
 	b.DecideCooldown("c1", step("b"), done)
 	if !w.flush() {

@@ -223,7 +223,7 @@ func (s *Server) wire() error {
 		shared = newBehindStore(st, s.behind)
 		sw = shared
 	}
-	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), providerOf: func(id string) string {
+	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), decidedHistory: st.Shared(), providerOf: func(id string) string {
 		if c, ok := registry.Get(id); ok {
 			return c.BreakerKey
 		}

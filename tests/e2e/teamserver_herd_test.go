@@ -121,6 +121,18 @@ func (d *herdDB) writes(t *testing.T) []cooldownView {
 	return out
 }
 
+// coolingEvents counts the history's "cooling_down" events of the connection
+// (the usage timeline's cooldown segments), written by any instance.
+func (d *herdDB) coolingEvents(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := d.conn.QueryRow(context.Background(), `SELECT COUNT(*) FROM state_events WHERE kind = 'cooldown'
+		AND state = 'cooling_down' AND connection_id = $1`, d.id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // agreed waits until A, B and the database hold the same cooldown of the
 // connection, and returns it.
 func (ts *teamServer) agreed(t *testing.T, db *herdDB, id string) cooldownView {
@@ -147,7 +159,8 @@ func (ts *teamServer) agreed(t *testing.T, db *herdDB, id string) cooldownView {
 // and gets 429s with account-wide evidence (X-RateLimit-Scope: account), so
 // both instances see the failure before either knows the other's. The
 // database decides: afterwards A, B and the database show backoff level 1 and
-// the same deadline, and the database received exactly one cooldown write.
+// the same deadline, the database received exactly one cooldown write, and
+// the team's history (the usage timeline) holds one cooldown segment.
 // After the deadline (plus a margin) the next failure climbs to level 2 — one
 // more write.
 func TestTeamServerCooldownHerdCountsOnce(t *testing.T) {
@@ -193,6 +206,11 @@ func TestTeamServerCooldownHerdCountsOnce(t *testing.T) {
 	if w := db.writes(t); len(w) != 1 {
 		t.Fatalf("the database received %d cooldown writes for one herd, want 1: %+v", len(w), w)
 	}
+	within(t, "the team's history records the cooldown", func() bool { return db.coolingEvents(t) >= 1 })
+	time.Sleep(200 * time.Millisecond) // room for a second event to land, were there one
+	if n := db.coolingEvents(t); n != 1 {
+		t.Fatalf("the history holds %d cooldown segments for one herd, want 1", n)
+	}
 
 	// The deadline passes (a margin for the two clocks' readings); the next
 	// failure, through B, climbs one rung.
@@ -210,6 +228,7 @@ func TestTeamServerCooldownHerdCountsOnce(t *testing.T) {
 	if w := db.writes(t); len(w) != 2 {
 		t.Fatalf("the database received %d cooldown writes, want 2: %+v", len(w), w)
 	}
+	within(t, "the history records the second cooldown", func() bool { return db.coolingEvents(t) == 2 })
 	a.stop()
 	b.stop()
 }
