@@ -233,7 +233,10 @@ func (s *Server) wire() error {
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
 		return policy.breakerProfile(categoryOf(catalog, provider))
 	}, func(snap breaker.Snapshot) {
-		if err := sw.SaveBreaker(breakerRow(snap)); err != nil {
+		if st.Shared() {
+			// The team's row counts every instance's outcomes.
+			shareBreakerChange(shared, snap, policy.breakerProfile(categoryOf(catalog, snap.Provider)))
+		} else if err := sw.SaveBreaker(breakerRow(snap)); err != nil {
 			logErr(err)
 		}
 		pub.breakerChanged(snap)

@@ -71,3 +71,54 @@ func cooldownUpdates(f CooldownFields) map[string]any {
 		"updated_at":         time.Now().UnixMilli(),
 	}
 }
+
+// DecideBreaker lets the database decide a provider breaker's next row when
+// several instances count its outcomes (a team server), as DecideCooldown
+// does for a connection: it makes sure the provider's row exists (a CLOSED
+// one), reads it under the row's lock, passes it to decide, writes what
+// decide returns when it differs, and commits. stored is the row as
+// committed; wrote reports whether this decision changed it.
+func (s *Store) DecideBreaker(provider string, decide func(stored BreakerRow) BreakerRow) (stored BreakerRow, wrote bool, err error) {
+	err = s.db.Transaction(func(tx *gorm.DB) error {
+		read := func() (BreakerRow, error) {
+			q := tx.Where("provider = ?", provider)
+			if s.dialect == Postgres {
+				q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+			}
+			var row BreakerRow
+			return row, q.Take(&row).Error
+		}
+		cur, err := read()
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			// First outcome of this provider anywhere: a CLOSED row to lock
+			// (an instance inserting it at the same moment wins; ours is skipped).
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&BreakerRow{Provider: provider, State: "CLOSED",
+				UpdatedAt: time.Now().UnixMilli()}).Error; err != nil {
+				return err
+			}
+			cur, err = read()
+		}
+		if err != nil {
+			return err
+		}
+		next := decide(cur)
+		next.Provider, next.UpdatedAt = provider, cur.UpdatedAt
+		if next == cur {
+			stored = cur
+			return nil
+		}
+		next.UpdatedAt = time.Now().UnixMilli()
+		if err := tx.Model(&BreakerRow{}).Where("provider = ?", provider).Updates(map[string]any{
+			"state": next.State, "failures": next.Failures, "consecutive_successes": next.ConsecutiveSuccesses,
+			"open_cycles": next.OpenCycles, "last_failure_at": next.LastFailureAt, "opened_at": next.OpenedAt,
+			"state_changed_at": next.StateChangedAt, "updated_at": next.UpdatedAt}).Error; err != nil {
+			return err
+		}
+		stored, wrote = next, true
+		return nil
+	})
+	if err != nil {
+		return BreakerRow{}, false, err
+	}
+	return stored, wrote, nil
+}

@@ -139,3 +139,58 @@ func TestPostgresDecideCooldownHerdAcrossInstances(t *testing.T) {
 		t.Fatalf("failure at the deadline: level %d wrote %v err %v, want level 2 written", stored.BackoffLevel, wrote, err)
 	}
 }
+
+// TestDecideBreaker: the first decision of a provider finds a CLOSED row; on
+// PostgreSQL 40 concurrent decisions through two handles (two instances),
+// each adding one failure to the row as stored, lose none.
+func TestDecideBreaker(t *testing.T) {
+	addFailure := func(r BreakerRow) BreakerRow { r.Failures++; return r }
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		stored, wrote, err := s.DecideBreaker("p", func(r BreakerRow) BreakerRow {
+			if r.State != "CLOSED" || r.Failures != 0 {
+				t.Errorf("a new provider's row: %+v", r)
+			}
+			return addFailure(r)
+		})
+		if err != nil || !wrote || stored.Failures != 1 {
+			t.Fatalf("first decision: %+v wrote %v err %v", stored, wrote, err)
+		}
+		if _, wrote, _ := s.DecideBreaker("p", func(r BreakerRow) BreakerRow { return r }); wrote {
+			t.Fatal("an unchanged row was written")
+		}
+	})
+	url := pg.NewDatabase(t)
+	a, err := OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var wg sync.WaitGroup
+	for i := range 40 {
+		st := a
+		if i%2 == 1 {
+			st = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := st.DecideBreaker("p", addFailure); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	rows, err := a.Breakers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Failures != 40 {
+		t.Fatalf("rows %+v, want one with 40 failures", rows)
+	}
+}
