@@ -220,12 +220,26 @@ func (s *Store) SaveBreaker(r BreakerRow) error {
 }
 
 // InsertRequestLogs writes a batch of request logs (and their usage rollup) in
-// one transaction, in multi-row INSERTs of at most requestLogInsertChunk rows.
+// one transaction. On SQLite the statements stay compiled on the connection
+// (logWriter); on PostgreSQL, or should the SQLite driver not be the one
+// logWriter knows, they go through database/sql in multi-row INSERTs.
 func (s *Store) InsertRequestLogs(rows []RequestLog) error {
-	all := rows
 	if len(rows) == 0 {
 		return nil
 	}
+	if s.logs != nil {
+		err := s.withRawSQLite(func(c rawSQLite) error { return s.logs.insert(c, rows, rollupCells(rows)) })
+		if !errors.Is(err, errNoRawSQLite) {
+			return err
+		}
+	}
+	return s.insertRequestLogsPortable(rows)
+}
+
+// insertRequestLogsPortable writes a batch through database/sql, in multi-row
+// INSERTs of at most requestLogInsertChunk rows, in one transaction.
+func (s *Store) insertRequestLogsPortable(rows []RequestLog) error {
+	all := rows
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -235,9 +249,9 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	// The driver (glebarez/go-sqlite) parses a statement's SQL again on every
-	// Exec, prepared or not, so rows go in multi-row INSERTs: one parse per
-	// chunk instead of per row. Chunks stay small because binding is
+	// The glebarez driver parses a statement's SQL again on every Exec,
+	// prepared or not, so rows go in multi-row INSERTs: one parse per chunk
+	// instead of per row. Chunks stay small because the driver's binding is
 	// quadratic in a statement's parameter count.
 	args := make([]any, 0, requestLogInsertChunk*requestLogCols)
 	for len(rows) > 0 {
@@ -253,7 +267,7 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		}
 		rows = rows[n:]
 	}
-	if err := s.rollup(tx, all); err != nil {
+	if err := s.rollup(tx, rollupCells(all)); err != nil {
 		return err
 	}
 	return tx.Commit()

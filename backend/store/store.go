@@ -54,7 +54,8 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 type Store struct {
 	db      *gorm.DB
 	dialect Dialect
-	dsn     string // the PostgreSQL URL (for the change listener); "" for SQLite
+	dsn     string     // the PostgreSQL URL (for the change listener); "" for SQLite
+	logs    *logWriter // SQLite: the request log's compiled statements; nil on PostgreSQL
 }
 
 func gormConfig() *gorm.Config {
@@ -79,7 +80,7 @@ func Open(path string) (*Store, error) {
 	}
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
-	s := &Store{db: db, dialect: SQLite}
+	s := &Store{db: db, dialect: SQLite, logs: &logWriter{}}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -180,11 +181,15 @@ func (s *Store) bind(sql string) string {
 	return b.String()
 }
 
-// Close closes the database.
+// Close closes the database (on SQLite, after freeing the request log's
+// compiled statements, which would otherwise keep the connection's memory).
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
+	}
+	if s.logs != nil {
+		_ = s.withRawSQLite(func(c rawSQLite) error { s.logs.close(c); return nil })
 	}
 	return sqlDB.Close()
 }

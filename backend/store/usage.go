@@ -58,7 +58,7 @@ func (d UsageDimension) valid() bool {
 
 // RollupResolutions are the bucket sizes (ms) usage_rollup keeps: 1 min, 15 min
 // and 2 h, with how long each is kept.
-var RollupResolutions = []struct{ Res, KeepMs int64 }{
+var RollupResolutions = [3]struct{ Res, KeepMs int64 }{
 	{60_000, 3 * 3_600_000},
 	{900_000, 2 * 86_400_000},
 	{7_200_000, 9 * 86_400_000},
@@ -93,16 +93,26 @@ type rollupRow struct {
 	lat                               [19]int64
 }
 
-// rollup adds a batch of logs to usage_rollup at every resolution, inside tx.
-func (s *Store) rollup(tx *sql.Tx, rows []RequestLog) error {
-	agg := map[rollupKey]*rollupRow{}
+// rollupCells sums a batch of logs into its usage_rollup cells at every
+// resolution: one per (resolution, bucket, connection, model, key, provider).
+func rollupCells(rows []RequestLog) map[rollupKey]*rollupRow {
+	agg := make(map[rollupKey]*rollupRow, len(RollupResolutions))
+	// A batch's rows mostly share their cells: the previous row's cell of each
+	// resolution is reused when the key is the same, without hashing it again.
+	var last [3]struct {
+		k rollupKey
+		a *rollupRow
+	}
 	for _, r := range rows {
-		for _, res := range RollupResolutions {
+		for i, res := range RollupResolutions {
 			k := rollupKey{res.Res, r.CreatedAt / res.Res * res.Res, r.ConnectionID, r.Model, r.APIKeyID, r.Provider}
-			a := agg[k]
-			if a == nil {
-				a = &rollupRow{}
-				agg[k] = a
+			a := last[i].a
+			if a == nil || last[i].k != k {
+				if a = agg[k]; a == nil {
+					a = &rollupRow{}
+					agg[k] = a
+				}
+				last[i].k, last[i].a = k, a
 			}
 			a.requests++
 			if r.Status >= 400 {
@@ -114,16 +124,12 @@ func (s *Store) rollup(tx *sql.Tx, rows []RequestLog) error {
 			a.lat[LatencyBin(r.LatencyMs)]++
 		}
 	}
-	var b strings.Builder
-	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
-		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + `)
-		ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
-		errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
-		tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
-	for i := 0; i <= len(LatencyBinsMs); i++ {
-		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
-	}
-	stmt, err := tx.Prepare(s.bind(b.String()))
+	return agg
+}
+
+// rollup adds a batch's cells to usage_rollup, inside tx, one upsert each.
+func (s *Store) rollup(tx *sql.Tx, agg map[rollupKey]*rollupRow) error {
+	stmt, err := tx.Prepare(s.bind(rollupUpsertSQL()))
 	if err != nil {
 		return err
 	}
@@ -261,4 +267,19 @@ func (s *Store) RebuildUsageRollup() error {
 		}
 		return nil
 	})
+}
+
+// rollupUpsertSQL adds one (res, bucket, connection, model, key, provider)
+// cell to usage_rollup.
+func rollupUpsertSQL() string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
+		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + `)
+		ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
+		errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
+		tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
+	for i := 0; i <= len(LatencyBinsMs); i++ {
+		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
+	}
+	return b.String()
 }

@@ -14,32 +14,60 @@ import (
 // InsertRequestLogs call each, as it does every second or every 256 rows. The
 // writer's goroutine pays this on the gateway's CPU: off the request path, not
 // off its core. One op is one row (b.N rows are written in batches of n), so
-// ns/op is the cost per logged request.
+// ns/op is the cost per logged request. The "+retention" case also deletes
+// what the writer's retention deletes (PruneRequestLogs every 1,000 rows,
+// keeping the default 10,000, once the log is full), so at steady state every
+// row is also removed: the whole cost of logging a request. cpu-µs/op is the
+// process's CPU time per row (the writer's goroutine, the GC and SQLite alike).
 func BenchmarkRequestLogInsert(b *testing.B) {
-	for _, n := range []int{1, 16, 64, 256} {
-		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n     int
+		prune bool
+	}{{1, false}, {16, false}, {64, false}, {256, false}, {64, true}, {256, true}} {
+		n := c.n
+		name := fmt.Sprintf("batch=%d", n)
+		if c.prune {
+			name += "+retention"
+		}
+		b.Run(name, func(b *testing.B) {
 			st, err := store.Open(filepath.Join(b.TempDir(), "omniroute.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = st.Close() })
 			batch := make([]store.RequestLog, 0, n)
+			const keep = 10_000
+			written := 0
 			flush := func() {
 				if err := st.InsertRequestLogs(batch); err != nil {
 					b.Fatal(err)
 				}
+				written += len(batch)
 				batch = batch[:0]
+				if c.prune && written >= 1000 {
+					written = 0
+					if err := st.PruneRequestLogs(keep); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if c.prune { // start from a full log, as a long-running gateway has
+				for i := 0; i < keep; i += n {
+					for range n {
+						batch = append(batch, benchLogRow(-1-i))
+					}
+					flush()
+				}
 			}
 			b.ReportAllocs()
 			i := 0
+			var m meter
 			for b.Loop() {
+				if i == 0 {
+					m = startMeter() // after the setup, as b.Loop's timer
+				}
 				i++
-				// A typical successful one-attempt row, as gateway.finishLog builds it.
-				batch = append(batch, store.RequestLog{RequestID: fmt.Sprintf("req_%016x", i), CreatedAt: time.Now().UnixMilli(),
-					APIKeyID: "key_default", ClientFormat: "openai", Model: "openai-compatible/gpt-4o-mini",
-					Provider: "openai-compatible:bench", ConnectionID: "conn_0123456789abcdef", Status: 200, AttemptCount: 1,
-					Attempts:  `[{"connectionId":"conn_0123456789abcdef","provider":"openai-compatible:bench","model":"gpt-4o-mini","status":200,"verdict":"success","latencyMs":1}]`,
-					LatencyMs: 1, PromptTokens: 9, CompletionTokens: 12})
+				batch = append(batch, benchLogRow(i))
 				if len(batch) == n {
 					flush()
 				}
@@ -47,6 +75,17 @@ func BenchmarkRequestLogInsert(b *testing.B) {
 			if len(batch) > 0 {
 				flush() // the last, partial batch (at most n-1 rows): negligible once b.N ≫ n
 			}
+			m.report(b) // cpu-µs/op: the process's CPU per row, steadier than ns/op on a shared machine
 		})
 	}
+}
+
+// benchLogRow is a typical successful one-attempt row, as gateway.finishLog
+// builds it.
+func benchLogRow(i int) store.RequestLog {
+	return store.RequestLog{RequestID: fmt.Sprintf("req_%016x", i), CreatedAt: time.Now().UnixMilli(),
+		APIKeyID: "key_default", ClientFormat: "openai", Model: "openai-compatible/gpt-4o-mini",
+		Provider: "openai-compatible:bench", ConnectionID: "conn_0123456789abcdef", Status: 200, AttemptCount: 1,
+		Attempts:  `[{"connectionId":"conn_0123456789abcdef","provider":"openai-compatible:bench","model":"gpt-4o-mini","status":200,"verdict":"success","latencyMs":1}]`,
+		LatencyMs: 1, PromptTokens: 9, CompletionTokens: 12}
 }
