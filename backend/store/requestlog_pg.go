@@ -30,9 +30,10 @@ func (s *Store) RequestLogSink() RequestLogSink {
 // pipelined in one round trip (one implicit transaction): the rows as column
 // arrays unnested by one INSERT, and the batch's usage rollup as column
 // arrays unnested by one upsert. Both statements have a fixed text whatever
-// the batch size, so pgx prepares each once per connection. The multi-row
-// INSERTs and per-row rollup upserts of InsertRequestLogs cost the gateway's
-// writer goroutine a dozen round trips per batch instead.
+// the batch size, so pgx prepares each once per connection. The portable
+// path of InsertRequestLogs (multi-row INSERTs of 16 rows and one upsert per
+// rollup cell in a transaction) costs the gateway's writer goroutine a round
+// trip per statement instead: two dozen per 256-row batch.
 type pgRequestLogs struct{ s *Store }
 
 // PruneRequestLogs is the store's.
@@ -110,44 +111,25 @@ func (p pgRequestLogs) InsertRequestLogs(rows []RequestLog) error {
 	})
 }
 
-// rollupColumns aggregates rows per usage_rollup key at every resolution (as
-// Store.rollup does) and returns the aggregates as pgRollupUpsert's column
-// arrays.
+// rollupColumns sums rows into their usage_rollup cells (rollupCells) and
+// returns the cells as pgRollupUpsert's column arrays.
 func rollupColumns(rows []RequestLog) []any {
-	agg := map[rollupKey]*rollupRow{}
-	var keys []rollupKey
-	for _, r := range rows {
-		for _, res := range RollupResolutions {
-			k := rollupKey{res.Res, r.CreatedAt / res.Res * res.Res, r.ConnectionID, r.Model, r.APIKeyID, r.Provider}
-			a := agg[k]
-			if a == nil {
-				a = &rollupRow{}
-				agg[k] = a
-				keys = append(keys, k)
-			}
-			a.requests++
-			if r.Status >= 400 {
-				a.errors++
-			}
-			a.in += int64(r.PromptTokens)
-			a.out += int64(r.CompletionTokens)
-			a.cached += int64(r.CachedTokens)
-			a.lat[LatencyBin(r.LatencyMs)]++
-		}
-	}
-	n := len(keys)
-	resCol, bucket := make([]int64, n), make([]int64, n)
-	conn, model, key, provider := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	agg := rollupCells(rows)
+	n := len(agg)
+	resCol, bucket := make([]int64, 0, n), make([]int64, 0, n)
+	conn, model, key, provider := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	counts := make([][]int64, 5+len(LatencyBinsMs)+1) // requests, errors, in, out, cached, l0…
 	for i := range counts {
-		counts[i] = make([]int64, n)
+		counts[i] = make([]int64, 0, n)
 	}
-	for i, k := range keys {
-		a := agg[k]
-		resCol[i], bucket[i], conn[i], model[i], key[i], provider[i] = k.res, k.bucket, k.conn, k.model, k.keyID, k.provider
-		counts[0][i], counts[1][i], counts[2][i], counts[3][i], counts[4][i] = a.requests, a.errors, a.in, a.out, a.cached
+	for k, a := range agg {
+		resCol, bucket = append(resCol, k.res), append(bucket, k.bucket)
+		conn, model, key, provider = append(conn, k.conn), append(model, k.model), append(key, k.keyID), append(provider, k.provider)
+		for j, v := range [5]int64{a.requests, a.errors, a.in, a.out, a.cached} {
+			counts[j] = append(counts[j], v)
+		}
 		for j := 0; j <= len(LatencyBinsMs); j++ {
-			counts[5+j][i] = a.lat[j]
+			counts[5+j] = append(counts[5+j], a.lat[j])
 		}
 	}
 	out := []any{resCol, bucket, conn, model, key, provider}

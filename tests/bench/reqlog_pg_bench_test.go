@@ -10,10 +10,10 @@ import (
 )
 
 // BenchmarkRequestLogInsertPostgres measures what a team server's request-log
-// writer costs the gateway process per logged request on PostgreSQL, batches
-// of 64 rows (the writer's batch at 500 req/s): "insert" is the store's
-// InsertRequestLogs (16-row multi-row INSERTs and one upsert per rollup row
-// in a transaction), "sink" is what the writer uses, Store.RequestLogSink (the
+// writer costs the gateway process per logged request on PostgreSQL, in the
+// writer's batches (backend/reqlog, 256 rows): "insert" is the store's
+// InsertRequestLogs (on PostgreSQL its portable path: 16-row multi-row INSERTs
+// and one upsert per rollup cell in a transaction), "sink" is what the writer uses, Store.RequestLogSink (the
 // rows and the rollup as column arrays, one round trip). cpu-ns/row is this
 // process's CPU only (the server is another process); ns/op is wall time.
 // Needs PostgreSQL (OMNIROUTE_TEST_PG_URL, or initdb/pg_ctl installed).
@@ -34,7 +34,7 @@ func BenchmarkRequestLogInsertPostgres(b *testing.B) {
 			if variant == "sink" {
 				write = st.RequestLogSink().InsertRequestLogs
 			}
-			const n = 64
+			const n = 256
 			batch := make([]store.RequestLog, 0, n)
 			b.ReportAllocs()
 			cpu0 := processCPU()
