@@ -9,7 +9,7 @@ import (
 	"omniroute/tests/pgtest"
 )
 
-// BenchmarkRequestLogInsertPostgres measures what a team server's request-log
+// BenchmarkPostgresRequestLog measures what a team server's request-log
 // writer costs the gateway process per logged request on PostgreSQL, in the
 // writer's batches (backend/reqlog, 256 rows): "insert" is the store's
 // InsertRequestLogs (on PostgreSQL its portable path: 16-row multi-row INSERTs
@@ -17,7 +17,7 @@ import (
 // rows and the rollup as column arrays, one round trip). cpu-ns/row is this
 // process's CPU only (the server is another process); ns/op is wall time.
 // Needs PostgreSQL (OMNIROUTE_TEST_PG_URL, or initdb/pg_ctl installed).
-func BenchmarkRequestLogInsertPostgres(b *testing.B) {
+func BenchmarkPostgresRequestLog(b *testing.B) {
 	srv, err := pgtest.Start()
 	if err != nil {
 		b.Fatal(err)
