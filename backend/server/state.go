@@ -230,8 +230,10 @@ type breakerDecider interface {
 // folded into the provider's row as stored (breaker.Fold with profile p,
 // under the row's lock) — when the team's count reaches the threshold the
 // row opens, and every instance adopts that OPEN (a newer transition). When
-// this instance's own count opened its breaker first (another instance's
-// success cleared the team's count meanwhile), its OPEN is taken. A reset is
+// the outcome moved this instance's breaker and the row did not move with it
+// (its own count opened it while another instance's success had cleared the
+// team's; a probe's success while the row was re-opened), the local
+// transition, newer than the row's, is taken. A reset is
 // written as is; lazy recovery (OPEN → HALF_OPEN, DEGRADED decaying) is not
 // written: every holder of the row derives it alike.
 func shareBreakerChange(d breakerDecider, snap breaker.Snapshot, p breaker.Profile) {
@@ -244,11 +246,12 @@ func shareBreakerChange(d breakerDecider, snap breaker.Snapshot, p breaker.Profi
 		return
 	}
 	local := breakerRow(snap)
+	movedHere := local.StateChangedAt == snap.At.UnixMilli() // this outcome moved the local breaker
 	d.DecideBreaker(snap.Provider, func(stored store.BreakerRow) store.BreakerRow {
 		cur := snapshots([]store.BreakerRow{stored})[0]
 		next := breakerRow(breaker.Fold(cur, p, snap.Cause, snap.At))
-		if snap.State == breaker.Open && next.State != string(breaker.Open) && local.StateChangedAt > stored.StateChangedAt {
-			return local
+		if movedHere && local.StateChangedAt > stored.StateChangedAt && next.StateChangedAt < local.StateChangedAt {
+			return local // the local transition is newer evidence than the row's
 		}
 		return next
 	})
