@@ -20,12 +20,19 @@ import (
 	"omniroute/backend/translate/sse"
 )
 
-// streamBufSize is the read size for relaying an upstream stream.
+// streamBufSize is the read size for relaying an upstream stream. The buffer
+// is held while the relay waits for the upstream, but a read of a chunked or
+// HTTP/2 stream fills only its first page or so (the transport returns one
+// small chunk at a time), so the rest is never touched and costs no resident
+// memory; a smaller buffer measured no lower with 1,000 slow streams open and
+// split more events across reads (docs/BENCHMARKS.md, issue 19).
 const streamBufSize = 32 << 10
 
-// pendingInitSize is the client buffer a stream starts with (from a pool):
-// sized for the frames of one upstream read, so a typical stream never grows
-// it; pendingPoolMax is the largest buffer given back to the pool.
+// pendingInitSize is the client buffer a stream takes from a pool when an
+// upstream read brings frames: sized for the frames of one read, so a typical
+// stream never grows it; pendingPoolMax is the largest buffer given back to
+// the pool. Once its bytes are written the buffer goes back to the pool, so
+// an open stream waiting for the upstream holds none.
 const (
 	pendingInitSize = 4 << 10
 	pendingPoolMax  = 64 << 10
@@ -104,14 +111,23 @@ func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*f
 
 func (a *attemptCtx) newStreamState() *streamState {
 	s := &streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), watch: watchdog.New(a.g.watchConfig(), a.g.wall.Now()),
-		keepText: a.g.continuationOn(a.req), pendingBuf: a.g.pendings.Get().(*[]byte)}
-	s.pending = (*s.pendingBuf)[:0]
+		keepText: a.g.continuationOn(a.req)}
+	s.hold()
 	return s
 }
 
-// release gives the client buffer back to the pool once the relay is over
-// (the last write has returned, so nothing reads it any more). A buffer that
-// grew past pendingPoolMax is left to the collector.
+// hold takes a client buffer from the pool unless the stream has one.
+func (s *streamState) hold() {
+	if s.pendingBuf == nil {
+		s.pendingBuf = s.a.g.pendings.Get().(*[]byte)
+		s.pending = (*s.pendingBuf)[:0]
+	}
+}
+
+// release gives the client buffer back to the pool when nothing will read it
+// any more: the relay is over, or everything in it was written (the last write
+// has returned) and the stream waits for the upstream. A buffer that grew
+// past pendingPoolMax is left to the collector.
 func (s *streamState) release() {
 	if s.pendingBuf == nil {
 		return
@@ -135,6 +151,7 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 	var parser sse.Parser
 	for {
 		n, err := resp.Body.Read(buf)
+		s.hold()
 		if n > 0 {
 			if perr := parser.Feed(buf[:n], s.handle); perr != nil && s.streamErr == nil {
 				s.streamErr = perr
@@ -163,6 +180,9 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 		}
 		if s.streamErr != nil {
 			return nil, false
+		}
+		if len(s.pending) == 0 {
+			s.release() // nothing held while the upstream is silent
 		}
 	}
 }

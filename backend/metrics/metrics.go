@@ -1,14 +1,27 @@
 // Package metrics exposes the gateway's state and traffic in the Prometheus
-// text format at GET /metrics. Live state (breakers, cooldowns, lockouts,
-// leases) is read at scrape time; traffic is counted as requests finish.
+// text format (version 0.0.4) at GET /metrics. Live state (breakers,
+// cooldowns, lockouts, leases) is read at scrape time; traffic is counted as
+// requests finish.
+//
+// The exposition is written here rather than with the Prometheus client
+// library: the gateway has three traffic families and a handful of gauges,
+// and the library (with protobuf, procfs and the init-time work of its default
+// registry) cost ≈ 2.5 MB of binary and ≈ 1.8 MiB of idle resident memory
+// (docs/BENCHMARKS.md, issue 19). The output is what the library wrote for
+// the same series: families sorted by name, series by label values, HELP and
+// TYPE lines, cumulative histogram buckets with `le`, floats in Go's shortest
+// form; the tests parse it with Prometheus's own text parser.
 package metrics
 
 import (
+	"cmp"
+	"math"
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"strings"
+	"sync"
 )
 
 // State is what a scrape reads from the running gateway.
@@ -22,69 +35,284 @@ type State interface {
 	InFlight() int64
 }
 
-// Metrics owns one Prometheus registry (no global default registry).
+// durationBuckets returns the upper bounds (seconds) of the request duration
+// histogram: 5 ms doubling 16 times (the last finite bound is 163.84 s).
+func durationBuckets() []float64 { return exponentialBuckets(0.005, 2, 16) }
+
+func exponentialBuckets(start, factor float64, n int) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = start
+		start *= factor
+	}
+	return b
+}
+
+// ContentType is the media type of the exposition.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+type requestKey struct {
+	format string
+	status int
+}
+
+type attemptKey struct{ provider, verdict string }
+
+// histogram holds per-bucket (not cumulative) counts; the last slot counts
+// observations above every bound (+Inf only).
+type histogram struct {
+	counts []uint64
+	sum    float64
+	count  uint64
+}
+
+// Metrics counts traffic and reads state on scrape. Safe for concurrent use.
 type Metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	attempts *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
+	state      State
+	bounds     []float64  // durationBuckets(), read-only
+	goroutines func() int // runtime.NumGoroutine (fixed in tests)
+
+	mu       sync.Mutex // guards the maps and every count in them
+	requests map[requestKey]float64
+	attempts map[attemptKey]float64
+	latency  map[string]*histogram
 }
 
-// New registers the gateway's collectors over state.
+// New returns the gateway's metrics over state.
 func New(state State) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_requests_total",
-		Help: "Client inference requests by wire format and HTTP status."}, []string{"format", "status"})
-	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_upstream_attempts_total",
-		Help: "Upstream attempts by provider and verdict."}, []string{"provider", "verdict"})
-	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "omniroute_request_duration_seconds",
-		Help: "Client request duration (to the last byte for streams).", Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)},
-		[]string{"format"})
-	m.reg.MustRegister(m.requests, m.attempts, m.latency, stateCollector{state})
-	return m
-}
-
-// Handler serves the registry.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return &Metrics{
+		state:      state,
+		bounds:     durationBuckets(),
+		goroutines: runtime.NumGoroutine,
+		requests:   make(map[requestKey]float64),
+		attempts:   make(map[attemptKey]float64),
+		latency:    make(map[string]*histogram),
+	}
 }
 
 // Request counts one finished client request.
 func (m *Metrics) Request(format string, status int, seconds float64) {
-	m.requests.WithLabelValues(format, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(format).Observe(seconds)
+	i, _ := slices.BinarySearch(m.bounds, seconds) // first bound ≥ seconds (le is inclusive)
+	m.mu.Lock()
+	m.requests[requestKey{format, status}]++
+	h := m.latency[format]
+	if h == nil {
+		h = &histogram{counts: make([]uint64, len(m.bounds)+1)}
+		m.latency[format] = h
+	}
+	h.counts[i]++
+	h.sum += seconds
+	h.count++
+	m.mu.Unlock()
 }
 
 // Attempt counts one upstream attempt.
 func (m *Metrics) Attempt(provider, verdict string) {
-	m.attempts.WithLabelValues(provider, verdict).Inc()
+	m.mu.Lock()
+	m.attempts[attemptKey{provider, verdict}]++
+	m.mu.Unlock()
 }
 
-var (
-	descBreaker  = prometheus.NewDesc("omniroute_breaker_state", "Provider circuit breaker state (1 for the current state).", []string{"provider", "state"}, nil)
-	descConns    = prometheus.NewDesc("omniroute_connections", "Connections by availability.", []string{"availability"}, nil)
-	descLockouts = prometheus.NewDesc("omniroute_model_lockouts", "Active model lockouts.", nil, nil)
-	descLeases   = prometheus.NewDesc("omniroute_leases_active", "Active exclusive session leases.", nil, nil)
-	descInFlight = prometheus.NewDesc("omniroute_requests_in_flight", "Inference requests being served.", nil, nil)
+// Handler serves the exposition.
+func (m *Metrics) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ContentType)
+		_, _ = w.Write(m.AppendText(nil))
+	})
+}
+
+const (
+	helpBreaker    = "Provider circuit breaker state (1 for the current state)."
+	helpConns      = "Connections by availability."
+	helpGoroutines = "Goroutines in the gateway process (each open proxied stream has four)."
+	helpLockouts   = "Active model lockouts."
+	helpLeases     = "Active exclusive session leases."
+	helpInFlight   = "Inference requests being served."
+	helpRequests   = "Client inference requests by wire format and HTTP status."
+	helpAttempts   = "Upstream attempts by provider and verdict."
+	helpDuration   = "Client request duration (to the last byte for streams)."
 )
 
-type stateCollector struct{ s State }
+// AppendText appends the whole exposition to b: the state read now and the
+// traffic counted so far, families in name order.
+func (m *Metrics) AppendText(b []byte) []byte {
+	// State first, outside the lock: the state's own locks are never taken
+	// under this one.
+	breakers := m.state.BreakerStates()
+	cooling, terminal, total := m.state.ConnectionCounts()
+	lockouts, leases, inFlight := m.state.Lockouts(), m.state.ActiveLeases(), m.state.InFlight()
+	goroutines := m.goroutines()
 
-func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBreaker, descConns, descLockouts, descLeases, descInFlight} {
-		ch <- d
+	type reqRow struct {
+		key requestKey
+		v   float64
 	}
+	type attRow struct {
+		key attemptKey
+		v   float64
+	}
+	type histRow struct {
+		format string
+		h      histogram
+	}
+	m.mu.Lock()
+	reqs := make([]reqRow, 0, len(m.requests))
+	for k, v := range m.requests {
+		reqs = append(reqs, reqRow{k, v})
+	}
+	atts := make([]attRow, 0, len(m.attempts))
+	for k, v := range m.attempts {
+		atts = append(atts, attRow{k, v})
+	}
+	hists := make([]histRow, 0, len(m.latency))
+	for f, h := range m.latency {
+		hists = append(hists, histRow{f, histogram{counts: slices.Clone(h.counts), sum: h.sum, count: h.count}})
+	}
+	m.mu.Unlock()
+
+	// omniroute_breaker_state
+	if len(breakers) > 0 {
+		providers := make([]string, 0, len(breakers))
+		for p := range breakers {
+			providers = append(providers, p)
+		}
+		slices.Sort(providers)
+		b = appendHeader(b, "omniroute_breaker_state", helpBreaker, "gauge")
+		for _, p := range providers {
+			b = appendSample(b, "omniroute_breaker_state", 1, "provider", p, "state", breakers[p])
+		}
+	}
+	// omniroute_connections: label values sorted (available, cooling_down, terminal).
+	b = appendHeader(b, "omniroute_connections", helpConns, "gauge")
+	b = appendSample(b, "omniroute_connections", float64(total-cooling-terminal), "availability", "available")
+	b = appendSample(b, "omniroute_connections", float64(cooling), "availability", "cooling_down")
+	b = appendSample(b, "omniroute_connections", float64(terminal), "availability", "terminal")
+	b = appendHeader(b, "omniroute_goroutines", helpGoroutines, "gauge")
+	b = appendSample(b, "omniroute_goroutines", float64(goroutines))
+	b = appendHeader(b, "omniroute_leases_active", helpLeases, "gauge")
+	b = appendSample(b, "omniroute_leases_active", float64(leases))
+	b = appendHeader(b, "omniroute_model_lockouts", helpLockouts, "gauge")
+	b = appendSample(b, "omniroute_model_lockouts", float64(lockouts))
+
+	// omniroute_request_duration_seconds
+	if len(hists) > 0 {
+		slices.SortFunc(hists, func(x, y histRow) int { return strings.Compare(x.format, y.format) })
+		b = appendHeader(b, "omniroute_request_duration_seconds", helpDuration, "histogram")
+		for _, r := range hists {
+			var cum uint64
+			for i, bound := range m.bounds {
+				cum += r.h.counts[i]
+				b = appendUintSample(b, "omniroute_request_duration_seconds_bucket", cum, "format", r.format, "le", formatFloat(bound))
+			}
+			b = appendUintSample(b, "omniroute_request_duration_seconds_bucket", r.h.count, "format", r.format, "le", "+Inf")
+			b = appendSample(b, "omniroute_request_duration_seconds_sum", r.h.sum, "format", r.format)
+			b = appendUintSample(b, "omniroute_request_duration_seconds_count", r.h.count, "format", r.format)
+		}
+	}
+	b = appendHeader(b, "omniroute_requests_in_flight", helpInFlight, "gauge")
+	b = appendSample(b, "omniroute_requests_in_flight", float64(inFlight))
+
+	// omniroute_requests_total: by format, then by the status as text (the
+	// library sorted label values as strings).
+	if len(reqs) > 0 {
+		slices.SortFunc(reqs, func(x, y reqRow) int {
+			return cmp.Or(strings.Compare(x.key.format, y.key.format),
+				strings.Compare(strconv.Itoa(x.key.status), strconv.Itoa(y.key.status)))
+		})
+		b = appendHeader(b, "omniroute_requests_total", helpRequests, "counter")
+		for _, r := range reqs {
+			b = appendSample(b, "omniroute_requests_total", r.v, "format", r.key.format, "status", strconv.Itoa(r.key.status))
+		}
+	}
+	if len(atts) > 0 {
+		slices.SortFunc(atts, func(x, y attRow) int {
+			return cmp.Or(strings.Compare(x.key.provider, y.key.provider), strings.Compare(x.key.verdict, y.key.verdict))
+		})
+		b = appendHeader(b, "omniroute_upstream_attempts_total", helpAttempts, "counter")
+		for _, r := range atts {
+			b = appendSample(b, "omniroute_upstream_attempts_total", r.v, "provider", r.key.provider, "verdict", r.key.verdict)
+		}
+	}
+	return b
 }
 
-func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
-	for provider, state := range c.s.BreakerStates() {
-		ch <- prometheus.MustNewConstMetric(descBreaker, prometheus.GaugeValue, 1, provider, state)
+func appendHeader(b []byte, name, help, typ string) []byte {
+	b = append(b, "# HELP "...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	for i := 0; i < len(help); i++ {
+		switch c := help[i]; c {
+		case '\\':
+			b = append(b, `\\`...)
+		case '\n':
+			b = append(b, `\n`...)
+		default:
+			b = append(b, c)
+		}
 	}
-	cooling, terminal, total := c.s.ConnectionCounts()
-	ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(cooling), "cooling_down")
-	ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(terminal), "terminal")
-	ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(total-cooling-terminal), "available")
-	ch <- prometheus.MustNewConstMetric(descLockouts, prometheus.GaugeValue, float64(c.s.Lockouts()))
-	ch <- prometheus.MustNewConstMetric(descLeases, prometheus.GaugeValue, float64(c.s.ActiveLeases()))
-	ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(c.s.InFlight()))
+	b = append(b, "\n# TYPE "...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = append(b, typ...)
+	return append(b, '\n')
+}
+
+// appendLabels appends {k="v",…} for name/value pairs, or nothing.
+func appendLabels(b []byte, labels []string) []byte {
+	if len(labels) == 0 {
+		return b
+	}
+	b = append(b, '{')
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, labels[i]...)
+		b = append(b, `="`...)
+		v := labels[i+1]
+		for j := 0; j < len(v); j++ {
+			switch c := v[j]; c {
+			case '\\':
+				b = append(b, `\\`...)
+			case '"':
+				b = append(b, `\"`...)
+			case '\n':
+				b = append(b, `\n`...)
+			default:
+				b = append(b, c)
+			}
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
+func appendSample(b []byte, name string, v float64, labels ...string) []byte {
+	b = append(b, name...)
+	b = appendLabels(b, labels)
+	b = append(b, ' ')
+	b = append(b, formatFloat(v)...)
+	return append(b, '\n')
+}
+
+func appendUintSample(b []byte, name string, v uint64, labels ...string) []byte {
+	b = append(b, name...)
+	b = appendLabels(b, labels)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, v, 10)
+	return append(b, '\n')
+}
+
+// formatFloat writes a sample value as the text format expects: +Inf, -Inf,
+// NaN, otherwise Go's shortest representation.
+func formatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, +1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

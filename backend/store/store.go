@@ -66,10 +66,19 @@ func gormConfig() *gorm.Config {
 	}
 }
 
+// pageCacheKiB bounds SQLite's page cache (PRAGMA cache_size, in KiB; SQLite's
+// default is 2,000). The hot pages are few: the request log's newest leaf and
+// index pages and the small configuration tables; a scan of the log misses a
+// cache of either size. Every KiB of cache filled stays resident (SQLite's
+// allocator keeps it), so at 1,000 req/s the default cost ≈ 3 MiB of RSS more
+// (docs/BENCHMARKS.md, issue 19).
+const pageCacheKiB = 512
+
 // Open opens (creating if needed) the SQLite database at path in WAL mode with a
 // single connection, so there is exactly one writer, and applies migrations.
 func Open(path string) (*Store, error) {
-	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=cache_size(" + strconv.Itoa(-pageCacheKiB) + ")"
 	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)

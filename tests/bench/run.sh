@@ -13,6 +13,11 @@
 #     interleaved with the gateway's (direct, proxy, gateway at each rate, for
 #     BENCH_ROUNDS rounds), so the gateway's CPU per request and per stream can
 #     be read as a ratio to the proxy's on the same machine at the same moment;
+#   - memory per open stream, last: BENCH_SLOW_STREAMS (1,000) streams that
+#     drip an event every BENCH_SLOW_DRIP_MS, held open at once through the
+#     bare proxy, then through the gateway: the peak RSS of each, RSS per
+#     stream, open descriptors, OS threads, the fake's count of answers in
+#     flight, and the gateway's goroutines (its /metrics gauge);
 #   - allocations per request from the in-process Go benchmarks (direct, proxy
 #     and gateway in one process, tests/bench/*_test.go).
 # It prints markdown tables. Figures are reported, never asserted.
@@ -27,6 +32,10 @@
 #   BENCH_SETTLE=2              seconds to wait before the after-load RSS reading
 #   BENCH_ROUNDS=1              rounds of the interleaved direct/proxy/gateway runs
 #   BENCH_GO=1                  also run the in-process Go benchmarks (0: skip)
+#   BENCH_SLOW_STREAMS=1000     slow streams held open at once (0: skip that phase)
+#   BENCH_SLOW_CHUNKS=50        content events per slow stream
+#   BENCH_SLOW_DRIP_MS=200      pause before each event of a slow stream
+#   BENCH_SLOW_RAMP=2           seconds over which the slow streams are opened
 #
 # Only loopback addresses are used. Every process started here is stopped on exit.
 set -euo pipefail
@@ -39,6 +48,10 @@ WARMUP=${BENCH_WARMUP:-1s}
 SETTLE=${BENCH_SETTLE:-2}
 ROUNDS=${BENCH_ROUNDS:-1}
 GO_BENCH=${BENCH_GO:-1}
+SLOW_STREAMS=${BENCH_SLOW_STREAMS:-1000}
+SLOW_CHUNKS=${BENCH_SLOW_CHUNKS:-50}
+SLOW_DRIP_MS=${BENCH_SLOW_DRIP_MS:-200}
+SLOW_RAMP=${BENCH_SLOW_RAMP:-2}
 MODEL_DIRECT=gpt-4o-mini
 MODEL_GATEWAY=openai-compatible/gpt-4o-mini
 UPSTREAM_KEY=bench-upstream-key
@@ -300,6 +313,84 @@ sleep "$SETTLE"
 IDLE_AFTER=$(rss_kib "$GW_PID")
 PEAK=$(hwm_kib "$GW_PID")
 
+# --- concurrent slow streams (memory per open stream) ---------------------------
+# Last, because it changes the fake's stream shape for the rest of the run:
+# every answer becomes SLOW_CHUNKS content events SLOW_DRIP_MS apart. loadgen
+# opens SLOW_STREAMS streams over SLOW_RAMP seconds (open loop), so all of them
+# are open at once for most of each stream's life; the proxy's run and then
+# the gateway's, sampling the process's RSS, open descriptors and OS threads,
+# the fake's count of answers in flight (the streams really open at once) and,
+# for the gateway, its goroutines (omniroute_goroutines), every 0.2 s. The
+# gateway's default limits admit them (maxInFlight 2048, no per-connection
+# concurrency cap); nothing is configured for this phase.
+SLOW_ROWS=()
+# goroutines METRICS_URL: the gateway's omniroute_goroutines gauge.
+goroutines() {
+	curl --noproxy '*' -sS -H "Authorization: Bearer $TOKEN" "$1" | awk '$1 == "omniroute_goroutines" {print $2; exit}'
+}
+# slow_streams NAME URL KEY MODEL PID [METRICS_URL]: one slow-stream run
+# against PID; with METRICS_URL (the gateway's /metrics) its goroutines too.
+slow_streams() {
+	local name=$1 url=$2 key=$3 model=$4 pid=$5 metrics=${6:-}
+	local rate timeout lg rss fds thr inflight base_rss base_fds gor base_gor=""
+	local max_rss=0 max_fds=0 max_thr=0 max_inflight=0 max_gor=0
+	rate=$(awk -v n="$SLOW_STREAMS" -v r="$SLOW_RAMP" 'BEGIN {printf "%g", n / r}')
+	timeout=$(((SLOW_CHUNKS + 1) * SLOW_DRIP_MS / 1000 + 60))
+	base_rss=$(rss_kib "$pid")
+	base_fds=$(ls "/proc/$pid/fd" | wc -l)
+	[ -n "$metrics" ] && base_gor=$(goroutines "$metrics")
+	"${AUX_PIN[@]}" "$TMP/loadgen" -url "$url" -key "$key" -model "$model" -rate "$rate" -duration "${SLOW_RAMP}s" \
+		-stream -timeout "${timeout}s" -max-inflight "$((SLOW_STREAMS * 2))" -json >"$TMP/$name.json" 2>"$TMP/$name.err" &
+	lg=$!
+	PIDS+=("$lg")
+	while kill -0 "$lg" 2>/dev/null; do
+		rss=$(rss_kib "$pid")
+		fds=$(ls "/proc/$pid/fd" | wc -l)
+		thr=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
+		inflight=$(curl --noproxy '*' -sS "$FAKE_URL/_fake/stats" | jq '.inFlight')
+		[ "$rss" -gt "$max_rss" ] && max_rss=$rss
+		[ "$fds" -gt "$max_fds" ] && max_fds=$fds
+		[ "$thr" -gt "$max_thr" ] && max_thr=$thr
+		[ "$inflight" -gt "$max_inflight" ] && max_inflight=$inflight
+		if [ -n "$metrics" ]; then
+			gor=$(goroutines "$metrics")
+			[ "$gor" -gt "$max_gor" ] && max_gor=$gor
+		fi
+		sleep 0.2
+	done
+	if ! wait "$lg"; then
+		log "run.sh: loadgen $name failed:"
+		cat "$TMP/$name.err" >&2
+		exit 1
+	fi
+	forget "$lg"
+	sleep "$SETTLE"
+	local after ok errs p50
+	after=$(rss_kib "$pid")
+	ok=$(jq '.ok' "$TMP/$name.json")
+	errs=$(jq '[.errors[]] | add // 0' "$TMP/$name.json")
+	p50=$(jq '.latency_us.p50' "$TMP/$name.json")
+	SLOW_ROWS+=("$(awk -v who="$name" -v n="$SLOW_STREAMS" -v inf="$max_inflight" -v ok="$ok" -v errs="$errs" -v p50="$p50" \
+		-v base="$base_rss" -v peak="$max_rss" -v after="$after" -v bfd="$base_fds" -v mfd="$max_fds" -v thr="$max_thr" \
+		-v bgor="$base_gor" -v mgor="$max_gor" 'BEGIN {
+		gors = bgor == "" ? "not visible" : sprintf("%d → %d (%.1f per stream)", bgor, mgor, (mgor - bgor) / n)
+		printf "| %s | %d | %d | %d / %d | %.1f | %.1f | **%.1f** | %.1f | %.1f | %d → %d | %d | %s |",
+			who, n, inf, ok, errs, p50 / 1e6, base / 1024, peak / 1024, after / 1024, (peak - base) / n, bfd, mfd, thr, gors
+	}')")
+	if [ -n "${BENCH_RESULTS_DIR:-}" ]; then
+		cp "$TMP/$name.json" "$BENCH_RESULTS_DIR/slow-$name.json"
+	fi
+}
+
+if [ "$SLOW_STREAMS" -gt 0 ]; then
+	log "slow streams: $SLOW_STREAMS at once, $SLOW_CHUNKS events ${SLOW_DRIP_MS} ms apart…"
+	curl --noproxy '*' -fsS -X POST "$FAKE_URL/_fake/config" -d "{\"streamChunks\":$SLOW_CHUNKS}" >/dev/null
+	curl --noproxy '*' -fsS -X POST "$FAKE_URL/_fake/faults" \
+		-d "{\"key\":\"*\",\"fault\":{\"mode\":\"slow_drip\",\"dripMs\":$SLOW_DRIP_MS}}" >/dev/null
+	slow_streams proxy "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$PROXY_PID"
+	slow_streams gateway "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" "$GW_PID" "$GW_BASE/metrics"
+fi
+
 # --- report ------------------------------------------------------------------
 cat <<EOF
 
@@ -321,6 +412,20 @@ cat <<EOF
 - CPU: utime+stime from /proc/PID/stat (CLK_TCK=$CLK_TCK) of the gateway or the proxy over its run, divided by the requests sent in it (warmup included); a stream row's CPU is per stream
 - the bare proxy is httputil.ReverseProxy (tests/bench/bareproxy) on the gateway's core; "added" is the p50 over the direct run at the same rate
 EOF
+if [ "${#SLOW_ROWS[@]}" -gt 0 ]; then
+	cat <<EOF
+
+### $SLOW_STREAMS concurrent slow streams ($SLOW_CHUNKS events ${SLOW_DRIP_MS} ms apart, opened over $SLOW_RAMP s)
+
+| process | streams | most open at once (fake's in-flight) | ok / errors | p50 stream length (s) | RSS before (MiB) | peak RSS (MiB) | RSS after (+$SETTLE s, MiB) | KiB per stream (peak − before) | open fds before → peak | OS threads (peak) | goroutines before → peak |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+EOF
+	printf '%s\n' "${SLOW_ROWS[@]}"
+	cat <<EOF
+
+- peak RSS is the highest VmRSS sampled every 0.2 s during the run; each stream holds two sockets in the process (client and upstream)
+EOF
+fi
 
 if [ "$GO_BENCH" != 0 ]; then
 	log "in-process Go benchmarks (allocations per request)…"

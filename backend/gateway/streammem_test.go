@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/routing"
+	"omniroute/backend/translate"
+)
+
+// eventReader hands out an upstream stream one SSE event per Read, as a slow
+// upstream does, and calls waiting before every Read after the first: the
+// moment the relay is blocked waiting for the upstream.
+type eventReader struct {
+	events  [][]byte
+	waiting func()
+	reads   int
+}
+
+func (r *eventReader) Read(p []byte) (int, error) {
+	if r.reads > 0 {
+		r.waiting()
+	}
+	r.reads++
+	if len(r.events) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.events[0])
+	if r.events[0] = r.events[0][n:]; len(r.events[0]) == 0 {
+		r.events = r.events[1:]
+	}
+	return n, nil
+}
+
+// recordingWriter is a client that keeps what it was sent.
+type recordingWriter struct {
+	h   http.Header
+	got bytes.Buffer
+}
+
+func (w *recordingWriter) Header() http.Header         { return w.h }
+func (w *recordingWriter) Write(p []byte) (int, error) { return w.got.Write(p) }
+func (w *recordingWriter) WriteHeader(int)             {}
+func (w *recordingWriter) Flush()                      {}
+
+// An open stream waiting for its upstream holds no pooled client buffer
+// (with many slow streams open, that buffer would be paid per stream), and
+// what reaches the client is still exactly what the upstream sent, for a
+// same-format and a translated relay alike.
+func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
+	for _, client := range []translate.Format{translate.Chat, translate.Messages} {
+		t.Run(string(client), func(t *testing.T) {
+			g := benchGateway()
+			conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
+				BreakerKey: "openai-compatible"}
+			up := chatStream(5)
+			var events [][]byte
+			for ev := range bytes.SplitAfterSeq(up, []byte("\n\n")) {
+				events = append(events, bytes.Clone(ev))
+			}
+			w := &recordingWriter{h: http.Header{}}
+			req := &request{format: client, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
+			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
+				codec: newCodec(client, conn.Provider.Format)}
+			s := a.newStreamState()
+			s.rc, s.committed = http.NewResponseController(w), true
+			held := 0
+			body := &eventReader{events: events, waiting: func() {
+				if s.pendingBuf != nil || s.pending != nil {
+					held++
+				}
+			}}
+			firstByte := time.NewTimer(time.Hour)
+			defer firstByte.Stop()
+			err, gone := s.pump(firstByte, &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)})
+			if err != io.EOF || gone || s.streamErr != nil {
+				t.Fatalf("relay: err %v gone %v stream %v", err, gone, s.streamErr)
+			}
+			if s.tr != nil {
+				s.pending = s.tr.End(s.pending)
+				_ = a.send(s.rc, s.pending)
+			}
+			s.release()
+			if body.reads != len(events)+1 {
+				t.Fatalf("%d reads for %d events", body.reads, len(events))
+			}
+			if held != 0 {
+				t.Fatalf("a client buffer was held during %d of %d waits for the upstream", held, body.reads-1)
+			}
+			if client == translate.Chat && !bytes.Equal(w.got.Bytes(), up) {
+				t.Fatalf("client got\n%s\nwant the upstream's bytes\n%s", w.got.Bytes(), up)
+			}
+			if client == translate.Messages && !bytes.Contains(w.got.Bytes(), []byte("event: message_stop")) {
+				t.Fatalf("translated stream incomplete:\n%s", w.got.Bytes())
+			}
+		})
+	}
+}
