@@ -44,6 +44,6 @@ for try in 1 2 3 4 5; do
 	[ "$try" = 5 ] && { cat "$pgdir/server.log" >&2; exit 1; }
 done
 "${as_pg[@]}" "$pgbin/createdb" -h 127.0.0.1 -p "$port" -U postgres omniroute_bench
-echo "PostgreSQL $("$pgbin/postgres" --version | awk '{print $NF}') on 127.0.0.1:$port${pin:+, pinned to CPU 1}" >&2
+echo "PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port${pin:+, pinned to CPU 1}" >&2
 export OMNIROUTE_DATABASE_URL="postgres://postgres@127.0.0.1:$port/omniroute_bench?sslmode=disable"
 "$ROOT/tests/bench/run.sh" "$@"
