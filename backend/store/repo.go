@@ -58,18 +58,7 @@ func (s *Store) DeleteConnection(id string) error {
 
 // SaveCooldown writes a connection's resilience columns only.
 func (s *Store) SaveCooldown(id string, f CooldownFields) error {
-	return s.db.Model(&Connection{}).Where("id = ?", id).Updates(map[string]any{
-		"rate_limited_until": f.RateLimitedUntil,
-		"test_status":        f.TestStatus,
-		"last_error":         f.LastError,
-		"last_error_type":    f.LastErrorType,
-		"last_error_at":      f.LastErrorAt,
-		"error_code":         f.ErrorCode,
-		"backoff_level":      f.BackoffLevel,
-		"reject_streak":      f.RejectStreak,
-		"expired_retries":    f.ExpiredRetries,
-		"updated_at":         time.Now().UnixMilli(),
-	}).Error
+	return s.db.Model(&Connection{}).Where("id = ?", id).Updates(cooldownUpdates(f)).Error
 }
 
 // DiscoveredModels is the outcome of one model discovery for a connection.
