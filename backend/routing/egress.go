@@ -74,8 +74,9 @@ func (e *Engine) coolEgressSiblings(failed *Conn, v verdict.Verdict) []string {
 		st.ErrorCode = CodeEgressBucket
 		st.LastErrorAt = now
 		c.cd = st
+		c.cdSeq++
 		c.mu.Unlock()
-		if err := e.store.SaveCooldown(c.ID, CooldownFields(st)); err != nil && e.onError != nil {
+		if err := e.saveCooldown(c, st); err != nil && e.onError != nil {
 			e.onError(err)
 		}
 		if e.observer != nil {

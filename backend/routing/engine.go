@@ -36,6 +36,31 @@ type CooldownStore interface {
 	SaveCooldown(id string, f store.CooldownFields) error
 }
 
+// CooldownDecider is a CooldownStore several instances share (a team server
+// on PostgreSQL): instead of writing this instance's decision, the engine
+// hands it the step that decides — the outcome folded into the connection's
+// columns as stored — and the database applies the steps of every instance
+// one after the other under the row's lock (store.DecideCooldown), so the
+// anti-thundering-herd rule holds across instances (cooldown.ApplyStored).
+// The request path never waits: the local decision serves at once, and done
+// later brings the state the database kept, which the engine adopts.
+type CooldownDecider interface {
+	// DecideCooldown queues step for connection id and returns at once;
+	// steps of one connection run in the order queued. done (may be nil) is
+	// called, off the request path, with the columns as stored after the step
+	// and whether the database changed them (false: the stored row stood —
+	// another instance's decision had already been taken).
+	DecideCooldown(id string, step func(stored store.CooldownFields) store.CooldownFields, done func(stored store.CooldownFields, wrote bool))
+}
+
+// DecisionObserver is told, on a shared store, of each connection state the
+// database took (the decision of this instance that changed the row), once,
+// team-wide: where the team's history of cooldowns is recorded, while
+// Observer.ConnectionStateChanged tells of every state this instance holds.
+type DecisionObserver interface {
+	ConnectionStateDecided(c *Conn, st cooldown.State)
+}
+
 // LockStore shares model lockouts and model cooldowns with the other
 // instances of a team server: every lock written and every clear (a
 // tombstone) is saved, and the instances adopt what they read back
@@ -596,6 +621,11 @@ func (t *Ticket) release() {
 
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	now := e.clk.Now()
+	var set cooldown.Settings
+	var opt cooldown.Options
+	if !v.OK() { // a success needs no settings: the hot path reads none
+		set, opt = c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
+	}
 	c.mu.Lock()
 	prev := c.cd
 	var next cooldown.State
@@ -603,16 +633,32 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	if v.OK() {
 		next, changed = cooldown.Success(c.cd)
 	} else {
-		next, changed = cooldown.Apply(c.cd, v, c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions(), now)
+		next, changed = cooldown.Apply(c.cd, v, set, opt, now)
 	}
 	if changed {
 		c.cd = next
+		c.cdSeq++
 	}
+	seq := c.cdSeq
 	c.mu.Unlock()
 	if !changed || CooldownFields(prev) == CooldownFields(next) {
 		return // nothing persisted moved (e.g. only the in-memory failure streak)
 	}
-	if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
+	if d, ok := e.store.(CooldownDecider); ok {
+		// The database decides on the row as stored, with this instance's
+		// failure streak (kept in memory only) as it was before the outcome.
+		streak := prev.FailStreak
+		d.DecideCooldown(c.ID, func(stored store.CooldownFields) store.CooldownFields {
+			st := CooldownFromFields(stored)
+			st.FailStreak = streak
+			if v.OK() {
+				st, _ = cooldown.Success(st)
+			} else {
+				st, _ = cooldown.ApplyStored(st, v, set, opt, now)
+			}
+			return CooldownFields(st)
+		}, func(stored store.CooldownFields, wrote bool) { e.adoptDecided(c, seq, stored, wrote) })
+	} else if err := e.store.SaveCooldown(c.ID, CooldownFields(next)); err != nil && e.onError != nil {
 		e.onError(err)
 	}
 	if e.observer != nil {
@@ -620,15 +666,62 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 	}
 }
 
+// adoptDecided takes the state the shared database kept after this
+// instance's change number seq — another instance's cooldown when this one
+// lost the race — unless a newer local change has followed (its own decision
+// comes next). The in-memory failure streak is kept. wrote: this instance's
+// decision is the one the database took (reported to a DecisionObserver).
+func (e *Engine) adoptDecided(c *Conn, seq uint64, stored store.CooldownFields, wrote bool) {
+	next := CooldownFromFields(stored)
+	if wrote {
+		e.decided(c, next)
+	}
+	c.mu.Lock()
+	if c.cdSeq != seq || CooldownFields(c.cd) == stored {
+		c.mu.Unlock()
+		return
+	}
+	next.FailStreak = c.cd.FailStreak
+	c.cd = next
+	c.mu.Unlock()
+	if e.observer != nil {
+		e.observer.ConnectionStateChanged(c, next)
+	}
+}
+
+// decided tells a DecisionObserver of a state the database took.
+func (e *Engine) decided(c *Conn, st cooldown.State) {
+	if d, ok := e.observer.(DecisionObserver); ok {
+		d.ConnectionStateDecided(c, st)
+	}
+}
+
+// saveCooldown persists a state set outright (an operator clear, an egress
+// sibling's cooldown): written as is, in order with the connection's other
+// decisions when the store is shared.
+func (e *Engine) saveCooldown(c *Conn, st cooldown.State) error {
+	f := CooldownFields(st)
+	if d, ok := e.store.(CooldownDecider); ok {
+		d.DecideCooldown(c.ID, func(store.CooldownFields) store.CooldownFields { return f }, func(_ store.CooldownFields, wrote bool) {
+			if wrote {
+				e.decided(c, st)
+			}
+		})
+		return nil
+	}
+	return e.store.SaveCooldown(c.ID, f)
+}
+
 // SetCooldown replaces a connection's cooldown state (operator clear) and persists it.
 func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 	c.mu.Lock()
 	c.cd = st
+	c.cdSeq++
 	c.mu.Unlock()
 	if e.observer != nil {
 		e.observer.ConnectionStateChanged(c, st)
 	}
-	return e.store.SaveCooldown(c.ID, CooldownFields(st))
+	return e.saveCooldown(c, st)
 }
 
 // transientCode reports whether a verdict code names a short-lived failure.

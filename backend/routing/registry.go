@@ -56,6 +56,10 @@ type Conn struct {
 
 	mu sync.Mutex
 	cd cooldown.State
+	// cdSeq counts this instance's own changes of cd: a decision the shared
+	// database returns is adopted only if no newer local change followed it
+	// (that one's decision comes next).
+	cdSeq uint64
 }
 
 // Category is the connection's breaker/cooldown profile name.
@@ -363,6 +367,14 @@ func (o cooldownOverrides) apply(s cooldown.Settings) cooldown.Settings {
 
 // CooldownFromRow reads a row's resilience columns.
 func CooldownFromRow(row store.Connection) cooldown.State {
+	return CooldownFromFields(store.CooldownFields{RateLimitedUntil: row.RateLimitedUntil, TestStatus: row.TestStatus,
+		LastError: row.LastError, LastErrorType: row.LastErrorType, ErrorCode: row.ErrorCode, LastErrorAt: row.LastErrorAt,
+		BackoffLevel: row.BackoffLevel, RejectStreak: row.RejectStreak, ExpiredRetries: row.ExpiredRetries})
+}
+
+// CooldownFromFields reads stored resilience columns (CooldownFields' inverse;
+// the in-memory failure streak is zero).
+func CooldownFromFields(row store.CooldownFields) cooldown.State {
 	st := cooldown.State{
 		RateLimitedUntil: msTime(row.RateLimitedUntil),
 		TestStatus:       row.TestStatus,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -132,19 +133,123 @@ func (w *behindWriter) stop() {
 
 // behindStore is the shared store as the request path's writers see it.
 type behindStore struct {
-	st *store.Store
-	w  *behindWriter
+	st       *store.Store
+	w        *behindWriter
+	cd       *stepQueue[store.CooldownFields]
+	breakers *stepQueue[store.BreakerRow]
 }
 
-// SaveCooldown queues the newest cooldown state of a connection (routing.CooldownStore).
-func (b behindStore) SaveCooldown(id string, f store.CooldownFields) error {
-	b.w.put("cooldown|"+id, func() error { return b.st.SaveCooldown(id, f) })
+func newBehindStore(st *store.Store, w *behindWriter) behindStore {
+	return behindStore{st: st, w: w, cd: newStepQueue[store.CooldownFields](), breakers: newStepQueue[store.BreakerRow]()}
+}
+
+// maxQueuedSteps bounds one row's queued decisions; past it the oldest are
+// dropped (during an outage a herd's later failures decide the same as its
+// first).
+const maxQueuedSteps = 64
+
+// stepQueue holds the decisions waiting for the database, in order per row
+// (a connection's cooldown, a provider's breaker): unlike the other state
+// writes a newer one does not replace an older one, each is an outcome the
+// stored row must see (routing.CooldownDecider).
+type stepQueue[T any] struct {
+	mu      sync.Mutex
+	pending map[string][]queuedStep[T]
+}
+
+type queuedStep[T any] struct {
+	step func(T) T
+	done func(T, bool)
+}
+
+func newStepQueue[T any]() *stepQueue[T] {
+	return &stepQueue[T]{pending: map[string][]queuedStep[T]{}}
+}
+
+// add queues one decision for key.
+func (q *stepQueue[T]) add(key string, s queuedStep[T]) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending[key] = keepLast(append(q.pending[key], s))
+}
+
+func keepLast[S ~[]E, E any](list S) S {
+	if len(list) > maxQueuedSteps {
+		return list[len(list)-maxQueuedSteps:]
+	}
+	return list
+}
+
+// flush lets decide (one store transaction holding the row's lock) apply
+// key's queued decisions in order, then tells each done the committed row.
+// On failure they go back in front of any queued since, for the retry; a row
+// gone meanwhile (store.ErrNotFound) drops them.
+func (q *stepQueue[T]) flush(key string, decide func(step func(T) T) (T, bool, error)) error {
+	q.mu.Lock()
+	list := q.pending[key]
+	delete(q.pending, key)
+	q.mu.Unlock()
+	if len(list) == 0 {
+		return nil
+	}
+	stored, wrote, err := decide(func(v T) T {
+		for _, s := range list {
+			v = s.step(v)
+		}
+		return v
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		q.mu.Lock()
+		q.pending[key] = keepLast(append(list, q.pending[key]...))
+		q.mu.Unlock()
+		return err
+	}
+	for _, s := range list {
+		if s.done != nil {
+			s.done(stored, wrote)
+		}
+	}
 	return nil
 }
 
-// SaveBreaker queues the newest state of a provider breaker.
+// SaveCooldown queues a connection's cooldown state, to be written as is in
+// order with its decisions (routing.CooldownStore).
+func (b behindStore) SaveCooldown(id string, f store.CooldownFields) error {
+	b.DecideCooldown(id, func(store.CooldownFields) store.CooldownFields { return f }, nil)
+	return nil
+}
+
+// DecideCooldown queues one cooldown decision of a connection
+// (routing.CooldownDecider). The connection's queued decisions run together
+// in one store.DecideCooldown — one transaction holding the row's lock —
+// and each done hears the row as committed and whether they changed it.
+func (b behindStore) DecideCooldown(id string, step func(store.CooldownFields) store.CooldownFields, done func(store.CooldownFields, bool)) {
+	b.cd.add(id, queuedStep[store.CooldownFields]{step: step, done: done})
+	b.w.put("cooldown|"+id, func() error {
+		return b.cd.flush(id, func(step func(store.CooldownFields) store.CooldownFields) (store.CooldownFields, bool, error) {
+			return b.st.DecideCooldown(id, step)
+		})
+	})
+}
+
+// DecideBreaker queues one decision of a provider breaker's shared row, run
+// like DecideCooldown's (store.DecideBreaker).
+func (b behindStore) DecideBreaker(provider string, step func(store.BreakerRow) store.BreakerRow) {
+	b.breakers.add(provider, queuedStep[store.BreakerRow]{step: step})
+	b.w.put("breaker|"+provider, func() error {
+		return b.breakers.flush(provider, func(step func(store.BreakerRow) store.BreakerRow) (store.BreakerRow, bool, error) {
+			return b.st.DecideBreaker(provider, step)
+		})
+	})
+}
+
+// SaveBreaker queues a provider breaker's state, to be written as is in
+// order with the provider's decisions (an operator's reset).
 func (b behindStore) SaveBreaker(r store.BreakerRow) error {
-	b.w.put("breaker|"+r.Provider, func() error { return b.st.SaveBreaker(r) })
+	b.DecideBreaker(r.Provider, func(store.BreakerRow) store.BreakerRow { return r })
 	return nil
 }
 

@@ -26,6 +26,10 @@ type publisher struct {
 	// providerOf names a connection's provider row (its breaker key) for the
 	// timeline ("" when the connection is gone).
 	providerOf func(connectionID string) string
+	// decidedHistory (a team server) records connection states in the
+	// history only as the shared database decided them
+	// (ConnectionStateDecided), not as each instance held them.
+	decidedHistory bool
 }
 
 // stateEventsKept bounds the state_events table.
@@ -73,26 +77,52 @@ func (p publisher) breakerChanged(s breaker.Snapshot) {
 // ConnectionStateChanged implements routing.Observer.
 func (p publisher) ConnectionStateChanged(c *routing.Conn, st cooldown.State) {
 	now := p.now()
-	status, remaining := "healthy", time.Duration(0)
-	if ok, reason, rem := cooldown.Eligible(st, now); !ok {
-		status, remaining = "terminal", rem
-		if reason == cooldown.ReasonCooldown {
-			status = "cooling_down"
-		}
+	status, remaining := connStatus(st, now)
+	if !p.decidedHistory {
+		p.hist.record(cooldownEvent(c, st, status, now))
 	}
 	var until any
 	if !st.RateLimitedUntil.IsZero() {
 		until = st.RateLimitedUntil.UTC().Format(time.RFC3339Nano)
 	}
+	p.bus.Publish("connection", map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "status": status,
+		"rateLimitedUntil": until, "cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel,
+		"lastErrorType": st.LastErrorType, "errorCode": st.ErrorCode, "terminal": cooldown.TerminalOf(st)})
+}
+
+// ConnectionStateDecided implements routing.DecisionObserver: on a team
+// server the history (the usage timeline every instance shows) records the
+// states the database took, once for the team — not each instance's own
+// view, which for a herd's loser is a cooldown the database refused.
+func (p publisher) ConnectionStateDecided(c *routing.Conn, st cooldown.State) {
+	if !p.decidedHistory {
+		return
+	}
+	now := p.now()
+	status, _ := connStatus(st, now)
+	p.hist.record(cooldownEvent(c, st, status, now))
+}
+
+// connStatus names a connection state at now for the dashboard: healthy,
+// cooling_down or terminal, with the time left.
+func connStatus(st cooldown.State, now time.Time) (string, time.Duration) {
+	if ok, reason, rem := cooldown.Eligible(st, now); !ok {
+		if reason == cooldown.ReasonCooldown {
+			return "cooling_down", rem
+		}
+		return "terminal", rem
+	}
+	return "healthy", 0
+}
+
+// cooldownEvent is the history row of a connection state.
+func cooldownEvent(c *routing.Conn, st cooldown.State, status string, now time.Time) store.StateEvent {
 	var untilMs int64
 	if status == "cooling_down" {
 		untilMs = st.RateLimitedUntil.UnixMilli()
 	}
-	p.hist.record(store.StateEvent{At: now.UnixMilli(), Provider: c.BreakerKey, ConnectionID: c.ID, Kind: "cooldown",
-		State: status, Until: untilMs, Detail: strings.TrimSpace(st.LastErrorType + " " + st.ErrorCode)})
-	p.bus.Publish("connection", map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "status": status,
-		"rateLimitedUntil": until, "cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel,
-		"lastErrorType": st.LastErrorType, "errorCode": st.ErrorCode, "terminal": cooldown.TerminalOf(st)})
+	return store.StateEvent{At: now.UnixMilli(), Provider: c.BreakerKey, ConnectionID: c.ID, Kind: "cooldown",
+		State: status, Until: untilMs, Detail: strings.TrimSpace(st.LastErrorType + " " + st.ErrorCode)}
 }
 
 // requestLogs sends each request log row to the writer, the metrics and the bus.

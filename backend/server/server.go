@@ -120,6 +120,10 @@ func New(opts Options) (*Server, error) {
 		dd.Close()
 		return nil, err
 	}
+	if err := st.RequestLogFallback(); err != nil {
+		opts.Log.Warn("request log: the SQLite writer connection did not open; batches go through database/sql, several times the CPU per row",
+			slog.String("error", err.Error()))
+	}
 	s := &Server{opts: opts, store: st, dir: dd}
 	err = s.checkKey()
 	if err == nil {
@@ -217,11 +221,13 @@ func (s *Server) wire() error {
 	// The request path's state writes: through to SQLite, behind the
 	// request to a shared PostgreSQL (which may be far or unreachable).
 	var sw stateWriter = st
+	var shared behindStore
 	if st.Shared() {
 		s.behind = newBehindWriter(logErr)
-		sw = behindStore{st: st, w: s.behind}
+		shared = newBehindStore(st, s.behind)
+		sw = shared
 	}
-	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), providerOf: func(id string) string {
+	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), decidedHistory: st.Shared(), providerOf: func(id string) string {
 		if c, ok := registry.Get(id); ok {
 			return c.BreakerKey
 		}
@@ -231,7 +237,10 @@ func (s *Server) wire() error {
 	breakers := breaker.NewRegistry(clk, func(provider string) breaker.Profile {
 		return policy.breakerProfile(categoryOf(catalog, provider))
 	}, func(snap breaker.Snapshot) {
-		if err := sw.SaveBreaker(breakerRow(snap)); err != nil {
+		if st.Shared() {
+			// The team's row counts every instance's outcomes.
+			shareBreakerChange(shared, snap, policy.breakerProfile(categoryOf(catalog, snap.Provider)))
+		} else if err := sw.SaveBreaker(breakerRow(snap)); err != nil {
 			logErr(err)
 		}
 		pub.breakerChanged(snap)
@@ -259,7 +268,7 @@ func (s *Server) wire() error {
 	var probeClaim func(string) (bool, error)
 	var lockStore routing.LockStore // model locks stay in memory on SQLite
 	if st.Shared() {
-		lockStore = behindStore{st: st, w: s.behind}
+		lockStore = shared
 		// One HALF_OPEN probe per provider across the instances: the
 		// database's conditional upsert decides, for this process's owner id.
 		owner := secrets.RandomID()
@@ -320,7 +329,7 @@ func (s *Server) wire() error {
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st, time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
+	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.General().ProviderErrorRules })

@@ -218,6 +218,45 @@ func adoptBreakers(reg *breaker.Registry, rows []store.BreakerRow) int {
 	return n
 }
 
+// breakerDecider is where a team server's breaker changes go: the shared
+// database, deciding on the provider's stored row (behindStore).
+type breakerDecider interface {
+	DecideBreaker(provider string, step func(store.BreakerRow) store.BreakerRow)
+}
+
+// shareBreakerChange hands one change of this instance's breaker to the
+// shared database (a team server), so the thresholds count the outcomes of
+// every instance: a counted outcome (failure, success, connection test) is
+// folded into the provider's row as stored (breaker.Fold with profile p,
+// under the row's lock) — when the team's count reaches the threshold the
+// row opens, and every instance adopts that OPEN (a newer transition). When
+// the outcome moved this instance's breaker and the row did not move with it
+// (its own count opened it while another instance's success had cleared the
+// team's; a probe's success while the row was re-opened), the local
+// transition, newer than the row's, is taken. A reset is
+// written as is; lazy recovery (OPEN → HALF_OPEN, DEGRADED decaying) is not
+// written: every holder of the row derives it alike.
+func shareBreakerChange(d breakerDecider, snap breaker.Snapshot, p breaker.Profile) {
+	switch snap.Cause {
+	case breaker.CauseRecovery:
+		return
+	case breaker.CauseReset:
+		row := breakerRow(snap)
+		d.DecideBreaker(snap.Provider, func(store.BreakerRow) store.BreakerRow { return row })
+		return
+	}
+	local := breakerRow(snap)
+	movedHere := local.StateChangedAt == snap.At.UnixMilli() // this outcome moved the local breaker
+	d.DecideBreaker(snap.Provider, func(stored store.BreakerRow) store.BreakerRow {
+		cur := snapshots([]store.BreakerRow{stored})[0]
+		next := breakerRow(breaker.Fold(cur, p, snap.Cause, snap.At))
+		if movedHere && local.StateChangedAt > stored.StateChangedAt && next.StateChangedAt < local.StateChangedAt {
+			return local // the local transition is newer evidence than the row's
+		}
+		return next
+	})
+}
+
 // modelLockKeep is how long a model lock row stays in the database after its
 // expiry — a tombstone after its clear — before a reader prunes it: long
 // enough for every instance to read it at a periodic reconcile, short enough

@@ -58,18 +58,7 @@ func (s *Store) DeleteConnection(id string) error {
 
 // SaveCooldown writes a connection's resilience columns only.
 func (s *Store) SaveCooldown(id string, f CooldownFields) error {
-	return s.db.Model(&Connection{}).Where("id = ?", id).Updates(map[string]any{
-		"rate_limited_until": f.RateLimitedUntil,
-		"test_status":        f.TestStatus,
-		"last_error":         f.LastError,
-		"last_error_type":    f.LastErrorType,
-		"last_error_at":      f.LastErrorAt,
-		"error_code":         f.ErrorCode,
-		"backoff_level":      f.BackoffLevel,
-		"reject_streak":      f.RejectStreak,
-		"expired_retries":    f.ExpiredRetries,
-		"updated_at":         time.Now().UnixMilli(),
-	}).Error
+	return s.db.Model(&Connection{}).Where("id = ?", id).Updates(cooldownUpdates(f)).Error
 }
 
 // DiscoveredModels is the outcome of one model discovery for a connection.
@@ -231,18 +220,16 @@ func (s *Store) SaveBreaker(r BreakerRow) error {
 }
 
 // InsertRequestLogs writes a batch of request logs (and their usage rollup) in
-// one transaction. On SQLite the statements stay compiled on the connection
-// (logWriter); on PostgreSQL, or should the SQLite driver not be the one
-// logWriter knows, they go through database/sql in multi-row INSERTs.
+// one transaction. On SQLite they go through the store's own writer
+// connection and its compiled statements (logWriter); on PostgreSQL, or
+// should that connection not have opened (RequestLogFallback), through
+// database/sql in multi-row INSERTs.
 func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if s.logs != nil {
-		err := s.withRawSQLite(func(c rawSQLite) error { return s.logs.insert(c, rows, rollupCells(rows)) })
-		if !errors.Is(err, errNoRawSQLite) {
-			return err
-		}
+		return s.logs.insert(rows, rollupCells(rows))
 	}
 	return s.insertRequestLogsPortable(rows)
 }

@@ -6,8 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/glebarez/sqlite"
+	"golang.org/x/sync/errgroup"
+	"gorm.io/gorm"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // TestInsertRequestLogsChunks writes batches around the multi-row INSERT's
@@ -128,22 +134,262 @@ func TestRequestLogCompiledPathMatchesPortable(t *testing.T) {
 	}
 }
 
-// TestRequestLogCompiledPathIsUsed: the store reaches the SQLite handle under
-// the glebarez driver, so logging does not fall back to the portable path
-// (a driver upgrade that changes the connection's layout fails here).
+// totalChanges is the rows the writer's connection has written since it
+// opened.
+func (w *logWriter) totalChanges() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return sqlite3.Xsqlite3_total_changes64(w.conn.tls, w.conn.db)
+}
+
+// gormChanges is the rows the store's GORM connection has written since it
+// opened.
+func gormChanges(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	if err := s.DB().Raw(`SELECT total_changes()`).Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// countLogs is the request_logs rows the store's GORM connection sees.
+func countLogs(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	if err := s.DB().Raw(`SELECT COUNT(*) FROM request_logs`).Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRequestLogCompiledPathIsUsed: on SQLite the store opens its own writer
+// connection, batches are written by it and not by the GORM connection, and
+// the GORM connection reads them as soon as InsertRequestLogs returns.
 func TestRequestLogCompiledPathIsUsed(t *testing.T) {
 	s, _ := openTemp(t)
-	called := false
-	if err := s.withRawSQLite(func(c rawSQLite) error { called = c.db != 0 && c.tls != nil; return nil }); err != nil || !called {
-		t.Fatalf("withRawSQLite: %v (handle seen: %v)", err, called)
+	if err := s.RequestLogFallback(); err != nil || s.logs == nil {
+		t.Fatalf("no writer connection: %v", err)
 	}
-	type conn struct {
-		db  uintptr
-		tls *int
+	// The store DSN's PRAGMAs, applied on the writer's connection too.
+	for pragma, want := range map[string]string{"journal_mode": "wal", "busy_timeout": "10000", "foreign_keys": "1", "synchronous": "1",
+		"cache_size": strconv.Itoa(-pageCacheKiB)} {
+		s.logs.mu.Lock()
+		got, err := s.logs.conn.queryText("PRAGMA " + pragma)
+		s.logs.mu.Unlock()
+		if err != nil || got != want {
+			t.Errorf("writer connection: PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
 	}
-	for _, v := range []any{nil, 42, conn{}, &conn{db: 1}, new(int)} {
-		if _, ok := rawSQLiteOf(v); ok {
-			t.Errorf("rawSQLiteOf(%T) = ok, want a refusal", v)
+	w0, g0 := s.logs.totalChanges(), gormChanges(t, s)
+	rows := variedLogs(0, 2*logStmtRows+3)
+	if err := s.InsertRequestLogs(rows); err != nil {
+		t.Fatal(err)
+	}
+	cells := int64(len(rollupCells(rows)))
+	if w, g := s.logs.totalChanges()-w0, gormChanges(t, s)-g0; w != int64(len(rows))+cells || g != 0 {
+		t.Fatalf("the batch wrote %d rows through the writer connection (want %d rows + %d cells) and %d through GORM's (want 0)", w, len(rows), cells, g)
+	}
+	if n := countLogs(t, s); n != int64(len(rows)) {
+		t.Fatalf("GORM's connection reads %d rows right after the batch, want %d", n, len(rows))
+	}
+}
+
+// TestRequestLogFallback: the writer connection refuses what is not the
+// store's own file in WAL mode, and a store whose writer did not open says
+// why and writes its batches through the GORM connection, in full.
+func TestRequestLogFallback(t *testing.T) {
+	s, path := openTemp(t)
+	var file string
+	if err := s.DB().Raw(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file).Error; err != nil || file == "" {
+		t.Fatalf("store file %q: %v", file, err)
+	}
+	if w, err := openLogWriter(path, file); err != nil {
+		t.Fatalf("the store's own file: %v", err)
+	} else if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	for _, tc := range []struct{ name, path, file, want string }{
+		{"missing file (never created)", missing, file, "unable to open"},
+		{"another file than the store's", path, file + "-other", "not the store's file"},
+		{"in memory, not WAL", ":memory:", "", "not wal"},
+	} {
+		w, err := openLogWriter(tc.path, tc.file)
+		if err == nil {
+			_ = w.close()
+			t.Errorf("%s: opened", tc.name)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the writer created a database file (%v)", err)
+	}
+	// A WAL database the migrations have not run on: the statements do not
+	// compile, so the writer does not open.
+	bare := filepath.Join(t.TempDir(), "bare.db")
+	db, err := gorm.Open(sqlite.Open(sqliteDSN(bare)), gormConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bareFile string
+	if err := db.Raw(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&bareFile).Error; err != nil {
+		t.Fatal(err)
+	}
+	if w, err := openLogWriter(bare, bareFile); err == nil {
+		_ = w.close()
+		t.Error("unmigrated database: opened")
+	} else if !strings.Contains(err.Error(), "no such table") {
+		t.Errorf("unmigrated database: err = %v, want no such table", err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		_ = sqlDB.Close()
+	}
+
+	fb, err := open(filepath.Join(t.TempDir(), "fallback.db"), func(string, string) (*logWriter, error) {
+		return nil, errors.New("no writer here")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	if err := fb.RequestLogFallback(); err == nil || !strings.Contains(err.Error(), "no writer here") {
+		t.Fatalf("RequestLogFallback = %v, want the opener's error", err)
+	}
+	g0 := gormChanges(t, fb)
+	rows := variedLogs(0, 2*logStmtRows+3)
+	if err := fb.InsertRequestLogs(rows); err != nil {
+		t.Fatal(err)
+	}
+	if g := gormChanges(t, fb) - g0; g < int64(len(rows)) {
+		t.Fatalf("GORM's connection wrote %d rows, want the batch's %d and its cells", g, len(rows))
+	}
+	if n := countLogs(t, fb); n != int64(len(rows)) {
+		t.Fatalf("%d rows, want %d", n, len(rows))
+	}
+}
+
+// TestRequestLogConcurrentWithGORMWrites: log batches on the writer
+// connection race single statements, transactions that read before they
+// write, and retention on the GORM connection. Both sides wait for the write
+// lock instead of failing (no SQLITE_BUSY within the busy timeout) and
+// nothing is lost.
+func TestRequestLogConcurrentWithGORMWrites(t *testing.T) {
+	s, path := openTemp(t)
+	const rounds, batch = 100, 20
+	var g errgroup.Group
+	g.Go(func() error {
+		for i := range rounds {
+			if err := s.InsertRequestLogs(variedLogs(i*batch, batch)); err != nil {
+				return fmt.Errorf("log batch %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for i := range rounds {
+			if err := s.SetValue("single", fmt.Sprint(i), "v"); err != nil {
+				return fmt.Errorf("single statement %d: %w", i, err)
+			}
+			err := s.DB().Transaction(func(tx *gorm.DB) error {
+				var n int64
+				if err := tx.Raw(`SELECT COUNT(*) FROM request_logs`).Scan(&n).Error; err != nil {
+					return err
+				}
+				return tx.Exec(`INSERT INTO key_value (namespace, key, value, updated_at) VALUES ('seen', ?, ?, 0)`, fmt.Sprint(i), fmt.Sprint(n)).Error
+			})
+			if err != nil {
+				return fmt.Errorf("read-then-write transaction %d: %w", i, err)
+			}
+			if err := s.PruneRequestLogs(rounds * batch); err != nil {
+				return fmt.Errorf("retention %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := countLogs(t, s); n != rounds*batch {
+		t.Fatalf("%d log rows, want %d", n, rounds*batch)
+	}
+	// Another store on the file (so, other connections) sees everything.
+	other, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var values int64
+	if err := other.DB().Raw(`SELECT COUNT(*) FROM key_value WHERE namespace IN ('single', 'seen')`).Scan(&values).Error; err != nil {
+		t.Fatal(err)
+	}
+	if n := countLogs(t, other); n != rounds*batch || values != 2*rounds {
+		t.Fatalf("another connection sees %d log rows (want %d) and %d values (want %d)", n, rounds*batch, values, 2*rounds)
+	}
+}
+
+// TestGORMTransactionsTakeTheWriteLockAtBegin: a GORM transaction holds
+// SQLite's write lock from its BEGIN, before it writes (BEGIN IMMEDIATE), so
+// one that reads first waits for the writer connection's batch instead of
+// failing with SQLITE_BUSY when it comes to write. Probed deterministically:
+// inside such a transaction, after a read only, the writer connection
+// cannot take the lock (busy timeout 0 for the probe).
+func TestGORMTransactionsTakeTheWriteLockAtBegin(t *testing.T) {
+	s, _ := openTemp(t)
+	err := s.DB().Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Raw(`SELECT COUNT(*) FROM request_logs`).Scan(&n).Error; err != nil {
+			return err
+		}
+		s.logs.mu.Lock()
+		defer s.logs.mu.Unlock()
+		c := s.logs.conn
+		sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 0)
+		defer sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 10_000)
+		if err := c.exec("BEGIN IMMEDIATE"); err == nil {
+			_ = c.exec("ROLLBACK")
+			return errors.New("the writer connection took the write lock inside a GORM transaction that had only read: it began DEFERRED")
+		} else if !strings.Contains(err.Error(), "locked") {
+			return fmt.Errorf("probe: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lock is released at the transaction's end: the writer writes.
+	if err := s.InsertRequestLogs(variedLogs(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRequestLogStoreReopen: a closed store refuses batches (no crash, no
+// write), and the file reopened gets a new writer connection that appends.
+func TestRequestLogStoreReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	for round := range 3 {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RequestLogFallback(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := s.InsertRequestLogs(variedLogs(round*10, 10)); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if n := countLogs(t, s); n != int64(10*(round+1)) {
+			t.Fatalf("round %d: %d rows, want %d", round, n, 10*(round+1))
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertRequestLogs(variedLogs(1000, 1)); !errors.Is(err, errLogWriterClosed) {
+			t.Fatalf("batch after Close: %v, want %v", err, errLogWriterClosed)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
 		}
 	}
 }

@@ -1,11 +1,9 @@
 package store
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
@@ -20,12 +18,27 @@ import (
 // compiles a statement's SQL again on every Exec, prepared or not (its
 // (*stmt).exec calls sqlite3_prepare_v2 each time), and binds each parameter
 // by a linear search of the arguments. That was half the CPU a logged request
-// cost (docs/BENCHMARKS.md, issue 19). logWriter instead keeps its
-// statements compiled on the connection and binds by index, through the same
-// SQLite library the driver runs on (modernc.org/sqlite/lib), on the same
-// single connection, inside database/sql's Conn.Raw so that nothing else uses
-// the connection meanwhile. What is written is exactly what the portable path
-// (insertRequestLogsPortable) writes; a test holds the two equal.
+// cost (docs/BENCHMARKS.md, issue 19). logWriter instead owns a second SQLite
+// connection to the store's file, opened through the public API of the SQLite
+// library the driver itself runs on (modernc.org/sqlite/lib, so one library
+// instance, one VFS and one set of file locks in the process), after the
+// migrations ran, with the PRAGMAs of the store's DSN (sqlitePragmas). Its
+// statements are compiled once and bound by index. What is written is exactly
+// what the portable path (insertRequestLogsPortable) writes; a test holds the
+// two equal.
+//
+// The store's GORM connection and this one are two connections to one WAL
+// database: readers on either are never blocked and see a batch as soon as it
+// commits; writers serialise on SQLite's write lock. Each side takes it in a
+// way that waits (busy_timeout) rather than failing: the writer's batches
+// start with BEGIN IMMEDIATE, GORM's transactions too (_txlock=immediate in
+// the DSN: a deferred transaction that read before writing could not wait for
+// the lock and would fail with SQLITE_BUSY), and its single statements take
+// the lock at their start. A batch holds the lock about 1 ms.
+//
+// Should the connection not open (or not be the store's file in WAL mode),
+// the store says why (RequestLogFallback, logged by the server at start) and
+// batches take the portable path, as on PostgreSQL.
 
 // rawSQLite is the C-level handle of one SQLite connection.
 type rawSQLite struct {
@@ -33,60 +46,8 @@ type rawSQLite struct {
 	tls *libc.TLS
 }
 
-// errNoRawSQLite says the driver connection is not the glebarez one this file
-// knows (another driver, or a version whose layout changed): callers then use
-// the portable path.
-var errNoRawSQLite = errors.New("store: no raw SQLite handle")
-
-// glebarezConnType is the driver connection's type, checked field by field
-// before its handle is read.
-const glebarezConnType = "github.com/glebarez/go-sqlite.conn"
-
-// rawSQLiteOf returns the handle of a glebarez driver connection (the value
-// database/sql's Conn.Raw passes). The driver does not export it, so its two
-// fields are read by name after checking their names and types; any mismatch
-// reports ok=false rather than guessing.
-func rawSQLiteOf(driverConn any) (rawSQLite, bool) {
-	v := reflect.ValueOf(driverConn)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return rawSQLite{}, false
-	}
-	e := v.Elem()
-	if t := e.Type(); t.PkgPath()+"."+t.Name() != glebarezConnType {
-		return rawSQLite{}, false
-	}
-	db, tls := e.FieldByName("db"), e.FieldByName("tls")
-	if !db.IsValid() || db.Kind() != reflect.Uintptr || !tls.IsValid() || tls.Type() != reflect.TypeFor[*libc.TLS]() {
-		return rawSQLite{}, false
-	}
-	r := rawSQLite{db: uintptr(db.Uint()), tls: *(**libc.TLS)(unsafe.Pointer(tls.UnsafeAddr()))}
-	if r.db == 0 || r.tls == nil {
-		return rawSQLite{}, false
-	}
-	return r, true
-}
-
-// withRawSQLite runs f with the SQLite connection's handle, holding the
-// connection (the store's only one) for f's duration. It returns
-// errNoRawSQLite, without calling f, when the handle cannot be had.
-func (s *Store) withRawSQLite(f func(rawSQLite) error) error {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return err
-	}
-	conn, err := sqlDB.Conn(context.Background())
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c, ok := rawSQLiteOf(dc)
-		if !ok {
-			return errNoRawSQLite
-		}
-		return f(c)
-	})
-}
+// errLogWriterClosed is returned by a batch after Store.Close.
+var errLogWriterClosed = errors.New("store: closed")
 
 // logStmtRows is the rows of the multi-row INSERT (a batch's remainder goes
 // one row at a time through the single-row one). With the statement compiled
@@ -94,13 +55,13 @@ func (s *Store) withRawSQLite(f func(rawSQLite) error) error {
 // measured alike (≈ 3.1–3.3 cpu-µs per row in batches of 256).
 const logStmtRows = 16
 
-// logWriter owns the compiled statements of the request-log batch on one
-// SQLite connection. Its methods run inside Conn.Raw, which hands the single
-// connection to one caller at a time; mu guards the fields against a Close
-// from another goroutine all the same.
+// logWriter owns the request log's SQLite connection and its compiled
+// statements. mu hands both (and the connection's TLS, which must not be used
+// by two goroutines at once) to one batch at a time, and guards them against
+// a Close from another goroutine.
 type logWriter struct {
 	mu   sync.Mutex
-	conn rawSQLite // the connection the statements were compiled on (db 0: none yet)
+	conn rawSQLite // db 0: closed
 	// Compiled statements (sqlite3_stmt*).
 	begin, commit, rollback, insert1, insertN, upsert uintptr
 	// text gathers every string value of the batch being bound, before it is
@@ -108,10 +69,12 @@ type logWriter struct {
 	text []byte
 }
 
-// sqliteOK, sqliteDone are the result codes a step may end with.
+// sqliteOK, sqliteDone, sqliteRow are the result codes a call or step may
+// end with.
 const (
 	sqliteOK   = sqlite3.SQLITE_OK
 	sqliteDone = sqlite3.SQLITE_DONE
+	sqliteRow  = sqlite3.SQLITE_ROW
 )
 
 // errAt is the connection's last error, with what was being done.
@@ -119,45 +82,66 @@ func (c rawSQLite) errAt(what string, rc int32) error {
 	return fmt.Errorf("request log: %s: %s (%d)", what, libc.GoString(sqlite3.Xsqlite3_errmsg(c.tls, c.db)), rc)
 }
 
-// prepare compiles sql once for repeated use. SQL text and out-parameter
-// live in the library's C heap: the transpiled code does pointer arithmetic
-// that the race detector's checkptr refuses on Go memory.
-func (w *logWriter) prepare(c rawSQLite, sql string) (uintptr, error) {
-	z, err := libc.CString(sql)
+// logWriterFlags open the store's existing file read-write (never creating
+// one: it exists once migrated), file: URIs understood as the driver does.
+// NOMUTEX: logWriter.mu already gives the connection to one goroutine at a
+// time, so SQLite's own per-call connection mutex would be redundant.
+const logWriterFlags = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_URI | sqlite3.SQLITE_OPEN_NOMUTEX
+
+// openLogWriter opens the request log's connection to the database at path,
+// the store's, whose main file SQLite names file (as the store's connection
+// reports it), applies the store's PRAGMAs, checks that it reached that very
+// file in WAL mode and compiles the statements. It runs once the migrations
+// have made the tables.
+func openLogWriter(path, file string) (w *logWriter, err error) {
+	c := rawSQLite{tls: libc.NewTLS()}
+	defer func() {
+		if err != nil {
+			if c.db != 0 {
+				if w != nil {
+					w.finalize()
+				}
+				sqlite3.Xsqlite3_close_v2(c.tls, c.db)
+			}
+			c.tls.Close()
+			w = nil
+		}
+	}()
+	zPath, err := libc.CString(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer libc.Xfree(c.tls, z)
-	cell := libc.Xmalloc(c.tls, types.Size_t(ptrSize))
-	if cell == 0 {
-		return 0, errors.New("request log: out of memory")
+	defer libc.Xfree(c.tls, zPath)
+	p, rc, err := outPtr(c.tls, func(cell uintptr) int32 {
+		return sqlite3.Xsqlite3_open_v2(c.tls, zPath, cell, logWriterFlags, 0)
+	})
+	if err != nil {
+		return nil, err
 	}
-	defer libc.Xfree(c.tls, cell)
-	out := libc.GoBytes(cell, ptrSize) // a view of the C memory, not a copy
-	clear(out)
-	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, int32(len(sql)), sqlite3.SQLITE_PREPARE_PERSISTENT, cell, 0)
+	c.db = p // set even on failure: open_v2 may return a handle to be closed
 	if rc != sqliteOK {
-		return 0, c.errAt("prepare", rc)
+		if c.db == 0 {
+			return nil, fmt.Errorf("request log: open %s: %s (%d)", path, libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc)), rc)
+		}
+		return nil, c.errAt("open "+path, rc)
 	}
-	if ptrSize == 4 {
-		return uintptr(binary.NativeEndian.Uint32(out)), nil
+	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
+	for _, pragma := range sqlitePragmas() {
+		if err := c.exec("PRAGMA " + pragma); err != nil {
+			return nil, err
+		}
 	}
-	return uintptr(binary.NativeEndian.Uint64(out)), nil
-}
-
-// ptrSize is the size of a C pointer.
-const ptrSize = int(unsafe.Sizeof(uintptr(0)))
-
-// ready compiles the statements on c (again, when the connection changed).
-func (w *logWriter) ready(c rawSQLite) error {
-	if w.conn == c {
-		return nil
+	if mode, err := c.queryText("PRAGMA journal_mode"); err != nil {
+		return nil, err
+	} else if mode != "wal" {
+		return nil, fmt.Errorf("request log: journal mode is %q, not wal", mode)
 	}
-	// database/sql keeps the store's one connection for the store's life (the
-	// driver never reports it bad), so this runs once. Were it ever replaced,
-	// the old connection is closed already, with its TLS: its statements
-	// cannot be finalised any more and are left to close_v2's zombie.
-	w.conn = rawSQLite{}
+	if got, err := c.queryText("SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil {
+		return nil, err
+	} else if got == "" || got != file {
+		return nil, fmt.Errorf("request log: opened %q, not the store's file %q", got, file)
+	}
+	w = &logWriter{conn: c}
 	stmts := []struct {
 		dst *uintptr
 		sql string
@@ -170,36 +154,123 @@ func (w *logWriter) ready(c rawSQLite) error {
 		{&w.upsert, rollupUpsertSQL()},
 	}
 	for _, s := range stmts {
-		p, err := w.prepare(c, s.sql)
-		if err != nil {
-			w.finalize(c)
-			return err
+		if *s.dst, err = c.prepare(s.sql, sqlite3.SQLITE_PREPARE_PERSISTENT); err != nil {
+			return w, err // the deferred cleanup finalises what was compiled
 		}
-		*s.dst = p
 	}
-	w.conn = c
-	return nil
+	return w, nil
 }
 
-// finalize frees the compiled statements of c (a no-op for those never made).
-func (w *logWriter) finalize(c rawSQLite) {
+// outPtr calls f with a C cell for a pointer result (sqlite3** and the like)
+// and returns what f left there, with f's result code. The cell lives in the
+// library's C heap: the transpiled code does pointer arithmetic that the race
+// detector's checkptr refuses on Go memory.
+func outPtr(tls *libc.TLS, f func(cell uintptr) int32) (uintptr, int32, error) {
+	cell := libc.Xmalloc(tls, types.Size_t(ptrSize))
+	if cell == 0 {
+		return 0, 0, errors.New("request log: out of memory")
+	}
+	defer libc.Xfree(tls, cell)
+	out := libc.GoBytes(cell, ptrSize) // a view of the C memory, not a copy
+	clear(out)
+	rc := f(cell)
+	if ptrSize == 4 {
+		return uintptr(binary.NativeEndian.Uint32(out)), rc, nil
+	}
+	return uintptr(binary.NativeEndian.Uint64(out)), rc, nil
+}
+
+// ptrSize is the size of a C pointer.
+const ptrSize = int(unsafe.Sizeof(uintptr(0)))
+
+// prepare compiles sql (with prepare_v3's flags).
+func (c rawSQLite) prepare(sql string, flags uint32) (uintptr, error) {
+	z, err := libc.CString(sql)
+	if err != nil {
+		return 0, err
+	}
+	defer libc.Xfree(c.tls, z)
+	p, rc, err := outPtr(c.tls, func(cell uintptr) int32 {
+		return sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, z, int32(len(sql)), flags, cell, 0)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rc != sqliteOK {
+		return 0, c.errAt("prepare", rc)
+	}
+	if p == 0 { // blank SQL: nothing compiled
+		return 0, fmt.Errorf("request log: nothing to run in %q", sql)
+	}
+	return p, nil
+}
+
+// exec runs one statement once, discarding any rows it returns.
+func (c rawSQLite) exec(sql string) error {
+	p, err := c.prepare(sql, 0)
+	if err != nil {
+		return err
+	}
+	defer sqlite3.Xsqlite3_finalize(c.tls, p)
+	for {
+		switch rc := sqlite3.Xsqlite3_step(c.tls, p); rc {
+		case sqliteRow:
+		case sqliteDone:
+			return nil
+		default:
+			return c.errAt(sql, rc)
+		}
+	}
+}
+
+// queryText runs one statement once and returns its first row's first column
+// as text ("" when there is no row).
+func (c rawSQLite) queryText(sql string) (string, error) {
+	p, err := c.prepare(sql, 0)
+	if err != nil {
+		return "", err
+	}
+	defer sqlite3.Xsqlite3_finalize(c.tls, p)
+	switch rc := sqlite3.Xsqlite3_step(c.tls, p); rc {
+	case sqliteRow:
+		return libc.GoString(sqlite3.Xsqlite3_column_text(c.tls, p, 0)), nil
+	case sqliteDone:
+		return "", nil
+	default:
+		return "", c.errAt(sql, rc)
+	}
+}
+
+// finalize frees the compiled statements (a no-op for those never made).
+func (w *logWriter) finalize() {
 	for _, p := range []*uintptr{&w.begin, &w.commit, &w.rollback, &w.insert1, &w.insertN, &w.upsert} {
 		if *p != 0 {
-			sqlite3.Xsqlite3_finalize(c.tls, *p)
+			sqlite3.Xsqlite3_finalize(w.conn.tls, *p)
 			*p = 0
 		}
 	}
 }
 
-// close finalises the statements while their connection is still open (the
-// store calls it before closing the database).
-func (w *logWriter) close(c rawSQLite) {
+// close finalises the statements, then closes the connection and frees its
+// TLS. The statements go first: a connection closed with live statements
+// would linger as a zombie, keeping the file (and its -wal) open. Closing
+// twice is a no-op.
+func (w *logWriter) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.conn == c {
-		w.finalize(c)
-		w.conn = rawSQLite{}
+	c := w.conn
+	if c.db == 0 {
+		return nil
 	}
+	w.finalize()
+	rc := sqlite3.Xsqlite3_close_v2(c.tls, c.db)
+	var err error
+	if rc != sqliteOK {
+		err = c.errAt("close", rc)
+	}
+	c.tls.Close()
+	w.conn = rawSQLite{}
+	return err
 }
 
 // run executes a compiled statement that returns no rows, then resets it.
@@ -277,12 +348,14 @@ func (w *logWriter) put(s string) [2]int {
 	return [2]int{off, len(s)}
 }
 
-// insert writes rows and their rollup cells in one transaction on c.
-func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*rollupRow) (err error) {
+// insert writes rows and their rollup cells in one transaction on the
+// writer's connection.
+func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.ready(c); err != nil {
-		return err
+	c := w.conn
+	if c.db == 0 {
+		return errLogWriterClosed
 	}
 	// Every string of the batch goes into one buffer, copied into one C
 	// allocation that the statements point into (bound SQLITE_STATIC: SQLite
@@ -317,7 +390,8 @@ func (w *logWriter) insert(c rawSQLite, rows []RequestLog, cells map[rollupKey]*
 	}
 	defer func() {
 		// A failed statement may or may not have ended the transaction
-		// already; none may stay open on the shared connection.
+		// already; none may stay open: it would hold the database's write
+		// lock and keep every other writer waiting.
 		if err != nil && sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 {
 			_ = c.run(w.rollback, "rollback")
 		}

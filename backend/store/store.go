@@ -55,7 +55,8 @@ type Store struct {
 	db      *gorm.DB
 	dialect Dialect
 	dsn     string     // the PostgreSQL URL (for the change listener); "" for SQLite
-	logs    *logWriter // SQLite: the request log's compiled statements; nil on PostgreSQL
+	logs    *logWriter // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
+	logsErr error      // SQLite: why logs is nil
 }
 
 func gormConfig() *gorm.Config {
@@ -71,15 +72,44 @@ func gormConfig() *gorm.Config {
 // index pages and the small configuration tables; a scan of the log misses a
 // cache of either size. Every KiB of cache filled stays resident (SQLite's
 // allocator keeps it), so at 1,000 req/s the default cost ≈ 3 MiB of RSS more
-// (docs/BENCHMARKS.md, issue 19).
+// (docs/BENCHMARKS.md, issue 19). Each of the store's two connections has its
+// own cache of this bound; the request log's writer fills only a few pages of
+// it (the log's newest leaf, the rollup's cells of the batch).
 const pageCacheKiB = 512
 
-// Open opens (creating if needed) the SQLite database at path in WAL mode with a
-// single connection, so there is exactly one writer, and applies migrations.
+// sqlitePragmas are the PRAGMAs every SQLite connection of a store runs when
+// it opens: the GORM connection through its DSN, the request log's writer
+// (sqlitelog.go) directly.
+func sqlitePragmas() []string {
+	return []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)",
+		"cache_size(" + strconv.Itoa(-pageCacheKiB) + ")"}
+}
+
+// sqliteDSN is the GORM connection's DSN for the file at path: the PRAGMAs,
+// and every transaction begun IMMEDIATE, so that it waits (busy_timeout) for
+// the request log's writer rather than failing with SQLITE_BUSY should it
+// read before it writes.
+func sqliteDSN(path string) string {
+	var q []string
+	for _, p := range sqlitePragmas() {
+		q = append(q, "_pragma="+p)
+	}
+	q = append(q, "_txlock=immediate")
+	return path + "?" + strings.Join(q, "&")
+}
+
+// Open opens (creating if needed) the SQLite database at path in WAL mode
+// and applies migrations. The store has one GORM connection, and once
+// migrated a second one of its own for the request log's batches
+// (sqlitelog.go); should that one not open, RequestLogFallback says why and
+// the batches go through GORM's.
 func Open(path string) (*Store, error) {
-	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" +
-		"&_pragma=cache_size(" + strconv.Itoa(-pageCacheKiB) + ")"
-	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
+	return open(path, openLogWriter)
+}
+
+// open is Open with the request log's writer opened by openLog.
+func open(path string, openLog func(path, file string) (*logWriter, error)) (*Store, error) {
+	db, err := gorm.Open(sqlite.Open(sqliteDSN(path)), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -89,13 +119,28 @@ func Open(path string) (*Store, error) {
 	}
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
-	s := &Store{db: db, dialect: SQLite, logs: &logWriter{}}
+	s := &Store{db: db, dialect: SQLite}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
+	var file string
+	if err := db.Raw(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file).Error; err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
+	s.logs, s.logsErr = openLog(path, file)
+	if s.logsErr != nil {
+		s.logs = nil
+	}
 	return s, nil
 }
+
+// RequestLogFallback reports why, on SQLite, request-log batches go through
+// the GORM connection (database/sql and the driver, several times the CPU
+// per row) instead of the store's own writer connection: nil when they do
+// not, and on PostgreSQL, where database/sql is the only path.
+func (s *Store) RequestLogFallback() error { return s.logsErr }
 
 // ValidDatabaseURL checks that rawURL names a PostgreSQL database.
 func ValidDatabaseURL(rawURL string) error {
@@ -190,17 +235,19 @@ func (s *Store) bind(sql string) string {
 	return b.String()
 }
 
-// Close closes the database (on SQLite, after freeing the request log's
-// compiled statements, which would otherwise keep the connection's memory).
+// Close closes the database: on SQLite the request log's connection first
+// (its statements finalised), then GORM's, the last one, which checkpoints
+// the WAL into the file and removes it.
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
+	var lerr error
 	if s.logs != nil {
-		_ = s.withRawSQLite(func(c rawSQLite) error { s.logs.close(c); return nil })
+		lerr = s.logs.close()
 	}
-	return sqlDB.Close()
+	return errors.Join(lerr, sqlDB.Close())
 }
 
 // DB exposes the GORM handle to the repositories of this package's callers' tests.

@@ -402,6 +402,9 @@ func (u *Upstream) installFault(key string, f Fault, appendIt bool) {
 	if err := f.Validate(); err != nil {
 		panic(err)
 	}
+	if f.Gather > 0 {
+		f.gate = &gather{n: f.Gather, open: make(chan struct{})}
+	}
 	s := &faultState{f: f, left: f.Times}
 	if f.Times == 0 {
 		s.left = -1

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -935,5 +936,42 @@ func BenchmarkServe(b *testing.B) {
 				u.ServeHTTP(&discardWriter{h: http.Header{}}, req)
 			}
 		})
+	}
+}
+
+// TestStatusFaultGather: with Gather 3 the first two requests wait until the
+// third arrives, then all three are answered; a fourth is answered at once.
+func TestStatusFaultGather(t *testing.T) {
+	f := newFixture(t)
+	f.u.SetFault("k", Fault{Mode: ModeStatus, Status: 429, Gather: 3})
+	answered := make(chan int, 4)
+	for range 2 {
+		go func() {
+			resp, _ := f.do(t, call{format: FormatOpenAI, key: "k"})
+			answered <- resp.StatusCode
+		}()
+	}
+	for f.u.Hits("k") < 2 { // both held at the barrier
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case s := <-answered:
+		t.Fatalf("a request was answered (%d) before the third arrived", s)
+	case <-time.After(50 * time.Millisecond): // a bounded look for an early answer
+	}
+	resp, _ := f.do(t, call{format: FormatOpenAI, key: "k"})
+	if resp.StatusCode != 429 {
+		t.Fatalf("third: %d", resp.StatusCode)
+	}
+	for range 2 {
+		if s := <-answered; s != 429 {
+			t.Fatalf("held request answered %d", s)
+		}
+	}
+	if resp, _ := f.do(t, call{format: FormatOpenAI, key: "k"}); resp.StatusCode != 429 {
+		t.Fatalf("fourth: %d", resp.StatusCode)
+	}
+	if err := (Fault{Mode: ModeStatus, Gather: -1}).Validate(); err == nil {
+		t.Fatal("negative Gather accepted")
 	}
 }

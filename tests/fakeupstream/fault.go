@@ -3,6 +3,7 @@ package fakeupstream
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Mode selects how a Fault misbehaves.
@@ -137,6 +138,34 @@ type Fault struct {
 	// instead of a normal close. A RST may discard chunks the client has not
 	// read yet, so mid-stream tests that count chunks leave it off.
 	HardReset bool `json:"hardReset,omitempty"`
+	// Gather (ModeStatus only) holds each request under this fault until
+	// Gather of them have arrived, then answers them all at the same moment:
+	// a herd that fails together. Later requests are answered at once. The
+	// count is per installation (SetFault / AddFault / POST /_fake/faults);
+	// the fake closing or a client going away ends a request's wait.
+	Gather int `json:"gather,omitempty"`
+
+	gate *gather // the installation's barrier when Gather > 0
+}
+
+// gather is one installed fault's barrier: open is closed once n requests
+// have arrived.
+type gather struct {
+	mu      sync.Mutex
+	n       int
+	arrived int
+	open    chan struct{}
+}
+
+// arrive counts one request and returns the channel to wait on.
+func (g *gather) arrive() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.arrived++
+	if g.arrived == g.n {
+		close(g.open)
+	}
+	return g.open
 }
 
 // Validate reports whether f is well formed, so bad scripts fail loudly at
@@ -152,7 +181,7 @@ func (f Fault) Validate() error {
 	if f.Status != 0 && (f.Status < 100 || f.Status > 999) {
 		return fmt.Errorf("fakeupstream: bad fault status %d", f.Status)
 	}
-	if f.StallMs < 0 || f.AfterChunks < 0 || f.DripMs < 0 || f.LatencyMs < 0 || f.Times < 0 {
+	if f.StallMs < 0 || f.AfterChunks < 0 || f.DripMs < 0 || f.LatencyMs < 0 || f.Times < 0 || f.Gather < 0 {
 		return fmt.Errorf("fakeupstream: negative fault field in %+v", f)
 	}
 	return nil

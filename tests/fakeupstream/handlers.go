@@ -71,6 +71,15 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusUnauthorized, missingKeyBody(format))
 			return
 		case f != nil && f.Mode == ModeStatus:
+			if f.gate != nil {
+				select {
+				case <-f.gate.arrive():
+				case <-r.Context().Done():
+					return
+				case <-u.done:
+					return
+				}
+			}
 			if u.pause(r.Context(), ms(f.LatencyMs), false) != elapsed {
 				return
 			}

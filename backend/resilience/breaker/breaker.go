@@ -43,7 +43,30 @@ type Snapshot struct {
 	OpenedAt             time.Time // start of the current OPEN hold (zero when CLOSED)
 	StateChangedAt       time.Time
 	RetryAfter           time.Duration // time left in OPEN at the read; 0 in any other state
+	// Cause is what produced a change notification (onChange), At when; zero
+	// on reads.
+	Cause Cause
+	At    time.Time
 }
+
+// Cause says what moved a breaker: a change notification's origin.
+type Cause uint8
+
+// Causes of a change notification.
+const (
+	// CauseRecovery: lazy recovery on a read (OPEN → HALF_OPEN after the hold,
+	// DEGRADED → CLOSED after the quiet window): a function of the state and
+	// the time, which any holder of the state derives alike.
+	CauseRecovery Cause = iota
+	// CauseFailure: a counted failure.
+	CauseFailure
+	// CauseSuccess: a counted success.
+	CauseSuccess
+	// CauseReset: the operator's reset.
+	CauseReset
+	// CauseTestPassed: a valid connection test.
+	CauseTestPassed
+)
 
 // Breaker is one provider's circuit breaker. It is safe for concurrent use.
 type Breaker struct {
@@ -144,6 +167,7 @@ func (b *Breaker) settle(pm *permit, o outcome) {
 	b.mu.Lock()
 	before := b.mark()
 	b.refresh(now)
+	cause := CauseRecovery
 	if pm.gen == b.gen {
 		if pm.probe {
 			b.probing = false
@@ -151,11 +175,13 @@ func (b *Breaker) settle(pm *permit, o outcome) {
 		switch o {
 		case outcomeSuccess:
 			b.onSuccess(now)
+			cause = CauseSuccess
 		case outcomeFailure:
 			b.onFailure(now)
+			cause = CauseFailure
 		}
 	}
-	b.queueIfChanged(before, now)
+	b.queueIfChanged(before, now, cause)
 	b.mu.Unlock()
 	b.flush()
 }
@@ -190,7 +216,7 @@ func (b *Breaker) AllowIn(slot *Slot) (Permit, bool) {
 			p, ok = Permit{&slot.rec}, true
 		}
 	}
-	b.queueIfChanged(before, now)
+	b.queueIfChanged(before, now, CauseRecovery)
 	b.mu.Unlock()
 	b.flush()
 	return p, ok
@@ -204,7 +230,7 @@ func (b *Breaker) RecordFailure() {
 	before := b.mark()
 	b.refresh(now)
 	b.onFailure(now)
-	b.queueIfChanged(before, now)
+	b.queueIfChanged(before, now, CauseFailure)
 	b.mu.Unlock()
 	b.flush()
 }
@@ -216,7 +242,7 @@ func (b *Breaker) Status() Snapshot {
 	before := b.mark()
 	b.refresh(now)
 	s := b.snapshot(now)
-	b.queueIfChanged(before, now)
+	b.queueIfChanged(before, now, CauseRecovery)
 	b.mu.Unlock()
 	b.flush()
 	return s
@@ -247,7 +273,7 @@ func (b *Breaker) reset() State {
 	b.lastFail, b.openedAt = time.Time{}, time.Time{}
 	b.gen++
 	b.probing = false
-	b.queueIfChanged(before, now)
+	b.queueIfChanged(before, now, CauseReset)
 	b.mu.Unlock()
 	b.flush()
 	return prev
@@ -303,18 +329,47 @@ func (b *Breaker) ConnectionTestPassed() {
 	b.mu.Lock()
 	before := b.mark()
 	b.refresh(now)
+	b.testPassed(now)
+	b.queueIfChanged(before, now, CauseTestPassed)
+	b.mu.Unlock()
+	b.flush()
+}
+
+// Fold returns the state a breaker in state s reaches under profile p after
+// one outcome of cause c (CauseFailure, CauseSuccess or CauseTestPassed; any
+// other cause only applies lazy recovery) at at. It is how a database shared
+// by several gateway instances (a team server) counts every instance's
+// outcomes on the provider's one row, so the thresholds hold for the team.
+// s.Provider is kept; the result's Cause and At are c and at.
+func Fold(s Snapshot, p Profile, c Cause, at time.Time) Snapshot {
+	b := New(s.Provider, p, nil, nil)
+	b.Restore(s)
+	b.refresh(at)
+	switch c {
+	case CauseFailure:
+		b.onFailure(at)
+	case CauseSuccess:
+		b.onSuccess(at)
+	case CauseTestPassed:
+		b.testPassed(at)
+	}
+	out := b.snapshot(at)
+	out.Cause, out.At = c, at
+	return out
+}
+
+// ---- internals (all called with b.mu held) ----
+
+// testPassed applies a valid connection test: DEGRADED closes, a CLOSED
+// failure count is cleared.
+func (b *Breaker) testPassed(now time.Time) {
 	switch b.state {
 	case Degraded:
 		b.toClosed(now)
 	case Closed:
 		b.failures, b.successes = 0, 0
 	}
-	b.queueIfChanged(before, now)
-	b.mu.Unlock()
-	b.flush()
 }
-
-// ---- internals (all called with b.mu held) ----
 
 // refresh applies lazy recovery at now: an expired OPEN becomes HALF_OPEN and a
 // DEGRADED breaker quiet for the longest OPEN hold decays to CLOSED.
@@ -433,11 +488,13 @@ func (b *Breaker) mark() changeMark {
 }
 
 // queueIfChanged queues a snapshot for onChange when the state or counts moved.
-func (b *Breaker) queueIfChanged(before changeMark, now time.Time) {
+func (b *Breaker) queueIfChanged(before changeMark, now time.Time, c Cause) {
 	if b.onChange == nil || b.mark() == before {
 		return
 	}
-	b.pending = append(b.pending, b.snapshot(now))
+	s := b.snapshot(now)
+	s.Cause, s.At = c, now
+	b.pending = append(b.pending, s)
 }
 
 // flush delivers queued snapshots outside the lock, in order, one deliverer at a

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -1016,5 +1017,74 @@ func TestDefaultHoldDoesNotGrow(t *testing.T) {
 	}
 	if late := clk.Now().Sub(recovered); late > p.ResetTimeout {
 		t.Fatalf("recovered provider used again %v after recovery, want within %v", late, p.ResetTimeout)
+	}
+}
+
+// TestFold: the team row's next state after one instance's outcome, at the
+// thresholds' edges (threshold−1 → DEGRADED, threshold → OPEN) and the hold's
+// (expiry −1 ms still OPEN: a failure is ignored; expiry: HALF_OPEN, a failure
+// re-opens one cycle further, a success closes).
+func TestFold(t *testing.T) {
+	p := breaker.Profile{FailureThreshold: 4, DegradationThreshold: 3, ResetTimeout: 10 * time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 2}
+	t0 := start()
+	closed := func(failures int) breaker.Snapshot {
+		st := breaker.Closed
+		if failures >= 3 {
+			st = breaker.Degraded
+		}
+		return breaker.Snapshot{Provider: "p", State: st, Failures: failures, LastFailureAt: t0, StateChangedAt: t0}
+	}
+	open := breaker.Snapshot{Provider: "p", State: breaker.Open, Failures: 4, OpenCycles: 1, LastFailureAt: t0, OpenedAt: t0, StateChangedAt: t0}
+	tests := []struct {
+		name       string
+		s          breaker.Snapshot
+		c          breaker.Cause
+		at         time.Time
+		wantState  breaker.State
+		wantFails  int
+		wantCycles int
+	}{
+		{"2 failures + 1 = threshold-1: DEGRADED", closed(2), breaker.CauseFailure, t0.Add(time.Second), breaker.Degraded, 3, 0},
+		{"3 failures + 1 = threshold: OPEN", closed(3), breaker.CauseFailure, t0.Add(time.Second), breaker.Open, 4, 1},
+		{"success clears a CLOSED count", closed(2), breaker.CauseSuccess, t0.Add(time.Second), breaker.Closed, 0, 0},
+		{"OPEN, hold −1 ms: failure ignored", open, breaker.CauseFailure, t0.Add(10*time.Second - time.Millisecond), breaker.Open, 4, 1},
+		{"hold over: HALF_OPEN probe failure re-opens", open, breaker.CauseFailure, t0.Add(10 * time.Second), breaker.Open, 5, 2},
+		{"hold over: HALF_OPEN probe success closes", open, breaker.CauseSuccess, t0.Add(10 * time.Second), breaker.Closed, 0, 0},
+		{"test passed closes DEGRADED", closed(3), breaker.CauseTestPassed, t0.Add(time.Second), breaker.Closed, 0, 0},
+		{"recovery only: OPEN past its hold reads HALF_OPEN", open, breaker.CauseRecovery, t0.Add(10 * time.Second), breaker.HalfOpen, 4, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := breaker.Fold(tt.s, p, tt.c, tt.at)
+			if got.State != tt.wantState || got.Failures != tt.wantFails || got.OpenCycles != tt.wantCycles || got.Provider != "p" ||
+				got.Cause != tt.c || !got.At.Equal(tt.at) {
+				t.Fatalf("got %s failures %d cycles %d (%+v); want %s, %d, %d", got.State, got.Failures, got.OpenCycles, got,
+					tt.wantState, tt.wantFails, tt.wantCycles)
+			}
+		})
+	}
+}
+
+// TestChangeCauses: each notification names what moved the breaker.
+func TestChangeCauses(t *testing.T) {
+	clk := clock.NewFake(start())
+	var causes []breaker.Cause
+	b := breaker.New("p", breaker.Profile{FailureThreshold: 2, DegradationThreshold: 1, ResetTimeout: time.Second, MaxBackoffMultiplier: 1, SuccessesToClose: 1},
+		clk, func(s breaker.Snapshot) { causes = append(causes, s.Cause) })
+	pm, _ := b.Allow()
+	pm.Failure() // DEGRADED
+	b.RecordFailure()
+	clk.Advance(time.Second)
+	_ = b.State() // HALF_OPEN on a read
+	pm, _ = b.Allow()
+	pm.Success()
+	b.RecordFailure()
+	b.ConnectionTestPassed()
+	b.RecordFailure()
+	b.Reset()
+	want := []breaker.Cause{breaker.CauseFailure, breaker.CauseFailure, breaker.CauseRecovery, breaker.CauseSuccess,
+		breaker.CauseFailure, breaker.CauseTestPassed, breaker.CauseFailure, breaker.CauseReset}
+	if !slices.Equal(causes, want) {
+		t.Fatalf("causes %v, want %v", causes, want)
 	}
 }

@@ -708,3 +708,59 @@ func TestQuotaCooldownHonoursTheReset(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyStored: the rule the database applies to a shared row. Whether the
+// stored row is cooling at the failure's instant decides (until now+1ms: a
+// herd, nothing moves; until now or now−1ms: the ladder climbs one rung); a
+// herd never moves the deadline, longer evidence does, and terminal verdicts
+// and successes pass as in Apply.
+func TestApplyStored(t *testing.T) {
+	t0 := start()
+	cooled := func(until time.Time) cooldown.State { // set by a 429 at t0 at level 0
+		return cooldown.State{RateLimitedUntil: until, TestStatus: cooldown.StatusUnavailable, BackoffLevel: 1,
+			LastError: "rate limited", LastErrorType: string(verdict.KindRateLimit), ErrorCode: "UPSTREAM_RATE_LIMITED", LastErrorAt: t0}
+	}
+	tests := []struct {
+		name        string
+		stored      cooldown.State
+		v           verdict.Verdict
+		at          time.Time
+		wantLevel   int
+		wantUntil   time.Time
+		wantChanged bool
+		wantStatus  string
+	}{
+		{"clean row: first failure cools at level 0", cooldown.State{}, rateLimit(0), t0, 1, t0.Add(3 * time.Second), true, cooldown.StatusUnavailable},
+		{"cooling until now+1ms: herd, nothing moves", cooled(t0.Add(3 * time.Second)), rateLimit(0), t0.Add(3*time.Second - time.Millisecond), 1, t0.Add(3 * time.Second), false, cooldown.StatusUnavailable},
+		{"cooling 1s later: herd, deadline kept (Apply would move it)", cooled(t0.Add(3 * time.Second)), rateLimit(0), t0.Add(time.Second), 1, t0.Add(3 * time.Second), false, cooldown.StatusUnavailable},
+		{"until == now: expired, climbs to level 2", cooled(t0.Add(3 * time.Second)), rateLimit(0), t0.Add(3 * time.Second), 2, t0.Add(9 * time.Second), true, cooldown.StatusUnavailable},
+		{"until now-1ms: expired, climbs to level 2", cooled(t0.Add(3 * time.Second)), rateLimit(0), t0.Add(3*time.Second + time.Millisecond), 2, t0.Add(9*time.Second + time.Millisecond), true, cooldown.StatusUnavailable},
+		{"cooling, longer hint extends", cooled(t0.Add(3 * time.Second)), rateLimit(20 * time.Second), t0.Add(time.Second), 1, t0.Add(21 * time.Second), true, cooldown.StatusUnavailable},
+		{"cooling, hint as long as the running cooldown: kept", cooled(t0.Add(3 * time.Second)), rateLimit(3 * time.Second), t0.Add(time.Second), 1, t0.Add(3 * time.Second), false, cooldown.StatusUnavailable},
+		{"cooling, concurrency limit: kept", cooled(t0.Add(3 * time.Second)), concurrencyLimit(0), t0.Add(time.Second), 1, t0.Add(3 * time.Second), false, cooldown.StatusUnavailable},
+		{"cooling, ban still terminal", cooled(t0.Add(3 * time.Second)), banned(), t0.Add(time.Second), 1, time.Time{}, true, verdict.TerminalBanned},
+		{"cooling, success clears", cooled(t0.Add(3 * time.Second)), verdict.Verdict{Kind: verdict.KindSuccess, Status: 200}, t0.Add(time.Second), 0, time.Time{}, true, cooldown.StatusActive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, changed := cooldown.ApplyStored(tt.stored, tt.v, cooldown.DefaultSettings("apikey"), cooldown.Options{}, tt.at)
+			if got.BackoffLevel != tt.wantLevel || !got.RateLimitedUntil.Equal(tt.wantUntil) || changed != tt.wantChanged || got.TestStatus != tt.wantStatus {
+				t.Fatalf("got level %d until %v changed %v status %q; want %d, %v, %v, %q", got.BackoffLevel, got.RateLimitedUntil.Sub(t0),
+					changed, got.TestStatus, tt.wantLevel, tt.wantUntil.Sub(t0), tt.wantChanged, tt.wantStatus)
+			}
+		})
+	}
+}
+
+// TestApplyStoredHerdOfMany: many failures folded into one stored row in any
+// order around the same instant raise the level once and set one deadline.
+func TestApplyStoredHerdOfMany(t *testing.T) {
+	t0 := start()
+	s := cooldown.State{BackoffLevel: 3}
+	for i := range 20 {
+		s, _ = cooldown.ApplyStored(s, rateLimit(0), cooldown.DefaultSettings("apikey"), cooldown.Options{}, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	if s.BackoffLevel != 4 || !s.RateLimitedUntil.Equal(t0.Add(24*time.Second)) {
+		t.Fatalf("20 failures over 19 ms: level %d until +%v, want level 4 until +24s (the first failure's)", s.BackoffLevel, s.RateLimitedUntil.Sub(t0))
+	}
+}
