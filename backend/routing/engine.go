@@ -648,6 +648,7 @@ func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
 		// The database decides on the row as stored, with this instance's
 		// failure streak (kept in memory only) as it was before the outcome.
 		streak := prev.FailStreak
+		v := v // captured here only: the parameter itself stays off the heap on the common path
 		d.DecideCooldown(c.ID, func(stored store.CooldownFields) store.CooldownFields {
 			st := CooldownFromFields(stored)
 			st.FailStreak = streak
