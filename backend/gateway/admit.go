@@ -52,19 +52,6 @@ func (a *admission) execCuts(fb time.Duration) bool {
 // errExecution cancels an attempt that reached the execution bound (executionMaxWaitMs).
 var errExecution = errors.New("the attempt reached the execution bound (executionMaxWaitMs)")
 
-// firstByteExpiry is what the first-byte timer does when it fires: cancel the
-// attempt as a first-byte timeout (which fails over), or, when the execution
-// bound expires with it, as the execution bound, remembered for the 504.
-func (a *admission) firstByteExpiry(fb time.Duration, cancel context.CancelCauseFunc) func() {
-	if !a.execCuts(fb) {
-		return func() { cancel(errFirstByteTimeout) }
-	}
-	return func() {
-		a.execExpired.Store(true)
-		cancel(errExecution)
-	}
-}
-
 // settle follows an attempt's outcome: a failure the execution bound caused
 // ends the request with 504 RATE_LIMIT_EXECUTION_TIMEOUT (returned), any
 // other verdict's body retry hint may pause the queue (nil returned).

@@ -84,8 +84,6 @@ func benchRelay(b *testing.B, client translate.Format) {
 	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}}}
 	w := &discardWriter{h: http.Header{}}
 	rc := http.NewResponseController(w)
-	firstByte := time.NewTimer(time.Hour)
-	defer firstByte.Stop()
 	b.SetBytes(int64(len(up)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -95,7 +93,7 @@ func benchRelay(b *testing.B, client translate.Format) {
 		a := &attemptCtx{g: g, w: w, req: req, cand: cand, codec: newCodec(client, conn.Provider.Format)}
 		s := a.newStreamState()
 		s.rc, s.committed = rc, true
-		err, gone := s.pump(firstByte, resp)
+		err, gone := s.pump(resp)
 		if err != io.EOF || gone || s.streamErr != nil || !s.sawEnd && s.tr == nil {
 			b.Fatalf("relay: err %v gone %v stream %v", err, gone, s.streamErr)
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -56,7 +57,7 @@ func (g *Gateway) continuationOn(req *request) bool {
 
 // continuable reports whether this broken stream may be continued.
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && strings.TrimSpace(s.text.String()) != ""
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && len(bytes.TrimSpace(s.text)) != 0
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -67,7 +68,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 	}
 	a := s.a
 	req := a.req
-	delivered := s.text.String()
+	delivered := string(s.text)
 	prefill := strings.TrimRightFunc(delivered, isSpace) // a prefill may not end in white space
 	a.deliveredEndsInSpace = prefill != delivered
 	body, err := withPrefill(req.format, req.body, prefill)
@@ -122,8 +123,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	ctx, cancel := context.WithCancelCause(prev.r.Context())
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
-	firstByte := time.AfterFunc(firstByteTimeout, func() { cancel(errFirstByteTimeout) })
-	defer firstByte.Stop()
+	a.startTimer(firstByteTimeout, false)
+	defer a.stopTimer()
 	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model),
 		providers.Call{Body: body, Stream: true, Anthropic: a.codec.anthropicHeaders(prev.r.Header)})
 	if err != nil {
@@ -149,7 +150,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
-	readErr, gone := s.pump(firstByte, resp)
+	readErr, gone := s.pump(resp)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return true, false

@@ -418,6 +418,8 @@ type attemptCtx struct {
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
+	// timer is the attempt's one timer: first byte, then the stream watchdog.
+	timer attemptTimer
 	// stream is the relay state of a streamed answer (newStreamState).
 	stream streamState
 	// served backs the values of the headers naming what served the answer,
@@ -475,8 +477,8 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	defer cancel(nil)
 	a.ctx, a.cancel = ctx, cancel
 	fb := time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
-	firstByte := time.AfterFunc(fb, req.adm.firstByteExpiry(fb, cancel))
-	defer firstByte.Stop()
+	a.startTimer(fb, req.adm.execCuts(fb))
+	defer a.stopTimer()
 
 	resp, err := cred.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
 	if err != nil {
@@ -499,9 +501,9 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	observeQuota(ticket, resp.Header, g.clk.Now())
 	if req.stream && isEventStream(resp) {
-		return a.relayStream(firstByte, resp)
+		return a.relayStream(resp)
 	}
-	return a.relayJSON(firstByte, resp)
+	return a.relayJSON(resp)
 }
 
 func isEventStream(resp *http.Response) bool {
@@ -510,7 +512,7 @@ func isEventStream(resp *http.Response) bool {
 }
 
 // relayJSON buffers a JSON answer, translates it to the client's format and writes it.
-func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
+func (a *attemptCtx) relayJSON(resp *http.Response) (*failure, bool) {
 	g, req := a.g, a.req
 	body, err := readAnswer(resp)
 	if err != nil {
@@ -518,7 +520,7 @@ func (a *attemptCtx) relayJSON(firstByte *time.Timer, resp *http.Response) (*fai
 		a.finish(v)
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
-	firstByte.Stop()
+	a.stopTimer()
 	out, text, err := a.codec.response(body, req.body)
 	if err != nil {
 		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,10 +69,10 @@ type streamState struct {
 	tr      translate.StreamTranslator
 	watchMu sync.Mutex
 	watch   *watchdog.Watch
-	// watchVal backs watch, and wt is the watchdog's timer: both live in the
-	// stream state, not in allocations of their own.
+	// watchVal backs watch: it lives in the stream state, not in an
+	// allocation of its own.
+	// The watchdog's timer is the attempt's one timer (attemptTimer).
 	watchVal watchdog.Watch
-	wt       watchTimer
 	// rcVal backs rc once this relay commits the client stream.
 	rcVal   http.ResponseController
 	pending []byte // client bytes not yet written
@@ -86,10 +85,11 @@ type streamState struct {
 	streamErr  error
 	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
-	// sends); nonText is set once reasoning or a tool call was relayed, which
-	// no prefill can carry. (A builder of the text's own size, not a pooled
+	// sends), in textBuf until it outgrows it; nonText is set once reasoning
+	// or a tool call was relayed, which no prefill can carry. (Not a pooled
 	// buffer: a slow stream holds no more than it has relayed.)
-	text     strings.Builder
+	text     []byte
+	textBuf  [textInitSize]byte
 	nonText  bool
 	keepText bool // only when a continuation could use it
 
@@ -103,12 +103,12 @@ type streamState struct {
 // progress frame nothing reaches the client, so any failure fails over; once
 // bytes are committed the stream ends either complete or with an error event
 // the client can see, never with a clean end after a truncated answer.
-func (a *attemptCtx) relayStream(firstByte *time.Timer, resp *http.Response) (*failure, bool) {
+func (a *attemptCtx) relayStream(resp *http.Response) (*failure, bool) {
 	s := a.newStreamState()
 	defer s.release()
 	s.armWatchdog()
 	defer s.stopWatchdog()
-	readErr, gone := s.pump(firstByte, resp)
+	readErr, gone := s.pump(resp)
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return &failure{clientGone: true}, true
@@ -154,7 +154,7 @@ func (s *streamState) release() {
 // stream at the first progress frame (unless it is already committed, as for
 // a continuation) and writing translated bytes as they come. gone reports a
 // client that stopped reading.
-func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr error, gone bool) {
+func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 	a, g := s.a, s.a.g
 	bufp := g.bufs.Get().(*[]byte)
 	defer g.bufs.Put(bufp)
@@ -172,7 +172,7 @@ func (s *streamState) pump(firstByte *time.Timer, resp *http.Response) (readErr 
 			parser.Flush(s.handle)
 		}
 		if s.ready && s.streamErr == nil {
-			firstByte.Stop()
+			a.firstByteDone()
 			if !s.committed {
 				s.commit()
 			}
@@ -210,10 +210,10 @@ func (s *streamState) handle(ev sse.Event) bool {
 		s.ready = true
 		if s.keepText {
 			if t := deltaText(upFmt, ev); t != "" {
-				if s.text.Cap() == 0 {
-					s.text.Grow(textInitSize) // one allocation for a short answer, not one per doubling
+				if s.text == nil {
+					s.text = s.textBuf[:0] // a short answer's text allocates nothing
 				}
-				s.text.WriteString(t) // copies out of the event's bytes
+				s.text = append(s.text, t...) // copies out of the event's bytes
 			}
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
@@ -268,24 +268,19 @@ func (s *streamState) withinPrecommit() bool {
 	return true
 }
 
-// textInitSize is the continuation text's first buffer: small, so a slow
-// stream holds little more than the text it relayed.
+// textInitSize is the continuation text's first buffer, part of the stream
+// state: small, so a slow stream holds little more than the text it relayed.
 const textInitSize = 128
 
-// watchTimer is the stream watchdog's one timer, kept at the watchdog's next
-// decision point and re-armed in place (Reset) rather than replaced.
-type watchTimer struct {
-	mu      sync.Mutex
-	stopped bool
-	t       *time.Timer
-	fire    func() // the streamState's fireWatchdog, bound once
-}
-
-// armWatchdog keeps one timer at the watchdog's next decision point; when the
-// watchdog says stop, the attempt is cancelled with the reason as its cause.
-// stopWatchdog ends it.
+// armWatchdog gives the attempt's timer the watchdog's duty: it is kept at
+// the watchdog's next decision point (or the first-byte deadline, when that
+// comes first); when the watchdog says stop, the attempt is cancelled with
+// the reason as its cause. stopWatchdog ends it.
 func (s *streamState) armWatchdog() {
-	s.wt.fire = s.fireWatchdog
+	at := &s.a.timer
+	at.mu.Lock()
+	at.watching = true
+	at.mu.Unlock()
 	s.rearmWatchdog(s.a.g.wall.Now())
 }
 
@@ -293,17 +288,7 @@ func (s *streamState) rearmWatchdog(now time.Time) {
 	s.watchMu.Lock()
 	next := s.watch.NextCheck(now)
 	s.watchMu.Unlock()
-	s.wt.mu.Lock()
-	defer s.wt.mu.Unlock()
-	if s.wt.stopped {
-		return
-	}
-	d := max(next.Sub(now), time.Millisecond)
-	if s.wt.t == nil {
-		s.wt.t = time.AfterFunc(d, s.wt.fire)
-		return
-	}
-	s.wt.t.Reset(d) // from inside fireWatchdog: runs it again after d
+	s.a.rearm(now, next)
 }
 
 func (s *streamState) fireWatchdog() {
@@ -325,15 +310,8 @@ func (s *streamState) fireWatchdog() {
 	}
 }
 
-// stopWatchdog stops the watchdog's timer for good.
-func (s *streamState) stopWatchdog() {
-	s.wt.mu.Lock()
-	s.wt.stopped = true
-	if s.wt.t != nil {
-		s.wt.t.Stop()
-	}
-	s.wt.mu.Unlock()
-}
+// stopWatchdog stops the attempt's timer for good.
+func (s *streamState) stopWatchdog() { s.a.stopTimer() }
 
 // commit writes the response headers: from here on the client has bytes.
 func (s *streamState) commit() {

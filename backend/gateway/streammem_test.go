@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/routing"
@@ -74,9 +73,7 @@ func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
 					held++
 				}
 			}}
-			firstByte := time.NewTimer(time.Hour)
-			defer firstByte.Stop()
-			err, gone := s.pump(firstByte, &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)})
+			err, gone := s.pump(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)})
 			if err != io.EOF || gone || s.streamErr != nil {
 				t.Fatalf("relay: err %v gone %v stream %v", err, gone, s.streamErr)
 			}

@@ -35,6 +35,11 @@ type Parser struct {
 	cur     Event
 	hasData bool
 	hasAny  bool
+	// data is the current event's data: a view of its one data line inside
+	// the bytes being parsed (the common case, no copy), or dataBuf once the
+	// event has several data lines or outlives the Feed that read its line.
+	data    []byte
+	view    bool // data is a view, not dataBuf
 	dataBuf []byte
 	tooBig  bool
 }
@@ -48,7 +53,8 @@ var ErrEventTooLarge = errors.New("sse: event data exceeds the size limit")
 // Feed parses chunk and calls emit for each complete event. The Event's Data
 // is only valid during the callback. Returning false from emit stops parsing.
 // Complete lines are read in place; only an unfinished line is copied (kept
-// for the next Feed), so relaying a stream costs no copy of its bytes here.
+// for the next Feed), and an event's single data line is emitted as a view of
+// the bytes parsed, so relaying a stream costs no copy of its bytes here.
 func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
 	src := chunk
 	if len(p.buf) > 0 {
@@ -74,6 +80,7 @@ func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
 		}
 		start = next
 		if !p.line(line, emit) {
+			p.own()
 			p.buf = append(p.buf[:0], src[start:]...)
 			if p.tooBig {
 				return ErrEventTooLarge
@@ -81,7 +88,10 @@ func (p *Parser) Feed(chunk []byte, emit func(Event) bool) error {
 			return nil
 		}
 	}
-	// The unfinished tail: moved to the front of buf, or copied from chunk.
+	// An event still open keeps its data, which src will not hold after this
+	// call; then the unfinished tail is moved to the front of buf, or copied
+	// from chunk.
+	p.own()
 	p.buf = append(p.buf[:0], src[start:]...)
 	if len(p.buf) > maxLine {
 		return ErrLineTooLong
@@ -125,15 +135,21 @@ func (p *Parser) line(line []byte, emit func(Event) bool) bool {
 	p.hasAny = true
 	switch string(field) {
 	case "data":
-		if len(p.dataBuf)+len(value)+1 > MaxEventData {
+		if len(p.data)+len(value)+1 > MaxEventData {
 			p.tooBig = true
 			return false
 		}
-		if p.hasData {
-			p.dataBuf = append(p.dataBuf, '\n')
+		if !p.hasData {
+			// A view, its capacity cut so an append by the receiver cannot
+			// overwrite the lines that follow.
+			p.data, p.view = value[:len(value):len(value)], true
+			p.hasData = true
+			return true
 		}
+		p.own()
+		p.dataBuf = append(p.dataBuf, '\n')
 		p.dataBuf = append(p.dataBuf, value...)
-		p.hasData = true
+		p.data = p.dataBuf
 	case "event":
 		p.cur.Event = string(value)
 	case "id":
@@ -147,12 +163,22 @@ func (p *Parser) dispatch(emit func(Event) bool) bool {
 		return true
 	}
 	ev := p.cur
-	ev.Data = p.dataBuf
+	ev.Data = p.data
 	ev.Comment = !p.hasData && ev.Event == ""
 	p.cur, p.hasData, p.hasAny = Event{}, false, false
 	ok := emit(ev)
-	p.dataBuf = p.dataBuf[:0]
+	p.data, p.view, p.dataBuf = nil, false, p.dataBuf[:0]
 	return ok
+}
+
+// own copies the current event's data into dataBuf unless it is there
+// already: before a second data line is added, and before the bytes a view
+// points into are reused.
+func (p *Parser) own() {
+	if p.view {
+		p.dataBuf = append(p.dataBuf[:0], p.data...)
+		p.data, p.view = p.dataBuf, false
+	}
 }
 
 // Append writes an event in wire form to dst.
