@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -122,9 +121,10 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if s := root.Get("stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
 		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream\" must be a boolean").WithParam("stream")
 	}
-	// The model name is copied out of the body: the request log keeps it
-	// after the request, and must not keep the whole body alive with it.
-	req.model, req.stream = strings.Clone(m.Str), root.Get("stream").Bool()
+	// The model name is copied out of the body (interned: one copy per name):
+	// the request log keeps it after the request, and must not keep the whole
+	// body alive with it.
+	req.model, req.stream = g.models.intern(m.Str), root.Get("stream").Bool()
 	return nil
 }
 

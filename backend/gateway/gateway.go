@@ -74,7 +74,8 @@ type Gateway struct {
 	emergencyDefault bool
 	inFlight         atomic.Int64
 	bufs             sync.Pool
-	pendings         sync.Pool // client buffers of stream relays (*[]byte)
+	pendings         sync.Pool  // client buffers of stream relays (*[]byte)
+	models           modelNames // model names copied out of request bodies
 	budget           *httpx.Budget
 	// keyNames caches each target's gate and queue names (target → *keyNames).
 	keyNames     sync.Map
