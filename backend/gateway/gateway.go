@@ -76,6 +76,7 @@ type Gateway struct {
 	bufs             sync.Pool
 	pendings         sync.Pool  // client buffers of stream relays (*[]byte)
 	models           modelNames // model names copied out of request bodies
+	timers           sync.Pool  // attempts' timers (*attemptTimer)
 	budget           *httpx.Budget
 	// keyNames caches each target's gate and queue names (target → *keyNames).
 	keyNames     sync.Map

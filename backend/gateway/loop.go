@@ -418,8 +418,9 @@ type attemptCtx struct {
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
-	// timer is the attempt's one timer: first byte, then the stream watchdog.
-	timer attemptTimer
+	// tm is the attempt's one timer, from the gateway's pool: first byte,
+	// then the stream watchdog (startTimer).
+	tm *attemptTimer
 	// stream is the relay state of a streamed answer (newStreamState).
 	stream streamState
 	// served backs the values of the headers naming what served the answer,

@@ -277,10 +277,7 @@ const textInitSize = 128
 // comes first); when the watchdog says stop, the attempt is cancelled with
 // the reason as its cause. stopWatchdog ends it.
 func (s *streamState) armWatchdog() {
-	at := &s.a.timer
-	at.mu.Lock()
-	at.watching = true
-	at.mu.Unlock()
+	s.a.watchOn()
 	s.rearmWatchdog(s.a.g.wall.Now())
 }
 
