@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,8 +20,8 @@ import (
 // count with the figure the code reaches now. Not built under -race, whose
 // instrumentation changes allocation counts.
 
-// TestHotPathPieceAllocations pins each piece: decode (the body buffer and
-// the model name), the same-format answer's check and usage read (none), the
+// TestHotPathPieceAllocations pins each piece: decode (the body buffer; the
+// model name is interned), the same-format answer's check and usage read (none), the
 // served headers (their values kept in the attempt), the log row (its
 // attempts column), and a content event's text for a continuation (none).
 func TestHotPathPieceAllocations(t *testing.T) {
@@ -50,7 +51,7 @@ func TestHotPathPieceAllocations(t *testing.T) {
 		max  float64
 		run  func()
 	}{
-		{"decode", 2, func() {
+		{"decode", 1, func() {
 			rd.Reset(chatBody)
 			r.Body, r.ContentLength = rd, int64(len(chatBody))
 			*req = request{format: translate.Chat, tools: -1}
@@ -82,5 +83,41 @@ func TestHotPathPieceAllocations(t *testing.T) {
 	}
 	if rows == 0 || served.log.CompletionTokens != 5 {
 		t.Fatalf("rows %d, usage %+v", rows, served.log)
+	}
+}
+
+// TestStreamAttemptAllocations pins what an attempt's timer and a stream's
+// relay state cost: nothing. The timer comes from the gateway's pool, its
+// callback bound once per timer, and serves the first byte and then the
+// watchdog; the continuation text of a short answer stays in the stream
+// state's own buffer.
+func TestStreamAttemptAllocations(t *testing.T) {
+	g := timerGateway()
+	a := &attemptCtx{g: g, req: &request{format: translate.Chat}, codec: newCodec(translate.Chat, providers.FormatOpenAI)}
+	a.ctx, a.cancel = context.WithCancelCause(context.Background())
+	defer a.cancel(nil)
+	s := &a.stream
+	run := func() {
+		a.startTimer(time.Minute, false)
+		*s = streamState{a: a, keepText: true, pending: s.pending[:0]}
+		s.watchVal.Init(g.watchConfig(), g.wall.Now())
+		s.watch = &s.watchVal
+		s.armWatchdog()
+		for range 5 {
+			s.handle(contentEvent)
+		}
+		a.firstByteDone()
+		s.stopWatchdog()
+		a.stopTimer()
+	}
+	run() // the pool's first timer, the client buffer's first growth
+	if n := testing.AllocsPerRun(100, run); n > 0 {
+		t.Errorf("a stream attempt's timer and relay state: %v allocations, want 0", n)
+	}
+	if got := string(s.text); got != "word word word word word " {
+		t.Errorf("continuation text %q", got)
+	}
+	if cause := context.Cause(a.ctx); cause != nil {
+		t.Errorf("attempt cancelled: %v", cause)
 	}
 }

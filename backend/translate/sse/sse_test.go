@@ -133,3 +133,30 @@ func TestEventDataBounded(t *testing.T) {
 		t.Fatalf("an event of %d bytes: err %v, got %d bytes", len(data), err, n)
 	}
 }
+
+// TestDataViewOutlivesNothing: an event's single data line is emitted as a
+// view of the bytes parsed, so an event whose blank line comes in a later
+// Feed must keep its data before the caller reuses its buffer; a receiver
+// appending to Data must not overwrite the lines that follow; several data
+// lines are joined.
+func TestDataViewOutlivesNothing(t *testing.T) {
+	var p Parser
+	var out []string
+	emit := func(e Event) bool {
+		out = append(out, string(e.Data))
+		_ = append(e.Data, "XXXXXXXX"...) // must not reach the next line
+		return true
+	}
+	buf := []byte("data: hello\n")
+	if err := p.Feed(buf, emit); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "XXXXXXXXXXXX") // the caller's read buffer, reused
+	if err := p.Feed([]byte("\ndata: a\ndata: b\n\ndata: c\n\ndata: d\n\n"), emit); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"hello", "a\nb", "c", "d"}
+	if fmt.Sprint(out) != fmt.Sprint(want) {
+		t.Fatalf("events %q, want %q", out, want)
+	}
+}
