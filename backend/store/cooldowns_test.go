@@ -82,17 +82,7 @@ func TestDecideCooldownSeesTheStoredRow(t *testing.T) {
 // cooldown: the row lock makes every decision after the first see it.
 func TestPostgresDecideCooldownHerdAcrossInstances(t *testing.T) {
 	const at = int64(1_700_000_000_000)
-	url := pg.NewDatabase(t)
-	a, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoInstances(t)
 	if err := a.CreateConnection(&Connection{ID: "c1", Provider: "openai", Name: "a", IsActive: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,17 +150,7 @@ func TestDecideBreaker(t *testing.T) {
 			t.Fatal("an unchanged row was written")
 		}
 	})
-	url := pg.NewDatabase(t)
-	a, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoInstances(t)
 	var wg sync.WaitGroup
 	for i := range 40 {
 		st := a

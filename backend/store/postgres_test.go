@@ -133,17 +133,7 @@ func TestPostgresRefusesABadURLWithoutLeakingThePassword(t *testing.T) {
 // handles (two instances) for 3 connections leave exactly 3 ACTIVE leases,
 // one per connection: the partial unique indexes decide.
 func TestPostgresLeasesAcrossHandles(t *testing.T) {
-	url := pg.NewDatabase(t)
-	a, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoInstances(t)
 	conns := []string{"c1", "c2", "c3"}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -186,17 +176,7 @@ func TestPostgresLeasesAcrossHandles(t *testing.T) {
 // breakers within a second, each under its topic, and is not woken by a key's
 // last use or an instance heartbeat.
 func TestPostgresChangeFeed(t *testing.T) {
-	url := pg.NewDatabase(t)
-	a, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPostgres(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoInstances(t)
 	got := make(chan string, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -402,4 +382,20 @@ func TestPostgresChangeFeedSurvivesAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(TableSettings, time.Second)
+}
+
+// twoInstances opens two store handles on one fresh PostgreSQL database, as
+// two team-server instances would, closed when the test ends.
+func twoInstances(t *testing.T) (a, b *Store) {
+	t.Helper()
+	url := pg.NewDatabase(t)
+	for _, dst := range []**Store{&a, &b} {
+		s, err := OpenPostgres(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		*dst = s
+	}
+	return a, b
 }

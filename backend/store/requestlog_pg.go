@@ -59,13 +59,8 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::tex
 	for i := 7; i <= 11+len(LatencyBinsMs)+1; i++ {
 		fmt.Fprintf(&b, ", $%d::bigint[]", i)
 	}
-	b.WriteString(`)
-ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
-	errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
-	tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
-	for i := 0; i <= len(LatencyBinsMs); i++ {
-		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
-	}
+	b.WriteString(")")
+	b.WriteString(rollupAddOnConflict())
 	return b.String()
 }()
 

@@ -274,10 +274,19 @@ func (s *Store) RebuildUsageRollup() error {
 func rollupUpsertSQL() string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
-		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + `)
-		ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
-		errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
-		tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
+		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + ")")
+	b.WriteString(rollupAddOnConflict())
+	return b.String()
+}
+
+// rollupAddOnConflict is the ON CONFLICT clause that adds a new cell's
+// counts to the stored cell of the same key (both dialects).
+func rollupAddOnConflict() string {
+	var b strings.Builder
+	b.WriteString(`
+ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE SET requests = usage_rollup.requests + excluded.requests,
+	errors = usage_rollup.errors + excluded.errors, tokens_in = usage_rollup.tokens_in + excluded.tokens_in,
+	tokens_out = usage_rollup.tokens_out + excluded.tokens_out, tokens_cached = usage_rollup.tokens_cached + excluded.tokens_cached`)
 	for i := 0; i <= len(LatencyBinsMs); i++ {
 		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
 	}
