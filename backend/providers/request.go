@@ -82,7 +82,7 @@ type Credential struct{ Name, Prefix, Secret string }
 // The request's URL, header values, credential header and body reader share
 // one allocation.
 func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent string, cred Credential, own ...string) (*http.Request, error) {
-	body, err := withModel(c.Body, t.Model)
+	body, err := modelSplice(c.Body, t.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +127,8 @@ func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent s
 		h[cred.Name] = vals[3:4:4]
 	}
 	req := &http.Request{Method: http.MethodPost, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Host: u.Host, ContentLength: int64(len(body))}
-	if len(body) == 0 {
+		Header: h, Host: u.Host, ContentLength: int64(body.len())}
+	if body.len() == 0 {
 		req.Body = http.NoBody
 		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 	} else {
@@ -158,17 +158,42 @@ func (pc *callStorage) credential(prefix, secret string) string {
 	return unsafe.String(unsafe.SliceData(b), len(b)) // pc.cred is written once, here
 }
 
+// splice is a request body in three parts read one after the other: the
+// client's bytes before the value of "model", the target's model name, the
+// client's bytes after it. The body sent is thus the client's with the name
+// replaced, without a copy of it (docs/BENCHMARKS.md, issue 19).
+type splice [3][]byte
+
+func (b splice) len() int { return len(b[0]) + len(b[1]) + len(b[2]) }
+
 // requestBody is an upstream request body: its own io.ReadCloser (no
-// io.NopCloser around a bytes.Reader) that gives the transport a fresh copy
-// when it must send the request again on another connection (GetBody).
+// io.NopCloser around a bytes.Reader) reading a splice, that gives the
+// transport a fresh copy when it must send the request again on another
+// connection (GetBody). Nothing it reads is modified.
 type requestBody struct {
-	bytes.Reader
-	b []byte
+	b    splice
+	part int // the part being read
+	off  int // in it
 }
 
-func (rb *requestBody) reset(b []byte) {
-	rb.b = b
-	rb.Reset(b)
+func (rb *requestBody) reset(b splice) {
+	*rb = requestBody{b: b}
+}
+
+// Read implements io.Reader.
+func (rb *requestBody) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && rb.part < len(rb.b) {
+		c := copy(p[n:], rb.b[rb.part][rb.off:])
+		n, rb.off = n+c, rb.off+c
+		if rb.off == len(rb.b[rb.part]) {
+			rb.part, rb.off = rb.part+1, 0
+		}
+	}
+	if n == 0 && rb.part == len(rb.b) && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // Close implements io.Closer.
@@ -180,26 +205,34 @@ func (rb *requestBody) again() (io.ReadCloser, error) {
 	return fresh, nil
 }
 
-// withModel returns body with its top-level "model" set to model. The common
-// case, a string model and a plain name, splices the new value in place of the
-// old one in one copy, leaving every other byte as the client sent it; other
-// cases go through sjson. The body is never modified (it may be retried).
+// withModel returns body with its top-level "model" set to model, in one
+// slice (modelSplice without the splice).
 func withModel(body []byte, model string) ([]byte, error) {
+	b, err := modelSplice(body, model)
+	if err != nil || b[1] == nil {
+		return b[0], err
+	}
+	return bytes.Join(b[:], nil), nil
+}
+
+// modelSplice returns body with its top-level "model" set to model. The common
+// case, a string model and a plain name, splices the new value in place of the
+// old one without a copy, leaving every other byte as the client sent it;
+// other cases go through sjson. The body is never modified (it may be
+// retried), nor the model's bytes.
+func modelSplice(body []byte, model string) (splice, error) {
 	// Read through a view of body (no copy of the value): nothing here keeps
 	// a string from it, and body is never modified.
 	old := gjson.Get(unsafe.String(unsafe.SliceData(body), len(body)), "model")
 	if old.Type == gjson.String && old.Str == model {
-		return body, nil
+		return splice{body}, nil
 	}
-	if old.Type != gjson.String || old.Index <= 0 || !plainJSONString(model) {
-		return sjson.SetBytes(body, "model", model)
+	if old.Type != gjson.String || old.Index <= 0 || !plainJSONString(model) || model == "" {
+		out, err := sjson.SetBytes(body, "model", model)
+		return splice{out}, err
 	}
-	out := make([]byte, 0, len(body)-len(old.Raw)+len(model)+2)
-	out = append(out, body[:old.Index]...)
-	out = append(out, '"')
-	out = append(out, model...)
-	out = append(out, '"')
-	return append(out, body[old.Index+len(old.Raw):]...), nil
+	// The old value's quotes stay: the name goes between them.
+	return splice{body[:old.Index+1], unsafe.Slice(unsafe.StringData(model), len(model)), body[old.Index+len(old.Raw)-1:]}, nil
 }
 
 // plainJSONString reports whether s needs no escaping inside a JSON string.

@@ -2,7 +2,10 @@ package providers
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"testing"
+	"testing/iotest"
 
 	"github.com/tidwall/gjson"
 )
@@ -38,5 +41,47 @@ func TestWithModel(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestJSONRequestBodyIsWithModel: the request body, read in reads of any
+// size and again through GetBody, is withModel's body byte for byte, and its
+// ContentLength is that body's length.
+func TestJSONRequestBodyIsWithModel(t *testing.T) {
+	var r Requests
+	for _, c := range []struct{ body, model string }{
+		{`{"model":"a/b","x":1}`, "b"},
+		{`{"model":"b","x":1}`, "b"},
+		{`{"messages":[{"model":"inner"}],  "model" : "combo/x" ,"t":0.70}`, "gpt-4o-mini"},
+		{`{"model":"a/b"}`, `needs "escaping"`},
+		{`{"x":1}`, "m"},
+	} {
+		want, err := withModel([]byte(c.body), c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := r.JSON(context.Background(), Target{BaseURL: "http://127.0.0.1:9", Model: c.model},
+			Call{Body: []byte(c.body)}, "/v1", "ua", Credential{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.ContentLength != int64(len(want)) {
+			t.Errorf("%s: ContentLength %d, want %d", c.body, req.ContentLength, len(want))
+		}
+		for i, rd := range []func() io.Reader{
+			func() io.Reader { return iotest.OneByteReader(req.Body) },
+			func() io.Reader {
+				b, err := req.GetBody()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			},
+		} {
+			got, err := io.ReadAll(rd())
+			if err != nil || string(got) != string(want) {
+				t.Errorf("%s: read %d: %q (%v), want %q", c.body, i, got, err, want)
+			}
+		}
 	}
 }
