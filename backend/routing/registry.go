@@ -367,9 +367,7 @@ func (o cooldownOverrides) apply(s cooldown.Settings) cooldown.Settings {
 
 // CooldownFromRow reads a row's resilience columns.
 func CooldownFromRow(row store.Connection) cooldown.State {
-	return CooldownFromFields(store.CooldownFields{RateLimitedUntil: row.RateLimitedUntil, TestStatus: row.TestStatus,
-		LastError: row.LastError, LastErrorType: row.LastErrorType, ErrorCode: row.ErrorCode, LastErrorAt: row.LastErrorAt,
-		BackoffLevel: row.BackoffLevel, RejectStreak: row.RejectStreak, ExpiredRetries: row.ExpiredRetries})
+	return CooldownFromFields(row.CooldownFields())
 }
 
 // CooldownFromFields reads stored resilience columns (CooldownFields' inverse;

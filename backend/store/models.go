@@ -55,6 +55,13 @@ type CooldownFields struct {
 	ExpiredRetries   int
 }
 
+// CooldownFields returns the connection's resilience columns.
+func (c Connection) CooldownFields() CooldownFields {
+	return CooldownFields{RateLimitedUntil: c.RateLimitedUntil, TestStatus: c.TestStatus, LastError: c.LastError,
+		LastErrorType: c.LastErrorType, LastErrorAt: c.LastErrorAt, ErrorCode: c.ErrorCode, BackoffLevel: c.BackoffLevel,
+		RejectStreak: c.RejectStreak, ExpiredRetries: c.ExpiredRetries}
+}
+
 // APIKey is a client key: only its SHA-256 is used for lookup; the value itself
 // is kept encrypted so the default key can be shown again to its owner.
 type APIKey struct {
