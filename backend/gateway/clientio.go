@@ -13,11 +13,16 @@ import (
 // bound how long a client may take to send its body and to read each write,
 // and how much body memory all requests hold together.
 
+// bodyBudgetWait is how long a body the budget has no room for waits for the
+// bodies ahead of it to be released before it is refused 503.
+const bodyBudgetWait = 5 * time.Second
+
 // readBody reads the client body under the body deadline, the size limit and
 // the shared byte budget. The bytes stay reserved until req.releaseBody.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, req *request, set config.General) ([]byte, error) {
+	timeout := time.Duration(set.BodyReadTimeoutMs) * time.Millisecond
 	body, held, err := httpx.ReadBodyHeld(w, r, httpx.BodyLimits{Max: set.MaxBodyBytes,
-		Timeout: time.Duration(set.BodyReadTimeoutMs) * time.Millisecond, Budget: g.budget})
+		Timeout: timeout, Budget: g.budget, Wait: min(bodyBudgetWait, timeout)})
 	req.held = held
 	return body, err
 }

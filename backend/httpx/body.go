@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,12 +14,19 @@ import (
 )
 
 // Budget bounds the bytes of request bodies held in memory at once, across
-// every request: a burst of large bodies is refused (503, retry shortly)
-// instead of growing the heap by their sum. It never waits, so a refused
-// request holds nothing.
+// every request: a burst of large bodies is served a few at a time or refused
+// (503, retry shortly) instead of growing the heap by their sum.
+//
+// A read the budget cannot grow may wait for room, holding what it has, if
+// the whole bodies of all waiting reads fit the budget together: once every
+// other holder is gone, each waiter fits, so waiters never starve one another.
+// Any other refused read gives its bytes back at once.
 type Budget struct {
-	used  atomic.Int64
-	limit func() int64
+	used    atomic.Int64
+	limit   func() int64
+	waiting atomic.Int64 // the whole sizes of the reads waiting for room
+	mu      sync.Mutex
+	freed   chan struct{} // closed and replaced when bytes come back while someone waits
 }
 
 // NewBudget returns a budget whose size limit() is read on each use (a
@@ -38,8 +46,50 @@ func (b *Budget) take(n int64) bool {
 }
 
 func (b *Budget) give(n int64) {
-	if b != nil && n > 0 {
-		b.used.Add(-n)
+	if b == nil || n <= 0 {
+		return
+	}
+	b.used.Add(-n)
+	if b.waiting.Load() > 0 { // after the Add: a waiter that registered later sees the room itself
+		b.mu.Lock()
+		if b.freed != nil {
+			close(b.freed)
+			b.freed = nil
+		}
+		b.mu.Unlock()
+	}
+}
+
+// wait grows a read holding have bytes to its whole size total, waiting for
+// room until stop is closed or timeout fires. It reports false at once when
+// the waiting reads would no longer fit the budget together with this one.
+// The read keeps its have bytes either way.
+func (b *Budget) wait(have, total int64, stop <-chan struct{}, timeout <-chan time.Time) bool {
+	b.mu.Lock()
+	if b.waiting.Load()+total > b.limit() {
+		b.mu.Unlock()
+		return false
+	}
+	b.waiting.Add(total)
+	b.mu.Unlock()
+	defer b.waiting.Add(-total)
+	for {
+		b.mu.Lock()
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		if b.take(total - have) { // after taking freed: a give before this take is seen by it, a later one closes freed
+			return true
+		}
+		select {
+		case <-freed:
+		case <-stop:
+			return false
+		case <-timeout:
+			return false
+		}
 	}
 }
 
@@ -54,6 +104,10 @@ type BodyLimits struct {
 	Max     int64         // larger bodies are a 413
 	Timeout time.Duration // the whole body must arrive within it (0: no deadline), else 408
 	Budget  *Budget       // shared in-flight byte budget (nil: none)
+	// Wait is how long a read the budget refuses may wait for room for its
+	// whole body (0: refused at once). It waits holding nothing, so reads
+	// that each hold part of the budget cannot starve one another.
+	Wait time.Duration
 }
 
 // ReadBodyLimited reads the request body within l: at most Max bytes, before
@@ -102,13 +156,25 @@ func ReadBodyHeld(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []
 		held.n += n
 		return true
 	}
+	// waitForRest handles a refused growth: the read waits, holding what it
+	// has, for room for its whole body (see Budget). An undeclared (chunked)
+	// body has no whole size to wait for: it is refused at once.
+	waitForRest := func(total int64) bool {
+		if l.Wait <= 0 || r.ContentLength < 0 {
+			return false
+		}
+		timer := time.NewTimer(l.Wait)
+		defer timer.Stop()
+		if !l.Budget.wait(held.n, total, r.Context().Done(), timer.C) {
+			return false
+		}
+		held.n = total
+		return true
+	}
 	saturated := func() error {
 		return errs.New(errs.Unavailable, "GATEWAY_SATURATED",
 			"the gateway holds as many request bodies in memory as its budget allows (bodyBudgetBytes); retry shortly").WithRetryAfter(time.Second)
 	}
-	// The buffer grows as bytes arrive (64 KiB, then doubling, up to the
-	// declared length), and each growth is reserved first: a slow sender holds
-	// only what it has sent, never its declared length.
 	// A declared length is at most Max (checked above) and the server's body
 	// reader stops there; only an undeclared (chunked) body needs the cap.
 	src := r.Body
@@ -117,6 +183,24 @@ func ReadBodyHeld(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []
 		src = http.MaxBytesReader(nil, r.Body, l.Max)
 		ceiling = l.Max + 1 // room for MaxBytesReader to notice an undeclared body past Max
 	}
+	// refuse answers an over-budget body: the rest is read and dropped
+	// (memory-free, still under the deadline and the size limit), so the
+	// client reads a clean 503 instead of a reset while it is still sending.
+	// Its bytes go back first: reads refused while they drain must not keep
+	// the budget from the reads still growing.
+	refuse := func() ([]byte, Held, error) {
+		held.Release()
+		if _, derr := io.Copy(io.Discard, src); derr != nil {
+			return fail(saturated())
+		}
+		if l.Timeout > 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return nil, Held{}, saturated()
+	}
+	// The buffer grows as bytes arrive (64 KiB, then doubling, up to the
+	// declared length), and each growth is reserved first: a slow sender holds
+	// only what it has sent, never its declared length.
 	var buf []byte
 	for {
 		if len(buf) == cap(buf) {
@@ -124,21 +208,14 @@ func ReadBodyHeld(w http.ResponseWriter, r *http.Request, l BodyLimits) (body []
 			if step <= 0 {
 				break // the declared length is in: the body is complete
 			}
+			size := int64(cap(buf)) + step
 			if !grow(step) {
-				// Over budget: the rest is read and dropped (memory-free, still
-				// under the deadline and the size limit), so the client reads a
-				// clean 503 instead of a reset while it is still sending.
-				buf = nil
-				if _, derr := io.Copy(io.Discard, src); derr != nil {
-					return fail(saturated())
+				if !waitForRest(ceiling) {
+					return refuse()
 				}
-				held.Release()
-				if l.Timeout > 0 {
-					_ = rc.SetReadDeadline(time.Time{})
-				}
-				return nil, Held{}, saturated()
+				size = ceiling // all of it is reserved now: no further growth to reserve
 			}
-			nb := make([]byte, len(buf), int64(cap(buf))+step)
+			nb := make([]byte, len(buf), size)
 			copy(nb, buf)
 			buf = nb
 		}

@@ -309,7 +309,8 @@ func grepLines(b []byte, s string) string {
 // TestConcurrentLargeBodiesStayWithinTheBudget: 16 concurrent 6 MB bodies
 // against a 16 MiB body budget. Without a budget they all sit in memory at
 // once (the probe measured 1.89 GB for 16 × 30 MB); with it the excess is
-// refused 503 with Retry-After and RSS growth stays under 64 MiB.
+// refused 503 with Retry-After, the bodies that fit are served, and RSS growth
+// stays under 64 MiB.
 func TestConcurrentLargeBodiesStayWithinTheBudget(t *testing.T) {
 	u := newUpstream(t)
 	p := start(t, t.TempDir())
@@ -349,8 +350,11 @@ func TestConcurrentLargeBodiesStayWithinTheBudget(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("16 × 6 MB bodies: %v", codes)
-	if codes[200] == 0 {
-		t.Errorf("no big body was served at all: %v", codes)
+	// Two whole bodies fit the budget together, so at least two wait for room
+	// and are served (before, reads refused while they drained kept their
+	// part of the budget, and a burst could end with all 16 refused).
+	if codes[200] < 2 {
+		t.Errorf("fewer than two big bodies served: %v", codes)
 	}
 	if codes[200]+codes[503] != 16 {
 		t.Errorf("unexpected answers: %v", codes)
