@@ -73,7 +73,8 @@ type Gateway struct {
 	// operator sets the feature flag.
 	emergencyDefault bool
 	inFlight         atomic.Int64
-	bufs             sync.Pool
+	bufs             sync.Pool  // large stream read buffers (*[]byte, streamBufSize)
+	smallBufs        sync.Pool  // small stream read buffers (*[]byte, streamSmallBufSize)
 	pendings         sync.Pool  // client buffers of stream relays (*[]byte)
 	models           modelNames // model names copied out of request bodies
 	timers           sync.Pool  // attempts' timers (*attemptTimer)
@@ -145,6 +146,7 @@ func New(d Deps) *Gateway {
 		g.queues = queue.NewSet()
 	}
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
+	g.smallBufs.New = func() any { b := make([]byte, streamSmallBufSize); return &b }
 	g.pendings.New = func() any { b := make([]byte, 0, pendingInitSize); return &b }
 	g.budget = httpx.NewBudget(func() int64 {
 		set := g.general()

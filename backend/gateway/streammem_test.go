@@ -18,13 +18,15 @@ type eventReader struct {
 	events  [][]byte
 	waiting func()
 	reads   int
+	sizes   []int // the buffer size of each Read
 }
 
 func (r *eventReader) Read(p []byte) (int, error) {
-	if r.reads > 0 {
+	if r.reads > 0 && r.waiting != nil {
 		r.waiting()
 	}
 	r.reads++
+	r.sizes = append(r.sizes, len(p))
 	if len(r.events) == 0 {
 		return 0, io.EOF
 	}
@@ -93,6 +95,59 @@ func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
 			}
 			if client == translate.Messages && !bytes.Contains(w.got.Bytes(), []byte("event: message_stop")) {
 				t.Fatalf("translated stream incomplete:\n%s", w.got.Bytes())
+			}
+		})
+	}
+}
+
+// A slow stream is read into the small buffer for its whole life (1,000 open
+// streams hold 4 KiB each while they wait, not 32); a read that fills it moves
+// the stream to the large buffer, and the bytes still arrive whole.
+func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
+	big := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"` +
+		string(bytes.Repeat([]byte("x"), 2*streamSmallBufSize)) + `"},"finish_reason":null}]}` + "\n\n"
+	cases := []struct {
+		name   string
+		first  string // an event before the usual five
+		sizes  []int  // the buffer size of the first reads
+		resize int    // the read from which the large buffer is used (0: never)
+	}{
+		{"slow events", "", []int{streamSmallBufSize, streamSmallBufSize, streamSmallBufSize}, 0},
+		{"one event larger than the small buffer", big, []int{streamSmallBufSize, streamBufSize}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := benchGateway()
+			conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
+				BreakerKey: "openai-compatible"}
+			up := append([]byte(c.first), chatStream(5)...)
+			var events [][]byte
+			for ev := range bytes.SplitAfterSeq(up, []byte("\n\n")) {
+				events = append(events, bytes.Clone(ev))
+			}
+			w := &recordingWriter{h: http.Header{}}
+			req := &request{format: translate.Chat, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
+			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
+				codec: newCodec(translate.Chat, conn.Provider.Format)}
+			s := a.newStreamState()
+			s.rc, s.committed = http.NewResponseController(w), true
+			body := &eventReader{events: events}
+			if err, gone := s.pump(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)}); err != io.EOF || gone {
+				t.Fatalf("relay: err %v gone %v", err, gone)
+			}
+			s.release()
+			for i, want := range c.sizes {
+				if body.sizes[i] != want {
+					t.Fatalf("read %d used a %d-byte buffer, want %d (all: %v)", i, body.sizes[i], want, body.sizes)
+				}
+			}
+			for i, n := range body.sizes {
+				if large := c.resize > 0 && i >= c.resize; large != (n == streamBufSize) {
+					t.Fatalf("read %d used a %d-byte buffer (all: %v)", i, n, body.sizes)
+				}
+			}
+			if !bytes.Equal(w.got.Bytes(), up) {
+				t.Fatalf("client got %d bytes, want the upstream's %d", w.got.Len(), len(up))
 			}
 		})
 	}
