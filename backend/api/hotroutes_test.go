@@ -47,7 +47,7 @@ func edgeAPI(t *testing.T, kv memKV, muxOnly bool) (*API, http.Handler) {
 	})
 	clk := clock.Real{}
 	engine := routing.NewEngine(routing.EngineDeps{Registry: routing.NewRegistry(providers.NewCatalog()), Clock: clk})
-	gw := gateway.New(gateway.Deps{Engine: engine, Clock: clk, General: settings.General})
+	gw := gateway.New(gateway.Deps{Engine: engine, Clock: clk, General: settings.GeneralRef})
 	a := New(Deps{Gateway: gw, Settings: settings, Keys: keys, Clock: clk, Token: "mgmt-token",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Engine: engine,
 		Dashboard: fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}})

@@ -194,3 +194,34 @@ func TestProviderErrorRulesSetting(t *testing.T) {
 		t.Fatalf("clearing the list: %v %+v", err, h2.General().ProviderErrorRules)
 	}
 }
+
+// The request path reads settings as snapshots without a lock or a copy: a
+// snapshot taken before a change keeps its values, the next read sees the
+// change, and reads race no write (go test -race).
+func TestSnapshotsAreReplacedNotChanged(t *testing.T) {
+	h, err := NewHolder(memKV{}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g0, r0 := h.GeneralRef(), h.ResilienceRef()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_ = h.GeneralRef().MaxAttempts + h.ResilienceRef().Failover.RetriesPerTarget
+		}
+	}()
+	if _, err := h.PatchGeneral([]byte(`{"maxAttempts": 7}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PatchResilience([]byte(`{"failover": {"retriesPerTarget": 3}}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if g0.MaxAttempts == 7 || r0.Failover.RetriesPerTarget == 3 {
+		t.Fatalf("an earlier snapshot changed: maxAttempts %d, retriesPerTarget %d", g0.MaxAttempts, r0.Failover.RetriesPerTarget)
+	}
+	if g, r := h.GeneralRef(), h.ResilienceRef(); g.MaxAttempts != 7 || r.Failover.RetriesPerTarget != 3 || h.General().MaxAttempts != 7 {
+		t.Fatalf("the change is not read: maxAttempts %d, retriesPerTarget %d", g.MaxAttempts, r.Failover.RetriesPerTarget)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 )
 
 // KV persists settings documents.
@@ -20,9 +21,9 @@ const settingsNamespace = "settings"
 type Holder struct {
 	kv         KV
 	getenv     func(string) string
-	mu         sync.RWMutex
-	general    General
-	resilience Resilience
+	mu         sync.Mutex // serialises changes; readers load the snapshots
+	general    atomic.Pointer[General]
+	resilience atomic.Pointer[Resilience]
 	overlay    map[string]any // the persisted part of the resilience settings
 	listeners  []func(Resilience)
 }
@@ -30,10 +31,12 @@ type Holder struct {
 // NewHolder loads persisted settings over the defaults (env supplies the
 // resilience defaults through getenv).
 func NewHolder(kv KV, getenv func(string) string) (*Holder, error) {
-	h := &Holder{kv: kv, getenv: getenv, general: DefaultGeneral()}
-	if err := load(kv, "general", &h.general); err != nil {
+	h := &Holder{kv: kv, getenv: getenv}
+	general := DefaultGeneral()
+	if err := load(kv, "general", &general); err != nil {
 		return nil, err
 	}
+	h.general.Store(&general)
 	if err := load(kv, "resilience", &h.overlay); err != nil {
 		return nil, err
 	}
@@ -41,16 +44,17 @@ func NewHolder(kv KV, getenv func(string) string) (*Holder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stored resilience settings are invalid: %w", err)
 	}
-	h.resilience = r
+	h.resilience.Store(&r)
 	return h, nil
 }
 
 // Resilience returns the effective resilience settings.
-func (h *Holder) Resilience() Resilience {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.resilience
-}
+func (h *Holder) Resilience() Resilience { return *h.resilience.Load() }
+
+// ResilienceRef returns the effective resilience settings without a copy, for
+// the request path: a snapshot that is replaced, never changed, so the caller
+// must not modify it.
+func (h *Holder) ResilienceRef() *Resilience { return h.resilience.Load() }
 
 // OnResilienceChange registers f to be called after every successful patch.
 func (h *Holder) OnResilienceChange(f func(Resilience)) {
@@ -81,7 +85,8 @@ func (h *Holder) PatchResilience(patch []byte) (Resilience, error) {
 		h.mu.Unlock()
 		return h.Resilience(), err
 	}
-	h.overlay, h.resilience = merged, r
+	h.overlay = merged
+	h.resilience.Store(&r)
 	listeners := append([]func(Resilience){}, h.listeners...)
 	h.mu.Unlock()
 	for _, f := range listeners {
@@ -110,24 +115,26 @@ func save(kv KV, key string, v any) error {
 }
 
 // General returns the current general settings.
-func (h *Holder) General() General {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.general
-}
+func (h *Holder) General() General { return *h.general.Load() }
+
+// GeneralRef returns the current general settings without a copy, for the
+// request path: a snapshot that is replaced, never changed, so the caller
+// must not modify it.
+func (h *Holder) GeneralRef() *General { return h.general.Load() }
 
 // PatchGeneral validates and applies a partial update, persisting it.
 func (h *Holder) PatchGeneral(patch []byte) (General, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	next, err := PatchJSON(h.general, patch)
+	cur := h.General()
+	next, err := PatchJSON(cur, patch)
 	if err != nil {
-		return h.general, err
+		return cur, err
 	}
 	if err := save(h.kv, "general", next); err != nil {
-		return h.general, err
+		return cur, err
 	}
-	h.general = next
+	h.general.Store(&next)
 	return next, nil
 }
 
@@ -151,8 +158,10 @@ func (h *Holder) Reload() error {
 		h.mu.Unlock()
 		return err
 	}
-	changed := !reflect.DeepEqual(r, h.resilience)
-	h.general, h.overlay, h.resilience = general, overlay, r
+	changed := !reflect.DeepEqual(r, *h.resilience.Load())
+	h.overlay = overlay
+	h.general.Store(&general)
+	h.resilience.Store(&r)
 	listeners := append([]func(Resilience){}, h.listeners...)
 	h.mu.Unlock()
 	if changed {

@@ -277,11 +277,12 @@ func execTimeout(a *admission) error {
 
 // resilience returns the live resilience settings (the guide's defaults when
 // the gateway was built without them).
-func (g *Gateway) resilience() config.Resilience {
+func (g *Gateway) resilience() *config.Resilience {
 	if g.resil != nil {
 		return g.resil()
 	}
-	return config.DefaultResilience(func(string) string { return "" })
+	d := config.DefaultResilience(func(string) string { return "" })
+	return &d
 }
 
 // AdmissionState is the live gate and queue state of one connection.

@@ -25,7 +25,7 @@ import (
 func benchGateway() *Gateway {
 	gen := config.DefaultGeneral()
 	res := config.DefaultResilience(func(string) string { return "" })
-	return New(Deps{General: func() config.General { return gen }, Resilience: func() config.Resilience { return res }})
+	return New(Deps{General: func() *config.General { return &gen }, Resilience: func() *config.Resilience { return &res }})
 }
 
 // chatBody is the request tests/cmd/loadgen sends.

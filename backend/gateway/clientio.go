@@ -19,7 +19,7 @@ const bodyBudgetWait = 5 * time.Second
 
 // readBody reads the client body under the body deadline, the size limit and
 // the shared byte budget. The bytes stay reserved until req.releaseBody.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, req *request, set config.General) ([]byte, error) {
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, req *request, set *config.General) ([]byte, error) {
 	timeout := time.Duration(set.BodyReadTimeoutMs) * time.Millisecond
 	body, held, err := httpx.ReadBodyHeld(w, r, httpx.BodyLimits{Max: set.MaxBodyBytes,
 		Timeout: timeout, Budget: g.budget, Wait: min(bodyBudgetWait, timeout)})

@@ -66,6 +66,7 @@ type request struct {
 	firstTicket  routing.Ticket
 	ticketUsed   bool
 	firstCands   [4]routing.Candidate
+	round        round // the attempt loop's current round (run)
 	candsUsed    bool
 }
 
@@ -82,7 +83,7 @@ func (req *request) releaseBody() { req.held.Release() }
 
 // decode reads and validates the client body for its format, cheaply: only
 // the fields the gateway routes on are read; the rest passes through.
-func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, set config.General) error {
+func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, set *config.General) error {
 	body, err := g.readBody(w, r, req, set)
 	if err != nil {
 		return err

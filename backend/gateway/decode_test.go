@@ -13,10 +13,11 @@ import (
 
 func decodeBody(t *testing.T, format translate.Format, body string) (*request, error) {
 	t.Helper()
-	g := &Gateway{general: config.DefaultGeneral}
+	gen := config.DefaultGeneral()
+	g := &Gateway{general: func() *config.General { return &gen }}
 	req := &request{format: format}
 	r := httptest.NewRequest(http.MethodPost, "/v1/x", strings.NewReader(body))
-	err := g.decode(httptest.NewRecorder(), r, req, config.DefaultGeneral())
+	err := g.decode(httptest.NewRecorder(), r, req, &gen)
 	req.releaseBody()
 	return req, err
 }

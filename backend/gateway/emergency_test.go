@@ -23,10 +23,10 @@ func TestEmergencyFallbackPrecedence(t *testing.T) {
 		{"", &on, "local/llama", "LOCAL/llama", ""},               // already the emergency model
 		{"nope", nil, "local/llama", "openai/gpt-4o", ""},         // not a true value
 	} {
-		g := New(Deps{EmergencyFallback: ParseFlag(tt.env), General: func() config.General {
+		g := New(Deps{EmergencyFallback: ParseFlag(tt.env), General: func() *config.General {
 			gen := config.DefaultGeneral()
 			gen.FeatureFlags = config.FeatureFlags{EmergencyFallback: tt.flag, EmergencyFallbackModel: tt.model}
-			return gen
+			return &gen
 		}})
 		if got := g.emergencyModel(tt.request, false, false); got != tt.want {
 			t.Errorf("env %q flag %v model %q request %q: %q, want %q", tt.env, tt.flag, tt.model, tt.request, got, tt.want)

@@ -58,8 +58,8 @@ type Gateway struct {
 	executors Executors
 	clk       clock.Clock
 	logs      LogSink
-	general   func() config.General
-	resil     func() config.Resilience
+	general   func() *config.General
+	resil     func() *config.Resilience
 	wall      clock.Clock
 	leases    LeaseFence
 	pins      Pinner
@@ -90,9 +90,9 @@ type Deps struct {
 	Executors Executors
 	Clock     clock.Clock
 	Logs      LogSink
-	General   func() config.General
+	General   func() *config.General // a snapshot: read, never modified
 	// Resilience supplies the stream watchdog settings.
-	Resilience func() config.Resilience
+	Resilience func() *config.Resilience // a snapshot: read, never modified
 	// Wall times streams (stall and throughput watchdog); real time by default,
 	// since it measures real I/O.
 	Wall clock.Clock

@@ -39,7 +39,7 @@ const maxResponseBody = 64 << 20
 // excludes only the scope its verdict names: the target for a model-scoped
 // failure, the whole connection only for account-level evidence.
 func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) error {
-	set := g.general()
+	budget, maxAttempts := g.attemptLimits()
 	in := routing.PlanInput{Model: req.model, Access: req.client.Access, SessionKey: sessionKey(r)}
 	lease, err := g.leaseContext(r, req)
 	if err != nil {
@@ -48,8 +48,8 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	if lease != nil {
 		in.LeaseOwner, in.LeaseConnection, in.SessionKey = lease.ownerHash, lease.connectionID, ""
 	}
-	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
-	rs := newRound()
+	rs := &req.round
+	rs.reset()
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
 	var plan routing.Plan
@@ -77,18 +77,18 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		for len(queue) > 0 {
 			cand := queue[0]
 			queue = queue[1:]
-			if rs.tried[targetOf(cand)] {
+			if rs.wasTried(targetOf(cand)) {
 				continue
 			}
 			if x := rs.skip(cand); x != nil {
 				excluded = append(excluded, *x)
 				continue
 			}
-			if len(req.attempts) >= set.MaxAttempts || g.clk.Now().Sub(req.start) > budget {
+			if len(req.attempts) >= maxAttempts || g.clk.Now().Sub(req.start) > budget {
 				queue = nil
 				break
 			}
-			rs.tried[targetOf(cand)] = true
+			rs.tried = append(rs.tried, targetOf(cand))
 			if x := g.toolLimitExclusion(cand, req); x != nil {
 				excluded = append(excluded, *x)
 				continue
@@ -134,13 +134,37 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			break
 		}
 		waits++
-		req.steps = append(req.steps, AttemptRecord{Verdict: "wait", Code: "cooldown_wait", StartMs: msSince(req.start, g.clk.Now()),
-			LatencyMs: wait.Milliseconds()})
-		if err := sleepCtx(r.Context(), wait); err != nil {
+		if err := g.waitStep(r, req, wait); err != nil {
 			return nil // the client went away while waiting
 		}
-		rs = newRound()
+		rs.reset()
 	}
+	return g.runFailed(req, &plan, last, refused)
+}
+
+// attemptLimits is the request's cap on attempts and on retry time.
+//
+//go:noinline
+func (g *Gateway) attemptLimits() (budget time.Duration, maxAttempts int) {
+	set := g.general()
+	return time.Duration(set.RetryBudgetMs) * time.Millisecond, set.MaxAttempts
+}
+
+// waitStep records a cooldown wait in the request's steps and sleeps it; an
+// error means the client went away.
+//
+//go:noinline
+func (g *Gateway) waitStep(r *http.Request, req *request, wait time.Duration) error {
+	req.steps = append(req.steps, AttemptRecord{Verdict: "wait", Code: "cooldown_wait", StartMs: msSince(req.start, g.clk.Now()),
+		LatencyMs: wait.Milliseconds()})
+	return sleepCtx(r.Context(), wait)
+}
+
+// runFailed ends a request no target served: the last admission refusal, or
+// the terminal error with every exclusion kept in the log.
+//
+//go:noinline
+func (g *Gateway) runFailed(req *request, plan *routing.Plan, last *failure, refused error) error {
 	if last == nil && refused != nil {
 		return refused
 	}
@@ -152,18 +176,29 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				Verdict: "excluded", Code: x.Reason, Detail: x.Detail, StartMs: at, RemainingMs: x.Remaining.Milliseconds()})
 		}
 	}
-	g.logAllExcluded(plan, req)
-	return terminalError(req, last, plan, g.clk.Now())
+	g.logAllExcluded(*plan, req)
+	return terminalError(req, last, *plan, g.clk.Now())
 }
 
 // round is one pass over the plan: which targets were attempted and which
-// connections failed at account level (excluded whole, with the reason).
+// connections failed at account level (excluded whole, with the reason). A
+// request tries a handful of targets, so short slices (in the request, reused
+// by each round) serve where maps would cost allocations or stack.
 type round struct {
-	tried     map[target]bool   // targets attempted in this round
-	exhausted map[string]string // connection id → code of its account-level failure
+	tried     []target     // targets attempted in this round
+	exhausted []exhaustion // connections failed at account level
+	triedBuf  [4]target
+	exhBuf    [2]exhaustion
 }
 
-func newRound() *round { return &round{tried: map[target]bool{}, exhausted: map[string]string{}} }
+// exhaustion is a connection's account-level failure in a round.
+type exhaustion struct {
+	conn string // connection id
+	code string // the failure's code
+}
+
+// reset starts a new round.
+func (rs *round) reset() { rs.tried, rs.exhausted = rs.triedBuf[:0], rs.exhBuf[:0] }
 
 // target identifies a candidate within one request (as Candidate.Key does,
 // without building a string).
@@ -174,25 +209,43 @@ type target struct {
 
 func targetOf(c routing.Candidate) target { return target{c.Conn, c.Model} }
 
+// wasTried reports whether t was attempted in this round.
+func (rs *round) wasTried(t target) bool {
+	for _, x := range rs.tried {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
 // exclude applies a failure's scope: the target is always done for the round;
 // the connection only when the verdict blames the account (a connection
 // cooldown or a terminal state). Model-scoped failures leave the connection's
 // other models to be tried.
 func (rs *round) exclude(c routing.Candidate, v verdict.Verdict) {
-	if v.CoolConnection || v.Terminal != "" {
-		rs.exhausted[c.Conn.ID] = v.Code
+	if !v.CoolConnection && v.Terminal == "" {
+		return
 	}
+	for i := range rs.exhausted {
+		if rs.exhausted[i].conn == c.Conn.ID {
+			rs.exhausted[i].code = v.Code
+			return
+		}
+	}
+	rs.exhausted = append(rs.exhausted, exhaustion{conn: c.Conn.ID, code: v.Code})
 }
 
 // skip returns the exclusion of a candidate whose connection failed at account
 // level earlier in this round, so no target is left out without a reason.
 func (rs *round) skip(c routing.Candidate) *routing.Exclusion {
-	code, ok := rs.exhausted[c.Conn.ID]
-	if !ok {
-		return nil
+	for _, x := range rs.exhausted {
+		if x.conn == c.Conn.ID {
+			return &routing.Exclusion{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey, Model: c.Model,
+				Reason: "connection_failed", Detail: x.code}
+		}
 	}
-	return &routing.Exclusion{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey, Model: c.Model,
-		Reason: "connection_failed", Detail: code}
+	return nil
 }
 
 // currentExclusions is the up-to-date picture after a round: the layers'
@@ -222,8 +275,7 @@ func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclus
 func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan routing.Plan, cand routing.Candidate,
 	lease *leaseCtx) (*failure, bool, *routing.Exclusion) {
 	retries := g.retriesPerTarget(plan)
-	set := g.general()
-	budget := time.Duration(set.RetryBudgetMs) * time.Millisecond
+	budget, maxAttempts := g.attemptLimits()
 	adm, refused := g.admit(r.Context(), plan, cand, req.firstSlot(&req.admUsed, &req.firstAdm))
 	req.noteAdmission(adm, refused)
 	if refused != nil {
@@ -252,7 +304,7 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		if end := adm.settle(f, done, g.clk.Now()); end != nil {
 			return end, false, nil
 		}
-		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= set.MaxAttempts {
+		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= maxAttempts {
 			return f, done, nil
 		}
 		delay, ok := g.retryDelay(f.v, attempt)
@@ -440,71 +492,113 @@ func (a *attemptCtx) finish(v verdict.Verdict) {
 
 // attempt runs one upstream attempt. done is true when a response (success, or
 // an error after bytes were committed) has been written to the client.
+//
+// Its frame stays on the stack for as long as a stream is relayed, under
+// every frame of the relay and of net/http's writes: the work that needs
+// large locals (setting up, the upstream call, failures) is done in helpers
+// that have returned by then, so an open stream fits an 8 KiB stack.
 func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate, ticket *routing.Ticket) (f *failure, done bool) {
-	set := g.general()
-	var a *attemptCtx
-	if req.attemptUsed {
-		a = new(attemptCtx)
-	} else { // the request's first attempt lives in the request
-		req.attemptUsed, a = true, &req.firstAttempt
-	}
-	*a = attemptCtx{g: g, w: w, r: r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
-		codec: newCodec(req.format, cand.Conn.Provider.Format),
-		rec:   AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model, StartMs: msSince(req.start, g.clk.Now())}}
+	a := g.newAttempt(w, r, req, cand, ticket)
 	defer func() {
 		if p := recover(); p != nil {
 			ticket.Abandon()
 			panic(p)
 		}
 	}()
-	exec, ok := g.executors.For(cand.Conn.Provider.Format)
-	if !ok {
-		ticket.Abandon()
-		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
-			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
-		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
-		req.attempts = append(req.attempts, a.rec)
-		return &failure{v: v}, false
-	}
-	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn,
-		deadline: a.t0.Add(time.Duration(set.FirstByteTimeoutMs) * time.Millisecond)}
-	body, err := req.upstreamBody(a.codec)
-	if err != nil {
-		ticket.Abandon()
-		return &failure{err: err}, false
-	}
-
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	a.ctx, a.cancel = ctx, cancel
-	fb := time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
-	a.startTimer(fb, req.adm.execCuts(fb))
-	defer a.stopTimer()
-
-	resp, err := cred.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
-	if err != nil {
-		v := g.classifyErr(ctx, r, err, cand)
-		a.finish(v)
-		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
+	defer a.end()
+	resp, f := a.call()
+	if f != nil {
+		return f, false
 	}
 	defer resp.Body.Close()
-	observeWindows(ticket, cand.Conn, resp.Header, g.clk.Now())
-	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			v.Code, v.Message = "UPSTREAM_REDIRECT", redirectMessage(resp.StatusCode)
-		}
-		g.learnToolLimit(v, errBody, cand, req)
-		a.finish(v)
-		return &failure{v: v}, false
+		return a.upstreamFailure(resp), false
 	}
 	observeQuota(ticket, resp.Header, g.clk.Now())
 	if req.stream && isEventStream(resp) {
 		return a.relayStream(resp)
 	}
 	return a.relayJSON(resp)
+}
+
+// newAttempt sets up the attempt's state: in the request for its first
+// attempt (no allocation), else in a new one.
+//
+//go:noinline
+func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate, ticket *routing.Ticket) *attemptCtx {
+	var a *attemptCtx
+	if req.attemptUsed {
+		a = new(attemptCtx)
+	} else { // the request's first attempt lives in the request
+		req.attemptUsed, a = true, &req.firstAttempt
+		*a = attemptCtx{}
+	}
+	now := g.clk.Now()
+	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
+	a.codec = newCodec(req.format, cand.Conn.Provider.Format)
+	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
+	a.rec.StartMs = msSince(req.start, now)
+	return a
+}
+
+// end stops the attempt's timer and cancels its context (once call made one).
+func (a *attemptCtx) end() {
+	a.stopTimer()
+	if a.cancel != nil {
+		a.cancel(nil)
+	}
+}
+
+// call sends the upstream request under the attempt's context and timer.
+// A failure before an answer (no executor, no body, transport error) comes
+// back as the failure, with the attempt finished.
+//
+//go:noinline
+func (a *attemptCtx) call() (*http.Response, *failure) {
+	g, req, cand, r := a.g, a.req, a.cand, a.r
+	exec, ok := g.executors.For(cand.Conn.Provider.Format)
+	if !ok {
+		a.ticket.Abandon()
+		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
+			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
+		req.attempts = append(req.attempts, a.rec)
+		return nil, &failure{v: v}
+	}
+	fb := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
+	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(fb)}
+	body, err := req.upstreamBody(a.codec)
+	if err != nil {
+		a.ticket.Abandon()
+		return nil, &failure{err: err}
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	a.ctx, a.cancel = ctx, cancel
+	a.startTimer(fb, req.adm.execCuts(fb))
+	resp, err := cred.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
+	if err != nil {
+		v := g.classifyErr(ctx, r, err, cand)
+		a.finish(v)
+		return nil, &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}
+	}
+	observeWindows(a.ticket, cand.Conn, resp.Header, g.clk.Now())
+	a.rec.Status = resp.StatusCode
+	return resp, nil
+}
+
+// upstreamFailure reads and classifies an upstream's non-2xx answer.
+//
+//go:noinline
+func (a *attemptCtx) upstreamFailure(resp *http.Response) *failure {
+	g, cand := a.g, a.cand
+	errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		v.Code, v.Message = "UPSTREAM_REDIRECT", redirectMessage(resp.StatusCode)
+	}
+	g.learnToolLimit(v, errBody, cand, a.req)
+	a.finish(v)
+	return &failure{v: v}
 }
 
 func isEventStream(resp *http.Response) bool {

@@ -19,7 +19,7 @@ import (
 func gatewayWith(f config.Failover) *Gateway {
 	r := config.DefaultResilience(func(string) string { return "" })
 	r.Failover = f
-	return &Gateway{resil: func() config.Resilience { return r }}
+	return &Gateway{resil: func() *config.Resilience { return &r }}
 }
 
 // TestRetryDelay: which failures are retried in place, and after how long —

@@ -21,11 +21,11 @@ import (
 
 // A stream is read into a small buffer first (streamSmallBufSize): it is
 // held while the relay waits for the upstream, and a model's events come a
-// few hundred bytes at a time, so 1,000 open streams hold 4 MiB, not 32.
+// few hundred bytes at a time, so 1,000 open streams hold 2 MiB, not 32.
 // A read that fills it shows a faster upstream: the stream moves to the
 // large buffer (streamBufSize) for the rest of its life. Both are pooled.
 const (
-	streamSmallBufSize = 4 << 10
+	streamSmallBufSize = 2 << 10
 	streamBufSize      = 32 << 10
 )
 

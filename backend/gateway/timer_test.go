@@ -21,7 +21,7 @@ func timerGateway() *Gateway {
 	gen := config.DefaultGeneral()
 	gen.StreamIdleTimeoutMs, gen.FirstTokenTimeoutMs, gen.AttemptDeadlineMs = 1000, 0, 0
 	res := config.DefaultResilience(func(string) string { return "" })
-	return New(Deps{General: func() config.General { return gen }, Resilience: func() config.Resilience { return res }})
+	return New(Deps{General: func() *config.General { return &gen }, Resilience: func() *config.Resilience { return &res }})
 }
 
 // timedAttempt starts an attempt's timer with first-byte deadline fb.

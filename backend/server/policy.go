@@ -17,29 +17,29 @@ func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // CooldownSettings returns the connection cooldown tuning of an auth category.
 func (p settingsPolicy) CooldownSettings(category string) cooldown.Settings {
-	cc := p.h.Resilience().ConnectionCooldown
+	cc := p.h.ResilienceRef().ConnectionCooldown
 	prof := cc.APIKey
 	if category == "oauth" {
 		prof = cc.OAuth
 	}
 	return cooldown.Settings{BaseCooldown: ms(prof.BaseCooldownMs), UseUpstreamRetryHints: prof.UseUpstreamRetryHints,
 		MaxBackoffSteps: prof.MaxBackoffSteps, MaxHintCooldown: ms(prof.MaxHintCooldownMs),
-		QuotaCooldown: ms(p.h.Resilience().Failover.QuotaCooldownMs)}.Normalize()
+		QuotaCooldown: ms(p.h.ResilienceRef().Failover.QuotaCooldownMs)}.Normalize()
 }
 
 // CooldownOptions returns the cooldown switches.
 func (p settingsPolicy) CooldownOptions() cooldown.Options {
-	r := p.h.Resilience()
+	r := p.h.ResilienceRef()
 	return cooldown.Options{StallCooldown: r.StreamStallCooldown.Enabled, FailureStreak: r.Failover.FailureStreak}
 }
 
 // ProviderCooldownEnabled reports the opt-in provider window gate switch.
 func (p settingsPolicy) ProviderCooldownEnabled() bool {
-	return p.h.Resilience().ProviderCooldown.Enabled
+	return p.h.ResilienceRef().ProviderCooldown.Enabled
 }
 
 func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
-	pb := p.h.Resilience().ProviderBreaker
+	pb := p.h.ResilienceRef().ProviderBreaker
 	var b config.BreakerProfile
 	switch category {
 	case "oauth":
@@ -55,7 +55,7 @@ func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
 }
 
 func (p settingsPolicy) windowProfile(category string) breaker.WindowProfile {
-	pc := p.h.Resilience().ProviderCooldown
+	pc := p.h.ResilienceRef().ProviderCooldown
 	w := pc.APIKey
 	switch category {
 	case "oauth":
@@ -68,12 +68,12 @@ func (p settingsPolicy) windowProfile(category string) breaker.WindowProfile {
 
 // LockoutSettings returns the model lockout tuning.
 func (p settingsPolicy) LockoutSettings() lockout.Settings {
-	m := p.h.Resilience().ModelLockout
+	m := p.h.ResilienceRef().ModelLockout
 	return lockout.Settings{Enabled: m.Enabled, ErrorCodes: m.ErrorCodes, BaseCooldown: ms(m.BaseCooldownMs),
 		MaxCooldown: ms(m.MaxCooldownMs), MaxBackoffSteps: m.MaxBackoffSteps, UseExponentialBackoff: m.UseExponentialBackoff}
 }
 
 // QueueMaxWait is the request queue's wait budget.
 func (p settingsPolicy) QueueMaxWait() time.Duration {
-	return ms(p.h.Resilience().RequestQueue.MaxWaitMs)
+	return ms(p.h.ResilienceRef().RequestQueue.MaxWaitMs)
 }

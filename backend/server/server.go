@@ -255,7 +255,7 @@ func (s *Server) wire() error {
 	})
 
 	pins := affinity.New(clk, func() time.Duration {
-		return time.Duration(settings.General().SessionAffinityTTLMs) * time.Millisecond
+		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
 	}, pinSaver{sw})
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
@@ -279,10 +279,10 @@ func (s *Server) wire() error {
 	engine := routing.NewEngine(routing.EngineDeps{ProbeClaim: probeClaim, Registry: registry, Clock: clk, Breakers: breakers, Window: window,
 		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
 		Store: sw, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr, Locks: lockStore,
-		AgentMap: func(family string) (string, bool) { return settings.General().AgentModelMap.Target(family) }})
+		AgentMap: func(family string) (string, bool) { return settings.GeneralRef().AgentModelMap.Target(family) }})
 
 	s.engine = engine
-	lockoutOn := settings.Resilience().ModelLockout.Enabled
+	lockoutOn := settings.ResilienceRef().ModelLockout.Enabled
 	var lockoutMu sync.Mutex
 	settings.OnResilienceChange(func(r config.Resilience) {
 		bus.Publish("settings", map[string]any{"section": "resilience"})
@@ -329,12 +329,12 @@ func (s *Server) wire() error {
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.General().RequestLogRetention }, logErr)
+	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
-	ruleEngine := rules.New(func() []rules.Rule { return settings.General().ProviderErrorRules })
+	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
-		General: settings.General, Resilience: settings.Resilience, Pins: pins, Leases: leaseSvc, Meter: meter,
+		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
 		Rules: ruleEngine, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
@@ -437,7 +437,11 @@ func categoryOf(catalog *providers.Catalog, breakerKey string) string {
 	return string(providers.CategoryAPIKey)
 }
 
-// newTransport pools keep-alive connections per upstream host.
+// newTransport pools keep-alive connections per upstream host. An HTTP/1.1
+// upstream connection holds its write buffer as long as it lives (an open
+// stream, an idle keep-alive); a request is written once, so 2 KiB (headers
+// with a long OAuth token fit; a larger body is written past it) instead of
+// the default 4 KiB.
 func newTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -448,6 +452,7 @@ func newTransport() *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		WriteBufferSize:       2 << 10,
 	}
 }
 

@@ -317,6 +317,20 @@ func (t *Table) LockFor(provider, connectionID, model string, d time.Duration, r
 // exact, model or quota-family entry, returning the active entry that expires last
 // (ties go to the narrower scope). Expired entries are treated as absent.
 func (t *Table) Locked(provider, connectionID, model string) (Entry, bool) {
+	t.mu.RLock()
+	empty := len(t.entries) == 0
+	t.mu.RUnlock()
+	if empty { // the common case, checked for every candidate of every request
+		return Entry{}, false
+	}
+	return t.locked(provider, connectionID, model)
+}
+
+// locked is Locked over a table that holds entries. Out of line, so the
+// common check keeps a small stack frame.
+//
+//go:noinline
+func (t *Table) locked(provider, connectionID, model string) (Entry, bool) {
 	now := t.clk.Now()
 	keys := keysCovering(provider, connectionID, model)
 
