@@ -26,17 +26,17 @@ type KeyInfo struct {
 // Keyring maps client key hashes to keys; the hot path never reads the database.
 type Keyring struct {
 	mu     sync.RWMutex
-	byHash map[string]KeyInfo
+	byHash map[string]*KeyInfo // replaced whole by Load, never changed: callers may keep what Lookup returns
 }
 
 // NewKeyring returns an empty keyring.
-func NewKeyring() *Keyring { return &Keyring{byHash: map[string]KeyInfo{}} }
+func NewKeyring() *Keyring { return &Keyring{byHash: map[string]*KeyInfo{}} }
 
 // Load replaces the keyring's content.
 func (k *Keyring) Load(rows []store.APIKey) {
-	m := make(map[string]KeyInfo, len(rows))
+	m := make(map[string]*KeyInfo, len(rows))
 	for _, row := range rows {
-		info := KeyInfo{ID: row.ID, Name: row.Name}
+		info := &KeyInfo{ID: row.ID, Name: row.Name}
 		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
 		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
 		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
@@ -48,7 +48,7 @@ func (k *Keyring) Load(rows []store.APIKey) {
 }
 
 // Lookup finds a key by its plaintext value.
-func (k *Keyring) Lookup(value string) (KeyInfo, bool) {
+func (k *Keyring) Lookup(value string) (*KeyInfo, bool) {
 	var buf [secrets.HashLen]byte
 	h := secrets.AppendHash(buf[:0], value)
 	k.mu.RLock()
@@ -113,7 +113,7 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 		writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 		return c, false
 	}
-	return gateway.Client{KeyID: info.ID, Access: info.Access}, true
+	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
 }
 
 // viaContext adapts a handler that reads its client from the request's

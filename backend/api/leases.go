@@ -190,7 +190,7 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch in.action {
 	case "acquire":
-		eligible, err := h.eligible(info, in.model)
+		eligible, err := h.eligible(*info, in.model)
 		if err != nil {
 			httpx.WriteError(w, err)
 			return

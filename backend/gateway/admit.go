@@ -135,7 +135,7 @@ func queueSettings(rs config.RequestQueue, c *routing.Conn) queue.Settings {
 // admission is returned either way, with the time spent (a refused one holds
 // nothing). It is slot when slot is not nil (the request's first admission,
 // which lives in the request).
-func (g *Gateway) admit(ctx context.Context, plan routing.Plan, cand routing.Candidate, slot *admission) (*admission, error) {
+func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Candidate, slot *admission) (*admission, error) {
 	rs := g.resilience()
 	a := slot
 	if a == nil {

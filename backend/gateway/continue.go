@@ -16,6 +16,7 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
+	"omniroute/backend/translate/frames"
 	"omniroute/backend/translate/sse"
 )
 
@@ -35,14 +36,7 @@ import (
 // The result may view ev.Data (no copy per event): the caller copies what it
 // keeps before the parser reuses the event's bytes.
 func deltaText(up translate.Format, ev sse.Event) string {
-	data := view(ev.Data)
-	if up == translate.Messages {
-		if ev.Event == "content_block_delta" || gjson.Get(data, "type").String() == "content_block_delta" {
-			return gjson.Get(data, "delta.text").String()
-		}
-		return ""
-	}
-	return gjson.Get(data, "choices.0.delta.content").String()
+	return frames.DeltaText(up, ev.Event, ev.Data)
 }
 
 // continuationOn reports whether a stream of this request could be continued
@@ -125,7 +119,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	a.ctx, a.cancel = ctx, cancel
 	a.startTimer(firstByteTimeout, false)
 	defer a.stopTimer()
-	resp, err := exec.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model),
+	a.target = cand.Conn.Target(cand.Model)
+	resp, err := exec.Do(g.egressContext(ctx, cand), &a.target,
 		providers.Call{Body: body, Stream: true, Anthropic: a.codec.anthropicHeaders(prev.r.Header)})
 	if err != nil {
 		a.finish(g.classifyErr(ctx, prev.r, err, cand))

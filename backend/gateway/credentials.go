@@ -31,7 +31,7 @@ func (e *refreshError) Error() string { return "token refresh failed: " + e.err.
 func (e *refreshError) Unwrap() error { return e.err }
 
 // Do implements providers.Executor.
-func (x credentialed) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+func (x credentialed) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	c.FirstByteDeadline = x.deadline
 	if x.creds == nil || x.conn.AuthType != "oauth" {
 		return x.next.Do(ctx, t, c)
@@ -40,6 +40,8 @@ func (x credentialed) Do(ctx context.Context, t providers.Target, c providers.Ca
 	if err != nil {
 		return nil, &refreshError{err}
 	}
+	own := *t // the caller's target keeps its secret
+	t = &own
 	t.Secret = tok
 	resp, err := x.next.Do(ctx, t, c)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || !x.conn.HasRefresh {

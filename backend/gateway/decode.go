@@ -66,7 +66,8 @@ type request struct {
 	firstTicket  routing.Ticket
 	ticketUsed   bool
 	firstCands   [4]routing.Candidate
-	round        round // the attempt loop's current round (run)
+	round        round             // the attempt loop's current round (run)
+	planIn       routing.PlanInput // what run plans from
 	candsUsed    bool
 }
 

@@ -31,6 +31,14 @@ func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *r
 	if err == nil || req.upstreamStatus != 0 || !routingFailure(err) {
 		return err
 	}
+	return g.emergencyRun(w, r, req, err)
+}
+
+// emergencyRun runs the request again on the emergency model, keeping the
+// first run's error when that fails too.
+//
+//go:noinline
+func (g *Gateway) emergencyRun(w http.ResponseWriter, r *http.Request, req *request, err error) error {
 	m := g.emergencyModel(req.model, r.Header.Get("X-OmniRoute-Lease-Owner") != "", false)
 	if m == "" {
 		return err

@@ -26,7 +26,15 @@ import (
 // Client is the authenticated caller of an inference route.
 type Client struct {
 	KeyID  string
-	Access routing.Access
+	Access *routing.Access // the key's restrictions, read-only (nil: none)
+}
+
+// access is the client's restrictions (none when it has none).
+func (c Client) access() routing.Access {
+	if c.Access == nil {
+		return routing.Access{}
+	}
+	return *c.Access
 }
 
 type clientKey struct{}
@@ -73,11 +81,12 @@ type Gateway struct {
 	// operator sets the feature flag.
 	emergencyDefault bool
 	inFlight         atomic.Int64
-	bufs             sync.Pool  // large stream read buffers (*[]byte, streamBufSize)
-	smallBufs        sync.Pool  // small stream read buffers (*[]byte, streamSmallBufSize)
-	pendings         sync.Pool  // client buffers of stream relays (*[]byte)
-	models           modelNames // model names copied out of request bodies
-	timers           sync.Pool  // attempts' timers (*attemptTimer)
+	date             atomic.Pointer[dateValue] // the Date header of the current second
+	bufs             sync.Pool                 // large stream read buffers (*[]byte, streamBufSize)
+	smallBufs        sync.Pool                 // small stream read buffers (*[]byte, streamSmallBufSize)
+	pendings         sync.Pool                 // client buffers of stream relays (*[]byte)
+	models           modelNames                // model names copied out of request bodies
+	timers           sync.Pool                 // attempts' timers (*attemptTimer)
 	budget           *httpx.Budget
 	// keyNames caches each target's gate and queue names (target → *keyNames).
 	keyNames     sync.Map
@@ -198,7 +207,26 @@ const (
 
 // servedValues backs the served headers' values: part of the attempt, so
 // setting them allocates nothing.
-type servedValues [7]string
+type servedValues [8]string
+
+// dateValue is a second's Date header value.
+type dateValue struct {
+	sec   int64
+	value string
+}
+
+// httpDate is the Date header for an answer written now, formatted once per
+// second: a response that carries one is not given another by net/http,
+// which would format the time for every response.
+func (g *Gateway) httpDate() string {
+	now := g.wall.Now()
+	if d := g.date.Load(); d != nil && d.sec == now.Unix() {
+		return d.value
+	}
+	d := &dateValue{sec: now.Unix(), value: now.UTC().Format(http.TimeFormat)}
+	g.date.Store(d)
+	return d.value
+}
 
 // setServedHeaders names what served the request; model is the model the
 // answer names (the upstream's own, when it says), else the target's. own are

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -79,35 +80,58 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
+	req, err := g.begin(w, r, format, client)
+	if err == errAnswered {
+		req.releaseBody()
+		return
+	}
+	if err == nil {
+		defer g.inFlight.Add(-1)
+		err = g.runWithFallback(w, r, req)
+	}
+	g.end(w, req, err)
+}
+
+// errAnswered is begin's refusal that it answered itself.
+var errAnswered = errors.New("answered")
+
+// begin reads and checks the request and takes an in-flight slot (err nil).
+// The body is read (under its deadline and the byte budget) before the slot
+// is taken: a slow sender holds no slot.
+//
+//go:noinline
+func (g *Gateway) begin(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) (*request, error) {
 	set := g.general()
 	req := &request{start: g.clk.Now(), client: client, format: format, tools: -1} // its id is made with the log row
 	req.attempts = req.firstAttempts[:0]
-	defer req.releaseBody()
-	// The body is read (under its deadline and the byte budget) before an
-	// in-flight slot is taken: a slow sender holds no slot.
-	err := g.decode(w, r, req, set)
-	if err == nil {
-		if n := g.inFlight.Add(1); n > int64(set.MaxInFlight) {
-			g.inFlight.Add(-1)
-			g.armWrite(w)
-			writeError(w, format, 0, errs.New(errs.Unavailable, "GATEWAY_SATURATED",
-				"the gateway is serving %d requests, its limit (maxInFlight); retry shortly", set.MaxInFlight).WithRetryAfter(time.Second))
-			return
-		}
-		defer g.inFlight.Add(-1)
+	if err := g.decode(w, r, req, set); err != nil {
+		return req, err
 	}
-	if err == nil && format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {
+	if n := g.inFlight.Add(1); n > int64(set.MaxInFlight) {
+		g.inFlight.Add(-1)
+		g.armWrite(w)
+		writeError(w, format, 0, errs.New(errs.Unavailable, "GATEWAY_SATURATED",
+			"the gateway is serving %d requests, its limit (maxInFlight); retry shortly", set.MaxInFlight).WithRetryAfter(time.Second))
+		return req, errAnswered // refused at the door: not a request to log
+	}
+	if format == translate.Responses && gjson.GetBytes(req.body, "background").Bool() {
 		w.Header().Set(HeaderWarning, "background responses are served synchronously")
 	}
-	if err == nil {
-		err = g.runWithFallback(w, r, req)
-	}
+	return req, nil
+}
+
+// end answers a request that failed and writes its log row; the body's
+// bytes go back to the budget.
+//
+//go:noinline
+func (g *Gateway) end(w http.ResponseWriter, req *request, err error) {
+	defer req.releaseBody()
 	if err != nil {
 		e := errs.As(err)
 		req.log.Status = httpx.Status(e.Class)
 		req.log.ErrorCode = e.Code
 		g.armWrite(w)
-		writeError(w, format, req.upstreamStatus, e)
+		writeError(w, req.format, req.upstreamStatus, e)
 	}
 	g.finishLog(req)
 }

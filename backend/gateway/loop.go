@@ -40,38 +40,20 @@ const maxResponseBody = 64 << 20
 // failure, the whole connection only for account-level evidence.
 func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) error {
 	budget, maxAttempts := g.attemptLimits()
-	in := routing.PlanInput{Model: req.model, Access: req.client.Access, SessionKey: sessionKey(r)}
-	lease, err := g.leaseContext(r, req)
+	lease, err := g.startPlan(r, req)
 	if err != nil {
 		return err
-	}
-	if lease != nil {
-		in.LeaseOwner, in.LeaseConnection, in.SessionKey = lease.ownerHash, lease.connectionID, ""
 	}
 	rs := &req.round
 	rs.reset()
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
-	var plan routing.Plan
+	plan := &req.plan
 	waits := 0
-	if !req.candsUsed { // the first plan's candidates live in the request
-		req.candsUsed, in.Buf = true, req.firstCands[:0]
-	}
 	for {
-		plan, err = g.engine.Plan(in)
-		in.Buf = nil // later plans (rounds, the picture after one) get their own
-		if err != nil {
+		if err := g.planRound(req, lease); err != nil {
 			return err
 		}
-		if lease != nil && len(plan.Candidates) == 0 {
-			// The leased connection is out of routing: the same generation moves
-			// to another free eligible connection under the normal rules.
-			if plan, err = g.moveLease(req.client.KeyID, in, lease); err != nil {
-				return err
-			}
-			in.LeaseConnection = lease.connectionID
-		}
-		req.plan, req.planned = plan, true
 		excluded := plan.Excluded
 		queue := plan.Candidates
 		for len(queue) > 0 {
@@ -81,7 +63,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				continue
 			}
 			if x := rs.skip(cand); x != nil {
-				excluded = append(excluded, *x)
+				excluded = addExclusion(excluded, x)
 				continue
 			}
 			if len(req.attempts) >= maxAttempts || g.clk.Now().Sub(req.start) > budget {
@@ -90,18 +72,18 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 			}
 			rs.tried = append(rs.tried, targetOf(cand))
 			if x := g.toolLimitExclusion(cand, req); x != nil {
-				excluded = append(excluded, *x)
+				excluded = addExclusion(excluded, x)
 				continue
 			}
 			f, done, x := g.tryTarget(w, r, req, plan, cand, lease)
 			if x != nil {
-				excluded = append(excluded, *x)
+				excluded = addExclusion(excluded, x)
 			}
 			if f == nil && !done {
 				continue
 			}
 			if done {
-				g.pin(in.SessionKey, cand)
+				g.pin(req.planIn.SessionKey, cand)
 				return nil
 			}
 			if f.err != nil {
@@ -115,7 +97,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				continue
 			}
 			last = f
-			rs.exclude(cand, f.v)
+			rs.exclude(cand, &f.v)
 			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
 				// A larger-context target, not the same model again.
 				if larger := g.engine.LargerContext(plan.Combo, cand, queue); len(larger) > 0 {
@@ -128,8 +110,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				return f.clientError()
 			}
 		}
-		plan.Excluded = g.currentExclusions(in, excluded)
-		wait, ok := g.cooldownWait(plan, req, waits)
+		wait, ok := g.endRound(req, excluded, waits)
 		if !ok {
 			break
 		}
@@ -139,7 +120,66 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 		}
 		rs.reset()
 	}
-	return g.runFailed(req, &plan, last, refused)
+	return g.runFailed(req, plan, last, refused)
+}
+
+// addExclusion appends *x to excluded (out of line: no copy of an exclusion
+// in the attempt loop's frame, which stays on the stack under every attempt).
+//
+//go:noinline
+func addExclusion(excluded []routing.Exclusion, x *routing.Exclusion) []routing.Exclusion {
+	return append(excluded, *x)
+}
+
+// startPlan sets the request's plan input: its model, access and session, or
+// the lease it runs under.
+//
+//go:noinline
+func (g *Gateway) startPlan(r *http.Request, req *request) (*leaseCtx, error) {
+	in := &req.planIn
+	*in = routing.PlanInput{Model: req.model, Access: req.client.access(), SessionKey: sessionKey(r)}
+	lease, err := g.leaseContext(r, req)
+	if err != nil {
+		return nil, err
+	}
+	if lease != nil {
+		in.LeaseOwner, in.LeaseConnection, in.SessionKey = lease.ownerHash, lease.connectionID, ""
+	}
+	if !req.candsUsed { // the first plan's candidates live in the request
+		req.candsUsed, in.Buf = true, req.firstCands[:0]
+	}
+	return lease, nil
+}
+
+// planRound plans a round into req.plan. A leased request whose connection
+// left routing moves its lease to another free eligible connection under the
+// normal rules, in the same generation.
+//
+//go:noinline
+func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
+	in := &req.planIn
+	plan, err := g.engine.Plan(*in)
+	in.Buf = nil // later plans (rounds, the picture after one) get their own
+	if err != nil {
+		return err
+	}
+	if lease != nil && len(plan.Candidates) == 0 {
+		if plan, err = g.moveLease(req.client.KeyID, *in, lease); err != nil {
+			return err
+		}
+		in.LeaseConnection = lease.connectionID
+	}
+	req.plan, req.planned = plan, true
+	return nil
+}
+
+// endRound takes the picture after a round (the layers' exclusions now and
+// the round's own) and decides whether to wait for a cooldown and go again.
+//
+//go:noinline
+func (g *Gateway) endRound(req *request, excluded []routing.Exclusion, waits int) (time.Duration, bool) {
+	req.plan.Excluded = g.currentExclusions(req.planIn, excluded)
+	return g.cooldownWait(req.plan, req, waits)
 }
 
 // attemptLimits is the request's cap on attempts and on retry time.
@@ -223,7 +263,7 @@ func (rs *round) wasTried(t target) bool {
 // the connection only when the verdict blames the account (a connection
 // cooldown or a terminal state). Model-scoped failures leave the connection's
 // other models to be tried.
-func (rs *round) exclude(c routing.Candidate, v verdict.Verdict) {
+func (rs *round) exclude(c routing.Candidate, v *verdict.Verdict) {
 	if !v.CoolConnection && v.Terminal == "" {
 		return
 	}
@@ -272,14 +312,13 @@ func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclus
 
 // tryTarget admits and attempts one candidate, retrying a transient failure in
 // place (see retryDelay) within the attempt cap and the time budget.
-func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan routing.Plan, cand routing.Candidate,
+func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request, plan *routing.Plan, cand routing.Candidate,
 	lease *leaseCtx) (*failure, bool, *routing.Exclusion) {
 	retries := g.retriesPerTarget(plan)
 	budget, maxAttempts := g.attemptLimits()
-	adm, refused := g.admit(r.Context(), plan, cand, req.firstSlot(&req.admUsed, &req.firstAdm))
-	req.noteAdmission(adm, refused)
+	adm, refused := g.admitTarget(r, req, plan, cand)
 	if refused != nil {
-		return &failure{refused: refused, clientGone: r.Context().Err() != nil}, false, nil
+		return refused, false, nil
 	}
 	defer adm.release()
 	var prev *failure
@@ -307,8 +346,8 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		if done || f.err != nil || f.clientGone || attempt >= retries || len(req.attempts) >= maxAttempts {
 			return f, done, nil
 		}
-		delay, ok := g.retryDelay(f.v, attempt)
-		if !ok || g.clk.Now().Add(delay).Sub(req.start) > budget {
+		delay, ok := g.retryWithin(f, attempt, req, budget)
+		if !ok {
 			return f, false, nil
 		}
 		prev = f
@@ -318,9 +357,34 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 	}
 }
 
+// admitTarget takes the candidate's admission (gate and queue); a refusal
+// comes back as the failure the loop moves on from.
+//
+//go:noinline
+func (g *Gateway) admitTarget(r *http.Request, req *request, plan *routing.Plan, cand routing.Candidate) (*admission, *failure) {
+	adm, refused := g.admit(r.Context(), plan, cand, req.firstSlot(&req.admUsed, &req.firstAdm))
+	req.noteAdmission(adm, refused)
+	if refused != nil {
+		return nil, &failure{refused: refused, clientGone: r.Context().Err() != nil}
+	}
+	return adm, nil
+}
+
+// retryWithin is retryDelay for a failed attempt, kept within the request's
+// retry budget.
+//
+//go:noinline
+func (g *Gateway) retryWithin(f *failure, attempt int, req *request, budget time.Duration) (time.Duration, bool) {
+	delay, ok := g.retryDelay(f.v, attempt)
+	if !ok || g.clk.Now().Add(delay).Sub(req.start) > budget {
+		return 0, false
+	}
+	return delay, true
+}
+
 // retriesPerTarget is how many in-place retries a target gets: the combo's
 // maxRetriesPerTarget, or failover.retriesPerTarget for a plain model.
-func (g *Gateway) retriesPerTarget(plan routing.Plan) int {
+func (g *Gateway) retriesPerTarget(plan *routing.Plan) int {
 	if plan.Combo != nil {
 		if n := plan.Combo.Config.MaxRetriesPerTarget; n != nil {
 			return *n
@@ -465,6 +529,9 @@ type attemptCtx struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	t0     time.Time
+	fb     time.Duration    // the first-byte timeout in effect
+	resp   *http.Response   // the upstream's answer, closed by end
+	target providers.Target // where the attempt goes (the executor reads it)
 	rec    AttemptRecord
 	ticket *routing.Ticket
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
@@ -499,18 +566,12 @@ func (a *attemptCtx) finish(v verdict.Verdict) {
 // that have returned by then, so an open stream fits an 8 KiB stack.
 func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, cand routing.Candidate, ticket *routing.Ticket) (f *failure, done bool) {
 	a := g.newAttempt(w, r, req, cand, ticket)
-	defer func() {
-		if p := recover(); p != nil {
-			ticket.Abandon()
-			panic(p)
-		}
-	}()
 	defer a.end()
 	resp, f := a.call()
 	if f != nil {
 		return f, false
 	}
-	defer resp.Body.Close()
+	a.resp = resp
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return a.upstreamFailure(resp), false
 	}
@@ -541,21 +602,51 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	return a
 }
 
-// end stops the attempt's timer and cancels its context (once call made one).
+// end, deferred by attempt, closes the upstream answer, stops the attempt's
+// timer and cancels its context (once call made one); after a panic it also
+// gives the ticket back before the panic goes on. One deferred call keeps
+// attempt's frame small.
 func (a *attemptCtx) end() {
+	p := recover()
+	if a.resp != nil {
+		a.resp.Body.Close()
+	}
 	a.stopTimer()
 	if a.cancel != nil {
 		a.cancel(nil)
+	}
+	if p != nil {
+		a.ticket.Abandon()
+		panic(p)
 	}
 }
 
 // call sends the upstream request under the attempt's context and timer.
 // A failure before an answer (no executor, no body, transport error) comes
-// back as the failure, with the attempt finished.
+// back as the failure, with the attempt finished. Its helpers are out of
+// line: the transport's frames sit on top of this one while it waits.
 //
 //go:noinline
 func (a *attemptCtx) call() (*http.Response, *failure) {
-	g, req, cand, r := a.g, a.req, a.cand, a.r
+	exec, body, f := a.prepare()
+	if f != nil {
+		return nil, f
+	}
+	resp, err := a.callUpstream(exec, body)
+	if err != nil {
+		return nil, a.transportFailure(err)
+	}
+	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.g.clk.Now())
+	a.rec.Status = resp.StatusCode
+	return resp, nil
+}
+
+// prepare finds the executor, builds the upstream body and starts the
+// attempt's context and timer.
+//
+//go:noinline
+func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
+	g, req, cand := a.g, a.req, a.cand
 	exec, ok := g.executors.For(cand.Conn.Provider.Format)
 	if !ok {
 		a.ticket.Abandon()
@@ -563,27 +654,37 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
 		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
 		req.attempts = append(req.attempts, a.rec)
-		return nil, &failure{v: v}
+		return nil, nil, &failure{v: v}
 	}
-	fb := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
-	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(fb)}
 	body, err := req.upstreamBody(a.codec)
 	if err != nil {
 		a.ticket.Abandon()
-		return nil, &failure{err: err}
+		return nil, nil, &failure{err: err}
 	}
-	ctx, cancel := context.WithCancelCause(r.Context())
-	a.ctx, a.cancel = ctx, cancel
-	a.startTimer(fb, req.adm.execCuts(fb))
-	resp, err := cred.Do(g.egressContext(ctx, cand), cand.Conn.Target(cand.Model), providers.Call{Body: body, Stream: req.stream, Anthropic: a.codec.anthropicHeaders(r.Header)})
-	if err != nil {
-		v := g.classifyErr(ctx, r, err, cand)
-		a.finish(v)
-		return nil, &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}
-	}
-	observeWindows(a.ticket, cand.Conn, resp.Header, g.clk.Now())
-	a.rec.Status = resp.StatusCode
-	return resp, nil
+	a.target = cand.Conn.Target(cand.Model)
+	a.fb = time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
+	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
+	a.startTimer(a.fb, req.adm.execCuts(a.fb))
+	return exec, body, nil
+}
+
+// callUpstream is the upstream call, with the connection's credentials.
+//
+//go:noinline
+func (a *attemptCtx) callUpstream(exec providers.Executor, body []byte) (*http.Response, error) {
+	g, cand := a.g, a.cand
+	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(a.fb)}
+	return cred.Do(g.egressContext(a.ctx, cand), &a.target,
+		providers.Call{Body: body, Stream: a.req.stream, Anthropic: a.codec.anthropicHeaders(a.r.Header)})
+}
+
+// transportFailure classifies and records an upstream call that brought no answer.
+//
+//go:noinline
+func (a *attemptCtx) transportFailure(err error) *failure {
+	v := a.g.classifyErr(a.ctx, a.r, err, a.cand)
+	a.finish(v)
+	return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}
 }
 
 // upstreamFailure reads and classifies an upstream's non-2xx answer.
@@ -624,7 +725,8 @@ func (a *attemptCtx) relayJSON(resp *http.Response) (*failure, bool) {
 		return &failure{v: v}, false
 	}
 	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
-		"Content-Type", "application/json", "Content-Length", view(strconv.AppendInt(a.clen[:0], int64(len(out)), 10)))
+		"Content-Type", "application/json", "Content-Length", view(strconv.AppendInt(a.clen[:0], int64(len(out)), 10)),
+		"Date", g.httpDate())
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)

@@ -18,7 +18,7 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := map[string]bool{}
 	var out []model
-	access := ClientFrom(r.Context()).Access
+	access := ClientFrom(r.Context()).access()
 	add := func(id, owner string, created int64) {
 		if seen[id] || (len(access.AllowedModels) > 0 && !contains(access.AllowedModels, id)) {
 			return

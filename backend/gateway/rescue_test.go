@@ -82,7 +82,7 @@ func TestRetriesPerTarget(t *testing.T) {
 		{"combo maxRetriesPerTarget", routing.Plan{Combo: &routing.Combo{Config: routing.ComboConfig{MaxRetriesPerTarget: &two}}}, 0, 2},
 	}
 	for _, tt := range tests {
-		if got := gatewayWith(config.Failover{RetriesPerTarget: tt.set}).retriesPerTarget(tt.plan); got != tt.want {
+		if got := gatewayWith(config.Failover{RetriesPerTarget: tt.set}).retriesPerTarget(&tt.plan); got != tt.want {
 			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
 	}

@@ -41,6 +41,8 @@ func ruleTraits(cand routing.Candidate) rules.Traits {
 // egressContext makes the call leave from the connection's configured local
 // address and, for IP-bucketed providers, records the local IP the transport
 // actually used: the connection's last known egress IP for the egress lock.
+//
+//go:noinline
 func (g *Gateway) egressContext(ctx context.Context, cand routing.Candidate) context.Context {
 	ctx = providers.WithLocalAddr(ctx, cand.Conn.LocalAddress)
 	if !cand.Conn.Provider.EgressBucketed {

@@ -67,10 +67,13 @@ func (e *upstreamStreamError) Error() string { return "upstream stream error: " 
 
 // streamState is what one relay knows while events flow.
 type streamState struct {
-	a       *attemptCtx
-	tr      translate.StreamTranslator
-	watchMu sync.Mutex
-	watch   *watchdog.Watch
+	parser    sse.Parser // the upstream's events (here, not on the relay's stack)
+	readBuf   *[]byte    // the upstream read buffer (pump), from a pool
+	readLarge bool       // readBuf is a large one
+	a         *attemptCtx
+	tr        translate.StreamTranslator
+	watchMu   sync.Mutex
+	watch     *watchdog.Watch
 	// watchVal backs watch: it lives in the stream state, not in an
 	// allocation of its own.
 	// The watchdog's timer is the attempt's one timer (attemptTimer).
@@ -112,14 +115,23 @@ func (a *attemptCtx) relayStream(resp *http.Response) (*failure, bool) {
 	defer s.stopWatchdog()
 	readErr, gone := s.pump(resp)
 	if gone {
-		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
-		return &failure{clientGone: true}, true
+		return a.clientLeft(), true
 	}
 	return s.end(readErr)
 }
 
+// clientLeft ends an attempt whose client stopped reading.
+//
+//go:noinline
+func (a *attemptCtx) clientLeft() *failure {
+	a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
+	return &failure{clientGone: true}
+}
+
 // newStreamState starts the attempt's relay state (a part of the attempt,
 // not an allocation of its own).
+//
+//go:noinline
 func (a *attemptCtx) newStreamState() *streamState {
 	s := &a.stream
 	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), keepText: a.g.continuationOn(a.req)}
@@ -157,17 +169,9 @@ func (s *streamState) release() {
 // a continuation) and writing translated bytes as they come. gone reports a
 // client that stopped reading.
 func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
-	a, g := s.a, s.a.g
-	bufp, large := g.smallBufs.Get().(*[]byte), false
-	defer func() {
-		if large {
-			g.bufs.Put(bufp)
-		} else {
-			g.smallBufs.Put(bufp)
-		}
-	}()
-	buf := *bufp
-	var parser sse.Parser
+	a := s.a
+	buf := s.takeReadBuf()
+	parser := &s.parser
 	for {
 		n, err := resp.Body.Read(buf)
 		s.hold()
@@ -190,24 +194,76 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 				s.pending = s.filter(s.pending)
 			}
 			if werr := a.send(s.rc, s.pending); werr != nil {
+				s.putReadBuf()
 				return werr, true
 			}
 			s.pending = s.pending[:0]
 		}
 		if err != nil {
+			s.putReadBuf()
 			return err, false
 		}
 		if s.streamErr != nil {
+			s.putReadBuf()
 			return nil, false
 		}
 		if len(s.pending) == 0 {
 			s.release() // nothing held while the upstream is silent
 		}
-		if n == len(buf) && !large { // a fast upstream: read more at a time from now on
-			g.smallBufs.Put(bufp)
-			bufp, large = g.bufs.Get().(*[]byte), true
-			buf = *bufp
+		if n == len(buf) && !s.readLarge { // a fast upstream: read more at a time from now on
+			buf = s.growReadBuf()
 		}
+	}
+}
+
+// takeReadBuf takes the stream's small read buffer from the pool.
+func (s *streamState) takeReadBuf() []byte {
+	s.readBuf, s.readLarge = s.a.g.smallBufs.Get().(*[]byte), false
+	return *s.readBuf
+}
+
+// growReadBuf swaps the small read buffer for a large one.
+func (s *streamState) growReadBuf() []byte {
+	s.a.g.smallBufs.Put(s.readBuf)
+	s.readBuf, s.readLarge = s.a.g.bufs.Get().(*[]byte), true
+	return *s.readBuf
+}
+
+// putReadBuf gives the read buffer back to its pool (the relay needs none
+// after pump returns; a panic leaves it to the collector).
+func (s *streamState) putReadBuf() {
+	if s.readLarge {
+		s.a.g.bufs.Put(s.readBuf)
+	} else {
+		s.a.g.smallBufs.Put(s.readBuf)
+	}
+	s.readBuf = nil
+}
+
+// upstreamErrorEvent is the stream error an upstream's error event reports.
+// The relay's helpers that scan an event are out of line: they run on top of
+// every frame of the request, and a streaming request's stack stays small.
+//
+//go:noinline
+func upstreamErrorEvent(data []byte) error {
+	var msg string
+	if jsonv.Valid(data) { // an "event: error" is not validated by Classify
+		if msg = gjson.GetBytes(data, "error.message").String(); msg == "" {
+			msg = gjson.GetBytes(data, "message").String()
+		}
+	}
+	if msg == "" {
+		msg = "the upstream reported an error"
+	}
+	return &upstreamStreamError{msg: msg, data: bytes.Clone(data)}
+}
+
+// noteUsage keeps the event's usage object, if it has one.
+//
+//go:noinline
+func (s *streamState) noteUsage(data []byte) {
+	if u := gjson.GetBytes(data, "usage"); u.IsObject() {
+		s.usage = u
 	}
 }
 
@@ -234,16 +290,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:
-		var msg string
-		if jsonv.Valid(ev.Data) { // an "event: error" is not validated by Classify
-			if msg = gjson.GetBytes(ev.Data, "error.message").String(); msg == "" {
-				msg = gjson.GetBytes(ev.Data, "message").String()
-			}
-		}
-		if msg == "" {
-			msg = "the upstream reported an error"
-		}
-		s.streamErr = &upstreamStreamError{msg: msg, data: bytes.Clone(ev.Data)}
+		s.streamErr = upstreamErrorEvent(ev.Data)
 		return false
 	case watchdog.Unknown:
 		if !ev.Comment && !ev.IsDone() {
@@ -251,9 +298,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 		}
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
-		if u := gjson.GetBytes(ev.Data, "usage"); u.IsObject() {
-			s.usage = u
-		}
+		s.noteUsage(ev.Data)
 	}
 	if s.tr == nil {
 		if ev.Comment {
@@ -327,7 +372,7 @@ func (s *streamState) stopWatchdog() { s.a.stopTimer() }
 func (s *streamState) commit() {
 	a := s.a
 	setServedHeaders(a.w.Header(), &a.served, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
-		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no")
+		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no", "Date", a.g.httpDate())
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID

@@ -20,11 +20,11 @@ func TestJSONRequestAllocations(t *testing.T) {
 	call := Call{Body: []byte(`{"model":"openai-compatible/gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}]}`)}
 	ctx := context.Background()
 	cred := Credential{Name: "Authorization", Prefix: "Bearer ", Secret: "sk-upstream"}
-	if _, err := r.JSON(ctx, target, call, "/chat/completions", "ua", cred); err != nil { // fills the cache
+	if _, err := r.JSON(ctx, new(target), call, "/chat/completions", "ua", cred); err != nil { // fills the cache
 		t.Fatal(err)
 	}
 	n := testing.AllocsPerRun(100, func() {
-		if _, err := r.JSON(ctx, target, call, "/chat/completions", "ua", cred); err != nil {
+		if _, err := r.JSON(ctx, new(target), call, "/chat/completions", "ua", cred); err != nil {
 			t.Fatal(err)
 		}
 	})

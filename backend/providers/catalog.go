@@ -268,5 +268,5 @@ type AnthropicHeaders struct {
 // is the caller's to close. Headers are built from scratch: client headers never
 // pass, except the Anthropic protocol headers of Call.Anthropic.
 type Executor interface {
-	Do(ctx context.Context, t Target, c Call) (*http.Response, error)
+	Do(ctx context.Context, t *Target, c Call) (*http.Response, error)
 }

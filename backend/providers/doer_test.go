@@ -26,7 +26,7 @@ func TestJSONRequestIsNewRequest(t *testing.T) {
 		Header: http.Header{"Anthropic-Usage-Limit": {"u"}}}
 	ctx := context.WithValue(context.Background(), struct{}{}, "v")
 	for round := range 2 { // the second request comes from the cache
-		req, err := r.JSON(ctx, target, call, "/chat/completions", "OmniRoute/test",
+		req, err := r.JSON(ctx, new(target), call, "/chat/completions", "OmniRoute/test",
 			Credential{Name: "Authorization", Prefix: "Bearer ", Secret: "sk-up"}, "X-Own", "o")
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestJSONRequestCredential(t *testing.T) {
 	target := Target{BaseURL: "http://127.0.0.1:9/v1", Model: "m",
 		Provider: Provider{ExtraHeaders: map[string]string{"X-Api-Key": "provider's"}}}
 	for _, secret := range []string{"", "sk-short", strings.Repeat("t", 300)} {
-		req, err := r.JSON(context.Background(), target, Call{Body: []byte(`{"model":"m"}`)}, "/messages", "ua",
+		req, err := r.JSON(context.Background(), new(target), Call{Body: []byte(`{"model":"m"}`)}, "/messages", "ua",
 			Credential{Name: "X-Api-Key", Secret: secret})
 		if err != nil {
 			t.Fatal(err)

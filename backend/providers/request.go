@@ -22,7 +22,7 @@ import (
 // no client header is copied. The shared headers and own take one allocation
 // for all their values. (Requests.JSON builds the same request without
 // parsing the URL each time.)
-func NewJSONRequest(ctx context.Context, t Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
+func NewJSONRequest(ctx context.Context, t *Target, c Call, path, userAgent string, own ...string) (*http.Request, error) {
 	var r Requests
 	return r.JSON(ctx, t, c, path, userAgent, Credential{}, own...)
 }
@@ -81,11 +81,19 @@ type Credential struct{ Name, Prefix, Secret string }
 // executor's credential header cred (set last, replacing any of its name).
 // The request's URL, header values, credential header and body reader share
 // one allocation.
-func (r *Requests) JSON(ctx context.Context, t Target, c Call, path, userAgent string, cred Credential, own ...string) (*http.Request, error) {
+func (r *Requests) JSON(ctx context.Context, t *Target, c Call, path, userAgent string, cred Credential, own ...string) (*http.Request, error) {
 	body, err := modelSplice(c.Body, t.Model)
 	if err != nil {
 		return nil, err
 	}
+	return r.build(ctx, t, &c, body, path, userAgent, cred, own)
+}
+
+// build is JSON once the body is spliced. Out of line, so the JSON scan of
+// modelSplice runs on a small frame (a streaming request's stack stays small).
+//
+//go:noinline
+func (r *Requests) build(ctx context.Context, t *Target, c *Call, body splice, path, userAgent string, cred Credential, own []string) (*http.Request, error) {
 	u, err := r.url(t.BaseURL, path)
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func TestJSONRequestBodyIsWithModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, err := r.JSON(context.Background(), Target{BaseURL: "http://127.0.0.1:9", Model: c.model},
+		req, err := r.JSON(context.Background(), &Target{BaseURL: "http://127.0.0.1:9", Model: c.model},
 			Call{Body: []byte(c.body)}, "/v1", "ua", Credential{})
 		if err != nil {
 			t.Fatal(err)

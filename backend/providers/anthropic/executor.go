@@ -27,7 +27,7 @@ func New(client providers.Doer, userAgent string) *Executor {
 }
 
 // Do posts the call to <base>/messages with an API key or an OAuth bearer token.
-func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	cred := providers.Credential{Name: "X-Api-Key", Secret: t.Secret}
 	if t.AuthType == "oauth" {
 		cred = providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret}

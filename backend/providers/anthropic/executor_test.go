@@ -63,7 +63,7 @@ func TestDoProtocolHeaders(t *testing.T) {
 				target.AuthType = "apikey"
 				target.Provider.ExtraHeaders = map[string]string{"anthropic-beta": "p-1"}
 			}
-			resp, err := e.Do(context.Background(), target,
+			resp, err := e.Do(context.Background(), new(target),
 				providers.Call{Body: []byte(`{"model":"m"}`), Anthropic: tc.in})
 			if err != nil {
 				t.Fatal(err)

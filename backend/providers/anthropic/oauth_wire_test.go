@@ -26,7 +26,7 @@ func TestSubscriptionWire(t *testing.T) {
 		secret := "tok-" + auth
 		call := providers.Call{Body: body, Header: http.Header{"Anthropic-Usage-Limit": {"slow"}}}
 		resp, err := anthropic.New(client, "test").Do(context.Background(),
-			providers.Target{Provider: p, BaseURL: base + "/v1", Secret: secret, AuthType: auth, Model: "claude-sonnet-4-5"}, call)
+			&providers.Target{Provider: p, BaseURL: base + "/v1", Secret: secret, AuthType: auth, Model: "claude-sonnet-4-5"}, call)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,8 +58,8 @@ func Applies(t providers.Target) bool { return t.Provider.ID == "claude" && t.Au
 
 // Do sends the call, in the lane when the connection is in it, and follows
 // the wall's decisions until a response is to be handed on.
-func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
-	if !Applies(t) {
+func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
+	if !Applies(*t) {
 		return e.next.Do(ctx, t, c)
 	}
 	set := wall.Settings{LowPriority: t.Account.LowPriorityMode, AutoReset: t.Account.AutoLimitReset}
@@ -91,7 +91,7 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 			return s, d.Reason
 		})
 		if d.Action != wall.Pass && e.Observe != nil {
-			e.Observe(t, resp.Header)
+			e.Observe(*t, resp.Header)
 		}
 		switch d.Action {
 		case wall.Pass:
@@ -107,7 +107,7 @@ func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call)
 		case wall.ClaimReset:
 			resp = keep(resp)
 			resetTried = true
-			out := e.reset.Claim(ctx, t)
+			out := e.reset.Claim(ctx, *t)
 			var full bool
 			e.update(t.ConnectionID, func(s wall.State) (wall.State, string) {
 				s, full = wall.AfterReset(s, out, e.clk.Now())

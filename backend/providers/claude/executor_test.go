@@ -65,7 +65,7 @@ func (r *rig) target(acc providers.Account) providers.Target {
 func (r *rig) do(t *testing.T, acc providers.Account) (int, string) {
 	t.Helper()
 	body := `{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`
-	resp, err := r.exec.Do(context.Background(), r.target(acc), providers.Call{Body: []byte(body), FirstByteDeadline: r.clk.Now().Add(10 * time.Minute)})
+	resp, err := r.exec.Do(context.Background(), new(r.target(acc)), providers.Call{Body: []byte(body), FirstByteDeadline: r.clk.Now().Add(10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func Body(body []byte) ([]byte, error) {
 
 // Do posts the call to <base>/responses. A non-streaming call is answered with
 // the stream's final response object as a JSON body.
-func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	body, err := Body(c.Body)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func TestNonStreamingCallGetsTheFinalResponse(t *testing.T) {
 	defer up.Close()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	resp, err := codex.New(client, "test").Do(context.Background(), target(base+"/backend-api/codex"), providers.Call{Body: []byte(req)})
+	resp, err := codex.New(client, "test").Do(context.Background(), new(target(base+"/backend-api/codex")), providers.Call{Body: []byte(req)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestNonStreamingFailures(t *testing.T) {
 	}))
 	defer srv.Close()
 	client := srv.Client()
-	resp, err := codex.New(client, "test").Do(context.Background(), target(srv.URL+"/failed"), providers.Call{Body: []byte(req)})
+	resp, err := codex.New(client, "test").Do(context.Background(), new(target(srv.URL+"/failed")), providers.Call{Body: []byte(req)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestNonStreamingFailures(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || gjson.GetBytes(body, "error.code").String() != "server_error" {
 		t.Fatalf("failed: %d %s", resp.StatusCode, body)
 	}
-	if _, err := codex.New(client, "test").Do(context.Background(), target(srv.URL+"/cut"), providers.Call{Body: []byte(req)}); !errors.Is(err, codex.ErrIncomplete) {
+	if _, err := codex.New(client, "test").Do(context.Background(), new(target(srv.URL+"/cut")), providers.Call{Body: []byte(req)}); !errors.Is(err, codex.ErrIncomplete) {
 		t.Fatalf("cut stream: %v", err)
 	}
 }

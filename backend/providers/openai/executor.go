@@ -23,7 +23,7 @@ func New(client providers.Doer, userAgent string) *Executor {
 }
 
 // Do posts the call to <base>/chat/completions with bearer auth.
-func (e *Executor) Do(ctx context.Context, t providers.Target, c providers.Call) (*http.Response, error) {
+func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	req, err := e.reqs.JSON(ctx, t, c, "/chat/completions", e.userAgent,
 		providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret})
 	if err != nil {

@@ -379,3 +379,25 @@ func classifyResponses(event, json string) watchdog.Frame {
 	}
 	return frame(watchdog.Metadata, 0)
 }
+
+// DeltaText is the assistant text one content event of an upstream stream in
+// format f carries: choices[0].delta.content of a Chat chunk, delta.text of a
+// Messages content_block_delta ("" otherwise). It reads data with this
+// package's scanner: no parse by a general JSON library, and a shallow stack
+// under the relay's frames. The text is a view of data unless it had escapes:
+// the caller copies what it keeps.
+func DeltaText(f translate.Format, event string, data []byte) string {
+	json := unsafe.String(unsafe.SliceData(data), len(data))
+	if f == translate.Messages {
+		if event != "content_block_delta" && str(member(json, "type")) != "content_block_delta" {
+			return ""
+		}
+		return str(path(json, "delta", "text"))
+	}
+	var first string
+	elements(member(json, "choices"), func(tail string) int {
+		first = value(tail)
+		return -1
+	})
+	return str(path(first, "delta", "content"))
+}

@@ -1,0 +1,88 @@
+package frames_test
+
+import (
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/frames"
+)
+
+// gjsonDeltaText is the reference DeltaText replaced: the same text read by
+// a general JSON library.
+func gjsonDeltaText(f translate.Format, event string, data []byte) string {
+	if f == translate.Messages {
+		if event == "content_block_delta" || gjson.GetBytes(data, "type").String() == "content_block_delta" {
+			return gjson.GetBytes(data, "delta.text").String()
+		}
+		return ""
+	}
+	return gjson.GetBytes(data, "choices.0.delta.content").String()
+}
+
+var deltaTextCases = []struct {
+	name  string
+	f     translate.Format
+	event string
+	data  string
+	want  string
+}{
+	{"chat content", translate.Chat, "", `{"choices":[{"index":0,"delta":{"content":"word "}}]}`, "word "},
+	{"chat escapes", translate.Chat, "", `{"choices":[{"delta":{"content":"a\nb \"q\" \u00e9\ud83d\ude00"}}]}`, "a\nb \"q\" é😀"},
+	{"chat second choice ignored", translate.Chat, "", `{"choices":[{"delta":{}},{"delta":{"content":"x"}}]}`, ""},
+	{"chat role only", translate.Chat, "", `{"choices":[{"delta":{"role":"assistant"}}]}`, ""},
+	{"chat null content", translate.Chat, "", `{"choices":[{"delta":{"content":null}}]}`, ""},
+	{"chat no choices", translate.Chat, "", `{"usage":{"prompt_tokens":1}}`, ""},
+	{"chat choices not an array", translate.Chat, "", `{"choices":{"delta":{"content":"x"}}}`, ""},
+	{"chat content after nested values", translate.Chat, "", `{"id":"c","x":[1,{"y":[2]}],"choices":[{"logprobs":{"a":[1]},"delta":{"tool_calls":[],"content":"ok"}}]}`, "ok"},
+	{"chat white space", translate.Chat, "", "{ \"choices\" : [ { \"delta\" : { \"content\" : \"sp\" } } ] }", "sp"},
+	{"messages delta by event", translate.Messages, "content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`, "hi"},
+	{"messages delta by type", translate.Messages, "", `{"type":"content_block_delta","delta":{"text":"a\tb"}}`, "a\tb"},
+	{"messages other event", translate.Messages, "message_delta", `{"type":"message_delta","delta":{"text":"no"}}`, ""},
+	{"messages tool input", translate.Messages, "content_block_delta", `{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{}"}}`, ""},
+}
+
+func TestDeltaText(t *testing.T) {
+	for _, c := range deltaTextCases {
+		t.Run(c.name, func(t *testing.T) {
+			got := frames.DeltaText(c.f, c.event, []byte(c.data))
+			if got != c.want {
+				t.Fatalf("DeltaText = %q, want %q", got, c.want)
+			}
+			if ref := gjsonDeltaText(c.f, c.event, []byte(c.data)); ref != c.want {
+				t.Fatalf("the gjson reference reads %q, the case wants %q", ref, c.want)
+			}
+		})
+	}
+}
+
+// FuzzDeltaText: on valid JSON whose text is a string where the formats put
+// it (choices an array, for Chat), the scanner reads the text gjson reads;
+// elsewhere it reads nothing; on any bytes it does not panic.
+func FuzzDeltaText(f *testing.F) {
+	for _, c := range deltaTextCases {
+		f.Add(c.data, c.event, c.f == translate.Messages)
+	}
+	f.Fuzz(func(t *testing.T, data, event string, messages bool) {
+		format, at := translate.Chat, "choices.0.delta.content"
+		if messages {
+			format, at = translate.Messages, "delta.text"
+		}
+		got := frames.DeltaText(format, event, []byte(data))
+		if !gjson.Valid(data) {
+			return
+		}
+		ref := gjson.Get(data, at)
+		switch {
+		case !messages && !gjson.Get(data, "choices").IsArray(), ref.Type != gjson.String:
+			if got != "" {
+				t.Fatalf("DeltaText(%q) = %q where no text string is", data, got)
+			}
+		default:
+			if want := gjsonDeltaText(format, event, []byte(data)); got != want {
+				t.Fatalf("DeltaText(%q) = %q, gjson %q", data, got, want)
+			}
+		}
+	})
+}
