@@ -17,7 +17,7 @@ HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
-.PHONY: all build build-desktop frontend install run run-headless test test-go test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -61,6 +61,13 @@ vet:
 # Unit, integration and end-to-end (real binary) Go tests, with the race detector.
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
+	$(MAKE) test-pins
+
+# The measurements the race detector would distort (allocation pins, the
+# stack an open stream holds): the packages with //go:build !race tests.
+PIN_PKGS := $(shell grep -rl --include='*_test.go' '^//go:build !race' backend tests | xargs -n1 dirname | sort -u | sed 's|^|./|')
+test-pins:
+	CGO_ENABLED=0 $(GO) test -count=1 -timeout 5m $(PIN_PKGS)
 
 # The real clients (Claude Code, Codex CLI, the OpenAI and Anthropic SDKs,
 # pinned in tests/clients/package-lock.json) against the built binary and the

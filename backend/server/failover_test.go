@@ -52,6 +52,12 @@ func TestFailoverJSONAndStream(t *testing.T) {
 				if got, want := resp.Header.Get("X-OmniRoute-Attempts"), itoa(f.primaryHits+1); got != want {
 					t.Fatalf("attempts header %q, want %s", got, want)
 				}
+				// The gateway's own Date (formatted once a second), the only one.
+				if d := resp.Header.Values("Date"); len(d) != 1 {
+					t.Fatalf("Date headers %q, want one", d)
+				} else if at, err := http.ParseTime(d[0]); err != nil || time.Since(at).Abs() > time.Minute {
+					t.Fatalf("Date %q (%v) is not now", d[0], err)
+				}
 				if !strings.Contains(string(body), "key-b") && !(stream && strings.Contains(string(body), "ey-b")) {
 					t.Fatalf("answer not from key-b: %s", body)
 				}
