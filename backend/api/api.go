@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,7 @@ type API struct {
 	token        string
 	allowedHosts []string
 	paused       atomic.Bool
+	edges        sync.Pool // response writer wrappers (*edgeWriter), reused after their handler
 	log          *slog.Logger
 	leaseView    leaseView
 	// muxOnly routes every request through gorilla/mux, without the exact-path

@@ -60,9 +60,14 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 
 func (b *trackedBody) complete() bool { return b.eof || b.declared >= 0 && b.n >= b.declared }
 
-// edge wraps w and r.Body for the refusal rule above.
-func edge(w http.ResponseWriter, r *http.Request) *edgeWriter {
-	e := &edgeWriter{ResponseWriter: w}
+// edge wraps w and r.Body for the refusal rule above, in a writer from the
+// API's pool (see releaseEdge).
+func (a *API) edge(w http.ResponseWriter, r *http.Request) *edgeWriter {
+	e, _ := a.edges.Get().(*edgeWriter)
+	if e == nil {
+		e = new(edgeWriter)
+	}
+	*e = edgeWriter{ResponseWriter: w}
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 		e.tracked = trackedBody{ReadCloser: r.Body, req: r, declared: r.ContentLength}
 		e.body = &e.tracked
@@ -118,4 +123,16 @@ func (a *API) readManagementBody(w http.ResponseWriter, r *http.Request) bool {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	return true
+}
+
+// releaseEdge gives e back to the pool once the handler has returned, unless
+// the request still reads its body through it (a body not read to its end:
+// the server may drain it through r.Body after the handler). Nothing else
+// keeps a writer past its handler.
+func (a *API) releaseEdge(e *edgeWriter, r *http.Request) {
+	if e.body != nil && r.Body == e.body {
+		return
+	}
+	*e = edgeWriter{}
+	a.edges.Put(e)
 }

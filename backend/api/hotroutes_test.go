@@ -182,7 +182,7 @@ func TestReadBodyIsHandedBack(t *testing.T) {
 	for _, full := range []bool{true, false} {
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
 		orig := r.Body
-		e := edge(httptest.NewRecorder(), r)
+		e := (&API{}).edge(httptest.NewRecorder(), r)
 		buf := make([]byte, 4)
 		if full {
 			buf = make([]byte, 64)

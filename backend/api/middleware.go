@@ -64,7 +64,8 @@ func (a *API) guard(next http.Handler) http.Handler {
 		// A keep-alive connection may carry the write deadline of its previous
 		// request (handlers bound their writes to slow readers): start clean.
 		_ = httpx.SetWriteDeadline(w, time.Time{})
-		w = edge(w, r)
+		e := a.edge(w, r)
+		w = e
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -78,6 +79,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+		a.releaseEdge(e, r)
 	})
 }
 

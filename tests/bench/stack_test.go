@@ -128,10 +128,11 @@ func TestStreamStackFitsEightKiB(t *testing.T) {
 	viaGateway := stackPerStream(t, gw, up, n)
 	t.Logf("stack per open stream: direct %.0f B; in the middle: proxy %.0f B, gateway %.0f B",
 		viaDirect, viaProxy-viaDirect, viaGateway-viaDirect)
-	// Measured in the middle: 5.5-7.5 KiB for the gateway (the proxy 6-10),
-	// and 14.5-16 KiB when the request goroutine needed 16 KiB; 11 KiB
-	// splits the two with room for the measurement's noise.
-	if middle := viaGateway - viaDirect; middle > 11<<10 {
-		t.Errorf("an open stream through the gateway holds %.0f B of stack in the gateway, want at most %d", middle, 11<<10)
+	// Measured in the middle: 5.5-9 KiB for the gateway (the proxy 6-11),
+	// and 14-18.5 KiB when the request goroutine needed 16 KiB (before the
+	// frames were cut, and once since: a 3.5 KB literal on the frame that
+	// decodes the body); 12 KiB splits the two.
+	if middle := viaGateway - viaDirect; middle > 12<<10 {
+		t.Errorf("an open stream through the gateway holds %.0f B of stack in the gateway, want at most %d", middle, 12<<10)
 	}
 }
