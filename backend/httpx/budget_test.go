@@ -124,10 +124,11 @@ func status(t *testing.T, c net.Conn) int {
 	return resp.StatusCode
 }
 
-// budgetServer answers 204 once it has the whole body, else the error.
-func budgetServer(t *testing.T, budget *Budget) string {
+// budgetServer answers 204 once it has the whole body, else the error; a
+// body the budget refuses waits up to wait.
+func budgetServer(t *testing.T, budget *Budget, wait time.Duration) string {
 	return serve(t, func(w http.ResponseWriter, r *http.Request) {
-		_, release, err := ReadBodyLimited(w, r, BodyLimits{Max: 1 << 20, Timeout: 5 * time.Second, Budget: budget, Wait: 4 * time.Second})
+		_, release, err := ReadBodyLimited(w, r, BodyLimits{Max: 1 << 20, Timeout: 5 * time.Second, Budget: budget, Wait: wait})
 		release()
 		if err != nil {
 			WriteError(w, err)
@@ -144,7 +145,7 @@ func budgetServer(t *testing.T, budget *Budget) string {
 func TestRefusedReadsDoNotStarveTheRest(t *testing.T) {
 	const size = 150 << 10
 	budget := NewBudget(func() int64 { return 200 << 10 })
-	addr := budgetServer(t, budget)
+	addr := budgetServer(t, budget, 4*time.Second)
 	body := strings.Repeat("a", size)
 	a := rawBody(t, addr, size, body[:chunk+1])
 	eventually(t, "A holds two steps", func() bool { return budget.Used() == 2*chunk })
@@ -166,7 +167,7 @@ func TestRefusedReadsDoNotStarveTheRest(t *testing.T) {
 // (before, it was refused 503 although the two were never needed at once).
 func TestWaitingReadIsServedWhenRoomComes(t *testing.T) {
 	budget := NewBudget(func() int64 { return 200 << 10 })
-	addr := budgetServer(t, budget)
+	addr := budgetServer(t, budget, 4*time.Second)
 	body := strings.Repeat("a", 150<<10)
 	a := rawBody(t, addr, 2*chunk, body[:chunk+1]) // A fits in two steps
 	eventually(t, "A holds two steps", func() bool { return budget.Used() == 2*chunk })
@@ -191,15 +192,7 @@ func TestWaitingReadIsServedWhenRoomComes(t *testing.T) {
 func TestBudgetWaitEndsIn503(t *testing.T) {
 	budget := NewBudget(func() int64 { return 100 << 10 })
 	budget.take(90 << 10) // a body that is never released
-	addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		_, release, err := ReadBodyLimited(w, r, BodyLimits{Max: 1 << 20, Timeout: 5 * time.Second, Budget: budget, Wait: 50 * time.Millisecond})
-		release()
-		if err != nil {
-			WriteError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+	addr := budgetServer(t, budget, 50*time.Millisecond)
 	body := strings.Repeat("a", 50<<10)
 	resp, b := exchange(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 51200\r\n\r\n"+body)
 	if resp.StatusCode != http.StatusServiceUnavailable || codeOf(t, b) != "GATEWAY_SATURATED" || resp.Header.Get("Retry-After") == "" {
