@@ -738,3 +738,66 @@ func TestErrorsMapToTheEnvelope(t *testing.T) {
 		t.Fatal("a WithMessage copy must match its sentinel")
 	}
 }
+
+// TestStaleViewIsReloadedOutsideTheLock: while the caller that found the
+// held-connections view stale reads the database, every other caller is
+// served the view it had at once (before, they all queued behind that query,
+// which ran under the service's lock: a slow disk stalled every request's
+// routing); the reader then publishes the new view. A local write during the
+// read keeps the read from publishing a view that misses it.
+func TestStaleViewIsReloadedOutsideTheLock(t *testing.T) {
+	s, clk, path := newService(t)
+	other := New(openStore(t, path), clk)
+	owner := newOwner()
+	if _, _, held := other.HeldBy("c1"); held { // other's view: loaded, empty
+		t.Fatal("held before any lease")
+	}
+	mustAcquire(t, s, "k1", owner, "c1")
+	clk.Advance(heldCacheTTL)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	read := other.readHeld
+	other.readHeld = func() (map[string]holder, error) {
+		close(entered)
+		<-release
+		return read()
+	}
+	reader := make(chan bool)
+	go func() { _, _, held := other.HeldBy("c1"); reader <- held }()
+	<-entered
+	served := make(chan bool)
+	go func() { _, _, held := other.HeldBy("c1"); served <- held }()
+	select {
+	case held := <-served:
+		if held {
+			t.Fatal("a caller during the reload saw a view that was not loaded yet")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a caller waited for another caller's database read")
+	}
+	close(release)
+	if !<-reader {
+		t.Fatal("the reloading caller did not get the new view")
+	}
+	if _, _, held := other.HeldBy("c1"); !held {
+		t.Fatal("the new view was not published")
+	}
+
+	// A local write during a reload: that read is not kept.
+	clk.Advance(heldCacheTTL)
+	entered, release = make(chan struct{}), make(chan struct{})
+	other.readHeld = func() (map[string]holder, error) {
+		close(entered)
+		<-release
+		return map[string]holder{}, nil // what the database held before the write
+	}
+	go func() { other.HeldBy("c1"); reader <- true }()
+	<-entered
+	other.invalidate()
+	close(release)
+	<-reader
+	other.readHeld = read
+	if _, _, held := other.HeldBy("c1"); !held {
+		t.Fatal("a read begun before a local write was kept as the view")
+	}
+}

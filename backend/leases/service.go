@@ -44,12 +44,17 @@ type Service struct {
 	held       map[string]holder // replaced wholesale, never mutated after build
 	loadedAt   time.Time
 	loaded     bool
-	refreshing bool // a background refresh of held is running (shared store)
+	refreshing bool   // a reload of held is running (in place or in the background)
+	gen        uint64 // counts local writes (invalidate): a read begun before one is not kept
+	// readHeld loads the view from the database (read; tests slow it down).
+	readHeld func() (map[string]holder, error)
 }
 
 // New returns a lease service over st, deciding with clk.
 func New(st *store.Store, clk clock.Clock) *Service {
-	return &Service{st: st, clk: clk}
+	s := &Service{st: st, clk: clk}
+	s.readHeld = s.read
+	return s
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
@@ -67,33 +72,55 @@ func (s *Service) expire(now time.Time) error {
 func (s *Service) invalidate() {
 	s.mu.Lock()
 	s.loaded = false
+	s.gen++
 	s.mu.Unlock()
 }
 
 // snapshot returns the held-connections view, reloaded from the database when
 // older than heldCacheTTL. On a read error the previous view is kept (and
-// retried after heldCacheTTL). With a shared (PostgreSQL) store a stale view
-// is refreshed in the background, one refresh at a time, and served
-// meanwhile: routing never waits on a database that may be far away or
-// unreachable. The first load, and the first after a local write, are read
-// in place.
+// retried after heldCacheTTL). The database is never read under the lock:
+// while one caller reloads a stale view, the others are served the view they
+// had (on SQLite, the caller that found it stale reads in place, so a view is
+// at most heldCacheTTL old for it; with a shared PostgreSQL store the reload
+// runs in the background, and routing never waits on a database that may be
+// far away or unreachable). The first load, and the first after a local
+// write, are read in place by every caller that needs one.
 func (s *Service) snapshot(now time.Time) map[string]holder {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.loaded && !now.Before(s.loadedAt) && now.Sub(s.loadedAt) < heldCacheTTL {
-		return s.held
+		h := s.held
+		s.mu.Unlock()
+		return h
 	}
-	if s.loaded && s.st.Shared() {
+	if s.loaded && (s.refreshing || s.st.Shared()) {
 		if !s.refreshing {
 			s.refreshing = true
 			go s.refresh()
 		}
-		return s.held
+		h := s.held
+		s.mu.Unlock()
+		return h
 	}
-	if m, err := s.read(); err == nil {
-		s.held = m
+	gen, reloading := s.gen, s.loaded
+	s.refreshing = s.refreshing || reloading
+	s.mu.Unlock()
+
+	m, err := s.readHeld()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if reloading {
+		s.refreshing = false
 	}
-	s.loadedAt, s.loaded = now, true
+	if gen == s.gen { // no local write since the read began: the view is current
+		if err == nil {
+			s.held = m
+		}
+		s.loadedAt, s.loaded = now, true
+	}
+	if err == nil {
+		return m
+	}
 	return s.held
 }
 
@@ -110,9 +137,9 @@ func (s *Service) read() (map[string]holder, error) {
 	return m, nil
 }
 
-// refresh is the background reload of a shared store's view.
+// refresh is the background reload of a shared store's stale view.
 func (s *Service) refresh() {
-	m, err := s.read()
+	m, err := s.readHeld()
 	now := s.clk.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
