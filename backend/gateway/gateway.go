@@ -87,7 +87,6 @@ type Gateway struct {
 	pendings         sync.Pool                 // client buffers of stream relays (*[]byte)
 	models           modelNames                // model names copied out of request bodies
 	timers           sync.Pool                 // attempts' timers (*attemptTimer)
-	reqs             sync.Pool                 // requests' state (*request), reused once a request has ended
 	budget           *httpx.Budget
 	// keyNames caches each target's gate and queue names (target → *keyNames).
 	keyNames     sync.Map
@@ -158,7 +157,6 @@ func New(d Deps) *Gateway {
 	g.bufs.New = func() any { b := make([]byte, streamBufSize); return &b }
 	g.smallBufs.New = func() any { b := make([]byte, streamSmallBufSize); return &b }
 	g.pendings.New = func() any { b := make([]byte, 0, pendingInitSize); return &b }
-	g.reqs.New = func() any { return new(request) }
 	g.budget = httpx.NewBudget(func() int64 {
 		set := g.general()
 		return max(set.BodyBudgetBytes, set.MaxBodyBytes) // one largest body always fits

@@ -83,7 +83,6 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 	req, err := g.begin(w, r, format, client)
 	if err == errAnswered {
 		req.releaseBody()
-		g.reqs.Put(req)
 		return
 	}
 	if err == nil {
@@ -91,7 +90,6 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 		err = g.runWithFallback(w, r, req)
 	}
 	g.end(w, req, err)
-	g.reqs.Put(req) // nothing holds it now: the log row copied what it keeps
 }
 
 // errAnswered is begin's refusal that it answered itself.
@@ -104,13 +102,9 @@ var errAnswered = errors.New("answered")
 //go:noinline
 func (g *Gateway) begin(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) (*request, error) {
 	set := g.general()
-	req, _ := g.reqs.Get().(*request)
-	if req == nil {
-		req = new(request)
-	}
-	// Cleared in place, then set field by field: a literal of the whole
-	// request would be built on this frame first (3.5 KB of stack).
-	*req = request{}
+	// Set field by field: a literal of the whole request may be built on
+	// this frame first (3.5 KB of stack under a streaming request's frames).
+	req := new(request)
 	req.start, req.client, req.format, req.tools = g.clk.Now(), client, format, -1 // its id is made with the log row
 	req.attempts = req.firstAttempts[:0]
 	if err := g.decode(w, r, req, set); err != nil {
