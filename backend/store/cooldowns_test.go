@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -86,33 +85,20 @@ func TestPostgresDecideCooldownHerdAcrossInstances(t *testing.T) {
 	if err := a.CreateConnection(&Connection{ID: "c1", Provider: "openai", Name: "a", IsActive: true}); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
 	var writes atomic.Int32
-	start := make(chan struct{})
-	for i := range 40 {
-		st := a
-		if i%2 == 1 {
-			st = b
+	acrossInstances(a, b, 40, func(st *Store) {
+		stored, wrote, err := st.DecideCooldown("c1", escalateAt(at))
+		if err != nil {
+			t.Error(err)
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			stored, wrote, err := st.DecideCooldown("c1", escalateAt(at))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if wrote {
-				writes.Add(1)
-			}
-			if stored.BackoffLevel != 1 || stored.RateLimitedUntil != at+3000 {
-				t.Errorf("a decision returned level %d until at%+d, want the one cooldown (1, at+3000)", stored.BackoffLevel, stored.RateLimitedUntil-at)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+		if wrote {
+			writes.Add(1)
+		}
+		if stored.BackoffLevel != 1 || stored.RateLimitedUntil != at+3000 {
+			t.Errorf("a decision returned level %d until at%+d, want the one cooldown (1, at+3000)", stored.BackoffLevel, stored.RateLimitedUntil-at)
+		}
+	})
 	if n := writes.Load(); n != 1 {
 		t.Fatalf("%d decisions wrote the row, want exactly 1", n)
 	}
@@ -151,21 +137,11 @@ func TestDecideBreaker(t *testing.T) {
 		}
 	})
 	a, b := twoInstances(t)
-	var wg sync.WaitGroup
-	for i := range 40 {
-		st := a
-		if i%2 == 1 {
-			st = b
+	acrossInstances(a, b, 40, func(st *Store) {
+		if _, _, err := st.DecideBreaker("p", addFailure); err != nil {
+			t.Error(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, _, err := st.DecideBreaker("p", addFailure); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	})
 	rows, err := a.Breakers()
 	if err != nil {
 		t.Fatal(err)

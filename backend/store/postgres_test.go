@@ -399,3 +399,23 @@ func twoInstances(t *testing.T) (a, b *Store) {
 	}
 	return a, b
 }
+
+// acrossInstances runs decide n times at once, alternately through a and b
+// (two instances on one database): every goroutine is started, then all are
+// let go together. It waits for them all.
+func acrossInstances(a, b *Store, n int, decide func(st *Store)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		st := a
+		if i%2 == 1 {
+			st = b
+		}
+		wg.Go(func() {
+			<-start
+			decide(st)
+		})
+	}
+	close(start)
+	wg.Wait()
+}

@@ -99,6 +99,17 @@ forget() {
 	PIDS=("${keep[@]}")
 }
 
+# reap_loadgen NAME PID: waits for loadgen run NAME; on its failure prints its
+# errors and stops the whole run.
+reap_loadgen() {
+	if ! wait "$2"; then
+		log "run.sh: loadgen $1 failed:"
+		cat "$TMP/$1.err" >&2
+		exit 1
+	fi
+	forget "$2"
+}
+
 # --- build -------------------------------------------------------------------
 cd "$ROOT"
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
@@ -187,12 +198,7 @@ loadgen() {
 		[ "$rss" -gt "$max_rss" ] && max_rss=$rss
 		sleep 0.2
 	done
-	if ! wait "$lg"; then
-		log "run.sh: loadgen $name failed:"
-		cat "$TMP/$name.err" >&2
-		exit 1
-	fi
-	forget "$lg"
+	reap_loadgen "$name" "$lg"
 	cpu1=$(cpu_ticks "$pid")
 	echo "$((cpu1 - cpu0)) $max_rss" >"$TMP/$name.gw"
 	if [ -n "${BENCH_RESULTS_DIR:-}" ]; then
@@ -358,12 +364,7 @@ slow_streams() {
 		fi
 		sleep 0.2
 	done
-	if ! wait "$lg"; then
-		log "run.sh: loadgen $name failed:"
-		cat "$TMP/$name.err" >&2
-		exit 1
-	fi
-	forget "$lg"
+	reap_loadgen "$name" "$lg"
 	sleep "$SETTLE"
 	local after ok errs p50
 	after=$(rss_kib "$pid")

@@ -67,13 +67,9 @@ type herdDB struct {
 // deadline: each one is a cooldown some instance wrote.
 func openHerdDB(t *testing.T, url, id string) *herdDB {
 	t.Helper()
+	conn := pgConn(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	for _, sql := range []string{
 		`CREATE TABLE test_cooldown_writes (seq serial PRIMARY KEY, backoff_level int, rate_limited_until bigint)`,
 		`CREATE FUNCTION test_audit_cooldown() RETURNS trigger LANGUAGE plpgsql AS $$

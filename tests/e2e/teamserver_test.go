@@ -194,7 +194,9 @@ func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
 	a.stop()
 }
 
-func activeLeases(t *testing.T, url string) int {
+// pgConn connects to the database at url for the test's own queries; the
+// connection closes when the test ends.
+func pgConn(t *testing.T, url string) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -202,7 +204,15 @@ func activeLeases(t *testing.T, url string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+func activeLeases(t *testing.T, url string) int {
+	t.Helper()
+	conn := pgConn(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM exclusive_connection_leases WHERE state = 'ACTIVE'`).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -451,13 +461,9 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 	if s := p.mustMgmt(http.StatusOK, http.MethodGet, "/api/settings", nil); s["maxAttempts"] != float64(4) {
 		t.Errorf("settings after import: maxAttempts %v, want 4", s["maxAttempts"])
 	}
+	db := pgConn(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
 	var logs int
 	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM request_logs WHERE status = 200`).Scan(&logs); err != nil {
 		t.Fatal(err)
