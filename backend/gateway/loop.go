@@ -546,6 +546,8 @@ type attemptCtx struct {
 	// and clen the digits of its Content-Length (written once).
 	served servedValues
 	clen   [20]byte
+	// call backs the upstream request's URL, header values and body reader.
+	callStore providers.CallStorage
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {
@@ -675,7 +677,7 @@ func (a *attemptCtx) callUpstream(exec providers.Executor, body []byte) (*http.R
 	g, cand := a.g, a.cand
 	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(a.fb)}
 	return cred.Do(g.egressContext(a.ctx, cand), &a.target,
-		providers.Call{Body: body, Stream: a.req.stream, Anthropic: a.codec.anthropicHeaders(a.r.Header)})
+		providers.Call{Body: body, Stream: a.req.stream, Anthropic: a.codec.anthropicHeaders(a.r.Header), Storage: &a.callStore})
 }
 
 // transportFailure classifies and records an upstream call that brought no answer.

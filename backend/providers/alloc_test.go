@@ -32,3 +32,31 @@ func TestJSONRequestAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per request, want ≤ 5", n)
 	}
 }
+
+// TestJSONRequestAllocationsWithStorage: with the call's storage in the
+// caller's memory (as the gateway's attempt keeps it), the request's own
+// storage is not an allocation: four are left.
+func TestJSONRequestAllocationsWithStorage(t *testing.T) {
+	var r Requests
+	target := Target{BaseURL: "http://127.0.0.1:9/v1", Model: "gpt-4o-mini"}
+	call := Call{Body: []byte(`{"model":"openai-compatible/gpt-4o-mini","messages":[]}`)}
+	ctx := context.Background()
+	cred := Credential{Name: "Authorization", Prefix: "Bearer ", Secret: "sk-upstream"}
+	if _, err := r.JSON(ctx, new(target), call, "/chat/completions", "ua", cred); err != nil { // fills the cache
+		t.Fatal(err)
+	}
+	stores := make([]CallStorage, 101)
+	i := 0
+	n := testing.AllocsPerRun(100, func() {
+		c := call
+		c.Storage = &stores[i]
+		i++
+		if _, err := r.JSON(ctx, new(target), c, "/chat/completions", "ua", cred); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 4 {
+		t.Fatalf("%v allocations per request with storage, want ≤ 4", n)
+	}
+}
+

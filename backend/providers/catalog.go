@@ -251,6 +251,9 @@ type Call struct {
 	// whose body passes through to an Anthropic upstream unchanged; zero
 	// otherwise. They are the only client headers that ever reach an upstream.
 	Anthropic AnthropicHeaders
+	// Storage, when set, holds the first upstream request built for the
+	// call (nil: each request allocates its own).
+	Storage *CallStorage
 }
 
 // AnthropicHeaders are the Anthropic protocol headers a Messages client sent:

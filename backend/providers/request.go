@@ -98,7 +98,7 @@ func (r *Requests) build(ctx context.Context, t *Target, c *Call, body splice, p
 	if err != nil {
 		return nil, err
 	}
-	pc := new(callStorage)
+	pc := c.Storage.take()
 	pc.url = *u // each request owns its URL, as with http.NewRequest
 	u = &pc.url
 	h := make(http.Header, 4+len(own)/2+len(t.Provider.ExtraHeaders)+len(c.Header))
@@ -145,6 +145,24 @@ func (r *Requests) build(ctx context.Context, t *Target, c *Call, body splice, p
 		req.Body, req.GetBody = rb, rb.again
 	}
 	return req.WithContext(ctx), nil
+}
+
+// CallStorage is room for one upstream request's storage in the caller's
+// own memory (the gateway keeps one in each attempt), which saves the
+// request an allocation. The first request built with it takes it; any
+// later request of the same call gets its own.
+type CallStorage struct {
+	s    callStorage
+	used bool
+}
+
+// take returns the storage if it is unused, else a new one.
+func (cs *CallStorage) take() *callStorage {
+	if cs == nil || cs.used {
+		return new(callStorage)
+	}
+	cs.used = true
+	return &cs.s
 }
 
 // callStorage is one upstream request's own storage, allocated once: its

@@ -85,3 +85,37 @@ func TestJSONRequestBodyIsWithModel(t *testing.T) {
 		}
 	}
 }
+
+// TestCallStorageIsTakenOnce: the first request built with a call's storage
+// keeps its URL, header values, credential and body reader there; a second
+// request of the same call gets storage of its own, so the first request's
+// values are never overwritten while the transport may still read them.
+func TestCallStorageIsTakenOnce(t *testing.T) {
+	var r Requests
+	var cs CallStorage
+	call := Call{Body: []byte(`{"model":"m","x":1}`), Storage: &cs}
+	cred := Credential{Name: "Authorization", Prefix: "Bearer ", Secret: "sk-one"}
+	first, err := r.JSON(context.Background(), &Target{BaseURL: "http://127.0.0.1:9/a", Model: "one"}, call, "/v1", "ua", cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.URL != &cs.s.url || !cs.used {
+		t.Fatalf("the first request does not use the call's storage (URL %p, storage %p)", first.URL, &cs.s.url)
+	}
+	cred.Secret = "sk-two"
+	second, err := r.JSON(context.Background(), &Target{BaseURL: "http://127.0.0.1:9/b", Model: "two"}, call, "/v1", "ua", cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.URL == first.URL {
+		t.Fatal("the second request shares the first one's storage")
+	}
+	if got := first.URL.String() + " " + first.Header.Get("Authorization"); got != "http://127.0.0.1:9/a/v1 Bearer sk-one" {
+		t.Errorf("first request after the second was built: %s", got)
+	}
+	b, _ := io.ReadAll(first.Body)
+	if gjson.GetBytes(b, "model").String() != "one" {
+		t.Errorf("first request body after the second was built: %s", b)
+	}
+}
+
