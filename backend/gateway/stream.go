@@ -19,11 +19,13 @@ import (
 	"omniroute/backend/translate/sse"
 )
 
-// A stream is read into a small buffer first (streamSmallBufSize): it is
-// held while the relay waits for the upstream, and a model's events come a
-// few hundred bytes at a time, so 1,000 open streams hold 2 MiB, not 32.
-// A read that fills it shows a faster upstream: the stream moves to the
-// large buffer (streamBufSize) for the rest of its life. Both are pooled.
+// A stream is read into a small buffer first (streamSmallBufSize), and a
+// model's events come a few hundred bytes at a time. While it is small the
+// relay waits for the upstream on a one-byte read into the stream state and
+// takes the buffer from its pool only for what arrived, so 1,000 open slow
+// streams hold no read buffer (readSmall). A read that fills it shows a
+// faster upstream: the stream moves to the large buffer (streamBufSize),
+// held for the rest of its life. Both are pooled.
 const (
 	streamSmallBufSize = 2 << 10
 	streamBufSize      = 32 << 10
@@ -70,6 +72,7 @@ type streamState struct {
 	parser    sse.Parser // the upstream's events (here, not on the relay's stack)
 	readBuf   *[]byte    // the upstream read buffer (pump), from a pool
 	readLarge bool       // readBuf is a large one
+	probe     [1]byte    // a slow stream's wait for its next byte (readSmall)
 	a         *attemptCtx
 	tr        translate.StreamTranslator
 	watchMu   sync.Mutex
@@ -170,10 +173,17 @@ func (s *streamState) release() {
 // client that stopped reading.
 func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 	a := s.a
-	buf := s.takeReadBuf()
+	var buf []byte
 	parser := &s.parser
 	for {
-		n, err := resp.Body.Read(buf)
+		var n int
+		var err error
+		if s.readLarge {
+			n, err = resp.Body.Read(buf)
+		} else {
+			n, err = s.readSmall(resp.Body)
+			buf = s.readBytes()
+		}
 		s.hold()
 		if n > 0 {
 			if perr := parser.Feed(buf[:n], s.handle); perr != nil && s.streamErr == nil {
@@ -210,15 +220,40 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 		if len(s.pending) == 0 {
 			s.release() // nothing held while the upstream is silent
 		}
-		if n == len(buf) && !s.readLarge { // a fast upstream: read more at a time from now on
+		switch {
+		case s.readLarge:
+		case n > 0 && n == len(buf): // a fast upstream: read more at a time from now on
 			buf = s.growReadBuf()
+		default:
+			s.putReadBuf() // the parser keeps no view of it
 		}
 	}
 }
 
-// takeReadBuf takes the stream's small read buffer from the pool.
-func (s *streamState) takeReadBuf() []byte {
-	s.readBuf, s.readLarge = s.a.g.smallBufs.Get().(*[]byte), false
+// readSmall is a read of a slow stream: it waits for the upstream's next byte
+// in the stream state, then takes the small buffer from its pool and reads
+// into it whatever else has arrived (the transport has it buffered: no wait).
+// A stream waiting for its upstream thus holds no read buffer.
+func (s *streamState) readSmall(body io.Reader) (int, error) {
+	n, err := body.Read(s.probe[:])
+	if n == 0 {
+		return 0, err
+	}
+	s.readBuf = s.a.g.smallBufs.Get().(*[]byte)
+	buf := *s.readBuf
+	buf[0] = s.probe[0]
+	if err != nil {
+		return 1, err
+	}
+	m, err := body.Read(buf[1:])
+	return 1 + m, err
+}
+
+// readBytes is the read buffer the stream holds (nil when it holds none).
+func (s *streamState) readBytes() []byte {
+	if s.readBuf == nil {
+		return nil
+	}
 	return *s.readBuf
 }
 
@@ -229,12 +264,15 @@ func (s *streamState) growReadBuf() []byte {
 	return *s.readBuf
 }
 
-// putReadBuf gives the read buffer back to its pool (the relay needs none
-// after pump returns; a panic leaves it to the collector).
+// putReadBuf gives the read buffer, if the stream holds one, back to its
+// pool (the relay needs none after pump returns; a panic leaves it to the
+// collector).
 func (s *streamState) putReadBuf() {
-	if s.readLarge {
+	switch {
+	case s.readBuf == nil:
+	case s.readLarge:
 		s.a.g.bufs.Put(s.readBuf)
-	} else {
+	default:
 		s.a.g.smallBufs.Put(s.readBuf)
 	}
 	s.readBuf = nil

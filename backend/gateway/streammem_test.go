@@ -11,19 +11,25 @@ import (
 	"omniroute/backend/translate"
 )
 
-// eventReader hands out an upstream stream one SSE event per Read, as a slow
-// upstream does, and calls waiting before every Read after the first: the
-// moment the relay is blocked waiting for the upstream.
+// eventReader hands out an upstream stream as a slow upstream does: a Read
+// returns at most the rest of one SSE event, and a Read that starts the next
+// event (after the first) is where the relay waits for the upstream: waiting
+// is called then, and waits counts those Reads.
 type eventReader struct {
 	events  [][]byte
 	waiting func()
 	reads   int
+	waits   int
+	between bool  // the last Read ended an event
 	sizes   []int // the buffer size of each Read
 }
 
 func (r *eventReader) Read(p []byte) (int, error) {
-	if r.reads > 0 && r.waiting != nil {
-		r.waiting()
+	if r.between {
+		r.waits++
+		if r.waiting != nil {
+			r.waiting()
+		}
 	}
 	r.reads++
 	r.sizes = append(r.sizes, len(p))
@@ -31,7 +37,8 @@ func (r *eventReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	n := copy(p, r.events[0])
-	if r.events[0] = r.events[0][n:]; len(r.events[0]) == 0 {
+	r.events[0] = r.events[0][n:]
+	if r.between = len(r.events[0]) == 0; r.between {
 		r.events = r.events[1:]
 	}
 	return n, nil
@@ -48,11 +55,11 @@ func (w *recordingWriter) Write(p []byte) (int, error) { return w.got.Write(p) }
 func (w *recordingWriter) WriteHeader(int)             {}
 func (w *recordingWriter) Flush()                      {}
 
-// An open stream waiting for its upstream holds no pooled client buffer
-// (with many slow streams open, that buffer would be paid per stream), and
-// what reaches the client is still exactly what the upstream sent, for a
-// same-format and a translated relay alike.
-func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
+// An open stream waiting for its upstream holds no pooled client buffer and
+// no read buffer (with many slow streams open, they would be paid per
+// stream), and what reaches the client is still exactly what the upstream
+// sent, for a same-format and a translated relay alike.
+func TestStreamHoldsNoBufferWhileWaiting(t *testing.T) {
 	for _, client := range []translate.Format{translate.Chat, translate.Messages} {
 		t.Run(string(client), func(t *testing.T) {
 			g := benchGateway()
@@ -69,10 +76,13 @@ func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
 				codec: newCodec(client, conn.Provider.Format)}
 			s := a.newStreamState()
 			s.rc, s.committed = http.NewResponseController(w), true
-			held := 0
+			held, heldRead := 0, 0
 			body := &eventReader{events: events, waiting: func() {
 				if s.pendingBuf != nil || s.pending != nil {
 					held++
+				}
+				if s.readBuf != nil {
+					heldRead++
 				}
 			}}
 			err, gone := s.pump(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)})
@@ -84,11 +94,14 @@ func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
 				_ = a.send(s.rc, s.pending)
 			}
 			s.release()
-			if body.reads != len(events)+1 {
-				t.Fatalf("%d reads for %d events", body.reads, len(events))
+			if body.waits != len(events) {
+				t.Fatalf("%d waits for the upstream for %d events", body.waits, len(events))
 			}
 			if held != 0 {
-				t.Fatalf("a client buffer was held during %d of %d waits for the upstream", held, body.reads-1)
+				t.Fatalf("a client buffer was held during %d of %d waits for the upstream", held, body.waits)
+			}
+			if heldRead != 0 {
+				t.Fatalf("a read buffer was held during %d of %d waits for the upstream", heldRead, body.waits)
 			}
 			if client == translate.Chat && !bytes.Equal(w.got.Bytes(), up) {
 				t.Fatalf("client got\n%s\nwant the upstream's bytes\n%s", w.got.Bytes(), up)
@@ -100,9 +113,10 @@ func TestStreamHoldsNoClientBufferWhileWaiting(t *testing.T) {
 	}
 }
 
-// A slow stream is read into the small buffer for its whole life (1,000 open
-// streams hold 4 KiB each while they wait, not 32); a read that fills it moves
-// the stream to the large buffer, and the bytes still arrive whole.
+// A slow stream waits for each event on a one-byte read and takes the small
+// buffer for the rest of it, for its whole life (1,000 open streams hold no
+// read buffer while they wait, not 32 KiB each); a read that fills the small
+// buffer moves the stream to the large one, and the bytes still arrive whole.
 func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
 	big := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"` +
 		string(bytes.Repeat([]byte("x"), 2*streamSmallBufSize)) + `"},"finish_reason":null}]}` + "\n\n"
@@ -112,8 +126,8 @@ func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
 		sizes  []int  // the buffer size of the first reads
 		resize int    // the read from which the large buffer is used (0: never)
 	}{
-		{"slow events", "", []int{streamSmallBufSize, streamSmallBufSize, streamSmallBufSize}, 0},
-		{"one event larger than the small buffer", big, []int{streamSmallBufSize, streamBufSize}, 1},
+		{"slow events", "", []int{1, streamSmallBufSize - 1, 1, streamSmallBufSize - 1, 1, streamSmallBufSize - 1}, 0},
+		{"one event larger than the small buffer", big, []int{1, streamSmallBufSize - 1, streamBufSize}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
