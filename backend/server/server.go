@@ -438,10 +438,12 @@ func categoryOf(catalog *providers.Catalog, breakerKey string) string {
 }
 
 // newTransport pools keep-alive connections per upstream host. An HTTP/1.1
-// upstream connection holds its write buffer as long as it lives (an open
-// stream, an idle keep-alive); a request is written once, so 2 KiB (headers
-// with a long OAuth token fit; a larger body is written past it) instead of
-// the default 4 KiB.
+// upstream connection holds its read and write buffers as long as it lives
+// (an open stream, an idle keep-alive), so each is 2 KiB instead of the
+// default 4 KiB: a request is written once (headers with a long OAuth token
+// fit; a larger body is written past the buffer), an answer's headers fit
+// (a longer header block takes more than one read), and a body is read in
+// pieces of at most 2 KiB, or straight into a larger read.
 func newTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -453,6 +455,7 @@ func newTransport() *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		WriteBufferSize:       2 << 10,
+		ReadBufferSize:        2 << 10,
 	}
 }
 
