@@ -22,6 +22,7 @@ type Event struct {
 type Bus struct {
 	mu     sync.Mutex
 	subs   map[*Subscription]struct{}
+	count  atomic.Int64 // len(subs), read without the lock before every publish
 	nextID atomic.Uint64
 	now    func() time.Time
 }
@@ -46,6 +47,7 @@ func (b *Bus) Subscribe(n int) *Subscription {
 	s := &Subscription{C: c, c: c, bus: b}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
+	b.count.Store(int64(len(b.subs)))
 	b.mu.Unlock()
 	return s
 }
@@ -55,6 +57,7 @@ func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.bus.mu.Lock()
 		delete(s.bus.subs, s)
+		s.bus.count.Store(int64(len(s.bus.subs)))
 		s.bus.mu.Unlock()
 	})
 }
@@ -71,6 +74,14 @@ func (b *Bus) Publish(typ string, data any) {
 	if err != nil {
 		return
 	}
+	b.PublishJSON(typ, raw)
+}
+
+// PublishJSON sends an event of type typ carrying raw, a JSON value the
+// caller encoded itself and no longer modifies (the subscribers keep it):
+// for events published on the request path, where a map and reflection per
+// request would cost more than the request's own work.
+func (b *Bus) PublishJSON(typ string, raw []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.subs) == 0 {
@@ -87,8 +98,4 @@ func (b *Bus) Publish(typ string, data any) {
 }
 
 // Subscribers reports the number of live subscriptions.
-func (b *Bus) Subscribers() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.subs)
-}
+func (b *Bus) Subscribers() int { return int(b.count.Load()) }

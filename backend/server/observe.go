@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
+	"omniroute/backend/translate"
 )
 
 // publisher turns state changes into bus events for the dashboard and the tray,
@@ -138,9 +139,27 @@ func (r requestLogs) Log(l store.RequestLog) {
 	if r.p.bus.Subscribers() == 0 {
 		return
 	}
-	r.p.bus.Publish("request", map[string]any{"requestId": l.RequestID, "model": l.Model, "status": l.Status,
-		"connectionId": l.ConnectionID, "provider": l.Provider, "attempts": l.AttemptCount, "attemptCount": l.AttemptCount, "latencyMs": l.LatencyMs,
-		"errorCode": l.ErrorCode, "stream": l.Stream, "queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": l.QueueReason})
+	r.p.bus.PublishJSON("request", appendRequestEvent(make([]byte, 0, 384), &l))
+}
+
+// appendRequestEvent appends the live log's "request" event: a summary of the
+// row, encoded by hand (with the dashboard open, every request publishes one:
+// no map and no reflection on the request path).
+func appendRequestEvent(b []byte, l *store.RequestLog) []byte {
+	b = translate.AppendJSONString(append(b, `{"requestId":`...), l.RequestID)
+	b = translate.AppendJSONString(append(b, `,"model":`...), l.Model)
+	b = strconv.AppendInt(append(b, `,"status":`...), int64(l.Status), 10)
+	b = translate.AppendJSONString(append(b, `,"connectionId":`...), l.ConnectionID)
+	b = translate.AppendJSONString(append(b, `,"provider":`...), l.Provider)
+	b = strconv.AppendInt(append(b, `,"attempts":`...), int64(l.AttemptCount), 10)
+	b = strconv.AppendInt(append(b, `,"attemptCount":`...), int64(l.AttemptCount), 10)
+	b = strconv.AppendInt(append(b, `,"latencyMs":`...), l.LatencyMs, 10)
+	b = translate.AppendJSONString(append(b, `,"errorCode":`...), l.ErrorCode)
+	b = strconv.AppendBool(append(b, `,"stream":`...), l.Stream)
+	b = strconv.AppendInt(append(b, `,"queueMs":`...), l.QueueMs, 10)
+	b = strconv.AppendInt(append(b, `,"upstreamMs":`...), max(l.LatencyMs-l.QueueMs, 0), 10)
+	b = translate.AppendJSONString(append(b, `,"queueReason":`...), l.QueueReason)
+	return append(b, '}')
 }
 
 // LockoutChanged implements routing.Observer.
