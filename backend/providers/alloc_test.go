@@ -59,4 +59,3 @@ func TestJSONRequestAllocationsWithStorage(t *testing.T) {
 		t.Fatalf("%v allocations per request with storage, want ≤ 4", n)
 	}
 }
-

@@ -118,4 +118,3 @@ func TestCallStorageIsTakenOnce(t *testing.T) {
 		t.Errorf("first request body after the second was built: %s", b)
 	}
 }
-
