@@ -21,6 +21,9 @@ func (a *API) hostAllowed(hostport string) bool {
 		host = h
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "127.0.0.1" || host == "::1" { // what every local client sends: no address to parse
+		return true
+	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || host == "wails.localhost" {
 		return true
 	}
