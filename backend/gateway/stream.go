@@ -176,17 +176,18 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 	var buf []byte
 	parser := &s.parser
 	for {
-		var n int
+		var got []byte
 		var err error
 		if s.readLarge {
+			var n int
 			n, err = resp.Body.Read(buf)
+			got = buf[:n]
 		} else {
-			n, err = s.readSmall(resp.Body)
-			buf = s.readBytes()
+			got, err = s.readSmall(resp.Body)
 		}
 		s.hold()
-		if n > 0 {
-			if perr := parser.Feed(buf[:n], s.handle); perr != nil && s.streamErr == nil {
+		if len(got) > 0 {
+			if perr := parser.Feed(got, s.handle); perr != nil && s.streamErr == nil {
 				s.streamErr = perr
 			}
 		}
@@ -222,7 +223,7 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 		}
 		switch {
 		case s.readLarge:
-		case n > 0 && n == len(buf): // a fast upstream: read more at a time from now on
+		case s.readBuf != nil && len(got) == len(*s.readBuf): // a fast upstream: read more at a time from now on
 			buf = s.growReadBuf()
 		default:
 			s.putReadBuf() // the parser keeps no view of it
@@ -232,29 +233,23 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 
 // readSmall is a read of a slow stream: it waits for the upstream's next byte
 // in the stream state, then takes the small buffer from its pool and reads
-// into it whatever else has arrived (the transport has it buffered: no wait).
-// A stream waiting for its upstream thus holds no read buffer.
-func (s *streamState) readSmall(body io.Reader) (int, error) {
+// into it the rest of what has arrived. A stream waiting for its upstream
+// thus holds no read buffer. The second read returns what the transport
+// has, but waits when it has nothing: so a byte that ends a line (which may
+// end an event) is returned alone, at once, and never waits for more.
+func (s *streamState) readSmall(body io.Reader) ([]byte, error) {
 	n, err := body.Read(s.probe[:])
 	if n == 0 {
-		return 0, err
+		return nil, err
+	}
+	if err != nil || s.probe[0] == '\n' || s.probe[0] == '\r' {
+		return s.probe[:1], err
 	}
 	s.readBuf = s.a.g.smallBufs.Get().(*[]byte)
 	buf := *s.readBuf
 	buf[0] = s.probe[0]
-	if err != nil {
-		return 1, err
-	}
 	m, err := body.Read(buf[1:])
-	return 1 + m, err
-}
-
-// readBytes is the read buffer the stream holds (nil when it holds none).
-func (s *streamState) readBytes() []byte {
-	if s.readBuf == nil {
-		return nil
-	}
-	return *s.readBuf
+	return buf[:1+m], err
 }
 
 // growReadBuf swaps the small read buffer for a large one.

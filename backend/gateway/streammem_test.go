@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -160,6 +161,65 @@ func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
 					t.Fatalf("read %d used a %d-byte buffer (all: %v)", i, n, body.sizes)
 				}
 			}
+			if !bytes.Equal(w.got.Bytes(), up) {
+				t.Fatalf("client got %d bytes, want the upstream's %d", w.got.Len(), len(up))
+			}
+		})
+	}
+}
+
+// segmentReader hands out an upstream stream as the network delivered it:
+// a Read returns at most the rest of the current segment, and before the
+// first Read of each segment after the first, arrived(i) runs: the moment
+// the relay waits for segment i to come.
+type segmentReader struct {
+	segs    [][]byte
+	arrived func(i int)
+	i       int
+}
+
+func (r *segmentReader) Read(p []byte) (int, error) {
+	for r.i < len(r.segs) && len(r.segs[r.i]) == 0 {
+		r.i++
+		if r.i < len(r.segs) && r.arrived != nil {
+			r.arrived(r.i)
+		}
+	}
+	if r.i == len(r.segs) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.segs[r.i])
+	r.segs[r.i] = r.segs[r.i][n:]
+	return n, nil
+}
+
+// An event whose last bytes arrive on their own is relayed as soon as they
+// arrive, before the relay waits for the upstream again: the one-byte wait
+// of a slow stream must not hold a line end back until more comes.
+func TestStreamRelaysAnEventCompletedByItsLastByte(t *testing.T) {
+	g := benchGateway()
+	conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
+		BreakerKey: "openai-compatible"}
+	up := chatStream(2)
+	first := bytes.Index(up, []byte("\n\n")) + 2
+	for _, split := range []int{1, 2} { // the blank line alone; the data line's end and the blank line
+		t.Run(fmt.Sprintf("last %d bytes alone", split), func(t *testing.T) {
+			segs := [][]byte{bytes.Clone(up[:first-split]), bytes.Clone(up[first-split : first]), bytes.Clone(up[first:])}
+			w := &recordingWriter{h: http.Header{}}
+			req := &request{format: translate.Chat, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
+			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
+				codec: newCodec(translate.Chat, conn.Provider.Format)}
+			s := a.newStreamState()
+			s.rc, s.committed = http.NewResponseController(w), true
+			body := &segmentReader{segs: segs, arrived: func(i int) {
+				if i == 2 && !bytes.Equal(w.got.Bytes(), up[:first]) {
+					t.Errorf("while waiting for the next event the client has %q, want the first event", w.got.Bytes())
+				}
+			}}
+			if err, gone := s.pump(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)}); err != io.EOF || gone {
+				t.Fatalf("relay: err %v gone %v", err, gone)
+			}
+			s.release()
 			if !bytes.Equal(w.got.Bytes(), up) {
 				t.Fatalf("client got %d bytes, want the upstream's %d", w.got.Len(), len(up))
 			}
