@@ -393,6 +393,19 @@ if [ "$SLOW_STREAMS" -gt 0 ]; then
 fi
 
 # --- report ------------------------------------------------------------------
+# median_ratio MODE: the median of the rows' CPU gateway ÷ proxy ratios of
+# MODE (json or stream) and how many rows it is of; one row moves by ±0.1–0.2×
+# on a shared machine, the median of many rounds much less.
+median_ratio() {
+	printf '%s\n' "${ROWS[@]}" | awk -F'|' -v want="$1" '{
+		m = $3; gsub(/ /, "", m); r = $11; gsub(/[ *]/, "", r); sub(/×$/, "", r)
+		if (m == want && r != "n/a") print r
+	}' | sort -n | awk '{a[NR] = $1} END {
+		if (NR == 0) { printf "none"; exit }
+		printf "%.2f× (%d rows)", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), NR
+	}'
+}
+
 cat <<EOF
 
 ## OmniRoute gateway benchmark
@@ -408,6 +421,7 @@ EOF
 printf '%s\n' "${ROWS[@]}"
 cat <<EOF
 
+- median CPU gateway ÷ proxy: JSON $(median_ratio json), stream $(median_ratio stream)
 - gateway idle RSS (startup + 2 s): $(mib "$IDLE_RSS") MiB (bare proxy: $(mib "$PROXY_IDLE_RSS") MiB)
 - gateway RSS idle again after the runs (+$SETTLE s): $(mib "$IDLE_AFTER") MiB; peak RSS (VmHWM): $(mib "$PEAK") MiB
 - CPU: utime+stime from /proc/PID/stat (CLK_TCK=$CLK_TCK) of the gateway or the proxy over its run, divided by the requests sent in it (warmup included); a stream row's CPU is per stream
