@@ -56,6 +56,21 @@ func (w *recordingWriter) Write(p []byte) (int, error) { return w.got.Write(p) }
 func (w *recordingWriter) WriteHeader(int)             {}
 func (w *recordingWriter) Flush()                      {}
 
+// committedRelay is a streamed attempt of a client of format client to an
+// OpenAI-format upstream, its client stream already committed: the relay
+// state pump runs on, and the client that records what it is sent.
+func committedRelay(client translate.Format) (*streamState, *attemptCtx, *recordingWriter) {
+	conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
+		BreakerKey: "openai-compatible"}
+	w := &recordingWriter{h: http.Header{}}
+	req := &request{format: client, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
+	a := &attemptCtx{g: benchGateway(), w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
+		codec: newCodec(client, conn.Provider.Format)}
+	s := a.newStreamState()
+	s.rc, s.committed = http.NewResponseController(w), true
+	return s, a, w
+}
+
 // An open stream waiting for its upstream holds no pooled client buffer and
 // no read buffer (with many slow streams open, they would be paid per
 // stream), and what reaches the client is still exactly what the upstream
@@ -63,20 +78,12 @@ func (w *recordingWriter) Flush()                      {}
 func TestStreamHoldsNoBufferWhileWaiting(t *testing.T) {
 	for _, client := range []translate.Format{translate.Chat, translate.Messages} {
 		t.Run(string(client), func(t *testing.T) {
-			g := benchGateway()
-			conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
-				BreakerKey: "openai-compatible"}
 			up := chatStream(5)
 			var events [][]byte
 			for ev := range bytes.SplitAfterSeq(up, []byte("\n\n")) {
 				events = append(events, bytes.Clone(ev))
 			}
-			w := &recordingWriter{h: http.Header{}}
-			req := &request{format: client, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
-			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
-				codec: newCodec(client, conn.Provider.Format)}
-			s := a.newStreamState()
-			s.rc, s.committed = http.NewResponseController(w), true
+			s, a, w := committedRelay(client)
 			held, heldRead := 0, 0
 			body := &eventReader{events: events, waiting: func() {
 				if s.pendingBuf != nil || s.pending != nil {
@@ -132,20 +139,12 @@ func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := benchGateway()
-			conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
-				BreakerKey: "openai-compatible"}
 			up := append([]byte(c.first), chatStream(5)...)
 			var events [][]byte
 			for ev := range bytes.SplitAfterSeq(up, []byte("\n\n")) {
 				events = append(events, bytes.Clone(ev))
 			}
-			w := &recordingWriter{h: http.Header{}}
-			req := &request{format: translate.Chat, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
-			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
-				codec: newCodec(translate.Chat, conn.Provider.Format)}
-			s := a.newStreamState()
-			s.rc, s.committed = http.NewResponseController(w), true
+			s, _, w := committedRelay(translate.Chat)
 			body := &eventReader{events: events}
 			if err, gone := s.pump(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(body)}); err != io.EOF || gone {
 				t.Fatalf("relay: err %v gone %v", err, gone)
@@ -197,20 +196,12 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 // arrive, before the relay waits for the upstream again: the one-byte wait
 // of a slow stream must not hold a line end back until more comes.
 func TestStreamRelaysAnEventCompletedByItsLastByte(t *testing.T) {
-	g := benchGateway()
-	conn := &routing.Conn{ID: "c1", Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI},
-		BreakerKey: "openai-compatible"}
 	up := chatStream(2)
 	first := bytes.Index(up, []byte("\n\n")) + 2
 	for _, split := range []int{1, 2} { // the blank line alone; the data line's end and the blank line
 		t.Run(fmt.Sprintf("last %d bytes alone", split), func(t *testing.T) {
 			segs := [][]byte{bytes.Clone(up[:first-split]), bytes.Clone(up[first-split : first]), bytes.Clone(up[first:])}
-			w := &recordingWriter{h: http.Header{}}
-			req := &request{format: translate.Chat, model: "openai-compatible/gpt-4o-mini", stream: true, body: chatBody, tools: -1}
-			a := &attemptCtx{g: g, w: w, req: req, cand: routing.Candidate{Conn: conn, Model: "gpt-4o-mini"},
-				codec: newCodec(translate.Chat, conn.Provider.Format)}
-			s := a.newStreamState()
-			s.rc, s.committed = http.NewResponseController(w), true
+			s, _, w := committedRelay(translate.Chat)
 			body := &segmentReader{segs: segs, arrived: func(i int) {
 				if i == 2 && !bytes.Equal(w.got.Bytes(), up[:first]) {
 					t.Errorf("while waiting for the next event the client has %q, want the first event", w.got.Bytes())
