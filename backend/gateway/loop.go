@@ -546,7 +546,7 @@ type attemptCtx struct {
 	// and clen the digits of its Content-Length (written once).
 	served servedValues
 	clen   [20]byte
-	// call backs the upstream request's URL, header values and body reader.
+	// callStore backs the upstream request's URL, header values and body reader.
 	callStore providers.CallStorage
 }
 

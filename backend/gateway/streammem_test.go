@@ -167,31 +167,6 @@ func TestStreamReadBufferGrowsOnlyForAFastUpstream(t *testing.T) {
 	}
 }
 
-// segmentReader hands out an upstream stream as the network delivered it:
-// a Read returns at most the rest of the current segment, and before the
-// first Read of each segment after the first, arrived(i) runs: the moment
-// the relay waits for segment i to come.
-type segmentReader struct {
-	segs    [][]byte
-	arrived func(i int)
-	i       int
-}
-
-func (r *segmentReader) Read(p []byte) (int, error) {
-	for r.i < len(r.segs) && len(r.segs[r.i]) == 0 {
-		r.i++
-		if r.i < len(r.segs) && r.arrived != nil {
-			r.arrived(r.i)
-		}
-	}
-	if r.i == len(r.segs) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.segs[r.i])
-	r.segs[r.i] = r.segs[r.i][n:]
-	return n, nil
-}
-
 // An event whose last bytes arrive on their own is relayed as soon as they
 // arrive, before the relay waits for the upstream again: the one-byte wait
 // of a slow stream must not hold a line end back until more comes.
@@ -202,8 +177,9 @@ func TestStreamRelaysAnEventCompletedByItsLastByte(t *testing.T) {
 		t.Run(fmt.Sprintf("last %d bytes alone", split), func(t *testing.T) {
 			segs := [][]byte{bytes.Clone(up[:first-split]), bytes.Clone(up[first-split : first]), bytes.Clone(up[first:])}
 			s, _, w := committedRelay(translate.Chat)
-			body := &segmentReader{segs: segs, arrived: func(i int) {
-				if i == 2 && !bytes.Equal(w.got.Bytes(), up[:first]) {
+			var body *eventReader // each segment is one Read's worth, as the network delivered it
+			body = &eventReader{events: segs, waiting: func() {
+				if body.waits == 2 && !bytes.Equal(w.got.Bytes(), up[:first]) { // waiting for the second event
 					t.Errorf("while waiting for the next event the client has %q, want the first event", w.got.Bytes())
 				}
 			}}
