@@ -349,12 +349,24 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 
 // PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as
 // each of its resolutions is shown.
+// On SQLite it runs on the request log's writer connection (logWriter.prune).
 func (s *Store) PruneRequestLogs(keep int) error {
-	if err := s.db.Exec(`DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`, keep).Error; err != nil {
+	if s.logs != nil {
+		return s.logs.prune(keep)
+	}
+	return s.pruneRequestLogsPortable(keep)
+}
+
+// pruneRequestLogsPortable is PruneRequestLogs through the GORM connection.
+func (s *Store) pruneRequestLogsPortable(keep int) error {
+	if err := s.db.Exec(pruneLogsSQL, keep).Error; err != nil {
 		return err
 	}
 	return s.pruneRollup()
 }
+
+// pruneLogsSQL deletes the request log's rows beyond the newest ?1.
+const pruneLogsSQL = `DELETE FROM request_logs WHERE id <= (SELECT COALESCE(MAX(id),0) - ? FROM request_logs)`
 
 // Combos returns every combo ordered by name.
 func (s *Store) Combos() ([]Combo, error) {

@@ -473,3 +473,52 @@ func TestRequestLogStatementsFreedAtClose(t *testing.T) {
 		t.Fatalf("the WAL file outlived Close (%v): the connection was not released", err)
 	}
 }
+
+// TestRequestLogPruneOnTheWriter: on SQLite, PruneRequestLogs runs on the
+// writer's connection (not GORM's) and leaves exactly the rows and rollup
+// cells the portable path leaves: the newest keep rows (keep − 1 deletes one
+// more row, keep again none) and, per resolution, the cells within its window.
+func TestRequestLogPruneOnTheWriter(t *testing.T) {
+	fast, _ := openTemp(t)
+	slow, _ := openTemp(t)
+	// 2,000 rows 7.9 s apart span 4.4 h: beyond the 1-minute resolution's 3 h.
+	for start := 0; start < 2000; start += 250 {
+		rows := variedLogs(start, 250)
+		if err := fast.InsertRequestLogs(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := slow.insertRequestLogsPortable(rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, cellsBefore := logTables(t, fast)
+	for _, keep := range []int{5000, 700, 700, 699, 0} {
+		w0, g0 := fast.logs.totalChanges(), gormChanges(t, fast)
+		if err := fast.PruneRequestLogs(keep); err != nil {
+			t.Fatalf("keep %d, writer: %v", keep, err)
+		}
+		if g := gormChanges(t, fast) - g0; g != 0 {
+			t.Fatalf("keep %d: the prune deleted %d rows through GORM's connection, want 0", keep, g)
+		}
+		if err := slow.pruneRequestLogsPortable(keep); err != nil {
+			t.Fatalf("keep %d, portable: %v", keep, err)
+		}
+		fastLogs, fastCells := logTables(t, fast)
+		slowLogs, slowCells := logTables(t, slow)
+		if want := min(keep, 2000); len(fastLogs) != want || !reflect.DeepEqual(fastLogs, slowLogs) {
+			t.Fatalf("keep %d: %d rows on the writer, %d portable, want %d", keep, len(fastLogs), len(slowLogs), want)
+		}
+		if want := 2000 - min(keep, 2000); keep > 0 && len(fastLogs) > 0 && fastLogs[0].ID != int64(want+1) {
+			t.Fatalf("keep %d: the oldest row left is %d, want %d", keep, fastLogs[0].ID, want+1)
+		}
+		if !reflect.DeepEqual(fastCells, slowCells) {
+			t.Fatalf("keep %d: usage_rollup differs:\nwriter   %v\nportable %v", keep, fastCells, slowCells)
+		}
+		if keep == 5000 {
+			if w := fast.logs.totalChanges() - w0; w == 0 || len(fastCells) >= len(cellsBefore) {
+				t.Fatalf("the first prune deleted %d rows on the writer; rollup cells %d → %d: the 1-minute cells beyond 3 h should go",
+					w, len(cellsBefore), len(fastCells))
+			}
+		}
+	}
+}

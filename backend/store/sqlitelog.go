@@ -63,7 +63,7 @@ type logWriter struct {
 	mu   sync.Mutex
 	conn rawSQLite // db 0: closed
 	// Compiled statements (sqlite3_stmt*).
-	begin, commit, rollback, insert1, insertN, upsert uintptr
+	begin, commit, rollback, insert1, insertN, upsert, pruneLogs, pruneRollup uintptr
 	// text gathers every string value of the batch being bound, before it is
 	// copied into C memory for the statements to point into.
 	text []byte
@@ -152,6 +152,8 @@ func openLogWriter(path, file string) (w *logWriter, err error) {
 		{&w.insert1, strings.Replace(requestLogInsertSQL(1), "INSERT INTO", "INSERT OR FAIL INTO", 1)},
 		{&w.insertN, strings.Replace(requestLogInsertSQL(logStmtRows), "INSERT INTO", "INSERT OR FAIL INTO", 1)},
 		{&w.upsert, rollupUpsertSQL()},
+		{&w.pruneLogs, pruneLogsSQL},
+		{&w.pruneRollup, pruneRollupSQL},
 	}
 	for _, s := range stmts {
 		if *s.dst, err = c.prepare(s.sql, sqlite3.SQLITE_PREPARE_PERSISTENT); err != nil {
@@ -243,7 +245,7 @@ func (c rawSQLite) queryText(sql string) (string, error) {
 
 // finalize frees the compiled statements (a no-op for those never made).
 func (w *logWriter) finalize() {
-	for _, p := range []*uintptr{&w.begin, &w.commit, &w.rollback, &w.insert1, &w.insertN, &w.upsert} {
+	for _, p := range []*uintptr{&w.begin, &w.commit, &w.rollback, &w.insert1, &w.insertN, &w.upsert, &w.pruneLogs, &w.pruneRollup} {
 		if *p != 0 {
 			sqlite3.Xsqlite3_finalize(w.conn.tls, *p)
 			*p = 0
@@ -461,6 +463,50 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 			return c.errAt("bind", b.rc)
 		}
 		if err := c.run(w.upsert, "rollup"); err != nil {
+			return err
+		}
+	}
+	return c.run(w.commit, "commit")
+}
+
+// prune deletes the request log's rows beyond the newest keep, and the usage
+// rollup's cells older than each resolution keeps, in one transaction on the
+// writer's connection (what Store.PruneRequestLogs does through GORM): its
+// statements are compiled once, and its page cache holds the table's interior
+// pages, where the GORM connection's, invalidated by every batch this one
+// commits, would read them again from the file.
+func (w *logWriter) prune(keep int) (err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.conn
+	if c.db == 0 {
+		return errLogWriterClosed
+	}
+	if err := c.run(w.begin, "begin"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil && sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 {
+			_ = c.run(w.rollback, "rollback")
+		}
+	}()
+	b := binder{c: c, p: w.pruneLogs}
+	b.int(int64(keep))
+	if b.rc != sqliteOK {
+		return c.errAt("bind", b.rc)
+	}
+	if err := c.run(w.pruneLogs, "prune"); err != nil {
+		return err
+	}
+	for _, r := range RollupResolutions {
+		b := binder{c: c, p: w.pruneRollup}
+		b.int(r.Res)
+		b.int(r.Res)
+		b.int(r.KeepMs)
+		if b.rc != sqliteOK {
+			return c.errAt("bind", b.rc)
+		}
+		if err := c.run(w.pruneRollup, "prune rollup"); err != nil {
 			return err
 		}
 	}

@@ -148,10 +148,13 @@ func (s *Store) rollup(tx *sql.Tx, agg map[rollupKey]*rollupRow) error {
 }
 
 // pruneRollup drops rollup rows older than each resolution keeps.
+// pruneRollupSQL deletes the cells of a resolution (bound twice) more than
+// the third parameter's milliseconds older than its newest bucket.
+const pruneRollupSQL = `DELETE FROM usage_rollup WHERE res = ? AND bucket < (SELECT COALESCE(MAX(bucket), 0) FROM usage_rollup WHERE res = ?) - ?`
+
 func (s *Store) pruneRollup() error {
 	for _, r := range RollupResolutions {
-		if err := s.db.Exec(`DELETE FROM usage_rollup WHERE res = ? AND bucket < (SELECT COALESCE(MAX(bucket), 0) FROM usage_rollup WHERE res = ?) - ?`,
-			r.Res, r.Res, r.KeepMs).Error; err != nil {
+		if err := s.db.Exec(pruneRollupSQL, r.Res, r.Res, r.KeepMs).Error; err != nil {
 			return err
 		}
 	}
