@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
 	"omniroute/backend/translate"
+	"omniroute/backend/translate/frames"
 	"omniroute/backend/translate/sse"
 )
 
@@ -72,7 +73,7 @@ func TestHotPathPieceAllocations(t *testing.T) {
 		}},
 		{"log row", 1, func() { g.finishLog(served) }},
 		{"continuation text", 0, func() {
-			if deltaText(translate.Chat, event) != "word " {
+			if _, text := frames.ClassifyText(translate.Chat, event); text != "word " {
 				t.Fatal("delta text")
 			}
 		}},

@@ -16,7 +16,6 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
-	"omniroute/backend/translate/frames"
 	"omniroute/backend/translate/sse"
 )
 
@@ -30,14 +29,6 @@ import (
 // or breaks before its own first byte, the client gets the original failure
 // exactly as without continuation; a continuation that breaks after writing
 // ends with the original failure's error event too, never with a clean end.
-
-// deltaText is the assistant text one upstream content event carries.
-//
-// The result may view ev.Data (no copy per event): the caller copies what it
-// keeps before the parser reuses the event's bytes.
-func deltaText(up translate.Format, ev sse.Event) string {
-	return frames.DeltaText(up, ev.Event, ev.Data)
-}
 
 // continuationOn reports whether a stream of this request could be continued
 // (the setting, a plan to pick from, a client format a splice keeps valid:

@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
+	"omniroute/backend/translate/frames"
 	"omniroute/backend/translate/sse"
 )
 
@@ -192,10 +193,10 @@ func TestWithPrefillAndDeltaText(t *testing.T) {
 	if last.Get("role").String() != "assistant" || last.Get("content").String() != "Hello" || gjson.GetBytes(body, "messages.#").Int() != 2 {
 		t.Fatalf("prefill body %s", body)
 	}
-	if got := deltaText(translate.Chat, sse.Event{Data: []byte(`{"choices":[{"delta":{"content":"ab"}}]}`)}); got != "ab" {
+	if _, got := frames.ClassifyText(translate.Chat, sse.Event{Data: []byte(`{"choices":[{"delta":{"content":"ab"}}]}`)}); got != "ab" {
 		t.Fatalf("chat delta %q", got)
 	}
-	if got := deltaText(translate.Messages, sse.Event{Event: "content_block_delta",
+	if _, got := frames.ClassifyText(translate.Messages, sse.Event{Event: "content_block_delta",
 		Data: []byte(`{"type":"content_block_delta","delta":{"type":"text_delta","text":"cd"}}`)}); got != "cd" {
 		t.Fatalf("messages delta %q", got)
 	}

@@ -303,20 +303,25 @@ func (s *streamState) noteUsage(data []byte) {
 // handle takes one upstream event: watchdog, end/error detection, translation.
 func (s *streamState) handle(ev sse.Event) bool {
 	upFmt := s.a.codec.upstream
-	f := frames.Classify(upFmt, ev)
+	// The continuation's text is read in the same pass as the frame.
+	var f watchdog.Frame
+	var text string
+	if s.keepText {
+		f, text = frames.ClassifyText(upFmt, ev) // text views ev.Data: copied below
+	} else {
+		f = frames.Classify(upFmt, ev)
+	}
 	s.watchMu.Lock()
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
 	switch f.Kind {
 	case watchdog.Content:
 		s.ready = true
-		if s.keepText {
-			if t := deltaText(upFmt, ev); t != "" {
-				if s.text == nil {
-					s.text = s.textBuf[:0] // a short answer's text allocates nothing
-				}
-				s.text = append(s.text, t...) // copies out of the event's bytes
+		if text != "" {
+			if s.text == nil {
+				s.text = s.textBuf[:0] // a short answer's text allocates nothing
 			}
+			s.text = append(s.text, text...) // copies out of the event's bytes
 		}
 	case watchdog.ToolCall, watchdog.Reasoning:
 		s.ready, s.nonText = true, true

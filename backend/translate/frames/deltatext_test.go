@@ -5,8 +5,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/frames"
+	"omniroute/backend/translate/sse"
 )
 
 // gjsonDeltaText is the reference DeltaText replaced: the same text read by
@@ -85,4 +87,91 @@ func FuzzDeltaText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// classifyTextMatches fails t unless ClassifyText returns Classify's frame
+// and, for a Content frame, DeltaText's text ("" for any other kind).
+func classifyTextMatches(t *testing.T, f translate.Format, ev sse.Event) {
+	t.Helper()
+	gotFrame, gotText := frames.ClassifyText(f, ev)
+	wantFrame, wantText := frames.Classify(f, ev), ""
+	if wantFrame.Kind == watchdog.Content {
+		wantText = frames.DeltaText(f, ev.Event, ev.Data)
+	}
+	if gotFrame != wantFrame || gotText != wantText {
+		t.Fatalf("ClassifyText(%v, %q, %q) = %v, %q; Classify and DeltaText: %v, %q", f, ev.Event, ev.Data, gotFrame, gotText, wantFrame, wantText)
+	}
+}
+
+// TestClassifyTextIsClassifyAndDeltaText: one pass gives what the two walks
+// give, on every case of both tables, the benchmark events, and events that
+// repeat the members DeltaText reads only the first of.
+func TestClassifyTextIsClassifyAndDeltaText(t *testing.T) {
+	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	var events []sse.Event
+	for _, c := range cases() {
+		events = append(events, sse.Event{Event: c.event, Data: []byte(c.data), Comment: c.cmt})
+	}
+	for _, c := range deltaTextCases {
+		events = append(events, sse.Event{Event: c.event, Data: []byte(c.data)})
+	}
+	for _, b := range benchEvents() {
+		events = append(events, b.ev)
+	}
+	for _, data := range []string{
+		`{"choices":[{"delta":{"content":"a","content":"b"}}]}`,
+		`{"choices":[{"delta":{"content":["x"],"content":"b"}}]}`,
+		`{"choices":[{"delta":{"role":"assistant"},"delta":{"content":"b"}}]}`,
+		`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"}}]}`,
+		`{"choices":[],"choices":[{"delta":{"content":"b"}}]}`,
+		`{"choices":{"delta":{"content":"a"}},"choices":[{"delta":{"content":"b"}}]}`,
+		`{"choices":[1,{"delta":{"content":"b"}}]}`,
+		`{"choices":[{"delta":"x"},{"delta":{"content":"b"}}]}`,
+		`{"choices":[{"delta":{"refusal":"no"}}]}`,
+		`{"choices":[{"delta":{"content":"a\u00e9\n"}}]}`,
+		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"a","text":"b"}}`,
+		`{"type":"content_block_delta","delta":{"type":"text_delta"},"delta":{"type":"text_delta","text":"b"}}`,
+		`{"type":"message_delta","type":"content_block_delta","delta":{"type":"text_delta","text":"b"}}`,
+		`{"type":"content_block_delta","type":"message_delta","delta":{"type":"text_delta","text":"b"}}`,
+		`{"type":"content_block_delta","content_block":{"text":"z"},"delta":{"type":"text_delta","text":"b"}}`,
+		`{"type":"content_block_start","content_block":{"type":"text","text":"hello"}}`,
+		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"\ud83d\ude00 \"q\""}}`,
+		`{"type":"response.output_text.delta","delta":"r","choices":[{"delta":{"content":"c"}}]}`,
+	} {
+		for _, name := range []string{"", "content_block_delta", "content_block_start", "response.output_text.delta"} {
+			events = append(events, sse.Event{Event: name, Data: []byte(data)})
+		}
+	}
+	for _, ev := range events {
+		for _, f := range formats {
+			classifyTextMatches(t, f, ev)
+		}
+	}
+}
+
+// FuzzClassifyText: ClassifyText is Classify and DeltaText on any input.
+func FuzzClassifyText(f *testing.F) {
+	for _, c := range cases() {
+		f.Add(uint8(0), c.event, []byte(c.data))
+	}
+	for _, c := range deltaTextCases {
+		f.Add(uint8(1), c.event, []byte(c.data))
+	}
+	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	f.Fuzz(func(t *testing.T, format uint8, event string, data []byte) {
+		classifyTextMatches(t, formats[int(format)%len(formats)], sse.Event{Event: event, Data: data})
+	})
+}
+
+// BenchmarkClassifyText is what a relay that keeps its text pays per event
+// (Classify then DeltaText walked each event twice).
+func BenchmarkClassifyText(b *testing.B) {
+	for _, bc := range benchEvents() {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = frames.ClassifyText(bc.format, bc.ev)
+			}
+		})
+	}
 }

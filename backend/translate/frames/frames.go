@@ -43,20 +43,34 @@ import (
 // Classify returns the watchdog Frame for one upstream SSE event in format f. An
 // unrecognized format is read as Chat, the hub format.
 func Classify(f translate.Format, ev sse.Event) watchdog.Frame {
+	fr, _ := classify(f, ev, false)
+	return fr
+}
+
+// ClassifyText is Classify and, for a Content frame, the text DeltaText reads
+// from the event ("" for every other kind), found in the same pass over the
+// event: a relay that keeps the text it forwarded does not walk each event
+// twice (DeltaText costs ≈ 70 % of a Chat chunk's Classify).
+func ClassifyText(f translate.Format, ev sse.Event) (watchdog.Frame, string) {
+	return classify(f, ev, true)
+}
+
+// classify is Classify, and ClassifyText when wantText.
+func classify(f translate.Format, ev sse.Event, wantText bool) (watchdog.Frame, string) {
 	if ev.Comment {
-		return frame(watchdog.Heartbeat, 0)
+		return frame(watchdog.Heartbeat, 0), ""
 	}
 	if ev.Event == "error" {
-		return frame(watchdog.Error, 0)
+		return frame(watchdog.Error, 0), ""
 	}
 	data := bytes.TrimSpace(ev.Data)
 	if string(data) == "[DONE]" {
-		return frame(watchdog.End, 0)
+		return frame(watchdog.End, 0), ""
 	}
 	var json string
 	if len(data) > 0 {
 		if data[0] != '{' || !jsonv.Valid(data) {
-			return frame(watchdog.Unknown, 0)
+			return frame(watchdog.Unknown, 0), ""
 		}
 		// A view of the event's bytes, not a copy: the classifiers only
 		// compare and measure, and the Frame they return holds no string.
@@ -64,14 +78,18 @@ func Classify(f translate.Format, ev sse.Event) watchdog.Frame {
 	}
 	switch f {
 	case translate.Messages:
-		return classifyMessages(ev.Event, json)
+		return classifyMessages(ev.Event, json, wantText)
 	case translate.Responses:
-		return classifyResponses(ev.Event, json)
+		fr := classifyResponses(ev.Event, json)
+		if wantText && fr.Kind == watchdog.Content {
+			return fr, DeltaText(f, ev.Event, ev.Data) // what DeltaText reads there: rare, not worth a second walker
+		}
+		return fr, ""
 	default:
 		if json == "" {
-			return frame(watchdog.Heartbeat, 0)
+			return frame(watchdog.Heartbeat, 0), ""
 		}
-		return classifyChat(json)
+		return classifyChat(json, wantText)
 	}
 }
 
@@ -93,6 +111,17 @@ type chatDelta struct {
 	tool      bool // a tool call (or legacy function_call) is streaming
 	reasoning bool // reasoning_content / reasoning / reasoning_details present
 	finished  bool // some choice has a finish_reason
+
+	// What DeltaText reads, recorded when wantText: the raw first "content"
+	// of the first "delta" of the first element of the first "choices".
+	wantText     bool
+	choicesSeen  bool // a "choices" member was walked
+	inFirstArray bool // walking the elements of the first "choices"
+	choiceIdx    int  // elements of the first "choices" begun
+	deltaSeen    bool // the first choice's first "delta" was walked
+	capture      bool // walking that "delta"
+	contentSeen  bool // its first "content" was met
+	content      string
 }
 
 // progress reports whether the chunk carried anything but bookkeeping.
@@ -113,13 +142,17 @@ func (d *chatDelta) progress() bool {
 //
 // A content array (content parts) counts its "text" parts as Content and its
 // "thinking" parts as Reasoning.
-func classifyChat(json string) watchdog.Frame {
-	var d chatDelta
+func classifyChat(json string, wantText bool) (watchdog.Frame, string) {
+	d := chatDelta{wantText: wantText}
 	var errField, usage string
 	members(json, func(key, tail string) int {
 		switch key {
 		case "choices":
-			return elements(tail, d.addChoice)
+			d.inFirstArray = d.wantText && !d.choicesSeen
+			d.choicesSeen = true
+			n := elements(tail, d.addChoice)
+			d.inFirstArray = false
+			return n
 		case "error":
 			errField = value(tail)
 			return len(errField)
@@ -129,6 +162,16 @@ func classifyChat(json string) watchdog.Frame {
 		}
 		return 0
 	})
+	fr := d.frame(errField, usage)
+	if wantText && fr.Kind == watchdog.Content {
+		return fr, str(d.content)
+	}
+	return fr, ""
+}
+
+// frame is the Frame of a chunk that carried d, and the raw values of its
+// top-level "error" and "usage" members.
+func (d *chatDelta) frame(errField, usage string) watchdog.Frame {
 	switch {
 	case !d.progress() && present(errField):
 		return frame(watchdog.Error, 0)
@@ -149,6 +192,10 @@ func classifyChat(json string) watchdog.Frame {
 // addChoice folds the element of "choices" at the start of tail into d and
 // returns its length.
 func (d *chatDelta) addChoice(tail string) int {
+	first := d.inFirstArray && d.choiceIdx == 0
+	if d.inFirstArray {
+		d.choiceIdx++
+	}
 	return members(tail, func(key, tail string) int {
 		switch key {
 		case "finish_reason":
@@ -158,7 +205,11 @@ func (d *chatDelta) addChoice(tail string) int {
 			}
 			return len(v)
 		case "delta":
-			return members(tail, d.addDeltaField)
+			d.capture = first && !d.deltaSeen
+			d.deltaSeen = d.deltaSeen || first
+			n := members(tail, d.addDeltaField)
+			d.capture = false
+			return n
 		}
 		return 0
 	})
@@ -169,10 +220,15 @@ func (d *chatDelta) addChoice(tail string) int {
 func (d *chatDelta) addDeltaField(key, tail string) int {
 	switch key {
 	case "content":
+		first := d.capture && !d.contentSeen
+		d.contentSeen = d.contentSeen || d.capture
 		if isArray(tail) {
-			return elements(tail, d.addContentPart)
+			return elements(tail, d.addContentPart) // DeltaText reads no text from parts
 		}
 		v := value(tail)
+		if first {
+			d.content = v
+		}
 		d.text += strLen(v)
 		return len(v)
 	case "refusal":
@@ -234,16 +290,25 @@ func (d *chatDelta) addContentPart(tail string) int {
 //	                                                     non-empty, else Heartbeat
 //	message_stop                                       End
 //	error                                              Error
-func classifyMessages(event, json string) watchdog.Frame {
+func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string) {
 	// One pass: the nested "delta" / "content_block" object is walked in place.
 	var typ, sub, text, partial, signature string
+	// What DeltaText reads: the first "type", and the first "text" of the
+	// first "delta".
+	var firstType, deltaText string
+	var typeSeen, deltaSeen, textSeen bool
 	members(json, func(key, tail string) int {
 		switch key {
 		case "type":
 			v := value(tail)
 			typ = str(v)
+			if !typeSeen {
+				typeSeen, firstType = true, typ
+			}
 			return len(v)
 		case "delta", "content_block":
+			firstDelta := key == "delta" && !deltaSeen
+			deltaSeen = deltaSeen || key == "delta"
 			return members(tail, func(key, tail string) int {
 				v := value(tail)
 				switch key {
@@ -251,6 +316,9 @@ func classifyMessages(event, json string) watchdog.Frame {
 					sub = str(v)
 				case "text":
 					text = v
+					if firstDelta && !textSeen {
+						textSeen, deltaText = true, v
+					}
 				case "partial_json":
 					partial = v
 				case "signature":
@@ -264,6 +332,17 @@ func classifyMessages(event, json string) watchdog.Frame {
 	if typ == "" {
 		typ = event
 	}
+	fr := messagesFrame(typ, sub, text, partial, signature)
+	if wantText && fr.Kind == watchdog.Content && (event == "content_block_delta" || firstType == "content_block_delta") {
+		return fr, str(deltaText)
+	}
+	return fr, ""
+}
+
+// messagesFrame is the Frame of a Messages event of type typ whose "delta" or
+// "content_block" had the type sub and the raw text, partial_json and
+// signature values given.
+func messagesFrame(typ, sub, text, partial, signature string) watchdog.Frame {
 	switch typ {
 	case "ping":
 		return frame(watchdog.Heartbeat, 0)
