@@ -18,6 +18,9 @@
 #     bare proxy, then through the gateway: the peak RSS of each, RSS per
 #     stream, open descriptors, OS threads, the fake's count of answers in
 #     flight, and the gateway's goroutines (its /metrics gauge);
+#   - the CPU ratio again from alternating slices: the proxy and the gateway
+#     take turns in short runs (ABBA order) at one rate, so that the machine's
+#     drift between runs falls on both alike;
 #   - allocations per request from the in-process Go benchmarks (direct, proxy
 #     and gateway in one process, tests/bench/*_test.go).
 # It prints markdown tables. Figures are reported, never asserted.
@@ -32,6 +35,9 @@
 #   BENCH_SETTLE=2              seconds to wait before the after-load RSS reading
 #   BENCH_ROUNDS=1              rounds of the interleaved direct/proxy/gateway runs
 #   BENCH_GO=1                  also run the in-process Go benchmarks (0: skip)
+#   BENCH_ALT_SLICES=12         slices per process of the alternating CPU phase (0: skip)
+#   BENCH_ALT_SLICE=2s          length of one slice
+#   BENCH_ALT_RATES=500         JSON rates of the alternating phase (streams: BENCH_STREAM_RATE)
 #   BENCH_SLOW_STREAMS=1000     slow streams held open at once (0: skip that phase)
 #   BENCH_SLOW_CHUNKS=50        content events per slow stream
 #   BENCH_SLOW_DRIP_MS=200      pause before each event of a slow stream
@@ -48,6 +54,9 @@ WARMUP=${BENCH_WARMUP:-1s}
 SETTLE=${BENCH_SETTLE:-2}
 ROUNDS=${BENCH_ROUNDS:-1}
 GO_BENCH=${BENCH_GO:-1}
+ALT_SLICES=${BENCH_ALT_SLICES:-12}
+ALT_SLICE=${BENCH_ALT_SLICE:-2s}
+ALT_RATES=${BENCH_ALT_RATES:-500}
 SLOW_STREAMS=${BENCH_SLOW_STREAMS:-1000}
 SLOW_CHUNKS=${BENCH_SLOW_CHUNKS:-50}
 SLOW_DRIP_MS=${BENCH_SLOW_DRIP_MS:-200}
@@ -315,6 +324,54 @@ for round in $(seq "$ROUNDS"); do
 	fi
 done
 
+# --- alternating slices (the CPU ratio, drift cancelled) ------------------------
+# A run's CPU per request drifts by ±10 % between runs a minute apart on a
+# shared machine, and a row's ratio compares two runs 10 s apart. Here the
+# proxy and the gateway take turns in short slices at one rate (in ABBA
+# order, so a steady drift falls on both alike), and the ratio is of their
+# summed CPU over their summed requests.
+ALT_ROWS=()
+# alt_ratio MODE RATE: ALT_SLICES slices of ALT_SLICE each for the proxy and
+# the gateway in turn; one report row.
+alt_ratio() {
+	local mode=$1 rate=$2 stream="" i who pt=0 gt=0 pn=0 gn=0 c0 c1 n
+	[ "$mode" = stream ] && stream=stream
+	local DURATION=$ALT_SLICE WARMUP=0s
+	for i in $(seq "$ALT_SLICES"); do
+		for who in $([ $((i % 2)) = 1 ] && echo proxy gateway || echo gateway proxy); do
+			if [ "$who" = proxy ]; then
+				c0=$(cpu_ticks "$PROXY_PID")
+				MEASURE_PID=$PROXY_PID loadgen "alt-$mode-proxy-$i" "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$rate" $stream
+				c1=$(cpu_ticks "$PROXY_PID")
+				n=$(jq '.sent' "$TMP/alt-$mode-proxy-$i.json")
+				pt=$((pt + c1 - c0)) pn=$((pn + n))
+			else
+				c0=$(cpu_ticks "$GW_PID")
+				loadgen "alt-$mode-gateway-$i" "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" "$rate" $stream
+				c1=$(cpu_ticks "$GW_PID")
+				n=$(jq '.sent' "$TMP/alt-$mode-gateway-$i.json")
+				gt=$((gt + c1 - c0)) gn=$((gn + n))
+			fi
+		done
+	done
+	ALT_ROWS+=("$(awk -v mode="$mode" -v rate="$rate" -v k="$ALT_SLICES" -v d="$ALT_SLICE" -v pt="$pt" -v gt="$gt" -v pn="$pn" -v gn="$gn" -v tck="$CLK_TCK" 'BEGIN {
+		pcpu = pn > 0 ? pt * 1e6 / tck / pn : 0
+		gcpu = gn > 0 ? gt * 1e6 / tck / gn : 0
+		printf "| %s | %d | %d × %s each | %d / %d | %.0f / %.0f | **%s** |", mode, rate, k, d, pn, gn, pcpu, gcpu,
+			(pcpu > 0 ? sprintf("%.2f×", gcpu / pcpu) : "n/a")
+	}')")
+}
+if [ "$ALT_SLICES" -gt 0 ]; then
+	for rate in $ALT_RATES; do
+		log "alternating slices at $rate req/s (json): $ALT_SLICES × $ALT_SLICE each…"
+		alt_ratio json "$rate"
+	done
+	if [ -n "$STREAM_RATE" ]; then
+		log "alternating slices at $STREAM_RATE req/s (stream): $ALT_SLICES × $ALT_SLICE each…"
+		alt_ratio stream "$STREAM_RATE"
+	fi
+fi
+
 sleep "$SETTLE"
 IDLE_AFTER=$(rss_kib "$GW_PID")
 PEAK=$(hwm_kib "$GW_PID")
@@ -406,6 +463,16 @@ median_ratio() {
 	}'
 }
 
+# alt_report: the alternating phase's table, if it ran.
+alt_report() {
+	[ "${#ALT_ROWS[@]}" -gt 0 ] || return 0
+	printf '\n### CPU gateway ÷ proxy from alternating slices\n\n'
+	printf 'The proxy and the gateway take turns (ABBA), each slice a fresh loadgen run; CPU summed over the slices, divided by the requests summed.\n\n'
+	printf '| mode | rate (req/s) | slices per process | requests proxy / gateway | CPU µs per request proxy / gateway | CPU gateway ÷ proxy |\n'
+	printf '|---|---:|---|---:|---:|---:|\n'
+	printf '%s\n' "${ALT_ROWS[@]}"
+}
+
 cat <<EOF
 
 ## OmniRoute gateway benchmark
@@ -427,6 +494,7 @@ cat <<EOF
 - CPU: utime+stime from /proc/PID/stat (CLK_TCK=$CLK_TCK) of the gateway or the proxy over its run, divided by the requests sent in it (warmup included); a stream row's CPU is per stream
 - the bare proxy is httputil.ReverseProxy (tests/bench/bareproxy) on the gateway's core; "added" is the p50 over the direct run at the same rate
 EOF
+alt_report
 if [ "${#SLOW_ROWS[@]}" -gt 0 ]; then
 	cat <<EOF
 
