@@ -31,22 +31,47 @@ func benchGateway() *Gateway {
 // chatBody is the request tests/cmd/loadgen sends.
 var chatBody = []byte(`{"model":"openai-compatible/gpt-4o-mini","stream":false,"messages":[{"role":"user","content":"Say hello."}]}`)
 
-// BenchmarkDecode: read, validate (jsonv) and route-parse one client body.
-func BenchmarkDecode(b *testing.B) {
-	g := benchGateway()
-	set := g.general()
-	rd := &rereadBody{}
-	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
-	w := deadlineRecorder{httptest.NewRecorder()}
-	b.ReportAllocs()
-	for b.Loop() {
-		rd.Reset(chatBody)
-		r.Body, r.ContentLength = rd, int64(len(chatBody))
-		req := &request{format: translate.Chat, tools: -1}
-		if err := g.decode(w, r, req, set); err != nil {
-			b.Fatal(err)
+// agentBody is a coding agent's request: a long conversation (≈ 64 KiB of
+// messages, as Claude Code or Codex send after a few turns) with "stream"
+// after it.
+var agentBody = func() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"openai-compatible/gpt-4o-mini","messages":[`)
+	for i := range 64 {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		req.releaseBody()
+		fmt.Fprintf(&b, `{"role":"user","content":"turn %d: %s"}`, i, bytes.Repeat([]byte("lorem ipsum dolor sit amet "), 37))
+	}
+	b.WriteString(`],"temperature":0.2,"stream":true}`)
+	return b.Bytes()
+}()
+
+// BenchmarkDecode: read, validate (jsonv) and route-parse one client body:
+// the load tool's small one, and an agent's long one.
+func BenchmarkDecode(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"small", chatBody}, {"agent-64KiB", agentBody}} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := benchGateway()
+			set := g.general()
+			rd := &rereadBody{}
+			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+			w := deadlineRecorder{httptest.NewRecorder()}
+			b.SetBytes(int64(len(bc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rd.Reset(bc.body)
+				r.Body, r.ContentLength = rd, int64(len(bc.body))
+				req := &request{format: translate.Chat, tools: -1}
+				if err := g.decode(w, r, req, set); err != nil {
+					b.Fatal(err)
+				}
+				req.releaseBody()
+			}
+		})
 	}
 }
 

@@ -115,21 +115,42 @@ func (c codec) checkAnswer(body []byte, text string) error {
 	if !jsonv.Valid(body) {
 		return errBadAnswer
 	}
+	// One walk over the top level reads "error" and the member that says
+	// what the answer is (a Get of each would scan the whole answer for an
+	// "error" it does not have); the first of a repeated key counts, as a Get
+	// reads it.
+	shape := "choices"
+	switch c.upstream {
+	case translate.Messages:
+		shape = "type"
+	case translate.Responses:
+		shape = "object"
+	}
 	root := gjson.Parse(text)
-	if root.Get("error").IsObject() {
+	var errField, kind gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "error" && !errField.Exists():
+			errField = v
+		case k.Str == shape && !kind.Exists():
+			kind = v
+		}
+		return true
+	})
+	if errField.IsObject() {
 		return fmt.Errorf("%w: %s", errBadAnswer, truncateMsg(root.Get("error.message").String()))
 	}
 	switch c.upstream {
 	case translate.Messages:
-		if root.Get("type").String() != "message" {
+		if kind.String() != "message" {
 			return errBadAnswer
 		}
 	case translate.Responses:
-		if root.Get("object").String() != "response" {
+		if kind.String() != "response" {
 			return errBadAnswer
 		}
 	default:
-		if !root.Get("choices").IsArray() {
+		if !kind.IsArray() {
 			return errBadAnswer
 		}
 	}

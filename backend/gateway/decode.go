@@ -93,8 +93,25 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if err := checkJSON(body); err != nil {
 		return err
 	}
-	root := gjson.Parse(view(body)) // a view: req.body is never modified
-	m := root.Get("model")
+	// One walk over the top level reads every field routed on (a Get per
+	// field would scan a large body once per field it lacks); checkJSON has
+	// refused a key given twice. A view: req.body is never modified.
+	var m, msgs, in, prev, stream gjson.Result
+	gjson.Parse(view(body)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			m = v
+		case "messages":
+			msgs = v
+		case "input":
+			in = v
+		case "previous_response_id":
+			prev = v
+		case "stream":
+			stream = v
+		}
+		return true
+	})
 	if m.Type != gjson.String || m.Str == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
 	}
@@ -103,7 +120,6 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	}
 	switch req.format {
 	case translate.Chat, translate.Messages:
-		msgs := root.Get("messages")
 		if !msgs.IsArray() {
 			return errs.New(errs.Invalid, "MESSAGES_REQUIRED", "field \"messages\" must be an array").WithParam("messages")
 		}
@@ -111,22 +127,21 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 			return err
 		}
 	case translate.Responses:
-		in := root.Get("input")
 		if in.Type != gjson.String && !in.IsArray() {
 			return errs.New(errs.Invalid, "INPUT_REQUIRED", "field \"input\" must be a string or an array of items").WithParam("input")
 		}
-		if root.Get("previous_response_id").Type == gjson.String {
+		if prev.Type == gjson.String {
 			return errs.New(errs.Invalid, "PREVIOUS_RESPONSE_UNSUPPORTED",
 				"previous_response_id is not supported: the gateway keeps no response state; send the full input").WithParam("previous_response_id")
 		}
 	}
-	if s := root.Get("stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
+	if stream.Exists() && stream.Type != gjson.True && stream.Type != gjson.False && stream.Type != gjson.Null {
 		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream\" must be a boolean").WithParam("stream")
 	}
 	// The model name is copied out of the body (interned: one copy per name):
 	// the request log keeps it after the request, and must not keep the whole
 	// body alive with it.
-	req.model, req.stream = g.models.intern(m.Str), root.Get("stream").Bool()
+	req.model, req.stream = g.models.intern(m.Str), stream.Bool()
 	return nil
 }
 

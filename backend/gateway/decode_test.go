@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/translate"
@@ -86,10 +88,67 @@ func FuzzDecode(f *testing.F) {
 		if req.model == "" || len(req.model) > maxModelLen {
 			t.Fatalf("accepted model %q", req.model)
 		}
+		if model, stream := decodeByGet(body); req.model != model || req.stream != stream {
+			t.Fatalf("decoded model %q, stream %v; a Get per field reads %q, %v", req.model, req.stream, model, stream)
+		}
 		for _, up := range []translate.Format{translate.Chat, translate.Messages} {
 			_, _ = codec{client: format, upstream: up}.request(req.body) // must not panic
 		}
 	})
+}
+
+// decodeByGet reads an accepted body's model and stream with a gjson.Get
+// per field, as decode did before its one walk over the top level.
+func decodeByGet(body []byte) (model string, stream bool) {
+	root := gjson.ParseBytes(body)
+	return root.Get("model").Str, root.Get("stream").Bool()
+}
+
+// TestDecodeWalkReadsWhatGetsRead: decode's one walk over the top level finds
+// the fields wherever they sit, escaped keys included, with the checks in the
+// order they had (model, then messages or input, then stream).
+func TestDecodeWalkReadsWhatGetsRead(t *testing.T) {
+	big := `"pad":"` + strings.Repeat("x", 4096) + `",`
+	cases := []struct {
+		name   string
+		format translate.Format
+		body   string
+		code   string // "" = accepted
+		stream bool
+	}{
+		{"stream last", translate.Chat, `{"messages":[{"role":"user","content":"hi"}],` + big + `"model":"m","stream":true}`, "", true},
+		{"stream first", translate.Chat, `{"stream":true,"model":"m","messages":[]}`, "", true},
+		{"stream escaped key", translate.Chat, `{"model":"m","messages":[],"str\u0065am":true}`, "", true},
+		{"stream false", translate.Messages, `{"model":"m","stream":false,"messages":[]}`, "", false},
+		{"stream null", translate.Chat, `{"model":"m","stream":null,"messages":[]}`, "", false},
+		{"stream a string", translate.Chat, `{"model":"m","stream":"yes","messages":[]}`, "INVALID_FIELD", false},
+		{"model missing, stream bad", translate.Chat, `{"stream":"yes","messages":[]}`, "MODEL_REQUIRED", false},
+		{"model a number", translate.Chat, `{"model":5,"messages":[]}`, "MODEL_REQUIRED", false},
+		{"messages missing, stream bad", translate.Chat, `{"model":"m","stream":1}`, "MESSAGES_REQUIRED", false},
+		{"nested model is not the model", translate.Chat, `{"x":{"model":"inner"},"messages":[]}`, "MODEL_REQUIRED", false},
+		{"responses input and stream", translate.Responses, `{"model":"m",` + big + `"input":[{"role":"user","content":"x"}],"stream":true}`, "", true},
+		{"responses input missing", translate.Responses, `{"model":"m","messages":[]}`, "INPUT_REQUIRED", false},
+		{"responses previous id", translate.Responses, `{"previous_response_id":"r1","model":"m","input":"x"}`, "PREVIOUS_RESPONSE_UNSUPPORTED", false},
+		{"responses previous id null", translate.Responses, `{"previous_response_id":null,"model":"m","input":"x"}`, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := decodeBody(t, c.format, c.body)
+			if c.code != "" {
+				if err == nil || errs.As(err).Code != c.code {
+					t.Fatalf("err = %v, want %s", err, c.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			model, stream := decodeByGet([]byte(c.body))
+			if req.model != model || req.stream != c.stream || stream != c.stream {
+				t.Fatalf("decoded %q, %v; Get reads %q, %v; want stream %v", req.model, req.stream, model, stream, c.stream)
+			}
+		})
+	}
 }
 
 func TestRedactSecret(t *testing.T) {

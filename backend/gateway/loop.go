@@ -780,23 +780,62 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	if len(body) == 0 {
 		return
 	}
-	u := gjson.Get(body, "usage")
-	in := u.Get("prompt_tokens").Int() + u.Get("input_tokens").Int()
-	out := u.Get("completion_tokens").Int() + u.Get("output_tokens").Int()
-	req.log.PromptTokens, req.log.CompletionTokens = int(in), int(out)
-	req.log.CachedTokens = cachedTokens(u)
+	u := readUsage(gjson.Get(body, "usage"))
+	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 }
 
-// cachedTokens reads the cached prompt tokens of an OpenAI, Responses or
-// Anthropic usage object (DeepSeek spells it prompt_cache_hit_tokens).
-func cachedTokens(u gjson.Result) int {
-	for _, path := range []string{"prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
-		"cache_read_input_tokens", "prompt_cache_hit_tokens"} {
-		if v := u.Get(path).Int(); v > 0 {
-			return int(v)
+// usageCounts is what the request log keeps of an answer's usage object.
+type usageCounts struct{ in, out, cached int }
+
+// readUsage reads an OpenAI, Responses or Anthropic usage object in one walk
+// over its members (a repeated key is read as a Get reads it: the first):
+// input tokens prompt_tokens + input_tokens, output tokens completion_tokens
+// + output_tokens, and the cached prompt tokens from the first of
+// prompt_tokens_details.cached_tokens, input_tokens_details.cached_tokens,
+// cache_read_input_tokens and prompt_cache_hit_tokens (DeepSeek's spelling)
+// that is positive.
+func readUsage(u gjson.Result) usageCounts {
+	var prompt, input, completion, output gjson.Result
+	var cached [4]gjson.Result // the cached counts, in the order of precedence above
+	u.ForEach(func(k, v gjson.Result) bool {
+		var dst *gjson.Result
+		switch k.Str {
+		case "prompt_tokens":
+			dst = &prompt
+		case "input_tokens":
+			dst = &input
+		case "completion_tokens":
+			dst = &completion
+		case "output_tokens":
+			dst = &output
+		case "prompt_tokens_details", "input_tokens_details":
+			// A dotted Get reads the first such object that has the
+			// member, so a repeated key is read the same way.
+			i := 0
+			if k.Str == "input_tokens_details" {
+				i = 1
+			}
+			if n := v.Get("cached_tokens"); n.Exists() && !cached[i].Exists() {
+				cached[i] = n
+			}
+		case "cache_read_input_tokens":
+			dst = &cached[2]
+		case "prompt_cache_hit_tokens":
+			dst = &cached[3]
+		}
+		if dst != nil && !dst.Exists() {
+			*dst = v
+		}
+		return true
+	})
+	c := usageCounts{in: int(prompt.Int() + input.Int()), out: int(completion.Int() + output.Int())}
+	for _, r := range cached {
+		if v := r.Int(); v > 0 {
+			c.cached = int(v)
+			break
 		}
 	}
-	return 0
+	return c
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -523,8 +523,7 @@ func (s *streamState) recordUsage() {
 		return
 	}
 	if s.usage.Exists() {
-		req.log.PromptTokens = int(s.usage.Get("prompt_tokens").Int() + s.usage.Get("input_tokens").Int())
-		req.log.CompletionTokens = int(s.usage.Get("completion_tokens").Int() + s.usage.Get("output_tokens").Int())
-		req.log.CachedTokens = cachedTokens(s.usage)
+		u := readUsage(s.usage)
+		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 	}
 }

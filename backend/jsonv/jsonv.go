@@ -19,9 +19,11 @@
 package jsonv
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -241,6 +243,18 @@ func (s *scanner) str(i int) (int, *Error) {
 	b := s.b
 	j := i + 1
 	for j < len(b) {
+		// Prose is runs of plain ASCII: eight bytes at a time, straight to
+		// the first byte that needs a look.
+		for j+8 <= len(b) {
+			if m := special8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch strClass[b[j]] {
 		case 0:
 			j++
@@ -272,6 +286,21 @@ func (s *scanner) str(i int) (int, *Error) {
 		}
 	}
 	return j, syntax(j, "unterminated string")
+}
+
+// special8 marks (with its high bit) each of the eight bytes of x, read
+// little-endian, that is a quote, a backslash, a control character or
+// non-ASCII: the bytes that end a plain run (strClass 0). It uses the "has a
+// zero byte" and "has a byte less than n" word tricks; a borrow can mark a
+// byte above one that is really marked, never below, so the lowest mark is
+// always the first such byte.
+func special8(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	control := (x - ones*0x20) &^ x
+	quotes := (quote - ones) &^ quote
+	backslashes := (backslash - ones) &^ backslash
+	return (control | quotes | backslashes | x) & highs
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

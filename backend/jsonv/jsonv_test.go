@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -184,3 +186,47 @@ func benchCheck(b *testing.B, n int) {
 
 func BenchmarkCheckRequest10KB(b *testing.B) { benchCheck(b, 10<<10) }
 func BenchmarkCheckRequest1MB(b *testing.B)  { benchCheck(b, 1<<20) }
+
+// firstSpecial is the index of the first byte of w (little-endian) that ends
+// a plain run inside a string, or 8.
+func firstSpecial(w uint64) int {
+	for i := range 8 {
+		if strClass[byte(w>>(8*i))] != 0 {
+			return i
+		}
+	}
+	return 8
+}
+
+// TestSpecial8 holds the word-at-a-time test to the byte table: every byte
+// value at every position among plain bytes, every pair of bytes in the two
+// lowest positions (borrows run upward), and random words.
+func TestSpecial8(t *testing.T) {
+	check := func(w uint64) {
+		t.Helper()
+		got := 8
+		if m := special8(w); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := firstSpecial(w); got != want {
+			t.Fatalf("special8(%#016x): first byte to look at %d, want %d", w, got, want)
+		}
+	}
+	const plain = 0x6161616161616161 // "aaaaaaaa"
+	for p := range 8 {
+		for v := range 256 {
+			check(plain&^(0xff<<(8*p)) | uint64(v)<<(8*p))
+		}
+	}
+	for v0 := range 256 {
+		for v1 := range 256 {
+			check(plain&^0xffff | uint64(v1)<<8 | uint64(v0))
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1_000_000 {
+		w := r.Uint64()
+		check(w)
+		check(w & 0x7f7f7f7f7f7f7f7f) // ASCII only
+	}
+}
