@@ -6,12 +6,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/jsonv"
+	"omniroute/backend/jsonwalk"
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
@@ -93,55 +92,62 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if err := checkJSON(body); err != nil {
 		return err
 	}
-	// One walk over the top level reads every field routed on (a Get per
-	// field would scan a large body once per field it lacks); checkJSON has
-	// refused a key given twice. A view: req.body is never modified.
-	var m, msgs, in, prev, stream gjson.Result
-	gjson.Parse(view(body)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "model":
-			m = v
-		case "messages":
-			msgs = v
-		case "input":
-			in = v
-		case "previous_response_id":
-			prev = v
-		case "stream":
-			stream = v
+	// One walk over the top level reads every field routed on, skipping the
+	// rest without parsing it (jsonwalk: long strings by IndexByte), where a
+	// Get per field would scan a large body once per field it lacks. checkJSON
+	// has refused a key given twice. Views: req.body is never modified.
+	var m, msgs, in, prev, stream string
+	text := view(body)
+	jsonwalk.Members(text, func(key, tail string) int {
+		var dst *string
+		switch {
+		case jsonwalk.KeyIs(key, "model"):
+			dst = &m
+		case jsonwalk.KeyIs(key, "messages"):
+			dst = &msgs
+		case jsonwalk.KeyIs(key, "input"):
+			dst = &in
+		case jsonwalk.KeyIs(key, "previous_response_id"):
+			dst = &prev
+		case jsonwalk.KeyIs(key, "stream"):
+			dst = &stream
+		default:
+			return 0
 		}
-		return true
+		*dst = jsonwalk.Value(tail)
+		return len(*dst)
 	})
-	if m.Type != gjson.String || m.Str == "" {
+	model := jsonwalk.Str(m)
+	if model == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
 	}
-	if len(m.Str) > maxModelLen {
-		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"model\" is %d bytes; a model name is at most %d", len(m.Str), maxModelLen).WithParam("model")
+	if len(model) > maxModelLen {
+		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"model\" is %d bytes; a model name is at most %d", len(model), maxModelLen).WithParam("model")
 	}
 	switch req.format {
 	case translate.Chat, translate.Messages:
-		if !msgs.IsArray() {
+		if !jsonwalk.IsArray(msgs) {
 			return errs.New(errs.Invalid, "MESSAGES_REQUIRED", "field \"messages\" must be an array").WithParam("messages")
 		}
 		if err := checkMessages(req.format, msgs); err != nil {
 			return err
 		}
 	case translate.Responses:
-		if in.Type != gjson.String && !in.IsArray() {
+		if !jsonwalk.IsString(in) && !jsonwalk.IsArray(in) {
 			return errs.New(errs.Invalid, "INPUT_REQUIRED", "field \"input\" must be a string or an array of items").WithParam("input")
 		}
-		if prev.Type == gjson.String {
+		if jsonwalk.IsString(prev) {
 			return errs.New(errs.Invalid, "PREVIOUS_RESPONSE_UNSUPPORTED",
 				"previous_response_id is not supported: the gateway keeps no response state; send the full input").WithParam("previous_response_id")
 		}
 	}
-	if stream.Exists() && stream.Type != gjson.True && stream.Type != gjson.False && stream.Type != gjson.Null {
+	if stream != "" && stream != "true" && stream != "false" && stream != "null" {
 		return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream\" must be a boolean").WithParam("stream")
 	}
 	// The model name is copied out of the body (interned: one copy per name):
 	// the request log keeps it after the request, and must not keep the whole
 	// body alive with it.
-	req.model, req.stream = g.models.intern(m.Str), stream.Bool()
+	req.model, req.stream = g.models.intern(model), stream == "true"
 	return nil
 }
 
@@ -178,40 +184,57 @@ func checkJSON(body []byte) error {
 // passed the same checks as one that is translated: each message an object
 // with a string role, content a string or an array of objects (Chat also
 // accepts null or no content, for tool-call turns).
-func checkMessages(format translate.Format, msgs gjson.Result) error {
+func checkMessages(format translate.Format, msgs string) error {
 	var err error
 	i := 0
-	msgs.ForEach(func(_, m gjson.Result) bool {
+	jsonwalk.Elements(msgs, func(m string) int {
 		n := i
 		i++
 		p := func() string { return "messages[" + itoa(n) + "]" } // built only for an error
-		if !m.IsObject() {
+		if !jsonwalk.IsObject(m) {
 			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s must be an object", p()).WithParam(p())
-			return false
+			return -1
 		}
-		if role := m.Get("role"); role.Type != gjson.String || role.Str == "" {
+		// The first "role" and "content" count, as a JSON reader's Get finds them.
+		var role, content string
+		var roleSeen, contentSeen bool
+		size := jsonwalk.Members(m, func(key, tail string) int {
+			switch {
+			case !roleSeen && jsonwalk.KeyIs(key, "role"):
+				roleSeen, role = true, jsonwalk.Value(tail)
+				return len(role)
+			case !contentSeen && jsonwalk.KeyIs(key, "content"):
+				contentSeen, content = true, jsonwalk.Value(tail)
+				return len(content)
+			}
+			return 0
+		})
+		if jsonwalk.Str(role) == "" {
 			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.role must be a non-empty string", p()).WithParam(p() + ".role")
-			return false
+			return -1
 		}
-		c := m.Get("content")
-		ok := c.Type == gjson.String || c.IsArray() && allObjects(c)
+		ok := jsonwalk.IsString(content) || jsonwalk.IsArray(content) && allObjects(content)
 		if format == translate.Chat {
-			ok = ok || !c.Exists() || c.Type == gjson.Null
+			ok = ok || content == "" || content == "null"
 		}
 		if !ok {
 			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.content must be a string or an array of content parts", p()).WithParam(p() + ".content")
-			return false
+			return -1
 		}
-		return true
+		return size
 	})
 	return err
 }
 
-func allObjects(arr gjson.Result) bool {
+// allObjects reports whether every element of the raw array arr is an object.
+func allObjects(arr string) bool {
 	ok := true
-	arr.ForEach(func(_, v gjson.Result) bool {
-		ok = v.IsObject()
-		return ok
+	jsonwalk.Elements(arr, func(v string) int {
+		ok = jsonwalk.IsObject(v)
+		if !ok {
+			return -1
+		}
+		return 0
 	})
 	return ok
 }

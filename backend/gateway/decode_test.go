@@ -79,6 +79,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		format := formats[int(which)%len(formats)]
 		req, err := decodeBody(t, format, string(body))
+		sameAsGets(t, format, body, req, err)
 		if err != nil {
 			if e := errs.As(err); e.Class != errs.Invalid && e.Class != errs.TooLarge {
 				t.Fatalf("a body got a non-client error: %v", err)
@@ -88,20 +89,94 @@ func FuzzDecode(f *testing.F) {
 		if req.model == "" || len(req.model) > maxModelLen {
 			t.Fatalf("accepted model %q", req.model)
 		}
-		if model, stream := decodeByGet(body); req.model != model || req.stream != stream {
-			t.Fatalf("decoded model %q, stream %v; a Get per field reads %q, %v", req.model, req.stream, model, stream)
-		}
 		for _, up := range []translate.Format{translate.Chat, translate.Messages} {
 			_, _ = codec{client: format, upstream: up}.request(req.body) // must not panic
 		}
 	})
 }
 
-// decodeByGet reads an accepted body's model and stream with a gjson.Get
-// per field, as decode did before its one walk over the top level.
-func decodeByGet(body []byte) (model string, stream bool) {
+// decodeByGet is decode's reading of a body that passed checkJSON as it was
+// before its one walk: a gjson Get per field, gjson's ForEach over the
+// messages. It returns the error code and parameter (or "" when accepted),
+// the model and stream.
+func decodeByGet(format translate.Format, body []byte) (code, param, model string, stream bool) {
+	refuse := func(code, param string) (string, string, string, bool) { return code, param, "", false }
 	root := gjson.ParseBytes(body)
-	return root.Get("model").Str, root.Get("stream").Bool()
+	m := root.Get("model")
+	if m.Type != gjson.String || m.Str == "" {
+		return refuse("MODEL_REQUIRED", "model")
+	}
+	if len(m.Str) > maxModelLen {
+		return refuse("INVALID_FIELD", "model")
+	}
+	switch format {
+	case translate.Chat, translate.Messages:
+		msgs := root.Get("messages")
+		if !msgs.IsArray() {
+			return refuse("MESSAGES_REQUIRED", "messages")
+		}
+		i := 0
+		msgs.ForEach(func(_, m gjson.Result) bool {
+			p := "messages[" + itoa(i) + "]"
+			i++
+			if !m.IsObject() {
+				code, param = "INVALID_FIELD", p
+				return false
+			}
+			if role := m.Get("role"); role.Type != gjson.String || role.Str == "" {
+				code, param = "INVALID_FIELD", p+".role"
+				return false
+			}
+			c := m.Get("content")
+			ok := c.Type == gjson.String || c.IsArray() && func() bool {
+				all := true
+				c.ForEach(func(_, v gjson.Result) bool { all = v.IsObject(); return all })
+				return all
+			}()
+			if format == translate.Chat {
+				ok = ok || !c.Exists() || c.Type == gjson.Null
+			}
+			if !ok {
+				code, param = "INVALID_FIELD", p+".content"
+				return false
+			}
+			return true
+		})
+		if code != "" {
+			return refuse(code, param)
+		}
+	case translate.Responses:
+		in := root.Get("input")
+		if in.Type != gjson.String && !in.IsArray() {
+			return refuse("INPUT_REQUIRED", "input")
+		}
+		if root.Get("previous_response_id").Type == gjson.String {
+			return refuse("PREVIOUS_RESPONSE_UNSUPPORTED", "previous_response_id")
+		}
+	}
+	if s := root.Get("stream"); s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
+		return refuse("INVALID_FIELD", "stream")
+	}
+	return "", "", m.Str, root.Get("stream").Bool()
+}
+
+// sameAsGets fails t unless decode refused or accepted body as decodeByGet
+// does, with the same code and parameter, model and stream.
+func sameAsGets(t *testing.T, format translate.Format, body []byte, req *request, err error) {
+	t.Helper()
+	if checkJSON(body) != nil {
+		return // refused before any field is read
+	}
+	code, param, model, stream := decodeByGet(format, body)
+	var gotCode, gotParam string
+	if err != nil {
+		e := errs.As(err)
+		gotCode, gotParam = e.Code, e.Param
+	}
+	if gotCode != code || gotParam != param || err == nil && (req.model != model || req.stream != stream) {
+		t.Fatalf("%v %s: decode gives %q %q (model %q, stream %v); a Get per field %q %q (%q, %v)",
+			format, body, gotCode, gotParam, req.model, req.stream, code, param, model, stream)
+	}
 }
 
 // TestDecodeWalkReadsWhatGetsRead: decode's one walk over the top level finds
@@ -130,22 +205,26 @@ func TestDecodeWalkReadsWhatGetsRead(t *testing.T) {
 		{"responses input missing", translate.Responses, `{"model":"m","messages":[]}`, "INPUT_REQUIRED", false},
 		{"responses previous id", translate.Responses, `{"previous_response_id":"r1","model":"m","input":"x"}`, "PREVIOUS_RESPONSE_UNSUPPORTED", false},
 		{"responses previous id null", translate.Responses, `{"previous_response_id":null,"model":"m","input":"x"}`, "", false},
+		{"model escaped", translate.Chat, `{"model":"gpt\u002d4o","messages":[]}`, "", false},
+		{"message key escaped", translate.Chat, `{"model":"m","messages":[{"r\u006fle":"user","c\u006fntent":5}]}`, "INVALID_FIELD", false},
+		{"message role twice: the first counts", translate.Chat, `{"model":"m","messages":[{"role":"","role":"user"}]}`, "INVALID_FIELD", false},
+		{"message content twice: the first counts", translate.Messages, `{"model":"m","messages":[{"role":"user","content":"x","content":5}]}`, "", false},
+		{"content parts, one not an object", translate.Messages, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"},"y"]}]}`, "INVALID_FIELD", false},
+		{"content with long escaped text", translate.Chat, `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat(`a\"b\\`, 300) + `"}],"stream":true}`, "", true},
+		{"second message bad", translate.Chat, `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"user","content":{}}]}`, "INVALID_FIELD", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			req, err := decodeBody(t, c.format, c.body)
+			sameAsGets(t, c.format, []byte(c.body), req, err)
 			if c.code != "" {
 				if err == nil || errs.As(err).Code != c.code {
 					t.Fatalf("err = %v, want %s", err, c.code)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			model, stream := decodeByGet([]byte(c.body))
-			if req.model != model || req.stream != c.stream || stream != c.stream {
-				t.Fatalf("decoded %q, %v; Get reads %q, %v; want stream %v", req.model, req.stream, model, stream, c.stream)
+			if err != nil || req.stream != c.stream {
+				t.Fatalf("refused (%v) or stream %v, want %v", err, req.stream, c.stream)
 			}
 		})
 	}

@@ -35,6 +35,7 @@ import (
 	"unsafe"
 
 	"omniroute/backend/jsonv"
+	"omniroute/backend/jsonwalk"
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
@@ -145,26 +146,26 @@ func (d *chatDelta) progress() bool {
 func classifyChat(json string, wantText bool) (watchdog.Frame, string) {
 	d := chatDelta{wantText: wantText}
 	var errField, usage string
-	members(json, func(key, tail string) int {
+	jsonwalk.Members(json, func(key, tail string) int {
 		switch key {
 		case "choices":
 			d.inFirstArray = d.wantText && !d.choicesSeen
 			d.choicesSeen = true
-			n := elements(tail, d.addChoice)
+			n := jsonwalk.Elements(tail, d.addChoice)
 			d.inFirstArray = false
 			return n
 		case "error":
-			errField = value(tail)
+			errField = jsonwalk.Value(tail)
 			return len(errField)
 		case "usage":
-			usage = value(tail)
+			usage = jsonwalk.Value(tail)
 			return len(usage)
 		}
 		return 0
 	})
 	fr := d.frame(errField, usage)
 	if wantText && fr.Kind == watchdog.Content {
-		return fr, str(d.content)
+		return fr, jsonwalk.Str(d.content)
 	}
 	return fr, ""
 }
@@ -173,7 +174,7 @@ func classifyChat(json string, wantText bool) (watchdog.Frame, string) {
 // top-level "error" and "usage" members.
 func (d *chatDelta) frame(errField, usage string) watchdog.Frame {
 	switch {
-	case !d.progress() && present(errField):
+	case !d.progress() && jsonwalk.Present(errField):
 		return frame(watchdog.Error, 0)
 	case d.finished:
 		return frame(watchdog.End, d.text+d.toolBytes)
@@ -183,7 +184,7 @@ func (d *chatDelta) frame(errField, usage string) watchdog.Frame {
 		return frame(watchdog.ToolCall, d.toolBytes)
 	case d.reasoning:
 		return frame(watchdog.Reasoning, 0)
-	case isObject(usage):
+	case jsonwalk.IsObject(usage):
 		return frame(watchdog.Metadata, 0)
 	}
 	return frame(watchdog.Heartbeat, 0)
@@ -196,18 +197,18 @@ func (d *chatDelta) addChoice(tail string) int {
 	if d.inFirstArray {
 		d.choiceIdx++
 	}
-	return members(tail, func(key, tail string) int {
+	return jsonwalk.Members(tail, func(key, tail string) int {
 		switch key {
 		case "finish_reason":
-			v := value(tail)
-			if strLen(v) > 0 {
+			v := jsonwalk.Value(tail)
+			if jsonwalk.StrLen(v) > 0 {
 				d.finished = true
 			}
 			return len(v)
 		case "delta":
 			d.capture = first && !d.deltaSeen
 			d.deltaSeen = d.deltaSeen || first
-			n := members(tail, d.addDeltaField)
+			n := jsonwalk.Members(tail, d.addDeltaField)
 			d.capture = false
 			return n
 		}
@@ -222,39 +223,39 @@ func (d *chatDelta) addDeltaField(key, tail string) int {
 	case "content":
 		first := d.capture && !d.contentSeen
 		d.contentSeen = d.contentSeen || d.capture
-		if isArray(tail) {
-			return elements(tail, d.addContentPart) // DeltaText reads no text from parts
+		if jsonwalk.IsArray(tail) {
+			return jsonwalk.Elements(tail, d.addContentPart) // DeltaText reads no text from parts
 		}
-		v := value(tail)
+		v := jsonwalk.Value(tail)
 		if first {
 			d.content = v
 		}
-		d.text += strLen(v)
+		d.text += jsonwalk.StrLen(v)
 		return len(v)
 	case "refusal":
-		v := value(tail)
-		d.text += strLen(v)
+		v := jsonwalk.Value(tail)
+		d.text += jsonwalk.StrLen(v)
 		return len(v)
 	case "tool_calls":
-		return elements(tail, func(call string) int {
+		return jsonwalk.Elements(tail, func(call string) int {
 			d.tool = true
-			v := value(call)
-			d.toolBytes += strLen(path(v, "function", "arguments"))
+			v := jsonwalk.Value(call)
+			d.toolBytes += jsonwalk.StrLen(jsonwalk.Path(v, "function", "arguments"))
 			return len(v)
 		})
 	case "function_call":
-		if isObject(tail) {
-			v := value(tail)
+		if jsonwalk.IsObject(tail) {
+			v := jsonwalk.Value(tail)
 			d.tool = true
-			d.toolBytes += strLen(member(v, "arguments"))
+			d.toolBytes += jsonwalk.StrLen(jsonwalk.Member(v, "arguments"))
 			return len(v)
 		}
 	case "reasoning_content", "reasoning":
-		if isString(tail) {
+		if jsonwalk.IsString(tail) {
 			d.reasoning = true
 		}
 	case "reasoning_details":
-		if isArray(tail) && skipSpace(tail, 1) < len(tail) && tail[skipSpace(tail, 1)] != ']' {
+		if jsonwalk.IsArray(tail) && jsonwalk.SkipSpace(tail, 1) < len(tail) && tail[jsonwalk.SkipSpace(tail, 1)] != ']' {
 			d.reasoning = true
 		}
 	}
@@ -264,12 +265,12 @@ func (d *chatDelta) addDeltaField(key, tail string) int {
 // addContentPart folds the content part at the start of tail into d and returns
 // its length.
 func (d *chatDelta) addContentPart(tail string) int {
-	part := value(tail)
-	switch str(member(part, "type")) {
+	part := jsonwalk.Value(tail)
+	switch jsonwalk.Str(jsonwalk.Member(part, "type")) {
 	case "thinking", "reasoning":
 		d.reasoning = true
 	default:
-		d.text += strLen(member(part, "text"))
+		d.text += jsonwalk.StrLen(jsonwalk.Member(part, "text"))
 	}
 	return len(part)
 }
@@ -297,11 +298,11 @@ func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string
 	// first "delta".
 	var firstType, deltaText string
 	var typeSeen, deltaSeen, textSeen bool
-	members(json, func(key, tail string) int {
+	jsonwalk.Members(json, func(key, tail string) int {
 		switch key {
 		case "type":
-			v := value(tail)
-			typ = str(v)
+			v := jsonwalk.Value(tail)
+			typ = jsonwalk.Str(v)
 			if !typeSeen {
 				typeSeen, firstType = true, typ
 			}
@@ -309,11 +310,11 @@ func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string
 		case "delta", "content_block":
 			firstDelta := key == "delta" && !deltaSeen
 			deltaSeen = deltaSeen || key == "delta"
-			return members(tail, func(key, tail string) int {
-				v := value(tail)
+			return jsonwalk.Members(tail, func(key, tail string) int {
+				v := jsonwalk.Value(tail)
 				switch key {
 				case "type":
-					sub = str(v)
+					sub = jsonwalk.Str(v)
 				case "text":
 					text = v
 					if firstDelta && !textSeen {
@@ -334,7 +335,7 @@ func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string
 	}
 	fr := messagesFrame(typ, sub, text, partial, signature)
 	if wantText && fr.Kind == watchdog.Content && (event == "content_block_delta" || firstType == "content_block_delta") {
-		return fr, str(deltaText)
+		return fr, jsonwalk.Str(deltaText)
 	}
 	return fr, ""
 }
@@ -353,7 +354,7 @@ func messagesFrame(typ, sub, text, partial, signature string) watchdog.Frame {
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			return frame(watchdog.ToolCall, 0)
 		case "text":
-			if n := strLen(text); n > 0 {
+			if n := jsonwalk.StrLen(text); n > 0 {
 				return frame(watchdog.Content, n)
 			}
 		}
@@ -361,13 +362,13 @@ func messagesFrame(typ, sub, text, partial, signature string) watchdog.Frame {
 	case "content_block_delta":
 		switch sub {
 		case "text_delta":
-			return textOrHeartbeat(watchdog.Content, strLen(text))
+			return textOrHeartbeat(watchdog.Content, jsonwalk.StrLen(text))
 		case "input_json_delta":
-			return textOrHeartbeat(watchdog.ToolCall, strLen(partial))
+			return textOrHeartbeat(watchdog.ToolCall, jsonwalk.StrLen(partial))
 		case "thinking_delta":
 			return frame(watchdog.Reasoning, 0)
 		case "signature_delta":
-			if strLen(signature) > 0 {
+			if jsonwalk.StrLen(signature) > 0 {
 				return frame(watchdog.Reasoning, 0)
 			}
 			return frame(watchdog.Heartbeat, 0)
@@ -402,20 +403,20 @@ func messagesFrame(typ, sub, text, partial, signature string) watchdog.Frame {
 func classifyResponses(event, json string) watchdog.Frame {
 	// One pass: "item" is walked in place for its type.
 	var typ, delta, item string
-	members(json, func(key, tail string) int {
+	jsonwalk.Members(json, func(key, tail string) int {
 		switch key {
 		case "type":
-			v := value(tail)
-			typ = str(v)
+			v := jsonwalk.Value(tail)
+			typ = jsonwalk.Str(v)
 			return len(v)
 		case "delta":
-			delta = value(tail)
+			delta = jsonwalk.Value(tail)
 			return len(delta)
 		case "item":
-			return members(tail, func(key, tail string) int {
+			return jsonwalk.Members(tail, func(key, tail string) int {
 				if key == "type" {
-					v := value(tail)
-					item = str(v)
+					v := jsonwalk.Value(tail)
+					item = jsonwalk.Str(v)
 					return len(v)
 				}
 				return 0
@@ -428,7 +429,7 @@ func classifyResponses(event, json string) watchdog.Frame {
 	}
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta":
-		return textOrHeartbeat(watchdog.Content, strLen(delta))
+		return textOrHeartbeat(watchdog.Content, jsonwalk.StrLen(delta))
 	case "response.output_item.added", "response.output_item.done":
 		switch {
 		case item == "reasoning":
@@ -452,7 +453,7 @@ func classifyResponses(event, json string) watchdog.Frame {
 	name, phase, _ := strings.Cut(rest, ".")
 	switch {
 	case strings.Contains(name, "_call_") && phase == "delta":
-		return textOrHeartbeat(watchdog.ToolCall, strLen(delta))
+		return textOrHeartbeat(watchdog.ToolCall, jsonwalk.StrLen(delta))
 	case strings.HasSuffix(name, "_call") || name == "mcp_list_tools":
 		return frame(watchdog.ToolCall, 0)
 	}
@@ -468,15 +469,15 @@ func classifyResponses(event, json string) watchdog.Frame {
 func DeltaText(f translate.Format, event string, data []byte) string {
 	json := unsafe.String(unsafe.SliceData(data), len(data))
 	if f == translate.Messages {
-		if event != "content_block_delta" && str(member(json, "type")) != "content_block_delta" {
+		if event != "content_block_delta" && jsonwalk.Str(jsonwalk.Member(json, "type")) != "content_block_delta" {
 			return ""
 		}
-		return str(path(json, "delta", "text"))
+		return jsonwalk.Str(jsonwalk.Path(json, "delta", "text"))
 	}
 	var first string
-	elements(member(json, "choices"), func(tail string) int {
-		first = value(tail)
+	jsonwalk.Elements(jsonwalk.Member(json, "choices"), func(tail string) int {
+		first = jsonwalk.Value(tail)
 		return -1
 	})
-	return str(path(first, "delta", "content"))
+	return jsonwalk.Str(jsonwalk.Path(first, "delta", "content"))
 }

@@ -1,4 +1,4 @@
-package frames
+package jsonwalk
 
 import (
 	"strings"
@@ -30,8 +30,8 @@ func TestMember(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := member(tc.obj, tc.key); got != tc.want {
-				t.Fatalf("member(%q, %q) = %q, want %q", tc.obj, tc.key, got, tc.want)
+			if got := Member(tc.obj, tc.key); got != tc.want {
+				t.Fatalf("Member(%q, %q) = %q, want %q", tc.obj, tc.key, got, tc.want)
 			}
 		})
 	}
@@ -39,8 +39,8 @@ func TestMember(t *testing.T) {
 
 func TestElementsAndStr(t *testing.T) {
 	var got []string
-	n := elements(`[1, "two" ,{"3":[3]}, [] ]tail`, func(tail string) int {
-		got = append(got, value(tail))
+	n := Elements(`[1, "two" ,{"3":[3]}, [] ]tail`, func(tail string) int {
+		got = append(got, Value(tail))
 		return 0
 	})
 	want := []string{"1", `"two"`, `{"3":[3]}`, "[]"}
@@ -63,8 +63,8 @@ func TestElementsAndStr(t *testing.T) {
 		{`"`, ""},
 	}
 	for _, tc := range strs {
-		if got := str(tc.raw); got != tc.want {
-			t.Errorf("str(%q) = %q, want %q", tc.raw, got, tc.want)
+		if got := Str(tc.raw); got != tc.want {
+			t.Errorf("Str(%q) = %q, want %q", tc.raw, got, tc.want)
 		}
 	}
 }
@@ -91,12 +91,12 @@ func FuzzMember(f *testing.F) {
 			return
 		}
 		want := root.Get(key)
-		got := member(obj, key)
+		got := Member(obj, key)
 		if want.Exists() != (got != "") || (want.Exists() && want.Raw != got) {
-			t.Fatalf("member(%q, %q) = %q, gjson %q (exists %v)", obj, key, got, want.Raw, want.Exists())
+			t.Fatalf("Member(%q, %q) = %q, gjson %q (exists %v)", obj, key, got, want.Raw, want.Exists())
 		}
-		if want.Type == gjson.String && str(got) != want.Str {
-			t.Fatalf("str(%q) = %q, gjson %q", got, str(got), want.Str)
+		if want.Type == gjson.String && Str(got) != want.Str {
+			t.Fatalf("Str(%q) = %q, gjson %q", got, Str(got), want.Str)
 		}
 	})
 }
