@@ -119,6 +119,10 @@ func TestClassifyTextIsClassifyAndDeltaText(t *testing.T) {
 		events = append(events, b.ev)
 	}
 	for _, data := range []string{
+		"\v{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"\f{\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"b\"}}",
+		"\u00a0{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		" \t\r\n{\"choices\":[{\"delta\":{\"content\":\"a\"}}]} \v",
 		`{"choices":[{"delta":{"content":"a","content":"b"}}]}`,
 		`{"choices":[{"delta":{"content":["x"],"content":"b"}}]}`,
 		`{"choices":[{"delta":{"role":"assistant"},"delta":{"content":"b"}}]}`,

@@ -76,6 +76,14 @@ func classify(f translate.Format, ev sse.Event, wantText bool) (watchdog.Frame, 
 		// A view of the event's bytes, not a copy: the classifiers only
 		// compare and measure, and the Frame they return holds no string.
 		json = unsafe.String(unsafe.SliceData(data), len(data))
+		if wantText {
+			// DeltaText reads the untrimmed data, where only JSON's own white
+			// space may come before the object: after any other (a \v, a
+			// no-break space, which TrimSpace also cut) it reads no text.
+			raw := unsafe.String(unsafe.SliceData(ev.Data), len(ev.Data))
+			i := jsonwalk.SkipSpace(raw, 0)
+			wantText = i < len(raw) && raw[i] == '{'
+		}
 	}
 	switch f {
 	case translate.Messages:
