@@ -96,27 +96,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	// rest without parsing it (jsonwalk: long strings by IndexByte), where a
 	// Get per field would scan a large body once per field it lacks. checkJSON
 	// has refused a key given twice. Views: req.body is never modified.
-	var m, msgs, in, prev, stream string
-	text := view(body)
-	jsonwalk.Members(text, func(key, tail string) int {
-		var dst *string
-		switch {
-		case jsonwalk.KeyIs(key, "model"):
-			dst = &m
-		case jsonwalk.KeyIs(key, "messages"):
-			dst = &msgs
-		case jsonwalk.KeyIs(key, "input"):
-			dst = &in
-		case jsonwalk.KeyIs(key, "previous_response_id"):
-			dst = &prev
-		case jsonwalk.KeyIs(key, "stream"):
-			dst = &stream
-		default:
-			return 0
-		}
-		*dst = jsonwalk.Value(tail)
-		return len(*dst)
-	})
+	var f [5]string
+	jsonwalk.Fields(view(body), []string{"model", "messages", "input", "previous_response_id", "stream"}, f[:])
+	m, msgs, in, prev, stream := f[0], f[1], f[2], f[3], f[4]
 	model := jsonwalk.Str(m)
 	if model == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
@@ -196,19 +178,9 @@ func checkMessages(format translate.Format, msgs string) error {
 			return -1
 		}
 		// The first "role" and "content" count, as a JSON reader's Get finds them.
-		var role, content string
-		var roleSeen, contentSeen bool
-		size := jsonwalk.Members(m, func(key, tail string) int {
-			switch {
-			case !roleSeen && jsonwalk.KeyIs(key, "role"):
-				roleSeen, role = true, jsonwalk.Value(tail)
-				return len(role)
-			case !contentSeen && jsonwalk.KeyIs(key, "content"):
-				contentSeen, content = true, jsonwalk.Value(tail)
-				return len(content)
-			}
-			return 0
-		})
+		var f [2]string
+		size := jsonwalk.Fields(m, []string{"role", "content"}, f[:])
+		role, content := f[0], f[1]
 		if jsonwalk.Str(role) == "" {
 			err = errs.New(errs.Invalid, "INVALID_FIELD", "%s.role must be a non-empty string", p()).WithParam(p() + ".role")
 			return -1

@@ -240,6 +240,21 @@ func Str(v string) string {
 // StrLen is the UTF-8 length of the unescaped raw JSON string v (0 for a non-string).
 func StrLen(v string) int { return len(Str(v)) }
 
+// Fields walks the object obj once and sets vals[i] to the raw value of its
+// first member named keys[i] (compared as KeyIs compares), "" for a key it
+// lacks (a raw value is never empty). It returns what Members returns.
+func Fields(obj string, keys, vals []string) int {
+	return Members(obj, func(key, tail string) int {
+		for i, k := range keys {
+			if vals[i] == "" && KeyIs(key, k) {
+				vals[i] = Value(tail)
+				return len(vals[i])
+			}
+		}
+		return 0
+	})
+}
+
 // KeyIs reports whether the object key raw (as Members hands it out, without
 // quotes) names want once unescaped: a key without a backslash is compared
 // as written, one with escapes (rare, and only from a hostile or odd writer)

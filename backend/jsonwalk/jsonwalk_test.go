@@ -114,3 +114,31 @@ func simpleKey(key string) bool {
 	}
 	return true
 }
+
+// TestFields: one walk finds each named member's first value, escaped keys
+// included, and leaves "" for a key the object lacks.
+func TestFields(t *testing.T) {
+	for _, c := range []struct {
+		obj  string
+		want [3]string
+	}{
+		{`{"a":1,"b":"x","c":[2]}`, [3]string{`1`, `"x"`, `[2]`}},
+		{`{"c":{"a":0},"a":true}`, [3]string{`true`, ``, `{"a":0}`}},
+		{`{"a":1,"a":2,"\u0062":null}`, [3]string{`1`, `null`, ``}},
+		{` { "b" : "y" } `, [3]string{``, `"y"`, ``}},
+		{`[{"a":1}]`, [3]string{}},
+		{``, [3]string{}},
+	} {
+		var got [3]string
+		Fields(c.obj, []string{"a", "b", "c"}, got[:])
+		if got != c.want {
+			t.Errorf("Fields(%s) = %q, want %q", c.obj, got, c.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		var v [2]string
+		Fields(`{"role":"user","content":"hi"}`, []string{"role", "content"}, v[:])
+	}); n != 0 {
+		t.Errorf("Fields allocates %v times", n)
+	}
+}

@@ -339,17 +339,15 @@ alt_ratio() {
 	local DURATION=$ALT_SLICE WARMUP=0s
 	for i in $(seq "$ALT_SLICES"); do
 		for who in $([ $((i % 2)) = 1 ] && echo proxy gateway || echo gateway proxy); do
+			local pid=$GW_PID url=$GW_BASE key=$CLIENT_KEY model=$MODEL_GATEWAY
+			[ "$who" = proxy ] && pid=$PROXY_PID url=$PROXY_URL key=$UPSTREAM_KEY model=$MODEL_DIRECT
+			c0=$(cpu_ticks "$pid")
+			MEASURE_PID=$pid loadgen "alt-$mode-$who-$i" "$url/v1/chat/completions" "$key" "$model" "$rate" $stream
+			c1=$(cpu_ticks "$pid")
+			n=$(jq '.sent' "$TMP/alt-$mode-$who-$i.json")
 			if [ "$who" = proxy ]; then
-				c0=$(cpu_ticks "$PROXY_PID")
-				MEASURE_PID=$PROXY_PID loadgen "alt-$mode-proxy-$i" "$PROXY_URL/v1/chat/completions" "$UPSTREAM_KEY" "$MODEL_DIRECT" "$rate" $stream
-				c1=$(cpu_ticks "$PROXY_PID")
-				n=$(jq '.sent' "$TMP/alt-$mode-proxy-$i.json")
 				pt=$((pt + c1 - c0)) pn=$((pn + n))
 			else
-				c0=$(cpu_ticks "$GW_PID")
-				loadgen "alt-$mode-gateway-$i" "$GW_BASE/v1/chat/completions" "$CLIENT_KEY" "$MODEL_GATEWAY" "$rate" $stream
-				c1=$(cpu_ticks "$GW_PID")
-				n=$(jq '.sent' "$TMP/alt-$mode-gateway-$i.json")
 				gt=$((gt + c1 - c0)) gn=$((gn + n))
 			fi
 		done

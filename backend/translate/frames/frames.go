@@ -123,14 +123,13 @@ type chatDelta struct {
 
 	// What DeltaText reads, recorded when wantText: the raw first "content"
 	// of the first "delta" of the first element of the first "choices".
-	wantText     bool
-	choicesSeen  bool // a "choices" member was walked
-	inFirstArray bool // walking the elements of the first "choices"
-	choiceIdx    int  // elements of the first "choices" begun
-	deltaSeen    bool // the first choice's first "delta" was walked
-	capture      bool // walking that "delta"
-	contentSeen  bool // its first "content" was met
-	content      string
+	wantText    bool
+	choicesSeen bool // a "choices" member was walked
+	firstChoice bool // the next element begun is the first of the first "choices"
+	deltaSeen   bool // the first choice's first "delta" was walked
+	capture     bool // walking that "delta"
+	contentSeen bool // its first "content" was met
+	content     string
 }
 
 // progress reports whether the chunk carried anything but bookkeeping.
@@ -157,10 +156,10 @@ func classifyChat(json string, wantText bool) (watchdog.Frame, string) {
 	jsonwalk.Members(json, func(key, tail string) int {
 		switch key {
 		case "choices":
-			d.inFirstArray = d.wantText && !d.choicesSeen
+			d.firstChoice = d.wantText && !d.choicesSeen
 			d.choicesSeen = true
 			n := jsonwalk.Elements(tail, d.addChoice)
-			d.inFirstArray = false
+			d.firstChoice = false // an empty first "choices" has none
 			return n
 		case "error":
 			errField = jsonwalk.Value(tail)
@@ -201,10 +200,8 @@ func (d *chatDelta) frame(errField, usage string) watchdog.Frame {
 // addChoice folds the element of "choices" at the start of tail into d and
 // returns its length.
 func (d *chatDelta) addChoice(tail string) int {
-	first := d.inFirstArray && d.choiceIdx == 0
-	if d.inFirstArray {
-		d.choiceIdx++
-	}
+	first := d.firstChoice
+	d.firstChoice = false
 	return jsonwalk.Members(tail, func(key, tail string) int {
 		switch key {
 		case "finish_reason":
@@ -305,7 +302,7 @@ func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string
 	// What DeltaText reads: the first "type", and the first "text" of the
 	// first "delta".
 	var firstType, deltaText string
-	var typeSeen, deltaSeen, textSeen bool
+	var typeSeen, deltaSeen bool
 	jsonwalk.Members(json, func(key, tail string) int {
 		switch key {
 		case "type":
@@ -325,8 +322,8 @@ func classifyMessages(event, json string, wantText bool) (watchdog.Frame, string
 					sub = jsonwalk.Str(v)
 				case "text":
 					text = v
-					if firstDelta && !textSeen {
-						textSeen, deltaText = true, v
+					if firstDelta && deltaText == "" { // a raw value is never empty
+						deltaText = v
 					}
 				case "partial_json":
 					partial = v
