@@ -599,3 +599,60 @@ func TestRefreshCutByTheFirstByteDeadlineIsNotAnAuthFailure(t *testing.T) {
 		t.Fatalf("expired retries %d", row.ExpiredRetries)
 	}
 }
+
+// TestCodexStreamCutIsContinued: a Codex stream (a Responses upstream) cut
+// after its first text delta is finished from the delivered text by the
+// combo's Anthropic target, for a Chat client and for Claude Code alike: one
+// complete answer that says it was continued. The delivered text is read
+// from the Responses events; without it nothing could be continued.
+func TestCodexStreamCutIsContinued(t *testing.T) {
+	for _, client := range []string{"chat", "messages"} {
+		t.Run(client, func(t *testing.T) {
+			s := newSubEnv(t, codexClientID, "codex")
+			_, access := s.codexConn()
+			s.addAnthropicConn("fallback", "key-b", 2)
+			s.addCombo("cx", "priority", target("codex/gpt-5-codex"), target("anthropic-compatible/claude-sonnet-4-5"))
+			// Short deltas: the first (a few letters of "Hello") is the start of
+			// the fallback's answer too, which the fake takes as a prefill only then.
+			answer := fakeupstream.Content(access) // ASCII: a byte per character
+			chunks := len(answer)/4 + 1
+			first := answer[:len(answer)/chunks]
+			s.up.SetStreamChunks(chunks)
+			s.up.SetFault(access, fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 1, Times: 1})
+
+			var resp *http.Response
+			var body []byte
+			var text strings.Builder
+			if client == "chat" {
+				resp, body = s.chat("cx", true, nil)
+				for _, ev := range parseSSE(t, body) {
+					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
+				}
+			} else {
+				resp, body = s.messages("cx", true, nil)
+				for _, ev := range parseSSE(t, body) {
+					if ev.event == "content_block_delta" {
+						text.WriteString(gjson.Get(ev.data, "delta.text").String())
+					}
+				}
+			}
+			out := string(body)
+			if want := fakeupstream.Content("key-b"); resp.StatusCode != 200 || text.String() != want ||
+				!strings.Contains(out, fmt.Sprintf(": omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after %d characters (STREAM_TRUNCATED)", len(first))) ||
+				strings.Contains(out, "stream interrupted") {
+				t.Fatalf("status %d, text %q, want %q continued after %q:\n%s", resp.StatusCode, text.String(), want, first, out)
+			}
+			// The prefill: the last message, the assistant's, holding the delivered
+			// text (a string as the Messages client sent it, or one text block).
+			_, sent := s.up.LastRequest("key-b")
+			last := gjson.GetBytes(sent, "messages.@reverse.0")
+			prefill := last.Get("content")
+			if prefill.IsArray() {
+				prefill = prefill.Get("0.text")
+			}
+			if last.Get("role").String() != "assistant" || prefill.String() != first {
+				t.Fatalf("the fallback was not asked to continue from the delivered text: %s", sent)
+			}
+		})
+	}
+}

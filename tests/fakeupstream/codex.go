@@ -104,14 +104,32 @@ func (u *Upstream) codexResponses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(codexStream(key, model, body, n))
+	cut := -1
+	if f != nil && f.Mode == ModeCutAfterEvents {
+		cut = f.AfterChunks
+	}
+	_, _ = w.Write(codexStream(key, model, body, n, cut))
 }
 
-// codexStream builds the whole Responses event stream of one answer.
-func codexStream(key, model string, body []byte, chunks int) []byte {
+// codexStream builds the Responses event stream of one answer: the whole of
+// it, or (cut ≥ 0) up to its cut-th delta event, then nothing more, as a
+// backend whose stream breaks without its closing events.
+func codexStream(key, model string, body []byte, chunks, cut int) []byte {
 	var b bytes.Buffer
+	deltas, cutHere := 0, false
 	ev := func(v map[string]any) {
-		sseEvent(&b, v["type"].(string), v)
+		typ := v["type"].(string)
+		isDelta := strings.HasSuffix(typ, ".delta")
+		// The cut comes after the cut-th delta: before the next delta, or
+		// before the closing events when it was the last.
+		cutHere = cutHere || cut >= 0 && deltas >= cut && (isDelta || deltas > 0)
+		if cutHere {
+			return
+		}
+		sseEvent(&b, typ, v)
+		if isDelta {
+			deltas++
+		}
 	}
 	resp := map[string]any{"id": "resp_fake01", "object": "response", "created_at": fakeCreated, "model": model, "status": "in_progress", "output": []any{}}
 	ev(map[string]any{"type": "response.created", "response": resp})

@@ -59,3 +59,33 @@ func TestCodexBackendChecksTheWireContract(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestCodexBackendCutsAfterEvents: a cut stream has its opening events and
+// exactly AfterChunks text deltas, and none of its closing events.
+func TestCodexBackendCutsAfterEvents(t *testing.T) {
+	up := fakeupstream.New()
+	base := up.Start()
+	defer up.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	up.SetStreamChunks(6)
+	for _, after := range []int{0, 1, 5, 6} {
+		up.SetFault("tok", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: after, Times: 1})
+		req, _ := http.NewRequest("POST", base+"/backend-api/codex/responses",
+			strings.NewReader(`{"model":"m","store":false,"stream":true,"instructions":"","input":[]}`))
+		for k, v := range map[string]string{"Authorization": "Bearer tok", "chatgpt-account-id": "a", "OpenAI-Beta": "responses=experimental", "originator": "codex_cli_rs"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s := string(b)
+		if n := strings.Count(s, "event: response.output_text.delta\n"); resp.StatusCode != 200 || n != after ||
+			!strings.Contains(s, "event: response.content_part.added\n") ||
+			strings.Contains(s, "response.output_text.done") || strings.Contains(s, "response.completed") {
+			t.Fatalf("cut after %d: status %d, %d deltas:\n%s", after, resp.StatusCode, n, s)
+		}
+	}
+}

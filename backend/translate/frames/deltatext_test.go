@@ -1,6 +1,8 @@
 package frames_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -17,6 +19,17 @@ func gjsonDeltaText(f translate.Format, event string, data []byte) string {
 	if f == translate.Messages {
 		if event == "content_block_delta" || gjson.GetBytes(data, "type").String() == "content_block_delta" {
 			return gjson.GetBytes(data, "delta.text").String()
+		}
+		return ""
+	}
+	if f == translate.Responses {
+		typ := gjson.GetBytes(data, "type")
+		name := typ.Str // a type that is not a string names nothing: the event's name counts
+		if name == "" {
+			name = event
+		}
+		if name == "response.output_text.delta" {
+			return gjson.GetBytes(data, "delta").String()
 		}
 		return ""
 	}
@@ -43,6 +56,15 @@ var deltaTextCases = []struct {
 	{"messages delta by type", translate.Messages, "", `{"type":"content_block_delta","delta":{"text":"a\tb"}}`, "a\tb"},
 	{"messages other event", translate.Messages, "message_delta", `{"type":"message_delta","delta":{"text":"no"}}`, ""},
 	{"messages tool input", translate.Messages, "content_block_delta", `{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{}"}}`, ""},
+	{"responses text delta", translate.Responses, "response.output_text.delta", `{"type":"response.output_text.delta","item_id":"m","output_index":0,"content_index":0,"delta":"Hi \"there\"\n"}`, "Hi \"there\"\n"},
+	{"responses delta by event name", translate.Responses, "response.output_text.delta", `{"delta":"x"}`, "x"},
+	{"responses type wins over event", translate.Responses, "response.output_text.delta", `{"type":"response.refusal.delta","delta":"no"}`, ""},
+	{"responses refusal", translate.Responses, "", `{"type":"response.refusal.delta","delta":"no"}`, ""},
+	{"responses tool arguments", translate.Responses, "", `{"type":"response.function_call_arguments.delta","delta":"{\"a\":1"}`, ""},
+	{"responses reasoning", translate.Responses, "", `{"type":"response.reasoning_summary_text.delta","delta":"plan"}`, ""},
+	{"responses text done", translate.Responses, "", `{"type":"response.output_text.done","text":"all"}`, ""},
+	{"responses first type and delta", translate.Responses, "", `{"type":"response.output_text.delta","delta":"a","type":"x","delta":"b"}`, "a"},
+	{"responses escaped key", translate.Responses, "", `{"ty\u0070e":"response.output_text.delta","delta":"k"}`, "k"},
 }
 
 func TestDeltaText(t *testing.T) {
@@ -67,9 +89,14 @@ func FuzzDeltaText(f *testing.F) {
 		f.Add(c.data, c.event, c.f == translate.Messages)
 	}
 	f.Fuzz(func(t *testing.T, data, event string, messages bool) {
+		// The third format rides on the event name: Responses is read for
+		// an event named as its text deltas are.
 		format, at := translate.Chat, "choices.0.delta.content"
-		if messages {
+		switch {
+		case messages:
 			format, at = translate.Messages, "delta.text"
+		case strings.HasPrefix(event, "response."):
+			format, at = translate.Responses, "delta"
 		}
 		got := frames.DeltaText(format, event, []byte(data))
 		if !gjson.Valid(data) {
@@ -77,7 +104,7 @@ func FuzzDeltaText(f *testing.F) {
 		}
 		ref := gjson.Get(data, at)
 		switch {
-		case !messages && !gjson.Get(data, "choices").IsArray(), ref.Type != gjson.String:
+		case format == translate.Chat && !gjson.Get(data, "choices").IsArray(), ref.Type != gjson.String:
 			if got != "" {
 				t.Fatalf("DeltaText(%q) = %q where no text string is", data, got)
 			}
@@ -158,10 +185,10 @@ func FuzzClassifyText(f *testing.F) {
 	for _, c := range cases() {
 		f.Add(uint8(0), c.event, []byte(c.data))
 	}
-	for _, c := range deltaTextCases {
-		f.Add(uint8(1), c.event, []byte(c.data))
-	}
 	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	for _, c := range deltaTextCases {
+		f.Add(uint8(slices.Index(formats, c.f)), c.event, []byte(c.data))
+	}
 	f.Fuzz(func(t *testing.T, format uint8, event string, data []byte) {
 		classifyTextMatches(t, formats[int(format)%len(formats)], sse.Event{Event: event, Data: data})
 	})

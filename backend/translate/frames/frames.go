@@ -89,11 +89,7 @@ func classify(f translate.Format, ev sse.Event, wantText bool) (watchdog.Frame, 
 	case translate.Messages:
 		return classifyMessages(ev.Event, json, wantText)
 	case translate.Responses:
-		fr := classifyResponses(ev.Event, json)
-		if wantText && fr.Kind == watchdog.Content {
-			return fr, DeltaText(f, ev.Event, ev.Data) // what DeltaText reads there: rare, not worth a second walker
-		}
-		return fr, ""
+		return classifyResponses(ev.Event, json, wantText)
 	default:
 		if json == "" {
 			return frame(watchdog.Heartbeat, 0), ""
@@ -405,44 +401,49 @@ func messagesFrame(typ, sub, text, partial, signature string) watchdog.Frame {
 //	response.failed, error                             Error
 //	response.created, in_progress, queued, content     Metadata
 //	  parts, *.done, annotations, anything else
-func classifyResponses(event, json string) watchdog.Frame {
-	// One pass: "item" is walked in place for its type.
-	var typ, delta, item string
-	jsonwalk.Members(json, func(key, tail string) int {
-		switch key {
-		case "type":
-			v := jsonwalk.Value(tail)
-			typ = jsonwalk.Str(v)
-			return len(v)
-		case "delta":
-			delta = jsonwalk.Value(tail)
-			return len(delta)
-		case "item":
-			return jsonwalk.Members(tail, func(key, tail string) int {
-				if key == "type" {
-					v := jsonwalk.Value(tail)
-					item = jsonwalk.Str(v)
-					return len(v)
-				}
-				return 0
-			})
+func classifyResponses(event, json string, wantText bool) (watchdog.Frame, string) {
+	// One pass over the event for the members read; "item" is walked for its
+	// type only on the item events.
+	typ, delta, item := responsesMembers(event, json)
+	switch typ {
+	case "response.output_text.delta":
+		text := jsonwalk.Str(delta)
+		fr := textOrHeartbeat(watchdog.Content, len(text))
+		if !wantText || fr.Kind != watchdog.Content {
+			text = ""
 		}
-		return 0
-	})
-	if typ == "" {
+		return fr, text
+	case "response.refusal.delta":
+		return textOrHeartbeat(watchdog.Content, jsonwalk.StrLen(delta)), ""
+	case "response.output_item.added", "response.output_item.done":
+		switch item := jsonwalk.Str(jsonwalk.Member(item, "type")); {
+		case item == "reasoning":
+			return frame(watchdog.Reasoning, 0), ""
+		case strings.HasSuffix(item, "_call") || strings.HasPrefix(item, "mcp_"):
+			return frame(watchdog.ToolCall, 0), ""
+		}
+		return frame(watchdog.Metadata, 0), ""
+	}
+	return classifyResponsesType(typ, delta), ""
+}
+
+// responsesMembers reads a Responses event's type (its "type" member, else
+// the SSE event name) and the raw values of its "delta" and "item" members,
+// the first of each as gjson reads them, in one walk.
+func responsesMembers(event, json string) (typ, delta, item string) {
+	keys := [3]string{"type", "delta", "item"}
+	var vals [3]string
+	jsonwalk.Fields(json, keys[:], vals[:])
+	if typ = jsonwalk.Str(vals[0]); typ == "" {
 		typ = event
 	}
+	return typ, vals[1], vals[2]
+}
+
+// classifyResponsesType is classifyResponses for the event types that are
+// not text or output items.
+func classifyResponsesType(typ, delta string) watchdog.Frame {
 	switch typ {
-	case "response.output_text.delta", "response.refusal.delta":
-		return textOrHeartbeat(watchdog.Content, jsonwalk.StrLen(delta))
-	case "response.output_item.added", "response.output_item.done":
-		switch {
-		case item == "reasoning":
-			return frame(watchdog.Reasoning, 0)
-		case strings.HasSuffix(item, "_call") || strings.HasPrefix(item, "mcp_"):
-			return frame(watchdog.ToolCall, 0)
-		}
-		return frame(watchdog.Metadata, 0)
 	case "response.completed", "response.incomplete":
 		return frame(watchdog.End, 0)
 	case "response.failed", "error":
@@ -467,12 +468,19 @@ func classifyResponses(event, json string) watchdog.Frame {
 
 // DeltaText is the assistant text one content event of an upstream stream in
 // format f carries: choices[0].delta.content of a Chat chunk, delta.text of a
-// Messages content_block_delta ("" otherwise). It reads data with this
+// Messages content_block_delta, delta of a Responses output_text delta (not
+// a refusal's: a prefill would not hold it) and "" otherwise. It reads data with this
 // package's scanner: no parse by a general JSON library, and a shallow stack
 // under the relay's frames. The text is a view of data unless it had escapes:
 // the caller copies what it keeps.
 func DeltaText(f translate.Format, event string, data []byte) string {
 	json := unsafe.String(unsafe.SliceData(data), len(data))
+	if f == translate.Responses {
+		if typ, delta, _ := responsesMembers(event, json); typ == "response.output_text.delta" {
+			return jsonwalk.Str(delta)
+		}
+		return ""
+	}
 	if f == translate.Messages {
 		if event != "content_block_delta" && jsonwalk.Str(jsonwalk.Member(json, "type")) != "content_block_delta" {
 			return ""
