@@ -2,6 +2,7 @@ package fakeupstream_test
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,18 +38,9 @@ func TestCodexBackendChecksTheWireContract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", base+"/backend-api/codex/responses", strings.NewReader(c.body))
-			for k, v := range good {
-				if k != c.drop {
-					req.Header.Set(k, v)
-				}
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			h := maps.Clone(good)
+			delete(h, c.drop)
+			resp, b := postCodex(t, base, h, c.body)
 			if resp.StatusCode != c.status || (c.detail != "" && gjson.GetBytes(b, "detail").String() != c.detail) {
 				t.Fatalf("%d %s", resp.StatusCode, b)
 			}
@@ -70,17 +62,9 @@ func TestCodexBackendCutsAfterEvents(t *testing.T) {
 	up.SetStreamChunks(6)
 	for _, after := range []int{0, 1, 5, 6} {
 		up.SetFault("tok", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: after, Times: 1})
-		req, _ := http.NewRequest("POST", base+"/backend-api/codex/responses",
-			strings.NewReader(`{"model":"m","store":false,"stream":true,"instructions":"","input":[]}`))
-		for k, v := range map[string]string{"Authorization": "Bearer tok", "chatgpt-account-id": "a", "OpenAI-Beta": "responses=experimental", "originator": "codex_cli_rs"} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := postCodex(t, base, map[string]string{"Authorization": "Bearer tok", "chatgpt-account-id": "a",
+			"OpenAI-Beta": "responses=experimental", "originator": "codex_cli_rs"},
+			`{"model":"m","store":false,"stream":true,"instructions":"","input":[]}`)
 		s := string(b)
 		if n := strings.Count(s, "event: response.output_text.delta\n"); resp.StatusCode != 200 || n != after ||
 			!strings.Contains(s, "event: response.content_part.added\n") ||
@@ -88,4 +72,21 @@ func TestCodexBackendCutsAfterEvents(t *testing.T) {
 			t.Fatalf("cut after %d: status %d, %d deltas:\n%s", after, resp.StatusCode, n, s)
 		}
 	}
+}
+
+// postCodex posts body with headers h to the fake Codex backend at base and
+// returns its answer, read whole.
+func postCodex(t *testing.T, base string, h map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/backend-api/codex/responses", strings.NewReader(body))
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b
 }
