@@ -40,9 +40,14 @@ func (g *Gateway) continuationOn(req *request) bool {
 	return req.format == translate.Chat || req.format == translate.Messages
 }
 
-// continuable reports whether this broken stream may be continued.
+// continuable reports whether this broken stream may be continued: it
+// relayed text and no tool call, which no prefill can carry. Reasoning
+// before the text does not stop a Chat client's continuation (its reasoning
+// and its text are separate fields); a Messages client's does (the
+// continuation's text block would not be the client's open one).
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.nonText && len(bytes.TrimSpace(s.text)) != 0
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.sawToolCall &&
+		(!s.sawReasoning || s.a.req.format == translate.Chat) && len(bytes.TrimSpace(s.text)) != 0
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -175,14 +180,31 @@ func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\
 
 // withPrefill appends the delivered text as a trailing assistant message to
 // the client's request, in the client's own format; the codec translates it to
-// the continuing target's format like any other assistant turn.
+// the continuing target's format like any other assistant turn. The request's
+// reasoning options go: Anthropic refuses a prefill with thinking on, and the
+// continuation only finishes text already begun.
 func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
 	msg := map[string]any{"role": "assistant", "content": text}
 	out, err := sjson.SetBytes(body, "messages.-1", msg)
 	if err != nil {
 		return nil, err
 	}
+	for _, option := range reasoningOptions(f) {
+		if out, err = sjson.DeleteBytes(out, option); err != nil {
+			return nil, err
+		}
+	}
 	return sjson.SetBytes(out, "stream", true)
+}
+
+// reasoningOptions are the top-level fields of a request in format f that
+// turn the model's reasoning on (Chat's reasoning_effort becomes Anthropic's
+// thinking in translation).
+func reasoningOptions(f translate.Format) []string {
+	if f == translate.Messages {
+		return []string{"thinking"}
+	}
+	return []string{"reasoning_effort", "reasoning"}
 }
 
 // openingFilter returns the filter that drops, from a continuation's client

@@ -193,6 +193,24 @@ func TestWithPrefillAndDeltaText(t *testing.T) {
 	if last.Get("role").String() != "assistant" || last.Get("content").String() != "Hello" || gjson.GetBytes(body, "messages.#").Int() != 2 {
 		t.Fatalf("prefill body %s", body)
 	}
+	// A prefill never asks for reasoning: Anthropic refuses one with thinking on.
+	for _, c := range []struct {
+		f    translate.Format
+		body string
+	}{
+		{translate.Chat, `{"model":"m","reasoning_effort":"high","reasoning":{"effort":"high"},"messages":[{"role":"user","content":"hi"}]}`},
+		{translate.Messages, `{"model":"m","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		body, err := withPrefill(c.f, []byte(c.body), "Hel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := gjson.ParseBytes(body)
+		if root.Get("thinking").Exists() || root.Get("reasoning_effort").Exists() || root.Get("reasoning").Exists() ||
+			root.Get("messages.1.content").String() != "Hel" || !root.Get("stream").Bool() || root.Get("model").String() != "m" {
+			t.Fatalf("%v prefill body %s", c.f, body)
+		}
+	}
 	if _, got := frames.ClassifyText(translate.Chat, sse.Event{Data: []byte(`{"choices":[{"delta":{"content":"ab"}}]}`)}); got != "ab" {
 		t.Fatalf("chat delta %q", got)
 	}

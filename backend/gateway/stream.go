@@ -93,13 +93,14 @@ type streamState struct {
 	streamErr  error
 	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
-	// sends), in textBuf until it outgrows it; nonText is set once reasoning
-	// or a tool call was relayed, which no prefill can carry. (Not a pooled
-	// buffer: a slow stream holds no more than it has relayed.)
-	text     []byte
-	textBuf  [textInitSize]byte
-	nonText  bool
-	keepText bool // only when a continuation could use it
+	// sends), in textBuf until it outgrows it; sawToolCall and sawReasoning
+	// are set once a tool call or reasoning was relayed (see continuable).
+	// (Not a pooled buffer: a slow stream holds no more than it has relayed.)
+	text         []byte
+	textBuf      [textInitSize]byte
+	sawToolCall  bool
+	sawReasoning bool
+	keepText     bool // only when a continuation could use it
 
 	// filter, when set, rewrites client bytes before they are written (a
 	// continuation drops the opening frames the client already has).
@@ -323,8 +324,10 @@ func (s *streamState) handle(ev sse.Event) bool {
 			}
 			s.text = append(s.text, text...) // copies out of the event's bytes
 		}
-	case watchdog.ToolCall, watchdog.Reasoning:
-		s.ready, s.nonText = true, true
+	case watchdog.ToolCall:
+		s.ready, s.sawToolCall = true, true
+	case watchdog.Reasoning:
+		s.ready, s.sawReasoning = true, true
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:

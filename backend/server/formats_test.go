@@ -284,6 +284,55 @@ func TestStreamFaultsNeverLie(t *testing.T) {
 	}
 }
 
+// TestReasoningStreamIsContinuedForChatClients: a stream cut after its
+// reasoning and two text events is finished by the other Anthropic
+// connection for a Chat client (reasoning and text are separate fields), and
+// the continuation asks for no reasoning, which Anthropic refuses with a
+// prefill. A Messages client with thinking keeps the original failure: the
+// continuation's text block would not be its open one.
+func TestReasoningStreamIsContinuedForChatClients(t *testing.T) {
+	cut := fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: fakeupstream.DefaultStreamChunks + 2, Times: 1}
+	t.Run("chat", func(t *testing.T) {
+		e := newEnv(t)
+		e.addAnthropicConn("first", "key-a", 1)
+		e.addAnthropicConn("second", "key-b", 2)
+		e.up.SetFault("key-a", cut)
+		resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5",
+			"stream": true, "reasoning_effort": "low", "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+			map[string]string{"Authorization": "Bearer " + e.key})
+		var reasoning, text strings.Builder
+		for _, ev := range parseSSE(t, body) {
+			reasoning.WriteString(gjson.Get(ev.data, "choices.0.delta.reasoning_content").String())
+			text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
+		}
+		s := string(body)
+		if resp.StatusCode != 200 || reasoning.String() != fakeupstream.ReasoningText || text.String() != fakeupstream.Content("key-b") ||
+			!strings.Contains(s, ": omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after ") ||
+			strings.Contains(s, "stream interrupted") || !strings.Contains(s, "[DONE]") {
+			t.Fatalf("status %d, reasoning %q, text %q: want %q then %q, continued:\n%s", resp.StatusCode, reasoning.String(), text.String(),
+				fakeupstream.ReasoningText, fakeupstream.Content("key-b"), s)
+		}
+		if _, sent := e.up.LastRequest("key-b"); gjson.GetBytes(sent, "thinking").Exists() ||
+			gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
+			t.Fatalf("the continuation asked for thinking or carried no prefill: %s", sent)
+		}
+	})
+	t.Run("messages", func(t *testing.T) {
+		e := newEnv(t)
+		e.addAnthropicConn("first", "key-a", 1)
+		e.addAnthropicConn("second", "key-b", 2)
+		e.up.SetFault("key-a", cut)
+		resp, body := e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 2048,
+			"stream": true, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+		s := string(body)
+		if resp.StatusCode != 200 || strings.Contains(s, "omniroute continued") || strings.Contains(s, "message_stop") ||
+			!strings.Contains(s, "stream interrupted") || e.up.Hits("key-b") != 0 {
+			t.Fatalf("want the original failure, no continuation (second called %d times):\n%s", e.up.Hits("key-b"), s)
+		}
+	})
+}
+
 // TestReasoningKeepsStreamAliveButHeartbeatsDoNot: reasoning frames reset the
 // stall budget; heartbeats alone do not, so the stream then stalls visibly.
 func TestReasoningKeepsStreamAliveButHeartbeatsDoNot(t *testing.T) {

@@ -440,14 +440,16 @@ func (u *Upstream) survive(w http.ResponseWriter, r *http.Request, d time.Durati
 }
 
 // prefillRefusal is the 400 a prefill request gets: from ModeRejectPrefill,
-// for trailing white space (as Anthropic), or when the prefill is not the
-// beginning of this key's answer, so a gateway sending the wrong delivered
-// text fails loudly.
+// with thinking on or for trailing white space (as Anthropic), or when the
+// prefill is not the beginning of this key's answer, so a gateway sending the
+// wrong delivered text fails loudly.
 func prefillRefusal(req request, key string, f *Fault) (string, bool) {
 	p := req.shape.result
 	switch {
 	case f != nil && f.Mode == ModeRejectPrefill:
 		return AnthropicPrefillRejectedBody, true
+	case req.shape.reasoning:
+		return AnthropicPrefillWithThinkingBody, true
 	case strings.TrimRight(p, " \t\r\n") != p:
 		return AnthropicTrailingWhitespaceBody, true
 	case !strings.HasPrefix(Content(key), p):

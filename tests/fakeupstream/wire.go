@@ -72,6 +72,11 @@ const (
 	// the beginning of its answer (the gateway sent the wrong delivered text).
 	AnthropicPrefillMismatchBody = `{"type":"error","error":{"type":"invalid_request_error","message":"fake: the assistant prefill is not a prefix of the answer"}}`
 
+	// AnthropicPrefillWithThinkingBody is Anthropic's 400 for a prefill in a
+	// request with thinking on: the last assistant message must then start
+	// with a thinking block.
+	AnthropicPrefillWithThinkingBody = `{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0.type: Expected ` + "`thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block. To avoid this requirement, disable `thinking`." + `"}}`
+
 	// AnthropicTrailingWhitespaceBody is Anthropic's 400 for a prefill ending in white space.
 	AnthropicTrailingWhitespaceBody = `{"type":"error","error":{"type":"invalid_request_error","message":"messages: final assistant content cannot end with trailing whitespace"}}`
 
