@@ -42,12 +42,11 @@ func (g *Gateway) continuationOn(req *request) bool {
 
 // continuable reports whether this broken stream may be continued: it
 // relayed text and no tool call, which no prefill can carry. Reasoning
-// before the text does not stop a Chat client's continuation (its reasoning
-// and its text are separate fields); a Messages client's does (the
-// continuation's text block would not be the client's open one).
+// before the text does not stop it: a Chat client's reasoning and text are
+// separate fields, and a Messages client's text block keeps its index (see
+// openingFilter).
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.sawToolCall &&
-		(!s.sawReasoning || s.a.req.format == translate.Chat) && len(bytes.TrimSpace(s.text)) != 0
+	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.sawToolCall && len(bytes.TrimSpace(s.text)) != 0
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -76,7 +75,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), broke)
+		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), max(s.clientBlocks-1, 0), broke)
 		if ok {
 			return true
 		}
@@ -88,9 +87,10 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 }
 
 // continueOn runs one continuation attempt. wrote reports whether any of its
-// bytes reached the client; ok whether the answer completed.
+// bytes reached the client; ok whether the answer completed. openBlock is
+// the index of a Messages client's open text block.
 func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
-	clientBody []byte, from int, broke verdict.Verdict) (wrote, ok bool) {
+	clientBody []byte, from, openBlock int, broke verdict.Verdict) (wrote, ok bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
@@ -137,7 +137,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	defer s.release()
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
-	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace), &wrote)
+	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace, openBlock), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -212,8 +212,10 @@ func reasoningOptions(f translate.Format) []string {
 // role-only chunk; Anthropic's message_start, ping and the text block start.
 // When the delivered text ended in white space (cut from the prefill), the
 // white space the continuation starts with is dropped too, so the client's
-// text does not repeat it.
-func openingFilter(f translate.Format, trimLead bool) func([]byte) []byte {
+// text does not repeat it. A Messages continuation's blocks are numbered
+// from openBlock, the client's open text block (after its thinking), so its
+// text goes on in that block.
+func openingFilter(f translate.Format, trimLead bool, openBlock int) func([]byte) []byte {
 	var parser sse.Parser
 	var out []byte
 	path := "choices.0.delta.content"
@@ -227,6 +229,11 @@ func openingFilter(f translate.Format, trimLead bool) func([]byte) []byte {
 				return true
 			}
 			data := ev.Data
+			if openBlock > 0 && strings.HasPrefix(ev.Event, "content_block_") {
+				if i := gjson.GetBytes(data, "index"); i.Type == gjson.Number {
+					data, _ = sjson.SetBytes(data, "index", i.Int()+int64(openBlock))
+				}
+			}
 			if trimLead {
 				if t := gjson.GetBytes(data, path); t.Type == gjson.String && t.Str != "" {
 					trimLead = false

@@ -101,6 +101,9 @@ type streamState struct {
 	sawToolCall  bool
 	sawReasoning bool
 	keepText     bool // only when a continuation could use it
+	// clientBlocks counts the content blocks a Messages client was sent
+	// (when keepText): the last is the text block a continuation goes on in.
+	clientBlocks int
 
 	// filter, when set, rewrites client bytes before they are written (a
 	// continuation drops the opening frames the client already has).
@@ -346,17 +349,27 @@ func (s *streamState) handle(ev sse.Event) bool {
 			s.pending = append(s.pending, ":\n\n"...)
 		} else {
 			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
+			if s.keepText && ev.Event == blockStart {
+				s.clientBlocks++
+			}
 		}
 		return s.withinPrecommit()
 	}
+	before := len(s.pending)
 	var err error
 	s.pending, err = s.tr.Event(s.pending, ev)
 	if err != nil {
 		s.streamErr = err
 		return false
 	}
+	if s.keepText && s.a.req.format == translate.Messages {
+		s.clientBlocks += bytes.Count(s.pending[before:], []byte("event: "+blockStart+"\n"))
+	}
 	return s.withinPrecommit()
 }
+
+// blockStart is the Messages event that opens a content block.
+const blockStart = "content_block_start"
 
 // withinPrecommit fails the attempt when too much is held back uncommitted.
 func (s *streamState) withinPrecommit() bool {

@@ -284,19 +284,35 @@ func TestStreamFaultsNeverLie(t *testing.T) {
 	}
 }
 
-// TestReasoningStreamIsContinuedForChatClients: a stream cut after its
-// reasoning and two text events is finished by the other Anthropic
-// connection for a Chat client (reasoning and text are separate fields), and
-// the continuation asks for no reasoning, which Anthropic refuses with a
-// prefill. A Messages client with thinking keeps the original failure: the
-// continuation's text block would not be its open one.
-func TestReasoningStreamIsContinuedForChatClients(t *testing.T) {
+// TestReasoningStreamIsContinued: a stream cut after its reasoning and two
+// text events is finished by the other Anthropic connection, for a Chat
+// client (reasoning and text are separate fields) and for a Messages client
+// (the continuation's text goes on in the client's open text block, after its
+// thinking block); the continuation asks for no reasoning, which Anthropic
+// refuses with a prefill.
+func TestReasoningStreamIsContinued(t *testing.T) {
 	cut := fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: fakeupstream.DefaultStreamChunks + 2, Times: 1}
-	t.Run("chat", func(t *testing.T) {
+	setup := func(t *testing.T) *env {
 		e := newEnv(t)
 		e.addAnthropicConn("first", "key-a", 1)
 		e.addAnthropicConn("second", "key-b", 2)
 		e.up.SetFault("key-a", cut)
+		return e
+	}
+	continued := func(t *testing.T, e *env, body []byte) {
+		t.Helper()
+		s := string(body)
+		if !strings.Contains(s, ": omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after ") ||
+			strings.Contains(s, "stream interrupted") {
+			t.Fatalf("not continued:\n%s", s)
+		}
+		if _, sent := e.up.LastRequest("key-b"); gjson.GetBytes(sent, "thinking").Exists() ||
+			gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
+			t.Fatalf("the continuation asked for thinking or carried no prefill: %s", sent)
+		}
+	}
+	t.Run("chat", func(t *testing.T) {
+		e := setup(t)
 		resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5",
 			"stream": true, "reasoning_effort": "low", "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
 			map[string]string{"Authorization": "Bearer " + e.key})
@@ -305,32 +321,72 @@ func TestReasoningStreamIsContinuedForChatClients(t *testing.T) {
 			reasoning.WriteString(gjson.Get(ev.data, "choices.0.delta.reasoning_content").String())
 			text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
 		}
-		s := string(body)
 		if resp.StatusCode != 200 || reasoning.String() != fakeupstream.ReasoningText || text.String() != fakeupstream.Content("key-b") ||
-			!strings.Contains(s, ": omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after ") ||
-			strings.Contains(s, "stream interrupted") || !strings.Contains(s, "[DONE]") {
-			t.Fatalf("status %d, reasoning %q, text %q: want %q then %q, continued:\n%s", resp.StatusCode, reasoning.String(), text.String(),
-				fakeupstream.ReasoningText, fakeupstream.Content("key-b"), s)
+			!strings.Contains(string(body), "[DONE]") {
+			t.Fatalf("status %d, reasoning %q, text %q: want %q then %q:\n%s", resp.StatusCode, reasoning.String(), text.String(),
+				fakeupstream.ReasoningText, fakeupstream.Content("key-b"), body)
 		}
-		if _, sent := e.up.LastRequest("key-b"); gjson.GetBytes(sent, "thinking").Exists() ||
-			gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
-			t.Fatalf("the continuation asked for thinking or carried no prefill: %s", sent)
-		}
+		continued(t, e, body)
 	})
-	t.Run("messages", func(t *testing.T) {
-		e := newEnv(t)
-		e.addAnthropicConn("first", "key-a", 1)
-		e.addAnthropicConn("second", "key-b", 2)
-		e.up.SetFault("key-a", cut)
-		resp, body := e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 2048,
-			"stream": true, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
-			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
-		s := string(body)
-		if resp.StatusCode != 200 || strings.Contains(s, "omniroute continued") || strings.Contains(s, "message_stop") ||
-			!strings.Contains(s, "stream interrupted") || e.up.Hits("key-b") != 0 {
-			t.Fatalf("want the original failure, no continuation (second called %d times):\n%s", e.up.Hits("key-b"), s)
+	// A Messages client, its first target an Anthropic endpoint (its stream
+	// relayed as it is) or an OpenAI one (translated).
+	for _, primary := range []string{"anthropic", "openai"} {
+		t.Run("messages from "+primary, func(t *testing.T) {
+			e, model := setup(t), "anthropic-compatible/claude-sonnet-4-5"
+			if primary == "openai" {
+				e = newEnv(t)
+				e.addEndpoint("first", "key-a")
+				e.addAnthropicConn("second", "key-b", 2)
+				e.up.SetFault("key-a", cut)
+				e.addCombo("mix", "priority", target("first/gpt-4o-mini"), target(model))
+				model = "mix"
+			}
+			resp, body := e.post("/v1/messages", map[string]any{"model": model, "max_tokens": 2048,
+				"stream": true, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024},
+				"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+			thinkingThenText(t, resp, body)
+			continued(t, e, body)
+		})
+	}
+}
+
+// thinkingThenText checks a Messages stream of one thinking block (0) and
+// one text block (1), each started and stopped once, every delta in its
+// block, one end: ReasoningText, then the second connection's answer.
+func thinkingThenText(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	var thinking, text strings.Builder
+	starts, stops := map[int64]string{}, map[int64]int{}
+	ends := 0
+	for _, ev := range parseSSE(t, body) {
+		i := gjson.Get(ev.data, "index").Int()
+		switch ev.event {
+		case "content_block_start":
+			if _, again := starts[i]; again {
+				t.Fatalf("block %d started twice:\n%s", i, body)
+			}
+			starts[i] = gjson.Get(ev.data, "content_block.type").String()
+		case "content_block_delta":
+			switch d := gjson.Get(ev.data, "delta"); {
+			case d.Get("type").String() == "thinking_delta" && i == 0:
+				thinking.WriteString(d.Get("thinking").String())
+			case d.Get("type").String() == "text_delta" && i == 1:
+				text.WriteString(d.Get("text").String())
+			case d.Get("type").String() != "signature_delta":
+				t.Fatalf("delta %s in block %d:\n%s", d.Raw, i, body)
+			}
+		case "content_block_stop":
+			stops[i]++
+		case "message_stop":
+			ends++
 		}
-	})
+	}
+	if resp.StatusCode != 200 || starts[0] != "thinking" || starts[1] != "text" || len(starts) != 2 ||
+		stops[0] != 1 || stops[1] != 1 || len(stops) != 2 || ends != 1 ||
+		thinking.String() != fakeupstream.ReasoningText || text.String() != fakeupstream.Content("key-b") {
+		t.Fatalf("status %d, blocks %v stops %v ends %d, thinking %q, text %q:\n%s", resp.StatusCode, starts, stops, ends,
+			thinking.String(), text.String(), body)
+	}
 }
 
 // TestReasoningKeepsStreamAliveButHeartbeatsDoNot: reasoning frames reset the
