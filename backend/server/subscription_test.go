@@ -602,12 +602,16 @@ func TestRefreshCutByTheFirstByteDeadlineIsNotAnAuthFailure(t *testing.T) {
 
 // TestCodexStreamCutIsContinued: a Codex stream (a Responses upstream) cut
 // after its first text delta is finished from the delivered text by the
-// combo's Anthropic target, for a Chat client and for Claude Code alike: one
-// complete answer that says it was continued. The delivered text is read
-// from the Responses events; without it nothing could be continued.
+// combo's Anthropic target, for a Chat client and for Claude Code alike, with
+// and without a reasoning summary before the text: one complete answer that
+// says it was continued. The delivered text is read from the Responses
+// events; without it nothing could be continued.
 func TestCodexStreamCutIsContinued(t *testing.T) {
-	for _, client := range []string{"chat", "messages"} {
-		t.Run(client, func(t *testing.T) {
+	for _, c := range []struct {
+		client    string
+		reasoning bool
+	}{{"chat", false}, {"chat", true}, {"messages", false}, {"messages", true}} {
+		t.Run(fmt.Sprintf("%s/reasoning=%v", c.client, c.reasoning), func(t *testing.T) {
 			s := newSubEnv(t, codexClientID, "codex")
 			_, access := s.codexConn()
 			s.addAnthropicConn("fallback", "key-b", 2)
@@ -618,17 +622,32 @@ func TestCodexStreamCutIsContinued(t *testing.T) {
 			chunks := len(answer)/4 + 1
 			first := answer[:len(answer)/chunks]
 			s.up.SetStreamChunks(chunks)
-			s.up.SetFault(access, fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 1, Times: 1})
+			after := 1
+			if c.reasoning {
+				after += chunks // the reasoning summary's deltas come first
+			}
+			s.up.SetFault(access, fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: after, Times: 1})
 
 			var resp *http.Response
 			var body []byte
-			var text strings.Builder
-			if client == "chat" {
-				resp, body = s.chat("cx", true, nil)
+			var reasoning, text strings.Builder
+			switch {
+			case c.client == "chat":
+				req := map[string]any{"model": "cx", "stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+				if c.reasoning {
+					req["reasoning_effort"] = "low"
+				}
+				resp, body = s.do("POST", "/v1/chat/completions", req, map[string]string{"Authorization": "Bearer " + s.key})
 				for _, ev := range parseSSE(t, body) {
+					reasoning.WriteString(gjson.Get(ev.data, "choices.0.delta.reasoning_content").String())
 					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
 				}
-			} else {
+			case c.reasoning:
+				resp, body = s.messages("cx", true, map[string]any{"max_tokens": 2048, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
+				thinkingThenText(t, resp, body) // the thinking block, then one text block: the continuation's text in it
+				reasoning.WriteString(fakeupstream.ReasoningText)
+				text.WriteString(fakeupstream.Content("key-b"))
+			default:
 				resp, body = s.messages("cx", true, nil)
 				for _, ev := range parseSSE(t, body) {
 					if ev.event == "content_block_delta" {
@@ -637,20 +656,25 @@ func TestCodexStreamCutIsContinued(t *testing.T) {
 				}
 			}
 			out := string(body)
-			if want := fakeupstream.Content("key-b"); resp.StatusCode != 200 || text.String() != want ||
+			wantReasoning := ""
+			if c.reasoning {
+				wantReasoning = fakeupstream.ReasoningText
+			}
+			if want := fakeupstream.Content("key-b"); resp.StatusCode != 200 || text.String() != want || reasoning.String() != wantReasoning ||
 				!strings.Contains(out, fmt.Sprintf(": omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after %d characters (STREAM_TRUNCATED)", len(first))) ||
 				strings.Contains(out, "stream interrupted") {
-				t.Fatalf("status %d, text %q, want %q continued after %q:\n%s", resp.StatusCode, text.String(), want, first, out)
+				t.Fatalf("status %d, reasoning %q, text %q, want %q continued after %q:\n%s", resp.StatusCode, reasoning.String(), text.String(), want, first, out)
 			}
 			// The prefill: the last message, the assistant's, holding the delivered
-			// text (a string as the Messages client sent it, or one text block).
+			// text (a string as the Messages client sent it, or one text block),
+			// and no reasoning asked of the continuation.
 			_, sent := s.up.LastRequest("key-b")
 			last := gjson.GetBytes(sent, "messages.@reverse.0")
 			prefill := last.Get("content")
 			if prefill.IsArray() {
 				prefill = prefill.Get("0.text")
 			}
-			if last.Get("role").String() != "assistant" || prefill.String() != first {
+			if last.Get("role").String() != "assistant" || prefill.String() != first || gjson.GetBytes(sent, "thinking").Exists() {
 				t.Fatalf("the fallback was not asked to continue from the delivered text: %s", sent)
 			}
 		})

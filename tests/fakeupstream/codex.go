@@ -111,9 +111,10 @@ func (u *Upstream) codexResponses(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(codexStream(key, model, body, n, cut))
 }
 
-// codexStream builds the Responses event stream of one answer: the whole of
-// it, or (cut ≥ 0) up to its cut-th delta event, then nothing more, as a
-// backend whose stream breaks without its closing events.
+// codexStream builds the Responses event stream of one answer (a reasoning
+// summary first when the request sets reasoning.effort): the whole of it, or
+// (cut ≥ 0) up to its cut-th delta event, reasoning deltas included, then
+// nothing more, as a backend whose stream breaks without its closing events.
 func codexStream(key, model string, body []byte, chunks, cut int) []byte {
 	var b bytes.Buffer
 	deltas, cutHere := 0, false
@@ -140,16 +141,38 @@ func codexStream(key, model string, body []byte, chunks, cut int) []byte {
 		last = input[len(input)-1]
 	}
 	var item map[string]any
-	outTokens := 0
+	outTokens, reasoningTokens := 0, 0
+	// A request asking for reasoning gets its summary first, as its own
+	// output item (the message or call is then the second).
+	var output []any
+	at := 0
+	if root.Get("reasoning.effort").String() != "" {
+		const id = "rs_fake01"
+		ev(map[string]any{"type": "response.output_item.added", "output_index": at,
+			"item": map[string]any{"type": "reasoning", "id": id, "summary": []any{}}})
+		ev(map[string]any{"type": "response.reasoning_summary_part.added", "item_id": id, "output_index": at, "summary_index": 0,
+			"part": map[string]any{"type": "summary_text", "text": ""}})
+		for _, p := range splitContent(ReasoningText, chunks) {
+			reasoningTokens++
+			ev(map[string]any{"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": at, "summary_index": 0, "delta": p})
+		}
+		ev(map[string]any{"type": "response.reasoning_summary_text.done", "item_id": id, "output_index": at, "summary_index": 0, "text": ReasoningText})
+		summary := map[string]any{"type": "summary_text", "text": ReasoningText}
+		ev(map[string]any{"type": "response.reasoning_summary_part.done", "item_id": id, "output_index": at, "summary_index": 0, "part": summary})
+		reasoning := map[string]any{"type": "reasoning", "id": id, "summary": []any{summary}}
+		ev(map[string]any{"type": "response.output_item.done", "output_index": at, "item": reasoning})
+		output = append(output, reasoning)
+		at++
+	}
 	if tool := root.Get("tools.0.name").String(); tool != "" && last.Get("type").String() != "function_call_output" {
 		item = map[string]any{"type": "function_call", "id": "fc_fake01", "call_id": ToolCallIDOpenAI, "name": tool, "arguments": ToolArguments, "status": "completed"}
-		ev(map[string]any{"type": "response.output_item.added", "output_index": 0,
+		ev(map[string]any{"type": "response.output_item.added", "output_index": at,
 			"item": map[string]any{"type": "function_call", "id": "fc_fake01", "call_id": ToolCallIDOpenAI, "name": tool, "arguments": "", "status": "in_progress"}})
 		for _, p := range splitContent(ToolArguments, chunks) {
 			outTokens++
-			ev(map[string]any{"type": "response.function_call_arguments.delta", "item_id": "fc_fake01", "output_index": 0, "delta": p})
+			ev(map[string]any{"type": "response.function_call_arguments.delta", "item_id": "fc_fake01", "output_index": at, "delta": p})
 		}
-		ev(map[string]any{"type": "response.function_call_arguments.done", "item_id": "fc_fake01", "output_index": 0, "arguments": ToolArguments})
+		ev(map[string]any{"type": "response.function_call_arguments.done", "item_id": "fc_fake01", "output_index": at, "arguments": ToolArguments})
 	} else {
 		text := Content(key)
 		if last.Get("type").String() == "function_call_output" {
@@ -157,20 +180,22 @@ func codexStream(key, model string, body []byte, chunks, cut int) []byte {
 		}
 		item = map[string]any{"type": "message", "id": "msg_fake01", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
-		ev(map[string]any{"type": "response.output_item.added", "output_index": 0,
+		ev(map[string]any{"type": "response.output_item.added", "output_index": at,
 			"item": map[string]any{"type": "message", "id": "msg_fake01", "role": "assistant", "status": "in_progress", "content": []any{}}})
-		ev(map[string]any{"type": "response.content_part.added", "item_id": "msg_fake01", "output_index": 0, "content_index": 0,
+		ev(map[string]any{"type": "response.content_part.added", "item_id": "msg_fake01", "output_index": at, "content_index": 0,
 			"part": map[string]any{"type": "output_text", "text": ""}})
 		for _, p := range splitContent(text, chunks) {
 			outTokens++
-			ev(map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake01", "output_index": 0, "content_index": 0, "delta": p})
+			ev(map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake01", "output_index": at, "content_index": 0, "delta": p})
 		}
-		ev(map[string]any{"type": "response.output_text.done", "item_id": "msg_fake01", "output_index": 0, "content_index": 0, "text": text})
+		ev(map[string]any{"type": "response.output_text.done", "item_id": "msg_fake01", "output_index": at, "content_index": 0, "text": text})
 	}
-	ev(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	ev(map[string]any{"type": "response.output_item.done", "output_index": at, "item": item})
 	resp["status"] = "completed"
-	resp["output"] = []any{item}
-	resp["usage"] = map[string]any{"input_tokens": fakePromptTokens, "output_tokens": outTokens, "total_tokens": fakePromptTokens + outTokens}
+	resp["output"] = append(output, item)
+	outTokens += reasoningTokens
+	resp["usage"] = map[string]any{"input_tokens": fakePromptTokens, "output_tokens": outTokens, "total_tokens": fakePromptTokens + outTokens,
+		"output_tokens_details": map[string]any{"reasoning_tokens": reasoningTokens}}
 	ev(map[string]any{"type": "response.completed", "response": resp})
 	return b.Bytes()
 }
