@@ -41,12 +41,16 @@ func (g *Gateway) continuationOn(req *request) bool {
 }
 
 // continuable reports whether this broken stream may be continued: it
-// relayed text and no tool call, which no prefill can carry. Reasoning
-// before the text does not stop it: a Chat client's reasoning and text are
-// separate fields, and a Messages client's text block keeps its index (see
-// openingFilter).
+// relayed text and no tool call, which no prefill can carry. Reasoning does
+// not stop it: a Chat client's reasoning and text are separate fields, and
+// a Messages client's continuation goes on in its text block (see
+// clientBlocks.continuation), unless reasoning came after the text.
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	return s.keepText && v.Kind != verdict.KindClientCanceled && !s.sawToolCall && len(bytes.TrimSpace(s.text)) != 0
+	if !s.keepText || v.Kind == verdict.KindClientCanceled || s.sawToolCall || len(bytes.TrimSpace(s.text)) == 0 {
+		return false
+	}
+	_, _, ok := s.blocks.continuation()
+	return ok || s.a.req.format != translate.Messages
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -75,7 +79,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), max(s.clientBlocks-1, 0), broke)
+		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, broke)
 		if ok {
 			return true
 		}
@@ -87,10 +91,10 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 }
 
 // continueOn runs one continuation attempt. wrote reports whether any of its
-// bytes reached the client; ok whether the answer completed. openBlock is
-// the index of a Messages client's open text block.
+// bytes reached the client; ok whether the answer completed. blocks is what
+// a Messages client has of its content blocks.
 func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
-	clientBody []byte, from, openBlock int, broke verdict.Verdict) (wrote, ok bool) {
+	clientBody []byte, from int, blocks *clientBlocks, broke verdict.Verdict) (wrote, ok bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
@@ -137,7 +141,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	defer s.release()
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
-	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace, openBlock), &wrote)
+	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace, blocks), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -194,7 +198,46 @@ func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if f == translate.Messages {
+		if out, err = withoutThinkingEdits(out); err != nil {
+			return nil, err
+		}
+	}
 	return sjson.SetBytes(out, "stream", true)
+}
+
+// withoutThinkingEdits drops, from a Messages request's context_management,
+// the edits that clear thinking blocks (clear_thinking_*), which only a
+// request with thinking on may carry; context_management goes when nothing
+// is left in it.
+func withoutThinkingEdits(body []byte) ([]byte, error) {
+	edits := gjson.GetBytes(body, "context_management.edits")
+	if !edits.IsArray() {
+		return body, nil
+	}
+	var kept []byte
+	n, dropped := 0, false
+	for _, e := range edits.Array() {
+		if strings.HasPrefix(e.Get("type").String(), "clear_thinking") {
+			dropped = true
+			continue
+		}
+		if n > 0 {
+			kept = append(kept, ',')
+		}
+		kept, n = append(kept, e.Raw...), n+1
+	}
+	switch {
+	case !dropped:
+		return body, nil
+	case n > 0:
+		return sjson.SetRawBytes(body, "context_management.edits", append(append([]byte{'['}, kept...), ']'))
+	}
+	body, err := sjson.DeleteBytes(body, "context_management.edits")
+	if err != nil || len(gjson.GetBytes(body, "context_management").Map()) != 0 {
+		return body, err
+	}
+	return sjson.DeleteBytes(body, "context_management")
 }
 
 // reasoningOptions are the top-level fields of a request in format f that
@@ -213,25 +256,31 @@ func reasoningOptions(f translate.Format) []string {
 // When the delivered text ended in white space (cut from the prefill), the
 // white space the continuation starts with is dropped too, so the client's
 // text does not repeat it. A Messages continuation's blocks are numbered
-// from openBlock, the client's open text block (after its thinking), so its
-// text goes on in that block.
-func openingFilter(f translate.Format, trimLead bool, openBlock int) func([]byte) []byte {
+// on from the client's (blocks): its text goes on in the client's open text
+// block, or in a new block after a closed one (its start then kept).
+func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func([]byte) []byte {
 	var parser sse.Parser
 	var out []byte
 	path := "choices.0.delta.content"
+	offset, keepStart := 0, false
 	if f == translate.Messages {
 		path = "delta.text"
+		offset, keepStart, _ = blocks.continuation()
 	}
 	return func(in []byte) []byte {
 		out = out[:0]
 		_ = parser.Feed(in, func(ev sse.Event) bool {
-			if ev.Comment || dropOpening(f, ev) {
+			name := ev.Event
+			if f == translate.Messages && name == "" {
+				name = gjson.GetBytes(ev.Data, "type").String()
+			}
+			if ev.Comment || (!keepStart || name != "content_block_start") && dropOpening(f, name, ev) {
 				return true
 			}
 			data := ev.Data
-			if openBlock > 0 && strings.HasPrefix(ev.Event, "content_block_") {
+			if offset > 0 && strings.HasPrefix(name, "content_block_") {
 				if i := gjson.GetBytes(data, "index"); i.Type == gjson.Number {
-					data, _ = sjson.SetBytes(data, "index", i.Int()+int64(openBlock))
+					data, _ = sjson.SetBytes(data, "index", i.Int()+int64(offset))
 				}
 			}
 			if trimLead {
@@ -249,9 +298,11 @@ func openingFilter(f translate.Format, trimLead bool, openBlock int) func([]byte
 	}
 }
 
-func dropOpening(f translate.Format, ev sse.Event) bool {
+// dropOpening reports whether ev (named name: its event, else its type)
+// opens an answer: see openingFilter.
+func dropOpening(f translate.Format, name string, ev sse.Event) bool {
 	if f == translate.Messages {
-		switch ev.Event {
+		switch name {
 		case "message_start", "ping":
 			return true
 		case "content_block_start":

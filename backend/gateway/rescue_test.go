@@ -155,7 +155,7 @@ func TestOpeningFilter(t *testing.T) {
 	chat := func(delta string) []byte {
 		return sse.Append(nil, "", []byte(`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":`+delta+`,"finish_reason":null}]}`))
 	}
-	f := openingFilter(translate.Chat, true, 0)
+	f := openingFilter(translate.Chat, true, nil)
 	var in []byte
 	in = append(in, chat(`{"role":"assistant","content":""}`)...)
 	in = append(in, chat(`{"content":"  from"}`)...)
@@ -166,7 +166,7 @@ func TestOpeningFilter(t *testing.T) {
 		!strings.Contains(out, "data: [DONE]") {
 		t.Fatalf("chat filter output:\n%s", out)
 	}
-	m := openingFilter(translate.Messages, false, 0)
+	m := openingFilter(translate.Messages, false, &clientBlocks{started: 1, lastText: true, open: true})
 	var min []byte
 	min = sse.Append(min, "message_start", []byte(`{"type":"message_start","message":{"id":"x"}}`))
 	min = sse.Append(min, "content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`))
@@ -188,7 +188,7 @@ func TestOpeningFilter(t *testing.T) {
 	min = sse.Append(min, "content_block_delta", []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" rest"}}`))
 	min = sse.Append(min, "content_block_stop", []byte(`{"type":"content_block_stop","index":0}`))
 	min = sse.Append(min, "message_delta", []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`))
-	out = string(openingFilter(translate.Messages, false, 1)(min))
+	out = string(openingFilter(translate.Messages, false, &clientBlocks{started: 2, lastText: true, open: true})(min))
 	if strings.Contains(out, "content_block_start") || strings.Contains(out, `"index":0`) ||
 		strings.Count(out, `"index":1`) != 2 || !strings.Contains(out, `"text":" rest"`) || !strings.Contains(out, `"stop_reason":"end_turn"`) {
 		t.Fatalf("messages filter output after a thinking block:\n%s", out)

@@ -101,9 +101,9 @@ type streamState struct {
 	sawToolCall  bool
 	sawReasoning bool
 	keepText     bool // only when a continuation could use it
-	// clientBlocks counts the content blocks a Messages client was sent
-	// (when keepText): the last is the text block a continuation goes on in.
-	clientBlocks int
+	// blocks is what a Messages client was sent of its content blocks (when
+	// keepText), for a continuation to go on in the right one.
+	blocks clientBlocks
 
 	// filter, when set, rewrites client bytes before they are written (a
 	// continuation drops the opening frames the client already has).
@@ -349,8 +349,8 @@ func (s *streamState) handle(ev sse.Event) bool {
 			s.pending = append(s.pending, ":\n\n"...)
 		} else {
 			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
-			if s.keepText && ev.Event == blockStart {
-				s.clientBlocks++
+			if s.keepText && s.a.req.format == translate.Messages {
+				s.blocks.noteEvent(ev.Event, ev.Data)
 			}
 		}
 		return s.withinPrecommit()
@@ -363,13 +363,10 @@ func (s *streamState) handle(ev sse.Event) bool {
 		return false
 	}
 	if s.keepText && s.a.req.format == translate.Messages {
-		s.clientBlocks += bytes.Count(s.pending[before:], []byte("event: "+blockStart+"\n"))
+		s.blocks.noteWire(s.pending[before:])
 	}
 	return s.withinPrecommit()
 }
-
-// blockStart is the Messages event that opens a content block.
-const blockStart = "content_block_start"
 
 // withinPrecommit fails the attempt when too much is held back uncommitted.
 func (s *streamState) withinPrecommit() bool {

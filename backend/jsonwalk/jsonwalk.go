@@ -245,8 +245,11 @@ func StrLen(v string) int { return len(Str(v)) }
 // lacks (a raw value is never empty). It returns what Members returns.
 func Fields(obj string, keys, vals []string) int {
 	return Members(obj, func(key, tail string) int {
+		if strings.IndexByte(key, '\\') >= 0 {
+			key = Str(`"` + key + `"`) // unescaped once, then compared as written
+		}
 		for i, k := range keys {
-			if vals[i] == "" && KeyIs(key, k) {
+			if vals[i] == "" && key == k {
 				vals[i] = Value(tail)
 				return len(vals[i])
 			}

@@ -416,7 +416,7 @@ func classifyResponses(event, json string, wantText bool) (watchdog.Frame, strin
 	case "response.refusal.delta":
 		return textOrHeartbeat(watchdog.Content, jsonwalk.StrLen(delta)), ""
 	case "response.output_item.added", "response.output_item.done":
-		switch item := jsonwalk.Str(jsonwalk.Member(item, "type")); {
+		switch item := jsonwalk.Str(field(item, "type")); {
 		case item == "reasoning":
 			return frame(watchdog.Reasoning, 0), ""
 		case strings.HasSuffix(item, "_call") || strings.HasPrefix(item, "mcp_"):
@@ -427,17 +427,48 @@ func classifyResponses(event, json string, wantText bool) (watchdog.Frame, strin
 	return classifyResponsesType(typ, delta), ""
 }
 
+// field is the raw value of obj's first member named key, keys compared
+// unescaped (as Fields compares them).
+func field(obj, key string) string {
+	keys := [1]string{key}
+	var vals [1]string
+	jsonwalk.Fields(obj, keys[:], vals[:])
+	return vals[0]
+}
+
 // responsesMembers reads a Responses event's type (its "type" member, else
 // the SSE event name) and the raw values of its "delta" and "item" members,
 // the first of each as gjson reads them, in one walk.
 func responsesMembers(event, json string) (typ, delta, item string) {
-	keys := [3]string{"type", "delta", "item"}
-	var vals [3]string
-	jsonwalk.Fields(json, keys[:], vals[:])
-	if typ = jsonwalk.Str(vals[0]); typ == "" {
+	// jsonwalk.Fields with a switch for its loop over the keys: this runs
+	// on every event of a Responses stream. A raw value is never empty, so
+	// "" means not seen yet.
+	var rawType string
+	jsonwalk.Members(json, func(key, tail string) int {
+		if strings.IndexByte(key, '\\') >= 0 {
+			key = jsonwalk.Str(`"` + key + `"`)
+		}
+		var dst *string
+		switch key {
+		case "type":
+			dst = &rawType
+		case "delta":
+			dst = &delta
+		case "item":
+			dst = &item
+		default:
+			return 0
+		}
+		if *dst != "" {
+			return 0
+		}
+		*dst = jsonwalk.Value(tail)
+		return len(*dst)
+	})
+	if typ = jsonwalk.Str(rawType); typ == "" {
 		typ = event
 	}
-	return typ, vals[1], vals[2]
+	return typ, delta, item
 }
 
 // classifyResponsesType is classifyResponses for the event types that are
