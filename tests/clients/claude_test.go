@@ -33,11 +33,12 @@ type claudeResult struct {
 	Result  string `json:"result"`
 }
 
-// runClaude runs `claude -p prompt --model model` and decodes its result.
-func runClaude(t *testing.T, s *stack, model, prompt string) (claudeResult, int, string) {
+// runClaude runs `claude -p prompt --model model` (with env added to its
+// environment) and decodes its result.
+func runClaude(t *testing.T, s *stack, model, prompt string, env ...string) (claudeResult, int, string) {
 	t.Helper()
 	home := t.TempDir()
-	stdout, stderr, code := run(t, home, claudeEnv(s, home), claudeBin, "-p", prompt, "--model", model,
+	stdout, stderr, code := run(t, home, append(claudeEnv(s, home), env...), claudeBin, "-p", prompt, "--model", model,
 		"--output-format", "json", "--allowedTools", "Bash")
 	var res claudeResult
 	if i := strings.LastIndex(stdout, "\n{"); i >= 0 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"omniroute/tests/fakeupstream"
 )
 
@@ -69,6 +71,68 @@ func TestStreamCutIsAnErrorInEveryClient(t *testing.T) {
 					t.Errorf("the upstream was never asked")
 				}
 			})
+		})
+	}
+}
+
+// TestStreamCutIsContinuedInEveryClient: the first connection's answers are
+// cut after two text events (after the thinking block too, when thinking is
+// on); the second connection takes the delivered text as a prefill and
+// finishes the answer. The streaming SDKs and Claude Code — which first runs
+// a scripted Bash call, then gets its answer cut — each get one complete
+// answer: the continuation is a valid stream for each, Claude Code's with its
+// thinking block first and the text going on in the open text block.
+func TestStreamCutIsContinuedInEveryClient(t *testing.T) {
+	newCutStack := func(t *testing.T, model string, afterChunks int, passFirst bool) *stack {
+		s := newStack(t)
+		s.addConn("anthropic-compatible", "key-an", 1, model)
+		s.addConn("anthropic-compatible", "key-an2", 2, model)
+		if passFirst { // the tool call goes through; the answer after it is cut
+			s.up.AddFault("key-an", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 1, Times: 1})
+		}
+		s.up.AddFault("key-an", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: afterChunks})
+		return s
+	}
+	for _, name := range []string{"chat-stream", "messages-stream"} {
+		t.Run(name, func(t *testing.T) {
+			s := newCutStack(t, "kimi-k2", 2, false)
+			// "Hello from key-an" cut after "Hello " goes on as the second's answer.
+			if r, want := runSDK(t, s.base, s.key, "kimi-k2", name)[name], fakeupstream.Content("key-an2"); r.Error != "" || r.Text != want {
+				t.Errorf("%+v, want %q", r, want)
+			}
+			if s.up.Hits("key-an") == 0 || s.up.Hits("key-an2") == 0 {
+				t.Errorf("hits: first %d, second %d; want the cut and the continuation", s.up.Hits("key-an"), s.up.Hits("key-an2"))
+			}
+		})
+	}
+	for _, c := range []struct {
+		model    string
+		thinking bool
+	}{{"kimi-k2", false}, {"claude-sonnet-4-5", true}} {
+		t.Run("claude-code/"+c.model, func(t *testing.T) {
+			after := 2
+			if c.thinking {
+				after += fakeupstream.DefaultStreamChunks // the thinking block's deltas come first
+			}
+			s := newCutStack(t, c.model, after, true)
+			s.up.SetToolCalls(map[string]string{"Bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
+			res, code, out := runClaude(t, s, c.model, "Run the marker command.")
+			// (Claude Code adds a context reminder after the answer for Sonnet 4.5.)
+			if want := fakeupstream.ToolResultText(toolMarker); code != 0 || res.IsError || !strings.HasPrefix(res.Result, want) {
+				t.Errorf("claude exit %d, result %+v, want %q\n%s", code, res, want, out)
+			}
+			// Claude Code asks kimi-k2 for adaptive thinking (the fake then streams
+			// none), Sonnet for budgeted thinking (the fake streams a thinking block).
+			streamed := false
+			for _, p := range s.rec.posts("/v1/messages") {
+				streamed = streamed || gjson.GetBytes(p.Body, "thinking.type").String() == "enabled"
+			}
+			if streamed != c.thinking {
+				t.Errorf("Claude Code asked for budgeted thinking: %v; the case wants %v", streamed, c.thinking)
+			}
+			if _, sent := s.up.LastRequest("key-an2"); len(sent) == 0 || gjson.GetBytes(sent, "thinking").Exists() {
+				t.Errorf("the second connection was not asked to continue, or asked for thinking: %s", sent)
+			}
 		})
 	}
 }

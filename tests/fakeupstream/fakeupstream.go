@@ -620,7 +620,7 @@ func (u *Upstream) answerFor(format Format, model, label string, n int, s shape)
 	case kindText:
 		text = Content(label)
 	case kindContinue:
-		text = strings.TrimPrefix(Content(label), s.result)
+		text = strings.TrimPrefix(s.continued.text(label), s.result)
 	case kindToolResult:
 		text = ToolResultText(s.result)
 	}

@@ -975,3 +975,39 @@ func TestStatusFaultGather(t *testing.T) {
 		t.Fatal("negative Gather accepted")
 	}
 }
+
+// TestPrefillContinuesItsAnswer: an Anthropic request ending in an assistant
+// prefill gets the rest of the answer the prefill begins — the key's Content,
+// or, after a tool result, the reply to it — and a 400 for a prefill that
+// does not begin it or comes with thinking on.
+func TestPrefillContinuesItsAnswer(t *testing.T) {
+	f := newFixture(t)
+	user := `{"role":"user","content":"hi"}`
+	toolUse := `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}`
+	toolResult := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}`
+	body := func(prefill string, thinking bool, msgs ...string) string {
+		b := `{"model":"m","max_tokens":64,"messages":[` + strings.Join(append(msgs, `{"role":"assistant","content":"`+prefill+`"}`), ",") + `]`
+		if thinking {
+			b += `,"thinking":{"type":"enabled","budget_tokens":1024}`
+		}
+		return b + "}"
+	}
+	cases := []struct {
+		name, raw string
+		status    int
+		text      string
+	}{
+		{"plain", body("Hello fr", false, user), 200, "om key-p"},
+		{"after a tool result", body("Tool sa", false, user, toolUse, toolResult), 200, "id: ok"},
+		{"not its beginning", body("Tool sa", false, user), 400, ""},
+		{"thinking on", body("Hello fr", true, user), 400, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, b := f.do(t, call{format: FormatAnthropic, key: "key-p", raw: c.raw})
+			if resp.StatusCode != c.status || c.status == 200 && gjson.GetBytes(b, "content.0.text").String() != c.text {
+				t.Fatalf("status %d, body %s; want %d with %q", resp.StatusCode, b, c.status, c.text)
+			}
+		})
+	}
+}

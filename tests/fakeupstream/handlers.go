@@ -452,7 +452,7 @@ func prefillRefusal(req request, key string, f *Fault) (string, bool) {
 		return AnthropicPrefillWithThinkingBody, true
 	case strings.TrimRight(p, " \t\r\n") != p:
 		return AnthropicTrailingWhitespaceBody, true
-	case !strings.HasPrefix(Content(key), p):
+	case !strings.HasPrefix(req.shape.continued.text(key), p):
 		return AnthropicPrefillMismatchBody, true
 	}
 	return "", false

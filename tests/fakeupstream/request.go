@@ -1,6 +1,7 @@
 package fakeupstream
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -13,18 +14,36 @@ const (
 	kindText       answerKind = iota // Content(key)
 	kindToolCall                     // a call to the request's first tool
 	kindToolResult                   // ToolResultText of the last message's tool result
-	kindContinue                     // the rest of Content(key) after an assistant prefill
+	kindContinue                     // the rest of the answer (continued) after an assistant prefill
 )
 
 // shape is what a request asks for beyond its model: the kind of answer,
 // reasoning, and usage in the stream. It is part of the answer cache key.
 type shape struct {
-	kind      answerKind
-	tool      string // the called tool's name, for kindToolCall
-	args      string // its arguments when scripted (SetToolCalls), else ToolArguments
-	result    string // tool result content, for kindToolResult; the prefill, for kindContinue
-	reasoning bool   // prepend reasoning
-	usage     bool   // OpenAI stream_options.include_usage: send a usage chunk
+	kind   answerKind
+	tool   string // the called tool's name, for kindToolCall
+	args   string // its arguments when scripted (SetToolCalls), else ToolArguments
+	result string // tool result content, for kindToolResult; the prefill, for kindContinue
+	// continued is, for kindContinue, the answer the prefill begins: the
+	// reply to the tool result before it, or (none) Content(key).
+	continued continuedAnswer
+	reasoning bool // prepend reasoning
+	usage     bool // OpenAI stream_options.include_usage: send a usage chunk
+}
+
+// continuedAnswer is the answer a prefill continues: ToolResultText of the
+// tool result before it (afterTool), else the key's Content.
+type continuedAnswer struct {
+	toolResult string
+	afterTool  bool
+}
+
+// text is the whole answer, for the key label.
+func (c continuedAnswer) text(label string) string {
+	if c.afterTool {
+		return ToolResultText(c.toolResult)
+	}
+	return Content(label)
 }
 
 // request is what the fake reads from a completion request body.
@@ -62,6 +81,11 @@ func parseRequest(format Format, body []byte, scripted map[string]string) (req r
 	if last := lastElement(messages); format == FormatAnthropic && last.Get("role").String() == "assistant" {
 		req.prefill = true
 		req.shape.kind, req.shape.result = kindContinue, textOf(last.Get("content"))
+		if n := messages.Get("#").Int(); n >= 2 {
+			if result, isResult := toolResult(format, messages.Get(strconv.FormatInt(n-2, 10))); isResult {
+				req.shape.continued = continuedAnswer{toolResult: result, afterTool: true}
+			}
+		}
 		return req, true
 	}
 	if result, isResult := toolResult(format, lastElement(messages)); isResult {
