@@ -73,7 +73,7 @@ func (b *clientBlocks) noteWire(out []byte) {
 // text (reasoning came after the text): no continuation can go on there.
 func (b *clientBlocks) continuation() (offset int, keepStart, ok bool) {
 	switch {
-	case !b.lastText:
+	case b == nil || !b.lastText:
 		return 0, false, false
 	case b.open:
 		return b.started - 1, false, true

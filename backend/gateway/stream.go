@@ -93,14 +93,13 @@ type streamState struct {
 	streamErr  error
 	usage      gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
-	// sends), in textBuf until it outgrows it; sawToolCall and sawReasoning
-	// are set once a tool call or reasoning was relayed (see continuable).
-	// (Not a pooled buffer: a slow stream holds no more than it has relayed.)
-	text         []byte
-	textBuf      [textInitSize]byte
-	sawToolCall  bool
-	sawReasoning bool
-	keepText     bool // only when a continuation could use it
+	// sends), in textBuf until it outgrows it; sawToolCall is set once a tool
+	// call was relayed, which no prefill can carry (see continuable). (Not a
+	// pooled buffer: a slow stream holds no more than it has relayed.)
+	text        []byte
+	textBuf     [textInitSize]byte
+	sawToolCall bool
+	keepText    bool // only when a continuation could use it
 	// blocks is what a Messages client was sent of its content blocks (when
 	// keepText), for a continuation to go on in the right one.
 	blocks clientBlocks
@@ -330,7 +329,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 	case watchdog.ToolCall:
 		s.ready, s.sawToolCall = true, true
 	case watchdog.Reasoning:
-		s.ready, s.sawReasoning = true, true
+		s.ready = true
 	case watchdog.End:
 		s.ready, s.sawEnd = true, true
 	case watchdog.Error:
