@@ -33,13 +33,19 @@ func (b *clientBlocks) note(name string, data []byte) {
 }
 
 // noteEvent records an upstream event relayed as it is.
-func (b *clientBlocks) noteEvent(name string, data []byte) {
-	if name == "" {
-		name = jsonwalk.Str(jsonwalk.Member(unsafe.String(unsafe.SliceData(data), len(data)), "type"))
-	}
-	if strings.HasPrefix(name, "content_block_st") {
+func (b *clientBlocks) noteEvent(event string, data []byte) {
+	if name := messagesEventName(event, data); strings.HasPrefix(name, "content_block_st") {
 		b.note(name, data)
 	}
+}
+
+// messagesEventName names a Messages event: its SSE event, else its data's
+// "type" (a view of data).
+func messagesEventName(event string, data []byte) string {
+	if event != "" {
+		return event
+	}
+	return jsonwalk.Str(jsonwalk.Member(unsafe.String(unsafe.SliceData(data), len(data)), "type"))
 }
 
 // noteWire records the block events in out, SSE bytes a translator wrote

@@ -271,8 +271,8 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 		out = out[:0]
 		_ = parser.Feed(in, func(ev sse.Event) bool {
 			name := ev.Event
-			if f == translate.Messages && name == "" {
-				name = gjson.GetBytes(ev.Data, "type").String()
+			if f == translate.Messages {
+				name = messagesEventName(ev.Event, ev.Data)
 			}
 			if ev.Comment || (!keepStart || name != "content_block_start") && dropOpening(f, name, ev) {
 				return true

@@ -5,7 +5,7 @@
 // are skipped with IndexByte) and hand out raw value slices. Strings are
 // unescaped by gjson, and only when they contain escapes. Members hands out
 // object keys as written (an escaped key such as "con\u0074ent" is not
-// "content" to a plain comparison; KeyIs compares as a JSON reader would).
+// "content" to a plain comparison; Key reads it as a JSON reader would).
 // Every index is bounds-checked, so even input that skipped validation
 // cannot make them panic.
 package jsonwalk
@@ -241,13 +241,11 @@ func Str(v string) string {
 func StrLen(v string) int { return len(Str(v)) }
 
 // Fields walks the object obj once and sets vals[i] to the raw value of its
-// first member named keys[i] (compared as KeyIs compares), "" for a key it
-// lacks (a raw value is never empty). It returns what Members returns.
+// first member named keys[i] (keys read by Key), "" for a key it lacks (a
+// raw value is never empty). It returns what Members returns.
 func Fields(obj string, keys, vals []string) int {
 	return Members(obj, func(key, tail string) int {
-		if strings.IndexByte(key, '\\') >= 0 {
-			key = Str(`"` + key + `"`) // unescaped once, then compared as written
-		}
+		key = Key(key)
 		for i, k := range keys {
 			if vals[i] == "" && key == k {
 				vals[i] = Value(tail)
@@ -258,13 +256,13 @@ func Fields(obj string, keys, vals []string) int {
 	})
 }
 
-// KeyIs reports whether the object key raw (as Members hands it out, without
-// quotes) names want once unescaped: a key without a backslash is compared
-// as written, one with escapes (rare, and only from a hostile or odd writer)
-// is unescaped first, as gjson and encoding/json read it.
-func KeyIs(raw, want string) bool {
+// Key is the object key raw (as Members hands it out, without quotes) as a
+// JSON reader reads it: as written when it has no backslash, else unescaped
+// (rare, and only from a hostile or odd writer), as gjson and encoding/json
+// read it.
+func Key(raw string) string {
 	if strings.IndexByte(raw, '\\') < 0 {
-		return raw == want
+		return raw
 	}
-	return Str(`"`+raw+`"`) == want
+	return Str(`"` + raw + `"`)
 }

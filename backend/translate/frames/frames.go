@@ -445,11 +445,8 @@ func responsesMembers(event, json string) (typ, delta, item string) {
 	// "" means not seen yet.
 	var rawType string
 	jsonwalk.Members(json, func(key, tail string) int {
-		if strings.IndexByte(key, '\\') >= 0 {
-			key = jsonwalk.Str(`"` + key + `"`)
-		}
 		var dst *string
-		switch key {
+		switch jsonwalk.Key(key) {
 		case "type":
 			dst = &rawType
 		case "delta":
