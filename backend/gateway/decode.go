@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/completions"
+	"omniroute/backend/translate/ollama"
 	"omniroute/backend/translate/responses"
 )
 
@@ -122,6 +123,21 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 		if stream == "true" {
 			return errs.New(errs.Invalid, "INVALID_FIELD", "embeddings are not streamed; remove \"stream\"").WithParam("stream")
 		}
+	case translate.OllamaChat:
+		if !jsonwalk.IsArray(msgs) {
+			return errs.New(errs.Invalid, "MESSAGES_REQUIRED", "field \"messages\" must be an array").WithParam("messages")
+		}
+		if err := checkMessages(translate.Chat, msgs); err != nil {
+			return err
+		}
+	case translate.OllamaGenerate:
+		if !jsonwalk.IsString(prompt) {
+			return errs.New(errs.Invalid, "PROMPT_REQUIRED", "field \"prompt\" must be a string").WithParam("prompt")
+		}
+	case translate.OllamaEmbed:
+		if !jsonwalk.IsString(in) && !jsonwalk.IsArray(in) {
+			return errs.New(errs.Invalid, "INPUT_REQUIRED", "field \"input\" must be a string or an array of strings").WithParam("input")
+		}
 	case translate.Completions:
 		if !jsonwalk.IsString(prompt) && !jsonwalk.IsArray(prompt) {
 			return errs.New(errs.Invalid, "PROMPT_REQUIRED", "field \"prompt\" must be a string or an array").WithParam("prompt")
@@ -142,6 +158,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	// the request log keeps it after the request, and must not keep the whole
 	// body alive with it.
 	req.model, req.stream = g.models.intern(model), stream == "true"
+	if req.format == translate.OllamaChat || req.format == translate.OllamaGenerate {
+		req.stream = stream != "false" // Ollama streams unless told not to
+	}
 	return nil
 }
 
@@ -238,7 +257,7 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 		switch err {
 		case responses.ErrPreviousResponse:
 			code = "PREVIOUS_RESPONSE_UNSUPPORTED"
-		case completions.ErrFillInTheMiddle:
+		case completions.ErrFillInTheMiddle, ollama.ErrSuffix:
 			code = "FIM_UNSUPPORTED"
 		}
 		e := errs.New(errs.Invalid, code, "%s", untranslatable(c, err))
@@ -261,11 +280,14 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 
 // formatNames are the wire formats as users know them.
 var formatNames = map[translate.Format]string{
-	translate.Chat:        "OpenAI Chat",
-	translate.Messages:    "Anthropic Messages",
-	translate.Responses:   "OpenAI Responses",
-	translate.Completions: "OpenAI Completions",
-	translate.Embeddings:  "OpenAI Embeddings",
+	translate.Chat:           "OpenAI Chat",
+	translate.Messages:       "Anthropic Messages",
+	translate.Responses:      "OpenAI Responses",
+	translate.Completions:    "OpenAI Completions",
+	translate.Embeddings:     "OpenAI Embeddings",
+	translate.OllamaChat:     "Ollama chat",
+	translate.OllamaGenerate: "Ollama generate",
+	translate.OllamaEmbed:    "Ollama embed",
 }
 
 // untranslatable says why a request cannot reach an upstream of another wire
@@ -273,7 +295,7 @@ var formatNames = map[translate.Format]string{
 // or a model served by a connection that speaks the client's own format
 // (where the body passes through untouched).
 func untranslatable(c codec, err error) string {
-	if err == responses.ErrPreviousResponse || err == completions.ErrFillInTheMiddle {
+	if err == responses.ErrPreviousResponse || err == completions.ErrFillInTheMiddle || err == ollama.ErrSuffix {
 		return err.Error()
 	}
 	msg := fmt.Sprintf("%s (the model is served by an %s-format connection, which has no equivalent for this part of the request: change or remove it",

@@ -17,6 +17,7 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
+	"omniroute/backend/translate"
 )
 
 type storeLog = store.RequestLog
@@ -599,6 +600,9 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	now := g.clk.Now()
 	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
 	a.codec = newCodec(req.format, cand.Conn.Provider.Format)
+	if translate.IsOllama(req.format) {
+		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
+	}
 	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
 	a.rec.StartMs = msSince(req.start, now)
 	return a
@@ -784,6 +788,9 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 		return
 	}
 	u := readUsage(gjson.Get(body, "usage"))
+	if translate.IsOllama(req.format) && u == (usageCounts{}) {
+		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
+	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 }
 
