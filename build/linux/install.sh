@@ -47,6 +47,13 @@ if [ "$mode" = uninstall ]; then
 	rm -f "$manifest"
 	rmdir "$share/omniroute" 2>/dev/null || true
 	refresh
+	# A cache the refresh left in a directory that holds nothing else was ours.
+	for c in "$share/applications/mimeinfo.cache" "$share/icons/hicolor/icon-theme.cache"; do
+		d=$(dirname "$c")
+		if [ -f "$c" ] && [ -z "$(find "$d" -type f ! -name "$(basename "$c")" -print 2>/dev/null | head -n 1)" ]; then
+			rm -f "$c"
+		fi
+	done
 	echo "removed OmniRoute from $prefix (your data in ~/.config/omniroute is kept; delete it by hand to forget every connection)"
 	exit 0
 fi

@@ -45,6 +45,13 @@ wait_for 30 grep -q 'tray ready' "$TMP/err.log" || fail "tray did not register"
 echo "desktop smoke: gateway, window and tray are up"
 
 wait_for 30 sh -c "xwininfo -root -tree | grep -q '\"OmniRoute\"'" || fail "no OmniRoute window on the display"
+# The menu entry's StartupWMClass must be the window's class, or desktops
+# show the running app as a second, unnamed icon.
+WID=$(xwininfo -root -tree | grep '"OmniRoute"' | head -n 1 | awk '{print $1}')
+CLASS=$(xprop -id "$WID" WM_CLASS)
+WANT=$(sed -n 's/^StartupWMClass=//p' "$ROOT/build/linux/omniroute.desktop")
+echo "$CLASS" | grep -q "\"$WANT\"" || fail "window class ($CLASS) is not the menu entry's StartupWMClass=$WANT"
+echo "desktop smoke: window class $CLASS matches the menu entry"
 sleep 3 # let WebKit paint the dashboard
 import -window root "$ART/desktop-window.png"
 SD=$(convert "$ART/desktop-window.png" -colorspace Gray -format '%[fx:standard_deviation]' info:)
@@ -79,4 +86,4 @@ kill -TERM "$APP"
 wait_for 15 sh -c "! kill -0 $APP" || fail "did not quit on SIGTERM"
 wait "$APP" && RC=0 || RC=$?
 [ "$RC" = 0 ] || fail "exit code $RC after SIGTERM"
-echo "desktop smoke: 4 passed, 0 failed"
+echo "desktop smoke: 5 passed, 0 failed"
