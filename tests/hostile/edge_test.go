@@ -1,0 +1,160 @@
+//go:build linux
+
+package hostile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawUpstream is an upstream on a raw socket: it reads one request per
+// connection and hands the connection to answer, which may write anything
+// (a status net/http would never send, invalid bytes) and hold it.
+type rawUpstream struct {
+	URL    string
+	closed chan struct{} // one value per connection the gateway closed
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newRawUpstream(t *testing.T, answer func(c net.Conn, r *http.Request)) *rawUpstream {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &rawUpstream{URL: "http://" + l.Addr().String(), closed: make(chan struct{}, 64)}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u.mu.Lock()
+			u.conns = append(u.conns, c)
+			u.mu.Unlock()
+			go func() {
+				br := bufio.NewReader(c)
+				r, err := http.ReadRequest(br)
+				if err != nil {
+					_ = c.Close()
+					return
+				}
+				_, _ = io.Copy(io.Discard, r.Body)
+				answer(c, r)
+				// Held until the gateway closes it (or the test ends).
+				_, _ = io.Copy(io.Discard, br)
+				u.closed <- struct{}{}
+				_ = c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		for _, c := range u.conns {
+			_ = c.Close()
+		}
+	})
+	return u
+}
+
+// waitClosed requires the gateway to close one of the upstream's connections within d.
+func (u *rawUpstream) waitClosed(t *testing.T, what string, d time.Duration) {
+	t.Helper()
+	select {
+	case <-u.closed:
+	case <-time.After(d):
+		t.Errorf("%s: the gateway still holds the upstream connection after %v", what, d)
+	}
+}
+
+// post sends a chat request bounded by d, so a pinned request fails the test
+// instead of hanging it.
+func (p *proc) post(body []byte, d time.Duration) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+p.key)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp, out, err
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestUpstreamSwitchingProtocolsFailsTheAttempt: an upstream that answers 101
+// Switching Protocols and then holds the socket used to pin the request (and
+// its in-flight slot) until it closed, past the client's disconnect and every
+// timeout. A 1xx final status is a failed attempt: the connection is closed at
+// once and the next connection serves; with no other connection the client
+// gets the upstream error at once, and no slot stays held.
+func TestUpstreamSwitchingProtocolsFailsTheAttempt(t *testing.T) {
+	raw := newRawUpstream(t, func(c net.Conn, _ *http.Request) {
+		_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	})
+	good := newUpstream(t)
+	p := start(t, t.TempDir())
+	p.addConn("switching", raw.URL, "sk-switching-0123456789", "m", 1)
+	p.addConn("good", good.URL, "sk-good-0123456789", "m", 2)
+	p.addConn("switching only", raw.URL, "sk-switching-0123456789", "only101", 1)
+	for _, stream := range []bool{false, true} {
+		what := map[bool]string{false: "non-stream", true: "stream"}[stream]
+		t0 := time.Now()
+		resp, body, err := p.post(mustJSON(t, chat("m", stream)), 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v (the 101 answer pinned the request)", what, err)
+		}
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") == "" {
+			t.Errorf("%s: %d, want 200 from the next connection: %.300s", what, resp.StatusCode, body)
+		}
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Errorf("%s: served after %v", what, d)
+		}
+		raw.waitClosed(t, what, 5*time.Second)
+
+		resp, body, err = p.post(mustJSON(t, chat("only101", stream)), 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s, no other connection: %v (the 101 answer pinned the request)", what, err)
+		}
+		checkEnvelope(t, what+", no other connection", resp.StatusCode, resp.Header.Get("Content-Type"), body, http.StatusBadGateway, "ALL_ATTEMPTS_FAILED")
+		if !bytes.Contains(body, []byte("101 Switching Protocols")) {
+			t.Errorf("%s, no other connection: the answer does not say why: %.300s", what, body)
+		}
+		raw.waitClosed(t, what+", no other connection", 5*time.Second)
+	}
+	_, metrics := p.do(http.MethodGet, "/metrics", nil, map[string]string{"Authorization": "Bearer " + p.token})
+	if !bytes.Contains(metrics, []byte("omniroute_requests_in_flight 0")) {
+		t.Errorf("an in-flight slot is still held:\n%s", grepLines(metrics, "in_flight"))
+	}
+	_, logs := p.do(http.MethodGet, "/api/logs?limit=10", nil, map[string]string{"Authorization": "Bearer " + p.token})
+	if !bytes.Contains(logs, []byte("UPSTREAM_BAD_STATUS")) {
+		t.Errorf("the request log does not name the attempts' failure UPSTREAM_BAD_STATUS: %.1000s", logs)
+	}
+	p.mustBeUp("101 upstream")
+	if strings.Contains(p.logs(), "websocket") {
+		t.Errorf("the upstream's bytes reached the log:\n%s", tail(p.logs(), 2000))
+	}
+}
