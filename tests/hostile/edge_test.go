@@ -158,3 +158,89 @@ func TestUpstreamSwitchingProtocolsFailsTheAttempt(t *testing.T) {
 		t.Errorf("the upstream's bytes reached the log:\n%s", tail(p.logs(), 2000))
 	}
 }
+
+// sseHead starts a raw SSE answer that ends when the connection closes.
+const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+func chunk(content string) string {
+	return `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n"
+}
+
+const finishChunk = `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` +
+	"\n\ndata: [DONE]\n\n"
+
+// TestInvalidStreamEventsFailTheAttempt: an SSE event whose data is not valid
+// JSON (a raw NUL, invalid UTF-8) used to be dropped, so a stream of them was
+// a 200 with finish_reason "stop" and no content. It fails the attempt: the
+// next connection serves; with none, the client gets the upstream error; after
+// the client has bytes, the stream ends with the in-band error, never with a
+// clean end.
+func TestInvalidStreamEventsFailTheAttempt(t *testing.T) {
+	raw := newRawUpstream(t, func(c net.Conn, r *http.Request) {
+		defer c.Close()
+		_, _ = io.WriteString(c, sseHead)
+		switch strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		case "sk-nul-0123456789":
+			_, _ = io.WriteString(c, chunk("a\x00b")+finishChunk)
+		case "sk-utf8-0123456789":
+			_, _ = io.WriteString(c, chunk("a\xff\xfeb")+finishChunk)
+		case "sk-after-0123456789":
+			_, _ = io.WriteString(c, chunk("hello"))
+			time.Sleep(300 * time.Millisecond) // committed to the client by now
+			_, _ = io.WriteString(c, chunk("a\x00b")+finishChunk)
+		}
+	})
+	good := newUpstream(t)
+	p := start(t, t.TempDir())
+	p.addConn("nul", raw.URL, "sk-nul-0123456789", "mnul", 1)
+	p.addConn("utf8", raw.URL, "sk-utf8-0123456789", "mutf8", 1)
+	p.addConn("after", raw.URL, "sk-after-0123456789", "mafter", 1)
+	p.addConn("nul first", raw.URL, "sk-nul-0123456789", "mfail", 1)
+	p.addConn("good", good.URL, "sk-good-0123456789", "mfail", 2)
+	for _, model := range []string{"mnul", "mutf8"} {
+		resp, body, err := p.post(mustJSON(t, chat(model, true)), 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		checkEnvelope(t, model, resp.StatusCode, resp.Header.Get("Content-Type"), body, http.StatusBadGateway, "")
+		if !bytes.Contains(body, []byte("not valid JSON")) {
+			t.Errorf("%s: the answer does not say why: %.300s", model, body)
+		}
+	}
+	resp, body, err := p.post(mustJSON(t, chat("mfail", true)), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("fine")) {
+		t.Errorf("failover: %d, want 200 with the next connection's answer: %.300s", resp.StatusCode, body)
+	}
+	resp, body, err = p.post(mustJSON(t, chat("mafter", true)), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hello")) || !bytes.Contains(body, []byte("stream interrupted")) ||
+		bytes.Contains(body, []byte(`"finish_reason":"stop"`)) {
+		t.Errorf("after commit: %d, want the text then the in-band error and no clean end:\n%s", resp.StatusCode, body)
+	}
+	p.mustBeUp("invalid events")
+}
+
+// TestOversizedStreamLineSaysSo: a stream line past the 8 MiB limit fails the
+// attempt with a plain message (it used to read "short buffer").
+func TestOversizedStreamLineSaysSo(t *testing.T) {
+	raw := newRawUpstream(t, func(c net.Conn, r *http.Request) {
+		defer c.Close()
+		_, _ = io.WriteString(c, sseHead+"data: ")
+		_, _ = c.Write(bytes.Repeat([]byte("a"), 9<<20))
+	})
+	p := start(t, t.TempDir())
+	p.addConn("long", raw.URL, "sk-long-0123456789", "m", 1)
+	resp, body, err := p.post(mustJSON(t, chat("m", true)), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnvelope(t, "long line", resp.StatusCode, resp.Header.Get("Content-Type"), body, http.StatusBadGateway, "")
+	if bytes.Contains(body, []byte("short buffer")) || !bytes.Contains(body, []byte("8 MiB limit")) {
+		t.Errorf("the answer does not say what happened: %.400s", body)
+	}
+}
