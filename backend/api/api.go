@@ -70,6 +70,9 @@ type Deps struct {
 	// Instances is this instance's heartbeat and the list of instances sharing
 	// the database (GET /api/instances, the X-OmniRoute-Instance header).
 	Instances *instances.Registry
+	// AuthFailure counts a failed authentication (route "client" or
+	// "management"; result "refused" or "throttled"); nil counts nothing.
+	AuthFailure func(route, result string)
 }
 
 // API serves every HTTP route.
@@ -81,6 +84,7 @@ type API struct {
 	edges        sync.Pool // response writer wrappers (*edgeWriter), reused after their handler
 	log          *slog.Logger
 	leaseView    leaseView
+	auth         *authThrottle // failed authentication per source address
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
@@ -88,7 +92,11 @@ type API struct {
 
 // New builds the API.
 func New(d Deps) *API {
-	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log}
+	now := time.Now
+	if d.Clock != nil {
+		now = d.Clock.Now
+	}
+	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now)}
 }
 
 // allowedMethods lists the methods some route accepts for req's path.

@@ -244,3 +244,82 @@ func TestOversizedStreamLineSaysSo(t *testing.T) {
 		t.Errorf("the answer does not say what happened: %.400s", body)
 	}
 }
+
+// TestBrowserAttacksOnTheEdge: the dashboard cannot be framed; with keys off
+// a page of another local origin cannot spend quota through a text/plain
+// POST (a simple request, sent without a preflight); guessing keys or the
+// management token is throttled per address and counted, and the valid key
+// keeps working.
+func TestBrowserAttacksOnTheEdge(t *testing.T) {
+	u := newUpstream(t)
+	p := start(t, t.TempDir())
+	p.addConn("up", u.URL, "sk-up-0123456789", "m", 1)
+
+	resp, _ := p.do(http.MethodGet, "/dashboard/", nil, nil)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("the dashboard may be framed: CSP %q, X-Frame-Options %q", csp, resp.Header.Get("X-Frame-Options"))
+	}
+
+	p.settings(map[string]any{"requireApiKey": false})
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"spend"}]}`)
+	other := strings.Replace(p.base, strings.TrimPrefix(p.base, "http://127.0.0.1:"), "3000", 1)
+	for _, hdr := range []map[string]string{
+		{"Content-Type": "text/plain", "Origin": other, "Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors"},
+		{"Content-Type": "text/plain", "Origin": other}, // a browser without Sec-Fetch-*
+		{"Content-Type": "text/plain", "Origin": "null"},
+	} {
+		resp, out := p.do(http.MethodPost, "/v1/chat/completions", body, hdr)
+		checkEnvelope(t, "cross-origin keyless POST "+hdr["Origin"], resp.StatusCode, resp.Header.Get("Content-Type"), out, 403, "ORIGIN_NOT_ALLOWED")
+	}
+	if n := u.hits.Load(); n != 0 {
+		t.Fatalf("a cross-origin page reached the upstream %d time(s)", n)
+	}
+	if resp, out := p.do(http.MethodPost, "/v1/chat/completions", body, nil); resp.StatusCode != 200 {
+		t.Fatalf("keyless CLI request with keys off: %d %s", resp.StatusCode, out)
+	}
+	p.settings(map[string]any{"requireApiKey": true})
+
+	// 200 guesses as fast as they go: at most the burst (30) plus one a
+	// second are checked; the rest are 429 with Retry-After.
+	t0 := time.Now()
+	checked, throttled := 0, 0
+	for i := range 200 {
+		hdr := map[string]string{"Authorization": "Bearer sk-omni-guess" + strings.Repeat("0", i%7)}
+		path := "/v1/models"
+		if i%2 == 1 {
+			path = "/api/keys"
+		}
+		resp, out := p.do(http.MethodGet, path, nil, hdr)
+		switch resp.StatusCode {
+		case 401:
+			checked++
+		case 429:
+			throttled++
+			checkEnvelope(t, "throttled guess", resp.StatusCode, resp.Header.Get("Content-Type"), out, 429, "AUTH_RATE_LIMITED")
+			if resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("guess %d: %d %s", i, resp.StatusCode, out)
+		}
+	}
+	if limit := 30 + int(time.Since(t0).Seconds()) + 1; checked > limit {
+		t.Errorf("%d of 200 guesses were checked in %v, want at most %d", checked, time.Since(t0), limit)
+	}
+	t.Logf("200 guesses: %d checked, %d throttled in %v", checked, throttled, time.Since(t0))
+	// A valid credential from loopback still works (every local client shares the address).
+	if resp, out := p.do(http.MethodGet, "/v1/models", nil, p.auth()); resp.StatusCode != 200 {
+		t.Errorf("the valid key while guesses are throttled: %d %s", resp.StatusCode, out)
+	}
+	_, metrics := p.do(http.MethodGet, "/metrics", nil, map[string]string{"Authorization": "Bearer " + p.token})
+	if !bytes.Contains(metrics, []byte(`omniroute_auth_failures_total{result="throttled"`)) ||
+		!bytes.Contains(metrics, []byte(`omniroute_auth_failures_total{result="refused"`)) {
+		t.Errorf("/metrics does not count the failures:\n%s", grepLines(metrics, "auth_failures"))
+	}
+	if !strings.Contains(p.logs(), "failed authentication throttled") {
+		t.Errorf("the throttling is not in the log:\n%s", tail(p.logs(), 2000))
+	}
+	if strings.Contains(p.logs(), "sk-omni-guess") {
+		t.Errorf("a guessed key reached the log")
+	}
+}
