@@ -497,7 +497,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	// write deadlines and the byte budget are per request (a long stream must
 	// not hit a server-wide timeout).
 	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
+		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: httpx.PeerBytesLogger(s.opts.Log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
 	go func() { errc <- s.httpSrv.Serve(httpx.EnvelopeListener(l)) }()
 	select {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -322,4 +323,30 @@ func TestBrowserAttacksOnTheEdge(t *testing.T) {
 	if strings.Contains(p.logs(), "sk-omni-guess") {
 		t.Errorf("a guessed key reached the log")
 	}
+}
+
+// TestUnsolicitedUpstreamBytesAreNotLogged: bytes an upstream sends on an
+// idle keep-alive connection made net/http's transport log "Unsolicited
+// response received on idle HTTP channel starting with …" with the bytes
+// quoted. The line is kept, the bytes are not.
+func TestUnsolicitedUpstreamBytesAreNotLogged(t *testing.T) {
+	const canary = "sk-unsolicited-canary-0123456789"
+	raw := newRawUpstream(t, func(c net.Conn, _ *http.Request) {
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+
+			strconv.Itoa(len(okAnswer))+"\r\n\r\n"+okAnswer)
+		time.Sleep(200 * time.Millisecond) // the connection is idle in the pool by now
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Echo: "+canary+"\r\n\r\n")
+	})
+	p := start(t, t.TempDir())
+	p.addConn("chatty", raw.URL, "sk-chatty-0123456789", "m", 1)
+	if resp, out := p.do(http.MethodPost, "/v1/chat/completions", chat("m", false), p.auth()); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(p.logs(), "Unsolicited response") }) {
+		t.Fatalf("the transport did not log the unsolicited bytes (the attack did not happen):\n%s", tail(p.logs(), 2000))
+	}
+	if strings.Contains(p.logs(), canary) || strings.Contains(p.logs(), "X-Echo") {
+		t.Fatalf("the upstream's bytes reached the log:\n%s", tail(p.logs(), 2000))
+	}
+	t.Logf("logged: %s", grepLines([]byte(p.stderr.String()), "Unsolicited"))
 }
