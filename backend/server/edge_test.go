@@ -162,3 +162,37 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestUncleanPathsAnswerInTheEnvelope: gorilla/mux used to answer a path it
+// would clean (repeated slashes, dot segments) with a bare 301 outside the
+// envelope, turning a POST into a GET at the client. Such a path is 404
+// ROUTE_NOT_FOUND in the envelope, naming the clean path; nothing behind it
+// runs.
+func TestUncleanPathsAnswerInTheEnvelope(t *testing.T) {
+	e := newEnv(t)
+	mgmt := map[string]string{"Authorization": "Bearer " + e.token}
+	for _, c := range []struct {
+		method, path, clean string
+		hdr                 map[string]string
+	}{
+		{http.MethodGet, "//v1/models", "/v1/models", map[string]string{"Authorization": "Bearer " + e.key}},
+		{http.MethodPost, "//v1/chat/completions", "/v1/chat/completions", map[string]string{"Authorization": "Bearer " + e.key}},
+		{http.MethodPost, "/v1/./chat/completions", "/v1/chat/completions", nil},
+		{http.MethodGet, "/v1/../api/keys", "/api/keys", mgmt},
+		{http.MethodGet, "/api//keys", "/api/keys", mgmt},
+	} {
+		var body any
+		if c.method == http.MethodPost {
+			body = map[string]any{"model": "gpt-4o-mini", "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+		}
+		resp, out := e.do(c.method, c.path, body, c.hdr)
+		if resp.StatusCode != http.StatusNotFound || errorCode(out) != "ROUTE_NOT_FOUND" || resp.Header.Get("Location") != "" ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: %d Location %q: %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Location"), out)
+			continue
+		}
+		if !strings.Contains(string(out), "did you mean "+c.clean+"?") {
+			t.Errorf("%s %s: the answer does not name %s: %s", c.method, c.path, c.clean, out)
+		}
+	}
+}

@@ -350,3 +350,25 @@ func TestUnsolicitedUpstreamBytesAreNotLogged(t *testing.T) {
 	}
 	t.Logf("logged: %s", grepLines([]byte(p.stderr.String()), "Unsolicited"))
 }
+
+// TestUncleanPathsAreRefusedInTheEnvelope: a path gorilla/mux would clean
+// (//v1/…, dot segments) used to get a bare 301 outside the envelope; it is
+// 404 ROUTE_NOT_FOUND in the envelope, and nothing reaches the upstream.
+func TestUncleanPathsAreRefusedInTheEnvelope(t *testing.T) {
+	u := newUpstream(t)
+	p := start(t, t.TempDir())
+	p.addConn("up", u.URL, "sk-up-0123456789", "m", 1)
+	host := strings.TrimPrefix(p.base, "http://")
+	for _, path := range []string{"//v1/chat/completions", "/v1/../v1/chat/completions", "/v1/./chat/completions"} {
+		body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+		resp, out := rawExchange(t, p.base, []byte("POST "+path+" HTTP/1.1\r\nHost: "+host+"\r\nAuthorization: Bearer "+p.key+
+			"\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\nConnection: close\r\n\r\n"+body), 5*time.Second)
+		checkEnvelope(t, path, resp.StatusCode, resp.Header.Get("Content-Type"), out, 404, "ROUTE_NOT_FOUND")
+		if resp.Header.Get("Location") != "" {
+			t.Errorf("%s: still redirects to %s", path, resp.Header.Get("Location"))
+		}
+	}
+	if n := u.hits.Load(); n != 0 {
+		t.Fatalf("the upstream got %d request(s)", n)
+	}
+}
