@@ -164,21 +164,20 @@ func managementTokenOf(r *http.Request) string {
 // management requires the management token.
 func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		presented := managementTokenOf(r) != ""
+		if presented {
+			if e := a.authPrecheck(r, authRouteManagement); e != nil {
+				httpx.WriteError(w, e) // a throttled remote source: its token is not checked
+				return
+			}
+		}
 		if !a.isManagement(r) {
 			e := errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
 				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it")
-			if managementTokenOf(r) != "" { // a wrong token, not a missing one
-				if pre := a.authPrecheck(r, authRouteManagement); pre != nil {
-					e = pre
-				} else {
-					e = a.authFailure(r, authRouteManagement, e)
-				}
+			if presented { // a wrong token, not a missing one
+				e = a.authFailure(r, authRouteManagement, e)
 			}
 			httpx.WriteError(w, e)
-			return
-		}
-		if e := a.authPrecheck(r, authRouteManagement); e != nil {
-			httpx.WriteError(w, e) // a throttled remote source: its token is not honoured
 			return
 		}
 		if !a.readManagementBody(w, r) {
