@@ -112,6 +112,21 @@ test-soak:
 
 test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-soak
 
+# The health endpoint polled by 8 clients while chat traffic runs through a
+# gateway of 40 connections: p50/p95/p99 and errors printed against their
+# budgets (an error fails it; latency is reported, never asserted).
+bench-health:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench HealthUnderLoad -benchtime 5000x ./tests/bench/
+
+# The long suites for a scheduled (nightly) job, not for every change: every
+# fuzz target for 25x the executions of make test, the soak, the health
+# endpoint under load and the full speed and memory benchmark. About 45 min.
+test-nightly:
+	$(MAKE) test-fuzz FUZZTIME=1000000x
+	$(MAKE) test-soak
+	$(MAKE) bench-health
+	$(MAKE) bench
+
 bench: build
 	./tests/bench/run.sh
 

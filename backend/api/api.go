@@ -163,6 +163,8 @@ func (a *API) Handler() http.Handler {
 	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)
+	v1.HandleFunc("/completions", a.client(a.Gateway.CompletionsFor)).Methods(http.MethodPost)
+	v1.HandleFunc("/embeddings", a.client(a.Gateway.EmbeddingsFor)).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

@@ -12,6 +12,7 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
+	"omniroute/backend/translate/completions"
 	"omniroute/backend/translate/responses"
 	"omniroute/backend/translate/sse"
 )
@@ -32,10 +33,31 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	case providers.FormatResponses:
 		u = translate.Responses
 	}
+	if (client == translate.Embeddings || client == translate.Completions) && u == translate.Chat {
+		u = client // an OpenAI-compatible upstream serves the endpoint itself
+	}
 	return codec{client: client, upstream: u}
 }
 
 func (c codec) passthrough() bool { return c.client == c.upstream }
+
+// unsupported reports whether the upstream's wire has no equivalent of the
+// client's endpoint at all (embeddings from a chat-only wire): the target is
+// passed over for the next, as a wire the gateway cannot speak is.
+func (c codec) unsupported() bool {
+	return c.client == translate.Embeddings && c.upstream != translate.Embeddings
+}
+
+// path is the upstream endpoint of an OpenAI-compatible call ("" for chat).
+func (c codec) path() string {
+	switch c.upstream {
+	case translate.Embeddings:
+		return "/embeddings"
+	case translate.Completions:
+		return "/completions"
+	}
+	return ""
+}
 
 // anthropicHeaders returns the client's Anthropic protocol headers when the
 // body passes through from an Anthropic client to an Anthropic upstream, the
@@ -92,6 +114,8 @@ func (c codec) request(body []byte) ([]byte, error) {
 		chat, err = tanthropic.RequestToChat(body)
 	case translate.Responses:
 		chat, err = responses.RequestToChat(body)
+	case translate.Completions:
+		chat, err = completions.RequestToChat(body)
 	}
 	if err != nil {
 		return nil, err
@@ -125,6 +149,8 @@ func (c codec) checkAnswer(body []byte, text string) error {
 		shape = "type"
 	case translate.Responses:
 		shape = "object"
+	case translate.Embeddings:
+		shape = "data"
 	}
 	root := gjson.Parse(text)
 	var errField, kind gjson.Result
@@ -207,6 +233,8 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 		return tanthropic.ResponseFromChat(chat)
 	case translate.Responses:
 		return responses.ResponseFromChat(chat, clientReq)
+	case translate.Completions:
+		return completions.ResponseFromChat(chat)
 	}
 	return chat, nil
 }
@@ -229,6 +257,8 @@ func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator
 		fromChat = tanthropic.NewStreamFromChat(model)
 	case translate.Responses:
 		fromChat = responses.NewStreamFromChat(model, clientReq)
+	case translate.Completions:
+		fromChat = completions.NewStreamFromChat(model)
 	}
 	switch {
 	case toChat == nil:

@@ -56,6 +56,20 @@ func (g *Gateway) ResponsesFor(w http.ResponseWriter, r *http.Request, c Client)
 	g.serve(w, r, translate.Responses, c)
 }
 
+// CompletionsFor serves POST /v1/completions (legacy text completions,
+// fill-in-the-middle with "suffix") for client c: passed through to
+// OpenAI-compatible upstreams, translated to chat for others when there is
+// no suffix.
+func (g *Gateway) CompletionsFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Completions, c)
+}
+
+// EmbeddingsFor serves POST /v1/embeddings for client c, with failover over
+// the OpenAI-compatible connections that serve the model.
+func (g *Gateway) EmbeddingsFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Embeddings, c)
+}
+
 // CountTokens serves POST /v1/messages/count_tokens with a local estimate.
 func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 	req := &request{}

@@ -650,10 +650,13 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	g, req, cand := a.g, a.req, a.cand
 	exec, ok := g.executors.For(cand.Conn.Provider.Format)
-	if !ok {
+	if !ok || a.codec.unsupported() {
 		a.ticket.Abandon()
 		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
 			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+		if ok {
+			v.Message = cand.Conn.Provider.ID + " (" + string(cand.Conn.Provider.Format) + " wire) serves no " + string(req.format) + " endpoint"
+		}
 		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
 		req.attempts = append(req.attempts, a.rec)
 		return nil, nil, &failure{v: v}
@@ -677,7 +680,7 @@ func (a *attemptCtx) callUpstream(exec providers.Executor, body []byte) (*http.R
 	g, cand := a.g, a.cand
 	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(a.fb)}
 	return cred.Do(g.egressContext(a.ctx, cand), &a.target,
-		providers.Call{Body: body, Stream: a.req.stream, Anthropic: a.codec.anthropicHeaders(a.r.Header), Storage: &a.callStore})
+		providers.Call{Body: body, Stream: a.req.stream, Path: a.codec.path(), Anthropic: a.codec.anthropicHeaders(a.r.Header), Storage: &a.callStore})
 }
 
 // transportFailure classifies and records an upstream call that brought no answer.

@@ -14,6 +14,11 @@ const (
 	Chat      Format = "openai"    // POST /v1/chat/completions
 	Messages  Format = "anthropic" // POST /v1/messages
 	Responses Format = "responses" // POST /v1/responses
+	// The OpenAI endpoints beside chat, served by OpenAI-compatible
+	// upstreams under the same path (their bodies pass through); a legacy
+	// completion without a suffix is also translated to chat for others.
+	Completions Format = "completions" // POST /v1/completions
+	Embeddings  Format = "embeddings"  // POST /v1/embeddings
 )
 
 // Usage is token usage, never lost across a translation.
