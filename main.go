@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -17,6 +19,7 @@ import (
 
 	"omniroute/app"
 	"omniroute/backend/config"
+	"omniroute/backend/httpx"
 	"omniroute/backend/server"
 )
 
@@ -198,7 +201,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// net/http's transport logs through the standard logger, quoting an
+	// upstream's raw bytes in some lines ("Unsolicited response … starting
+	// with %q"): those lines go to the gateway's log with the bytes redacted.
+	log.SetFlags(0)
+	log.SetPrefix("")
+	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
+	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, Log: logger}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,9 @@ type Deps struct {
 	// Instances is this instance's heartbeat and the list of instances sharing
 	// the database (GET /api/instances, the X-OmniRoute-Instance header).
 	Instances *instances.Registry
+	// AuthFailure counts a failed authentication (route "client" or
+	// "management"; result "refused" or "throttled"); nil counts nothing.
+	AuthFailure func(route, result string)
 }
 
 // API serves every HTTP route.
@@ -81,6 +85,7 @@ type API struct {
 	edges        sync.Pool // response writer wrappers (*edgeWriter), reused after their handler
 	log          *slog.Logger
 	leaseView    leaseView
+	auth         *authThrottle // failed authentication per source address
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
@@ -88,7 +93,11 @@ type API struct {
 
 // New builds the API.
 func New(d Deps) *API {
-	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log}
+	now := time.Now
+	if d.Clock != nil {
+		now = d.Clock.Now
+	}
+	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now)}
 }
 
 // allowedMethods lists the methods some route accepts for req's path.
@@ -105,9 +114,29 @@ func allowedMethods(router *mux.Router, req *http.Request) []string {
 	return out
 }
 
+// cleanPath is p with repeated slashes and dot segments resolved, keeping a
+// trailing slash (what gorilla/mux would have redirected to).
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
 // Handler returns the root handler.
 func (a *API) Handler() http.Handler {
-	r := mux.NewRouter()
+	// No path cleaning: gorilla/mux would answer a path such as //v1/models
+	// or /v1/../api/keys with a bare 301 to its cleaned form (outside the
+	// error envelope, and a redirected POST becomes a GET). Such a path
+	// matches no route and is 404 ROUTE_NOT_FOUND, naming the clean path.
+	r := mux.NewRouter().SkipClean(true)
 	// gorilla/mux loses a method mismatch inside subrouters, so both handlers
 	// ask the router which methods the path does accept.
 	noRoute := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -117,7 +146,11 @@ func (a *API) Handler() http.Handler {
 				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", ")))
 			return
 		}
-		httpx.WriteError(w, errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", req.Method, truncate(req.URL.Path, 120)))
+		e := errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", req.Method, truncate(req.URL.Path, 120))
+		if clean := cleanPath(req.URL.Path); clean != req.URL.Path {
+			e.Message += " (paths are not cleaned: did you mean " + truncate(clean, 120) + "?)"
+		}
+		httpx.WriteError(w, e)
 	})
 	r.NotFoundHandler = noRoute
 	r.MethodNotAllowedHandler = noRoute

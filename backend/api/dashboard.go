@@ -12,6 +12,10 @@ import (
 	"omniroute/backend/httpx"
 )
 
+// dashboardCSP is the dashboard's Content-Security-Policy: its own scripts,
+// styles and API only, and never inside another page's frame.
+const dashboardCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
+
 // dashboardRoutes serves the SPA at /dashboard/ with an index fallback for
 // client-side routes, and redirects / to it.
 func (a *API) dashboardRoutes(r *mux.Router) {
@@ -19,6 +23,10 @@ func (a *API) dashboardRoutes(r *mux.Router) {
 	r.Handle("/dashboard", http.RedirectHandler("/dashboard/", http.StatusMovedPermanently)).Methods(http.MethodGet, http.MethodHead)
 	files := http.FileServer(http.FS(a.Dashboard))
 	r.PathPrefix("/dashboard/").Methods(http.MethodGet, http.MethodHead).Handler(http.StripPrefix("/dashboard", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// No page may frame the dashboard (clickjacking), whatever the answer;
+		// the desktop window loads it as its top-level document, never in a frame.
+		w.Header().Set("Content-Security-Policy", dashboardCSP)
+		w.Header().Set("X-Frame-Options", "DENY")
 		p := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
 		if p == "" || p == "." {
 			p = "index.html"
@@ -40,7 +48,6 @@ func (a *API) dashboardRoutes(r *mux.Router) {
 			w.Header().Set("Cache-Control", "no-cache")
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'")
 		files.ServeHTTP(w, r)
 	})))
 }

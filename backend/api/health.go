@@ -170,10 +170,25 @@ func (a *API) ComputeHealth() Health {
 	return h
 }
 
+// healthAuthenticated reports whether a health request carries the
+// management token. A wrong token is a failed authentication like anywhere
+// else (the full answer would tell a guesser it was right), and a throttled
+// remote source gets the anonymous answer without its token being checked.
+func (a *API) healthAuthenticated(r *http.Request) bool {
+	if bearer(r) == "" || a.authPrecheck(r, authRouteManagement) != nil {
+		return false
+	}
+	if a.isManagement(r) {
+		return true
+	}
+	_ = a.authFailure(r, authRouteManagement, nil)
+	return false
+}
+
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	h := a.ComputeHealth()
 	out := map[string]any{"status": h.Status, "setupComplete": h.Total > 0}
-	if !a.isManagement(r) {
+	if !a.healthAuthenticated(r) {
 		httpx.WriteJSON(w, http.StatusOK, out)
 		return
 	}

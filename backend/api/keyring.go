@@ -96,17 +96,28 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 		return c, false
 	}
 	v := clientKey(r)
-	if v == "" {
-		if a.Settings.GeneralRef().RequireAPIKey {
-			writeClientError(w, r, errs.New(errs.Auth, "API_KEY_REQUIRED",
-				"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
+	if v == "" && !a.Settings.GeneralRef().RequireAPIKey {
+		if crossOriginBrowser(r) {
+			// Without keys, a page of any other origin (any local port
+			// included) could spend quota through a simple POST.
+			writeClientError(w, r, errs.New(errs.Permission, "ORIGIN_NOT_ALLOWED",
+				"a browser request from another origin needs an API key (requireApiKey is off, so only same-origin and non-browser clients may go without one)"))
 			return c, false
 		}
 		return c, true
 	}
+	if v == "" {
+		writeClientError(w, r, errs.New(errs.Auth, "API_KEY_REQUIRED",
+			"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
+		return c, false
+	}
+	if e := a.authPrecheck(r, authRouteClient); e != nil {
+		writeClientError(w, r, e)
+		return c, false
+	}
 	info, ok := a.Keys.Lookup(v)
 	if !ok {
-		writeClientError(w, r, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid"))
+		writeClientError(w, r, a.authFailure(r, authRouteClient, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid")))
 		return c, false
 	}
 	if !slices.Contains(info.Scopes, "inference") {

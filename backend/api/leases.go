@@ -154,8 +154,16 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, leases.ErrAuthenticationRequired)
 		return
 	}
+	if e := a.authPrecheck(r, authRouteClient); e != nil {
+		httpx.WriteError(w, e)
+		return
+	}
 	info, ok := a.Keys.Lookup(value)
 	if !ok {
+		if e := a.authFailure(r, authRouteClient, nil); e != nil {
+			httpx.WriteError(w, e)
+			return
+		}
 		httpx.WriteError(w, leases.ErrAPIKeyInvalid)
 		return
 	}

@@ -56,6 +56,38 @@ func (a *API) originAllowed(origin string) bool {
 	return false
 }
 
+// crossOriginBrowser reports a request a browser sent for a page of another
+// origin: Sec-Fetch-Site says so ("cross-site", or "same-site", which is any
+// other port of the same host), or, from a browser that does not send it, an
+// Origin other than the request's own scheme and Host (an opaque "null"
+// origin included). The desktop window's wails: origin is its own. Requests
+// with neither header (CLIs, SDKs, agents) are not browser-originated.
+func crossOriginBrowser(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return true
+	case "same-origin", "none":
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return true
+	}
+	switch u.Scheme {
+	case "wails":
+		return false
+	case "http":
+		return r.TLS != nil || !strings.EqualFold(u.Host, r.Host)
+	case "https":
+		return r.TLS == nil || !strings.EqualFold(u.Host, r.Host)
+	}
+	return true
+}
+
 func isStateChanging(m string) bool {
 	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
 }
@@ -116,19 +148,36 @@ func bearer(r *http.Request) string {
 // isManagement reports whether the request carries the management token (the
 // event stream also takes it as ?token=, since EventSource cannot set headers).
 func (a *API) isManagement(r *http.Request) bool {
+	tok := managementTokenOf(r)
+	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1
+}
+
+// managementTokenOf is the token the request presents ("" for none).
+func managementTokenOf(r *http.Request) string {
 	tok := bearer(r)
 	if tok == "" && r.URL.Path == "/api/events" {
 		tok = r.URL.Query().Get("token")
 	}
-	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1
+	return tok
 }
 
 // management requires the management token.
 func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		presented := managementTokenOf(r) != ""
+		if presented {
+			if e := a.authPrecheck(r, authRouteManagement); e != nil {
+				httpx.WriteError(w, e) // a throttled remote source: its token is not checked
+				return
+			}
+		}
 		if !a.isManagement(r) {
-			httpx.WriteError(w, errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
-				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it"))
+			e := errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
+				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it")
+			if presented { // a wrong token, not a missing one
+				e = a.authFailure(r, authRouteManagement, e)
+			}
+			httpx.WriteError(w, e)
 			return
 		}
 		if !a.readManagementBody(w, r) {

@@ -777,7 +777,11 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 			err = cause
 		}
 	}
-	return redacted(verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}), cand)
+	v := verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+	if ie := (*providers.InterimStatusError)(nil); v.Kind != verdict.KindClientCanceled && errors.As(err, &ie) {
+		v.Code, v.Status = "UPSTREAM_BAD_STATUS", ie.Status
+	}
+	return redacted(v, cand)
 }
 
 func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {

@@ -57,6 +57,9 @@ var (
 	errDeadline    = errors.New("the attempt reached its hard deadline")
 	errTruncated   = errors.New("the upstream stream ended before the answer was complete")
 	errEmptyStream = errors.New("the upstream stream ended without an answer")
+	// errInvalidEvent ends an attempt whose upstream sent an event whose
+	// data is not a valid JSON object.
+	errInvalidEvent = errors.New("the upstream sent a stream event that is not valid JSON")
 )
 
 // upstreamStreamError is an error the upstream reported inside its stream.
@@ -337,7 +340,11 @@ func (s *streamState) handle(ev sse.Event) bool {
 		return false
 	case watchdog.Unknown:
 		if !ev.Comment && !ev.IsDone() {
-			return true // a malformed event is dropped, never forwarded
+			// Data that fails validation (not a JSON object: malformed,
+			// invalid UTF-8, a raw NUL) fails the attempt: never forwarded,
+			// and never skipped into an empty success.
+			s.streamErr = errInvalidEvent
+			return false
 		}
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
@@ -515,8 +522,12 @@ func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 		}
 	}
 	if s.streamErr != nil {
+		code := "UPSTREAM_STREAM_ERROR"
+		if s.streamErr == errInvalidEvent {
+			code = "UPSTREAM_BAD_RESPONSE" // as an unreadable non-stream answer
+		}
 		return redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
-			Code: "UPSTREAM_STREAM_ERROR", Message: s.streamErr.Error()}, a.cand)
+			Code: code, Message: s.streamErr.Error()}, a.cand)
 	}
 	err := readErr
 	if err == nil || err == io.EOF {

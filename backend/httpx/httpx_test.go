@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -276,5 +277,34 @@ func TestSetWriteDeadlineFindsTheConnection(t *testing.T) {
 	}
 	if err := SetWriteDeadline(unwrapper{httptest.NewRecorder()}, at); !errors.Is(err, http.ErrNotSupported) {
 		t.Fatalf("err %v, want ErrNotSupported", err)
+	}
+}
+
+// TestRedactQuoted: every quoted string (escaped quotes inside included) is
+// replaced by its unquoted length; an unterminated one redacts the rest of the
+// line; a line without quotes is unchanged.
+func TestRedactQuoted(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`no quotes here`, `no quotes here`},
+		{`Unsolicited response received on idle HTTP channel starting with "HTTP/1.1 200 OK\r\nX-Key: sk-secret\r\n"; err=<nil>`,
+			`Unsolicited response received on idle HTTP channel starting with "[35 bytes redacted]"; err=<nil>`},
+		{`a "x\"y" b "" c`, `a "[3 bytes redacted]" b "[0 bytes redacted]" c`},
+		{`bogus greeting "sk-sec`, `bogus greeting "[6 bytes redacted]"`},
+	} {
+		if got := RedactQuoted(c.in); got != c.want {
+			t.Errorf("RedactQuoted(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestPeerBytesLogger: a line written to the logger reaches the handler at
+// the level given, redacted.
+func TestPeerBytesLogger(t *testing.T) {
+	var buf bytes.Buffer
+	l := PeerBytesLogger(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), slog.LevelWarn)
+	l.Printf("Unsolicited response received on idle HTTP channel starting with %q; err=%v", "HTTP/1.1 200 OK\r\nsk-canary", nil)
+	out := buf.String()
+	if strings.Contains(out, "sk-canary") || !strings.Contains(out, "level=WARN") || !strings.Contains(out, "bytes redacted") {
+		t.Fatalf("logged %q", out)
 	}
 }

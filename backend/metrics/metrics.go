@@ -58,6 +58,8 @@ type requestKey struct {
 
 type attemptKey struct{ provider, verdict string }
 
+type authKey struct{ route, result string }
+
 // histogram holds per-bucket (not cumulative) counts; the last slot counts
 // observations above every bound (+Inf only).
 type histogram struct {
@@ -76,6 +78,7 @@ type Metrics struct {
 	requests map[requestKey]float64
 	attempts map[attemptKey]float64
 	latency  map[string]*histogram
+	auth     map[authKey]float64
 }
 
 // New returns the gateway's metrics over state.
@@ -87,6 +90,7 @@ func New(state State) *Metrics {
 		requests:   make(map[requestKey]float64),
 		attempts:   make(map[attemptKey]float64),
 		latency:    make(map[string]*histogram),
+		auth:       make(map[authKey]float64),
 	}
 }
 
@@ -113,6 +117,15 @@ func (m *Metrics) Attempt(provider, verdict string) {
 	m.mu.Unlock()
 }
 
+// AuthFailure counts one failed authentication: route "client" or
+// "management", result "refused" (a missing or wrong credential) or
+// "throttled" (not checked: the source failed too often).
+func (m *Metrics) AuthFailure(route, result string) {
+	m.mu.Lock()
+	m.auth[authKey{route, result}]++
+	m.mu.Unlock()
+}
+
 // Handler serves the exposition.
 func (m *Metrics) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +144,7 @@ const (
 	helpRequests   = "Client inference requests by wire format and HTTP status."
 	helpAttempts   = "Upstream attempts by provider and verdict."
 	helpDuration   = "Client request duration (to the last byte for streams)."
+	helpAuth       = "Failed authentications by route and result (refused: a missing or wrong credential; throttled: not checked, the source failed too often)."
 )
 
 // AppendText appends the whole exposition to b: the state read now and the
@@ -155,7 +169,15 @@ func (m *Metrics) AppendText(b []byte) []byte {
 		format string
 		h      histogram
 	}
+	type authRow struct {
+		key authKey
+		v   float64
+	}
 	m.mu.Lock()
+	auths := make([]authRow, 0, len(m.auth))
+	for k, v := range m.auth {
+		auths = append(auths, authRow{k, v})
+	}
 	reqs := make([]reqRow, 0, len(m.requests))
 	for k, v := range m.requests {
 		reqs = append(reqs, reqRow{k, v})
@@ -170,6 +192,17 @@ func (m *Metrics) AppendText(b []byte) []byte {
 	}
 	m.mu.Unlock()
 
+	// omniroute_auth_failures_total
+	if len(auths) > 0 {
+		slices.SortFunc(auths, func(x, y authRow) int {
+			// Labels in name order (result, route), as the library wrote them.
+			return cmp.Or(strings.Compare(x.key.result, y.key.result), strings.Compare(x.key.route, y.key.route))
+		})
+		b = appendHeader(b, "omniroute_auth_failures_total", helpAuth, "counter")
+		for _, r := range auths {
+			b = appendSample(b, "omniroute_auth_failures_total", r.v, "result", r.key.result, "route", r.key.route)
+		}
+	}
 	// omniroute_breaker_state
 	if len(breakers) > 0 {
 		providers := make([]string, 0, len(breakers))

@@ -39,6 +39,7 @@ type libraryMetrics struct {
 	requests *prometheus.CounterVec
 	attempts *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	auth     *prometheus.CounterVec
 }
 
 func newLibraryMetrics(state State) *libraryMetrics {
@@ -47,9 +48,10 @@ func newLibraryMetrics(state State) *libraryMetrics {
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_upstream_attempts_total", Help: helpAttempts}, []string{"provider", "verdict"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "omniroute_request_duration_seconds", Help: helpDuration,
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}, []string{"format"})
+	m.auth = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_auth_failures_total", Help: helpAuth}, []string{"route", "result"})
 	goroutines := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "omniroute_goroutines", Help: helpGoroutines},
 		func() float64 { return fixedGoroutines })
-	m.reg.MustRegister(m.requests, m.attempts, m.latency, libraryState{state}, goroutines)
+	m.reg.MustRegister(m.requests, m.attempts, m.latency, m.auth, libraryState{state}, goroutines)
 	return m
 }
 
@@ -64,6 +66,10 @@ func (m *libraryMetrics) Request(format string, status int, seconds float64) {
 
 func (m *libraryMetrics) Attempt(provider, verdict string) {
 	m.attempts.WithLabelValues(provider, verdict).Inc()
+}
+
+func (m *libraryMetrics) AuthFailure(route, result string) {
+	m.auth.WithLabelValues(route, result).Inc()
 }
 
 // libraryState is the removed stateCollector, descriptors included.
@@ -116,6 +122,7 @@ func get(t *testing.T, h http.Handler) (contentType, body string) {
 func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 	type op struct {
 		request bool
+		auth    bool
 		a, b    string
 		status  int
 		seconds float64
@@ -142,6 +149,10 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 			{a: "openai-compatible", b: "ok"},
 			{a: "openai-compatible", b: "ok"},
 			{a: "anthropic", b: "server_error"},
+			{auth: true, a: "management", b: "refused"},
+			{auth: true, a: "client", b: "throttled"},
+			{auth: true, a: "client", b: "refused"},
+			{auth: true, a: "client", b: "refused"},
 		}},
 		{name: "label values that need escaping", state: fakeState{
 			breakers: map[string]string{"we\"ird\\name\nx": "closed"}, total: 1,
@@ -159,6 +170,9 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 					if o.request {
 						ours.Request(o.a, o.status, o.seconds)
 						lib.Request(o.a, o.status, o.seconds)
+					} else if o.auth {
+						ours.AuthFailure(o.a, o.b)
+						lib.AuthFailure(o.a, o.b)
 					} else {
 						ours.Attempt(o.a, o.b)
 						lib.Attempt(o.a, o.b)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -61,11 +62,20 @@ func (d Direct) Do(req *http.Request) (*http.Response, error) {
 
 func (d Direct) send(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.User != nil || req.Header == nil || req.RequestURI != "" {
-		return d.Client.Do(req)
+		resp, err := d.Client.Do(req)
+		if err == nil {
+			if err = RefuseInterim(resp); err != nil {
+				return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+			}
+		}
+		return resp, err
 	}
 	resp, err := d.Client.Transport.RoundTrip(req)
 	if err == nil && resp == nil {
 		err = errors.New("http: RoundTripper implementation returned a nil *Response with a nil error")
+	}
+	if err == nil {
+		err = RefuseInterim(resp)
 	}
 	if err != nil {
 		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
@@ -77,6 +87,32 @@ func (d Direct) send(req *http.Request) (*http.Response, error) {
 		resp.Body = http.NoBody
 	}
 	return resp, nil
+}
+
+// InterimStatusError is an upstream answer whose final status is 1xx. net/http
+// hands a 101 Switching Protocols back as the response, with the raw
+// connection as its body, which the caller then owns: neither the request's
+// context nor the transport's timeouts close it any more, so reading that
+// body waits for as long as the upstream keeps the socket open. No upstream
+// call of the gateway asks to switch protocols, so such an answer is a failed
+// attempt and its connection is closed at once (RefuseInterim).
+type InterimStatusError struct{ Status int }
+
+func (e *InterimStatusError) Error() string {
+	return "the upstream answered " + strconv.Itoa(e.Status) + " " + http.StatusText(e.Status) +
+		" as its final status (an informational status never ends an exchange)"
+}
+
+// RefuseInterim closes the body of an answer whose status is below 200 and
+// returns an *InterimStatusError for it; any other answer passes (nil).
+func RefuseInterim(resp *http.Response) error {
+	if resp == nil || resp.StatusCode >= 200 {
+		return nil
+	}
+	if resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	return &InterimStatusError{Status: resp.StatusCode}
 }
 
 // urlErrorOp is the Op http.Client puts in its *url.Error ("Post", "Get").

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJSONRequestIsNewRequest: the request builder makes the request
@@ -195,3 +196,82 @@ func TestDirectGzipAsTheTransport(t *testing.T) {
 		t.Errorf("caller's own Accept-Encoding: answer decoded anyway")
 	}
 }
+
+// TestDirectRefusesInterimFinalStatus: an upstream answering 101 Switching
+// Protocols (the one 1xx net/http hands back as the answer, with the raw
+// connection as its body and out of reach of the request's context) is an
+// error, and its connection is closed at once, through either path of Direct.
+func TestDirectRefusesInterimFinalStatus(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	closed := make(chan struct{}, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+				for { // hold the socket until the client closes it
+					if _, err := c.Read(buf); err != nil {
+						closed <- struct{}{}
+						return
+					}
+				}
+			}()
+		}
+	}()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	d := NewDirect(&http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }})
+	for _, u := range []string{"http://" + l.Addr().String() + "/v1", "http://user:pw@" + l.Addr().String() + "/v1"} {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader("{}"))
+		resp, err := d.Do(req)
+		var ie *InterimStatusError
+		if err == nil || !errors.As(err, &ie) || ie.Status != http.StatusSwitchingProtocols {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			t.Fatalf("%s: err %v, want an InterimStatusError for 101", u, err)
+		}
+		if _, ok := err.(*url.Error); !ok {
+			t.Errorf("%s: err %T, want a *url.Error as the client gives", u, err)
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the 101 connection is still open", u)
+		}
+	}
+}
+
+// TestRefuseInterim: only a status below 200 is refused.
+func TestRefuseInterim(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		refuse bool
+	}{{100, true}, {101, true}, {199, true}, {200, false}, {204, false}, {301, false}, {500, false}} {
+		body := &closeSpy{}
+		err := RefuseInterim(&http.Response{StatusCode: tc.status, Body: body})
+		if (err != nil) != tc.refuse || body.closed != tc.refuse {
+			t.Errorf("status %d: err %v, body closed %v; want refused %v", tc.status, err, body.closed, tc.refuse)
+		}
+	}
+	if RefuseInterim(nil) != nil {
+		t.Error("a nil answer is not refused")
+	}
+}
+
+type closeSpy struct{ closed bool }
+
+func (c *closeSpy) Read([]byte) (int, error) { return 0, io.EOF }
+func (c *closeSpy) Close() error             { c.closed = true; return nil }

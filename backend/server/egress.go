@@ -24,12 +24,22 @@ func newEgressTransport(base *http.Transport) *egressTransport {
 	return &egressTransport{base: base, byIP: map[string]*http.Transport{}}
 }
 
+// RoundTrip sends r; an answer with a 1xx final status (a 101 Switching
+// Protocols, whose body would be the raw connection, out of reach of the
+// request's context) is closed at once and comes back as an error
+// (providers.RefuseInterim), for every client of the transport.
 func (e *egressTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	ip := providers.LocalAddrFrom(r.Context())
-	if ip == "" {
-		return e.base.RoundTrip(r)
+	t := e.base
+	if ip := providers.LocalAddrFrom(r.Context()); ip != "" {
+		t = e.bound(ip)
 	}
-	return e.bound(ip).RoundTrip(r)
+	resp, err := t.RoundTrip(r)
+	if err == nil {
+		if err = providers.RefuseInterim(resp); err != nil {
+			return nil, err
+		}
+	}
+	return resp, err
 }
 
 func (e *egressTransport) bound(ip string) *http.Transport {

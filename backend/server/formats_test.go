@@ -236,7 +236,9 @@ func TestStreamFaultsNeverLie(t *testing.T) {
 		{"cut before content", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 0}, true, false},
 		{"error event after 2", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 2}, false, true},
 		{"error event first", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 0}, true, false},
-		{"malformed event dropped", fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 1}, false, false},
+		// An event that fails validation fails the attempt like an error event.
+		{"malformed event after 1", fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 1}, false, true},
+		{"malformed event first", fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 0}, true, false},
 	}
 	for _, cont := range []bool{false, true} {
 		for _, client := range []string{"chat", "messages"} {

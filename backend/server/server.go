@@ -352,7 +352,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv),
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -497,7 +497,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	// write deadlines and the byte budget are per request (a long stream must
 	// not hit a server-wide timeout).
 	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.opts.Log.Handler(), slog.LevelDebug)}
+		MaxHeaderBytes: MaxHeaderBytes, ErrorLog: httpx.PeerBytesLogger(s.opts.Log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
 	go func() { errc <- s.httpSrv.Serve(httpx.EnvelopeListener(l)) }()
 	select {

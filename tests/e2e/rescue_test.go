@@ -314,16 +314,17 @@ func TestRescueStallBeforeContent(t *testing.T) {
 	})
 }
 
-// TestRescueMalformedChunk: a malformed stream event is dropped; the rest of
-// the stream is one complete answer with one usage.
+// TestRescueMalformedChunk: a malformed stream event before any content
+// fails the attempt (never dropped into an empty or partial success); the
+// retry on the same target is one complete answer with one usage.
 func TestRescueMalformedChunk(t *testing.T) {
 	t.Parallel()
 	forEachLayout(t, func(t *testing.T, two bool) {
 		r := newRescue(t, two, nil, nil)
-		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 1, Times: 1})
+		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeMalformedEvent, AfterChunks: 0, Times: 1})
 		p := r.ask(true)
 		r.answered(p, true)
-		r.expect(p, primaryModel, 1, 1, 0)
+		r.expect(p, primaryModel, 2, 2, 0)
 	})
 }
 

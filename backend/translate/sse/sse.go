@@ -6,7 +6,6 @@ package sse
 import (
 	"bytes"
 	"errors"
-	"io"
 )
 
 // Event is one SSE event. Data joins multiple data lines with "\n".
@@ -44,11 +43,12 @@ type Parser struct {
 	tooBig  bool
 }
 
-// ErrLineTooLong is returned when a single line exceeds the bound.
-var ErrLineTooLong = io.ErrShortBuffer
+// ErrLineTooLong is returned when a single line exceeds the bound (its
+// message is what a client reads when a stream fails on it).
+var ErrLineTooLong = errors.New("the stream has a line longer than the 8 MiB limit")
 
 // ErrEventTooLarge is returned when one event's data exceeds MaxEventData.
-var ErrEventTooLarge = errors.New("sse: event data exceeds the size limit")
+var ErrEventTooLarge = errors.New("the stream has an event whose data exceeds the 8 MiB limit")
 
 // Feed parses chunk and calls emit for each complete event. The Event's Data
 // is only valid during the callback. Returning false from emit stops parsing.

@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -158,5 +159,25 @@ func TestDataViewOutlivesNothing(t *testing.T) {
 	want := []string{"hello", "a\nb", "c", "d"}
 	if fmt.Sprint(out) != fmt.Sprint(want) {
 		t.Fatalf("events %q, want %q", out, want)
+	}
+}
+
+// TestLineTooLongSaysSo: a line past the limit (one byte over maxLine
+// without its end) fails with ErrLineTooLong, whose message says what
+// happened ("short buffer" used to be all a client read); maxLine itself does
+// not fail.
+func TestLineTooLongSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		fail bool
+	}{{maxLine, false}, {maxLine + 1, true}, {maxLine + 4096, true}} {
+		var p Parser
+		err := p.Feed(bytes.Repeat([]byte("a"), tc.n), func(Event) bool { return true })
+		if tc.fail != (err != nil) {
+			t.Fatalf("%d bytes without a line end: err = %v, want failure %v", tc.n, err, tc.fail)
+		}
+		if err != nil && (err != ErrLineTooLong || strings.Contains(err.Error(), "short buffer") || !strings.Contains(err.Error(), "8 MiB")) {
+			t.Fatalf("%d bytes: err = %q, want ErrLineTooLong with a plain message", tc.n, err)
+		}
 	}
 }
