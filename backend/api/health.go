@@ -41,7 +41,7 @@ func (a *API) HealthInput() health.Input {
 	for _, l := range locks {
 		entries = append(entries, l.Entry) // model lockouts and model cooldowns alike take a model out
 	}
-	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries}
+	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries, Paused: a.Paused()}
 	reg := a.Engine.Registry()
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,

@@ -54,6 +54,9 @@ const (
 	StatusHealthy   = "healthy"
 	StatusDegraded  = "degraded"
 	StatusUnhealthy = "unhealthy"
+	// StatusPaused: the operator paused the gateway; clients get 503 whatever
+	// the connections could do.
+	StatusPaused = "paused"
 )
 
 // Conn is one configured connection as the model needs it.
@@ -110,6 +113,9 @@ type Input struct {
 	Lockouts    []lockout.Entry
 	Leases      []Lease
 	Combos      []Combo
+	// Paused: the gateway is paused (the tray's or dashboard's Pause): the
+	// overall status is "paused" while the parts keep their own states.
+	Paused bool
 }
 
 // Lock is one active model lockout on a connection.
@@ -266,6 +272,9 @@ func Compute(in Input) Report {
 		}
 	}
 	r.Summary.Status = status(r)
+	if in.Paused {
+		r.Summary.Status = StatusPaused
+	}
 	return r
 }
 

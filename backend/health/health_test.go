@@ -142,6 +142,8 @@ func TestOverallStatus(t *testing.T) {
 		breakers         []breaker.Snapshot
 		locks            []lockout.Entry
 		combos           []Combo
+		leases           []Lease
+		paused           bool
 		status           string
 		serving, total   int
 		servable, models int
@@ -165,10 +167,15 @@ func TestOverallStatus(t *testing.T) {
 		{name: "a dead combo is degraded", conns: []Conn{conn("a", "m1")},
 			combos: []Combo{{Name: "work", Targets: []ComboTarget{{Model: "ghost/x"}}}},
 			status: StatusDegraded, serving: 1, total: 1, servable: 1, models: 1},
+		{name: "paused is paused, however healthy the connections", conns: []Conn{conn("a", "m1")}, paused: true,
+			status: StatusPaused, serving: 1, total: 1, servable: 1, models: 1},
+		{name: "paused with nothing serving is still paused", conns: []Conn{cool(conn("a", "m1"))}, paused: true,
+			status: StatusPaused, serving: 0, total: 1, servable: 0, models: 1, next: "a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Compute(Input{Now: t0, Connections: tt.conns, Breakers: tt.breakers, Lockouts: tt.locks, Combos: tt.combos})
+			r := Compute(Input{Now: t0, Connections: tt.conns, Breakers: tt.breakers, Lockouts: tt.locks, Combos: tt.combos,
+				Leases: tt.leases, Paused: tt.paused})
 			s := r.Summary
 			if s.Status != tt.status || s.Serving != tt.serving || s.Total != tt.total || s.ModelsServable != tt.servable || s.ModelsTotal != tt.models {
 				t.Fatalf("summary %+v, want %s %d/%d models %d/%d", s, tt.status, tt.serving, tt.total, tt.servable, tt.models)

@@ -25,6 +25,12 @@ export function healthBadge(status: unknown): BadgeInfo {
         tone: 'warn',
         description: 'Requests are served, but something is not: see the list below for what and when it is back.',
       };
+    case 'paused':
+      return {
+        label: 'Paused',
+        tone: 'muted',
+        description: 'The gateway is paused: clients get 503 GATEWAY_PAUSED until you resume it. Connections keep their own states below.',
+      };
     case 'unhealthy':
       return {
         label: 'Unhealthy',

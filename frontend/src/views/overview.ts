@@ -73,7 +73,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   function renderHealth(): void {
     if (!health) return;
-    const b = healthBadge(health.status);
+    // Paused is a state of its own: never "Degraded — Requests are served".
+    const b = healthBadge(health.paused === true ? 'paused' : health.status);
     if (typeof health.uptime === 'number') startedAt = Date.now() - health.uptime * 1000;
     const line = statusLine(healthStore.get());
     const paused = health.paused === true;

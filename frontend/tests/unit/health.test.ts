@@ -7,6 +7,12 @@ describe('healthBadge', () => {
     expect(healthBadge('degraded')).toMatchObject({ label: 'Degraded', tone: 'warn' });
     expect(healthBadge('UNHEALTHY')).toMatchObject({ label: 'Unhealthy', tone: 'bad' });
   });
+  it('paused is its own state, never "Requests are served"', () => {
+    const b = healthBadge('paused');
+    expect(b.label).toBe('Paused');
+    expect(b.description).toContain('paused');
+    expect(b.description).not.toContain('Requests are served');
+  });
   it('does not hide unknown or missing statuses', () => {
     expect(healthBadge(undefined)).toMatchObject({ label: 'Unknown', tone: 'muted' });
     expect(healthBadge('starting')).toMatchObject({ label: 'Starting', tone: 'warn' });
