@@ -109,7 +109,7 @@ func (a *API) activeLeases() []health.Lease {
 		if a.Keys != nil {
 			name = a.Keys.NameOf(l.APIKeyID)
 		}
-		out = append(out, health.Lease{ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
+		out = append(out, health.Lease{ID: l.ID, ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
 			Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
 	}
 	v.sig, v.leases = sig, out
@@ -172,6 +172,14 @@ func (a *API) ComputeHealth() Health {
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	h := a.ComputeHealth()
+	if k := r.URL.Query().Get("keyId"); k != "" && a.isManagement(r) {
+		// The picture for one client key: a connection it leases serves it,
+		// one leased by another key does not.
+		in := a.HealthInput()
+		in.ForKey = k
+		h.Report = health.Compute(in)
+		h.Status = h.Report.Summary.Status
+	}
 	out := map[string]any{"status": h.Status, "setupComplete": h.Total > 0}
 	if !a.isManagement(r) {
 		httpx.WriteJSON(w, http.StatusOK, out)

@@ -32,13 +32,18 @@ const (
 	Disabled State = "disabled"
 	// Terminal: banned, expired or out of credits until new credentials.
 	Terminal State = "terminal"
+	// KeyRejected: the provider rejected the connection's key (401/403 to the
+	// credential check, or live auth failures whose message does not say the
+	// credentials expired) until a new key is entered.
+	KeyRejected State = "key_rejected"
 	// BreakerOpen: the provider's circuit breaker is OPEN until Until.
 	BreakerOpen State = "breaker_open"
 	// Cooling: the connection (or its provider window) is cooling down until Until.
 	Cooling State = "cooling"
 	// ModelsLocked: some (or all) of its models are locked out until Until.
 	ModelsLocked State = "models_locked"
-	// Leased: held exclusively by one client key until Until.
+	// Leased: held exclusively by one client key until Until. It serves only
+	// the holder: for every other caller (and the dashboard) it is not serving.
 	Leased State = "leased"
 	// Degraded: serving, but its provider breaker is DEGRADED or HALF_OPEN.
 	Degraded State = "degraded"
@@ -78,6 +83,8 @@ type Conn struct {
 
 // Lease is an active exclusive lease on a connection.
 type Lease struct {
+	// ID is the lease's id (DELETE /api/resilience/leases/{id} releases it).
+	ID           string
 	ConnectionID string
 	KeyID        string
 	KeyName      string
@@ -113,6 +120,10 @@ type Input struct {
 	Lockouts    []lockout.Entry
 	Leases      []Lease
 	Combos      []Combo
+	// ForKey is the client key the picture is for: a connection leased by
+	// this key serves; one leased by any other key does not. Empty (the
+	// dashboard, the tray): every leased connection is leased, not serving.
+	ForKey string
 	// Paused: the gateway is paused (the tray's or dashboard's Pause): the
 	// overall status is "paused" while the parts keep their own states.
 	Paused bool
@@ -152,8 +163,10 @@ type ConnHealth struct {
 	Blocks   []Block   `json:"blocks"`
 	Locks    []Lock    `json:"locks"`
 	LeasedBy string    `json:"leasedBy,omitempty"`
+	// LeaseID is the holding lease's id (the release_lease fix releases it).
+	LeaseID string `json:"leaseId,omitempty"`
 	// Fixes names the one-click actions that help: reset_breaker, clear_cooldown,
-	// unlock_models, edit_connection.
+	// unlock_models, release_lease, replace_key, edit_connection.
 	Fixes []string `json:"fixes"`
 }
 
@@ -240,7 +253,7 @@ func Compute(in Input) Report {
 		if l, ok := leases[c.ID]; ok {
 			lease = &l
 		}
-		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, now)
+		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, in.ForKey, now)
 		r.Connections = append(r.Connections, ch)
 		byID[c.ID] = ch
 		conns[c.ID] = c
@@ -284,11 +297,11 @@ func status(r Report) string {
 	switch {
 	case r.Summary.Total == 0:
 		return StatusSetup
-	case r.Summary.ModelsServable == 0:
+	case r.Summary.ModelsServable == 0 && !leasedAway(r):
 		return StatusUnhealthy
 	}
 	for _, c := range r.Connections {
-		if c.State != Serving && c.State != Leased && c.State != Disabled {
+		if c.State != Serving && !(c.State == Leased && c.Serving) && c.State != Disabled {
 			return StatusDegraded
 		}
 	}
@@ -298,16 +311,30 @@ func status(r Report) string {
 	return StatusHealthy
 }
 
+// leasedAway reports whether some connection is out only because another key
+// leases it: its holder is served, so the gateway is degraded, not unhealthy.
+func leasedAway(r Report) bool {
+	for _, c := range r.Connections {
+		if c.State == Leased && !c.Serving {
+			return true
+		}
+	}
+	return false
+}
+
 // connHealth decides one connection's state. The primary state is the first that
 // applies of: disabled, terminal, breaker open, cooling, all models locked,
 // leased, some models locked, degraded breaker, serving. Until is the latest
 // deadline among the blocks that keep it out of routing.
-func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, now time.Time) ConnHealth {
+func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
 	ch := ConnHealth{ID: c.ID, Name: c.Name, Provider: c.Provider, ProviderName: c.ProviderName,
 		Blocks: []Block{}, Locks: []Lock{}, Fixes: []string{}}
 	cd := c.Cooldown
 	var blocks []Block
-	if term := cooldown.TerminalOf(cd); term != "" {
+	if term := cooldown.TerminalOf(cd); keyRejected(term, cd) {
+		blocks = append(blocks, Block{State: KeyRejected, Reason: keyRejectedReason(cd), Since: cd.LastErrorAt})
+		ch.Fixes = append(ch.Fixes, "replace_key")
+	} else if term != "" {
 		blocks = append(blocks, Block{State: Terminal, Reason: terminalReason(term, cd), Since: cd.LastErrorAt})
 		ch.Fixes = append(ch.Fixes, "edit_connection")
 	} else if ok, _, _ := cooldown.Eligible(cd, now); !ok {
@@ -338,6 +365,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 	allLocked := len(locks) > 0 && allModelsLocked(c, locks)
 	if lease != nil {
 		ch.LeasedBy = orElse(lease.KeyName, lease.KeyID)
+		ch.LeaseID = lease.ID
 	}
 	switch {
 	case !c.Active:
@@ -350,13 +378,13 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		first := blocks[0]
 		ch.State, ch.Reason, ch.Since = first.State, first.Reason, first.Since
 		// Precedence among simultaneous blocks: terminal, breaker, cooling.
-		for _, s := range []State{Terminal, BreakerOpen, Cooling} {
+		for _, s := range []State{KeyRejected, Terminal, BreakerOpen, Cooling} {
 			if x, ok := findBlock(blocks, s); ok {
 				ch.State, ch.Reason, ch.Since = x.State, x.Reason, x.Since
 				break
 			}
 		}
-		if ch.State != Terminal {
+		if ch.State != Terminal && ch.State != KeyRejected {
 			for _, x := range blocks {
 				if x.Until.After(ch.Until) {
 					ch.Until = x.Until
@@ -374,10 +402,18 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		ch.Blocks = append(ch.Blocks, Block{State: ModelsLocked, Reason: ch.Reason, Since: ch.Since, Until: ch.Until})
 		return ch
 	}
+	if lease != nil && (forKey == "" || lease.KeyID != forKey) {
+		// Serving means serving for this caller: another key's exclusive lease
+		// holds the whole connection until it expires or is released.
+		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by "+ch.LeasedBy, lease.Since, lease.ExpiresAt
+		ch.Blocks = append(ch.Blocks, Block{State: Leased, Reason: ch.Reason, Since: ch.Since, Until: ch.Until})
+		ch.Fixes = append(ch.Fixes, "release_lease")
+		return ch
+	}
 	ch.Serving = true
 	switch {
 	case lease != nil:
-		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by "+ch.LeasedBy, lease.Since, lease.ExpiresAt
+		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by you ("+ch.LeasedBy+")", lease.Since, lease.ExpiresAt
 	case len(locks) > 0:
 		ch.State = ModelsLocked
 		ch.Reason = lockedModelsReason(ch.Locks)
@@ -452,6 +488,32 @@ func lockedModelsReason(locks []Lock) string {
 		return names[0] + " locked: " + locks[0].Reason
 	}
 	return strings.Join(names, ", ") + " locked"
+}
+
+// keyRejected: the credential check's key_rejected, or live auth failures
+// that became "expired" although the provider never said the credentials
+// expired (a wrong key is not an expired one).
+func keyRejected(term string, cd cooldown.State) bool {
+	switch term {
+	case "key_rejected":
+		return true
+	case "expired":
+		return cd.ErrorCode == "UPSTREAM_AUTH_FAILED" && !strings.Contains(strings.ToLower(cd.LastError), "expir")
+	}
+	return false
+}
+
+// keyRejectedReason is "the provider rejected this key", with the upstream's
+// own words when the check stored them.
+func keyRejectedReason(cd cooldown.State) string {
+	const base = "the provider rejected this key"
+	if strings.HasPrefix(cd.LastError, base) {
+		return cd.LastError
+	}
+	if cd.LastError != "" {
+		return base + " (" + cd.LastError + ")"
+	}
+	return base
 }
 
 func terminalReason(term string, cd cooldown.State) string {
@@ -570,7 +632,7 @@ func lockedOn(conns []ConnHealth, key string) int {
 }
 
 func worstConnState(conns []ConnHealth, key string) State {
-	rank := map[State]int{Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Disabled: 4}
+	rank := map[State]int{KeyRejected: 0, Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
 	best, bestRank := Disabled, 99
 	for _, c := range conns {
 		if c.Provider != key {
