@@ -10,6 +10,7 @@
 package health
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,7 +167,7 @@ type ConnHealth struct {
 	// LeaseID is the holding lease's id (the release_lease fix releases it).
 	LeaseID string `json:"leaseId,omitempty"`
 	// Fixes names the one-click actions that help: reset_breaker, clear_cooldown,
-	// unlock_models, release_lease, replace_key, edit_connection.
+	// unlock_models, release_lease, replace_key, enable, edit_connection.
 	Fixes []string `json:"fixes"`
 }
 
@@ -195,6 +196,32 @@ type ComboHealth struct {
 	Until   time.Time `json:"until,omitzero"`
 	Serving int       `json:"serving"`
 	Total   int       `json:"total"`
+	// Targets says, for every member, whether it can be served and why not,
+	// with the fixes of each connection it could go to.
+	Targets []ComboTargetHealth `json:"targets"`
+	// Fixes is the union of the fixes of the connections behind the targets
+	// that cannot be served.
+	Fixes []string `json:"fixes"`
+}
+
+// ComboTargetHealth is one combo member's health.
+type ComboTargetHealth struct {
+	Model   string `json:"model"`
+	Serving bool   `json:"serving"`
+	// Reason says why it cannot be served ("" when it can).
+	Reason string `json:"reason,omitempty"`
+	// Connections are the connections it could be sent to, each with its
+	// state, reason and fixes from the health model.
+	Connections []ComboCandidate `json:"connections"`
+}
+
+// ComboCandidate is one connection a combo target could be sent to.
+type ComboCandidate struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	State  State    `json:"state"`
+	Reason string   `json:"reason,omitempty"`
+	Fixes  []string `json:"fixes"`
 }
 
 // Summary is the overall picture.
@@ -372,7 +399,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		ch.State, ch.Reason = Disabled, "switched off"
 		ch.Blocks = append([]Block{{State: Disabled, Reason: "switched off"}}, ch.Blocks...)
 		ch.Until = time.Time{}
-		ch.Fixes = append(ch.Fixes, "edit_connection")
+		ch.Fixes = append(ch.Fixes, "enable")
 		return ch
 	case len(blocks) > 0:
 		first := blocks[0]
@@ -651,19 +678,30 @@ func worstConnState(conns []ConnHealth, key string) State {
 func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks map[string][]lockout.Entry, now time.Time) []ComboHealth {
 	out := make([]ComboHealth, 0, len(in))
 	for _, co := range in {
-		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets)}
+		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets), Targets: []ComboTargetHealth{}, Fixes: []string{}}
 		var reasons []string
 		for _, t := range co.Targets {
 			ok := false
+			th := ComboTargetHealth{Model: t.Model, Connections: []ComboCandidate{}}
+			var why []string
 			for _, cand := range t.Candidates {
 				c, known := byID[cand.ConnectionID]
 				if !known {
 					continue
 				}
-				if c.Serving && !modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID]) {
+				cc := ComboCandidate{ID: c.ID, Name: c.Name, State: c.State, Reason: c.Reason, Fixes: c.Fixes}
+				locked := modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID])
+				if c.Serving && !locked {
 					ok = true
-					break
+					cc.Reason = ""
+				} else if c.Serving && locked {
+					cc.State, cc.Reason = ModelsLocked, cand.Model+" locked"
 				}
+				th.Connections = append(th.Connections, cc)
+				if c.Serving && !locked {
+					continue
+				}
+				why = append(why, c.Name+": "+cc.Reason)
 				until := c.Until
 				for _, e := range locks[c.ID] {
 					if lockCovers(conns[c.ID].ProviderID, cand.Model, e) && e.ExpiresAt.After(until) {
@@ -674,13 +712,25 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 					ch.Until = until
 				}
 			}
+			th.Serving = ok
 			if ok {
 				ch.Serving++
-			} else if len(t.Candidates) == 0 {
-				reasons = append(reasons, t.Model+": no connection")
 			} else {
-				reasons = append(reasons, t.Model+": unavailable")
+				if len(t.Candidates) == 0 {
+					th.Reason = "no connection serves it"
+				} else {
+					th.Reason = strings.Join(why, "; ")
+				}
+				reasons = append(reasons, t.Model+" — "+th.Reason)
+				for _, cc := range th.Connections {
+					for _, f := range cc.Fixes {
+						if !slices.Contains(ch.Fixes, f) {
+							ch.Fixes = append(ch.Fixes, f)
+						}
+					}
+				}
 			}
+			ch.Targets = append(ch.Targets, th)
 		}
 		switch {
 		case ch.Serving == 0:

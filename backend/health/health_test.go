@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestConnectionStates(t *testing.T) {
 	}{
 		{name: "serving", conn: conn("a", "m1"), state: Serving, serving: true},
 		{name: "disabled wins over everything", conn: func() Conn { c := conn("a"); c.Active = false; c.Cooldown = cooling; return c }(),
-			breaker: &open, state: Disabled, fixes: []string{"clear_cooldown", "reset_breaker", "edit_connection"}},
+			breaker: &open, state: Disabled, fixes: []string{"clear_cooldown", "reset_breaker", "enable"}},
 		{name: "terminal", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(), state: Terminal,
 			since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "banned"},
 		{name: "terminal beats open breaker, never back by itself", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(),
@@ -251,6 +252,28 @@ func TestProvidersAndCombos(t *testing.T) {
 	// dead: m1 back when the lab breaker half-opens (40 s), m2 when its lock lapses (5 min): soonest wins.
 	if c := r.Combos[1]; c.Name != "dead" || c.State != Dead || !c.Until.Equal(t0.Add(40*time.Second)) {
 		t.Fatalf("dead combo %+v", c)
+	}
+	// A dead combo says why for each target and offers the targets' fixes.
+	dead := r.Combos[1]
+	if len(dead.Targets) != 2 || dead.Targets[0].Serving || dead.Targets[1].Serving {
+		t.Fatalf("dead combo targets %+v", dead.Targets)
+	}
+	if why := dead.Targets[0].Reason; !contains(why, "circuit breaker open") || !contains(why, "rate limit") {
+		t.Errorf("m1 says why for each connection: %q", why)
+	}
+	if why := dead.Targets[1].Reason; !contains(why, "m2 locked") {
+		t.Errorf("m2 says its model is locked: %q", why)
+	}
+	for _, f := range []string{"reset_breaker", "clear_cooldown", "unlock_models"} {
+		if !slices.Contains(dead.Fixes, f) {
+			t.Errorf("dead combo fixes %v lack %s", dead.Fixes, f)
+		}
+	}
+	if len(dead.Targets[0].Connections) != 2 || len(dead.Targets[0].Connections[0].Fixes) == 0 {
+		t.Errorf("target connections %+v", dead.Targets[0].Connections)
+	}
+	if !contains(dead.Reason, "m1 — ") {
+		t.Errorf("dead combo reason %q", dead.Reason)
 	}
 	if r.Summary.DeadCombo != 1 || r.Summary.Locks != 1 {
 		t.Fatalf("summary %+v", r.Summary)
