@@ -211,3 +211,46 @@ func TestHealthLeasedForOtherKeys(t *testing.T) {
 		t.Fatalf("after release: %v", c)
 	}
 }
+
+// TestRestartKeepsTheHealthPicture: model locks and an OPEN provider breaker
+// survive a restart like cooldowns do, so the health model (and the
+// Overview) read the same after it.
+func TestRestartKeepsTheHealthPicture(t *testing.T) {
+	e := newEnv(t)
+	lab := e.addEndpoint("lab", "key-l")
+	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 100}})
+	e.up.SetFault("key-l", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	for i := 0; i < 12; i++ {
+		e.chat("lab/gpt-4o-mini", false, nil)
+	}
+	e.enableLockout()
+	oa := e.addOpenAIConn("oa", "key-a", []string{"gpt-4o", "gpt-4o-mini"})
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 404, Models: []string{"gpt-4o"}})
+	if resp, _ := e.chat("openai/gpt-4o", false, nil); resp.StatusCode != 404 {
+		t.Fatalf("gpt-4o: %d", resp.StatusCode)
+	}
+	picture := func() (string, string, int) {
+		h := e.health()
+		o, l := e.connHealth(h, oa), e.connHealth(h, lab)
+		return o["state"].(string), l["state"].(string), len(o["locks"].([]any))
+	}
+	oState, lState, locks := picture()
+	if oState != "models_locked" || lState != "breaker_open" || locks != 1 {
+		t.Fatalf("before restart: %s %s %d locks", oState, lState, locks)
+	}
+	e.restart()
+	if o, l, n := picture(); o != oState || l != lState || n != locks {
+		t.Fatalf("after restart: %s %s %d locks, want %s %s %d", o, l, n, oState, lState, locks)
+	}
+	if len(e.lockouts()) != 1 {
+		t.Fatalf("model cooldowns after restart %v", e.lockouts())
+	}
+	// A cleared lock stays cleared across a restart.
+	if code, m := e.mgmt("DELETE", "/api/resilience/model-cooldowns", map[string]any{"provider": "openai", "connectionId": oa, "model": "gpt-4o"}); code != 200 {
+		t.Fatalf("reactivate: %d %v", code, m)
+	}
+	e.restart()
+	if n := len(e.lockouts()); n != 0 {
+		t.Fatalf("a cleared lock came back after a restart: %d", n)
+	}
+}
