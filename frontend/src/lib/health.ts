@@ -62,7 +62,7 @@ export function breakerBadge(state: unknown): { label: string; tone: Tone } {
   }
 }
 
-export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'unavailable';
+export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'key_rejected' | 'unavailable';
 
 export interface ConnectionState {
   kind: ConnectionKind;
@@ -83,6 +83,8 @@ const TERMINAL: Record<string, { kind: ConnectionKind; label: string }> = {
   banned: { kind: 'banned', label: 'Banned' },
   expired: { kind: 'expired', label: 'Expired' },
   credits_exhausted: { kind: 'credits_exhausted', label: 'Credits exhausted' },
+  // The provider rejected the key (401/403 to the credential check): never "expired".
+  key_rejected: { kind: 'key_rejected', label: 'Key rejected' },
 };
 
 export function isTerminalStatus(testStatus: string | null | undefined): boolean {

@@ -35,6 +35,7 @@ describe('connectionState', () => {
     expect(connectionState({ isActive: true, testStatus: 'expired' }, now).label).toBe('Expired');
     expect(connectionState({ isActive: true, testStatus: 'credits_exhausted' }, now).label).toBe('Credits exhausted');
     expect(isTerminalStatus('credits_exhausted')).toBe(true);
+    expect(connectionState({ isActive: true, testStatus: 'key_rejected' }, now)).toMatchObject({ kind: 'key_rejected', label: 'Key rejected', tone: 'bad' });
     expect(isTerminalStatus('unavailable')).toBe(false);
   });
   it('a future deadline is a cooldown with its deadline', () => {
