@@ -135,7 +135,9 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 			ch.OK = false
 		}
 	}
-	ch.Rejected = !auth.OK && !auth.Skipped
+	// A subscription (OAuth) token that fails is refreshed, not replaced: only
+	// a key the user typed is called rejected.
+	ch.Rejected = !auth.OK && !auth.Skipped && c.AuthType != "oauth"
 	st := c.Cooldown()
 	switch {
 	case ch.Rejected:
@@ -165,6 +167,12 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 // the connection's wire format and reports what the upstream answered.
 func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string) CheckStep {
 	step := CheckStep{Step: stepCompletion, Model: model}
+	if c.AuthType == "oauth" {
+		// A subscription token is checked by its refresh and its usage wall;
+		// a bare completion is not what its client sends (and would spend it).
+		step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
+		return step
+	}
 	var body []byte
 	switch c.Provider.Format {
 	case providers.FormatOpenAI:
