@@ -593,7 +593,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
-    if (c && !ctx.signal.aborted) openEditDialog(c);
+    if (c && !ctx.signal.aborted) {
+      openEditDialog(c);
+      // "Replace key" (the health model's replace_key fix) lands on the key field.
+      if (ctx.params.get('field') === 'apiKey') document.getElementById('edit-apikey')?.focus();
+    }
   });
   return () => {
     unsubscribeHealth();
