@@ -109,7 +109,7 @@ func (a *API) activeLeases() []health.Lease {
 		if a.Keys != nil {
 			name = a.Keys.NameOf(l.APIKeyID)
 		}
-		out = append(out, health.Lease{ID: l.ID, ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
+		out = append(out, health.Lease{ID: l.ID, ConnectionID: l.ConnectionID, Model: l.Model, KeyID: l.APIKeyID, KeyName: name,
 			Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
 	}
 	v.sig, v.leases = sig, out

@@ -89,8 +89,10 @@ type Lease struct {
 	ConnectionID string
 	KeyID        string
 	KeyName      string
-	Since        time.Time
-	ExpiresAt    time.Time
+	// Model is the model the lease was taken for.
+	Model     string
+	Since     time.Time
+	ExpiresAt time.Time
 }
 
 // ComboTarget is one combo member resolved to its candidate connections.
@@ -166,6 +168,8 @@ type ConnHealth struct {
 	LeasedBy string    `json:"leasedBy,omitempty"`
 	// LeaseID is the holding lease's id (the release_lease fix releases it).
 	LeaseID string `json:"leaseId,omitempty"`
+	// LeasedModel is the model the holding lease was taken for.
+	LeasedModel string `json:"leasedModel,omitempty"`
 	// Fixes names the one-click actions that help: reset_breaker, clear_cooldown,
 	// unlock_models, release_lease, replace_key, enable, edit_connection.
 	Fixes []string `json:"fixes"`
@@ -392,7 +396,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 	allLocked := len(locks) > 0 && allModelsLocked(c, locks)
 	if lease != nil {
 		ch.LeasedBy = orElse(lease.KeyName, lease.KeyID)
-		ch.LeaseID = lease.ID
+		ch.LeaseID, ch.LeasedModel = lease.ID, lease.Model
 	}
 	switch {
 	case !c.Active:

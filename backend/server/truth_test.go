@@ -184,7 +184,7 @@ func TestHealthLeasedForOtherKeys(t *testing.T) {
 	h := e.health()
 	c := e.connHealth(h, c1)
 	if c["state"] != "leased" || c["serving"] != false || c["leasedBy"] != "holder" || c["until"] == nil ||
-		c["leaseId"] == nil || !hasFix(c, "release_lease") {
+		c["leaseId"] == nil || c["leasedModel"] != "openai-compatible/gpt-4o-mini" || !hasFix(c, "release_lease") {
 		t.Fatalf("leased for the dashboard: %v", c)
 	}
 	if h["status"] != "degraded" || h["summary"].(map[string]any)["serving"].(float64) != 0 {

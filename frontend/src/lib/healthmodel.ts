@@ -49,6 +49,8 @@ export interface ConnHealth {
   leasedBy?: string;
   /** The holding lease's id (the release_lease fix). */
   leaseId?: string;
+  /** The model the holding lease was taken for. */
+  leasedModel?: string;
   fixes?: string[];
 }
 
@@ -201,6 +203,7 @@ export interface Problem {
   /** The holding lease (leased connections: the release_lease fix). */
   leaseId?: string;
   leasedBy?: string;
+  leasedModel?: string;
   /** A dead combo's targets, each with why and its connections' fixes. */
   targets?: ComboTargetHealth[];
   /** False when it still serves part of its traffic (some models locked). */
@@ -235,6 +238,7 @@ export function problems(r: HealthReport | null | undefined): Problem[] {
       locks: c.locks ?? [],
       ...(c.leaseId ? { leaseId: c.leaseId } : {}),
       ...(c.leasedBy ? { leasedBy: c.leasedBy } : {}),
+      ...(c.leasedModel ? { leasedModel: c.leasedModel } : {}),
       down: !c.serving,
     });
   }

@@ -202,6 +202,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
             'p',
             { class: 'small', 'data-testid': 'leased-by' },
             `Held exclusively by ${p.leasedBy}`,
+            p.leasedModel ? h('span', null, ' for ', h('code', null, p.leasedModel)) : null,
             until ? ` until ${formatTime(new Date(until))}` : '',
             ': other keys cannot use it.',
           )

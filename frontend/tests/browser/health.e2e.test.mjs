@@ -295,7 +295,7 @@ step('the OPEN-breaker connection is not shown healthy on any page; Overview nam
   await page.getByTestId('status-line').filter({ hasText: /^2 of 5 connections serving · Lab back in \d+ s$/ }).waitFor();
   // Held by another key's lease: named with its holder, until when, and Release.
   const leased = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Leased' }).first();
-  await leased.getByTestId('leased-by').filter({ hasText: /Held exclusively by lease agent until/ }).waitFor();
+  await leased.getByTestId('leased-by').filter({ hasText: /Held exclusively by lease agent for leased\/gpt-4o-mini until/ }).waitFor();
   await leased.getByRole('button', { name: /Release lease/ }).waitFor();
   const dead = page.locator('[data-testid="problem"][data-kind="combo"]', { hasText: 'labonly' });
   await dead.getByText('Dead', { exact: true }).waitFor();
