@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -252,5 +255,37 @@ func TestRestartKeepsTheHealthPicture(t *testing.T) {
 	e.restart()
 	if n := len(e.lockouts()); n != 0 {
 		t.Fatalf("a cleared lock came back after a restart: %d", n)
+	}
+}
+
+// TestCheckRedactsTheKey: an upstream that echoes the key in its 401 message
+// has it redacted in the check's steps, the warning and the stored reason.
+func TestCheckRedactsTheKey(t *testing.T) {
+	e := newEnv(t)
+	const secret = "sk-echoed-secret-123456"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+secret+`","type":"invalid_request_error"}}`)
+	}))
+	defer up.Close()
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "echo",
+		"apiKey": secret, "baseUrl": up.URL + "/v1", "models": []string{"gpt-4o-mini"}, "verify": true})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	if w, _ := m["warning"].(string); !strings.Contains(w, "Incorrect API key provided: [redacted]") {
+		t.Fatalf("warning %q", w)
+	}
+	_, test := e.mgmt("POST", "/api/providers/"+id+"/test", nil)
+	h := e.health()
+	for what, v := range map[string]any{"create": m, "test": test, "health": h} {
+		if b, _ := json.Marshal(v); strings.Contains(string(b), secret) {
+			t.Fatalf("%s answer carries the key: %s", what, b)
+		}
+	}
+	if c := e.connHealth(h, id); !strings.Contains(c["reason"].(string), "401: Incorrect API key provided") {
+		t.Fatalf("reason %v", c["reason"])
 	}
 }
