@@ -257,13 +257,17 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       ? fixButtons(
           { id: c.id, name: label, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
           model.fixes,
-          { signal: ctx.signal, message: rowMessage, onDone: () => load(true, fk('test')), skip: ['edit_connection', 'enable'] },
+          { signal: ctx.signal, message: rowMessage, onDone: () => load(true, fk('test')), skip: ['edit_connection', 'enable', 'clear_cooldown'] },
         )
       : [];
-    const clearBtn =
-      !model && (state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling'))
-        ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
-        : null;
+    // clear_cooldown is the row's own Clear cooldown button (it says what a
+    // clear skipped), shown when the health model offers that fix.
+    const canClear = model
+      ? (model.fixes ?? []).includes('clear_cooldown')
+      : state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling');
+    const clearBtn = canClear
+      ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
+      : null;
     const deleteBtn = h(
       'button',
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
