@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +112,7 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 	case len(served) == 0:
 		comp.Skipped, comp.Message = true, "not tried: the connection serves no model yet"
 	default:
-		comp = a.probeCompletion(ctx, c, served[0])
+		comp = a.probeCompletion(ctx, c, probeModel(served))
 		if comp.Status == 0 && !comp.OK && !comp.Skipped {
 			reach.OK, reach.Message = false, comp.Message
 		}
@@ -218,6 +219,23 @@ func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string
 	}
 	step.Message = capString(redactIn(msg, t.Secret))
 	return step
+}
+
+// nonChat marks model names that do not answer a chat completion
+// (embeddings, speech, images, moderation): a discovered list may start with
+// one, and a 404 from it would say nothing about the key.
+var nonChat = []string{"embed", "whisper", "tts", "dall-e", "image", "moderation", "transcribe", "audio", "rerank"}
+
+// probeModel is the first served model that looks like a chat model (the
+// user's own list comes first), else the first one.
+func probeModel(served []string) string {
+	for _, m := range served {
+		lower := strings.ToLower(m)
+		if !slices.ContainsFunc(nonChat, func(p string) bool { return strings.Contains(lower, p) }) {
+			return m
+		}
+	}
+	return served[0]
 }
 
 // upstreamMessage reads an error body's message in OpenAI's, Anthropic's or a
