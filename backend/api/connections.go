@@ -545,7 +545,7 @@ func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 	// status / error / errorCode: the first failed step's (the model list's
 	// own, when only discovery failed).
 	for _, s := range ch.Steps {
-		if !s.OK && !s.Skipped {
+		if !ch.OK && !s.OK && !s.Skipped {
 			out["error"] = s.Step + ": " + s.Message
 			if s.Status != 0 {
 				out["status"] = s.Status

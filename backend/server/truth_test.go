@@ -289,3 +289,34 @@ func TestCheckRedactsTheKey(t *testing.T) {
 		t.Fatalf("reason %v", c["reason"])
 	}
 }
+
+// TestCheckPassesWithoutAModelList: an upstream with no GET /models (404)
+// whose completion answers passes the check (the model list step says why it
+// failed), and the key is not rejected.
+func TestCheckPassesWithoutAModelList(t *testing.T) {
+	e := newEnv(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/v1/chat/completions" {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"message":"not found"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"p"},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer up.Close()
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "nolist",
+		"apiKey": "key-n", "baseUrl": up.URL + "/v1", "models": []string{"m"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	code, m = e.mgmt("POST", "/api/providers/"+id+"/test", nil)
+	st := steps(m["steps"])
+	if code != 200 || m["ok"] != true || m["error"] != nil || st["models"]["ok"] != false || st["models"]["status"].(float64) != 404 || st["completion"]["ok"] != true {
+		t.Fatalf("test: %d %v", code, m)
+	}
+	if c := e.connHealth(e.health(), id); c["state"] != "serving" {
+		t.Fatalf("health %v", c)
+	}
+}
