@@ -19,13 +19,16 @@ const (
 	Healthy   Health = "healthy"
 	Degraded  Health = "degraded"
 	Unhealthy Health = "unhealthy"
+	// Paused: the operator paused the gateway (clients get 503).
+	Paused Health = "paused"
 )
 
 // Icon names the icon file for a health state (build/icons/tray-<state>.png):
-// grey for setup, green, amber, red.
+// grey for setup, green, amber, red; paused is a different shape (two bars
+// instead of the ring, on slate), so it does not read as a colour only.
 func Icon(h Health) string {
 	switch h {
-	case Setup, Healthy, Degraded, Unhealthy:
+	case Setup, Healthy, Degraded, Unhealthy, Paused:
 		return "tray-" + string(h) + ".png"
 	}
 	return "tray-unhealthy.png"
@@ -55,11 +58,14 @@ func FromReport(r health.Report, paused bool) Status {
 	s := Status{Health: Health(r.Summary.Status), Connections: r.Summary.Total, Serving: r.Summary.Serving,
 		ActiveLeases: r.Summary.Leases, Locks: r.Summary.Locks, DeadCombos: r.Summary.DeadCombo,
 		NextName: r.Summary.NextName, NextBack: r.Summary.NextBack, At: r.At, Paused: paused}
+	if paused {
+		s.Health = Paused
+	}
 	for _, c := range r.Connections {
 		switch c.State {
 		case health.Cooling:
 			s.CoolingDown++
-		case health.Terminal:
+		case health.Terminal, health.KeyRejected:
 			s.Terminal++
 		case health.BreakerOpen:
 			s.OpenBreakers++
@@ -101,7 +107,7 @@ func plural(n int, one, many string) string {
 
 // Tooltip is the summary shown on hover: the health in words, then the status line.
 func Tooltip(s Status) string {
-	word := map[Health]string{Setup: "set up needed", Healthy: "healthy", Degraded: "degraded", Unhealthy: "unhealthy"}[s.Health]
+	word := map[Health]string{Setup: "set up needed", Healthy: "healthy", Degraded: "degraded", Unhealthy: "unhealthy", Paused: "paused"}[s.Health]
 	if word == "" {
 		word = string(s.Health)
 	}

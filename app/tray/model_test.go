@@ -12,7 +12,7 @@ import (
 )
 
 func TestIconPerHealth(t *testing.T) {
-	tests := map[Health]string{Setup: "tray-setup.png", Healthy: "tray-healthy.png", Degraded: "tray-degraded.png", Unhealthy: "tray-unhealthy.png", "": "tray-unhealthy.png", "weird": "tray-unhealthy.png"}
+	tests := map[Health]string{Setup: "tray-setup.png", Healthy: "tray-healthy.png", Degraded: "tray-degraded.png", Unhealthy: "tray-unhealthy.png", Paused: "tray-paused.png", "": "tray-unhealthy.png", "weird": "tray-unhealthy.png"}
 	for h, want := range tests {
 		if got := Icon(h); got != want {
 			t.Errorf("Icon(%q) = %q, want %q", h, got, want)
@@ -58,7 +58,7 @@ func TestStatusLineAndTooltipPerHealth(t *testing.T) {
 			"0 of 1 connections serving · Work back in 14 min", "OmniRoute — unhealthy"},
 		{"only a partial lock", FromReport(report([]health.Conn{c("b", "B", "anthropic", "claude", "haiku")}, nil, locks, nil), false), "tray-degraded.png",
 			"1 connection serving · 1 model lock", "OmniRoute — degraded"},
-		{"paused", FromReport(report(five[2:3], nil, nil, nil), true), "tray-healthy.png",
+		{"paused", FromReport(report(five[2:3], nil, nil, nil), true), "tray-paused.png",
 			"Paused — clients get 503 until you resume", "OmniRoute — paused"},
 	}
 	for _, tt := range tests {

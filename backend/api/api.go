@@ -53,6 +53,9 @@ type Deps struct {
 	HTTPClient   *http.Client // for connection tests
 	// Discovery lists an upstream's models (create, Test, refresh).
 	Discovery *discovery.Client
+	// Executors send the credential check's one-token completion (create,
+	// edit, Test); nil skips that step.
+	Executors Executors
 	Events    *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler

@@ -50,6 +50,11 @@ type connectionInput struct {
 	// DiscoverModels: false stops create from asking the upstream (default:
 	// ask when the request lists no models).
 	DiscoverModels *bool `json:"discoverModels"`
+	// Verify checks the credentials with the upstream (GET /models and a
+	// one-token completion); a 401/403 makes the connection key_rejected.
+	// Default: on create when it discovers models, never on edit (the
+	// dashboard sends true when the key or the base URL changes).
+	Verify *bool `json:"verify"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -147,12 +152,28 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	// A connection created without a model list asks its upstream what it
 	// serves, so its models route and show in /v1/models right away.
 	listed := in.Models != nil && len(*in.Models) > 0
-	if (in.DiscoverModels == nil && !listed) || (in.DiscoverModels != nil && *in.DiscoverModels) {
+	discover := (in.DiscoverModels == nil && !listed) || (in.DiscoverModels != nil && *in.DiscoverModels)
+	out := map[string]any{}
+	switch {
+	case in.Verify == nil && discover, in.Verify != nil && *in.Verify:
+		// The credentials are checked when they are entered: a rejected key is
+		// never added as a green connection.
+		if ch, _, err := a.checkConnection(r.Context(), row.ID); err == nil {
+			out["check"] = ch
+			if ch.Warning != "" {
+				out["warning"] = ch.Warning
+			}
+		}
+		if updated, err := a.Store.Connection(row.ID); err == nil {
+			row = updated
+		}
+	case discover:
 		if updated, _, err := a.refreshModels(r.Context(), row.ID); err == nil {
 			row = updated
 		}
 	}
-	httpx.WriteJSON(w, http.StatusCreated, map[string]any{"connection": a.connectionJSON(row)})
+	out["connection"] = a.connectionJSON(row)
+	httpx.WriteJSON(w, http.StatusCreated, out)
 }
 
 func (a *API) nextPriority(provider string) int {
@@ -204,7 +225,20 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"connection": a.connectionJSON(row)})
+	out := map[string]any{}
+	if in.Verify != nil && *in.Verify {
+		if ch, _, err := a.checkConnection(r.Context(), row.ID); err == nil {
+			out["check"] = ch
+			if ch.Warning != "" {
+				out["warning"] = ch.Warning
+			}
+		}
+		if updated, err := a.Store.Connection(row.ID); err == nil {
+			row = updated
+		}
+	}
+	out["connection"] = a.connectionJSON(row)
+	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
 func (a *API) deleteConnection(w http.ResponseWriter, r *http.Request) {
@@ -481,32 +515,49 @@ func rfc3339(ms int64) any {
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
 }
 
-// testConnection checks a connection's credentials with a cheap upstream call,
-// GET /models, and stores the model list it answers (model discovery).
+// testConnection checks a connection's credentials step by step: reach, auth,
+// the model list (GET /models, stored as model discovery) and one minimal
+// completion on its first served model, each with the upstream's status and
+// message. A 401/403 makes the connection key_rejected.
 func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	c, ok := a.Engine.Registry().Get(id)
-	if !ok {
+	if _, ok := a.Engine.Registry().Get(id); !ok {
 		httpx.WriteError(w, errs.New(errs.NotFound, "CONNECTION_NOT_FOUND", "connection not found"))
 		return
 	}
 	start := time.Now()
-	row, res, err := a.refreshModels(r.Context(), id)
+	ch, res, err := a.checkConnection(r.Context(), id)
 	latency := time.Since(start).Milliseconds()
 	if err != nil {
 		httpx.WriteError(w, notFound(err, "connection"))
 		return
 	}
-	out := map[string]any{"ok": res.Err == nil, "latencyMs": latency, "models": routing.ServedModels(row), "modelsSource": row.ModelsSource}
-	if res.Err == nil {
-		a.Engine.Breakers().Get(c.BreakerKey).ConnectionTestPassed()
-		out["status"] = http.StatusOK
-	} else {
-		out["error"] = res.Err.Message
-		out["errorCode"] = res.Err.Code
-		if res.Err.Status != 0 {
-			out["status"] = res.Err.Status
+	row, err := a.Store.Connection(id)
+	if err != nil {
+		httpx.WriteError(w, notFound(err, "connection"))
+		return
+	}
+	out := map[string]any{"ok": ch.OK, "latencyMs": latency, "models": routing.ServedModels(row), "modelsSource": row.ModelsSource,
+		"steps": ch.Steps, "rejected": ch.Rejected}
+	if ch.Warning != "" {
+		out["warning"] = ch.Warning
+	}
+	// status / error / errorCode: the first failed step's (the model list's
+	// own, when only discovery failed).
+	for _, s := range ch.Steps {
+		if !ch.OK && !s.OK && !s.Skipped {
+			out["error"] = s.Step + ": " + s.Message
+			if s.Status != 0 {
+				out["status"] = s.Status
+			}
+			break
 		}
+	}
+	if res.Err != nil {
+		out["errorCode"] = res.Err.Code
+	}
+	if _, failed := out["error"]; !failed {
+		out["status"] = http.StatusOK
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
 }

@@ -41,7 +41,7 @@ func (a *API) HealthInput() health.Input {
 	for _, l := range locks {
 		entries = append(entries, l.Entry) // model lockouts and model cooldowns alike take a model out
 	}
-	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries}
+	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries, Paused: a.Paused()}
 	reg := a.Engine.Registry()
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,
@@ -109,7 +109,7 @@ func (a *API) activeLeases() []health.Lease {
 		if a.Keys != nil {
 			name = a.Keys.NameOf(l.APIKeyID)
 		}
-		out = append(out, health.Lease{ConnectionID: l.ConnectionID, KeyID: l.APIKeyID, KeyName: name,
+		out = append(out, health.Lease{ID: l.ID, ConnectionID: l.ConnectionID, Model: l.Model, KeyID: l.APIKeyID, KeyName: name,
 			Since: time.UnixMilli(l.AcquiredAt), ExpiresAt: time.UnixMilli(l.ExpiresAt)})
 	}
 	v.sig, v.leases = sig, out
@@ -187,6 +187,14 @@ func (a *API) healthAuthenticated(r *http.Request) bool {
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	h := a.ComputeHealth()
+	if k := r.URL.Query().Get("keyId"); k != "" && a.isManagement(r) {
+		// The picture for one client key: a connection it leases serves it,
+		// one leased by another key does not.
+		in := a.HealthInput()
+		in.ForKey = k
+		h.Report = health.Compute(in)
+		h.Status = h.Report.Summary.Status
+	}
 	out := map[string]any{"status": h.Status, "setupComplete": h.Total > 0}
 	if !a.healthAuthenticated(r) {
 		httpx.WriteJSON(w, http.StatusOK, out)

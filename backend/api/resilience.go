@@ -81,10 +81,17 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 			status = "unavailable"
 		}
 		ch := model[c.ID]
-		if ch.State == health.BreakerOpen && (status == "healthy" || status == "model_locked") {
+		switch {
+		case ch.State == health.BreakerOpen && (status == "healthy" || status == "model_locked"):
 			// The health model's word: an OPEN provider breaker takes it out of routing.
 			status = "breaker_open"
 			remaining = ch.Until.Sub(now)
+		case ch.State == health.Leased && !ch.Serving && (status == "healthy" || status == "model_locked"):
+			// Held by a key's exclusive lease: not serving for anyone else.
+			status = "leased"
+			remaining = ch.Until.Sub(now)
+		case ch.State == health.KeyRejected:
+			status = "key_rejected"
 		}
 		f := routing.CooldownFields(st)
 		item := map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,

@@ -33,15 +33,10 @@ func (g *Gateway) finishLog(req *request) {
 		timeline = append(append([]AttemptRecord{}, req.attempts...), req.steps...)
 		sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].StartMs < timeline[j].StartMs })
 	}
-	if l.ConnectionID == "" && len(req.attempts) == 0 {
-		// A refused request names the first target routing excluded.
-		for _, st := range req.steps {
-			if st.Verdict == "excluded" {
-				l.ConnectionID, l.Provider = st.ConnectionID, st.Provider
-				break
-			}
-		}
-	}
+	// A request refused before any attempt names no connection (nor provider):
+	// no connection was tried, so none is charged with the refusal in Logs or
+	// in usage by connection. Its reason is the error code and, in the
+	// timeline, every exclusion with its own code.
 	// The request id (made here, when the request has none yet) and the
 	// attempts column are built in a stack buffer (a request's one or two
 	// attempts fit), then copied once into one string the row's two fields share.

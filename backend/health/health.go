@@ -10,6 +10,7 @@
 package health
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,13 +33,18 @@ const (
 	Disabled State = "disabled"
 	// Terminal: banned, expired or out of credits until new credentials.
 	Terminal State = "terminal"
+	// KeyRejected: the provider rejected the connection's key (401/403 to the
+	// credential check, or live auth failures whose message does not say the
+	// credentials expired) until a new key is entered.
+	KeyRejected State = "key_rejected"
 	// BreakerOpen: the provider's circuit breaker is OPEN until Until.
 	BreakerOpen State = "breaker_open"
 	// Cooling: the connection (or its provider window) is cooling down until Until.
 	Cooling State = "cooling"
 	// ModelsLocked: some (or all) of its models are locked out until Until.
 	ModelsLocked State = "models_locked"
-	// Leased: held exclusively by one client key until Until.
+	// Leased: held exclusively by one client key until Until. It serves only
+	// the holder: for every other caller (and the dashboard) it is not serving.
 	Leased State = "leased"
 	// Degraded: serving, but its provider breaker is DEGRADED or HALF_OPEN.
 	Degraded State = "degraded"
@@ -54,6 +60,9 @@ const (
 	StatusHealthy   = "healthy"
 	StatusDegraded  = "degraded"
 	StatusUnhealthy = "unhealthy"
+	// StatusPaused: the operator paused the gateway; clients get 503 whatever
+	// the connections could do.
+	StatusPaused = "paused"
 )
 
 // Conn is one configured connection as the model needs it.
@@ -75,11 +84,15 @@ type Conn struct {
 
 // Lease is an active exclusive lease on a connection.
 type Lease struct {
+	// ID is the lease's id (DELETE /api/resilience/leases/{id} releases it).
+	ID           string
 	ConnectionID string
 	KeyID        string
 	KeyName      string
-	Since        time.Time
-	ExpiresAt    time.Time
+	// Model is the model the lease was taken for.
+	Model     string
+	Since     time.Time
+	ExpiresAt time.Time
 }
 
 // ComboTarget is one combo member resolved to its candidate connections.
@@ -110,6 +123,13 @@ type Input struct {
 	Lockouts    []lockout.Entry
 	Leases      []Lease
 	Combos      []Combo
+	// ForKey is the client key the picture is for: a connection leased by
+	// this key serves; one leased by any other key does not. Empty (the
+	// dashboard, the tray): every leased connection is leased, not serving.
+	ForKey string
+	// Paused: the gateway is paused (the tray's or dashboard's Pause): the
+	// overall status is "paused" while the parts keep their own states.
+	Paused bool
 }
 
 // Lock is one active model lockout on a connection.
@@ -146,8 +166,12 @@ type ConnHealth struct {
 	Blocks   []Block   `json:"blocks"`
 	Locks    []Lock    `json:"locks"`
 	LeasedBy string    `json:"leasedBy,omitempty"`
+	// LeaseID is the holding lease's id (the release_lease fix releases it).
+	LeaseID string `json:"leaseId,omitempty"`
+	// LeasedModel is the model the holding lease was taken for.
+	LeasedModel string `json:"leasedModel,omitempty"`
 	// Fixes names the one-click actions that help: reset_breaker, clear_cooldown,
-	// unlock_models, edit_connection.
+	// unlock_models, release_lease, replace_key, enable, edit_connection.
 	Fixes []string `json:"fixes"`
 }
 
@@ -176,6 +200,32 @@ type ComboHealth struct {
 	Until   time.Time `json:"until,omitzero"`
 	Serving int       `json:"serving"`
 	Total   int       `json:"total"`
+	// Targets says, for every member, whether it can be served and why not,
+	// with the fixes of each connection it could go to.
+	Targets []ComboTargetHealth `json:"targets"`
+	// Fixes is the union of the fixes of the connections behind the targets
+	// that cannot be served.
+	Fixes []string `json:"fixes"`
+}
+
+// ComboTargetHealth is one combo member's health.
+type ComboTargetHealth struct {
+	Model   string `json:"model"`
+	Serving bool   `json:"serving"`
+	// Reason says why it cannot be served ("" when it can).
+	Reason string `json:"reason,omitempty"`
+	// Connections are the connections it could be sent to, each with its
+	// state, reason and fixes from the health model.
+	Connections []ComboCandidate `json:"connections"`
+}
+
+// ComboCandidate is one connection a combo target could be sent to.
+type ComboCandidate struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	State  State    `json:"state"`
+	Reason string   `json:"reason,omitempty"`
+	Fixes  []string `json:"fixes"`
 }
 
 // Summary is the overall picture.
@@ -234,7 +284,7 @@ func Compute(in Input) Report {
 		if l, ok := leases[c.ID]; ok {
 			lease = &l
 		}
-		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, now)
+		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, in.ForKey, now)
 		r.Connections = append(r.Connections, ch)
 		byID[c.ID] = ch
 		conns[c.ID] = c
@@ -266,6 +316,9 @@ func Compute(in Input) Report {
 		}
 	}
 	r.Summary.Status = status(r)
+	if in.Paused {
+		r.Summary.Status = StatusPaused
+	}
 	return r
 }
 
@@ -275,11 +328,11 @@ func status(r Report) string {
 	switch {
 	case r.Summary.Total == 0:
 		return StatusSetup
-	case r.Summary.ModelsServable == 0:
+	case r.Summary.ModelsServable == 0 && !leasedAway(r):
 		return StatusUnhealthy
 	}
 	for _, c := range r.Connections {
-		if c.State != Serving && c.State != Leased && c.State != Disabled {
+		if c.State != Serving && !(c.State == Leased && c.Serving) && c.State != Disabled {
 			return StatusDegraded
 		}
 	}
@@ -289,16 +342,30 @@ func status(r Report) string {
 	return StatusHealthy
 }
 
+// leasedAway reports whether some connection is out only because another key
+// leases it: its holder is served, so the gateway is degraded, not unhealthy.
+func leasedAway(r Report) bool {
+	for _, c := range r.Connections {
+		if c.State == Leased && !c.Serving {
+			return true
+		}
+	}
+	return false
+}
+
 // connHealth decides one connection's state. The primary state is the first that
 // applies of: disabled, terminal, breaker open, cooling, all models locked,
 // leased, some models locked, degraded breaker, serving. Until is the latest
 // deadline among the blocks that keep it out of routing.
-func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, now time.Time) ConnHealth {
+func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
 	ch := ConnHealth{ID: c.ID, Name: c.Name, Provider: c.Provider, ProviderName: c.ProviderName,
 		Blocks: []Block{}, Locks: []Lock{}, Fixes: []string{}}
 	cd := c.Cooldown
 	var blocks []Block
-	if term := cooldown.TerminalOf(cd); term != "" {
+	if term := cooldown.TerminalOf(cd); keyRejected(term, cd) {
+		blocks = append(blocks, Block{State: KeyRejected, Reason: keyRejectedReason(cd), Since: cd.LastErrorAt})
+		ch.Fixes = append(ch.Fixes, "replace_key")
+	} else if term != "" {
 		blocks = append(blocks, Block{State: Terminal, Reason: terminalReason(term, cd), Since: cd.LastErrorAt})
 		ch.Fixes = append(ch.Fixes, "edit_connection")
 	} else if ok, _, _ := cooldown.Eligible(cd, now); !ok {
@@ -329,25 +396,26 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 	allLocked := len(locks) > 0 && allModelsLocked(c, locks)
 	if lease != nil {
 		ch.LeasedBy = orElse(lease.KeyName, lease.KeyID)
+		ch.LeaseID, ch.LeasedModel = lease.ID, lease.Model
 	}
 	switch {
 	case !c.Active:
 		ch.State, ch.Reason = Disabled, "switched off"
 		ch.Blocks = append([]Block{{State: Disabled, Reason: "switched off"}}, ch.Blocks...)
 		ch.Until = time.Time{}
-		ch.Fixes = append(ch.Fixes, "edit_connection")
+		ch.Fixes = append(ch.Fixes, "enable")
 		return ch
 	case len(blocks) > 0:
 		first := blocks[0]
 		ch.State, ch.Reason, ch.Since = first.State, first.Reason, first.Since
 		// Precedence among simultaneous blocks: terminal, breaker, cooling.
-		for _, s := range []State{Terminal, BreakerOpen, Cooling} {
+		for _, s := range []State{KeyRejected, Terminal, BreakerOpen, Cooling} {
 			if x, ok := findBlock(blocks, s); ok {
 				ch.State, ch.Reason, ch.Since = x.State, x.Reason, x.Since
 				break
 			}
 		}
-		if ch.State != Terminal {
+		if ch.State != Terminal && ch.State != KeyRejected {
 			for _, x := range blocks {
 				if x.Until.After(ch.Until) {
 					ch.Until = x.Until
@@ -365,10 +433,18 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		ch.Blocks = append(ch.Blocks, Block{State: ModelsLocked, Reason: ch.Reason, Since: ch.Since, Until: ch.Until})
 		return ch
 	}
+	if lease != nil && (forKey == "" || lease.KeyID != forKey) {
+		// Serving means serving for this caller: another key's exclusive lease
+		// holds the whole connection until it expires or is released.
+		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by "+ch.LeasedBy, lease.Since, lease.ExpiresAt
+		ch.Blocks = append(ch.Blocks, Block{State: Leased, Reason: ch.Reason, Since: ch.Since, Until: ch.Until})
+		ch.Fixes = append(ch.Fixes, "release_lease")
+		return ch
+	}
 	ch.Serving = true
 	switch {
 	case lease != nil:
-		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by "+ch.LeasedBy, lease.Since, lease.ExpiresAt
+		ch.State, ch.Reason, ch.Since, ch.Until = Leased, "held exclusively by you ("+ch.LeasedBy+")", lease.Since, lease.ExpiresAt
 	case len(locks) > 0:
 		ch.State = ModelsLocked
 		ch.Reason = lockedModelsReason(ch.Locks)
@@ -443,6 +519,32 @@ func lockedModelsReason(locks []Lock) string {
 		return names[0] + " locked: " + locks[0].Reason
 	}
 	return strings.Join(names, ", ") + " locked"
+}
+
+// keyRejected: the credential check's key_rejected, or live auth failures
+// that became "expired" although the provider never said the credentials
+// expired (a wrong key is not an expired one).
+func keyRejected(term string, cd cooldown.State) bool {
+	switch term {
+	case "key_rejected":
+		return true
+	case "expired":
+		return cd.ErrorCode == "UPSTREAM_AUTH_FAILED" && !strings.Contains(strings.ToLower(cd.LastError), "expir")
+	}
+	return false
+}
+
+// keyRejectedReason is "the provider rejected this key", with the upstream's
+// own words when the check stored them.
+func keyRejectedReason(cd cooldown.State) string {
+	const base = "the provider rejected this key"
+	if strings.HasPrefix(cd.LastError, base) {
+		return cd.LastError
+	}
+	if cd.LastError != "" {
+		return base + " (" + cd.LastError + ")"
+	}
+	return base
 }
 
 func terminalReason(term string, cd cooldown.State) string {
@@ -561,7 +663,7 @@ func lockedOn(conns []ConnHealth, key string) int {
 }
 
 func worstConnState(conns []ConnHealth, key string) State {
-	rank := map[State]int{Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Disabled: 4}
+	rank := map[State]int{KeyRejected: 0, Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
 	best, bestRank := Disabled, 99
 	for _, c := range conns {
 		if c.Provider != key {
@@ -580,19 +682,30 @@ func worstConnState(conns []ConnHealth, key string) State {
 func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks map[string][]lockout.Entry, now time.Time) []ComboHealth {
 	out := make([]ComboHealth, 0, len(in))
 	for _, co := range in {
-		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets)}
+		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets), Targets: []ComboTargetHealth{}, Fixes: []string{}}
 		var reasons []string
 		for _, t := range co.Targets {
 			ok := false
+			th := ComboTargetHealth{Model: t.Model, Connections: []ComboCandidate{}}
+			var why []string
 			for _, cand := range t.Candidates {
 				c, known := byID[cand.ConnectionID]
 				if !known {
 					continue
 				}
-				if c.Serving && !modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID]) {
+				cc := ComboCandidate{ID: c.ID, Name: c.Name, State: c.State, Reason: c.Reason, Fixes: c.Fixes}
+				locked := modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID])
+				if c.Serving && !locked {
 					ok = true
-					break
+					cc.Reason = ""
+				} else if c.Serving && locked {
+					cc.State, cc.Reason = ModelsLocked, cand.Model+" locked"
 				}
+				th.Connections = append(th.Connections, cc)
+				if c.Serving && !locked {
+					continue
+				}
+				why = append(why, c.Name+": "+cc.Reason)
 				until := c.Until
 				for _, e := range locks[c.ID] {
 					if lockCovers(conns[c.ID].ProviderID, cand.Model, e) && e.ExpiresAt.After(until) {
@@ -603,13 +716,25 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 					ch.Until = until
 				}
 			}
+			th.Serving = ok
 			if ok {
 				ch.Serving++
-			} else if len(t.Candidates) == 0 {
-				reasons = append(reasons, t.Model+": no connection")
 			} else {
-				reasons = append(reasons, t.Model+": unavailable")
+				if len(t.Candidates) == 0 {
+					th.Reason = "no connection serves it"
+				} else {
+					th.Reason = strings.Join(why, "; ")
+				}
+				reasons = append(reasons, t.Model+" — "+th.Reason)
+				for _, cc := range th.Connections {
+					for _, f := range cc.Fixes {
+						if !slices.Contains(ch.Fixes, f) {
+							ch.Fixes = append(ch.Fixes, f)
+						}
+					}
+				}
 			}
+			ch.Targets = append(ch.Targets, th)
 		}
 		switch {
 		case ch.Serving == 0:

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -26,7 +27,13 @@ func TestConnectionStates(t *testing.T) {
 	open := breaker.Snapshot{Provider: "openai", State: breaker.Open, Failures: 5, OpenedAt: t0.Add(-10 * time.Second), RetryAfter: 50 * time.Second}
 	degraded := breaker.Snapshot{Provider: "openai", State: breaker.Degraded, Failures: 2}
 	half := breaker.Snapshot{Provider: "openai", State: breaker.HalfOpen}
-	lease := Lease{ConnectionID: "a", KeyName: "CI key", Since: t0.Add(-time.Minute), ExpiresAt: t0.Add(5 * time.Minute)}
+	lease := Lease{ID: "L1", ConnectionID: "a", KeyID: "k-ci", KeyName: "CI key", Since: t0.Add(-time.Minute), ExpiresAt: t0.Add(5 * time.Minute)}
+	rejected := cooldown.State{Terminal: "key_rejected", TestStatus: "key_rejected", ErrorCode: "KEY_REJECTED",
+		LastError: "the provider rejected this key (401: Incorrect API key provided)", LastErrorAt: t0.Add(-time.Hour)}
+	authExpired := cooldown.State{Terminal: "expired", TestStatus: "expired", ErrorCode: "UPSTREAM_AUTH_FAILED",
+		LastError: "Invalid API key", LastErrorAt: t0.Add(-time.Hour)}
+	saidExpired := cooldown.State{Terminal: "expired", TestStatus: "expired", ErrorCode: "UPSTREAM_AUTH_FAILED",
+		LastError: "OAuth token has expired", LastErrorAt: t0.Add(-time.Hour)}
 
 	tests := []struct {
 		name      string
@@ -34,6 +41,7 @@ func TestConnectionStates(t *testing.T) {
 		breaker   *breaker.Snapshot
 		locks     []lockout.Entry
 		lease     *Lease
+		forKey    string
 		state     State
 		serving   bool
 		until     time.Time
@@ -43,7 +51,7 @@ func TestConnectionStates(t *testing.T) {
 	}{
 		{name: "serving", conn: conn("a", "m1"), state: Serving, serving: true},
 		{name: "disabled wins over everything", conn: func() Conn { c := conn("a"); c.Active = false; c.Cooldown = cooling; return c }(),
-			breaker: &open, state: Disabled, fixes: []string{"clear_cooldown", "reset_breaker", "edit_connection"}},
+			breaker: &open, state: Disabled, fixes: []string{"clear_cooldown", "reset_breaker", "enable"}},
 		{name: "terminal", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(), state: Terminal,
 			since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "banned"},
 		{name: "terminal beats open breaker, never back by itself", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(),
@@ -76,7 +84,22 @@ func TestConnectionStates(t *testing.T) {
 		{name: "lock expired at exactly now is gone", conn: conn("a", "m1"), locks: []lockout.Entry{lock("a", "m1", t0)}, state: Serving, serving: true},
 		{name: "lock without a model list keeps serving", conn: conn("a"), locks: []lockout.Entry{lock("a", "m1", t0.Add(time.Minute))},
 			state: ModelsLocked, serving: true, until: t0.Add(time.Minute), since: t0.Add(-time.Minute), fixes: []string{"unlock_models"}},
-		{name: "leased", conn: conn("a"), lease: &lease, state: Leased, serving: true, until: t0.Add(5 * time.Minute), since: t0.Add(-time.Minute), reasonHas: "CI key"},
+		{name: "leased is not serving for the dashboard", conn: conn("a"), lease: &lease, state: Leased, until: t0.Add(5 * time.Minute),
+			since: t0.Add(-time.Minute), fixes: []string{"release_lease"}, reasonHas: "CI key"},
+		{name: "leased is not serving for another key", conn: conn("a"), lease: &lease, forKey: "k-other", state: Leased,
+			until: t0.Add(5 * time.Minute), since: t0.Add(-time.Minute), fixes: []string{"release_lease"}, reasonHas: "CI key"},
+		{name: "leased serves its holder", conn: conn("a"), lease: &lease, forKey: "k-ci", state: Leased, serving: true,
+			until: t0.Add(5 * time.Minute), since: t0.Add(-time.Minute), reasonHas: "by you"},
+		{name: "lease expiring 1 ms from now still holds", conn: conn("a"), lease: &Lease{ConnectionID: "a", KeyID: "k", ExpiresAt: t0.Add(time.Millisecond)},
+			state: Leased, until: t0.Add(time.Millisecond), fixes: []string{"release_lease"}},
+		{name: "key rejected by the check is not serving, fix: replace key", conn: func() Conn { c := conn("a"); c.Cooldown = rejected; return c }(),
+			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key"}, reasonHas: "the provider rejected this key (401: Incorrect"},
+		{name: "live auth failures without the word expired read key rejected", conn: func() Conn { c := conn("a"); c.Cooldown = authExpired; return c }(),
+			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key"}, reasonHas: "rejected this key (Invalid API key)"},
+		{name: "expired only when the provider said so", conn: func() Conn { c := conn("a"); c.Cooldown = saidExpired; return c }(),
+			state: Terminal, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "credentials expired"},
+		{name: "key rejected beats an open breaker", conn: func() Conn { c := conn("a"); c.Cooldown = rejected; return c }(), breaker: &open,
+			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key", "reset_breaker"}},
 		{name: "leased but breaker open: breaker wins", conn: conn("a"), lease: &lease, breaker: &open, state: BreakerOpen,
 			until: t0.Add(50 * time.Second), since: t0.Add(-10 * time.Second), fixes: []string{"reset_breaker"}},
 		{name: "expired lease is ignored", conn: conn("a"), lease: &Lease{ConnectionID: "a", ExpiresAt: t0}, state: Serving, serving: true},
@@ -85,7 +108,7 @@ func TestConnectionStates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := Input{Now: t0, Connections: []Conn{tt.conn}, Lockouts: tt.locks}
+			in := Input{Now: t0, Connections: []Conn{tt.conn}, Lockouts: tt.locks, ForKey: tt.forKey}
 			if tt.breaker != nil {
 				in.Breakers = []breaker.Snapshot{*tt.breaker}
 			}
@@ -142,6 +165,8 @@ func TestOverallStatus(t *testing.T) {
 		breakers         []breaker.Snapshot
 		locks            []lockout.Entry
 		combos           []Combo
+		leases           []Lease
+		paused           bool
 		status           string
 		serving, total   int
 		servable, models int
@@ -165,10 +190,21 @@ func TestOverallStatus(t *testing.T) {
 		{name: "a dead combo is degraded", conns: []Conn{conn("a", "m1")},
 			combos: []Combo{{Name: "work", Targets: []ComboTarget{{Model: "ghost/x"}}}},
 			status: StatusDegraded, serving: 1, total: 1, servable: 1, models: 1},
+		{name: "the only connection leased by another key is degraded, not unhealthy",
+			conns: []Conn{conn("a", "m1")}, leases: []Lease{{ConnectionID: "a", KeyID: "k", ExpiresAt: t0.Add(time.Minute)}},
+			status: StatusDegraded, serving: 0, total: 1, servable: 0, models: 1, next: "a"},
+		{name: "a leased connection beside a serving one is degraded", conns: []Conn{conn("a", "m1"), conn("b", "m1")},
+			leases: []Lease{{ConnectionID: "a", KeyID: "k", ExpiresAt: t0.Add(time.Minute)}},
+			status: StatusDegraded, serving: 1, total: 2, servable: 1, models: 1, next: "a"},
+		{name: "paused is paused, however healthy the connections", conns: []Conn{conn("a", "m1")}, paused: true,
+			status: StatusPaused, serving: 1, total: 1, servable: 1, models: 1},
+		{name: "paused with nothing serving is still paused", conns: []Conn{cool(conn("a", "m1"))}, paused: true,
+			status: StatusPaused, serving: 0, total: 1, servable: 0, models: 1, next: "a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Compute(Input{Now: t0, Connections: tt.conns, Breakers: tt.breakers, Lockouts: tt.locks, Combos: tt.combos})
+			r := Compute(Input{Now: t0, Connections: tt.conns, Breakers: tt.breakers, Lockouts: tt.locks, Combos: tt.combos,
+				Leases: tt.leases, Paused: tt.paused})
 			s := r.Summary
 			if s.Status != tt.status || s.Serving != tt.serving || s.Total != tt.total || s.ModelsServable != tt.servable || s.ModelsTotal != tt.models {
 				t.Fatalf("summary %+v, want %s %d/%d models %d/%d", s, tt.status, tt.serving, tt.total, tt.servable, tt.models)
@@ -216,6 +252,28 @@ func TestProvidersAndCombos(t *testing.T) {
 	// dead: m1 back when the lab breaker half-opens (40 s), m2 when its lock lapses (5 min): soonest wins.
 	if c := r.Combos[1]; c.Name != "dead" || c.State != Dead || !c.Until.Equal(t0.Add(40*time.Second)) {
 		t.Fatalf("dead combo %+v", c)
+	}
+	// A dead combo says why for each target and offers the targets' fixes.
+	dead := r.Combos[1]
+	if len(dead.Targets) != 2 || dead.Targets[0].Serving || dead.Targets[1].Serving {
+		t.Fatalf("dead combo targets %+v", dead.Targets)
+	}
+	if why := dead.Targets[0].Reason; !contains(why, "circuit breaker open") || !contains(why, "rate limit") {
+		t.Errorf("m1 says why for each connection: %q", why)
+	}
+	if why := dead.Targets[1].Reason; !contains(why, "m2 locked") {
+		t.Errorf("m2 says its model is locked: %q", why)
+	}
+	for _, f := range []string{"reset_breaker", "clear_cooldown", "unlock_models"} {
+		if !slices.Contains(dead.Fixes, f) {
+			t.Errorf("dead combo fixes %v lack %s", dead.Fixes, f)
+		}
+	}
+	if len(dead.Targets[0].Connections) != 2 || len(dead.Targets[0].Connections[0].Fixes) == 0 {
+		t.Errorf("target connections %+v", dead.Targets[0].Connections)
+	}
+	if !contains(dead.Reason, "m1 — ") {
+		t.Errorf("dead combo reason %q", dead.Reason)
 	}
 	if r.Summary.DeadCombo != 1 || r.Summary.Locks != 1 {
 		t.Fatalf("summary %+v", r.Summary)

@@ -73,3 +73,28 @@ func TestHealthModelThroughTheAPI(t *testing.T) {
 		t.Fatalf("after reset %v", h["summary"])
 	}
 }
+
+// TestHealthPausedIsAState: while the gateway is paused the health API says
+// "paused" (not degraded or healthy), for management and anonymous callers
+// alike, and says healthy again once resumed.
+func TestHealthPausedIsAState(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("good", "key-b", 1)
+	if h := e.health(); h["status"] != "healthy" {
+		t.Fatalf("before pause %v", h["status"])
+	}
+	if code, m := e.mgmt(http.MethodPatch, "/api/gateway", map[string]any{"paused": true}); code != 200 || m["paused"] != true {
+		t.Fatalf("pause: %d %v", code, m)
+	}
+	h := e.health()
+	if h["status"] != "paused" || h["summary"].(map[string]any)["status"] != "paused" || h["paused"] != true {
+		t.Fatalf("paused: status %v summary %v", h["status"], h["summary"])
+	}
+	if _, body := e.do("GET", "/api/monitoring/health", nil, nil); string(body) != `{"setupComplete":true,"status":"paused"}`+"\n" {
+		t.Fatalf("anonymous while paused: %s", body)
+	}
+	e.mgmt(http.MethodPatch, "/api/gateway", map[string]any{"paused": false})
+	if h := e.health(); h["status"] != "healthy" {
+		t.Fatalf("resumed: %v", h["status"])
+	}
+}

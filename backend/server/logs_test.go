@@ -7,7 +7,8 @@ import (
 	"omniroute/tests/fakeupstream"
 )
 
-// TestRequestLogTimelineAndFilters: a refused request's log row lists every
+// TestRequestLogTimelineAndFilters: a refused request's log row names no
+// connection (none was tried) but its reason (the error code) and lists every
 // exclusion with its reason (not "refused before routing"); attempts carry
 // their start offset; GET /api/logs filters by status, connection, model and key.
 func TestRequestLogTimelineAndFilters(t *testing.T) {
@@ -36,8 +37,8 @@ func TestRequestLogTimelineAndFilters(t *testing.T) {
 		t.Fatalf("%d logs, want 14", len(logs))
 	}
 	refused := logs[1].(map[string]any) // newest first: good, then the refused one
-	if refused["status"].(float64) != 503 || refused["connectionId"] != lab {
-		t.Fatalf("a refusal names the excluded target: %v", refused)
+	if refused["status"].(float64) != 503 || refused["connectionId"] != "" || refused["provider"] != "" || refused["errorCode"] == "" {
+		t.Fatalf("a refusal names no connection, and a reason: %v", refused)
 	}
 	atts := refused["attempts"].([]any)
 	if len(atts) != 1 || refused["attemptCount"].(float64) != 0 {
@@ -46,6 +47,20 @@ func TestRequestLogTimelineAndFilters(t *testing.T) {
 	x := atts[0].(map[string]any)
 	if x["verdict"] != "excluded" || x["code"] != "circuit_open" || x["connectionId"] != lab || x["remainingMs"].(float64) <= 0 {
 		t.Fatalf("exclusion %v", x)
+	}
+	// Usage by connection charges the excluded connection only with the
+	// requests that reached it; the refusal is its own series.
+	if code, u := e.mgmt("GET", "/api/usage?range=hour&by=connection", nil); code == 200 {
+		got := map[string]float64{}
+		for _, sr := range u["series"].([]any) {
+			m := sr.(map[string]any)
+			got[m["key"].(string)] = m["total"].(map[string]any)["requests"].(float64)
+		}
+		if got[lab] != 12 || got[good] != 1 || got[""] != 1 {
+			t.Fatalf("usage by connection %v, want lab 12, good 1, refused 1", got)
+		}
+	} else {
+		t.Fatalf("usage %d %v", code, u)
 	}
 	first := logs[13].(map[string]any)["attempts"].([]any)[0].(map[string]any)
 	if first["verdict"] == "" || first["verdict"] == "excluded" {
@@ -66,7 +81,7 @@ func TestRequestLogTimelineAndFilters(t *testing.T) {
 	keyID := logs[0].(map[string]any)["apiKeyId"].(string)
 	for q, want := range map[string]int{
 		"status=error": 13, "status=ok": 1, "status=200": 1, "status=502": 12, "status=503": 1,
-		"connectionId=" + good: 1, "connectionId=" + lab: 13, "model=lab/gpt-4o-mini": 13,
+		"connectionId=" + good: 1, "connectionId=" + lab: 12, "model=lab/gpt-4o-mini": 13,
 		"keyId=" + keyID: 14, "keyId=nobody": 0, "status=error&connectionId=" + good: 0,
 	} {
 		if got := count(q); got != want {

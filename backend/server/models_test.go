@@ -62,8 +62,11 @@ func TestModelDiscoveryThroughTheAPI(t *testing.T) {
 	if got := strs(c["discoveredModels"]); !slices.Equal(got, []string{"m-alpha", "m-beta"}) || c["modelsSource"] != "upstream" {
 		t.Fatalf("discovered %v source %v", got, c["modelsSource"])
 	}
-	if h, _ := e.up.LastRequest("disc-oa"); e.up.LastPath("disc-oa") != "/v1/models" || h.Get("Authorization") != "Bearer disc-oa" {
-		t.Fatalf("discovery request %s %v", e.up.LastPath("disc-oa"), h)
+	// GET /models, then the credential check's one-token completion on the
+	// first discovered model.
+	if h, body := e.up.LastRequest("disc-oa"); e.up.Hits("disc-oa") != 2 || e.up.LastPath("disc-oa") != "/v1/chat/completions" ||
+		h.Get("Authorization") != "Bearer disc-oa" || e.up.LastModel("disc-oa") != "m-alpha" || !strings.Contains(string(body), `"max_tokens":1`) {
+		t.Fatalf("discovery and check requests: %d, last %s %v %s", e.up.Hits("disc-oa"), e.up.LastPath("disc-oa"), h, body)
 	}
 	ids := e.modelIDs()
 	for _, want := range []string{"m-alpha", "openai-compatible/m-alpha", "wall/m-alpha", "m-beta"} {
@@ -78,8 +81,8 @@ func TestModelDiscoveryThroughTheAPI(t *testing.T) {
 	// Anthropic shape, paged.
 	e.up.SetModelsPageSize(1)
 	a := e.createConn(map[string]any{"provider": "anthropic-compatible", "name": "an", "apiKey": "disc-an", "baseUrl": e.upURL})
-	if got := strs(a["discoveredModels"]); !slices.Equal(got, []string{"m-alpha", "m-beta"}) || e.up.Hits("disc-an") != 2 {
-		t.Fatalf("anthropic discovered %v in %d requests", got, e.up.Hits("disc-an"))
+	if got := strs(a["discoveredModels"]); !slices.Equal(got, []string{"m-alpha", "m-beta"}) || e.up.Hits("disc-an") != 3 || e.up.LastPath("disc-an") != "/v1/messages" {
+		t.Fatalf("anthropic discovered %v in %d requests (two pages and the check's completion), last %s", got, e.up.Hits("disc-an"), e.up.LastPath("disc-an"))
 	}
 	if h, _ := e.up.LastRequest("disc-an"); h.Get("X-Api-Key") != "disc-an" || h.Get("Anthropic-Version") == "" {
 		t.Fatalf("anthropic discovery headers %v", h)

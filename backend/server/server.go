@@ -266,7 +266,9 @@ func (s *Server) wire() error {
 	leaseSvc := leases.New(st, clk)
 	gates := gate.New()
 	var probeClaim func(string) (bool, error)
-	var lockStore routing.LockStore // model locks stay in memory on SQLite
+	// Model locks are written like cooldowns: through to SQLite (so a
+	// restart keeps them), behind the request to a shared PostgreSQL.
+	var lockStore routing.LockStore = st
 	if st.Shared() {
 		lockStore = shared
 		// One HALF_OPEN probe per provider across the instances: the
@@ -282,6 +284,13 @@ func (s *Server) wire() error {
 		AgentMap: func(family string) (string, bool) { return settings.GeneralRef().AgentModelMap.Target(family) }})
 
 	s.engine = engine
+	// A restart does not change the picture: the model locks still running
+	// (and the clears since) are taken back, as cooldowns and breakers are.
+	lockRows, err := st.ModelLocks(clk.Now().UnixMilli(), modelLockKeep.Milliseconds())
+	if err != nil {
+		return err
+	}
+	engine.AdoptModelLocks(lockRows)
 	lockoutOn := settings.ResilienceRef().ModelLockout.Enabled
 	var lockoutMu sync.Mutex
 	settings.OnResilienceChange(func(r config.Resilience) {
@@ -351,7 +360,7 @@ func (s *Server) wire() error {
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()

@@ -13,17 +13,23 @@ import (
 )
 
 var states = []struct {
-	name string
-	fill color.RGBA
+	name  string
+	fill  color.RGBA
+	pause bool // two pause bars instead of the ring: a shape, not only a colour
 }{
-	{"healthy", color.RGBA{0x22, 0xa0, 0x55, 0xff}},
-	{"degraded", color.RGBA{0xe0, 0x9b, 0x12, 0xff}},
-	{"unhealthy", color.RGBA{0xd0, 0x33, 0x33, 0xff}},
-	{"setup", color.RGBA{0x8a, 0x8f, 0x98, 0xff}},
+	{"healthy", color.RGBA{0x22, 0xa0, 0x55, 0xff}, false},
+	{"degraded", color.RGBA{0xe0, 0x9b, 0x12, 0xff}, false},
+	{"unhealthy", color.RGBA{0xd0, 0x33, 0x33, 0xff}, false},
+	{"setup", color.RGBA{0x8a, 0x8f, 0x98, 0xff}, false},
+	{"paused", color.RGBA{0x4a, 0x5a, 0x7a, 0xff}, true},
 }
 
 // draw paints a filled disc with a ring-shaped "O" mark, antialiased.
-func draw(size int, fill color.RGBA) *image.RGBA {
+func draw(size int, fill color.RGBA) *image.RGBA { return drawMark(size, fill, false) }
+
+// drawMark paints a filled disc with the "O" ring, or with two vertical pause
+// bars when pause is set, antialiased.
+func drawMark(size int, fill color.RGBA, pause bool) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, size, size))
 	c := float64(size) / 2
 	r := c - 0.5
@@ -38,6 +44,14 @@ func draw(size int, fill color.RGBA) *image.RGBA {
 			}
 			col := fill
 			ring := math.Min(clamp(ringOuter-d+0.5), clamp(d-ringInner+0.5))
+			if pause {
+				// Two bars, each 0.18 r wide, 0.5 r either side of the centre line.
+				half, gap, h := r*0.09, r*0.16, r*0.46
+				bar := func(cx float64) float64 {
+					return math.Min(clamp(half-math.Abs(dx-cx)+0.5), clamp(h-math.Abs(dy)+0.5))
+				}
+				ring = math.Max(bar(-gap-half), bar(gap+half))
+			}
 			col.R = blend(fill.R, 255, ring)
 			col.G = blend(fill.G, 255, ring)
 			col.B = blend(fill.B, 255, ring)
@@ -66,8 +80,8 @@ func write(path string, img image.Image) {
 func main() {
 	dir := "build"
 	for _, s := range states {
-		write(filepath.Join(dir, "icons", "tray-"+s.name+".png"), draw(64, s.fill))
-		write(filepath.Join(dir, "icons", "app-"+s.name+"-256.png"), draw(256, s.fill))
+		write(filepath.Join(dir, "icons", "tray-"+s.name+".png"), drawMark(64, s.fill, s.pause))
+		write(filepath.Join(dir, "icons", "app-"+s.name+"-256.png"), drawMark(256, s.fill, s.pause))
 	}
 	app := draw(512, color.RGBA{0x2b, 0x5c, 0xd6, 0xff})
 	write(filepath.Join(dir, "appicon.png"), app)

@@ -314,6 +314,25 @@ export interface NewConnection {
   priority?: number;
   maxConcurrent?: number;
   models?: string[];
+  /** Check the key with the upstream (GET /models and a one-token completion). */
+  verify?: boolean;
+}
+
+/** One step of a credential check (Test, create, edit). */
+export interface CheckStep {
+  step: 'reach' | 'auth' | 'models' | 'completion' | string;
+  ok: boolean;
+  skipped?: boolean;
+  status?: number;
+  message?: string;
+  model?: string;
+}
+
+/** A create / edit answer: the connection, its credential check and a warning when the key was rejected. */
+export interface ConnectionSaved {
+  connection?: Connection;
+  check?: { ok: boolean; rejected: boolean; steps: CheckStep[] };
+  warning?: string;
 }
 
 /** PUT /api/providers/{id}: only the named fields change; apiKey is write-only. */
@@ -329,6 +348,8 @@ export interface ConnectionUpdate {
   apiKey?: string;
   isActive?: boolean;
   providerSpecificData?: Record<string, unknown>;
+  /** Check the key with the upstream (sent when the key or the base URL changes). */
+  verify?: boolean;
 }
 
 /** POST /api/providers/import: a CLI login to bring in (path defaults to the CLI's own file). */
@@ -344,6 +365,9 @@ export interface TestResult {
   error?: string | { message?: string; code?: string };
   /** The models the connection serves after the test's discovery. */
   models?: unknown[];
+  /** reach, auth, model list, one completion: each with the upstream's status and message. */
+  steps?: CheckStep[];
+  rejected?: boolean;
 }
 
 /** POST /api/providers/{id}/models/refresh. */
@@ -501,11 +525,11 @@ export const endpoints = {
     const data = await api.get<{ connections?: Connection[] }>('/api/providers', signal);
     return Array.isArray(data?.connections) ? data.connections : [];
   },
-  createConnection: (body: NewConnection) => api.post<{ connection: Connection }>('/api/providers', body),
+  createConnection: (body: NewConnection) => api.post<ConnectionSaved>('/api/providers', body),
   /** GET /api/rate-limits: per connection, queue protection and the live gate / queue counters. */
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
-  updateConnection: (id: string, patch: ConnectionUpdate) => api.put<{ connection?: Connection }>(`/api/providers/${enc(id)}`, patch),
+  updateConnection: (id: string, patch: ConnectionUpdate) => api.put<ConnectionSaved>(`/api/providers/${enc(id)}`, patch),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),

@@ -7,13 +7,13 @@
 import type { ConnectionEventData, Tone } from './health';
 import { expireLockouts, toLockoutRows, type LockoutItem, type LockoutRow } from './lockouts';
 
-export type CooldownStatus = 'terminal' | 'breaker_open' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
+export type CooldownStatus = 'terminal' | 'key_rejected' | 'breaker_open' | 'leased' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
 
 /** Filter order (and the order of the status checkboxes). */
-export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'model_locked', 'unavailable', 'terminal', 'healthy'];
+export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal', 'healthy'];
 
 /** Shown unless the person asks: everything out of routing, not the healthy ones. */
-export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'model_locked', 'unavailable', 'terminal']);
+export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal']);
 
 /** One connection of GET /api/resilience/cooldowns. */
 export interface CooldownConnection {
@@ -65,7 +65,9 @@ function parseInstant(v: string | number | null | undefined): number | null {
  * model_locked; else the connection is healthy again.
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
-  if (c.reported === 'terminal' || c.reported === 'unavailable') return c.reported;
+  if (c.reported === 'terminal' || c.reported === 'unavailable' || c.reported === 'key_rejected') return c.reported;
+  // The health model's word: another key's exclusive lease holds it until `until`.
+  if (c.reported === 'leased' && c.until > now) return 'leased';
   // The health model's word: its provider breaker is OPEN until `until`.
   if (c.reported === 'breaker_open' && c.until > now) return 'breaker_open';
   if (c.until > now) return 'cooling_down';
@@ -122,10 +124,12 @@ export function applyConnectionEventToRow(rows: readonly ManagedConnection[], ev
   let until = remaining != null ? (remaining > 0 ? now + remaining : 0) : (parseInstant(ev.rateLimitedUntil) ?? 0);
   let reported = ev.terminal || ev.status === 'terminal' ? 'terminal' : ev.status === 'unavailable' ? 'unavailable' : 'healthy';
   // A cooldown event says nothing about the provider breaker: an OPEN one stays.
-  if (r.reported === 'breaker_open' && reported === 'healthy' && r.until > now && !(remaining && remaining > 0)) {
-    reported = 'breaker_open';
+  if ((r.reported === 'breaker_open' || r.reported === 'leased') && reported === 'healthy' && r.until > now && !(remaining && remaining > 0)) {
+    reported = r.reported;
     until = r.until;
   }
+  // A rejected key is a terminal state with its own name.
+  if (r.reported === 'key_rejected' && reported === 'terminal') reported = 'key_rejected';
   const next: ManagedConnection = {
     ...r,
     reported,
@@ -158,7 +162,7 @@ export function providersOf(rows: readonly Pick<CooldownConnection, 'provider'>[
 
 /** Terminal connections (banned, expired, credits exhausted) are never cleared from here. */
 export function isSelectable(r: Pick<CooldownConnection, 'status'>): boolean {
-  return r.status !== 'terminal';
+  return r.status !== 'terminal' && r.status !== 'key_rejected';
 }
 
 /** Keeps only selected ids that are shown and selectable (clearing never touches a hidden row). */
@@ -186,6 +190,10 @@ export function statusBadge(status: string | null | undefined, testStatus?: stri
   switch (status) {
     case 'breaker_open':
       return { label: 'Breaker open', tone: 'bad', description: 'Its provider circuit breaker is OPEN: out of routing until it half-opens (reset it to retry now).' };
+    case 'leased':
+      return { label: 'Leased', tone: 'warn', description: 'Held by another key’s exclusive lease: not serving anyone else until it is released or expires.' };
+    case 'key_rejected':
+      return { label: 'Key rejected', tone: 'bad', description: 'The provider rejected this key: replace it to put the connection back in service; clearing cooldowns does not.' };
     case 'cooling_down':
       return { label: 'Cooling down', tone: 'warn', description: 'Out of routing until the cooldown ends (rate limit or transient error).' };
     case 'model_locked':
@@ -209,6 +217,8 @@ export function statusBadge(status: string | null | undefined, testStatus?: stri
 
 export const STATUS_LABELS: Record<CooldownStatus, string> = {
   breaker_open: 'Breaker open',
+  leased: 'Leased',
+  key_rejected: 'Key rejected',
   cooling_down: 'Cooling down',
   model_locked: 'Model locked',
   unavailable: 'Unavailable',

@@ -25,6 +25,12 @@ export function healthBadge(status: unknown): BadgeInfo {
         tone: 'warn',
         description: 'Requests are served, but something is not: see the list below for what and when it is back.',
       };
+    case 'paused':
+      return {
+        label: 'Paused',
+        tone: 'muted',
+        description: 'The gateway is paused: clients get 503 GATEWAY_PAUSED until you resume it. Connections keep their own states below.',
+      };
     case 'unhealthy':
       return {
         label: 'Unhealthy',
@@ -56,7 +62,7 @@ export function breakerBadge(state: unknown): { label: string; tone: Tone } {
   }
 }
 
-export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'unavailable';
+export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'key_rejected' | 'unavailable';
 
 export interface ConnectionState {
   kind: ConnectionKind;
@@ -77,6 +83,8 @@ const TERMINAL: Record<string, { kind: ConnectionKind; label: string }> = {
   banned: { kind: 'banned', label: 'Banned' },
   expired: { kind: 'expired', label: 'Expired' },
   credits_exhausted: { kind: 'credits_exhausted', label: 'Credits exhausted' },
+  // The provider rejected the key (401/403 to the credential check): never "expired".
+  key_rejected: { kind: 'key_rejected', label: 'Key rejected' },
 };
 
 export function isTerminalStatus(testStatus: string | null | undefined): boolean {

@@ -10,6 +10,7 @@ export type HealthState =
   | 'setup'
   | 'disabled'
   | 'terminal'
+  | 'key_rejected'
   | 'breaker_open'
   | 'cooling'
   | 'models_locked'
@@ -46,6 +47,10 @@ export interface ConnHealth {
   blocks?: HealthBlock[];
   locks?: HealthLock[];
   leasedBy?: string;
+  /** The holding lease's id (the release_lease fix). */
+  leaseId?: string;
+  /** The model the holding lease was taken for. */
+  leasedModel?: string;
   fixes?: string[];
 }
 
@@ -63,6 +68,23 @@ export interface ProviderHealthM {
   retryAfterMs?: number;
 }
 
+/** One connection a combo target could go to, as the health model sees it. */
+export interface ComboCandidate {
+  id: string;
+  name: string;
+  state: HealthState | string;
+  reason?: string;
+  fixes?: string[];
+}
+
+/** One combo member: served or not, why, and its connections with their fixes. */
+export interface ComboTargetHealth {
+  model: string;
+  serving: boolean;
+  reason?: string;
+  connections?: ComboCandidate[];
+}
+
 export interface ComboHealth {
   id?: string;
   name: string;
@@ -71,6 +93,8 @@ export interface ComboHealth {
   until?: string;
   serving?: number;
   total?: number;
+  targets?: ComboTargetHealth[];
+  fixes?: string[];
 }
 
 export interface HealthSummary {
@@ -109,7 +133,10 @@ export function stateBadge(state: string | null | undefined): StateBadge {
     case 'serving':
       return { label: 'Healthy', tone: 'ok' };
     case 'leased':
-      return { label: 'Leased', tone: 'ok' };
+      // Held by a key's exclusive lease: not serving for anyone else.
+      return { label: 'Leased', tone: 'warn' };
+    case 'key_rejected':
+      return { label: 'Key rejected', tone: 'bad' };
     case 'degraded':
       return { label: 'Degraded', tone: 'warn' };
     case 'models_locked':
@@ -173,11 +200,17 @@ export interface Problem {
   until?: string;
   fixes: string[];
   locks: HealthLock[];
+  /** The holding lease (leased connections: the release_lease fix). */
+  leaseId?: string;
+  leasedBy?: string;
+  leasedModel?: string;
+  /** A dead combo's targets, each with why and its connections' fixes. */
+  targets?: ComboTargetHealth[];
   /** False when it still serves part of its traffic (some models locked). */
   down: boolean;
 }
 
-const ORDER: Record<string, number> = { breaker_open: 0, terminal: 1, cooling: 2, dead: 3, models_locked: 4, degraded: 5, disabled: 6 };
+const ORDER: Record<string, number> = { breaker_open: 0, key_rejected: 1, terminal: 1, cooling: 2, dead: 3, leased: 4, models_locked: 4, degraded: 5, disabled: 6 };
 
 /**
  * What is broken and when is it back: every connection that is not fully
@@ -188,7 +221,8 @@ export function problems(r: HealthReport | null | undefined): Problem[] {
   const out: Problem[] = [];
   const connProviders = new Set<string>();
   for (const c of r?.connections ?? []) {
-    if (c.state === 'serving' || c.state === 'leased') continue;
+    // A leased connection serves only its holder: for everyone else it is not serving.
+    if (c.state === 'serving' || (c.state === 'leased' && c.serving)) continue;
     connProviders.add(c.provider);
     out.push({
       kind: 'connection',
@@ -202,6 +236,9 @@ export function problems(r: HealthReport | null | undefined): Problem[] {
       ...(c.until ? { until: c.until } : {}),
       fixes: c.fixes ?? [],
       locks: c.locks ?? [],
+      ...(c.leaseId ? { leaseId: c.leaseId } : {}),
+      ...(c.leasedBy ? { leasedBy: c.leasedBy } : {}),
+      ...(c.leasedModel ? { leasedModel: c.leasedModel } : {}),
       down: !c.serving,
     });
   }
@@ -231,8 +268,9 @@ export function problems(r: HealthReport | null | undefined): Problem[] {
       state: c.state,
       reason: c.reason ?? '',
       ...(c.until ? { until: c.until } : {}),
-      fixes: [],
+      fixes: [], // a combo's fixes are its targets' connections' (below each target)
       locks: [],
+      targets: c.targets ?? [],
       down: true,
     });
   }

@@ -23,6 +23,7 @@ import {
 import { explainModel, targetBadges, type ExplainAnswer, type ExplainRow } from '../lib/explain';
 import { formatCountdown } from '../lib/format';
 import { backIn, healthStore, stateBadge } from '../lib/healthmodel';
+import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 
@@ -226,7 +227,39 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
     const ch = healthStore.get()?.combos?.find((x) => x.name.toLowerCase() === name.toLowerCase());
     if (!ch || ch.state === 'serving') return null;
     const b = stateBadge(ch.state);
-    return h('span', { class: 'block', 'data-testid': 'combo-health' }, badge(b.label, b.tone, ch.reason), ch.until ? h('small', { class: 'muted' }, ` ${backIn(ch.until)}`) : null);
+    // Why for each target that cannot be served, with its connections' fixes
+    // (the same buttons as on the Overview).
+    const targets = (ch.targets ?? []).filter((t) => !t.serving);
+    return h(
+      'div',
+      { class: 'block', 'data-testid': 'combo-health' },
+      badge(b.label, b.tone, ch.reason),
+      ch.until ? h('small', { class: 'muted' }, ` ${backIn(ch.until)}`) : null,
+      targets.length
+        ? h(
+            'ul',
+            { class: 'lock-list small', 'data-testid': 'combo-targets' },
+            targets.map((t) =>
+              h(
+                'li',
+                null,
+                h('code', null, t.model),
+                ' ',
+                h('span', null, t.reason ?? 'cannot be served'),
+                ...(t.connections ?? []).map((cc) => {
+                  const m = healthStore.connection(cc.id);
+                  const btns = fixButtons(
+                    { id: cc.id, name: cc.name, ...(m ? { providerId: m.provider, locks: m.locks ?? [] } : {}), ...(m?.leaseId ? { leaseId: m.leaseId } : {}) },
+                    cc.fixes,
+                    { signal: ctx.signal, message, onDone: () => undefined },
+                  );
+                  return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+                }),
+              ),
+            ),
+          )
+        : null,
+    );
   }
 
   function renderComboBody(c: Combo): HTMLTableSectionElement {

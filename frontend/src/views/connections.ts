@@ -1,4 +1,4 @@
-import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type NewConnection, type TestResult } from '../api';
+import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type NewConnection, type TestResult, type CheckStep } from '../api';
 import {
   badge,
   busy,
@@ -18,6 +18,7 @@ import { describeLive, formatModelCaps, parseModelCaps, sameCaps } from '../lib/
 import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { healthStore, instant, stateBadge } from '../lib/healthmodel';
+import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
@@ -44,7 +45,25 @@ const KEYLESS_PROVIDERS = new Set(['ollama-local', 'lm-studio']);
 
 const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
 
+const STEP_NAME: Record<string, string> = { reach: 'reach', auth: 'key', models: 'model list', completion: 'one completion' };
+
+/** "reach ✓ · key ✗ 401: Incorrect API key · …": each step of a credential check with the upstream's words. */
+export function describeSteps(steps: CheckStep[]): string {
+  return steps
+    .map((s) => {
+      const name = STEP_NAME[s.step] ?? s.step;
+      if (s.skipped) return `${name}: not tried`;
+      if (s.ok) return `${name} ✓`;
+      return `${name} ✗${s.status ? ` ${s.status}` : ''}${s.message ? `: ${s.message}` : ''}`;
+    })
+    .join(' · ');
+}
+
 function describeTest(r: TestResult): { ok: boolean; text: string } {
+  if (r.steps?.length) {
+    const head = r.ok ? (r.latencyMs != null ? `Test passed · ${Math.round(r.latencyMs)} ms` : 'Test passed') : r.rejected ? 'The provider rejected this key' : 'Test failed';
+    return { ok: r.ok, text: `${head} — ${describeSteps(r.steps)}` };
+  }
   if (r.ok) {
     const n = Array.isArray(r.models) ? r.models.length : 0;
     const models = n ? ` · ${n} model${n === 1 ? '' : 's'}` : '';
@@ -110,8 +129,14 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     h('p', { class: 'muted page-intro' }, 'Upstream providers the gateway routes requests to, tried in priority order (lowest first). Status updates live.'),
     rowMessage,
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
-    renderAddForm(ctx, async (created) => {
-      clear(rowMessage, notice(`Added connection “${created.name || created.provider}”.`, 'success'));
+    renderAddForm(ctx, async (created, warning) => {
+      // A rejected key is never announced as a plain success.
+      clear(
+        rowMessage,
+        warning
+          ? notice(`Added connection “${created.name || created.provider}”, but ${warning}. Replace the key (Edit) to put it in service.`, 'info')
+          : notice(`Added connection “${created.name || created.provider}”.`, 'success'),
+      );
       await load(true);
     }),
     renderImportCard(ctx.signal, async () => {
@@ -225,10 +250,24 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('models'), 'aria-label': `Refresh models of ${label}` },
       'Refresh models',
     );
-    const clearBtn =
-      state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling')
-        ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
-        : null;
+    // The health model's fixes, as the same buttons as on the Overview (the
+    // row's own Edit and Enable/Disable stand for edit_connection and enable);
+    // before the first health report, the row's own cooldown is the fallback.
+    const modelFixes = model
+      ? fixButtons(
+          { id: c.id, name: label, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
+          model.fixes,
+          { signal: ctx.signal, message: rowMessage, onDone: () => load(true, fk('test')), skip: ['edit_connection', 'enable', 'clear_cooldown'] },
+        )
+      : [];
+    // clear_cooldown is the row's own Clear cooldown button (it says what a
+    // clear skipped), shown when the health model offers that fix.
+    const canClear = model
+      ? (model.fixes ?? []).includes('clear_cooldown')
+      : state.kind === 'cooling' || (c.isActive === false && connectionState({ ...c, isActive: true }).kind === 'cooling');
+    const clearBtn = canClear
+      ? h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': fk('clear'), 'aria-label': `Clear cooldown of ${label}` }, 'Clear cooldown')
+      : null;
     const deleteBtn = h(
       'button',
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
@@ -239,6 +278,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       clear(rowMessage, ok ? notice(message, 'success') : errorBox(new Error(message)));
       await load(true, fk('test'));
     });
+    for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
     const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
@@ -365,7 +405,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
       ),
       h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, buttons)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, ...modelFixes, ...buttons)),
     );
   }
 
@@ -455,6 +495,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
       if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
+      // A new key or base URL is checked with the upstream when it is saved.
+      if (body.apiKey !== undefined || body.baseUrl !== undefined) body.verify = true;
       const psd = optIns?.value();
       if (psd) body.providerSpecificData = psd;
 
@@ -488,7 +530,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       }
       apiKey.value = '';
       handle.close();
-      clear(rowMessage, notice(`Saved “${body.name ?? label}”.`, 'success'));
+      const warning = outcome.ok?.warning;
+      clear(rowMessage, warning ? notice(`Saved “${body.name ?? label}”, but ${warning}.`, 'info') : notice(`Saved “${body.name ?? label}”.`, 'success'));
       await load(true, `${c.id}:edit`);
     });
   }
@@ -554,7 +597,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
-    if (c && !ctx.signal.aborted) openEditDialog(c);
+    if (c && !ctx.signal.aborted) {
+      openEditDialog(c);
+      // "Replace key" (the health model's replace_key fix) lands on the key field.
+      if (ctx.params.get('field') === 'apiKey') document.getElementById('edit-apikey')?.focus();
+    }
   });
   return () => {
     unsubscribeHealth();
@@ -565,7 +612,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   };
 }
 
-function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<void>): HTMLElement {
+function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: string) => Promise<void>): HTMLElement {
   const datalist = h('datalist', { id: 'provider-options' }, PROVIDERS.map((p) => h('option', { value: p })));
   const provider = h('input', { id: 'conn-provider', name: 'provider', list: datalist.id, required: true, autocomplete: 'off', spellcheck: 'false' });
   const name = h('input', { id: 'conn-name', name: 'name', autocomplete: 'off' });
@@ -619,6 +666,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
       provider: provider.value.trim(),
       name: name.value.trim() || provider.value.trim(),
       authType: 'apikey',
+      verify: true, // the key is checked when it is entered
     };
     if (apiKey.value) body.apiKey = apiKey.value;
     if (baseUrl.value.trim()) body.baseUrl = baseUrl.value.trim();
@@ -631,10 +679,13 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     status.replaceChildren();
     const outcome = await busy(
       [fieldset, submit],
-      async (): Promise<{ created: Connection } | { failure: unknown }> => {
+      async (): Promise<{ created: Connection; warning?: string } | { failure: unknown }> => {
         try {
           const res = await endpoints.createConnection(body);
-          return { created: res?.connection ?? ({ ...body, id: '', isActive: true } as Connection) };
+          return {
+            created: res?.connection ?? ({ ...body, id: '', isActive: true } as Connection),
+            ...(res?.warning ? { warning: res.warning } : {}),
+          };
         } catch (err) {
           return { failure: err };
         }
@@ -645,7 +696,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection) => Promise<v
     if ('created' in outcome) {
       form.reset(); // the API key leaves the page with it
       syncRequired();
-      await onCreated(outcome.created);
+      await onCreated(outcome.created, outcome.warning);
       provider.focus();
     } else {
       clear(status, errorBox(outcome.failure));

@@ -28,7 +28,8 @@ import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
-import { healthStore } from '../lib/healthmodel';
+import { healthStore, type ConnHealth } from '../lib/healthmodel';
+import { fixButtons } from './fix-buttons';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -241,6 +242,16 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     if (hadFocus) restoreFocus(listArea, [focusKey, 'select-all'], heading);
   }
 
+  /** The health model's fixes of a connection as buttons (clear_cooldown is this page's own Clear). */
+  function fixRow(m: ConnHealth, label: string): HTMLElement | null {
+    const btns = fixButtons(
+      { id: m.id, name: label, providerId: m.provider, locks: m.locks ?? [], ...(m.leaseId ? { leaseId: m.leaseId } : {}) },
+      m.fixes,
+      { signal: ctx.signal, message: summary, onDone: () => load(true) },
+    );
+    return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+  }
+
   function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
     const label = nameOf(c);
     const st = statusBadge(c.status, c.testStatus);
@@ -277,6 +288,16 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         { class: 'status-cell' },
         h('span', { 'data-testid': 'status-badge', title: st.description }, badge(st.label, st.tone)),
         c.lockoutRows.length ? h('small', { class: 'muted block' }, `${c.lockoutRows.length} model${c.lockoutRows.length === 1 ? '' : 's'} locked`) : null,
+        // The health model's fixes, the same buttons as on every page.
+        ...(() => {
+          const m = healthStore.connection(c.id);
+          if (!m) return [];
+          if (m.state === 'leased' && !m.serving && m.leasedBy) {
+            const until = m.until ? ` until ${formatDate(m.until)}` : '';
+            return [h('small', { class: 'muted block', 'data-testid': 'leased-by' }, `held by ${m.leasedBy}${until}`), fixRow(m, label)];
+          }
+          return [fixRow(m, label)];
+        })(),
       ),
       h(
         'td',
@@ -413,6 +434,17 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     }),
     // A provider breaker opening or closing changes who is out of routing.
     live.subscribe('breaker', () => scheduleRefetch()),
+    // A lease taken or released changes who serves: the rows follow the health model.
+    live.subscribe('lease', () => scheduleRefetch()),
+    (() => {
+      let sig = '';
+      return healthStore.subscribe((r) => {
+        const next = (r.connections ?? []).map((x) => `${x.id}=${x.state}:${(x.fixes ?? []).join('+')}`).join(',');
+        if (next === sig) return;
+        sig = next;
+        if (rows) renderList();
+      });
+    })(),
     live.subscribe('lockout', (ev) => {
       if (!rows) {
         scheduleRefetch(); // the first load may have been answered before this change

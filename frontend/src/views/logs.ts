@@ -247,8 +247,15 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         h('td', null, toggle),
         h('td', { class: 'nowrap' }, logTime(l.createdAt)),
         h('td', null, h('code', null, l.model || '—'), l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null),
-        // A failed request names no connection; its last attempt does.
-        h('td', null, connectionName(l.connectionId || lastAttempt(l)?.connectionId, l.provider || lastAttempt(l)?.provider)),
+        // A failed request names no connection; its last attempt does. A
+        // refusal reached none: it says so instead of naming a connection.
+        h(
+          'td',
+          null,
+          !l.connectionId && !lastAttempt(l) && !ok
+            ? h('span', { class: 'muted', title: 'Refused before any connection was tried: see the attempts for why' }, 'not sent (refused)')
+            : connectionName(l.connectionId || lastAttempt(l)?.connectionId, l.provider || lastAttempt(l)?.provider),
+        ),
         h('td', null, badge(String(l.status), ok ? 'ok' : 'bad')),
         h('td', { class: 'num' }, l.latencyMs != null ? h('span', { title: `${l.latencyMs} ms` }, formatDuration(l.latencyMs)) : '—'),
         h(

@@ -8,6 +8,8 @@ import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
+import { type FixTarget } from '../lib/fixes';
+import { fixButtons } from './fix-buttons';
 
 const FEED_SIZE = 50;
 
@@ -73,7 +75,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   function renderHealth(): void {
     if (!health) return;
-    const b = healthBadge(health.status);
+    // Paused is a state of its own: never "Degraded — Requests are served".
+    const b = healthBadge(health.paused === true ? 'paused' : health.status);
     if (typeof health.uptime === 'number') startedAt = Date.now() - health.uptime * 1000;
     const line = statusLine(healthStore.get());
     const paused = health.paused === true;
@@ -142,13 +145,6 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   // ------------------------------------------------------------ what is not serving
 
-  const FIX_LABEL: Record<string, string> = {
-    reset_breaker: 'Reset breaker',
-    clear_cooldown: 'Clear cooldown',
-    unlock_models: 'Unlock models',
-    edit_connection: 'Open connection',
-  };
-
   function renderBroken(): void {
     const r = healthStore.get();
     const head = h('div', { class: 'section-head' }, h('h2', { id: 'ov-broken-title' }, 'What is not serving'));
@@ -183,7 +179,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const b = stateBadge(p.state);
     const until = instant(p.until);
     const since = instant(p.since);
-    const fixes = p.fixes.map((f) => fixButton(p, f)).filter((x): x is HTMLElement => x != null);
+    const fixes = fixButtons(fixTarget(p), p.fixes, fixOpts);
     const what = p.kind === 'combo' ? 'Combo' : p.kind === 'provider' ? 'Provider' : 'Connection';
     return h(
       'li',
@@ -201,6 +197,37 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         p.reason ? h('span', null, p.reason) : null,
         since ? h('span', { class: 'muted small', title: new Date(since).toLocaleString() }, ` · since ${formatTime(new Date(since))}`) : null,
       ),
+      p.state === 'leased' && p.leasedBy
+        ? h(
+            'p',
+            { class: 'small', 'data-testid': 'leased-by' },
+            `Held exclusively by ${p.leasedBy}`,
+            p.leasedModel ? h('span', null, ' for ', h('code', null, p.leasedModel)) : null,
+            until ? ` until ${formatTime(new Date(until))}` : '',
+            ': other keys cannot use it.',
+          )
+        : null,
+      p.targets?.length
+        ? h(
+            'ul',
+            { class: 'lock-list small', 'data-testid': 'combo-targets' },
+            p.targets.map((t) =>
+              h(
+                'li',
+                null,
+                h('code', null, t.model),
+                ' ',
+                t.serving ? h('span', { class: 'muted' }, 'serving') : h('span', null, t.reason ?? 'cannot be served'),
+                ...(t.serving
+                  ? []
+                  : (t.connections ?? []).map((c) => {
+                      const btns = fixButtons({ id: c.id, name: c.name, ...connFix(c.id) }, c.fixes, fixOpts);
+                      return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+                    })),
+              ),
+            ),
+          )
+        : null,
       p.locks.length
         ? h(
             'ul',
@@ -215,40 +242,37 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         { class: 'problem-foot' },
         until
           ? h('span', { class: 'back-at', title: `at ${new Date(until).toLocaleTimeString()} (${exactMs(until - Date.now())})`, 'data-testid': 'back-at' }, h('span', { 'data-until': String(until), class: 'countdown' }, backIn(until)))
-          : h('span', { class: 'muted small' }, p.state === 'terminal' ? 'needs new credentials' : p.state === 'disabled' ? 'switched off' : ''),
+          : h('span', { class: 'muted small' }, p.state === 'terminal' || p.state === 'key_rejected' ? 'needs new credentials' : p.state === 'disabled' ? 'switched off' : ''),
         fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
       ),
     );
   }
 
-  function fixButton(p: Problem, fix: string): HTMLElement | null {
-    const label = FIX_LABEL[fix];
-    if (!label) return null;
-    if (fix === 'edit_connection') {
-      return h('a', { class: 'btn btn-small', href: href('/connections', { edit: p.id }), 'aria-label': `${label} ${p.name}` }, label);
-    }
-    const btn = h('button', { type: 'button', class: `btn btn-small${fix === 'reset_breaker' ? ' btn-warn' : ''}`, 'aria-label': `${label}: ${p.name}` }, label);
-    btn.addEventListener('click', async () => {
-      btn.disabled = true;
-      fixMessage.replaceChildren();
-      try {
-        if (fix === 'reset_breaker') await endpoints.resetBreaker(p.providerId ?? p.id);
-        else if (fix === 'clear_cooldown') await endpoints.clearCooldowns([p.id]);
-        else if (fix === 'unlock_models') {
-          const provider = (p.providerId ?? '').split(':')[0] ?? '';
-          for (const l of p.locks) await endpoints.reactivateModel({ provider, connectionId: p.id, model: l.model });
-        }
-        if (ctx.signal.aborted) return;
-        fixMessage.replaceChildren(h('p', { class: 'alert alert-success' }, `${label}: done for “${p.name}”.`));
-        await loadHealth(true);
-        brokenArea.querySelector<HTMLElement>('h2')?.focus();
-      } catch (err) {
-        if (ctx.signal.aborted) return;
-        btn.disabled = false;
-        clear(fixMessage, errorBox(err));
-      }
-    });
-    return btn;
+  const fixOpts = {
+    signal: ctx.signal,
+    message: fixMessage,
+    onDone: async () => {
+      await loadHealth(true);
+      brokenArea.querySelector<HTMLElement>('h2')?.focus();
+    },
+  };
+
+  /** What a problem's fixes act on. */
+  function fixTarget(p: Problem): FixTarget {
+    return {
+      id: p.id,
+      name: p.name,
+      ...(p.providerId ? { providerId: p.providerId } : {}),
+      locks: p.locks,
+      ...(p.leaseId ? { leaseId: p.leaseId } : {}),
+    };
+  }
+
+  /** A connection's breaker key, locks and lease from the health model (for a combo target's fixes). */
+  function connFix(id: string): Partial<FixTarget> {
+    const c = healthStore.connection(id);
+    if (!c) return {};
+    return { providerId: c.provider, locks: c.locks ?? [], ...(c.leaseId ? { leaseId: c.leaseId } : {}) };
   }
 
   /** Exclusive session leases (health `leases.active`), with a link to the Leases page. */

@@ -266,7 +266,9 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
   assert.equal(h.body.combos.find((c) => c.name === 'labonly')?.state, 'dead', JSON.stringify(h.body.combos));
   const st = Object.fromEntries(h.body.connections.map((c) => [c.name, c.state]));
   assert.deepEqual(st, { Work: 'cooling', Lab: 'breaker_open', Personal: 'models_locked', Leased: 'leased', Spare: 'serving' }, JSON.stringify(h.body.connections));
-  assert.equal(h.body.summary.serving, 3);
+  // Leased serves only its holder: for the dashboard (nobody's key) it is not serving.
+  assert.equal(h.body.connections.find((c) => c.name === 'Leased')?.serving, false);
+  assert.equal(h.body.summary.serving, 2);
   assert.equal(h.body.summary.locks, 3);
   assert.equal(h.body.status, 'degraded');
 });
@@ -290,9 +292,16 @@ step('the OPEN-breaker connection is not shown healthy on any page; Overview nam
   const personal = page.locator('[data-testid="problem"]', { hasText: 'Personal' }).first();
   await personal.getByText('m1', { exact: true }).waitFor();
   await personal.getByRole('button', { name: /Unlock models/ }).waitFor();
-  await page.getByTestId('status-line').filter({ hasText: /^3 of 5 connections serving · Lab back in \d+ s$/ }).waitFor();
+  await page.getByTestId('status-line').filter({ hasText: /^2 of 5 connections serving · Lab back in \d+ s$/ }).waitFor();
+  // Held by another key's lease: named with its holder, until when, and Release.
+  const leased = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Leased' }).first();
+  await leased.getByTestId('leased-by').filter({ hasText: /Held exclusively by lease agent for leased\/gpt-4o-mini until/ }).waitFor();
+  await leased.getByRole('button', { name: /Release lease/ }).waitFor();
   const dead = page.locator('[data-testid="problem"][data-kind="combo"]', { hasText: 'labonly' });
   await dead.getByText('Dead', { exact: true }).waitFor();
+  // A dead combo says why for each target and offers its connections' fixes.
+  await dead.getByTestId('combo-targets').filter({ hasText: /lab\/gpt-4o-mini.*circuit breaker open/ }).waitFor();
+  await dead.getByRole('button', { name: /Reset breaker: Lab/ }).waitFor();
   assert.match(await dead.getByTestId('back-at').textContent(), /^back in \d+ s$/);
 
   await open('/combos', 'Combos');

@@ -110,3 +110,20 @@ describe('clearSummary', () => {
     expect(ruleRangeError('connectionCooldown.oauth.maxBackoffSteps', 15)).toBeNull();
   });
 });
+
+describe('the Cooldown Manager reads the health model', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  it('a connection leased by another key is leased until the lease ends, then healthy', () => {
+    const [row] = toManagedConnections([{ id: 'a', provider: 'openai', name: 'A', status: 'leased', cooldownRemainingMs: 60_000 }], now);
+    expect(row?.status).toBe('leased');
+    expect(statusBadge('leased')).toMatchObject({ label: 'Leased', tone: 'warn' });
+    expect(tickConnections([row!], now + 60_000)[0]?.status).toBe('healthy');
+  });
+  it('a rejected key is its own terminal state: not selectable, never "expired"', () => {
+    const [row] = toManagedConnections([{ id: 'k', provider: 'openai', name: 'K', status: 'key_rejected', testStatus: 'key_rejected' }], now);
+    expect(row?.status).toBe('key_rejected');
+    expect(isSelectable(row!)).toBe(false);
+    expect(statusBadge('key_rejected').label).toBe('Key rejected');
+    expect(DEFAULT_STATUSES.has('key_rejected')).toBe(true);
+  });
+});

@@ -7,6 +7,12 @@ describe('healthBadge', () => {
     expect(healthBadge('degraded')).toMatchObject({ label: 'Degraded', tone: 'warn' });
     expect(healthBadge('UNHEALTHY')).toMatchObject({ label: 'Unhealthy', tone: 'bad' });
   });
+  it('paused is its own state, never "Requests are served"', () => {
+    const b = healthBadge('paused');
+    expect(b.label).toBe('Paused');
+    expect(b.description).toContain('paused');
+    expect(b.description).not.toContain('Requests are served');
+  });
   it('does not hide unknown or missing statuses', () => {
     expect(healthBadge(undefined)).toMatchObject({ label: 'Unknown', tone: 'muted' });
     expect(healthBadge('starting')).toMatchObject({ label: 'Starting', tone: 'warn' });
@@ -29,6 +35,7 @@ describe('connectionState', () => {
     expect(connectionState({ isActive: true, testStatus: 'expired' }, now).label).toBe('Expired');
     expect(connectionState({ isActive: true, testStatus: 'credits_exhausted' }, now).label).toBe('Credits exhausted');
     expect(isTerminalStatus('credits_exhausted')).toBe(true);
+    expect(connectionState({ isActive: true, testStatus: 'key_rejected' }, now)).toMatchObject({ kind: 'key_rejected', label: 'Key rejected', tone: 'bad' });
     expect(isTerminalStatus('unavailable')).toBe(false);
   });
   it('a future deadline is a cooldown with its deadline', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { columnTotals, linePoints, niceMax, segmentSpan, stackedBars } from '../../src/lib/charts';
 import { backIn, HealthStore, problems, stateBadge, statusLine, type HealthReport } from '../../src/lib/healthmodel';
+import { FIX_LABEL, planFix } from '../../src/lib/fixes';
 
 const NOW = Date.parse('2026-12-03T13:00:00Z');
 const at = (ms: number) => new Date(NOW + ms).toISOString();
@@ -33,6 +34,36 @@ describe('health model in the dashboard', () => {
     expect(list.map((p) => `${p.kind}:${p.name}`)).toEqual(['provider:Gone', 'connection:Lab', 'connection:Work', 'combo:work', 'connection:Personal']);
     expect(list.find((p) => p.name === 'Personal')?.down).toBe(false);
     expect(list.find((p) => p.name === 'Lab')?.fixes).toEqual(['reset_breaker']);
+  });
+  it('a connection leased by another key and a rejected key are not serving, with their fixes', () => {
+    const r = {
+      summary: { status: 'degraded', serving: 1, total: 3 },
+      connections: [
+        { id: 'h', name: 'Held', provider: 'openai', state: 'leased', serving: false, leasedBy: 'CI key', leaseId: 'L1', until: at(60_000), fixes: ['release_lease'] },
+        { id: 'k', name: 'Wrong', provider: 'openai', state: 'key_rejected', serving: false, reason: 'the provider rejected this key', fixes: ['replace_key'] },
+        { id: 'm', name: 'Mine', provider: 'openai', state: 'leased', serving: true },
+      ],
+      combos: [{ name: 'dead', state: 'dead', targets: [{ model: 'm1', serving: false, reason: 'Held: held exclusively by CI key', connections: [{ id: 'h', name: 'Held', state: 'leased', fixes: ['release_lease'] }] }] }],
+    };
+    const list = problems(r);
+    expect(list.map((p) => `${p.kind}:${p.name}:${p.state}`)).toEqual(['connection:Wrong:key_rejected', 'combo:dead:dead', 'connection:Held:leased']);
+    expect(list.find((p) => p.name === 'Held')).toMatchObject({ leaseId: 'L1', leasedBy: 'CI key', fixes: ['release_lease'], down: true });
+    expect(list.find((p) => p.kind === 'combo')?.targets?.[0]?.connections?.[0]?.fixes).toEqual(['release_lease']);
+    expect(stateBadge('key_rejected')).toEqual({ label: 'Key rejected', tone: 'bad' });
+    expect(stateBadge('leased').tone).not.toBe('ok');
+  });
+  it('every fix the health model names has one label and one action', () => {
+    const t = { id: 'c1', name: 'Work', providerId: 'openai-compatible:lab', locks: [{ model: 'm1' }], leaseId: 'L1' };
+    for (const f of ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'replace_key', 'enable', 'edit_connection']) {
+      expect(FIX_LABEL[f]).toBeTruthy();
+      expect(planFix(f, t)).not.toBeNull();
+    }
+    expect(planFix('reset_breaker', t)).toEqual({ kind: 'reset_breaker', provider: 'openai-compatible:lab' });
+    expect(planFix('unlock_models', t)).toEqual({ kind: 'unlock_models', targets: [{ provider: 'openai-compatible', connectionId: 'c1', model: 'm1' }] });
+    expect(planFix('release_lease', t)).toEqual({ kind: 'release_lease', leaseId: 'L1' });
+    expect(planFix('replace_key', t)).toEqual({ kind: 'link', href: '/connections', params: { edit: 'c1', field: 'apiKey' } });
+    expect(planFix('release_lease', { id: 'c1', name: 'Work' })).toBeNull(); // no lease id: nothing to release
+    expect(planFix('bogus', t)).toBeNull();
   });
   it('says when things are back in human units, like the tray', () => {
     expect(backIn(at(14 * 60_000), NOW)).toBe('back in 14 min');

@@ -1,0 +1,281 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/discovery"
+	"omniroute/backend/resilience/cooldown"
+	"omniroute/backend/routing"
+	"omniroute/backend/store"
+)
+
+// Executors picks the upstream executor of a wire format (the gateway's own
+// set, so a credential check sends exactly what a request would).
+type Executors interface {
+	For(f providers.Format) (providers.Executor, bool)
+}
+
+// KeyRejected is the terminal state a connection enters when its upstream
+// answers 401/403 to the credential check: "the provider rejected this key".
+// It is persisted in test_status like banned / expired and left only by new
+// credentials (or a check that passes).
+const KeyRejected = "key_rejected"
+
+// codeKeyRejected is the error code stored with a key_rejected state.
+const codeKeyRejected = "KEY_REJECTED"
+
+// Check steps, in order.
+const (
+	stepReach      = "reach"
+	stepAuth       = "auth"
+	stepModels     = "models"
+	stepCompletion = "completion"
+)
+
+// CheckStep is one step of a credential check as Test reports it.
+type CheckStep struct {
+	Step string `json:"step"`
+	OK   bool   `json:"ok"`
+	// Skipped: the step could not run (an earlier one failed, or the wire
+	// format has no minimal request); it counts neither way.
+	Skipped bool `json:"skipped,omitempty"`
+	// Status is the upstream's HTTP status (0: none, e.g. unreachable).
+	Status int `json:"status,omitempty"`
+	// Message is the upstream's own message (credential redacted), or ours.
+	Message string `json:"message,omitempty"`
+	// Model is the model the completion step asked for.
+	Model string `json:"model,omitempty"`
+}
+
+// Check is a connection's credential check: discovery (GET /models) and one
+// minimal completion on its first served model in its wire format.
+type Check struct {
+	OK    bool        `json:"ok"`
+	Steps []CheckStep `json:"steps"`
+	// Rejected: the upstream answered 401/403 to the completion (or, without
+	// a completion, to the model list): the key was rejected.
+	Rejected bool `json:"rejected"`
+	// Warning is the sentence a create / edit answer carries when Rejected.
+	Warning string `json:"warning,omitempty"`
+}
+
+// probeTimeout bounds the one-token completion.
+const probeTimeout = 20 * time.Second
+
+// probeBodyLimit bounds how much of the probe's answer is read.
+const probeBodyLimit = 64 << 10
+
+// checkConnection runs model discovery (storing the list, as refreshModels
+// does) and one minimal completion, then records the outcome on the
+// connection: a 401/403 makes it key_rejected (not serving); a passing check
+// lifts an earlier key_rejected.
+func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.Result, error) {
+	row, res, err := a.refreshModels(ctx, id)
+	if err != nil {
+		return Check{}, res, err
+	}
+	c, ok := a.Engine.Registry().Get(id)
+	if !ok {
+		return Check{}, res, store.ErrNotFound
+	}
+	var ch Check
+	reach := CheckStep{Step: stepReach, OK: true}
+	auth := CheckStep{Step: stepAuth, OK: true}
+	models := CheckStep{Step: stepModels, OK: res.Err == nil}
+	discoveryAuth := false
+	if res.Err != nil {
+		models.Status, models.Message = res.Err.Status, res.Err.Message
+		if res.Err.Code == discovery.CodeUnreachable {
+			reach.OK, reach.Message = false, res.Err.Message
+		}
+		if res.Err.Status == http.StatusUnauthorized || res.Err.Status == http.StatusForbidden {
+			discoveryAuth = true
+		}
+	} else {
+		models.Message = strconv.Itoa(len(res.Models)) + " models listed"
+	}
+	comp := CheckStep{Step: stepCompletion}
+	served := routing.ServedModels(row)
+	switch {
+	case !reach.OK:
+		comp.Skipped, comp.Message = true, "not tried: the upstream could not be reached"
+	case len(served) == 0:
+		comp.Skipped, comp.Message = true, "not tried: the connection serves no model yet"
+	default:
+		comp = a.probeCompletion(ctx, c, probeModel(served))
+		if comp.Status == 0 && !comp.OK && !comp.Skipped {
+			reach.OK, reach.Message = false, comp.Message
+		}
+	}
+	switch {
+	case comp.Status == http.StatusUnauthorized || comp.Status == http.StatusForbidden:
+		auth.OK, auth.Status, auth.Message = false, comp.Status, comp.Message
+	case comp.OK:
+		// The completion passed: the key works, whatever GET /models said.
+	case discoveryAuth:
+		auth.OK, auth.Status, auth.Message = false, models.Status, models.Message
+	}
+	if !reach.OK {
+		auth.Skipped, auth.OK = true, false
+		auth.Message = "not known: the upstream could not be reached"
+	}
+	ch.Steps = []CheckStep{reach, auth, models, comp}
+	ch.OK = true
+	for _, s := range ch.Steps {
+		// A model list the upstream will not give is no failure when the
+		// completion passed: the names the connection routes answer.
+		if !s.OK && !s.Skipped && !(s.Step == stepModels && comp.OK) {
+			ch.OK = false
+		}
+	}
+	// A subscription (OAuth) token that fails is refreshed, not replaced: only
+	// a key the user typed is called rejected.
+	ch.Rejected = !auth.OK && !auth.Skipped && c.AuthType != "oauth"
+	st := c.Cooldown()
+	switch {
+	case ch.Rejected:
+		msg := "the provider rejected this key (" + strconv.Itoa(auth.Status)
+		if auth.Message != "" {
+			msg += ": " + auth.Message
+		}
+		msg += ")"
+		ch.Warning = msg
+		next := cooldown.State{Terminal: KeyRejected, TestStatus: KeyRejected, LastError: capString(msg),
+			LastErrorType: "auth", ErrorCode: codeKeyRejected, LastErrorAt: a.Clock.Now()}
+		if err := a.Engine.SetCooldown(c, next); err != nil {
+			return ch, res, err
+		}
+	case comp.OK && cooldown.TerminalOf(st) == KeyRejected:
+		if err := a.Engine.SetCooldown(c, cooldown.ClearTerminal(st)); err != nil {
+			return ch, res, err
+		}
+	}
+	if ch.OK {
+		a.Engine.Breakers().Get(c.BreakerKey).ConnectionTestPassed()
+	}
+	return ch, res, nil
+}
+
+// probeCompletion sends one minimal request (one output token) for model in
+// the connection's wire format and reports what the upstream answered.
+func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string) CheckStep {
+	step := CheckStep{Step: stepCompletion, Model: model}
+	if c.AuthType == "oauth" {
+		// A subscription token is checked by its refresh and its usage wall;
+		// a bare completion is not what its client sends (and would spend it).
+		step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
+		return step
+	}
+	var body []byte
+	switch c.Provider.Format {
+	case providers.FormatOpenAI:
+		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
+			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
+	case providers.FormatAnthropic:
+		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
+			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
+	default:
+		step.Skipped, step.Message = true, "not tried: no minimal request for the "+string(c.Provider.Format)+" wire format"
+		return step
+	}
+	if a.Executors == nil {
+		step.Skipped, step.Message = true, "not tried: no executor"
+		return step
+	}
+	exec, ok := a.Executors.For(c.Provider.Format)
+	if !ok {
+		step.Skipped, step.Message = true, "not tried: no executor for the "+string(c.Provider.Format)+" wire format"
+		return step
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	t := c.Target(model)
+	resp, err := exec.Do(ctx, &t, providers.Call{Body: body})
+	if err != nil {
+		step.Message = "upstream unreachable: " + redactIn(transportMessage(err), t.Secret)
+		if ctx.Err() != nil {
+			step.Message = "the upstream did not answer in time"
+		}
+		return step
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, probeBodyLimit))
+	step.Status = resp.StatusCode
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		step.OK, step.Message = true, "answered "+strconv.Itoa(resp.StatusCode)
+		return step
+	}
+	msg := upstreamMessage(raw)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	step.Message = capString(redactIn(msg, t.Secret))
+	return step
+}
+
+// nonChat marks model names that do not answer a chat completion
+// (embeddings, speech, images, moderation): a discovered list may start with
+// one, and a 404 from it would say nothing about the key.
+var nonChat = []string{"embed", "whisper", "tts", "dall-e", "image", "moderation", "transcribe", "audio", "rerank"}
+
+// probeModel is the first served model that looks like a chat model (the
+// user's own list comes first), else the first one.
+func probeModel(served []string) string {
+	for _, m := range served {
+		lower := strings.ToLower(m)
+		if !slices.ContainsFunc(nonChat, func(p string) bool { return strings.Contains(lower, p) }) {
+			return m
+		}
+	}
+	return served[0]
+}
+
+// upstreamMessage reads an error body's message in OpenAI's, Anthropic's or a
+// plain shape; "" when it has none.
+func upstreamMessage(raw []byte) string {
+	if gjson.ValidBytes(raw) {
+		r := gjson.ParseBytes(raw)
+		for _, p := range []string{"error.message", "message", "error", "detail"} {
+			if v := r.Get(p); v.Type == gjson.String && v.String() != "" {
+				return v.String()
+			}
+		}
+	}
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// transportMessage is a transport error without the request URL Go's
+// *url.Error puts in front (it may carry a key in its query).
+func transportMessage(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// redactIn removes the connection's own secret from s by value.
+func redactIn(s, secret string) string {
+	if len(secret) < 4 {
+		return s
+	}
+	s = strings.ReplaceAll(s, secret, "[redacted]")
+	if q := url.QueryEscape(secret); q != secret {
+		s = strings.ReplaceAll(s, q, "[redacted]")
+	}
+	return s
+}
