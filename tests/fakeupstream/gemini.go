@@ -535,9 +535,10 @@ func geminiModel(id string) map[string]any {
 	}
 }
 
-// geminiModels serves GET /v1beta/models: pageSize (default the
-// SetModelsPageSize value, else 50; at most 1000) models from pageToken on,
-// with nextPageToken while more remain.
+// geminiModels serves GET /v1beta/models: pageSize (default 50, at most 1000,
+// and at most the SetModelsPageSize value when one is set: a server may
+// answer fewer than asked) models from pageToken on, with nextPageToken while
+// more remain.
 func (u *Upstream) geminiModels(w http.ResponseWriter, r *http.Request) {
 	key, authed := geminiKey(r)
 	f, _, _ := u.begin(key, r.URL.Path, r.Header, nil, "", authed)
@@ -551,8 +552,9 @@ func (u *Upstream) geminiModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.mu.Lock()
-	ids, size := u.geminiModelIDs, u.modelsPage
+	ids, limit := u.geminiModelIDs, u.modelsPage
 	u.mu.Unlock()
+	size := 0
 	q := r.URL.Query()
 	if ps := q.Get("pageSize"); ps != "" {
 		n, err := strconv.Atoi(ps)
@@ -566,6 +568,9 @@ func (u *Upstream) geminiModels(w http.ResponseWriter, r *http.Request) {
 		size = 50
 	}
 	size = min(size, 1000)
+	if limit > 0 {
+		size = min(size, limit)
+	}
 	start := 0
 	if tok := q.Get("pageToken"); tok != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
