@@ -180,3 +180,42 @@ func TestGeminiStreamCutIsNotAnAnswer(t *testing.T) {
 		t.Fatalf("the cut stream ended without an error event:\n%s", body)
 	}
 }
+
+// TestGeminiDiscoveryAndResponsesClient: a gemini connection created without
+// models lists them from Google's native model list (x-goog-api-key, pages
+// followed), and a Responses client (Codex) streams a tool call through it.
+func TestGeminiDiscoveryAndResponsesClient(t *testing.T) {
+	e := newEnv(t)
+	e.up.SetGeminiModels([]string{"gemini-2.5-flash", "gemini-2.5-pro", "gemini-x"})
+	e.up.SetModelsPageSize(2)
+	base := strings.TrimSuffix(e.upURL, "/v1") + "/v1beta"
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "gemini", "name": "disc", "apiKey": "gk-d", "baseUrl": base})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	c := m["connection"].(map[string]any)
+	if got := strs(c["discoveredModels"]); strings.Join(got, ",") != "gemini-2.5-flash,gemini-2.5-pro,gemini-x" || c["modelsSource"] != "upstream" {
+		t.Fatalf("discovered %v source %v", got, c["modelsSource"])
+	}
+	if h, _ := e.up.LastRequest("gk-d"); h.Get("X-Goog-Api-Key") != "gk-d" || e.up.Hits("gk-d") != 2 {
+		t.Fatalf("discovery headers %v, %d hits", h, e.up.Hits("gk-d"))
+	}
+
+	req := map[string]any{"model": "gemini/gemini-x", "instructions": "Be brief.", "stream": true,
+		"input": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_text", "text": "Weather?"}}}},
+		"tools": []any{map[string]any{"type": "function", "name": "get_weather", "parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "additionalProperties": false}}}}
+	resp, body := e.do("POST", "/v1/responses", req, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if p := e.up.LastPath("gk-d"); p != "/v1beta/models/gemini-x:streamGenerateContent" {
+		t.Fatalf("upstream path %q", p)
+	}
+	events := parseSSE(t, body)
+	last := events[len(events)-1]
+	d := gjson.Parse(last.data)
+	if last.event != "response.completed" || d.Get(`response.output.#(type=="function_call").name`).String() != "get_weather" ||
+		d.Get(`response.output.#(type=="function_call").arguments`).String() != fakeupstream.ToolArguments {
+		t.Fatalf("completed response %s", last.data)
+	}
+}
