@@ -28,6 +28,8 @@
 //	                                         with the type guessed from the extension
 //	functionCall {id, name, args}            tool_calls[] {id, function {name, arguments}}; args that
 //	                                         are not an object travel as {"_arguments": "<raw>"}
+//	thoughtSignature on a text part          dropped: Chat has no slot (Gemini validates only the
+//	                                         signatures of function calls)
 //	functionCall thoughtSignature            tool_calls[].extra_content.google.thought_signature (the
 //	                                         slot Google's OpenAI-compatible endpoint uses); the first
 //	                                         call of a turn without one gets Google's documented
