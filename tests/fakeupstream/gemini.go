@@ -28,7 +28,7 @@ import (
 // INVALID_ARGUMENT (GeminiContractError says what): the fields Google would
 // not know (a Chat body, "additionalProperties" or "$schema" in a function's
 // parameters), an empty properties object, roles other than user and model,
-// empty parts, a function-call turn answered by a different number of
+// empty parts, a part without data ({"text":""} is none), a function-call turn answered by a different number of
 // function responses, and, for gemini-3 models, a function-call turn whose
 // first call has no thoughtSignature.
 //
@@ -201,7 +201,10 @@ func GeminiContractError(model string, body []byte) string {
 		}
 		var fc, fr int
 		firstCall := true
-		for _, p := range parts {
+		for j, p := range parts {
+			if !partHasData(p) {
+				return "* GenerateContentRequest." + at + ".parts[" + strconv.Itoa(j) + "].data: required oneof field 'data' must have one initialized field"
+			}
 			if p.Get("functionCall").Exists() || p.Get("function_call").Exists() {
 				fc++
 				if signed && firstCall && p.Get("thoughtSignature").String() == "" && p.Get("thought_signature").String() == "" {
@@ -240,6 +243,21 @@ func GeminiContractError(model string, body []byte) string {
 		}
 	}
 	return ""
+}
+
+// partHasData reports whether a Part sets one of its data fields: proto3
+// JSON reads {"text":""} as no text at all.
+func partHasData(p gjson.Result) bool {
+	if p.Get("text").String() != "" {
+		return true
+	}
+	for _, k := range []string{"inlineData", "inline_data", "fileData", "file_data", "functionCall", "function_call",
+		"functionResponse", "function_response", "executableCode", "executable_code", "codeExecutionResult", "code_execution_result"} {
+		if p.Get(k).IsObject() {
+			return true
+		}
+	}
+	return false
 }
 
 // schemaError checks a Schema: no unknown field, no empty properties.

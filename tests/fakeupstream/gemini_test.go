@@ -196,6 +196,7 @@ func TestGeminiContract(t *testing.T) {
 		{"no contents", "gemini-2.5-flash", `{}`, "contents is not specified"},
 		{"bad role", "gemini-2.5-flash", `{"contents":[{"role":"assistant","parts":[{"text":"a"}]}]}`, "valid role"},
 		{"empty parts", "gemini-2.5-flash", `{"contents":[{"role":"user","parts":[]}]}`, "must not be empty"},
+		{"empty text part", "gemini-2.5-flash", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":""}]}]}`, "required oneof field 'data'"},
 		{"additionalProperties", "gemini-2.5-flash", `{"contents":[{"parts":[{"text":"a"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}}]}]}`, `Unknown name "additionalProperties"`},
 		{"nested $schema", "gemini-2.5-flash", `{"contents":[{"parts":[{"text":"a"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"object","$schema":"x","properties":{"b":{"type":"string"}}}}}}]}]}`, `Unknown name "$schema"`},
 		{"empty properties", "gemini-2.5-flash", `{"contents":[{"parts":[{"text":"a"}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{}}}]}]}`, "should be non-empty for OBJECT type"},

@@ -17,7 +17,11 @@
 //	URL model, :streamGenerateContent        model, stream (+ stream_options.include_usage)
 //	systemInstruction.parts[].text           one leading system message (texts joined by a blank
 //	                                         line) ⇄ every system/developer message, one part each
-//	contents[].role user / model             user / assistant ("function"/"tool" read as user)
+//	contents[].role user / model             user / assistant ("function"/"tool" read as user); an
+//	                                         empty Chat message is left out (a part must hold data:
+//	                                         Google reads {"text":""} as none), and a conversation
+//	                                         left with no content is a 400
+//	(consecutive same-role messages)         one Content (Gemini turns alternate)
 //	text part                                text (a string when it is the only part)
 //	thought: true text part                  reasoning_content (Chat → Gemini: dropped, unsigned
 //	                                         reasoning cannot be replayed)

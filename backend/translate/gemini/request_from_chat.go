@@ -49,9 +49,6 @@ func RequestFromChat(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	out.Contents = b.contents
-	if out.Contents == nil {
-		out.Contents = []gemContent{}
-	}
 	if len(system) > 0 {
 		out.SystemInstruction = &gemContent{Parts: system}
 	}
@@ -64,6 +61,9 @@ func RequestFromChat(body []byte) ([]byte, error) {
 	}
 	if !g.empty() {
 		out.GenerationConfig = g
+	}
+	if len(out.Contents) == 0 {
+		return nil, inputErr("messages", "holds no user or assistant content; Gemini needs at least one non-empty message besides the system prompt")
 	}
 	return marshal(out)
 }
@@ -108,9 +108,8 @@ func (b *contentBuilder) add(m gjson.Result, path string) (system string, isSyst
 		if err != nil {
 			return "", false, err
 		}
-		if len(parts) == 0 {
-			parts = []gemPart{textPart("")}
-		}
+		// An empty message has no Gemini form: a part must hold data, and
+		// {"text":""} is read as holding none (proto3 JSON), a 400.
 		b.appendParts("user", parts)
 		return "", false, nil
 	case "assistant":

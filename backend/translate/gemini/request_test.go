@@ -264,7 +264,7 @@ func TestRequestFromChat(t *testing.T) {
 		},
 		{
 			name: "tools: schema cut to Gemini's subset; empty object parameters left out",
-			body: `{"messages":[],"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"],"format":"uri","minLength":1},"b":{"const":"x"},"c":{"oneOf":[{"type":"integer","exclusiveMinimum":0},{"type":"null"}]},"d":{"type":"object","properties":{}},"e":{"type":"integer","enum":[1,2]},"f":{"type":"array","items":{"$ref":"#/x","type":"string"}}},"required":["a","zz"]}}},{"type":"function","function":{"name":"g","parameters":{"type":"object","properties":{}}}},{"type":"custom","custom":{"name":"apply_patch"}}],"tool_choice":"required"}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"],"format":"uri","minLength":1},"b":{"const":"x"},"c":{"oneOf":[{"type":"integer","exclusiveMinimum":0},{"type":"null"}]},"d":{"type":"object","properties":{}},"e":{"type":"integer","enum":[1,2]},"f":{"type":"array","items":{"$ref":"#/x","type":"string"}}},"required":["a","zz"]}}},{"type":"function","function":{"name":"g","parameters":{"type":"object","properties":{}}}},{"type":"custom","custom":{"name":"apply_patch"}}],"tool_choice":"required"}`,
 			want: map[string]string{
 				"tools": `[{"functionDeclarations":[{"name":"f","description":"d","parameters":{"type":"object","properties":{
 					"a":{"type":"string","nullable":true,"minLength":1},
@@ -278,17 +278,17 @@ func TestRequestFromChat(t *testing.T) {
 		},
 		{
 			name: "named tool_choice",
-			body: `{"messages":[],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
 			want: map[string]string{"toolConfig": `{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["f"]}}`},
 		},
 		{
 			name: "tool_choice none and auto",
-			body: `{"messages":[],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"}`,
 			want: map[string]string{"toolConfig.functionCallingConfig.mode": `"NONE"`},
 		},
 		{
 			name: "sampling, limits, stop (at most 5)",
-			body: `{"messages":[],"max_tokens":50,"max_completion_tokens":60,"temperature":1.5,"top_p":0.5,"n":2,"seed":3,"presence_penalty":0.5,"frequency_penalty":-0.5,"stop":["1","2","","3","4","5","6"],"user":"u","parallel_tool_calls":false}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"max_tokens":50,"max_completion_tokens":60,"temperature":1.5,"top_p":0.5,"n":2,"seed":3,"presence_penalty":0.5,"frequency_penalty":-0.5,"stop":["1","2","","3","4","5","6"],"user":"u","parallel_tool_calls":false}`,
 			want: map[string]string{
 				"generationConfig": `{"maxOutputTokens":60,"temperature":1.5,"topP":0.5,"candidateCount":2,"seed":3,"presencePenalty":0.5,"frequencyPenalty":-0.5,"stopSequences":["1","2","3","4","5"]}`,
 				"user":             absent,
@@ -296,23 +296,23 @@ func TestRequestFromChat(t *testing.T) {
 		},
 		{
 			name: "stop as a string",
-			body: `{"messages":[],"stop":"END"}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"stop":"END"}`,
 			want: map[string]string{"generationConfig.stopSequences": `["END"]`},
 		},
 		{
 			name: "response_format json_schema",
-			body: `{"messages":[],"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":true,"schema":{"type":"object","properties":{"n":{"type":"number"}},"additionalProperties":false}}}}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":true,"schema":{"type":"object","properties":{"n":{"type":"number"}},"additionalProperties":false}}}}`,
 			want: map[string]string{"generationConfig": `{"responseMimeType":"application/json","responseSchema":{"type":"object","properties":{"n":{"type":"number"}}}}`},
 		},
 		{
 			name: "response_format json_object",
-			body: `{"messages":[],"response_format":{"type":"json_object"}}`,
+			body: `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`,
 			want: map[string]string{"generationConfig": `{"responseMimeType":"application/json"}`},
 		},
 		{
-			name: "an empty user message is one empty text part",
-			body: `{"messages":[{"role":"user","content":""}]}`,
-			want: map[string]string{"contents": `[{"role":"user","parts":[{"text":""}]}]`},
+			name: "empty messages are left out (Gemini reads {\"text\":\"\"} as a part without data)",
+			body: `{"messages":[{"role":"user","content":""},{"role":"user","content":"q"},{"role":"assistant","content":""},{"role":"user","content":[{"type":"text","text":""}]}]}`,
+			want: map[string]string{"contents": `[{"role":"user","parts":[{"text":"q"}]}]`},
 		},
 	}
 	for _, tt := range tests {
@@ -342,7 +342,7 @@ func TestRequestFromChatThinking(t *testing.T) {
 		{`"reasoning":{"enabled":false}`, `{"thinkingBudget":0}`},
 	}
 	for _, tt := range tests {
-		out, err := RequestFromChat([]byte(`{"messages":[],` + tt.fields + `}`))
+		out, err := RequestFromChat([]byte(`{"messages":[{"role":"user","content":"hi"}],` + tt.fields + `}`))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.fields, err)
 		}
@@ -355,15 +355,17 @@ func TestRequestFromChatErrors(t *testing.T) {
 		body, field string
 	}{
 		{`{}`, "messages"},
+		{`{"messages":[]}`, "messages"},
+		{`{"messages":[{"role":"system","content":"s"},{"role":"user","content":""}]}`, "messages"},
 		{`{"messages":[{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[0].tool_call_id"},
 		{`{"messages":[{"role":"tool","content":"x"}]}`, "messages[0].tool_call_id"},
 		{`{"messages":[{"role":"wizard"}]}`, "messages[0].role"},
 		{`{"messages":[{"role":"user","content":[{"type":"input_audio"}]}]}`, "messages[0].content[0].type"},
 		{`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png,raw"}}]}]}`, "messages[0].content[0].image_url.url"},
 		{`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].function.name"},
-		{`{"messages":[],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"sometimes"}`, "tool_choice"},
-		{`{"messages":[],"stop":[1]}`, "stop[0]"},
-		{`{"messages":[],"max_tokens":"many"}`, "max_tokens"},
+		{`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"sometimes"}`, "tool_choice"},
+		{`{"messages":[{"role":"user","content":"hi"}],"stop":[1]}`, "stop[0]"},
+		{`{"messages":[{"role":"user","content":"hi"}],"max_tokens":"many"}`, "max_tokens"},
 	}
 	for _, tt := range tests {
 		_, err := RequestFromChat([]byte(tt.body))

@@ -54,7 +54,7 @@ func TestRoundTripChat(t *testing.T) {
 // Each reasoning effort but "minimal" survives Chat → Gemini → Chat.
 func TestRoundTripEffort(t *testing.T) {
 	for effort, want := range map[string]string{"none": "none", "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"} {
-		gem, err := RequestFromChat([]byte(`{"messages":[],"reasoning_effort":"` + effort + `"}`))
+		gem, err := RequestFromChat([]byte(`{"messages":[{"role":"user","content":"hi"}],"reasoning_effort":"` + effort + `"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
