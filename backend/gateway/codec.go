@@ -14,6 +14,7 @@ import (
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/completions"
+	tgemini "omniroute/backend/translate/gemini"
 	"omniroute/backend/translate/ollama"
 	"omniroute/backend/translate/responses"
 	"omniroute/backend/translate/sse"
@@ -36,6 +37,8 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 		u = translate.Messages
 	case providers.FormatResponses:
 		u = translate.Responses
+	case providers.FormatGemini:
+		u = translate.Gemini
 	}
 	if (client == translate.Embeddings || client == translate.Completions) && u == translate.Chat {
 		u = client // an OpenAI-compatible upstream serves the endpoint itself
@@ -138,6 +141,9 @@ func (c codec) request(body []byte) ([]byte, error) {
 		return tanthropic.RequestFromChat(chat)
 	case translate.Responses:
 		return responses.RequestFromChat(chat)
+	case translate.Gemini:
+		// The model and stream flag go in the URL (the executor's).
+		return tgemini.RequestFromChat(chat)
 	}
 	return chat, nil
 }
@@ -164,6 +170,8 @@ func (c codec) checkAnswer(body []byte, text string) error {
 		shape = "object"
 	case translate.Embeddings:
 		shape = "data"
+	case translate.Gemini:
+		shape = "candidates"
 	}
 	root := gjson.Parse(text)
 	var errField, kind gjson.Result
@@ -186,6 +194,11 @@ func (c codec) checkAnswer(body []byte, text string) error {
 		}
 	case translate.Responses:
 		if kind.String() != "response" {
+			return errBadAnswer
+		}
+	case translate.Gemini:
+		// A blocked prompt answers without candidates, with promptFeedback.
+		if !kind.IsArray() && !root.Get("promptFeedback").IsObject() {
 			return errBadAnswer
 		}
 	default:
@@ -243,6 +256,10 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 		if chat, err = responses.ResponseToChat(body); err != nil {
 			return nil, err
 		}
+	case translate.Gemini:
+		if chat, err = tgemini.ResponseToChat(body, ""); err != nil {
+			return nil, err
+		}
 	}
 	switch c.client {
 	case translate.Messages:
@@ -270,6 +287,8 @@ func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator
 		toChat = tanthropic.NewStreamToChat(model)
 	case translate.Responses:
 		toChat = responses.NewStreamToChat(model)
+	case translate.Gemini:
+		toChat = tgemini.NewStreamToChat(model)
 	}
 	var fromChat translate.StreamTranslator
 	switch c.client {

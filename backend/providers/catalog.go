@@ -138,7 +138,10 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth)", Category: CategoryOAuth, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
 			OAuth:         &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
-		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}},
+		// The native Gemini API (generateContent, x-goog-api-key); a base URL
+		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
+		// still works: the executor drops the "/openai".
+		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
 			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}},
 		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},

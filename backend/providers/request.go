@@ -89,6 +89,12 @@ func (r *Requests) JSON(ctx context.Context, t *Target, c Call, path, userAgent 
 	return r.build(ctx, t, &c, body, path, userAgent, cred, own)
 }
 
+// Raw is JSON for a wire whose body names no model (Gemini puts it in the
+// URL path): the body is sent exactly as given, no "model" is added.
+func (r *Requests) Raw(ctx context.Context, t *Target, c Call, path, userAgent string, cred Credential, own ...string) (*http.Request, error) {
+	return r.build(ctx, t, &c, splice{c.Body}, path, userAgent, cred, own)
+}
+
 // build is JSON once the body is spliced. Out of line, so the JSON scan of
 // modelSplice runs on a small frame (a streaming request's stack stays small).
 //

@@ -33,6 +33,7 @@ import (
 	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
+	pgemini "omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
@@ -334,7 +335,8 @@ func (s *Server) wire() error {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
 	executors := executorSet{providers.FormatOpenAI: openai.New(direct, userAgent),
-		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent)}
+		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
+		providers.FormatGemini: pgemini.New(direct, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 

@@ -1,7 +1,8 @@
 // Package translate converts requests, responses and streams between the wire
 // formats the gateway speaks: OpenAI Chat Completions (the hub), Anthropic
-// Messages and OpenAI Responses. Subpackages hold one pair each; this package
-// holds what they share.
+// Messages, OpenAI Responses and Google's Gemini API (subpackage gemini, its
+// own field table). Subpackages hold one pair each; this package holds what
+// they share.
 //
 // Translation never refuses what a real client sends: every field current
 // Claude Code (2.1.x, POST /v1/messages) and Codex CLI (0.17x, POST

@@ -23,6 +23,9 @@ const (
 	OllamaChat     Format = "ollama-chat"     // POST /ollama/api/chat
 	OllamaGenerate Format = "ollama-generate" // POST /ollama/api/generate
 	OllamaEmbed    Format = "ollama-embed"    // POST /ollama/api/embed
+	// Gemini is Google's Gemini API: POST /v1beta/models/{model}:generateContent
+	// and :streamGenerateContent (SSE with alt=sse).
+	Gemini Format = "gemini"
 )
 
 // IsOllama reports whether f is one of Ollama's endpoints, whose errors are
@@ -68,10 +71,29 @@ func ErrorEvent(dst []byte, f Format, code, message string) []byte {
 		body = map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": message, "code": code}}
 	case Responses:
 		body = map[string]any{"type": "error", "code": code, "message": message, "param": nil}
+	case Gemini:
+		// Google's error object, as a streamGenerateContent?alt=sse data event.
+		// (The JSON-array framing ends differently: gemini.ErrorWriter.)
+		event = ""
+		body = map[string]any{"error": map[string]any{"code": 500, "message": message, "status": geminiStatus(code)}}
 	default:
 		event = ""
 		body = map[string]any{"error": map[string]any{"message": message, "type": "upstream_error", "code": code}}
 	}
 	b, _ := json.Marshal(body)
 	return sse.Append(dst, event, b)
+}
+
+// geminiStatus names the google.rpc.Code for an error code in a Gemini
+// stream: one of Google's status names passes as it is, anything else
+// (a gateway code) is INTERNAL.
+func geminiStatus(code string) string {
+	switch code {
+	case "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+		"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+		"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+		"UNAUTHENTICATED":
+		return code
+	}
+	return "INTERNAL"
 }

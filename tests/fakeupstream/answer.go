@@ -59,6 +59,9 @@ type answer struct {
 	// thought is one reasoning frame of ModeReasoningOnlyHeartbeat; it fits
 	// after head only when the answer has reasoning.
 	thought []byte
+	// ctype, when set, is the Content-Type of the stream (a Gemini stream
+	// without alt=sse is JSON, not SSE).
+	ctype []string
 }
 
 // splitContent splits s into n pieces on rune boundaries, as evenly as

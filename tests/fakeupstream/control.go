@@ -54,6 +54,8 @@ type Config struct {
 	ModelsPageSize int `json:"modelsPageSize,omitempty"`
 	// ToolCalls scripts tool calls (SetToolCalls): tool name → JSON arguments.
 	ToolCalls map[string]string `json:"toolCalls,omitempty"`
+	// GeminiModels sets the GET /v1beta/models list (SetGeminiModels).
+	GeminiModels []string `json:"geminiModels,omitempty"`
 }
 
 // control registers the /_fake/ API that out-of-process tests use to script
@@ -115,6 +117,9 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		if c.Models != nil {
 			u.SetModels(c.Models)
+		}
+		if c.GeminiModels != nil {
+			u.SetGeminiModels(c.GeminiModels)
 		}
 		if c.ModelsPageSize != 0 {
 			u.SetModelsPageSize(c.ModelsPageSize)

@@ -46,7 +46,9 @@
 // deltas of text, reasoning or tool arguments, not the block boundaries or
 // the tool call header that precede a block's first delta.
 //
-// It also plays the ChatGPT Codex backend (POST /backend-api/codex/responses,
+// It also plays Google's Gemini API (/v1beta/models/{model}:generateContent,
+// :streamGenerateContent with and without alt=sse, :countTokens, the model
+// list: gemini.go), the ChatGPT Codex backend (POST /backend-api/codex/responses,
 // checking its wire contract: codex.go), Anthropic's limit reset endpoints
 // (SetLimitReset), and, as a separate server, an OAuth token endpoint
 // (NewTokenServer: oauth.go).
@@ -106,20 +108,21 @@ type Upstream struct {
 	// modelInFlight and modelPeak count completion requests in flight per
 	// model and the most seen at once; canceled counts completion requests
 	// whose client went away before the answer ended.
-	modelInFlight map[string]int
-	modelPeak     map[string]int
-	canceled      int
-	peakInFlight  int
-	changed       chan struct{} // closed when hits or inflight change; nil without waiters
-	chunks        int
-	models        []string
-	modelsPage    int               // Anthropic model list page size (0: one page)
-	toolCalls     map[string]string // scripted tool calls: name → arguments; replaced, never mutated
-	modelsByFmt   [2]*answer
-	testSrv       *httptest.Server
-	limitReset    *LimitReset
-	claims        []string
-	servers       []*http.Server
+	modelInFlight  map[string]int
+	modelPeak      map[string]int
+	canceled       int
+	peakInFlight   int
+	changed        chan struct{} // closed when hits or inflight change; nil without waiters
+	chunks         int
+	models         []string
+	modelsPage     int               // Anthropic model list page size (0: one page); Gemini's default pageSize
+	geminiModelIDs []string          // GET /v1beta/models
+	toolCalls      map[string]string // scripted tool calls: name → arguments; replaced, never mutated
+	modelsByFmt    [2]*answer
+	testSrv        *httptest.Server
+	limitReset     *LimitReset
+	claims         []string
+	servers        []*http.Server
 
 	cacheMu sync.RWMutex
 	cache   map[answerKey]*answer
@@ -166,6 +169,9 @@ func New() *Upstream {
 	mux.HandleFunc("POST /v1/completions", u.textCompletion)
 	mux.HandleFunc("GET /v1/models", u.listModels)
 	mux.HandleFunc("POST /backend-api/codex/responses", u.codexResponses)
+	mux.HandleFunc("POST /v1beta/models/{call}", u.geminiCall)
+	mux.HandleFunc("GET /v1beta/models", u.geminiModels)
+	mux.HandleFunc("GET /v1beta/models/{call}", u.geminiGetModel)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
 	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	u.control(mux)
@@ -183,6 +189,7 @@ func (u *Upstream) resetLocked() {
 	u.chunks = DefaultStreamChunks
 	u.toolCalls = nil
 	u.setModelsLocked(DefaultModels())
+	u.geminiModelIDs = DefaultGeminiModels()
 	u.notifyLocked()
 }
 

@@ -269,6 +269,9 @@ func (u *Upstream) play(w http.ResponseWriter, a *answer, stream bool) {
 		return
 	}
 	h["Content-Type"] = u.ctSSE
+	if a.ctype != nil {
+		h["Content-Type"] = a.ctype
+	}
 	h["Cache-Control"] = u.noCache
 	fl, _ := w.(http.Flusher)
 	if _, err := w.Write(a.head); err != nil {
@@ -296,11 +299,17 @@ func (u *Upstream) playFaulty(w http.ResponseWriter, r *http.Request, format For
 	h := w.Header()
 	head, parts, tail := []byte(nil), a.parts, []byte(nil)
 	malformed := []byte(MalformedOpenAIData)
-	if format == FormatAnthropic {
+	switch {
+	case format == FormatAnthropic:
 		malformed = []byte(MalformedAnthropicData)
+	case format.isGemini():
+		malformed = []byte(MalformedGeminiData)
 	}
 	if stream {
 		h["Content-Type"] = u.ctSSE
+		if a.ctype != nil {
+			h["Content-Type"] = a.ctype
+		}
 		h["Cache-Control"] = u.noCache
 		head, parts, tail = a.head, a.chunks, a.tail
 		if f.Mode == ModeNoDone {

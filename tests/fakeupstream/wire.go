@@ -17,15 +17,26 @@ const (
 	FormatOpenAI Format = iota
 	// FormatAnthropic is the Anthropic wire format (/v1/messages).
 	FormatAnthropic
+	// FormatGemini is Google's Gemini API (/v1beta/models/…:generateContent,
+	// streams with alt=sse): gemini.go.
+	FormatGemini
+	// formatGeminiArray is a Gemini stream without alt=sse: one JSON array.
+	formatGeminiArray
 )
 
 // String names the format, for test output.
 func (f Format) String() string {
-	if f == FormatAnthropic {
+	switch f {
+	case FormatAnthropic:
 		return "anthropic"
+	case FormatGemini, formatGeminiArray:
+		return "gemini"
 	}
 	return "openai"
 }
+
+// isGemini reports whether f is one of the Gemini framings.
+func (f Format) isGemini() bool { return f == FormatGemini || f == formatGeminiArray }
 
 // Provider error bodies in the shapes the providers really send (field
 // names, types, codes and messages; ids and org names anonymised), so gateway
@@ -119,6 +130,12 @@ func missingToolNameBody(format Format) string {
 
 // malformedFrame is the SSE frame of ModeMalformedEvent in format.
 func malformedFrame(format Format) []byte {
+	switch format {
+	case FormatGemini:
+		return []byte("data: " + MalformedGeminiData + "\r\n\r\n")
+	case formatGeminiArray:
+		return []byte(",\r\n" + MalformedGeminiData)
+	}
 	if format == FormatAnthropic {
 		return []byte("event: content_block_delta\ndata: " + MalformedAnthropicData + "\n\n")
 	}
@@ -133,6 +150,8 @@ func streamErrorData(format Format, f *Fault) string {
 		return f.Body
 	case format == FormatAnthropic:
 		return AnthropicOverloadedBody
+	case format.isGemini():
+		return GeminiStreamErrorData
 	}
 	return OpenAIStreamErrorData
 }
@@ -140,6 +159,9 @@ func streamErrorData(format Format, f *Fault) string {
 // errorFrame is the SSE frame of ModeErrorEvent; multi-line data becomes
 // several data lines, as SSE requires.
 func errorFrame(format Format, f *Fault) []byte {
+	if format.isGemini() {
+		return geminiFrame(format, streamErrorData(format, f))
+	}
 	var b bytes.Buffer
 	if format == FormatAnthropic {
 		b.WriteString("event: error\n")
@@ -156,6 +178,9 @@ func errorFrame(format Format, f *Fault) []byte {
 // heartbeatFrame is the keep-alive of ModeReasoningOnlyHeartbeat: an SSE
 // comment for OpenAI-compatible streams, a ping event for Anthropic.
 func heartbeatFrame(format Format) []byte {
+	if format == formatGeminiArray {
+		return []byte("\n") // white space between array elements
+	}
 	if format == FormatAnthropic {
 		return []byte(anthropicPing)
 	}
@@ -165,6 +190,9 @@ func heartbeatFrame(format Format) []byte {
 // ErrorBody returns the default error body the fake sends for status in
 // format, used by status faults that give no body of their own.
 func ErrorBody(format Format, status int) string {
+	if format.isGemini() {
+		return geminiErrorBody(status)
+	}
 	if format == FormatAnthropic {
 		switch status {
 		case http.StatusBadRequest:
@@ -201,6 +229,9 @@ func ErrorBody(format Format, status int) string {
 
 // missingKeyBody is the 401 body for a request without credentials.
 func missingKeyBody(format Format) string {
+	if format.isGemini() {
+		return GeminiMissingKeyBody
+	}
 	if format == FormatAnthropic {
 		return AnthropicMissingKeyBody
 	}

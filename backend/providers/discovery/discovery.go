@@ -1,6 +1,8 @@
 // Package discovery asks an upstream which models it serves: GET <base>/models
-// with the connection's credentials, read in OpenAI's shape ({data:[{id}]}) or
-// Anthropic's ({data:[{id,display_name}], has_more, last_id}, paged). When the
+// with the connection's credentials, read in OpenAI's shape ({data:[{id}]}),
+// Anthropic's ({data:[{id,display_name}], has_more, last_id}, paged) or
+// Gemini's native one ({models:[{name:"models/…"}], nextPageToken}, paged,
+// the key in x-goog-api-key). When the
 // upstream cannot answer, the catalogue's default list for the provider stands
 // in, so a known provider always has names to route.
 package discovery
@@ -18,6 +20,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
 )
 
@@ -102,9 +105,12 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 	for page := 0; page < maxPages; page++ {
 		var req *http.Request
 		var err error
-		if t.Provider.Format == providers.FormatAnthropic {
+		switch t.Provider.Format {
+		case providers.FormatAnthropic:
 			req, err = anthropic.ModelsRequest(ctx, t, c.UserAgent, after)
-		} else {
+		case providers.FormatGemini:
+			req, err = gemini.ModelsRequest(ctx, t, c.UserAgent, after)
+		default:
 			req, err = openai.ModelsRequest(ctx, t, c.UserAgent)
 		}
 		if err != nil {
@@ -124,7 +130,8 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 				out = append(out, n)
 			}
 		}
-		if !more || last == "" || last == after || t.Provider.Format != providers.FormatAnthropic || len(out) >= MaxModels {
+		paged := t.Provider.Format == providers.FormatAnthropic || t.Provider.Format == providers.FormatGemini
+		if !more || last == "" || last == after || !paged || len(out) >= MaxModels {
 			break
 		}
 		after = last
@@ -195,6 +202,9 @@ func parse(body []byte) (names []string, hasMore bool, lastID string, err error)
 		}
 		return true
 	})
+	if tok := root.Get("nextPageToken").String(); tok != "" {
+		return names, true, tok, nil // Gemini pages with a token
+	}
 	return names, root.Get("has_more").Bool(), root.Get("last_id").String(), nil
 }
 

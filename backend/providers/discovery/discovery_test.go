@@ -168,3 +168,35 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// TestListGemini: Gemini's native list ({models:[{name:"models/…"}]}) read
+// with x-goog-api-key, page after page by nextPageToken, from a base that
+// may still end in the OpenAI-compatible "/openai".
+func TestListGemini(t *testing.T) {
+	up, base := fake(t)
+	base = strings.TrimSuffix(base, "/v1") + "/v1beta/openai"
+	gem := providers.Provider{ID: "gemini", Format: providers.FormatGemini, DefaultModels: []string{"gemini-2.5-pro"}}
+	up.SetGeminiModels([]string{"gemini-a", "gemini-b", "gemini-c", "gemini-d", "gemini-e"})
+	for _, page := range []int{0, 2} {
+		up.SetModelsPageSize(page)
+		got, err := client().List(context.Background(), providers.Target{Provider: gem, BaseURL: base, Secret: "gk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []string{"gemini-a", "gemini-b", "gemini-c", "gemini-d", "gemini-e"}) {
+			t.Fatalf("page size %d: %v", page, got)
+		}
+		h, _ := up.LastRequest("gk")
+		if h.Get("X-Goog-Api-Key") != "gk" || h.Get("Authorization") != "" {
+			t.Fatalf("headers %v", h)
+		}
+	}
+	if up.Hits("gk") != 1+3 {
+		t.Fatalf("hits %d, want 1 + 3 pages", up.Hits("gk"))
+	}
+	// A wrong key: the fake's 403, and the catalogue stands in.
+	res := client().Discover(context.Background(), providers.Target{Provider: gem, BaseURL: base})
+	if res.Source != discovery.SourceCatalog || res.Err == nil || res.Err.Status != http.StatusForbidden {
+		t.Fatalf("got %+v", res)
+	}
+}

@@ -33,6 +33,16 @@ func gjsonDeltaText(f translate.Format, event string, data []byte) string {
 		}
 		return ""
 	}
+	if f == translate.Gemini {
+		var b strings.Builder
+		gjson.GetBytes(data, "candidates.0.content.parts").ForEach(func(_, p gjson.Result) bool {
+			if p.Get("thought").Raw != "true" && p.Get("functionCall").Type != gjson.JSON && p.Get("text").Type == gjson.String {
+				b.WriteString(p.Get("text").Str)
+			}
+			return true
+		})
+		return b.String()
+	}
 	return gjson.GetBytes(data, "choices.0.delta.content").String()
 }
 
@@ -65,6 +75,10 @@ var deltaTextCases = []struct {
 	{"responses text done", translate.Responses, "", `{"type":"response.output_text.done","text":"all"}`, ""},
 	{"responses first type and delta", translate.Responses, "", `{"type":"response.output_text.delta","delta":"a","type":"x","delta":"b"}`, "a"},
 	{"responses escaped key", translate.Responses, "", `{"ty\u0070e":"response.output_text.delta","delta":"k"}`, "k"},
+	{"gemini text", translate.Gemini, "", `{"candidates":[{"content":{"parts":[{"text":"a\nb \u00e9"}],"role":"model"},"index":0}]}`, "a\nb é"},
+	{"gemini parts joined, thoughts skipped", translate.Gemini, "", `{"candidates":[{"content":{"parts":[{"text":"x","thought":true},{"text":"a"},{"text":"b"}]}}]}`, "ab"},
+	{"gemini second candidate ignored", translate.Gemini, "", `{"candidates":[{"content":{"parts":[]}},{"content":{"parts":[{"text":"no"}]}}]}`, ""},
+	{"gemini function call", translate.Gemini, "", `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}]}`, ""},
 }
 
 func TestDeltaText(t *testing.T) {
@@ -134,7 +148,7 @@ func classifyTextMatches(t *testing.T, f translate.Format, ev sse.Event) {
 // give, on every case of both tables, the benchmark events, and events that
 // repeat the members DeltaText reads only the first of.
 func TestClassifyTextIsClassifyAndDeltaText(t *testing.T) {
-	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses, translate.Gemini}
 	var events []sse.Event
 	for _, c := range cases() {
 		events = append(events, sse.Event{Event: c.event, Data: []byte(c.data), Comment: c.cmt})
@@ -185,7 +199,7 @@ func FuzzClassifyText(f *testing.F) {
 	for _, c := range cases() {
 		f.Add(uint8(0), c.event, []byte(c.data))
 	}
-	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses}
+	formats := []translate.Format{translate.Chat, translate.Messages, translate.Responses, translate.Gemini}
 	for _, c := range deltaTextCases {
 		f.Add(uint8(slices.Index(formats, c.f)), c.event, []byte(c.data))
 	}

@@ -18,15 +18,16 @@
 //   - "[DONE]" is End;
 //   - data that is not a JSON object (malformed, truncated, or a bare value) is
 //     Unknown, which never counts as progress;
-//   - an empty data field is a Heartbeat in Chat; in Messages and Responses the
+//   - an empty data field is a Heartbeat in Chat and Gemini; in Messages and Responses the
 //     event name alone is classified (so "event: ping" is a Heartbeat).
 //
 // Within an event, output outranks tool calls, which outrank reasoning, which
-// outranks heartbeats and metadata; an OpenAI finish_reason makes the chunk End.
+// outranks heartbeats and metadata; an OpenAI finish_reason (a Gemini
+// finishReason) makes the chunk End.
 // Responses "response.failed" is an Error rather than End (both end the stream;
 // Error says how). Valid JSON of a shape this package does not know is Metadata:
-// bookkeeping, not progress. The doc comments of classifyChat, classifyMessages and
-// classifyResponses hold each format's full table.
+// bookkeeping, not progress. The doc comments of classifyChat, classifyMessages,
+// classifyResponses and classifyGemini hold each format's full table.
 package frames
 
 import (
@@ -90,6 +91,11 @@ func classify(f translate.Format, ev sse.Event, wantText bool) (watchdog.Frame, 
 		return classifyMessages(ev.Event, json, wantText)
 	case translate.Responses:
 		return classifyResponses(ev.Event, json, wantText)
+	case translate.Gemini:
+		if json == "" {
+			return frame(watchdog.Heartbeat, 0), ""
+		}
+		return classifyGemini(json, wantText)
 	default:
 		if json == "" {
 			return frame(watchdog.Heartbeat, 0), ""
@@ -503,7 +509,8 @@ func classifyResponsesType(typ, delta string) watchdog.Frame {
 // DeltaText is the assistant text one content event of an upstream stream in
 // format f carries: choices[0].delta.content of a Chat chunk, delta.text of a
 // Messages content_block_delta, delta of a Responses output_text delta (not
-// a refusal's: a prefill would not hold it) and "" otherwise. It reads data with this
+// a refusal's: a prefill would not hold it), the non-thought text parts of a
+// Gemini chunk's first candidate, and "" otherwise. It reads data with this
 // package's scanner: no parse by a general JSON library, and a shallow stack
 // under the relay's frames. The text is a view of data unless it had escapes:
 // the caller copies what it keeps.
@@ -520,6 +527,17 @@ func DeltaText(f translate.Format, event string, data []byte) string {
 			return ""
 		}
 		return jsonwalk.Str(jsonwalk.Path(json, "delta", "text"))
+	}
+	if f == translate.Gemini {
+		var c geminiChunk
+		jsonwalk.Elements(jsonwalk.Member(json, "candidates"), func(tail string) int {
+			return c.addCandidate(tail)
+		})
+		var b strings.Builder
+		for _, v := range c.first {
+			b.WriteString(jsonwalk.Str(v))
+		}
+		return b.String()
 	}
 	var first string
 	jsonwalk.Elements(jsonwalk.Member(json, "choices"), func(tail string) int {

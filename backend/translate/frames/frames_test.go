@@ -32,6 +32,7 @@ func cases() []classifyCase {
 		chat = translate.Chat
 		msg  = translate.Messages
 		resp = translate.Responses
+		gem  = translate.Gemini
 	)
 	return []classifyCase{
 		// Common rules.
@@ -51,7 +52,7 @@ func cases() []classifyCase {
 		{name: "json string", format: resp, data: `"x"`, want: fr(watchdog.Unknown, 0)},
 		{name: "trailing garbage", format: chat, data: `{"choices":[]} x`, want: fr(watchdog.Unknown, 0)},
 		{name: "empty data chat", format: chat, want: fr(watchdog.Heartbeat, 0)},
-		{name: "unknown format reads as chat", format: "gemini", data: `{"choices":[{"delta":{"content":"hey"}}]}`, want: fr(watchdog.Content, 3)},
+		{name: "unknown format reads as chat", format: "cohere", data: `{"choices":[{"delta":{"content":"hey"}}]}`, want: fr(watchdog.Content, 3)},
 
 		// OpenAI Chat Completions.
 		{name: "chat text", format: chat, data: `{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`, want: fr(watchdog.Content, 5)},
@@ -154,6 +155,23 @@ func cases() []classifyCase {
 		{name: "resp by event name", format: resp, event: "response.completed", want: fr(watchdog.End, 0)},
 		{name: "resp unknown type", format: resp, data: `{"type":"response.audio.delta","delta":"AAAA"}`, want: fr(watchdog.Metadata, 0)},
 		{name: "resp foreign type", format: resp, data: `{"type":"keepalive"}`, want: fr(watchdog.Metadata, 0)},
+
+		// Gemini streamGenerateContent (alt=sse).
+		{name: "gemini text", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"Hello"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3}}`, want: fr(watchdog.Content, 5)},
+		{name: "gemini two text parts", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"ab"},{"text":"cé"}]}}]}`, want: fr(watchdog.Content, 5)},
+		{name: "gemini thought", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"hmm","thought":true}]}}]}`, want: fr(watchdog.Reasoning, 0)},
+		{name: "gemini text beats thought", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"hmm","thought":true},{"text":"ok"}]}}]}`, want: fr(watchdog.Content, 2)},
+		{name: "gemini signature only", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"","thoughtSignature":"c2ln"}]}}]}`, want: fr(watchdog.Reasoning, 0)},
+		{name: "gemini function call", format: gem, data: `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`, want: fr(watchdog.ToolCall, 7)},
+		{name: "gemini finish with text", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":"end"}]},"finishReason":"STOP"}],"usageMetadata":{}}`, want: fr(watchdog.End, 3)},
+		{name: "gemini finish safety, no content", format: gem, data: `{"candidates":[{"finishReason":"SAFETY","index":0}]}`, want: fr(watchdog.End, 0)},
+		{name: "gemini unspecified finish", format: gem, data: `{"candidates":[{"finishReason":"FINISH_REASON_UNSPECIFIED"}]}`, want: fr(watchdog.Heartbeat, 0)},
+		{name: "gemini blocked prompt", format: gem, data: `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":2}}`, want: fr(watchdog.End, 0)},
+		{name: "gemini usage only", format: gem, data: `{"usageMetadata":{"promptTokenCount":2}}`, want: fr(watchdog.Metadata, 0)},
+		{name: "gemini error", format: gem, data: `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`, want: fr(watchdog.Error, 0)},
+		{name: "gemini empty text", format: gem, data: `{"candidates":[{"content":{"parts":[{"text":""}]}}]}`, want: fr(watchdog.Heartbeat, 0)},
+		{name: "gemini empty data", format: gem, want: fr(watchdog.Heartbeat, 0)},
+		{name: "gemini a chat chunk is not progress", format: gem, data: `{"choices":[{"delta":{"content":"hey"}}]}`, want: fr(watchdog.Heartbeat, 0)},
 	}
 }
 
