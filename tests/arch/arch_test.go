@@ -38,13 +38,56 @@ func imports(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// layer is one package's place in the dependency graph.
+type layer struct {
+	pkg     string
+	allowed []string // module packages it may import
+	banned  []string // third-party imports it must not use
+}
+
+// unlayered are the packages that may import any other: the wiring place and
+// the HTTP edge on top of everything.
+var unlayered = map[string]bool{"backend/server": true, "backend/api": true}
+
+// TestEveryPackageHasALayer: a new backend package gets its rule here, so the
+// graph the design describes cannot grow past the test unseen.
+func TestEveryPackageHasALayer(t *testing.T) {
+	known := map[string]bool{}
+	for _, r := range layers() {
+		known[r.pkg] = true
+	}
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(filepath.Join(root, "backend"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || d.Name() == "testdata" {
+			return err
+		}
+		files, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		hasCode := false
+		for _, f := range files {
+			hasCode = hasCode || !strings.HasSuffix(f, "_test.go")
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if hasCode && !known[rel] && !unlayered[rel] {
+			t.Errorf("%s has no layering rule in tests/arch", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLayering(t *testing.T) {
 	root := filepath.Join("..", "..")
-	rules := []struct {
-		pkg     string
-		allowed []string // module packages it may import
-		banned  []string // third-party imports it must not use
-	}{
+	for _, r := range layers() {
+		t.Run(r.pkg, func(t *testing.T) { checkLayer(t, root, r) })
+	}
+}
+
+// layers is every backend package's rule.
+func layers() []layer {
+	return []layer{
 		{"backend/resilience/verdict", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/resilience/breaker", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/cooldown", []string{"backend/clock", "backend/resilience/verdict"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
@@ -52,6 +95,7 @@ func TestLayering(t *testing.T) {
 		{"backend/resilience/wall", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/claude", []string{"backend/clock", "backend/providers", "backend/providers/anthropic", "backend/resilience/wall"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/codex", []string{"backend/providers", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/gemini", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/oauth", []string{"backend/clock", "backend/errs", "backend/providers", "backend/routing", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/routing", []string{"backend/clock", "backend/errs", "backend/providers", "backend/resilience/breaker",
 			"backend/resilience/cooldown", "backend/resilience/lockout", "backend/resilience/queue", "backend/resilience/verdict", "backend/routing/strategy", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
@@ -60,7 +104,7 @@ func TestLayering(t *testing.T) {
 		{"backend/resilience/lockout", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/gateway", []string{"backend/clock", "backend/config", "backend/errs", "backend/httpx", "backend/jsonv", "backend/jsonwalk", "backend/providers",
 			"backend/resilience/affinity", "backend/resilience/gate", "backend/resilience/queue", "backend/resilience/rules", "backend/resilience/verdict", "backend/resilience/watchdog", "backend/routing", "backend/secrets", "backend/store",
-			"backend/translate", "backend/translate/anthropic", "backend/translate/completions", "backend/translate/ollama", "backend/translate/responses", "backend/translate/frames",
+			"backend/translate", "backend/translate/anthropic", "backend/translate/completions", "backend/translate/gemini", "backend/translate/ollama", "backend/translate/responses", "backend/translate/frames",
 			"backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/resilience/gate", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/queue", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
@@ -70,6 +114,7 @@ func TestLayering(t *testing.T) {
 		{"backend/translate/anthropic", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/translate/responses", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/translate/completions", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate/gemini", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/translate/ollama", []string{"backend/jsonv", "backend/translate", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/translate/frames", []string{"backend/jsonv", "backend/jsonwalk", "backend/translate", "backend/translate/sse", "backend/resilience/watchdog"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/datadir", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
@@ -77,27 +122,35 @@ func TestLayering(t *testing.T) {
 		{"backend/jsonwalk", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/store", []string{"migrations"}, []string{"net/http", "github.com/gorilla"}},
 		{"backend/instances", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/agents", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/events", nil, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/health", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/lockout"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/leases", []string{"backend/clock", "backend/errs", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
+		{"backend/metrics", nil, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 	}
-	for _, r := range rules {
-		t.Run(r.pkg, func(t *testing.T) {
-			for imp := range imports(t, filepath.Join(root, r.pkg)) {
-				if strings.HasPrefix(imp, module) {
-					rel := strings.TrimPrefix(imp, module)
-					ok := false
-					for _, a := range r.allowed {
-						ok = ok || a == rel
-					}
-					if !ok {
-						t.Errorf("%s imports %s, which its layer must not know", r.pkg, rel)
-					}
-					continue
-				}
-				for _, b := range r.banned {
-					if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && strings.Contains(b, ".") {
-						t.Errorf("%s imports %s", r.pkg, imp)
-					}
-				}
+}
+
+// checkLayer fails for each import of r.pkg its layer does not allow.
+func checkLayer(t *testing.T, root string, r layer) {
+	for imp := range imports(t, filepath.Join(root, r.pkg)) {
+		if strings.HasPrefix(imp, module) {
+			rel := strings.TrimPrefix(imp, module)
+			ok := false
+			for _, a := range r.allowed {
+				ok = ok || a == rel
 			}
-		})
+			if !ok {
+				t.Errorf("%s imports %s, which its layer must not know", r.pkg, rel)
+			}
+			continue
+		}
+		for _, b := range r.banned {
+			if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && strings.Contains(b, ".") {
+				t.Errorf("%s imports %s", r.pkg, imp)
+			}
+		}
 	}
 }

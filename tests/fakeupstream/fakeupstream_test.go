@@ -198,7 +198,7 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{"invalid json", "/v1/chat/completions", `{"model":`, 400},
 		{"no model", "/v1/messages", `{"messages":[]}`, 400},
-		{"unknown route", "/v1/embeddings", `{}`, 404},
+		{"unknown route", "/v1/no-such-route", `{}`, 404},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
