@@ -130,6 +130,13 @@ func layers() []layer {
 		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
+		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/secrets", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/config", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/httpx", []string{"backend/errs", "backend/jsonv"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/anthropic", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/translate", []string{"backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 	}
 }
 
