@@ -46,6 +46,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	}
 	rs := &req.round
 	rs.reset()
+	rs.counted, rs.countedBuf = rs.countedBuf[:0], [2]target{}
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
 	plan := &req.plan
@@ -229,6 +230,42 @@ type round struct {
 	exhausted []exhaustion // connections failed at account level
 	triedBuf  [4]target
 	exhBuf    [2]exhaustion
+	// counted are the targets whose recoverable failure (5xx, reset,
+	// timeout) this request already counted towards the failure streaks, kept
+	// across rounds (reset only by run): one request alone never cools a
+	// connection or a model (guide §2), whatever its in-place retries.
+	counted    []target
+	countedBuf [2]target
+}
+
+// streaksCounted says which failure streaks this request already added to
+// for c: its target's, and its connection's (through any of its models).
+func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
+	var n routing.Counted
+	for _, t := range rs.counted {
+		if t.conn == c.Conn {
+			n.Conn = true
+			if t.model == c.Model {
+				n.Target = true
+			}
+		}
+	}
+	return n
+}
+
+// noteFailure records a failed attempt's target when its failure counted
+// towards the streaks.
+func (rs *round) noteFailure(c routing.Candidate, v *verdict.Verdict) {
+	if v.Kind != verdict.KindServer && v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout {
+		return
+	}
+	t := targetOf(c)
+	for _, x := range rs.counted {
+		if x == t {
+			return
+		}
+	}
+	rs.counted = append(rs.counted, t)
 }
 
 // exhaustion is a connection's account-level failure in a round.
@@ -333,6 +370,7 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			return prev, false, x
 		}
 		ticket.Combo = plan.Combo
+		ticket.Counted = req.round.streaksCounted(cand)
 		if lease != nil {
 			if err := g.leases.Fence(req.client.KeyID, lease.owner, lease.generation, cand.Conn.ID); err != nil {
 				ticket.Abandon()
@@ -340,6 +378,9 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
+		if f != nil {
+			req.round.noteFailure(cand, &f.v)
+		}
 		if end := adm.settle(f, done, g.clk.Now()); end != nil {
 			return end, false, nil
 		}

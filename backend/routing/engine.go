@@ -388,6 +388,21 @@ type Ticket struct {
 	done   bool
 	// Combo, when set, receives the outcome for stateful strategies (fill-first).
 	Combo *Combo
+	// Counted is set by the caller when the same request already counted a
+	// recoverable failure (5xx, reset, timeout) of this target (Target) or of
+	// its connection (Conn): one request alone never cools either (guide §2,
+	// docs/FAILOVER.md §5), so its in-place retries and its later legs on the
+	// same connection add nothing to the failure streaks.
+	Counted Counted
+}
+
+// Counted says which failure streaks a request already added to.
+type Counted struct{ Conn, Target bool }
+
+// repeats reports whether v would only add to a streak the request already
+// counted: a recoverable failure that cools nothing by itself.
+func repeats(v verdict.Verdict, counted bool) bool {
+	return counted && recoverable(v.Kind) && !v.CoolConnection && v.Terminal == ""
 }
 
 // Finish records the attempt's verdict in every layer. A client-cancelled attempt
@@ -429,20 +444,27 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		t.e.coolEgressSiblings(t.cand.Conn, v)
 		return
 	}
-	if t.e.recordLockout(t.cand, v) {
+	connRepeat := repeats(v, t.Counted.Conn)
+	if t.e.recordLockout(t.cand, v, connRepeat) {
 		return
 	}
-	t.e.recordModelCooldown(t.cand, v)
-	t.e.recordCooldown(t.cand.Conn, v)
+	t.e.recordModelCooldown(t.cand, v, repeats(v, t.Counted.Target))
+	if !connRepeat {
+		t.e.recordCooldown(t.cand.Conn, v)
+	}
 }
 
 // recordModelCooldown writes model-scoped evidence into the model cooldowns
 // when the lockout layer did not take it: a model's 429 cools the model for the
 // upstream's hint (or the connection ladder), and FailureStreak consecutive
 // recoverable failures of one model cool that model with the ladder. Success
-// decays the model's cooldown history.
-func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
+// decays the model's cooldown history. repeat: the request already counted a
+// recoverable failure of this target, so this one leaves its streak as it is.
+func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool) {
 	provider := c.Conn.Provider.ID
+	if repeat {
+		return
+	}
 	streak := e.stats.streak(c, v)
 	if v.OK() {
 		_, gone := e.cools.DecayEntries(provider, c.Conn.ID, c.Model)
@@ -475,8 +497,9 @@ func recoverable(k verdict.Kind) bool {
 
 // recordLockout applies the model lockout layer. It returns true when the
 // failure is blamed on the model alone, so the connection itself is not cooled
-// (the rest of its models keep serving).
-func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
+// (the rest of its models keep serving). connRepeat: the request already
+// counted a recoverable failure of the connection (see Ticket.Counted).
+func (e *Engine) recordLockout(c Candidate, v verdict.Verdict, connRepeat bool) bool {
 	if e.lockouts == nil {
 		return false
 	}
@@ -520,7 +543,7 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter))
 	// The model is locked, not the connection; recoverable failures still count
 	// towards the connection's cross-model streak (guide §2).
-	if recoverable(v.Kind) {
+	if recoverable(v.Kind) && !connRepeat {
 		e.recordCooldown(c.Conn, v)
 	}
 	return true

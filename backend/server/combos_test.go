@@ -252,3 +252,58 @@ func TestComboCooldownWait(t *testing.T) {
 		}
 	}
 }
+
+// TestOneRequestNeverCoolsItsConnection (issue 33, item 14; guide §2,
+// docs/FAILOVER.md §1 and §5): a combo leg whose model answers 503 to each of
+// its in-place retries (maxRetriesPerTarget 2: three 503s) counts once
+// towards failover.failureStreak (3), so the request's next leg on the same
+// connection answers at once — no connection cooldown, no cooldown wait —
+// and only the third such request cools the connection.
+func TestOneRequestNeverCoolsItsConnection(t *testing.T) {
+	e := newEnv(t)
+	a := e.addEndpoint("a", "key-a")
+	code, m := e.mgmt("POST", "/api/combos", map[string]any{"name": "legs", "strategy": "priority", "maxRetriesPerTarget": 2,
+		"targets": []any{target("a/m1"), target("a/m2")}})
+	if code != http.StatusCreated {
+		t.Fatalf("create combo: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503, Models: []string{"m1"}})
+	cooling := func() bool {
+		_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+		for _, c := range cd["connections"].([]any) {
+			if c := c.(map[string]any); c["id"] == a {
+				return c["status"] == "cooling_down"
+			}
+		}
+		return false
+	}
+	for i := 1; i <= 2; i++ {
+		resp, body := e.chat("legs", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Model") != "m2" || resp.Header.Get("X-OmniRoute-Attempts") != "4" {
+			t.Fatalf("request %d: %d via %s, attempts %s: %s", i, resp.StatusCode, resp.Header.Get("X-OmniRoute-Model"),
+				resp.Header.Get("X-OmniRoute-Attempts"), body)
+		}
+		if got := e.up.ModelHits("key-a", "m1"); got != 3*i {
+			t.Fatalf("request %d: m1 hits %d, want %d", i, got, 3*i)
+		}
+		if cooling() {
+			t.Fatalf("request %d cooled its own connection", i)
+		}
+	}
+	// m2's successes restart the connection's count, but m1's own streak
+	// goes on: the third request's first 503 cools the model (its in-place
+	// retry is refused), and the fourth goes straight to m2.
+	for i, want := range []struct {
+		attempts string
+		m1       int
+	}{{"2", 7}, {"1", 7}} {
+		resp, body := e.chat("legs", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Attempts") != want.attempts || e.up.ModelHits("key-a", "m1") != want.m1 {
+			t.Fatalf("request %d: %d, attempts %s, m1 hits %d; want attempts %s, m1 hits %d: %s", i+3, resp.StatusCode,
+				resp.Header.Get("X-OmniRoute-Attempts"), e.up.ModelHits("key-a", "m1"), want.attempts, want.m1, body)
+		}
+	}
+	if cooling() {
+		t.Fatal("a connection serving another model was cooled")
+	}
+}

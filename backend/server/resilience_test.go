@@ -384,8 +384,10 @@ func TestStreamStallRecordsErrorWithoutCooldown(t *testing.T) {
 
 // TestFailureStreakCoolsAnAlways5xxConnection (guide §2): a connection that
 // answers 503 to every request is cooled after failover.failureStreak (3)
-// consecutive failures, while its healthy sibling keeps serving; it stays out
-// for exactly the 3 s ladder rung and is tried again at its end.
+// consecutive failures, while its healthy sibling keeps serving; a request's
+// in-place retry adds nothing to the count (one request alone never cools
+// it), so the third request's first 503 cools it. It stays out for exactly
+// the 3 s ladder rung and is tried again at its end.
 func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	e := newEnv(t)
 	bad := e.addConn("bad", "key-a", 1)
@@ -394,7 +396,7 @@ func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	want := []struct {
 		attempts string
 		hitsA    int
-	}{{"3", 2}, {"2", 3}, {"1", 3}}
+	}{{"3", 2}, {"3", 4}, {"2", 5}, {"1", 5}}
 	for i, w := range want {
 		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
 		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good ||
@@ -411,12 +413,12 @@ func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	}
 	e.clk.Advance(3*time.Second - time.Millisecond)
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
-	if e.up.Hits("key-a") != 3 {
+	if e.up.Hits("key-a") != 5 {
 		t.Fatalf("tried 1 ms before its cooldown ends: hits %d", e.up.Hits("key-a"))
 	}
 	e.clk.Advance(time.Millisecond)
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
-	if e.up.Hits("key-a") == 3 {
+	if e.up.Hits("key-a") == 5 {
 		t.Fatal("not tried again when its cooldown ended")
 	}
 }
