@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
 )
@@ -118,5 +122,86 @@ func TestToolCountLimitLearnt(t *testing.T) {
 		map[string]string{"Authorization": "Bearer " + e.key})
 	if resp.StatusCode != http.StatusBadRequest || errorCode(body) != "UPSTREAM_TOOL_COUNT_LIMIT" {
 		t.Fatalf("only a too-small target left: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestRestatedQuotaTakesTheShortLadder (guide §7, issue 33 items 1 and 2):
+// agentrouter's "用户额度不足" (a 403, or an error inside a 200 stream; its
+// text \u-escaped or split across the stream's frames) is a short window:
+// the client is told Retry-After 60 s, the account cools on the ordinary
+// API-key ladder (3 s, then 6 s), and a client arriving while it cools is
+// told the real remaining time — never the 1 h quota cooldown.
+func TestRestatedQuotaTakesTheShortLadder(t *testing.T) {
+	const quota = `{"error":{"message":"用户额度不足, 剩余额度: ＄0.00","type":"new_api_error"}}`
+	const escaped = `{"error":{"message":"\u7528\u6237\u989d\u5ea6\u4e0d\u8db3","type":"new_api_error"}}`
+	cases := []struct {
+		name   string
+		stream bool
+		fault  *fakeupstream.Fault
+	}{
+		{"403", false, &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Body: quota}},
+		{"403 \\u-escaped", false, &fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Body: escaped}},
+		{"in a 200 stream", true, &fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, Body: quota}},
+		{"in a 200 stream, \\u-escaped", true, &fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, Body: escaped}},
+		{"in a 200 stream, split across frames", true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			base, hits := e.upURL, func() int { return e.up.Hits("key-a") }
+			if c.fault == nil {
+				// The event reaches the gateway in two writes that split
+				// "额" in the middle of its UTF-8 bytes.
+				var n atomic.Int32
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					n.Add(1)
+					w.Header().Set("Content-Type", "text/event-stream")
+					ev := []byte("data: " + quota + "\n\n")
+					cut := bytes.Index(ev, []byte("额")) + 1
+					_, _ = w.Write(ev[:cut])
+					w.(http.Flusher).Flush()
+					_, _ = w.Write(ev[cut:])
+				}))
+				t.Cleanup(up.Close)
+				base, hits = up.URL+"/v1", func() int { return int(n.Load()) }
+			} else {
+				e.up.SetFault("key-a", *c.fault)
+			}
+			code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "agentrouter", "name": "ar",
+				"apiKey": "key-a", "baseUrl": base, "models": []string{"m1"}})
+			if code != http.StatusCreated {
+				t.Fatalf("create connection: %d %v", code, m)
+			}
+			a := m["connection"].(map[string]any)["id"].(string)
+			ask := func(step string, wantRA string, wantHits int) {
+				t.Helper()
+				resp, body := e.chat("agentrouter/m1", c.stream, nil)
+				if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != wantRA || hits() != wantHits {
+					t.Fatalf("%s: %d Retry-After %q, upstream hits %d; want 429 Retry-After %s, hits %d: %s", step, resp.StatusCode,
+						resp.Header.Get("Retry-After"), hits(), wantRA, wantHits, body)
+				}
+			}
+			remaining := func() float64 {
+				_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+				for _, it := range cd["connections"].([]any) {
+					if c := it.(map[string]any); c["id"] == a {
+						ms, _ := c["cooldownRemainingMs"].(float64)
+						return ms
+					}
+				}
+				return -1
+			}
+			ask("first", "60", 1)
+			if r := remaining(); r != 3000 {
+				t.Fatalf("after the first restated quota the account cools %v ms, want 3000 (the API-key ladder)", r)
+			}
+			ask("second, while it cools", "3", 1)
+			e.clk.Advance(3 * time.Second)
+			ask("third, after the cooldown", "60", 2)
+			if r := remaining(); r != 6000 {
+				t.Fatalf("after the second restated quota the account cools %v ms, want 6000", r)
+			}
+			ask("fourth, while it cools", "6", 2)
+		})
 	}
 }
