@@ -46,7 +46,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	}
 	rs := &req.round
 	rs.reset()
-	rs.counted, rs.countedBuf = rs.countedBuf[:0], [2]target{}
+	rs.counted, rs.countedBuf, rs.undenied = rs.countedBuf[:0], [2]target{}, false
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
 	plan := &req.plan
@@ -98,6 +98,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				continue
 			}
 			last = f
+			rs.undenied = rs.undenied || !deniedAccess(&f.v)
 			rs.exclude(cand, &f.v)
 			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
 				// A larger-context target, not the same model again.
@@ -236,6 +237,16 @@ type round struct {
 	// connection or a model (guide §2), whatever its in-place retries.
 	counted    []target
 	countedBuf [2]target
+	// undenied: some attempt of this request failed for another reason than
+	// a permanent access denial (kept across rounds, reset only by run).
+	undenied bool
+}
+
+// deniedAccess reports a permanent denial of the model on this account
+// (agentrouter's "无权访问模型", GLM's 1220): a rule's model-scoped
+// forbidden, which locks the model and never passes by retrying.
+func deniedAccess(v *verdict.Verdict) bool {
+	return v.Kind == verdict.KindForbidden && v.ModelLock > 0
 }
 
 // streaksCounted says which failure streaks this request already added to

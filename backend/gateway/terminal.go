@@ -32,6 +32,12 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 		e.Details = diagnostics(x)
 		return e
 	}
+	if allDenied(x) {
+		e := errs.New(errs.Permission, verdict.CodeForbidden,
+			"the upstream denies access to %q on every connection that serves it (a permanent denial; locked for %ds)", req.model, seconds(soonest(x, false)))
+		e.Details = diagnostics(x)
+		return e
+	}
 	transient, timed := soonest(x, true), soonest(x, false)
 	if q := soonestQuota(x); q > 0 && transient == 0 && onlyTimed(x) {
 		return quotaExhausted(req, q, now, plan)
@@ -74,6 +80,14 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	v := last.v
 	if v.Code == rules.CodeToolCountLimit {
 		return errs.New(errs.Invalid, v.Code, "no target takes this many tools (%d): %s", req.toolCount(), v.Message).WithParam("tools")
+	}
+	if deniedAccess(&v) && !req.round.undenied {
+		// Every attempt met a permanent denial: the upstream's own status
+		// (403) reaches the client, which must not retry it.
+		req.upstreamStatus = v.Status
+		e := errs.New(errs.Permission, v.Code, "%s", v.Message)
+		e.Details = diagnostics(plan.Excluded)
+		return e
 	}
 	if v.ClientRetryAfter > 0 {
 		// A restated error (a quota reported as 403) announces its own window.
@@ -232,6 +246,16 @@ func rateLimitExclusion(x routing.Exclusion) bool {
 func allReason(excluded []routing.Exclusion, reason string) bool {
 	for _, x := range excluded {
 		if x.Reason != reason {
+			return false
+		}
+	}
+	return len(excluded) > 0
+}
+
+// allDenied reports whether every exclusion is a permanent access denial.
+func allDenied(excluded []routing.Exclusion) bool {
+	for _, x := range excluded {
+		if !x.Denied {
 			return false
 		}
 	}

@@ -26,6 +26,9 @@ type Exclusion struct {
 	// Transient is true when the cause is short-lived (rate limit, server error,
 	// open breaker) and worth waiting for; quota, auth and not-found are not.
 	Transient bool
+	// Denied marks a model lock written by a permanent access denial (a
+	// rule's model-scoped forbidden, e.g. agentrouter's "无权访问模型").
+	Denied bool
 }
 
 // Timed reports whether the exclusion ends by itself when a timer expires.
@@ -189,6 +192,7 @@ func (e *Engine) modelLocked(c Candidate) *Exclusion {
 	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
 		x.Transient = transientCode(entry.Reason)
+		x.Denied = entry.Reason == verdict.CodeForbidden
 		return x
 	}
 	return nil

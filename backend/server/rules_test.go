@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -203,5 +205,57 @@ func TestRestatedQuotaTakesTheShortLadder(t *testing.T) {
 			}
 			ask("fourth, while it cools", "6", 2)
 		})
+	}
+}
+
+// TestPermanentDenialPassesThrough (guide §7, issue 33 item 3): agentrouter's
+// "无权访问模型" is permanent: the client gets the upstream's 403 in its own
+// format (not 502 ALL_ATTEMPTS_FAILED, which agents retry), and the account
+// itself keeps serving its other models.
+func TestPermanentDenialPassesThrough(t *testing.T) {
+	const denied = `{"error":{"message":"无权访问模型 m1 (request id: 20251103)","type":"new_api_error"}}`
+	msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+	formats := []struct {
+		name, path string
+		body       map[string]any
+		errType    string // the error's type in the client's format
+	}{
+		{"chat completions", "/v1/chat/completions", map[string]any{"model": "agentrouter/m1", "messages": msgs}, "permission_error"},
+		{"messages", "/v1/messages", map[string]any{"model": "agentrouter/m1", "max_tokens": 10, "messages": msgs}, "permission_error"},
+		{"responses", "/v1/responses", map[string]any{"model": "agentrouter/m1", "input": "hi"}, "permission_error"},
+	}
+	for _, f := range formats {
+		for _, stream := range []bool{false, true} {
+			t.Run(f.name+map[bool]string{true: "/stream"}[stream], func(t *testing.T) {
+				e := newEnv(t)
+				a := e.addProviderConn("agentrouter", "ar", "key-a", 1, []string{"m1", "m2"})
+				e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Models: []string{"m1"}, Body: denied})
+				body := map[string]any{"stream": stream}
+				for k, v := range f.body {
+					body[k] = v
+				}
+				resp, out := e.post(f.path, body, map[string]string{"Authorization": "Bearer " + e.key})
+				if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Retry-After") != "" {
+					t.Fatalf("status %d (Retry-After %q), want the upstream's 403: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
+				}
+				var m struct {
+					Error struct{ Type, Message string } `json:"error"`
+				}
+				if err := json.Unmarshal(out, &m); err != nil || m.Error.Type != f.errType || !strings.Contains(m.Error.Message, "无权访问模型") {
+					t.Fatalf("error %+v (%v), want %s naming the upstream's denial: %s", m.Error, err, f.errType, out)
+				}
+				// The next request finds the model locked for the denial: the same 403.
+				if resp, out := e.post(f.path, body, map[string]string{"Authorization": "Bearer " + e.key}); resp.StatusCode != http.StatusForbidden ||
+					e.up.ModelHits("key-a", "m1") != 1 {
+					t.Fatalf("again: %d, m1 hits %d; want 403 without a new upstream call: %s", resp.StatusCode, e.up.ModelHits("key-a", "m1"), out)
+				}
+				if st := e.coolingStatus(a); st == "cooling_down" || st == "terminal" {
+					t.Fatalf("a model denial cooled the account: %s", st)
+				}
+				if resp, out := e.chat("agentrouter/m2", false, nil); resp.StatusCode != http.StatusOK {
+					t.Fatalf("the account's other model: %d %s", resp.StatusCode, out)
+				}
+			})
+		}
 	}
 }
