@@ -26,9 +26,16 @@ type Exclusion struct {
 	// Transient is true when the cause is short-lived (rate limit, server error,
 	// open breaker) and worth waiting for; quota, auth and not-found are not.
 	Transient bool
-	// Denied marks a model lock written by a permanent access denial (a
-	// rule's model-scoped forbidden, e.g. agentrouter's "无权访问模型").
-	Denied bool
+	// Cause is the verdict code that wrote a model lock or model cooldown
+	// (e.g. UPSTREAM_RATE_LIMITED, UPSTREAM_TRANSPORT_ERROR, UPSTREAM_FORBIDDEN):
+	// the client's answer depends on it (429 only for rate-limit locks).
+	Cause string
+}
+
+// Denied reports a model lock written by an access denial (a rule's
+// model-scoped forbidden, e.g. agentrouter's "无权访问模型").
+func (x Exclusion) Denied() bool {
+	return x.Reason == "model_lockout" && x.Cause == verdict.CodeForbidden
 }
 
 // Timed reports whether the exclusion ends by itself when a timer expires.
@@ -191,8 +198,7 @@ func (e *Engine) modelLocked(c Candidate) *Exclusion {
 	}
 	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
-		x.Transient = transientCode(entry.Reason)
-		x.Denied = entry.Reason == verdict.CodeForbidden
+		x.Transient, x.Cause = transientCode(entry.Reason), entry.Reason
 		return x
 	}
 	return nil
@@ -206,7 +212,7 @@ func (e *Engine) ModelCooldowns() *lockout.Table { return e.cools }
 func (e *Engine) modelCooling(c Candidate) *Exclusion {
 	if entry, ok := e.cools.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_cooldown", entry.Reason, entry.Remaining(e.clk.Now()))
-		x.Transient = transientCode(entry.Reason)
+		x.Transient, x.Cause = transientCode(entry.Reason), entry.Reason
 		return x
 	}
 	return nil

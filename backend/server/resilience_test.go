@@ -422,3 +422,51 @@ func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 		t.Fatal("not tried again when its cooldown ended")
 	}
 }
+
+// TestShortCooldownAnswersCarryRetryAfter (issue 33 items 4 and 12): a
+// generic API-key 403 cools the connection for 3 s, and meanwhile the client
+// is told when to come back (503 ALL_TARGETS_SKIPPED with Retry-After 3);
+// a model cooled by a broken upstream (a streak of resets) is answered 503
+// all_targets_cooling_down with Retry-After, never 429 rate_limit_error,
+// which the guide keeps for rate-limit locks.
+func TestShortCooldownAnswersCarryRetryAfter(t *testing.T) {
+	t.Run("generic 403", func(t *testing.T) {
+		e := newEnv(t)
+		e.addConn("only", "key-a", 1)
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403,
+			Body: `{"error":{"message":"Your request was blocked.","type":"forbidden"}}`})
+		e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || errorCode(body) != "ALL_TARGETS_SKIPPED" || resp.Header.Get("Retry-After") != "3" {
+			t.Fatalf("while the connection cools: %d %s Retry-After %q, want 503 ALL_TARGETS_SKIPPED Retry-After 3: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+	t.Run("model cooled by resets", func(t *testing.T) {
+		e := newEnv(t)
+		e.addEndpoint("a", "key-a")
+		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"))
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders, Models: []string{"m1"}})
+		for i := 0; i < 3; i++ { // m2 serves; m1's streak reaches 3 and cools the model
+			if resp, body := e.chat("legs", false, nil); resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d %s", i+1, resp.StatusCode, body)
+			}
+		}
+		resp, body := e.chat("a/m1", false, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "3" {
+			t.Fatalf("a model cooled by resets: %d %s Retry-After %q, want 503 all_targets_cooling_down Retry-After 3: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+	t.Run("model cooled by a 429 stays 429", func(t *testing.T) {
+		e := newEnv(t)
+		e.addEndpoint("a", "key-a")
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "30"}})
+		e.chat("a/m1", false, nil)
+		resp, body := e.chat("a/m1", false, nil)
+		if resp.StatusCode != http.StatusTooManyRequests || errorCode(body) != "rate_limit_error" || resp.Header.Get("Retry-After") != "30" {
+			t.Fatalf("a rate-limited model: %d %s Retry-After %q, want 429 rate_limit_error Retry-After 30: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+}
