@@ -233,6 +233,23 @@ func (e *Engine) ProviderCoolingRemaining(key string) time.Duration {
 	return 0
 }
 
+// ResetProviderCooldowns clears the opt-in provider window gate (operator
+// reset: POST /api/resilience/reset, the cooldown manager) for one breaker
+// key, or for every provider when key is "". It returns how many providers
+// were cooling down.
+func (e *Engine) ResetProviderCooldowns(key string) int {
+	if e.window == nil {
+		return 0
+	}
+	if key == "" {
+		return e.window.ResetAll()
+	}
+	if e.window.Reset(key) {
+		return 1
+	}
+	return 0
+}
+
 // providerCooling reports the opt-in provider window gate's verdict.
 func (e *Engine) providerCooling(c Candidate) *Exclusion {
 	if e.window == nil || !e.policy.ProviderCooldownEnabled() {

@@ -470,3 +470,42 @@ func TestShortCooldownAnswersCarryRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// TestResetClearsTheProviderWindowGate (guide §1, issue 33 item 6): the
+// opt-in provider window gate's cooldown is cleared by POST
+// /api/resilience/reset and by the cooldown manager (POST
+// /api/resilience/cooldowns), not only by a restart.
+func TestResetClearsTheProviderWindowGate(t *testing.T) {
+	for _, how := range []string{"reset", "cooldown manager"} {
+		t.Run(how, func(t *testing.T) {
+			e := newEnv(t)
+			e.patchResilience(map[string]any{
+				"providerCooldown": map[string]any{"enabled": true, "apikey": map[string]any{"failureThreshold": 1, "failureWindowMs": 60000, "cooldownMs": 600000}},
+				"providerBreaker":  map[string]any{"apikey": map[string]any{"failureThreshold": 100}},
+				"failover":         map[string]any{"failureStreak": 0, "retriesPerTarget": 0}})
+			id := e.addConn("only", "key-a", 1)
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503, Times: 1})
+			e.chat("openai-compatible/gpt-4o-mini", false, nil)
+			resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+			if resp.StatusCode == 200 || e.up.Hits("key-a") != 1 {
+				t.Fatalf("the provider window gate did not cool the provider: %d, hits %d: %s", resp.StatusCode, e.up.Hits("key-a"), body)
+			}
+			var code int
+			var m map[string]any
+			if how == "reset" {
+				code, m = e.mgmt("POST", "/api/resilience/reset", nil)
+				if code != 200 || m["resetCount"].(float64) < 1 || m["providerCooldownsCleared"].(float64) != 1 {
+					t.Fatalf("reset: %d %v, want the window cooldown cleared", code, m)
+				}
+			} else {
+				code, m = e.mgmt("POST", "/api/resilience/cooldowns", map[string]any{"connectionIds": []string{id}})
+				if code != 200 || m["providerCooldownsCleared"].(float64) != 1 {
+					t.Fatalf("cooldown manager: %d %v, want the window cooldown cleared", code, m)
+				}
+			}
+			if resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil); resp.StatusCode != 200 || e.up.Hits("key-a") != 2 {
+				t.Fatalf("after the %s: %d, hits %d: %s", how, resp.StatusCode, e.up.Hits("key-a"), body)
+			}
+		})
+	}
+}
