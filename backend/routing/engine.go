@@ -471,6 +471,13 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		t.e.coolEgressSiblings(t.cand.Conn, v)
 		return
 	}
+	if v.Rule != "" && v.Scope == verdict.ScopeConnection && v.CoolConnection && v.Terminal == "" && t.cand.Conn.overrides.DisableCooling {
+		// A rule's connection-scope cooldown (agentrouter's restated quota) on
+		// a connection opted out with rateLimitOverrides.disableCooling falls
+		// back to cooling this model (guide §7, the documented trade-off).
+		t.e.coolModelInstead(t.cand, v)
+		return
+	}
 	connRepeat := repeats(v, t.Counted.Conn)
 	if t.e.recordLockout(t.cand, v, connRepeat) {
 		return
@@ -513,6 +520,24 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool
 			e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 			e.stats.resetStreak(c)
 		}
+	}
+}
+
+// coolModelInstead writes a model cooldown for a connection-level verdict on
+// a connection that opted out of cooling (disableCooling): the rule's own
+// cooldown, else the upstream's hint, else the connection's ladder.
+func (e *Engine) coolModelInstead(c Candidate, v verdict.Verdict) {
+	provider := c.Conn.Provider.ID
+	cs := c.Conn.overrides.apply(e.policy.CooldownSettings(c.Conn.Category()))
+	switch {
+	case v.FixedCooldown > 0:
+		e.locked(store.LayerCooldown, e.cools.LockFor(provider, c.Conn.ID, c.Model, v.FixedCooldown, v.Code))
+	case v.RetryAfter > 0 && cs.UseUpstreamRetryHints:
+		e.locked(store.LayerCooldown, e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
+	default:
+		ladder := lockout.Settings{Enabled: true, BaseCooldown: cs.BaseCooldown, MaxCooldown: cs.MaxHintCooldown,
+			MaxBackoffSteps: cs.MaxBackoffSteps, UseExponentialBackoff: true}
+		e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 	}
 }
 
@@ -778,7 +803,7 @@ func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 // transientCode reports whether a verdict code names a short-lived failure.
 func transientCode(code string) bool {
 	switch code {
-	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeServerError, verdict.CodeTransportError,
+	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeQuotaRestated, verdict.CodeServerError, verdict.CodeTransportError,
 		verdict.CodeTimeout, verdict.CodeStreamStalled, "UPSTREAM_STREAM_ERROR", "STREAM_TRUNCATED", "EMPTY_RESPONSE":
 		return true
 	}

@@ -259,3 +259,35 @@ func TestPermanentDenialPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestDisableCoolingOnTheRulePath (guide §7, issue 33 item 10): a connection
+// opted out with rateLimitOverrides.disableCooling is never cooled by a rule's
+// connection scope (agentrouter's restated quota): the model that failed cools
+// instead, and the connection's other models keep serving.
+func TestDisableCoolingOnTheRulePath(t *testing.T) {
+	e := newEnv(t)
+	a := e.addProviderConn("agentrouter", "ar", "key-a", 1, []string{"m1", "m2"})
+	if code, m := e.mgmt("PATCH", "/api/providers/"+a, map[string]any{"rateLimitOverrides": map[string]any{"disableCooling": true}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403, Models: []string{"m1"},
+		Body: `{"error":{"message":"用户额度不足","type":"new_api_error"}}`})
+	if resp, body := e.chat("agentrouter/m1", false, nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("restated quota: %d %s", resp.StatusCode, body)
+	}
+	if st := e.coolingStatus(a); st == "cooling_down" {
+		t.Fatal("a connection with disableCooling was cooled by the rule's connection scope")
+	}
+	_, m := e.mgmt("GET", "/api/resilience/model-cooldowns", nil)
+	items, _ := m["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["model"] != "m1" || items[0].(map[string]any)["connectionId"] != a {
+		t.Fatalf("model cooldowns %v, want m1 on the connection", m)
+	}
+	if resp, body := e.chat("agentrouter/m2", false, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the connection's other model: %d %s", resp.StatusCode, body)
+	}
+	resp, body := e.chat("agentrouter/m1", false, nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || e.up.ModelHits("key-a", "m1") != 1 {
+		t.Fatalf("m1 while it cools: %d Retry-After %q, m1 hits %d: %s", resp.StatusCode, resp.Header.Get("Retry-After"), e.up.ModelHits("key-a", "m1"), body)
+	}
+}
