@@ -382,6 +382,7 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 		}
 		ticket.Combo = plan.Combo
 		ticket.Counted = req.round.streaksCounted(cand)
+		ticket.Queued = adm.protected
 		if lease != nil {
 			if err := g.leases.Fence(req.client.KeyID, lease.owner, lease.generation, cand.Conn.ID); err != nil {
 				ticket.Abandon()

@@ -421,6 +421,12 @@ type Ticket struct {
 	// docs/FAILOVER.md §5), so its in-place retries and its later legs on the
 	// same connection add nothing to the failure streaks.
 	Counted Counted
+	// Queued is set by the caller when the attempt passed a protected
+	// connection's request queue: a body-declared retry hint within the
+	// queue's wait budget pauses that queue (the gateway does), which paces
+	// the callers arriving meanwhile (guide §5), so no model cooldown is
+	// written for it — it would refuse them with a 429 instead.
+	Queued bool
 }
 
 // Counted says which failure streaks a request already added to.
@@ -482,6 +488,10 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if t.e.recordLockout(t.cand, v, connRepeat) {
 		return
 	}
+	if t.Queued && t.e.pausesQueue(t.cand.Conn, v) {
+		t.e.recordCooldown(t.cand.Conn, v)
+		return
+	}
 	t.e.recordModelCooldown(t.cand, v, repeats(v, t.Counted.Target))
 	if !connRepeat {
 		t.e.recordCooldown(t.cand.Conn, v)
@@ -521,6 +531,21 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool
 			e.stats.resetStreak(c)
 		}
 	}
+}
+
+// pausesQueue reports a model-scoped limit whose body-declared hint (prose
+// or a typed RetryInfo) is within the connection's queue wait budget: the
+// gateway pauses the connection's queue for it (admission.observe).
+func (e *Engine) pausesQueue(c *Conn, v verdict.Verdict) bool {
+	switch v.Kind {
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
+	default:
+		return false
+	}
+	if v.Scope == verdict.ScopeConnection || v.RetryAfter <= 0 || v.RetryAfter > e.queueMaxWait(c) {
+		return false
+	}
+	return v.HintSource == verdict.HintBody || v.HintSource == verdict.HintGoogleRPCRetryInfo
 }
 
 // coolModelInstead writes a model cooldown for a connection-level verdict on

@@ -507,3 +507,44 @@ func TestGateWaiterBehindAPausedRequestRefusedAtOnce(t *testing.T) {
 		t.Errorf("upstream hits = %d, want 2 (the paused request and its retry)", hits)
 	}
 }
+
+// TestArrivalDuringAShortPauseIsPaced (guide §5, issue 33 item 5): a 429
+// whose body says "retry after 2s" pauses the protected connection's queue
+// (its 30 s budget covers the pause); a caller arriving during the pause is
+// paced like the callers already queued — dispatched when the pause ends —
+// instead of being refused with a 429 by a model cooldown.
+func TestArrivalDuringAShortPauseIsPaced(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("paced", "key-a", 1)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 2s.","type":"rate_limit_error"}}`})
+	first := make(chan int, 1)
+	go func() {
+		resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		first <- resp.StatusCode
+	}()
+	paused := func() bool {
+		_, m := e.mgmt("GET", "/api/rate-limits", nil)
+		return m["connections"].([]any)[0].(map[string]any)["pausedUntil"] != nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); !paused(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the 429's body hint never paused the queue")
+		}
+	}
+	start := time.Now()
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a caller arriving during the pause: %d %s, want it paced to the pause's end and answered", resp.StatusCode, body)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("answered after %v, want held until the pause ended (~2 s after the 429)", d)
+	}
+	if s := <-first; s != http.StatusOK {
+		t.Fatalf("the paused request: %d, want its in-place retry's 200", s)
+	}
+	_, m := e.mgmt("GET", "/api/resilience/model-cooldowns", nil)
+	if items, _ := m["items"].([]any); len(items) != 0 {
+		t.Fatalf("model cooldowns %v: the queue's pause paces the callers, no model cooldown refuses them", items)
+	}
+}
