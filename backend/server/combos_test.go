@@ -167,7 +167,11 @@ func TestExhaustedConnectionNotRetriedByALaterLeg(t *testing.T) {
 		a := e.addEndpoint("a", "key-a")
 		e.addEndpoint("b", "key-b")
 		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
-		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Models: []string{"m1"}})
+		// A 429 without any hint: the model cools on the ladder. (The fake's
+		// default 429 body says "try again in 120ms", a body hint within the
+		// queue budget, which paces the connection's queue instead.)
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Models: []string{"m1"},
+			Body: `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`})
 		for i := 0; i < 3; i++ {
 			resp, _ := e.chat("legs", false, nil)
 			if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != a || resp.Header.Get("X-OmniRoute-Model") != "m2" {
