@@ -489,6 +489,7 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		return
 	}
 	if t.Queued && t.e.pausesQueue(t.cand.Conn, v) {
+		t.e.stats.streak(t.cand, v) // a limit ends the target's 5xx streak, as below
 		t.e.recordCooldown(t.cand.Conn, v)
 		return
 	}
