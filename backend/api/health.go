@@ -226,21 +226,31 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
-// resetBreakers closes every provider breaker, or only ?provider=<breaker key>.
+// resetBreakers closes every provider breaker and clears the opt-in provider
+// window gate (its cooldowns), or only ?provider=<breaker key>'s.
+// resetCount counts the breakers reset plus the window cooldowns cleared;
+// providerCooldownsCleared the latter alone.
 func (a *API) resetBreakers(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Query().Get("provider"); p != "" {
+		n := a.Engine.ResetProviderCooldowns(p)
+		found := n > 0
 		for _, s := range a.Engine.Breakers().Snapshots() {
 			if s.Provider == p {
 				a.Engine.Breakers().Get(p).Reset()
-				httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": 1})
-				return
+				found = true
+				break
 			}
 		}
-		httpx.WriteError(w, errs.New(errs.NotFound, "PROVIDER_NOT_FOUND", "no breaker for provider %q", p).WithParam("provider"))
+		if !found {
+			httpx.WriteError(w, errs.New(errs.NotFound, "PROVIDER_NOT_FOUND", "no breaker for provider %q", p).WithParam("provider"))
+			return
+		}
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": 1, "providerCooldownsCleared": n})
 		return
 	}
+	windows := a.Engine.ResetProviderCooldowns("")
 	n := a.Engine.Breakers().ResetAll()
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": n})
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "resetCount": n + windows, "providerCooldownsCleared": windows})
 }
 
 func errInvalidQuery(param, msg string) error {

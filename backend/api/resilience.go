@@ -146,15 +146,21 @@ func (a *API) clearCooldowns(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	lockoutsCleared := 0
+	lockoutsCleared, windows := 0, 0
+	seen := map[string]bool{}
 	for _, c := range targets {
 		lockoutsCleared += a.Engine.ClearConnectionLocks(c.ID)
+		if !seen[c.BreakerKey] { // the provider window gate that keeps these connections out
+			seen[c.BreakerKey] = true
+			windows += a.Engine.ResetProviderCooldowns(c.BreakerKey)
+		}
 	}
 	if lockoutsCleared > 0 && a.Events != nil {
 		a.Events.Publish("lockout", map[string]any{"action": "cleared", "removed": lockoutsCleared})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": cleared, "unchanged": unchanged,
-		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": lockoutsCleared})
+		"skippedTerminal": len(skipped), "skippedTerminalIds": skipped, "lockoutsCleared": lockoutsCleared,
+		"providerCooldownsCleared": windows})
 }
 
 // clearConns clears the transient cooldown of each target; terminal states are
@@ -183,6 +189,7 @@ func (a *API) clearConns(targets []*routing.Conn) (cleared, unchanged int, skipp
 // ClearAllCooldowns clears every connection's transient cooldown (the tray's action).
 func (a *API) ClearAllCooldowns() (int, error) {
 	n, _, _, err := a.clearConns(a.Engine.Registry().All())
+	a.Engine.ResetProviderCooldowns("")
 	return n, err
 }
 

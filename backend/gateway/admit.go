@@ -145,12 +145,19 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	start := g.clk.Now()
 	defer func() { a.queued = g.clk.Now().Sub(start) }()
 	names := g.names(cand)
+	deadline := start.Add(a.settings.MaxWait)
 	if a.protected {
 		a.q = g.queues.For(names.queue)
 		if err := a.q.Enter(a.settings.MaxDepth); err != nil {
 			return a, queueError(err)
 		}
 		defer a.q.Leave()
+		// A pause longer than the budget refuses at once, before the gate:
+		// waiting for a slot behind a paused request would only burn the
+		// budget (docs/CONCURRENCY.md).
+		if err := queue.CheckPause(start, a.q.PausedUntil(), deadline); err != nil {
+			return a, queueError(err)
+		}
 	}
 	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
 	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
@@ -168,9 +175,7 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	if g.gate.TryAcquireInto(&a.held, keys) {
 		permit = &a.held
 	} else {
-		wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
-		permit, err = g.gate.Acquire(wctx, keys, maxWaiting)
-		cancel()
+		permit, err = g.waitGate(ctx, a, keys, maxWaiting, deadline)
 	}
 	switch {
 	case err == nil:
@@ -187,7 +192,6 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	}
 	if a.protected {
 		now := g.clk.Now()
-		deadline := start.Add(a.settings.MaxWait)
 		paused := a.q.PausedUntil().After(now)
 		waited, err := a.q.Pace(ctx, now, deadline, a.settings.Interval)
 		if err != nil {
@@ -206,6 +210,39 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 		}
 	}
 	return a, nil
+}
+
+// errPausedPastBudget ends a gate wait when the connection's queue is
+// paused past the caller's budget.
+var errPausedPastBudget = errors.New("the connection's queue was paused past the wait budget")
+
+// waitGate waits for the gate's permit within the wait budget. On a
+// protected connection a pause declared meanwhile that ends after deadline
+// (the request holding the slot met a body retry hint) refuses the caller at
+// once with RATE_LIMIT_QUEUE_TIMEOUT instead of letting it wait its budget out.
+//
+//go:noinline
+func (g *Gateway) waitGate(ctx context.Context, a *admission, keys []gate.Key, maxWaiting int, deadline time.Time) (*gate.Permit, error) {
+	wctx, cancel := context.WithTimeout(ctx, a.settings.MaxWait)
+	defer cancel()
+	if !a.protected {
+		return g.gate.Acquire(wctx, keys, maxWaiting)
+	}
+	pctx, stopWait := context.WithCancelCause(wctx)
+	defer stopWait(nil)
+	var pausedUntil time.Time // written before stopWait, read after Acquire saw it
+	stop := a.q.WatchPause(func(until time.Time) {
+		if until.After(deadline) {
+			pausedUntil = until
+			stopWait(errPausedPastBudget)
+		}
+	})
+	permit, err := g.gate.Acquire(pctx, keys, maxWaiting)
+	stop()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(pctx), errPausedPastBudget) {
+		return nil, queueError(queue.CheckPause(g.clk.Now(), pausedUntil, deadline))
+	}
+	return permit, err
 }
 
 // observe feeds an attempt's verdict to the queue: a body-declared retry hint

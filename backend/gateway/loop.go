@@ -47,6 +47,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	}
 	rs := &req.round
 	rs.reset()
+	rs.counted, rs.countedBuf, rs.undenied = rs.countedBuf[:0], [2]target{}, false
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
 	plan := &req.plan
@@ -98,6 +99,7 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 				continue
 			}
 			last = f
+			rs.undenied = rs.undenied || !deniedAccess(&f.v)
 			rs.exclude(cand, &f.v)
 			if f.v.Kind == verdict.KindContextLength && plan.Combo != nil {
 				// A larger-context target, not the same model again.
@@ -230,6 +232,52 @@ type round struct {
 	exhausted []exhaustion // connections failed at account level
 	triedBuf  [4]target
 	exhBuf    [2]exhaustion
+	// counted are the targets whose recoverable failure (5xx, reset,
+	// timeout) this request already counted towards the failure streaks, kept
+	// across rounds (reset only by run): one request alone never cools a
+	// connection or a model (guide §2), whatever its in-place retries.
+	counted    []target
+	countedBuf [2]target
+	// undenied: some attempt of this request failed for another reason than
+	// a permanent access denial (kept across rounds, reset only by run).
+	undenied bool
+}
+
+// deniedAccess reports a permanent denial of the model on this account
+// (agentrouter's "无权访问模型", GLM's 1220): a rule's model-scoped
+// forbidden, which locks the model and never passes by retrying.
+func deniedAccess(v *verdict.Verdict) bool {
+	return v.Kind == verdict.KindForbidden && v.ModelLock > 0
+}
+
+// streaksCounted says which failure streaks this request already added to
+// for c: its target's, and its connection's (through any of its models).
+func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
+	var n routing.Counted
+	for _, t := range rs.counted {
+		if t.conn == c.Conn {
+			n.Conn = true
+			if t.model == c.Model {
+				n.Target = true
+			}
+		}
+	}
+	return n
+}
+
+// noteFailure records a failed attempt's target when its failure counted
+// towards the streaks.
+func (rs *round) noteFailure(c routing.Candidate, v *verdict.Verdict) {
+	if v.Kind != verdict.KindServer && v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout {
+		return
+	}
+	t := targetOf(c)
+	for _, x := range rs.counted {
+		if x == t {
+			return
+		}
+	}
+	rs.counted = append(rs.counted, t)
 }
 
 // exhaustion is a connection's account-level failure in a round.
@@ -334,6 +382,8 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			return prev, false, x
 		}
 		ticket.Combo = plan.Combo
+		ticket.Counted = req.round.streaksCounted(cand)
+		ticket.Queued = adm.protected
 		if lease != nil {
 			if err := g.leases.Fence(req.client.KeyID, lease.owner, lease.generation, cand.Conn.ID); err != nil {
 				ticket.Abandon()
@@ -341,6 +391,9 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
+		if f != nil {
+			req.round.noteFailure(cand, &f.v)
+		}
 		if end := adm.settle(f, done, g.clk.Now()); end != nil {
 			return end, false, nil
 		}

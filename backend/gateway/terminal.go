@@ -12,8 +12,9 @@ import (
 // terminalError answers a request no candidate could serve, exactly as the
 // guide's "Depuração" and §4 say: the resilience timers that excluded targets
 // (503 all_targets_cooling_down with Retry-After and diagnostics), short
-// transient lockouts (429 rate_limit_error with retry_after / reset_at), only
-// quota / auth / not-found exclusions (503 ALL_TARGETS_SKIPPED, no hint),
+// rate-limit lockouts (429 rate_limit_error with retry_after / reset_at), only
+// quota / auth / not-found exclusions (503 ALL_TARGETS_SKIPPED, with
+// Retry-After when a connection cooldown ends by itself), permanent denials (403),
 // nothing executable (404 no_executable_targets), every free target leased by
 // others (429 LEASE_CAPACITY_UNAVAILABLE), or the last attempt's failure.
 func terminalError(req *request, last *failure, plan routing.Plan, now time.Time) error {
@@ -32,6 +33,12 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 		e.Details = diagnostics(x)
 		return e
 	}
+	if allDenied(x) {
+		e := errs.New(errs.Permission, verdict.CodeForbidden,
+			"the upstream denies access to %q on every connection that serves it (a permanent denial; locked for %ds)", req.model, seconds(soonest(x, false)))
+		e.Details = diagnostics(x)
+		return e
+	}
 	transient, timed := soonest(x, true), soonest(x, false)
 	if q := soonestQuota(x); q > 0 && transient == 0 && onlyTimed(x) {
 		return quotaExhausted(req, q, now, plan)
@@ -44,6 +51,14 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 			"every target of %q is excluded by a resilience timer; retry in %ds", req.model, seconds(transient))
 		e.Details = diagnostics(x)
 		return e.WithRetryAfter(transient)
+	}
+	if back := soonestConnection(x); back > 0 {
+		// A connection comes back when its cooldown ends (e.g. a few
+		// seconds after a generic 403): say when.
+		e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED",
+			"every target of %q is unavailable (quota, credentials, access); a connection comes back in %ds; see diagnostics", req.model, seconds(back))
+		e.Details = diagnostics(x)
+		return e.WithRetryAfter(back)
 	}
 	e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED",
 		"every target of %q is unavailable for a reason that does not pass by itself (quota, credentials, model not found); see diagnostics", req.model)
@@ -74,6 +89,14 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	v := last.v
 	if v.Code == rules.CodeToolCountLimit {
 		return errs.New(errs.Invalid, v.Code, "no target takes this many tools (%d): %s", req.toolCount(), v.Message).WithParam("tools")
+	}
+	if deniedAccess(&v) && !req.round.undenied {
+		// Every attempt met a permanent denial: the upstream's own status
+		// (403) reaches the client, which must not retry it.
+		req.upstreamStatus = v.Status
+		e := errs.New(errs.Permission, v.Code, "%s", v.Message)
+		e.Details = diagnostics(plan.Excluded)
+		return e
 	}
 	if v.ClientRetryAfter > 0 {
 		// A restated error (a quota reported as 403) announces its own window.
@@ -217,12 +240,35 @@ func soonest(excluded []routing.Exclusion, transientOnly bool) time.Duration {
 	return s
 }
 
-// rateLimitExclusion reports a model lock or cooldown, or a connection cooled
-// by a rate or concurrency limit: the exclusions a 429 describes.
+// soonestConnection is the earliest end of a connection cooldown among the
+// exclusions (0: none): the account comes back by itself then. A model's
+// not-found lock is left out: the model will hardly be there sooner.
+func soonestConnection(excluded []routing.Exclusion) time.Duration {
+	var s time.Duration
+	for _, x := range excluded {
+		if x.Reason != "connection_cooldown" || !x.Timed() {
+			continue
+		}
+		if s == 0 || x.Remaining < s {
+			s = x.Remaining
+		}
+	}
+	return s
+}
+
+// rateLimitExclusion reports a model lock or cooldown written by a rate,
+// concurrency or quota limit, or a connection cooled by a rate or concurrency
+// limit: the exclusions a 429 describes. A lock a broken upstream wrote
+// (5xx, reset, timeout) is not one: the guide answers 429 for rate-limit
+// locks only, and 503 with Retry-After for the other transient ones.
 func rateLimitExclusion(x routing.Exclusion) bool {
 	switch x.Reason {
 	case "model_lockout", "model_cooldown":
-		return true
+		switch x.Cause {
+		case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeQuotaExhausted, verdict.CodeQuotaRestated:
+			return true
+		}
+		return false
 	case "connection_cooldown":
 		return x.Detail == string(verdict.KindRateLimit) || x.Detail == string(verdict.KindConcurrencyLimit)
 	}
@@ -232,6 +278,16 @@ func rateLimitExclusion(x routing.Exclusion) bool {
 func allReason(excluded []routing.Exclusion, reason string) bool {
 	for _, x := range excluded {
 		if x.Reason != reason {
+			return false
+		}
+	}
+	return len(excluded) > 0
+}
+
+// allDenied reports whether every exclusion is a permanent access denial.
+func allDenied(excluded []routing.Exclusion) bool {
+	for _, x := range excluded {
+		if !x.Denied() {
 			return false
 		}
 	}

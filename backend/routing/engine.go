@@ -26,6 +26,16 @@ type Exclusion struct {
 	// Transient is true when the cause is short-lived (rate limit, server error,
 	// open breaker) and worth waiting for; quota, auth and not-found are not.
 	Transient bool
+	// Cause is the verdict code that wrote a model lock or model cooldown
+	// (e.g. UPSTREAM_RATE_LIMITED, UPSTREAM_TRANSPORT_ERROR, UPSTREAM_FORBIDDEN):
+	// the client's answer depends on it (429 only for rate-limit locks).
+	Cause string
+}
+
+// Denied reports a model lock written by an access denial (a rule's
+// model-scoped forbidden, e.g. agentrouter's "无权访问模型").
+func (x Exclusion) Denied() bool {
+	return x.Reason == "model_lockout" && x.Cause == verdict.CodeForbidden
 }
 
 // Timed reports whether the exclusion ends by itself when a timer expires.
@@ -188,7 +198,7 @@ func (e *Engine) modelLocked(c Candidate) *Exclusion {
 	}
 	if entry, ok := e.lockouts.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_lockout", string(entry.Scope), entry.Remaining(e.clk.Now()))
-		x.Transient = transientCode(entry.Reason)
+		x.Transient, x.Cause = transientCode(entry.Reason), entry.Reason
 		return x
 	}
 	return nil
@@ -202,7 +212,7 @@ func (e *Engine) ModelCooldowns() *lockout.Table { return e.cools }
 func (e *Engine) modelCooling(c Candidate) *Exclusion {
 	if entry, ok := e.cools.Locked(c.Conn.Provider.ID, c.Conn.ID, c.Model); ok {
 		x := e.exclusion(c, "model_cooldown", entry.Reason, entry.Remaining(e.clk.Now()))
-		x.Transient = transientCode(entry.Reason)
+		x.Transient, x.Cause = transientCode(entry.Reason), entry.Reason
 		return x
 	}
 	return nil
@@ -219,6 +229,23 @@ func (e *Engine) ProviderCoolingRemaining(key string) time.Duration {
 	}
 	if cooling, remaining := e.window.CoolingDown(key); cooling {
 		return remaining
+	}
+	return 0
+}
+
+// ResetProviderCooldowns clears the opt-in provider window gate (operator
+// reset: POST /api/resilience/reset, the cooldown manager) for one breaker
+// key, or for every provider when key is "". It returns how many providers
+// were cooling down.
+func (e *Engine) ResetProviderCooldowns(key string) int {
+	if e.window == nil {
+		return 0
+	}
+	if key == "" {
+		return e.window.ResetAll()
+	}
+	if e.window.Reset(key) {
+		return 1
 	}
 	return 0
 }
@@ -388,6 +415,27 @@ type Ticket struct {
 	done   bool
 	// Combo, when set, receives the outcome for stateful strategies (fill-first).
 	Combo *Combo
+	// Counted is set by the caller when the same request already counted a
+	// recoverable failure (5xx, reset, timeout) of this target (Target) or of
+	// its connection (Conn): one request alone never cools either (guide §2,
+	// docs/FAILOVER.md §5), so its in-place retries and its later legs on the
+	// same connection add nothing to the failure streaks.
+	Counted Counted
+	// Queued is set by the caller when the attempt passed a protected
+	// connection's request queue: a body-declared retry hint within the
+	// queue's wait budget pauses that queue (the gateway does), which paces
+	// the callers arriving meanwhile (guide §5), so no model cooldown is
+	// written for it — it would refuse them with a 429 instead.
+	Queued bool
+}
+
+// Counted says which failure streaks a request already added to.
+type Counted struct{ Conn, Target bool }
+
+// repeats reports whether v would only add to a streak the request already
+// counted: a recoverable failure that cools nothing by itself.
+func repeats(v verdict.Verdict, counted bool) bool {
+	return counted && recoverable(v.Kind) && !v.CoolConnection && v.Terminal == ""
 }
 
 // Finish records the attempt's verdict in every layer. A client-cancelled attempt
@@ -429,20 +477,39 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 		t.e.coolEgressSiblings(t.cand.Conn, v)
 		return
 	}
-	if t.e.recordLockout(t.cand, v) {
+	if v.Rule != "" && v.Scope == verdict.ScopeConnection && v.CoolConnection && v.Terminal == "" && t.cand.Conn.overrides.DisableCooling {
+		// A rule's connection-scope cooldown (agentrouter's restated quota) on
+		// a connection opted out with rateLimitOverrides.disableCooling falls
+		// back to cooling this model (guide §7, the documented trade-off).
+		t.e.coolModelInstead(t.cand, v)
 		return
 	}
-	t.e.recordModelCooldown(t.cand, v)
-	t.e.recordCooldown(t.cand.Conn, v)
+	connRepeat := repeats(v, t.Counted.Conn)
+	if t.e.recordLockout(t.cand, v, connRepeat) {
+		return
+	}
+	if t.Queued && t.e.pausesQueue(t.cand.Conn, v) {
+		t.e.stats.streak(t.cand, v) // a limit ends the target's 5xx streak, as below
+		t.e.recordCooldown(t.cand.Conn, v)
+		return
+	}
+	t.e.recordModelCooldown(t.cand, v, repeats(v, t.Counted.Target))
+	if !connRepeat {
+		t.e.recordCooldown(t.cand.Conn, v)
+	}
 }
 
 // recordModelCooldown writes model-scoped evidence into the model cooldowns
 // when the lockout layer did not take it: a model's 429 cools the model for the
 // upstream's hint (or the connection ladder), and FailureStreak consecutive
 // recoverable failures of one model cool that model with the ladder. Success
-// decays the model's cooldown history.
-func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
+// decays the model's cooldown history. repeat: the request already counted a
+// recoverable failure of this target, so this one leaves its streak as it is.
+func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool) {
 	provider := c.Conn.Provider.ID
+	if repeat {
+		return
+	}
 	streak := e.stats.streak(c, v)
 	if v.OK() {
 		_, gone := e.cools.DecayEntries(provider, c.Conn.ID, c.Model)
@@ -467,6 +534,39 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict) {
 	}
 }
 
+// pausesQueue reports a model-scoped limit whose body-declared hint (prose
+// or a typed RetryInfo) is within the connection's queue wait budget: the
+// gateway pauses the connection's queue for it (admission.observe).
+func (e *Engine) pausesQueue(c *Conn, v verdict.Verdict) bool {
+	switch v.Kind {
+	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
+	default:
+		return false
+	}
+	if v.Scope == verdict.ScopeConnection || v.RetryAfter <= 0 || v.RetryAfter > e.queueMaxWait(c) {
+		return false
+	}
+	return v.HintSource == verdict.HintBody || v.HintSource == verdict.HintGoogleRPCRetryInfo
+}
+
+// coolModelInstead writes a model cooldown for a connection-level verdict on
+// a connection that opted out of cooling (disableCooling): the rule's own
+// cooldown, else the upstream's hint, else the connection's ladder.
+func (e *Engine) coolModelInstead(c Candidate, v verdict.Verdict) {
+	provider := c.Conn.Provider.ID
+	cs := c.Conn.overrides.apply(e.policy.CooldownSettings(c.Conn.Category()))
+	switch {
+	case v.FixedCooldown > 0:
+		e.locked(store.LayerCooldown, e.cools.LockFor(provider, c.Conn.ID, c.Model, v.FixedCooldown, v.Code))
+	case v.RetryAfter > 0 && cs.UseUpstreamRetryHints:
+		e.locked(store.LayerCooldown, e.cools.LockFor(provider, c.Conn.ID, c.Model, min(v.RetryAfter, cs.MaxHintCooldown), v.Code))
+	default:
+		ladder := lockout.Settings{Enabled: true, BaseCooldown: cs.BaseCooldown, MaxCooldown: cs.MaxHintCooldown,
+			MaxBackoffSteps: cs.MaxBackoffSteps, UseExponentialBackoff: true}
+		e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
+	}
+}
+
 // recoverable reports the failures that say nothing alone but, repeated, show
 // the target (or, across models, the connection) is broken.
 func recoverable(k verdict.Kind) bool {
@@ -475,8 +575,9 @@ func recoverable(k verdict.Kind) bool {
 
 // recordLockout applies the model lockout layer. It returns true when the
 // failure is blamed on the model alone, so the connection itself is not cooled
-// (the rest of its models keep serving).
-func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
+// (the rest of its models keep serving). connRepeat: the request already
+// counted a recoverable failure of the connection (see Ticket.Counted).
+func (e *Engine) recordLockout(c Candidate, v verdict.Verdict, connRepeat bool) bool {
 	if e.lockouts == nil {
 		return false
 	}
@@ -520,7 +621,7 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict) bool {
 	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter))
 	// The model is locked, not the connection; recoverable failures still count
 	// towards the connection's cross-model streak (guide §2).
-	if recoverable(v.Kind) {
+	if recoverable(v.Kind) && !connRepeat {
 		e.recordCooldown(c.Conn, v)
 	}
 	return true
@@ -728,7 +829,7 @@ func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 // transientCode reports whether a verdict code names a short-lived failure.
 func transientCode(code string) bool {
 	switch code {
-	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeServerError, verdict.CodeTransportError,
+	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeQuotaRestated, verdict.CodeServerError, verdict.CodeTransportError,
 		verdict.CodeTimeout, verdict.CodeStreamStalled, "UPSTREAM_STREAM_ERROR", "STREAM_TRUNCATED", "EMPTY_RESPONSE":
 		return true
 	}

@@ -458,3 +458,93 @@ func mustConn(t *testing.T, e *env, id string) *routing.Conn {
 	}
 	return c
 }
+
+// TestGateWaiterBehindAPausedRequestRefusedAtOnce (docs/CONCURRENCY.md, issue
+// 33 item 7): the request holding a connection's only slot meets a 429 whose
+// body says "retry after 2s" and waits in place to retry, holding the slot;
+// the queue pauses for 2 s on the gateway's injected clock. A caller already
+// waiting for the slot with a 1 s budget is refused at once with
+// RATE_LIMIT_QUEUE_TIMEOUT instead of waiting its budget out, and never
+// reaches the upstream; the paused request is answered by its retry once the
+// clock has moved past the pause.
+func TestGateWaiterBehindAPausedRequestRefusedAtOnce(t *testing.T) {
+	e := newEnv(t)
+	id := e.addConn("paced", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"maxConcurrent": 1,
+		"rateLimitOverrides": map[string]any{"maxWaitMs": 1000}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, LatencyMs: 300, Times: 1,
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 2s.","type":"rate_limit_error"}}`})
+	type result struct {
+		status  int
+		code    string
+		retry   string
+		elapsed time.Duration
+	}
+	send := func() result {
+		start := time.Now()
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		return result{resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), time.Since(start)}
+	}
+	first := make(chan result, 1)
+	go func() { first <- send() }()
+	if err := e.up.WaitInFlight(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	r := send() // waits for the slot; the pause begins ~300 ms later
+	if r.status != http.StatusServiceUnavailable || r.code != "RATE_LIMIT_QUEUE_TIMEOUT" || r.retry != "2" {
+		t.Errorf("the caller waiting for the slot: %+v, want 503 RATE_LIMIT_QUEUE_TIMEOUT with Retry-After 2", r)
+	}
+	if r.elapsed >= 900*time.Millisecond {
+		t.Errorf("the caller waiting for the slot was refused after %v, want at once when the pause began (~300 ms), before its 1 s budget", r.elapsed)
+	}
+	e.clk.Advance(2100 * time.Millisecond) // past the pause and the model cooldown, before the retry (~2 s after the 429)
+	if r := <-first; r.status != http.StatusOK {
+		t.Fatalf("the paused request: %+v, want its in-place retry's 200", r)
+	}
+	if hits := e.up.Hits("key-a"); hits != 2 {
+		t.Errorf("upstream hits = %d, want 2 (the paused request and its retry)", hits)
+	}
+}
+
+// TestArrivalDuringAShortPauseIsPaced (guide §5, issue 33 item 5): a 429
+// whose body says "retry after 2s" pauses the protected connection's queue
+// (its 30 s budget covers the pause); a caller arriving during the pause is
+// paced like the callers already queued — dispatched when the pause ends —
+// instead of being refused with a 429 by a model cooldown.
+func TestArrivalDuringAShortPauseIsPaced(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("paced", "key-a", 1)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Body: `{"error":{"message":"Rate limit reached. Please retry after 2s.","type":"rate_limit_error"}}`})
+	first := make(chan int, 1)
+	go func() {
+		resp, _ := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		first <- resp.StatusCode
+	}()
+	paused := func() bool {
+		_, m := e.mgmt("GET", "/api/rate-limits", nil)
+		return m["connections"].([]any)[0].(map[string]any)["pausedUntil"] != nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); !paused(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the 429's body hint never paused the queue")
+		}
+	}
+	start := time.Now()
+	resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a caller arriving during the pause: %d %s, want it paced to the pause's end and answered", resp.StatusCode, body)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("answered after %v, want held until the pause ended (~2 s after the 429)", d)
+	}
+	if s := <-first; s != http.StatusOK {
+		t.Fatalf("the paused request: %d, want its in-place retry's 200", s)
+	}
+	_, m := e.mgmt("GET", "/api/resilience/model-cooldowns", nil)
+	if items, _ := m["items"].([]any); len(items) != 0 {
+		t.Fatalf("model cooldowns %v: the queue's pause paces the callers, no model cooldown refuses them", items)
+	}
+}

@@ -104,7 +104,9 @@ func TestComboTerminalErrors(t *testing.T) {
 			t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	})
-	t.Run("rate_limit_error from transient lockouts", func(t *testing.T) {
+	// A lock a broken upstream (5xx) wrote is not a rate limit: 503 with
+	// Retry-After, 429 being kept for rate-limit locks (guide; issue 33 item 12).
+	t.Run("all_targets_cooling_down from 5xx lockouts", func(t *testing.T) {
 		e := newEnv(t)
 		e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": true}, "comboCooldownWait": map[string]any{"enabled": false}})
 		e.addEndpoint("a", "key-a")
@@ -112,9 +114,21 @@ func TestComboTerminalErrors(t *testing.T) {
 		e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 		e.chat("one", false, nil)
 		resp, body := e.chat("one", false, nil)
+		if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "120" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("rate_limit_error from rate-limit lockouts", func(t *testing.T) {
+		e := newEnv(t)
+		e.patchResilience(map[string]any{"modelLockout": map[string]any{"enabled": true}, "comboCooldownWait": map[string]any{"enabled": false}})
+		e.addEndpoint("a", "key-a")
+		e.addCombo("one", "priority", target("a/m"))
+		e.up.SetFault("*", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429})
+		e.chat("one", false, nil)
+		resp, body := e.chat("one", false, nil)
 		if resp.StatusCode != 429 || errorCode(body) != "rate_limit_error" || gjson.GetBytes(body, "error.type").String() != "rate_limit_error" ||
-			gjson.GetBytes(body, "error.retry_after").Int() != 120 || !gjson.GetBytes(body, "error.reset_at").Exists() ||
-			resp.Header.Get("Retry-After") != "120" {
+			gjson.GetBytes(body, "error.retry_after").Int() == 0 || !gjson.GetBytes(body, "error.reset_at").Exists() ||
+			resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 	})
@@ -153,7 +167,11 @@ func TestExhaustedConnectionNotRetriedByALaterLeg(t *testing.T) {
 		a := e.addEndpoint("a", "key-a")
 		e.addEndpoint("b", "key-b")
 		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"), target("b/m1"))
-		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Models: []string{"m1"}})
+		// A 429 without any hint: the model cools on the ladder. (The fake's
+		// default 429 body says "try again in 120ms", a body hint within the
+		// queue budget, which paces the connection's queue instead.)
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Models: []string{"m1"},
+			Body: `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`})
 		for i := 0; i < 3; i++ {
 			resp, _ := e.chat("legs", false, nil)
 			if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != a || resp.Header.Get("X-OmniRoute-Model") != "m2" {
@@ -250,5 +268,60 @@ func TestComboCooldownWait(t *testing.T) {
 			gjson.GetBytes(body, "error.diagnostics.excluded.0.reason").String() != "model_lockout" || took > 900*time.Millisecond) {
 			t.Fatalf("wait disabled: %d after %v: %s", resp.StatusCode, took, body)
 		}
+	}
+}
+
+// TestOneRequestNeverCoolsItsConnection (issue 33, item 14; guide §2,
+// docs/FAILOVER.md §1 and §5): a combo leg whose model answers 503 to each of
+// its in-place retries (maxRetriesPerTarget 2: three 503s) counts once
+// towards failover.failureStreak (3), so the request's next leg on the same
+// connection answers at once — no connection cooldown, no cooldown wait —
+// and only the third such request cools the connection.
+func TestOneRequestNeverCoolsItsConnection(t *testing.T) {
+	e := newEnv(t)
+	a := e.addEndpoint("a", "key-a")
+	code, m := e.mgmt("POST", "/api/combos", map[string]any{"name": "legs", "strategy": "priority", "maxRetriesPerTarget": 2,
+		"targets": []any{target("a/m1"), target("a/m2")}})
+	if code != http.StatusCreated {
+		t.Fatalf("create combo: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503, Models: []string{"m1"}})
+	cooling := func() bool {
+		_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+		for _, c := range cd["connections"].([]any) {
+			if c := c.(map[string]any); c["id"] == a {
+				return c["status"] == "cooling_down"
+			}
+		}
+		return false
+	}
+	for i := 1; i <= 2; i++ {
+		resp, body := e.chat("legs", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Model") != "m2" || resp.Header.Get("X-OmniRoute-Attempts") != "4" {
+			t.Fatalf("request %d: %d via %s, attempts %s: %s", i, resp.StatusCode, resp.Header.Get("X-OmniRoute-Model"),
+				resp.Header.Get("X-OmniRoute-Attempts"), body)
+		}
+		if got := e.up.ModelHits("key-a", "m1"); got != 3*i {
+			t.Fatalf("request %d: m1 hits %d, want %d", i, got, 3*i)
+		}
+		if cooling() {
+			t.Fatalf("request %d cooled its own connection", i)
+		}
+	}
+	// m2's successes restart the connection's count, but m1's own streak
+	// goes on: the third request's first 503 cools the model (its in-place
+	// retry is refused), and the fourth goes straight to m2.
+	for i, want := range []struct {
+		attempts string
+		m1       int
+	}{{"2", 7}, {"1", 7}} {
+		resp, body := e.chat("legs", false, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Attempts") != want.attempts || e.up.ModelHits("key-a", "m1") != want.m1 {
+			t.Fatalf("request %d: %d, attempts %s, m1 hits %d; want attempts %s, m1 hits %d: %s", i+3, resp.StatusCode,
+				resp.Header.Get("X-OmniRoute-Attempts"), e.up.ModelHits("key-a", "m1"), want.attempts, want.m1, body)
+		}
+	}
+	if cooling() {
+		t.Fatal("a connection serving another model was cooled")
 	}
 }

@@ -384,8 +384,10 @@ func TestStreamStallRecordsErrorWithoutCooldown(t *testing.T) {
 
 // TestFailureStreakCoolsAnAlways5xxConnection (guide §2): a connection that
 // answers 503 to every request is cooled after failover.failureStreak (3)
-// consecutive failures, while its healthy sibling keeps serving; it stays out
-// for exactly the 3 s ladder rung and is tried again at its end.
+// consecutive failures, while its healthy sibling keeps serving; a request's
+// in-place retry adds nothing to the count (one request alone never cools
+// it), so the third request's first 503 cools it. It stays out for exactly
+// the 3 s ladder rung and is tried again at its end.
 func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	e := newEnv(t)
 	bad := e.addConn("bad", "key-a", 1)
@@ -394,7 +396,7 @@ func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	want := []struct {
 		attempts string
 		hitsA    int
-	}{{"3", 2}, {"2", 3}, {"1", 3}}
+	}{{"3", 2}, {"3", 4}, {"2", 5}, {"1", 5}}
 	for i, w := range want {
 		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
 		if resp.StatusCode != 200 || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good ||
@@ -411,12 +413,99 @@ func TestFailureStreakCoolsAnAlways5xxConnection(t *testing.T) {
 	}
 	e.clk.Advance(3*time.Second - time.Millisecond)
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
-	if e.up.Hits("key-a") != 3 {
+	if e.up.Hits("key-a") != 5 {
 		t.Fatalf("tried 1 ms before its cooldown ends: hits %d", e.up.Hits("key-a"))
 	}
 	e.clk.Advance(time.Millisecond)
 	e.chat("openai-compatible/gpt-4o-mini", false, nil)
-	if e.up.Hits("key-a") == 3 {
+	if e.up.Hits("key-a") == 5 {
 		t.Fatal("not tried again when its cooldown ended")
+	}
+}
+
+// TestShortCooldownAnswersCarryRetryAfter (issue 33 items 4 and 12): a
+// generic API-key 403 cools the connection for 3 s, and meanwhile the client
+// is told when to come back (503 ALL_TARGETS_SKIPPED with Retry-After 3);
+// a model cooled by a broken upstream (a streak of resets) is answered 503
+// all_targets_cooling_down with Retry-After, never 429 rate_limit_error,
+// which the guide keeps for rate-limit locks.
+func TestShortCooldownAnswersCarryRetryAfter(t *testing.T) {
+	t.Run("generic 403", func(t *testing.T) {
+		e := newEnv(t)
+		e.addConn("only", "key-a", 1)
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 403,
+			Body: `{"error":{"message":"Your request was blocked.","type":"forbidden"}}`})
+		e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || errorCode(body) != "ALL_TARGETS_SKIPPED" || resp.Header.Get("Retry-After") != "3" {
+			t.Fatalf("while the connection cools: %d %s Retry-After %q, want 503 ALL_TARGETS_SKIPPED Retry-After 3: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+	t.Run("model cooled by resets", func(t *testing.T) {
+		e := newEnv(t)
+		e.addEndpoint("a", "key-a")
+		e.addCombo("legs", "priority", target("a/m1"), target("a/m2"))
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders, Models: []string{"m1"}})
+		for i := 0; i < 3; i++ { // m2 serves; m1's streak reaches 3 and cools the model
+			if resp, body := e.chat("legs", false, nil); resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d %s", i+1, resp.StatusCode, body)
+			}
+		}
+		resp, body := e.chat("a/m1", false, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "3" {
+			t.Fatalf("a model cooled by resets: %d %s Retry-After %q, want 503 all_targets_cooling_down Retry-After 3: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+	t.Run("model cooled by a 429 stays 429", func(t *testing.T) {
+		e := newEnv(t)
+		e.addEndpoint("a", "key-a")
+		e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "30"}})
+		e.chat("a/m1", false, nil)
+		resp, body := e.chat("a/m1", false, nil)
+		if resp.StatusCode != http.StatusTooManyRequests || errorCode(body) != "rate_limit_error" || resp.Header.Get("Retry-After") != "30" {
+			t.Fatalf("a rate-limited model: %d %s Retry-After %q, want 429 rate_limit_error Retry-After 30: %s",
+				resp.StatusCode, errorCode(body), resp.Header.Get("Retry-After"), body)
+		}
+	})
+}
+
+// TestResetClearsTheProviderWindowGate (guide §1, issue 33 item 6): the
+// opt-in provider window gate's cooldown is cleared by POST
+// /api/resilience/reset and by the cooldown manager (POST
+// /api/resilience/cooldowns), not only by a restart.
+func TestResetClearsTheProviderWindowGate(t *testing.T) {
+	for _, how := range []string{"reset", "cooldown manager"} {
+		t.Run(how, func(t *testing.T) {
+			e := newEnv(t)
+			e.patchResilience(map[string]any{
+				"providerCooldown": map[string]any{"enabled": true, "apikey": map[string]any{"failureThreshold": 1, "failureWindowMs": 60000, "cooldownMs": 600000}},
+				"providerBreaker":  map[string]any{"apikey": map[string]any{"failureThreshold": 100}},
+				"failover":         map[string]any{"failureStreak": 0, "retriesPerTarget": 0}})
+			id := e.addConn("only", "key-a", 1)
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503, Times: 1})
+			e.chat("openai-compatible/gpt-4o-mini", false, nil)
+			resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil)
+			if resp.StatusCode == 200 || e.up.Hits("key-a") != 1 {
+				t.Fatalf("the provider window gate did not cool the provider: %d, hits %d: %s", resp.StatusCode, e.up.Hits("key-a"), body)
+			}
+			var code int
+			var m map[string]any
+			if how == "reset" {
+				code, m = e.mgmt("POST", "/api/resilience/reset", nil)
+				if code != 200 || m["resetCount"].(float64) < 1 || m["providerCooldownsCleared"].(float64) != 1 {
+					t.Fatalf("reset: %d %v, want the window cooldown cleared", code, m)
+				}
+			} else {
+				code, m = e.mgmt("POST", "/api/resilience/cooldowns", map[string]any{"connectionIds": []string{id}})
+				if code != 200 || m["providerCooldownsCleared"].(float64) != 1 {
+					t.Fatalf("cooldown manager: %d %v, want the window cooldown cleared", code, m)
+				}
+			}
+			if resp, body := e.chat("openai-compatible/gpt-4o-mini", false, nil); resp.StatusCode != 200 || e.up.Hits("key-a") != 2 {
+				t.Fatalf("after the %s: %d, hits %d: %s", how, resp.StatusCode, e.up.Hits("key-a"), body)
+			}
+		})
 	}
 }

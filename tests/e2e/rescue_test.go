@@ -445,14 +445,15 @@ func TestRescueQuotaExhausted(t *testing.T) {
 }
 
 // TestRescueAlways5xxStopsWastingAttempts: a target that answers 503 to every
-// request is retried once, then its failure streak cools it, and from then on
-// no attempt is wasted on it; the connection's other model keeps serving.
+// request is retried once in place (a request counts once towards the failure
+// streak), the third request's failure cools it, and from then on no attempt
+// is wasted on it; the connection's other model keeps serving.
 func TestRescueAlways5xxStopsWastingAttempts(t *testing.T) {
 	t.Parallel()
 	forEachLayout(t, func(t *testing.T, two bool) {
 		r := newRescue(t, two, nil, nil)
 		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
-		want := []struct{ attempts, primary int }{{3, 2}, {2, 3}, {1, 3}, {1, 3}, {1, 3}}
+		want := []struct{ attempts, primary int }{{3, 2}, {3, 4}, {2, 5}, {1, 5}, {1, 5}}
 		for i, w := range want {
 			p := r.ask(false)
 			r.answered(p, false)

@@ -115,8 +115,8 @@ func TestAgentrouterQuotaRestated(t *testing.T) {
 
 // TestAgentrouterModelAccessLocksOnlyTheModel: "无权访问模型" is permanent for
 // that model on that account: only the model leaves routing (6 h), the
-// connection and its sibling model keep serving, and the status is never
-// restated.
+// connection and its sibling model keep serving, the status is never
+// restated, and the client gets the upstream's 403, then and while it is locked.
 func TestAgentrouterModelAccessLocksOnlyTheModel(t *testing.T) {
 	t.Parallel()
 	up := fakeupstream.New()
@@ -128,8 +128,8 @@ func TestAgentrouterModelAccessLocksOnlyTheModel(t *testing.T) {
 		Body: `{"error":{"message":"无权访问模型 claude-opus-4 (request id: 20251103)","type":"new_api_error"}}`})
 
 	resp, body := gw.chat(gw.key, "agentrouter/claude-opus-4", false)
-	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusTooManyRequests {
-		t.Fatalf("denied model answered %d (a permanent denial must not be restated as a retryable 429): %s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("denied model answered %d, want the upstream's 403 (a permanent denial is neither a retryable 429 nor a 502): %s", resp.StatusCode, body)
 	}
 	resp, body = gw.chat(gw.key, "agentrouter/claude-sonnet-4", false)
 	if resp.StatusCode != http.StatusOK {
@@ -139,9 +139,9 @@ func TestAgentrouterModelAccessLocksOnlyTheModel(t *testing.T) {
 		t.Fatalf("connection status %q: the model-access rule must not cool the connection", st)
 	}
 	hits := up.Hits("key-a")
-	resp, _ = gw.chat(gw.key, "agentrouter/claude-opus-4", false)
-	if resp.StatusCode == http.StatusOK {
-		t.Fatalf("locked model answered 200")
+	resp, body = gw.chat(gw.key, "agentrouter/claude-opus-4", false)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("locked model answered %d, want 403 (the denial stands): %s", resp.StatusCode, body)
 	}
 	if up.Hits("key-a") != hits {
 		t.Fatalf("the locked model was sent upstream again")

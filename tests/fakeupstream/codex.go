@@ -201,13 +201,39 @@ func codexStream(key, model string, body []byte, chunks, cut int) []byte {
 }
 
 // LimitReset scripts the Claude limit reset endpoints of the fake:
-// GET /api/oauth/usage answers Usage (status UsageStatus, default 200) and
-// POST /api/organizations/{org}/reset_rate_limits answers Claim (ClaimStatus).
+// GET /api/oauth/usage answers Usage (status UsageStatus, default 200),
+// POST /api/organizations/{org}/reset_rate_limits answers Claim (ClaimStatus),
+// and the organisation look-ups GET /api/claude_cli/bootstrap and GET
+// /api/oauth/profile answer Bootstrap and Profile (404 when empty).
 type LimitReset struct {
 	Usage       string `json:"usage"`
 	UsageStatus int    `json:"usageStatus,omitempty"`
 	Claim       string `json:"claim"`
 	ClaimStatus int    `json:"claimStatus,omitempty"`
+	Bootstrap   string `json:"bootstrap,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+}
+
+// accountLookup answers the organisation look-ups from the limit reset
+// script: bootstrap or profile.
+func (u *Upstream) accountLookup(profile bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		s := u.limitReset
+		u.mu.Unlock()
+		body := ""
+		if s != nil {
+			body = s.Bootstrap
+			if profile {
+				body = s.Profile
+			}
+		}
+		if body == "" || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			u.writeError(w, http.StatusNotFound, `{"error":{"type":"not_found_error","message":"not found"}}`)
+			return
+		}
+		u.writeError(w, http.StatusOK, body)
+	}
 }
 
 // SetLimitReset installs the limit reset script (nil: both endpoints 404).

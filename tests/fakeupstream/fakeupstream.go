@@ -174,6 +174,8 @@ func New() *Upstream {
 	mux.HandleFunc("GET /v1beta/models/{call}", u.geminiGetModel)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
 	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
+	mux.HandleFunc("GET /api/claude_cli/bootstrap", u.accountLookup(false))
+	mux.HandleFunc("GET /api/oauth/profile", u.accountLookup(true))
 	u.control(mux)
 	mux.HandleFunc("/", notFound)
 	u.mux = mux

@@ -223,11 +223,35 @@ func TestResetNotOfferedRemembersNextAvailable(t *testing.T) {
 	if s.ResetResult != wall.ResultNotOffered || !s.ResetNextAt.Equal(next) {
 		t.Fatalf("state %+v", s)
 	}
-	// Without an organisation the flow cannot run: a failure, 15 minutes of back-off.
+	// Without an organisation (none set, none found by the look-up) the flow
+	// cannot run: a failure, 15 minutes of back-off.
 	r2 := newRig(t)
 	r2.fault(429, wallHeaders(t0.Add(time.Hour)))
 	r2.do(t, providers.Account{AutoLimitReset: true})
 	if s := r2.table.Get("conn-1"); s.ResetResult != wall.ResultFailed || !s.ResetBackoffUntil.Equal(t0.Add(wall.ResetFailureBackoff)) {
 		t.Fatalf("no organisation: %+v", s)
+	}
+}
+
+// TestResetLooksTheOrganisationUpFirst (guide §1, issue 33 item 9): a
+// hand-added connection has no organizationUUID; the reset flow looks it up
+// (Claude Code's bootstrap, else the OAuth profile) and claims for it.
+func TestResetLooksTheOrganisationUpFirst(t *testing.T) {
+	for _, tc := range []struct{ name, bootstrap, profile, want string }{
+		{"bootstrap", `{"oauth_account":{"account_uuid":"acc-1","organization_uuid":"org-boot"}}`, "", "org-boot"},
+		{"profile", "", `{"account":{"uuid":"acc-1"},"organization":{"uuid":"org-prof"}}`, "org-prof"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			r.up.SetLimitReset(&fakeupstream.LimitReset{Usage: `{"juniper_tide":{"arm":"reset","available":true}}`, Claim: `{"result":"reset"}`,
+				Bootstrap: tc.bootstrap, Profile: tc.profile})
+			r.fault(429, wallHeaders(t0.Add(time.Hour)))
+			if status, _ := r.do(t, providers.Account{LowPriorityMode: true, AutoLimitReset: true}); status != 200 || r.slowSent() {
+				t.Fatalf("status %d slow %v", status, r.slowSent())
+			}
+			if c := r.up.ResetClaims(); len(c) != 1 || c[0] != tc.want {
+				t.Fatalf("claims %v, want [%s]", c, tc.want)
+			}
+		})
 	}
 }

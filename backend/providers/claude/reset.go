@@ -28,6 +28,8 @@ const resetTimeout = 15 * time.Second
 // ResetClient speaks the limit reset endpoints of the connection's origin (the
 // baseUrl without /v1): GET /api/oauth/usage?at_wall=1&skip_spend=1, then
 // POST /api/organizations/{orgUUID}/reset_rate_limits {"program":"juniper_tide"}.
+// The organisation is the connection's organizationUUID, else looked up
+// (GET /api/claude_cli/bootstrap, then /api/oauth/profile).
 type ResetClient struct {
 	client    *http.Client
 	userAgent string
@@ -48,12 +50,19 @@ func Origin(baseURL string) string {
 // an available reset is not_offered with the server's next_available_at.
 func (c *ResetClient) Claim(ctx context.Context, t providers.Target) wall.ResetOutcome {
 	failed := wall.ResetOutcome{Result: wall.ResultFailed}
-	if c == nil || t.Account.OrganizationUUID == "" {
+	if c == nil {
 		return failed
 	}
 	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
 	defer cancel()
 	origin := Origin(t.BaseURL)
+	org := t.Account.OrganizationUUID
+	if org == "" {
+		// A hand-added connection has no organisation: look it up first.
+		if org = c.organization(ctx, t, origin); org == "" {
+			return failed
+		}
+	}
 	body, ok := c.call(ctx, t, http.MethodGet, origin+"/api/oauth/usage?at_wall=1&skip_spend=1", nil)
 	if !ok {
 		return failed
@@ -62,7 +71,7 @@ func (c *ResetClient) Claim(ctx context.Context, t providers.Target) wall.ResetO
 	if arm.Get("arm").String() != "reset" || !arm.Get("available").Bool() {
 		return wall.ResetOutcome{Result: wall.ResultNotOffered, NextAvailableAt: parseTime(arm.Get("next_available_at"))}
 	}
-	body, ok = c.call(ctx, t, http.MethodPost, origin+"/api/organizations/"+url.PathEscape(t.Account.OrganizationUUID)+"/reset_rate_limits",
+	body, ok = c.call(ctx, t, http.MethodPost, origin+"/api/organizations/"+url.PathEscape(org)+"/reset_rate_limits",
 		[]byte(`{"program":"`+Program+`"}`))
 	if !ok {
 		return failed
@@ -72,6 +81,23 @@ func (c *ResetClient) Claim(ctx context.Context, t providers.Target) wall.ResetO
 		return wall.ResetOutcome{Result: r, NextAvailableAt: parseTime(gjson.GetBytes(body, "next_available_at"))}
 	}
 	return failed
+}
+
+// organization looks the token's organisation up, as Claude Code does: its
+// bootstrap (oauth_account.organization_uuid), else the OAuth profile
+// (organization.uuid). "" when neither names one.
+func (c *ResetClient) organization(ctx context.Context, t providers.Target, origin string) string {
+	for _, q := range [...]struct{ path, field string }{
+		{"/api/claude_cli/bootstrap", "oauth_account.organization_uuid"},
+		{"/api/oauth/profile", "organization.uuid"},
+	} {
+		if body, ok := c.call(ctx, t, http.MethodGet, origin+q.path, nil); ok {
+			if org := strings.TrimSpace(gjson.GetBytes(body, q.field).String()); org != "" {
+				return org
+			}
+		}
+	}
+	return ""
 }
 
 func (c *ResetClient) call(ctx context.Context, t providers.Target, method, u string, body []byte) ([]byte, bool) {

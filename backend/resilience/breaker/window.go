@@ -166,6 +166,17 @@ func (g *WindowGate) ResetAll() int {
 	return n
 }
 
+// Reset forgets one provider's window and cooldown (operator reset) and
+// reports whether it was cooling down.
+func (g *WindowGate) Reset(provider string) bool {
+	now := g.clk.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.entries[provider]
+	delete(g.entries, provider)
+	return e != nil && now.Before(e.until)
+}
+
 // pruneWindow drops failures at or older than window before now (a failure exactly
 // Window old is outside the window), reusing the slice.
 func pruneWindow(fs []time.Time, now time.Time, window time.Duration) []time.Time {

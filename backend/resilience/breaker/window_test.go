@@ -173,6 +173,33 @@ func TestWindowGateResetAll(t *testing.T) {
 	}
 }
 
+// Reset clears one provider (cooling: true; only counting or unknown:
+// false) and leaves the others alone.
+func TestWindowGateReset(t *testing.T) {
+	g, _ := newGate(breaker.DefaultWindowProfile("local")) // 2 failures cool
+	g.RecordFailure("a")
+	g.RecordFailure("a")
+	g.RecordFailure("b")
+	g.RecordFailure("c")
+	g.RecordFailure("c")
+	if !g.Reset("a") {
+		t.Fatal("Reset(a) = false, want true (it was cooling)")
+	}
+	if g.Reset("b") || g.Reset("nobody") {
+		t.Fatal("Reset of a provider not cooling reported true")
+	}
+	if cooling, _ := g.CoolingDown("a"); cooling {
+		t.Fatal("a still cooling after Reset")
+	}
+	g.RecordFailure("b")
+	if cooling, _ := g.CoolingDown("b"); cooling {
+		t.Fatal("b's failure before its Reset still counted")
+	}
+	if cooling, _ := g.CoolingDown("c"); !cooling {
+		t.Fatal("c was reset with a")
+	}
+}
+
 func TestWindowProfilesFromEnv(t *testing.T) {
 	env := map[string]string{
 		"OMNIROUTE_PROVIDER_BREAKER_OAUTH_FAILURE_THRESHOLD":   "3",

@@ -291,19 +291,23 @@ func cool(s State, v verdict.Verdict, set Settings, now time.Time) State {
 
 // cooldownFor returns the cooldown for v at ladder level and the level to store next.
 // Fixed cooldowns (concurrency limits) keep the level; hints and the ladder raise it
-// by one, capped at MaxBackoffSteps.
+// by one, capped at MaxBackoffSteps. An exhausted quota waits for its reset,
+// except a restated one (CodeQuotaRestated), which climbs the ladder.
 func cooldownFor(v verdict.Verdict, set Settings, level int) (time.Duration, int) {
 	hint := time.Duration(0)
 	if set.UseUpstreamRetryHints && v.RetryAfter > 0 {
 		hint = v.RetryAfter
 	}
 	next := min(level+1, set.MaxBackoffSteps)
+	// A restated quota (agentrouter's "403 额度不足") is a short window by
+	// declaration (guide §7): the ordinary ladder, not the quota cooldown.
+	quota := v.Kind == verdict.KindQuota && v.Code != verdict.CodeQuotaRestated
 	switch {
-	case v.Kind == verdict.KindQuota && hint > 0:
+	case quota && hint > 0:
 		return min(hint, MaxQuotaCooldown), level
-	case v.Kind == verdict.KindQuota && set.QuotaCooldown > 0:
+	case quota && set.QuotaCooldown > 0:
 		return set.QuotaCooldown, level
-	case v.Kind == verdict.KindQuota:
+	case quota:
 		return DefaultQuotaCooldown, level
 	case v.FixedCooldown > 0:
 		return min(max(v.FixedCooldown, hint), set.MaxHintCooldown), level

@@ -709,6 +709,30 @@ func TestQuotaCooldownHonoursTheReset(t *testing.T) {
 	}
 }
 
+// TestRestatedQuotaTakesTheLadder (guide §7, issue 33 item 1): a quota the
+// upstream reported as 403 and a restatement corrected is a short window by
+// declaration: the connection climbs the ordinary ladder (3 s, 6 s, 12 s for
+// an API key), or waits the upstream's own hint, never the 1 h quota cooldown.
+func TestRestatedQuotaTakesTheLadder(t *testing.T) {
+	now := start()
+	set := cooldown.DefaultSettings("apikey")
+	v := verdict.Verdict{Kind: verdict.KindQuota, Scope: verdict.ScopeConnection, Status: 429, RestatedFrom: 403, Failover: true,
+		CoolConnection: true, SkipProviderBreaker: true, Code: verdict.CodeQuotaRestated, ClientRetryAfter: time.Minute}
+	var s cooldown.State
+	for i, want := range []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Second} {
+		s, _ = cooldown.Apply(s, v, set, cooldown.Options{}, now)
+		if got := s.RateLimitedUntil.Sub(now); got != want {
+			t.Fatalf("restatement %d: cooldown %v, want %v", i+1, got, want)
+		}
+		now = s.RateLimitedUntil
+	}
+	v.RetryAfter = 20 * time.Second
+	s, _ = cooldown.Apply(cooldown.State{}, v, set, cooldown.Options{}, now)
+	if got := s.RateLimitedUntil.Sub(now); got != 20*time.Second {
+		t.Fatalf("with the upstream's hint: cooldown %v, want 20s", got)
+	}
+}
+
 // TestApplyStored: the rule the database applies to a shared row. Whether the
 // stored row is cooling at the failure's instant decides (until now+1ms: a
 // herd, nothing moves; until now or now−1ms: the ladder climbs one rung); a

@@ -147,6 +147,30 @@ type Queue struct {
 	interval    time.Duration
 	lim         *rate.Limiter
 	pausedUntil time.Time
+	// watchers are told of each new pause (WatchPause).
+	watchers map[*pauseWatcher]struct{}
+}
+
+// pauseWatcher is one WatchPause registration.
+type pauseWatcher struct{ f func(until time.Time) }
+
+// WatchPause calls f with the pause's end each time a pause is declared
+// (or lengthened) until stop is called: a caller waiting for a slot on the
+// connection's gate learns at once that its turn cannot come within its
+// budget. f runs on Pause's caller, without the queue's lock held.
+func (q *Queue) WatchPause(f func(until time.Time)) (stop func()) {
+	w := &pauseWatcher{f: f}
+	q.mu.Lock()
+	if q.watchers == nil {
+		q.watchers = map[*pauseWatcher]struct{}{}
+	}
+	q.watchers[w] = struct{}{}
+	q.mu.Unlock()
+	return func() {
+		q.mu.Lock()
+		delete(q.watchers, w)
+		q.mu.Unlock()
+	}
 }
 
 // Enter admits a caller (CheckAdmission against the live depth, atomically)
@@ -178,10 +202,19 @@ func (q *Queue) Queued() int {
 // Pause holds dispatches until until (a body-declared retry hint).
 func (q *Queue) Pause(until time.Time) {
 	q.mu.Lock()
-	if until.After(q.pausedUntil) {
-		q.pausedUntil = until
+	if !until.After(q.pausedUntil) {
+		q.mu.Unlock()
+		return
+	}
+	q.pausedUntil = until
+	var tell []*pauseWatcher
+	for w := range q.watchers {
+		tell = append(tell, w)
 	}
 	q.mu.Unlock()
+	for _, w := range tell {
+		w.f(until)
+	}
 }
 
 // PausedUntil is the end of the current pause (zero or past: none).

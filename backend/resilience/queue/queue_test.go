@@ -215,3 +215,23 @@ func TestCancelledTurnReturns(t *testing.T) {
 		}
 	})
 }
+
+// WatchPause tells a registered watcher of each new or longer pause (never of
+// a shorter one), and nothing after stop.
+func TestWatchPause(t *testing.T) {
+	q := &Queue{}
+	now := time.Unix(1_000, 0)
+	var got []time.Duration
+	stop := q.WatchPause(func(until time.Time) { got = append(got, until.Sub(now)) })
+	q.Pause(now.Add(2 * time.Second))
+	q.Pause(now.Add(time.Second)) // shorter: the pause stands, nobody is told
+	q.Pause(now.Add(3 * time.Second))
+	stop()
+	q.Pause(now.Add(4 * time.Second))
+	if len(got) != 2 || got[0] != 2*time.Second || got[1] != 3*time.Second {
+		t.Fatalf("watcher told %v, want [2s 3s]", got)
+	}
+	if q.PausedUntil() != now.Add(4*time.Second) {
+		t.Fatalf("paused until %v", q.PausedUntil())
+	}
+}

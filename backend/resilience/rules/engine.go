@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,7 +129,7 @@ func (e *Engine) judge(o verdict.Outcome, t Traits, count bool) Result {
 // base verdict for an unmatched in-stream error is left to the caller.
 func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bool) Result {
 	provider := strings.ToLower(o.Provider)
-	full := strings.ToLower(string(o.Body))
+	full := errorText(o.Body)
 	var res Result
 
 	// Stage 1: restatement (built-in only: it corrects a provider's lie).
@@ -216,6 +217,38 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 		e.mu.Unlock()
 	}
 	return res
+}
+
+// errorText is the lower-case text markers are matched against: the raw
+// body, and when it is JSON with escapes (many encoders write non-ASCII text
+// as \uXXXX) its decoded string values too, so "\u989d\u5ea6\u4e0d\u8db3"
+// matches "额度不足" as the upstream meant it.
+func errorText(body []byte) string {
+	raw := strings.ToLower(string(body))
+	if !bytes.Contains(body, []byte(`\`)) || !gjson.ValidBytes(body) {
+		return raw
+	}
+	var b strings.Builder
+	b.WriteString(raw)
+	var walk func(r gjson.Result)
+	walk = func(r gjson.Result) {
+		switch {
+		case r.Type == gjson.String:
+			b.WriteByte('\n')
+			b.WriteString(strings.ToLower(r.Str))
+		case r.IsObject() || r.IsArray():
+			r.ForEach(func(k, v gjson.Result) bool {
+				if k.Type == gjson.String && strings.Contains(k.Raw, `\`) {
+					b.WriteByte('\n')
+					b.WriteString(strings.ToLower(k.Str))
+				}
+				walk(v)
+				return true
+			})
+		}
+	}
+	walk(gjson.ParseBytes(body))
+	return b.String()
 }
 
 // matches reports whether the rule applies. status 0 is an in-stream error

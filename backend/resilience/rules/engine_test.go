@@ -91,6 +91,10 @@ func TestStreamErrors(t *testing.T) {
 	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection || v.RestatedFrom != 200 {
 		t.Fatalf("in-stream quota: ok=%v %+v", ok, v)
 	}
+	v, ok = e.ClassifyStreamError("agentrouter", []byte(`{"error":{"message":"\u989d\u5ea6\u4e0d\u8db3"}}`), now, tr)
+	if !ok || v.Kind != verdict.KindQuota || v.Code != verdict.CodeQuotaRestated {
+		t.Fatalf("in-stream quota, \\u-escaped: ok=%v %+v", ok, v)
+	}
 	v, ok = e.ClassifyStreamError("opencode", []byte(`{"error":{"code":"429","message":"slow down"}}`), now, rules.Traits{FullText: true})
 	if !ok || v.Rule != "opencode-rate-limit" || v.Status != 429 {
 		t.Fatalf("in-stream status as a string: ok=%v %+v", ok, v)

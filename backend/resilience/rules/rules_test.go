@@ -37,14 +37,15 @@ func leaves(v verdict.Verdict) string {
 
 // clientStatus is the status the client is shown when this is the last attempt:
 // failover verdicts end as the gateway's own answer; 429 for limits (restated
-// ones included), otherwise the upstream status passes.
+// ones included), otherwise the upstream status passes (a permanent model
+// denial's too).
 func clientStatus(v verdict.Verdict) int {
 	switch {
 	case v.Code == rules.CodeToolCountLimit:
 		return 400
 	case v.Kind == verdict.KindRateLimit || v.Kind == verdict.KindConcurrencyLimit || v.ClientRetryAfter > 0:
 		return 429
-	case !v.Failover:
+	case !v.Failover, v.Kind == verdict.KindForbidden && v.ModelLock > 0: // a permanent denial passes as is
 		return v.Status
 	case v.Kind == verdict.KindNotFound:
 		return 404
@@ -90,11 +91,20 @@ var capturedBodies = []captured{
 		wantLeaves: "connection", wantRule: "agentrouter-quota-as-403>agentrouter-user-quota-exhausted"},
 	{name: "agentrouter 403 无权访问模型 never restated", provider: "agentrouter", status: 403,
 		body:       `{"error":{"message":"无权访问模型 claude-opus-4-1-20250805 (request id: 20251103)","type":"new_api_error"}}`,
-		wantStatus: 403, wantClient: 502, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel,
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel,
 		wantLeaves: "model", wantRule: "agentrouter-model-access-denied", wantLock: 6 * time.Hour},
 	{name: "agentrouter 403 both markers: the exclusion wins", provider: "agentrouter", status: 403,
 		body:       `{"error":{"message":"无权访问模型 gpt-5 (用户额度不足)","type":"new_api_error"}}`,
-		wantStatus: 403, wantClient: 502, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel,
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel,
+		wantLeaves: "model", wantRule: "agentrouter-model-access-denied", wantLock: 6 * time.Hour},
+	// The same bodies with their text \u-escaped, as many JSON encoders write it.
+	{name: "agentrouter 403 用户额度不足 \\u-escaped", provider: "agentrouter", status: 403,
+		body:       `{"error":{"message":"\u7528\u6237\u989d\u5ea6\u4e0d\u8db3, \u5269\u4f59\u989d\u5ea6","type":"new_api_error"}}`,
+		wantStatus: 429, wantClient: 429, wantClientRA: 60 * time.Second, wantKind: verdict.KindQuota, wantScope: verdict.ScopeConnection,
+		wantLeaves: "connection", wantRule: "agentrouter-quota-as-403>agentrouter-user-quota-exhausted"},
+	{name: "agentrouter 403 both markers \\u-escaped: the exclusion wins", provider: "agentrouter", status: 403,
+		body:       `{"error":{"message":"\u65e0\u6743\u8bbf\u95ee\u6a21\u578b gpt-5 (\u7528\u6237\u989d\u5ea6\u4e0d\u8db3)","type":"new_api_error"}}`,
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel,
 		wantLeaves: "model", wantRule: "agentrouter-model-access-denied", wantLock: 6 * time.Hour},
 	{name: "agentrouter 401 无效的令牌", provider: "agentrouter", status: 401,
 		body:       `{"error":{"message":"无效的令牌 (request id: 20251103)","type":"new_api_error"}}`,
@@ -147,7 +157,7 @@ var capturedBodies = []captured{
 		wantStatus: 400, wantClient: 404, wantKind: verdict.KindNotFound, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "glm-model-not-found", wantLock: time.Hour},
 	{name: "glm 403 1220 无权访问", provider: "glm", status: 403,
 		body:       `{"error":{"code":"1220","message":"您无权访问glm-4.6"}}`,
-		wantStatus: 403, wantClient: 502, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "glm-model-no-access", wantLock: time.Hour},
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "glm-model-no-access", wantLock: time.Hour},
 	{name: "glm 401 1000 身份验证失败", provider: "glm", status: 401,
 		body:       `{"error":{"code":"1000","message":"身份验证失败。"}}`,
 		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},

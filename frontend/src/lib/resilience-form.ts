@@ -37,7 +37,11 @@ const SECTION_TEXT: Record<string, { title?: string; description: string }> = {
   providerBreaker: { description: 'Circuit breaker per provider: failures before it degrades and opens, and how long it stays open.' },
   providerCooldown: { description: 'Optional window gate: too many failures within a window cools the whole provider.' },
   comboCooldownWait: { title: 'Combo cooldown wait', description: 'Combos may wait out a short cooldown instead of failing over.' },
-  quotaShareConcurrencyLimit: { title: 'Quota-share concurrency limit', description: 'Treat concurrency-limit errors as a short fixed cooldown.' },
+  quotaShareConcurrencyLimit: {
+    title: 'Quota-share concurrency limit',
+    description:
+      "Serialise quota-share combos through the account's concurrency gate (its max concurrent), fail-open: a request that waited its whole budget goes ahead without a slot. Off: counted on the account, not serialised.",
+  },
   streamStallCooldown: { description: 'Cool a connection when its stream stalls (off: a stall only fails that request).' },
   streamRecovery: { description: 'Stream recovery guards.' },
   throughputWatchdog: { description: 'Abort streams that stay below a minimum throughput after warm-up.' },

@@ -48,6 +48,12 @@ describe('buildSections', () => {
     expect(sections.find((s) => s.key === 'providerCooldown')?.fields.map((f) => f.key)).toEqual(['providerCooldown.enabled']);
     expect(byKey('streamRecovery.throughputWatchdog.warmupMs').kind).toBe('number');
   });
+  it("describes the quota-share toggle as docs/CONCURRENCY.md does: the account gate, fail-open", () => {
+    const d = sections.find((s) => s.key === 'quotaShareConcurrencyLimit')?.description ?? '';
+    expect(d).toMatch(/serialise quota-share combos through the account's concurrency gate/i);
+    expect(d).toMatch(/fail-open/);
+    expect(d).not.toMatch(/cooldown/i);
+  });
   it('knows the kind of each field and the unit of Ms fields', () => {
     expect(fields).toHaveLength(48); // 4 + 8 + 9 + 10 + 4 + 1 + 1 + 5 + 6
     expect(byKey('modelLockout.errorCodes').kind).toBe('codes');
