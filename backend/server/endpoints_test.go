@@ -124,17 +124,8 @@ func TestCompletionsPassThrough(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("stream: %d %s", resp.StatusCode, body)
 	}
-	var text strings.Builder
-	done := false
-	for _, ev := range parseSSE(t, body) {
-		if ev.data == "[DONE]" {
-			done = true
-			continue
-		}
-		text.WriteString(gjson.Get(ev.data, "choices.0.text").String())
-	}
-	if text.String() != "<middle of x…y>" || !done {
-		t.Fatalf("streamed text %q (done %v): %s", text.String(), done, body)
+	if text, done := completionText(t, body); text != "<middle of x…y>" || !done {
+		t.Fatalf("streamed text %q (done %v): %s", text, done, body)
 	}
 	resp, body = e.client("/v1/completions", `{"model":"qwen2.5-coder"}`)
 	if resp.StatusCode != 400 || errorCode(body) != "PROMPT_REQUIRED" {
@@ -164,6 +155,23 @@ func TestCompletionsTranslatedToChat(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("stream: %d %s", resp.StatusCode, body)
 	}
+	if text, done := completionText(t, body); text != fakeupstream.Content("cmpl-anthropic") || !done {
+		t.Fatalf("streamed %q (done %v)", text, done)
+	}
+	hits := e.up.Hits("cmpl-anthropic")
+	resp, body = e.client("/v1/completions", map[string]any{"model": "claude-sonnet-4-5", "prompt": "a", "suffix": "b"})
+	if resp.StatusCode != 400 || errorCode(body) != "FIM_UNSUPPORTED" {
+		t.Fatalf("suffix on a chat-only wire: %d %s", resp.StatusCode, body)
+	}
+	if e.up.Hits("cmpl-anthropic") != hits {
+		t.Fatal("the refused request reached the upstream")
+	}
+}
+
+// completionText is the text of a streamed text completion and whether it
+// ended with [DONE]; every other event must be a text_completion chunk.
+func completionText(t *testing.T, body []byte) (string, bool) {
+	t.Helper()
 	var text strings.Builder
 	done := false
 	for _, ev := range parseSSE(t, body) {
@@ -176,15 +184,5 @@ func TestCompletionsTranslatedToChat(t *testing.T) {
 		}
 		text.WriteString(gjson.Get(ev.data, "choices.0.text").String())
 	}
-	if text.String() != fakeupstream.Content("cmpl-anthropic") || !done {
-		t.Fatalf("streamed %q (done %v)", text.String(), done)
-	}
-	hits := e.up.Hits("cmpl-anthropic")
-	resp, body = e.client("/v1/completions", map[string]any{"model": "claude-sonnet-4-5", "prompt": "a", "suffix": "b"})
-	if resp.StatusCode != 400 || errorCode(body) != "FIM_UNSUPPORTED" {
-		t.Fatalf("suffix on a chat-only wire: %d %s", resp.StatusCode, body)
-	}
-	if e.up.Hits("cmpl-anthropic") != hits {
-		t.Fatal("the refused request reached the upstream")
-	}
+	return text.String(), done
 }

@@ -136,7 +136,7 @@ func layers() []layer {
 		{"backend/config", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/httpx", []string{"backend/errs", "backend/jsonv"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/anthropic", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/translate", []string{"backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/translate", []string{"backend/jsonv", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 	}
 }
 

@@ -15,28 +15,14 @@ const EmbeddingDims = 8
 // (a string, or an array of strings or token arrays), deterministic per text,
 // with usage. Status faults of the key apply.
 func (u *Upstream) embeddings(w http.ResponseWriter, r *http.Request) {
-	key, authed := apiKey(r, FormatOpenAI)
-	body, err := readBody(w, r)
 	var req struct {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
 	}
-	if err == nil {
-		err = json.Unmarshal(body, &req)
+	if !u.openAIPrelude(w, r, &req, func() string { return req.Model }) {
+		return
 	}
-	f, _, _ := u.begin(key, r.URL.Path, r.Header, body, req.Model, authed)
 	defer u.end()
-	switch {
-	case !authed:
-		u.writeError(w, http.StatusUnauthorized, missingKeyBody(FormatOpenAI))
-		return
-	case f != nil && f.Mode == ModeStatus:
-		u.writeStatusFault(w, FormatOpenAI, f)
-		return
-	case err != nil || req.Model == "":
-		u.writeError(w, http.StatusBadRequest, ErrorBody(FormatOpenAI, http.StatusBadRequest))
-		return
-	}
 	var inputs []any
 	var one string
 	if json.Unmarshal(req.Input, &one) == nil {
@@ -72,30 +58,21 @@ func vector(text string) []float64 {
 // "<middle of PREFIX…SUFFIX>" so a test sees both ends arrived — streamed as
 // text_completion chunks when asked. Status faults of the key apply.
 func (u *Upstream) textCompletion(w http.ResponseWriter, r *http.Request) {
-	key, authed := apiKey(r, FormatOpenAI)
-	body, err := readBody(w, r)
 	var req struct {
 		Model  string `json:"model"`
 		Prompt any    `json:"prompt"`
 		Suffix string `json:"suffix"`
 		Stream bool   `json:"stream"`
 	}
-	if err == nil {
-		err = json.Unmarshal(body, &req)
+	if !u.openAIPrelude(w, r, &req, func() string { return req.Model }) {
+		return
 	}
-	f, _, _ := u.begin(key, r.URL.Path, r.Header, body, req.Model, authed)
 	defer u.end()
-	switch {
-	case !authed:
-		u.writeError(w, http.StatusUnauthorized, missingKeyBody(FormatOpenAI))
-		return
-	case f != nil && f.Mode == ModeStatus:
-		u.writeStatusFault(w, FormatOpenAI, f)
-		return
-	case err != nil || req.Model == "" || req.Prompt == nil:
+	if req.Prompt == nil {
 		u.writeError(w, http.StatusBadRequest, ErrorBody(FormatOpenAI, http.StatusBadRequest))
 		return
 	}
+	key, _ := apiKey(r, FormatOpenAI)
 	text := Content(key)
 	if req.Suffix != "" {
 		text = fmt.Sprintf("<middle of %v…%s>", req.Prompt, req.Suffix)
@@ -120,6 +97,33 @@ func (u *Upstream) textCompletion(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// openAIPrelude reads an OpenAI endpoint's body into req, counts the hit,
+// and answers a missing key, a status fault of the key or an unreadable body
+// itself (false). On true the caller owes u.end().
+func (u *Upstream) openAIPrelude(w http.ResponseWriter, r *http.Request, req any, model func() string) bool {
+	key, authed := apiKey(r, FormatOpenAI)
+	body, err := readBody(w, r)
+	if err == nil {
+		err = json.Unmarshal(body, req)
+	}
+	f, _, _ := u.begin(key, r.URL.Path, r.Header, body, model(), authed)
+	answered := true
+	switch {
+	case !authed:
+		u.writeError(w, http.StatusUnauthorized, missingKeyBody(FormatOpenAI))
+	case f != nil && f.Mode == ModeStatus:
+		u.writeStatusFault(w, FormatOpenAI, f)
+	case err != nil || model() == "":
+		u.writeError(w, http.StatusBadRequest, ErrorBody(FormatOpenAI, http.StatusBadRequest))
+	default:
+		answered = false
+	}
+	if answered {
+		u.end()
+	}
+	return !answered
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

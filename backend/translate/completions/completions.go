@@ -152,39 +152,27 @@ func (s *streamFromChat) End(dst []byte) []byte {
 	return sse.Append(dst, "", []byte("[DONE]"))
 }
 
-// UpstreamError is an error event the upstream sent in its stream.
-type UpstreamError struct{ Message string }
-
-func (e *UpstreamError) Error() string { return "upstream stream error: " + e.Message }
-
 // Event translates one chat chunk.
 func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
-	if ev.Comment || s.failed || s.ended {
+	if s.failed || s.ended {
 		return dst, nil
 	}
-	if ev.IsDone() {
+	kind, root, err := translate.ReadChatChunk(ev)
+	switch {
+	case err != nil:
+		s.failed = true
+		return dst, err
+	case kind == translate.ChunkDone:
 		s.sawDone = true
 		return dst, nil
-	}
-	if !jsonv.Valid(ev.Data) {
-		s.failed = true
-		return dst, errors.New("the upstream sent an event that is not JSON")
-	}
-	root := gjson.ParseBytes(ev.Data)
-	if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
-		s.failed = true
-		msg := e.Get("message").String()
-		if msg == "" {
-			msg = e.String()
-		}
-		return dst, &UpstreamError{Message: msg}
+	case kind == translate.ChunkSkip:
+		return dst, nil
 	}
 	if m := root.Get("model").String(); m != "" {
 		s.model = m
 	}
 	if u := root.Get("usage"); u.IsObject() {
-		s.usage = translate.Usage{InputTokens: int(u.Get("prompt_tokens").Int()), OutputTokens: int(u.Get("completion_tokens").Int()),
-			CacheReadTokens: int(u.Get("prompt_tokens_details.cached_tokens").Int()), ReasoningTokens: int(u.Get("completion_tokens_details.reasoning_tokens").Int())}
+		s.usage = translate.ChatUsage(u)
 	}
 	s.buf = s.buf[:0]
 	s.buf = append(s.buf, `{"id":`...)

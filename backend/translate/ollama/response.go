@@ -163,32 +163,25 @@ func (s *stream) End(dst []byte) []byte {
 
 // Event translates one chat chunk.
 func (s *stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
-	if ev.Comment || s.failed || s.ended {
+	if s.failed || s.ended {
 		return dst, nil
 	}
-	if ev.IsDone() {
+	kind, root, err := translate.ReadChatChunk(ev)
+	switch {
+	case err != nil:
+		s.failed = true
+		return dst, err
+	case kind == translate.ChunkDone:
 		s.sawDone = true
 		return dst, nil
-	}
-	if !jsonv.Valid(ev.Data) {
-		s.failed = true
-		return dst, errors.New("the upstream sent an event that is not JSON")
-	}
-	root := gjson.ParseBytes(ev.Data)
-	if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
-		s.failed = true
-		msg := e.Get("message").String()
-		if msg == "" {
-			msg = e.String()
-		}
-		return dst, errors.New("upstream stream error: " + msg)
+	case kind == translate.ChunkSkip:
+		return dst, nil
 	}
 	if m := root.Get("model").String(); m != "" {
 		s.model = m
 	}
 	if u := root.Get("usage"); u.IsObject() {
-		s.usage = translate.Usage{InputTokens: int(u.Get("prompt_tokens").Int()), OutputTokens: int(u.Get("completion_tokens").Int()),
-			CacheReadTokens: int(u.Get("prompt_tokens_details.cached_tokens").Int()), ReasoningTokens: int(u.Get("completion_tokens_details.reasoning_tokens").Int())}
+		s.usage = translate.ChatUsage(u)
 	}
 	for _, c := range root.Get("choices").Array() {
 		d := c.Get("delta")
