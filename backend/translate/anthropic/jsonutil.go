@@ -1,12 +1,8 @@
 package anthropic
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -30,27 +26,6 @@ func parseObject(body []byte, what string) (gjson.Result, error) {
 	}
 	return root, nil
 }
-
-// marshal encodes v without HTML escaping (the bodies are not HTML).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, inputErr("", "cannot encode the translation: %v", err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-// field formats a JSON path for error messages.
-func field(parent string, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func index(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
 // optString reads an optional string field: absent or null is "", another type is an error.
 func optString(r gjson.Result, path string) (string, error) {
@@ -102,94 +77,29 @@ func optBool(r gjson.Result, path string) (v, ok bool, err error) {
 	return false, false, inputErr(path, "must be a boolean")
 }
 
-// compactRaw returns r's raw JSON compacted, so it can be re-embedded.
-func compactRaw(raw string) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(raw)); err != nil {
-		return nil
-	}
-	return buf.Bytes()
-}
-
-// rawArgsKey carries tool-call arguments that are not a JSON object inside an
-// Anthropic input, so they survive a round trip.
-const rawArgsKey = "_arguments"
-
-// argumentsToInput turns an OpenAI arguments string into an Anthropic input object.
-func argumentsToInput(args string) json.RawMessage {
-	t := strings.TrimSpace(args)
-	if t == "" {
-		return json.RawMessage("{}")
-	}
-	if jsonv.Valid([]byte(t)) {
-		if r := gjson.Parse(t); r.IsObject() {
-			if c := compactRaw(t); c != nil {
-				return c
-			}
-		}
-	}
-	b, _ := marshal(map[string]string{rawArgsKey: args})
-	return b
-}
-
-// inputToArguments turns an Anthropic tool input into an OpenAI arguments string.
-func inputToArguments(in gjson.Result) string {
-	if !in.Exists() || in.Type == gjson.Null {
-		return "{}"
-	}
-	if in.IsObject() {
-		raw := in.Get(rawArgsKey)
-		if raw.Type == gjson.String {
-			n := 0
-			in.ForEach(func(_, _ gjson.Result) bool { n++; return n < 2 })
-			if n == 1 {
-				return raw.Str
-			}
-		}
-	}
-	if in.Type == gjson.String {
-		return in.Str
-	}
-	if c := compactRaw(in.Raw); c != nil {
-		return string(c)
-	}
-	return "{}"
-}
-
-// newID returns prefix followed by 24 random hex digits, for ids the input lacks.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
 // appendString appends s as a JSON string literal.
 func appendString(dst []byte, s string) []byte { return translate.AppendJSONString(dst, s) }
 
 // appendInt appends n in decimal.
 func appendInt(dst []byte, n int) []byte { return strconv.AppendInt(dst, int64(n), 10) }
 
-// truncate shortens s to at most n bytes (on a rune boundary) for messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// The helpers every translator shares (backend/translate), under this
+// package's names.
+
+// marshal encodes v without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	b, err := translate.MarshalJSON(v)
+	if err != nil {
+		return nil, inputErr("", "cannot encode the translation: %v", err)
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return b, nil
 }
 
-// each calls fn for every element of arr with its position, and does nothing
-// when arr is not an array (gjson's ForEach would call fn once for a scalar).
-func each(arr gjson.Result, fn func(i int, v gjson.Result) bool) {
-	if !arr.IsArray() {
-		return
-	}
-	i := 0
-	arr.ForEach(func(_, v gjson.Result) bool {
-		ok := fn(i, v)
-		i++
-		return ok
-	})
-}
+func field(parent, key string) string                            { return translate.FieldPath(parent, key) }
+func index(parent string, i int) string                          { return translate.IndexPath(parent, i) }
+func compactRaw(raw string) json.RawMessage                      { return translate.CompactJSON(raw) }
+func argumentsToInput(args string) json.RawMessage               { return translate.ArgumentsObject(args) }
+func inputToArguments(in gjson.Result) string                    { return translate.ObjectArguments(in) }
+func newID(prefix string) string                                 { return translate.NewID(prefix) }
+func truncate(s string, n int) string                            { return translate.Truncate(s, n) }
+func each(arr gjson.Result, fn func(i int, v gjson.Result) bool) { translate.Each(arr, fn) }

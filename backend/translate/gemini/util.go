@@ -1,9 +1,6 @@
 package gemini
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -42,27 +39,6 @@ func pick(r gjson.Result, names ...string) gjson.Result {
 	}
 	return gjson.Result{}
 }
-
-// marshal encodes v without HTML escaping (the bodies are not HTML).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, inputErr("", "cannot encode the translation: %v", err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-// field formats a JSON path for error messages.
-func field(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func index(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
 // optString reads an optional string: absent or null is "", another type an error.
 func optString(r gjson.Result, path string) (string, error) {
@@ -121,94 +97,11 @@ func optBool(r gjson.Result, path string) (v, ok bool, err error) {
 	return false, false, inputErr(path, "must be a boolean")
 }
 
-// compactRaw returns raw JSON compacted, nil when it is not valid JSON.
-func compactRaw(raw string) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(raw)); err != nil {
-		return nil
-	}
-	return buf.Bytes()
-}
-
-// rawArgsKey carries tool-call arguments that are not a JSON object inside a
-// Gemini args object (a protobuf Struct), so they survive a round trip.
-const rawArgsKey = "_arguments"
-
-// argumentsToArgs turns a Chat arguments string into a Gemini args object.
-func argumentsToArgs(args string) json.RawMessage {
-	t := strings.TrimSpace(args)
-	if t == "" {
-		return json.RawMessage("{}")
-	}
-	if jsonv.Valid([]byte(t)) && gjson.Parse(t).IsObject() {
-		if c := compactRaw(t); c != nil {
-			return c
-		}
-	}
-	b, _ := marshal(map[string]string{rawArgsKey: args})
-	return b
-}
-
-// argsToArguments turns a Gemini args object into a Chat arguments string.
-func argsToArguments(in gjson.Result) string {
-	if !in.Exists() || in.Type == gjson.Null {
-		return "{}"
-	}
-	if in.IsObject() {
-		if raw := in.Get(rawArgsKey); raw.Type == gjson.String {
-			n := 0
-			in.ForEach(func(_, _ gjson.Result) bool { n++; return n < 2 })
-			if n == 1 {
-				return raw.Str
-			}
-		}
-	}
-	if in.Type == gjson.String {
-		return in.Str
-	}
-	if c := compactRaw(in.Raw); c != nil {
-		return string(c)
-	}
-	return "{}"
-}
-
-// newID returns prefix followed by 24 random hex digits.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
 // appendString appends s as a JSON string literal.
 func appendString(dst []byte, s string) []byte { return translate.AppendJSONString(dst, s) }
 
 // appendInt appends n in decimal.
 func appendInt(dst []byte, n int) []byte { return strconv.AppendInt(dst, int64(n), 10) }
-
-// truncate shortens s to at most n bytes (on a rune boundary) for messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// each calls fn for every element of arr with its position; nothing when arr
-// is not an array (gjson's ForEach would call fn once for a scalar).
-func each(arr gjson.Result, fn func(i int, v gjson.Result) bool) {
-	if !arr.IsArray() {
-		return
-	}
-	i := 0
-	arr.ForEach(func(_, v gjson.Result) bool {
-		ok := fn(i, v)
-		i++
-		return ok
-	})
-}
 
 // parseDataURL splits "data:<media type>[;params];base64,<data>".
 func parseDataURL(u string) (mediaType, data string, ok bool) {
@@ -230,3 +123,24 @@ func parseDataURL(u string) (mediaType, data string, ok bool) {
 	}
 	return mediaType, data, true
 }
+
+// The helpers every translator shares (backend/translate), under this
+// package's names.
+
+// marshal encodes v without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	b, err := translate.MarshalJSON(v)
+	if err != nil {
+		return nil, inputErr("", "cannot encode the translation: %v", err)
+	}
+	return b, nil
+}
+
+func field(parent, key string) string                            { return translate.FieldPath(parent, key) }
+func index(parent string, i int) string                          { return translate.IndexPath(parent, i) }
+func compactRaw(raw string) json.RawMessage                      { return translate.CompactJSON(raw) }
+func argumentsToArgs(args string) json.RawMessage                { return translate.ArgumentsObject(args) }
+func argsToArguments(in gjson.Result) string                     { return translate.ObjectArguments(in) }
+func newID(prefix string) string                                 { return translate.NewID(prefix) }
+func truncate(s string, n int) string                            { return translate.Truncate(s, n) }
+func each(arr gjson.Result, fn func(i int, v gjson.Result) bool) { translate.Each(arr, fn) }
