@@ -3,11 +3,13 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -63,7 +65,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 	req := a.req
 	delivered := string(s.text)
 	prefill := strings.TrimRightFunc(delivered, isSpace) // a prefill may not end in white space
-	a.deliveredEndsInSpace = prefill != delivered
+	a.deliveredEndsInSpace, a.delivered = prefill != delivered, delivered
 	body, err := withPrefill(req.format, req.body, prefill)
 	if err != nil {
 		return false
@@ -141,7 +143,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	defer s.release()
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
-	s.filter = announced(note, openingFilter(req.format, prev.deliveredEndsInSpace, blocks), &wrote)
+	guard := newRepeatGuard(req.format, prev.delivered, s)
+	s.filter = announced(note, guard.filter(openingFilter(req.format, prev.deliveredEndsInSpace, blocks)), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -150,6 +153,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return true, false
 	}
+	if guard.restarted {
+		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
+			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
+		return wrote, false
+	}
 	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
 	if !complete {
 		a.finish(s.failureVerdict(readErr))
@@ -157,7 +165,13 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	}
 	if s.tr != nil {
 		s.pending = s.tr.End(s.pending)
-		s.pending = s.filter(s.pending)
+	}
+	guard.final = true // what it still holds is decided on now
+	s.pending = s.filter(s.pending)
+	if guard.restarted {
+		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
+			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
+		return wrote, false
 	}
 	_ = a.send(rc, s.pending)
 	s.recordUsage()
@@ -316,4 +330,85 @@ func dropOpening(f translate.Format, name string, ev sse.Event) bool {
 	d := gjson.GetBytes(ev.Data, "choices.0.delta")
 	return d.Get("role").Exists() && d.Get("content").String() == "" && !d.Get("tool_calls").Exists() &&
 		gjson.GetBytes(ev.Data, "choices.0.finish_reason").Type == gjson.Null
+}
+
+// errContinuationRestarted stops a continuation that started the answer over.
+var errContinuationRestarted = errors.New("the continuation repeated the delivered text")
+
+// repeatProbe is how much of the delivered text (white space trimmed) a
+// continuation's first text is compared with: an endpoint that ignores the
+// prefill starts the answer over, and its first words are the delivered
+// ones. A delivered text shorter than minRepeatProbe is not checked (a
+// continuation of a few characters may begin with them by chance).
+const (
+	repeatProbe    = 32
+	minRepeatProbe = 4
+)
+
+// repeatGuard holds a continuation's client bytes back until its first
+// repeatProbe bytes of text are known, and stops it (restarted) when they
+// repeat the delivered text: the client then gets the clean error, never the
+// answer twice as one "complete" answer.
+type repeatGuard struct {
+	format  translate.Format
+	probe   string // the delivered text's first bytes, "" when too short to judge
+	s       *streamState
+	parser  sse.Parser
+	text    []byte // the continuation's text so far, up to len(probe)
+	held    []byte
+	decided bool
+	// final makes the next filter call decide with what it has (the stream ended).
+	final     bool
+	restarted bool
+}
+
+func newRepeatGuard(f translate.Format, delivered string, s *streamState) *repeatGuard {
+	d := strings.TrimLeftFunc(delivered, isSpace)
+	g := &repeatGuard{format: f, s: s}
+	if len(d) >= minRepeatProbe {
+		n := min(len(d), repeatProbe)
+		for n > 0 && n < len(d) && !utf8.RuneStart(d[n]) {
+			n--
+		}
+		g.probe = d[:n]
+	}
+	g.decided = g.probe == ""
+	return g
+}
+
+// filter wraps next: bytes pass through it once the continuation is judged.
+func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
+	return func(in []byte) []byte {
+		if g.decided {
+			return next(in)
+		}
+		if g.restarted {
+			return in[:0]
+		}
+		g.held = append(g.held, in...)
+		path := "choices.0.delta.content"
+		if g.format == translate.Messages {
+			path = "delta.text"
+		}
+		_ = g.parser.Feed(in, func(ev sse.Event) bool {
+			if t := gjson.GetBytes(ev.Data, path); t.Type == gjson.String {
+				g.text = append(g.text, t.Str...)
+			}
+			return true
+		})
+		got := strings.TrimLeftFunc(string(g.text), isSpace)
+		if len(got) < len(g.probe) && !g.final {
+			return in[:0] // not enough text yet to judge
+		}
+		if got != "" && strings.HasPrefix(g.probe, got[:min(len(got), len(g.probe))]) &&
+			len(got) >= min(len(g.probe), minRepeatProbe) {
+			g.restarted = true
+			g.s.streamErr = errContinuationRestarted // stops the relay
+			return in[:0]
+		}
+		g.decided = true
+		held := g.held
+		g.held = nil
+		return next(append(in[:0], held...))
+	}
 }

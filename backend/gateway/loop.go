@@ -591,6 +591,9 @@ type attemptCtx struct {
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
+	// delivered is the text this broken attempt delivered, which a
+	// continuation must not repeat (repeatGuard).
+	delivered string
 	// tm is the attempt's one timer, from the gateway's pool: first byte,
 	// then the stream watchdog (startTimer).
 	tm *attemptTimer

@@ -426,3 +426,50 @@ func TestSlowFirstTokenFailsOverBeforeCommit(t *testing.T) {
 		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
 	}
 }
+
+// TestContinuationThatStartsOverIsRefused: a continuation target that
+// ignores the assistant prefill starts the answer over; the client must not
+// get the delivered text twice as one complete answer, but the clean error,
+// as without continuation (issue 33 item 13). The same target honouring the
+// prefill finishes the answer.
+func TestContinuationThatStartsOverIsRefused(t *testing.T) {
+	for _, client := range []string{"chat", "messages"} {
+		for _, ignores := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ignores=%v", client, ignores), func(t *testing.T) {
+				e := newEnv(t)
+				e.addAnthropicConn("first", "key-a", 1)
+				e.addAnthropicConn("second", "key-b", 2)
+				e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+				if ignores {
+					e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeIgnorePrefill})
+				}
+				var body []byte
+				if client == "chat" {
+					_, body = e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+				} else {
+					_, body = e.post("/v1/messages", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "max_tokens": 64,
+						"stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+				}
+				var text strings.Builder
+				for _, ev := range parseSSE(t, body) {
+					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
+					text.WriteString(gjson.Get(ev.data, "delta.text").String())
+				}
+				s := string(body)
+				errored := strings.Contains(s, "stream interrupted")
+				if e.up.Hits("key-b") == 0 {
+					t.Fatalf("no continuation was tried:\n%s", s)
+				}
+				if ignores {
+					if !errored || strings.Count(text.String(), "Hello") > 1 || strings.Contains(s, "omniroute continued") {
+						t.Fatalf("want the clean error and no repeated text, got %q:\n%s", text.String(), s)
+					}
+					return
+				}
+				if errored || !strings.Contains(s, "omniroute continued") || strings.Count(text.String(), "Hello") != 1 {
+					t.Fatalf("want one continued answer, got %q:\n%s", text.String(), s)
+				}
+			})
+		}
+	}
+}

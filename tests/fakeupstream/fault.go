@@ -91,6 +91,11 @@ const (
 	// request ending with an assistant message, as a model without prefill
 	// support does; other requests are answered normally.
 	ModeRejectPrefill Mode = "reject_prefill"
+	// ModeIgnorePrefill answers a request ending with an assistant message
+	// as if that message were not there (the whole answer from its start),
+	// as an endpoint that does not honour a prefill does; other requests are
+	// answered normally.
+	ModeIgnorePrefill Mode = "ignore_prefill"
 )
 
 // ModeStallAfterEvents is "stall after N events": it is ModeStallMidStream
@@ -174,7 +179,7 @@ func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
-		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill:
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -92,6 +92,9 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusBadRequest, missingToolNameBody(format))
 			return
 		}
+		if req.prefill && f != nil && f.Mode == ModeIgnorePrefill {
+			req.prefill, req.shape.kind, req.shape.result, f = false, kindText, "", nil
+		}
 		if req.prefill {
 			if msg, bad := prefillRefusal(req, key, f); bad {
 				u.writeError(w, http.StatusBadRequest, msg)
