@@ -35,6 +35,8 @@ type runFlags struct {
 	headless bool // gateway and browser dashboard only
 	hidden   bool // start with the window hidden (tray only), as at login
 	reset    bool // move the old database, key and token aside and start fresh
+	// acceptDamagedWAL starts over a damaged WAL with what precedes the damage
+	acceptDamagedWAL bool
 }
 
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
@@ -45,6 +47,9 @@ Usage:
   omniroute --hidden        start with the window hidden (tray only), as at login
   omniroute --reset         start fresh: move the data directory's database, secret.key
                             and token aside (into reset-<time>/), never deleting them
+  omniroute --accept-damaged-wal
+                            start although omniroute.db-wal is damaged, with the
+                            transactions before the damage (the log is copied aside first)
   omniroute token           print the management API token
   omniroute setup <agent> [--model M]
                             point an agent's own config at the gateway with a model a
@@ -108,6 +113,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flags.hidden = true
 		case "--reset", "-reset":
 			flags.reset = true
+		case "--accept-damaged-wal", "-accept-damaged-wal":
+			flags.acceptDamagedWAL = true
 		default:
 			rest = append(rest, a)
 		}
@@ -149,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := server.Options{Process: proc, Dashboard: ui, Version: version, Reset: flags.reset}
+	opts := server.Options{Process: proc, Dashboard: ui, Version: version, Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

@@ -59,6 +59,13 @@ type Options struct {
 	// Reset moves the data directory's database, key and token aside and
 	// starts fresh (`omniroute --reset`).
 	Reset bool
+	// AcceptDamagedWAL starts over a damaged write-ahead log with the
+	// transactions before the damage, the log copied aside first
+	// (`omniroute --accept-damaged-wal`).
+	AcceptDamagedWAL bool
+	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
+	// database file (DefaultCheckpointEvery when 0; negative: never).
+	CheckpointEvery time.Duration
 }
 
 // Server is a fully wired gateway.
@@ -77,6 +84,7 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
 
 // New builds every component. Close releases them.
@@ -103,18 +111,23 @@ func New(opts Options) (*Server, error) {
 	// migrated): a second instance on the same directory stops here. With
 	// PostgreSQL every instance has its own directory (key, token, lock) and
 	// the database arbitrates between them.
-	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset, ExternalDatabase: shared})
+	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset, ExternalDatabase: shared,
+		AcceptDamagedWAL: opts.AcceptDamagedWAL})
 	if err != nil {
 		return nil, err
 	}
 	if dd.MovedTo != "" {
 		opts.Log.Warn("reset: the old database, key and token were moved aside", slog.String("to", dd.MovedTo))
 	}
+	if dd.DamagedWAL != "" {
+		opts.Log.Error("the write-ahead log was damaged: starting with the transactions before the damage (--accept-damaged-wal)",
+			slog.String("wal", dd.DamagedWAL))
+	}
 	var st *store.Store
 	if shared {
 		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
 	} else {
-		st, err = store.Open(dd.File(datadir.DBFile))
+		st, err = openSQLite(dd)
 	}
 	if err != nil {
 		dd.Close()
@@ -139,7 +152,27 @@ func New(opts Options) (*Server, error) {
 		dd.Close()
 		return nil, err
 	}
+	if !shared && opts.CheckpointEvery >= 0 {
+		every := opts.CheckpointEvery
+		if every == 0 {
+			every = DefaultCheckpointEvery
+		}
+		s.ckpt = startCheckpointer(st, every, func(err error) {
+			opts.Log.Warn("periodic WAL checkpoint failed", slog.String("error", err.Error()))
+		})
+	}
 	return s, nil
+}
+
+// openSQLite opens the data directory's SQLite database, refusing one
+// without tables when the directory holds its key or token (a copy made
+// without the WAL: datadir.ExpectsSchema).
+func openSQLite(dd *datadir.Dir) (*store.Store, error) {
+	st, err := store.OpenWith(dd.File(datadir.DBFile), store.OpenOptions{RequireSchema: dd.ExpectsSchema()})
+	if errors.Is(err, store.ErrNoSchema) {
+		return nil, dd.NoSchemaError()
+	}
+	return st, err
 }
 
 // checkKey refuses to start when secret.key is missing but the database holds
@@ -518,6 +551,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
+	s.ckpt.stop()
 	s.follow.stop()
 	s.behind.stop()
 	if s.instances != nil {
