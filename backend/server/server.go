@@ -287,14 +287,23 @@ func (s *Server) wire() error {
 		return policy.windowProfile(categoryOf(catalog, provider))
 	})
 
-	pins := affinity.New(clk, func() time.Duration {
+	pinTTL := func() time.Duration {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
-	}, pinSaver{sw})
+	}
+	pins := affinity.New(clk, pinTTL, pinSaver{sw})
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err
 	}
-	pins.Load(pinsFromRows(livePins))
+	pins.Load(pinsFromRows(livePins, clk.Now().Add(pinTTL())))
+	// Leases are read from the database at each decision; a lease stored with
+	// the clock ahead is brought within the longest TTL once, here.
+	if n, err := st.ClampLeases(clk.Now().Add(leases.MaxTTL).UnixMilli()); err != nil {
+		return err
+	} else if n > 0 {
+		opts.Log.Warn("loaded state: lease expiries further than the longest lease were clamped (written with the clock ahead?)",
+			slog.Int64("leases", n))
+	}
 
 	leaseSvc := leases.New(st, clk)
 	gates := gate.New()
@@ -315,6 +324,13 @@ func (s *Server) wire() error {
 		AgentMap: func(family string) (string, bool) { return settings.GeneralRef().AgentModelMap.Target(family) }})
 
 	s.engine = engine
+	// Every loaded deadline within the longest of its kind (breakers clamp
+	// their own in Restore, shared model locks in Adopt): state written while
+	// the clock was ahead must not block a connection until then.
+	if ids := engine.ClampCooldowns(); len(ids) > 0 {
+		opts.Log.Warn("loaded state: cooldown deadlines further than the longest cooldown were clamped (written with the clock ahead?)",
+			slog.Int("connections", len(ids)))
+	}
 	lockoutOn := settings.ResilienceRef().ModelLockout.Enabled
 	var lockoutMu sync.Mutex
 	settings.OnResilienceChange(func(r config.Resilience) {
@@ -408,7 +424,9 @@ func (s *Server) wire() error {
 			cooldowns: func() error {
 				rows, err := st.Connections()
 				if err == nil {
-					registry.AdoptCooldowns(rows)
+					if len(registry.AdoptCooldowns(rows)) > 0 {
+						engine.ClampCooldowns() // another instance's clock may be ahead
+					}
 				}
 				return err
 			},
@@ -419,7 +437,7 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
-			pins:       pinFollower(st, pins, clk),
+			pins:       pinFollower(st, pins, clk, pinTTL),
 			modelLocks: modelLockFollower(st, engine, clk),
 		})
 	}

@@ -48,6 +48,15 @@ func (s *Store) ExpireLeases(nowMs int64) (int64, error) {
 	return res.RowsAffected, res.Error
 }
 
+// ClampLeases bounds every ACTIVE lease's expires_at to maxMs (now + the
+// longest lease TTL) and returns how many rows changed: a lease written while
+// the clock was ahead would otherwise hold its connection until then.
+func (s *Store) ClampLeases(maxMs int64) (int64, error) {
+	res := s.db.Exec(`UPDATE exclusive_connection_leases SET expires_at = ? WHERE state = ? AND expires_at > ?`,
+		maxMs, LeaseActive, maxMs)
+	return res.RowsAffected, res.Error
+}
+
 // InsertLease inserts a lease. When the partial unique indexes reject it (the
 // owner or the connection already has an ACTIVE lease) it returns ErrConflict.
 func (s *Store) InsertLease(l *Lease) error {
