@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"omniroute/backend/store"
 )
 
 // copyFiles copies the named files of src into a new data directory.
@@ -153,4 +156,50 @@ func TestForeignOwnedDataDirIsRefused(t *testing.T) {
 			start(t, dir).stop()
 		})
 	}
+}
+
+// Issue 36 item 6: a cooldown and an OPEN breaker persisted a year ahead (the
+// clock was wrong when they were written) block for the longest of their
+// kind from the start — 24 h for a cooldown, one 30 s reset timeout for an
+// API-key breaker — not for a year.
+func TestDeadlinesAYearAheadAreClamped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	p := start(t, dir)
+	id := p.addConn("ahead", "http://127.0.0.1:9", "sk-durable-0123456789", "m", 1)
+	p.stop()
+
+	ahead := time.Now().Add(365 * 24 * time.Hour).UnixMilli()
+	st, err := store.Open(filepath.Join(dir, "omniroute.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	breakerKey := "openai-compatible:" + id
+	if err := st.SaveCooldown(id, store.CooldownFields{RateLimitedUntil: ahead, TestStatus: "unavailable",
+		LastError: "rate limited", LastErrorType: "rate_limit", LastErrorAt: ahead, BackoffLevel: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveBreaker(store.BreakerRow{Provider: breakerKey, State: "OPEN", Failures: 12, OpenCycles: 1,
+		LastFailureAt: ahead, OpenedAt: ahead, StateChangedAt: ahead}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	before := time.Now()
+	q := start(t, dir)
+	after := time.Now()
+	c, _ := q.mgmt(http.StatusOK, http.MethodGet, "/api/providers/"+id, nil)["connection"].(map[string]any)
+	raw, _ := c["rateLimitedUntil"].(string)
+	until, err := time.Parse(time.RFC3339, raw)
+	if err != nil || until.Before(before.Add(24*time.Hour).Truncate(time.Second)) || until.After(after.Add(24*time.Hour)) {
+		t.Fatalf("rateLimitedUntil = %q, want start + 24 h (between %v and %v)", raw, before.Add(24*time.Hour), after.Add(24*time.Hour))
+	}
+	ph, _ := q.mgmt(http.StatusOK, http.MethodGet, "/api/monitoring/health", nil)["providerHealth"].(map[string]any)
+	b, _ := ph[breakerKey].(map[string]any)
+	left, _ := b["retryAfterMs"].(float64)
+	if b["state"] != "OPEN" || left <= 0 || left > 30000 {
+		t.Fatalf("breaker %s after the load: %v; want OPEN with at most 30 s left", breakerKey, b)
+	}
+	q.stop()
 }
