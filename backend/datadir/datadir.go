@@ -166,7 +166,19 @@ var ErrNoSchema = errors.New("database without its tables")
 
 // NoSchemaError is the refusal of a database without tables beside the key
 // or token: what happened and the ways out.
-func (d *Dir) NoSchemaError() error {
+func (d *Dir) NoSchemaError() error { return NoSchemaError(d.path) }
+
+// ExpectsSchemaAt is ExpectsSchema for a directory that is not opened (and
+// locked): the commands that read the database beside a running gateway.
+func ExpectsSchemaAt(dir string) bool {
+	d := &Dir{path: dir}
+	return d.exists(DBFile) && (d.exists(KeyFile) || d.exists(TokenFile))
+}
+
+// NoSchemaError is the refusal of the database of the directory dir without
+// tables beside its key or token.
+func NoSchemaError(dir string) error {
+	d := &Dir{path: dir}
 	return fmt.Errorf("%w: %s has no tables, but %s or %s is there: the database was copied or restored without its write-ahead log "+
 		"(%s, where SQLite keeps recent writes until a checkpoint moves them into %s). Nothing was changed. "+
 		"Restore %s together with %s from the same copy, or start fresh with `omniroute --reset` (the old files are moved aside, not deleted)",

@@ -11,6 +11,7 @@ import (
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/datadir"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
@@ -68,7 +69,12 @@ func OpenStore(proc config.Process) (*store.Store, error) {
 	if proc.DatabaseURL != "" {
 		return store.OpenPostgres(proc.DatabaseURL)
 	}
-	return store.Open(filepath.Join(proc.DataDir, "omniroute.db"))
+	st, err := store.OpenWith(filepath.Join(proc.DataDir, datadir.DBFile),
+		store.OpenOptions{RequireSchema: datadir.ExpectsSchemaAt(proc.DataDir)})
+	if errors.Is(err, store.ErrNoSchema) {
+		return nil, datadir.NoSchemaError(proc.DataDir)
+	}
+	return st, err
 }
 
 // DefaultKeyFromDataDir reads the default client key without starting a gateway

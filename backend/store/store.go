@@ -127,6 +127,15 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 
 // open is OpenWith with the request log's writer opened by openLog.
 func open(path string, o OpenOptions, openLog func(path, file string) (*logWriter, error)) (*Store, error) {
+	if o.RequireSchema {
+		n, err := countTables(path)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, ErrNoSchema
+		}
+	}
 	db, err := gorm.Open(sqlite.Open(sqliteDSN(path)), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -138,17 +147,6 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
 	s := &Store{db: db, dialect: SQLite}
-	if o.RequireSchema {
-		var tables int
-		if err := db.Raw(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables).Error; err != nil {
-			_ = sqlDB.Close()
-			return nil, fmt.Errorf("read the schema of %s: %w", path, err)
-		}
-		if tables == 0 {
-			_ = sqlDB.Close()
-			return nil, ErrNoSchema
-		}
-	}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -163,6 +161,27 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 		s.logs = nil
 	}
 	return s, nil
+}
+
+// countTables counts the tables of the SQLite file at path on a connection
+// of its own that sets no PRAGMA: unlike the store's (journal_mode=WAL), it
+// writes nothing, not even the header of a 0-byte file, so a refusal leaves
+// the file as it was.
+func countTables(path string) (int, error) {
+	db, err := gorm.Open(sqlite.Open(path), gormConfig())
+	if err != nil {
+		return 0, fmt.Errorf("open database %s: %w", path, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return 0, err
+	}
+	defer sqlDB.Close()
+	var n int
+	if err := db.Raw(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("read the schema of %s: %w", path, err)
+	}
+	return n, nil
 }
 
 // RequestLogFallback reports why, on SQLite, request-log batches go through
