@@ -580,6 +580,11 @@ func (s *Server) Close() error {
 	s.logs.Close()
 	s.transport.CloseIdleConnections()
 	err := s.store.Close()
+	if err != nil {
+		// The callers defer Close; a checkpoint that could not finish (the
+		// main file then lacks the last writes) must still be seen.
+		s.opts.Log.Warn("closing the database", slog.String("error", err.Error()))
+	}
 	s.dir.Close()
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -57,6 +58,7 @@ type Store struct {
 	dsn     string     // the PostgreSQL URL (for the change listener); "" for SQLite
 	logs    *logWriter // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
 	logsErr error      // SQLite: why logs is nil
+	closed  atomic.Bool // Close ran: a second Close does nothing
 }
 
 func gormConfig() *gorm.Config {
@@ -297,7 +299,7 @@ func (s *Store) Close() error {
 	if s.logs != nil {
 		lerr = s.logs.close()
 	}
-	if s.dialect == SQLite {
+	if s.dialect == SQLite && !s.closed.Swap(true) {
 		cerr = s.Checkpoint()
 	}
 	return errors.Join(lerr, cerr, sqlDB.Close())
