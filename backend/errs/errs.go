@@ -30,6 +30,10 @@ const (
 // ClientTimeout: the client was too slow sending its request (408).
 const ClientTimeout = Internal + 1
 
+// InsufficientStorage: the disk holding the database is full, so a write
+// could not be saved (507).
+const InsufficientStorage = Internal + 2
+
 // Error is an error with a stable code, a class and a human message.
 type Error struct {
 	Class   Class

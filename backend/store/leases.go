@@ -153,7 +153,7 @@ func (s *Store) ReleaseLease(id string, generation, nowMs int64, reason string) 
 // It returns ErrNotFound when the guard does not match and ErrConflict when
 // another owner holds the target (the unique index decides).
 func (s *Store) MoveLease(id string, generation int64, fromConnection, toConnection string, nowMs int64) error {
-	return s.db.Transaction(func(tx *gorm.DB) error {
+	return s.transaction(s.db, func(tx *gorm.DB) error {
 		if err := tx.Exec(`UPDATE exclusive_connection_leases
 			SET state = ?, released_at = expires_at, release_reason = ?
 			WHERE connection_id = ? AND state = ? AND expires_at <= ?`,

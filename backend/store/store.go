@@ -59,6 +59,9 @@ type Store struct {
 	logs    *logWriter // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
 	logsErr error      // SQLite: why logs is nil
 	closed  atomic.Bool // Close ran: a second Close does nothing
+	// fullSince is when writes began failing for a full disk (unix ms; 0:
+	// the last write succeeded): DiskFullSince, diskfull.go.
+	fullSince atomic.Int64
 }
 
 func gormConfig() *gorm.Config {
@@ -149,6 +152,10 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
 	s := &Store{db: db, dialect: SQLite}
+	if err := s.watchDiskFull(); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -220,6 +227,10 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, dialect: Postgres, dsn: withConnectTimeout(rawURL)}
+	if err := s.watchDiskFull(); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	if err := s.migrate(migrations.Postgres()); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
