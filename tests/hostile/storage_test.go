@@ -3,8 +3,10 @@
 package hostile
 
 import (
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,4 +204,70 @@ func TestDeadlinesAYearAheadAreClamped(t *testing.T) {
 		t.Fatalf("breaker %s after the load: %v; want OPEN with at most 30 s left", breakerKey, b)
 	}
 	q.stop()
+}
+
+// Issue 36 item 7: on a really full disk (a small tmpfs, which needs root),
+// key creation answers 507 INSUFFICIENT_STORAGE in the envelope, not a bare
+// 500, health says degraded with the storage message, and both clear once
+// space is freed.
+func TestFullDiskAnswers507(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root; backend/server tests the mapping with max_page_count")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	dir := filepath.Join(mnt, "data")
+	p := start(t, dir)
+	t.Cleanup(p.kill) // before the unmount
+	p.addConn("c", "http://127.0.0.1:9", "sk-durable-0123456789", "m", 1)
+	health := func() (string, map[string]any) {
+		h := p.mgmt(http.StatusOK, http.MethodGet, "/api/monitoring/health", nil)
+		s, _ := h["summary"].(map[string]any)
+		st, _ := s["storage"].(map[string]any)
+		return fmt.Sprint(h["status"]), st
+	}
+	if s, st := health(); s != "healthy" || st != nil {
+		t.Fatalf("before: %s %v", s, st)
+	}
+
+	filler := filepath.Join(mnt, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	_ = f.Close()
+
+	var resp *http.Response
+	var body []byte
+	for i := range 500 {
+		resp, body = p.do(http.MethodPost, "/api/keys", map[string]any{"name": fmt.Sprintf("key %d", i)},
+			map[string]string{"Authorization": "Bearer " + p.token})
+		if resp.StatusCode != http.StatusCreated {
+			break
+		}
+	}
+	checkEnvelope(t, "key creation on a full disk", resp.StatusCode, resp.Header.Get("Content-Type"), body,
+		http.StatusInsufficientStorage, "INSUFFICIENT_STORAGE")
+	if s, st := health(); s != "degraded" || st["state"] != "disk_full" {
+		t.Fatalf("health on a full disk: %s %v", s, st)
+	}
+	p.mustBeUp("on a full disk")
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	p.mgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "after"})
+	if s, st := health(); s != "healthy" || st != nil {
+		t.Fatalf("after space came back: %s %v", s, st)
+	}
+	p.stop()
 }
