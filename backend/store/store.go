@@ -55,9 +55,9 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 type Store struct {
 	db      *gorm.DB
 	dialect Dialect
-	dsn     string     // the PostgreSQL URL (for the change listener); "" for SQLite
-	logs    *logWriter // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
-	logsErr error      // SQLite: why logs is nil
+	dsn     string      // the PostgreSQL URL (for the change listener); "" for SQLite
+	logs    *logWriter  // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
+	logsErr error       // SQLite: why logs is nil
 	closed  atomic.Bool // Close ran: a second Close does nothing
 	// fullSince is when writes began failing for a full disk (unix ms; 0:
 	// the last write succeeded): DiskFullSince, diskfull.go.
