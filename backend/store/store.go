@@ -173,11 +173,12 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 }
 
 // countTables counts the tables of the SQLite file at path on a connection
-// of its own that sets no PRAGMA: unlike the store's (journal_mode=WAL), it
-// writes nothing, not even the header of a 0-byte file, so a refusal leaves
-// the file as it was.
+// of its own that sets no journal mode: unlike the store's
+// (journal_mode=WAL), it writes nothing, not even the header of a 0-byte
+// file, so a refusal leaves the file as it was. It waits for a writer of
+// another process (busy_timeout) as the store's connection does.
 func countTables(path string) (int, error) {
-	db, err := gorm.Open(sqlite.Open(path), gormConfig())
+	db, err := gorm.Open(sqlite.Open(path+"?_pragma=busy_timeout(10000)"), gormConfig())
 	if err != nil {
 		return 0, fmt.Errorf("open database %s: %w", path, err)
 	}
