@@ -100,8 +100,9 @@ type Options struct {
 // owned by another user than the one running OmniRoute.
 var ErrForeignOwner = errors.New("data directory not owned by this user")
 
-// Open creates (0700) or tightens the directory, takes its lock, applies
-// Reset if asked, and refuses a lost database. Close releases the lock.
+// Open creates (0700) or tightens the directory, refuses one (or a file in
+// it) owned by another user, takes its lock, applies Reset if asked, and
+// refuses a lost database or a damaged WAL. Close releases the lock.
 func Open(path string, o Options) (*Dir, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -141,7 +142,7 @@ func Open(path string, o Options) (*Dir, error) {
 			d.Close()
 			return nil, err
 		}
-		d.expectsSchema = d.exists(DBFile) && (d.exists(KeyFile) || d.exists(TokenFile))
+		d.expectsSchema = ExpectsSchemaAt(d.path)
 	}
 	if err := d.Tighten(); err != nil {
 		d.Close()
