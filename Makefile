@@ -8,8 +8,12 @@
 GO        ?= go
 BIN       := bin/omniroute
 DESKTOP   := bin/omniroute-desktop
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# One version everywhere: the VERSION file (wails.json and the README follow it;
+# tests/arch checks). The commit and build date are stamped at build time.
+VERSION   ?= $(shell cat VERSION)
+COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%d)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 DESKTOP_TAGS := desktop,production,webkit2_41
 # The desktop build needs GTK 3, WebKitGTK 4.1 and Ayatana AppIndicator (see .ci/run).
 HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
@@ -17,7 +21,8 @@ HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
 PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
-.PHONY: all build build-desktop frontend install run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
+
+.PHONY: all build build-desktop frontend install uninstall test-package run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -35,24 +40,30 @@ build: frontend
 build-desktop: frontend
 	CGO_ENABLED=1 $(GO) build -tags $(DESKTOP_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(DESKTOP) .
 
+# make run starts the installed app in the foreground (Ctrl-C or the tray's
+# Quit stops it); its banner ends with how to put omniroute on PATH when it
+# is not. make test can run meanwhile in another terminal: its gateways use
+# their own ports and data directories.
 ifeq ($(HAVE_GUI)$(HAVE_DISPLAY),yesyes)
 run: install
-	./$(DESKTOP)
+	"$(BINDIR)/omniroute-desktop"
 else
 run: install
-	./$(BIN) --headless
+	"$(BINDIR)/omniroute" --headless
 endif
 
 run-headless: build
 	./$(BIN) --headless
 
-# The CLI (and, where the GUI libraries exist, the desktop app) on the PATH.
+# The CLI (and, where the GUI libraries exist, the desktop app with its menu
+# entry and icons) under $(PREFIX), through the same install.sh the tarball
+# ships; make uninstall removes exactly what it installed (never the data).
 install: build $(if $(HAVE_GUI),build-desktop)
-	install -d "$(DESTDIR)$(BINDIR)"
-	install -m 0755 $(BIN) "$(DESTDIR)$(BINDIR)/omniroute"
-	$(if $(HAVE_GUI),install -m 0755 $(DESKTOP) "$(DESTDIR)$(BINDIR)/omniroute-desktop")
-	@echo "installed in $(DESTDIR)$(BINDIR)"
-	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add  export PATH=\"$(BINDIR):\$$PATH\"  to your shell profile";; esac
+	@build/package.sh stage dist-pkg/install
+	@BINDIR="$(BINDIR)" dist-pkg/install/install.sh --prefix "$(PREFIX)"
+
+uninstall:
+	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall --prefix "$(PREFIX)"
 
 vet:
 	$(GO) vet ./...
@@ -110,20 +121,36 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-soak
+test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-package test-soak
+
+# The health endpoint polled by 8 clients while chat traffic runs through a
+# gateway of 40 connections: p50/p95/p99 and errors printed against their
+# budgets (an error fails it; latency is reported, never asserted).
+bench-health:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench HealthUnderLoad -benchtime 5000x ./tests/bench/
+
+# The long suites for a scheduled (nightly) job, not for every change: every
+# fuzz target for 25x the executions of make test, the soak, the health
+# endpoint under load and the full speed and memory benchmark. About 45 min.
+test-nightly:
+	$(MAKE) test-fuzz FUZZTIME=1000000x
+	$(MAKE) test-soak
+	$(MAKE) bench-health
+	$(MAKE) bench
 
 bench: build
 	./tests/bench/run.sh
 
-# A Linux desktop bundle: binary, .desktop entry and icon. macOS and Windows
+# Linux packages (.deb, .rpm, a tarball with install.sh) of both binaries,
+# built with dpkg-deb and rpmbuild (build/package.sh); macOS and Windows
 # builds use the Wails CLI on those systems: `wails build -tags desktop`.
-package: build-desktop
-	rm -rf dist-pkg && mkdir -p dist-pkg/omniroute/share/applications dist-pkg/omniroute/share/icons/hicolor/512x512/apps dist-pkg/omniroute/bin
-	cp $(DESKTOP) dist-pkg/omniroute/bin/omniroute
-	cp build/linux/omniroute.desktop dist-pkg/omniroute/share/applications/
-	cp build/appicon.png dist-pkg/omniroute/share/icons/hicolor/512x512/apps/omniroute.png
-	tar -C dist-pkg -czf bin/omniroute-linux-$(shell $(GO) env GOARCH).tar.gz omniroute
-	@echo "bin/omniroute-linux-$(shell $(GO) env GOARCH).tar.gz"
+package: build build-desktop
+	build/package.sh all
+
+# The packages' contents and metadata, an install into a throw-away root and
+# into a prefix, the installed gateway answering, and a clean removal.
+test-package: package
+	tests/package/check.sh
 
 icons:
 	$(GO) run ./build/genicons

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -19,8 +20,56 @@ import (
 	"omniroute/backend/server"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// The version is the VERSION file's, the one string every build, package and
+// document shows; a package build may override it, and sets the commit and
+// build date, with -ldflags "-X main.version=… -X main.commit=… -X main.buildDate=…".
+var (
+	version   string
+	commit    string
+	buildDate string
+)
+
+//go:embed VERSION
+var versionFile string
+
+// appVersion is the version: the linker's, else the VERSION file's.
+func appVersion() string {
+	if version != "" {
+		return version
+	}
+	return strings.TrimSpace(versionFile)
+}
+
+// buildInfo says which commit the binary was built from and when: the
+// linker's values, else the Go toolchain's VCS stamp.
+func buildInfo() string {
+	c, d := commit, buildDate
+	if bi, ok := debug.ReadBuildInfo(); ok && c == "" {
+		dirty := false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				c = s.Value[:min(12, len(s.Value))]
+			case "vcs.time":
+				if d == "" {
+					d = s.Value[:min(10, len(s.Value))]
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if dirty && c != "" {
+			c += "-dirty"
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	if d == "" {
+		return "commit " + c
+	}
+	return "commit " + c + ", built " + d
+}
 
 //go:embed all:frontend/dist
 var dist embed.FS
@@ -105,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage)
 			return 0
 		case "--version", "-version", "version":
-			fmt.Fprintln(stdout, "omniroute", version)
+			fmt.Fprintf(stdout, "omniroute %s (%s)\n", appVersion(), buildInfo())
 			return 0
 		case "--headless", "-headless":
 			flags.headless = true
@@ -156,7 +205,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := server.Options{Process: proc, Dashboard: ui, Version: version, Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL}
+	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

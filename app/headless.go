@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 
 	"omniroute/backend/server"
 )
@@ -38,4 +40,23 @@ func PrintBanner(w io.Writer, srv *server.Server, opts server.Options, addr net.
 	fmt.Fprintf(w, "  API key:     %s\n", key)
 	fmt.Fprintf(w, "  Dashboard:   %s/dashboard/#token=%s\n", base, srv.Token())
 	fmt.Fprintf(w, "  Data dir:    %s\n", opts.Process.DataDir)
+	if exe, err := os.Executable(); err == nil {
+		if hint := pathHint(exe, os.Getenv("PATH")); hint != "" {
+			fmt.Fprintln(w, hint)
+		}
+	}
+}
+
+// pathHint is the banner's last line when the directory of the running
+// binary is not on PATH (so `omniroute token` and `omniroute setup` would not
+// be found in a new shell): how to add it. "" when it is on PATH.
+func pathHint(exe, path string) string {
+	dir := filepath.Dir(exe)
+	for _, p := range filepath.SplitList(path) {
+		if filepath.Clean(p) == dir {
+			return ""
+		}
+	}
+	return "  PATH:        " + dir + " is not on your PATH; for the omniroute command in a new shell add\n" +
+		"               export PATH=\"" + dir + ":$PATH\"   to your shell profile (~/.bashrc, ~/.zshrc)"
 }

@@ -130,6 +130,17 @@ func (a *API) Handler() http.Handler {
 	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)
+	v1.HandleFunc("/completions", a.client(a.Gateway.CompletionsFor)).Methods(http.MethodPost)
+	v1.HandleFunc("/embeddings", a.client(a.Gateway.EmbeddingsFor)).Methods(http.MethodPost)
+
+	// Ollama's native API, for tools that speak only Ollama (base URL
+	// http://127.0.0.1:20128/ollama); the same keys, routing and failover.
+	ol := r.PathPrefix("/ollama").Subrouter()
+	ol.HandleFunc("/api/chat", a.client(a.Gateway.OllamaChatFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/generate", a.client(a.Gateway.OllamaGenerateFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/embed", a.client(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/tags", a.client(viaContext(a.Gateway.OllamaTags))).Methods(http.MethodGet)
+	ol.HandleFunc("/api/version", a.Gateway.OllamaVersion).Methods(http.MethodGet)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -12,6 +13,8 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
+	"omniroute/backend/translate/completions"
+	"omniroute/backend/translate/ollama"
 	"omniroute/backend/translate/responses"
 	"omniroute/backend/translate/sse"
 )
@@ -22,6 +25,8 @@ import (
 type codec struct {
 	client   translate.Format
 	upstream translate.Format
+	// now stamps Ollama answers' created_at (nil for other formats).
+	now func() time.Time
 }
 
 func newCodec(client translate.Format, upstream providers.Format) codec {
@@ -32,10 +37,34 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	case providers.FormatResponses:
 		u = translate.Responses
 	}
+	if (client == translate.Embeddings || client == translate.Completions) && u == translate.Chat {
+		u = client // an OpenAI-compatible upstream serves the endpoint itself
+	}
+	if client == translate.OllamaEmbed && u == translate.Chat {
+		u = translate.Embeddings
+	}
 	return codec{client: client, upstream: u}
 }
 
 func (c codec) passthrough() bool { return c.client == c.upstream }
+
+// unsupported reports whether the upstream's wire has no equivalent of the
+// client's endpoint at all (embeddings from a chat-only wire): the target is
+// passed over for the next, as a wire the gateway cannot speak is.
+func (c codec) unsupported() bool {
+	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed) && c.upstream != translate.Embeddings
+}
+
+// path is the upstream endpoint of an OpenAI-compatible call ("" for chat).
+func (c codec) path() string {
+	switch c.upstream {
+	case translate.Embeddings:
+		return "/embeddings"
+	case translate.Completions:
+		return "/completions"
+	}
+	return ""
+}
 
 // anthropicHeaders returns the client's Anthropic protocol headers when the
 // body passes through from an Anthropic client to an Anthropic upstream, the
@@ -92,6 +121,14 @@ func (c codec) request(body []byte) ([]byte, error) {
 		chat, err = tanthropic.RequestToChat(body)
 	case translate.Responses:
 		chat, err = responses.RequestToChat(body)
+	case translate.Completions:
+		chat, err = completions.RequestToChat(body)
+	case translate.OllamaChat:
+		chat, err = ollama.ChatToChat(body)
+	case translate.OllamaGenerate:
+		chat, err = ollama.GenerateToChat(body)
+	case translate.OllamaEmbed:
+		return ollama.EmbedRequestToOpenAI(body)
 	}
 	if err != nil {
 		return nil, err
@@ -125,6 +162,8 @@ func (c codec) checkAnswer(body []byte, text string) error {
 		shape = "type"
 	case translate.Responses:
 		shape = "object"
+	case translate.Embeddings:
+		shape = "data"
 	}
 	root := gjson.Parse(text)
 	var errField, kind gjson.Result
@@ -190,6 +229,9 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // translateResponse turns an upstream JSON answer of another format into the client's.
 func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
+	if c.client == translate.OllamaEmbed {
+		return ollama.EmbedResponseFromOpenAI(body)
+	}
 	chat := body
 	var err error
 	switch c.upstream {
@@ -207,6 +249,12 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 		return tanthropic.ResponseFromChat(chat)
 	case translate.Responses:
 		return responses.ResponseFromChat(chat, clientReq)
+	case translate.Completions:
+		return completions.ResponseFromChat(chat)
+	case translate.OllamaChat:
+		return ollama.ResponseFromChat(chat, ollama.Chat, c.now())
+	case translate.OllamaGenerate:
+		return ollama.ResponseFromChat(chat, ollama.Generate, c.now())
 	}
 	return chat, nil
 }
@@ -229,6 +277,12 @@ func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator
 		fromChat = tanthropic.NewStreamFromChat(model)
 	case translate.Responses:
 		fromChat = responses.NewStreamFromChat(model, clientReq)
+	case translate.Completions:
+		fromChat = completions.NewStreamFromChat(model)
+	case translate.OllamaChat:
+		fromChat = ollama.NewStreamFromChat(model, ollama.Chat, c.now)
+	case translate.OllamaGenerate:
+		fromChat = ollama.NewStreamFromChat(model, ollama.Generate, c.now)
 	}
 	switch {
 	case toChat == nil:

@@ -14,6 +14,8 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
+	"omniroute/backend/translate/completions"
+	"omniroute/backend/translate/ollama"
 	"omniroute/backend/translate/responses"
 )
 
@@ -96,9 +98,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	// rest without parsing it (jsonwalk: long strings by IndexByte), where a
 	// Get per field would scan a large body once per field it lacks. checkJSON
 	// has refused a key given twice. Views: req.body is never modified.
-	var f [5]string
-	jsonwalk.Fields(view(body), []string{"model", "messages", "input", "previous_response_id", "stream"}, f[:])
-	m, msgs, in, prev, stream := f[0], f[1], f[2], f[3], f[4]
+	var f [6]string
+	jsonwalk.Fields(view(body), routedFields[:], f[:])
+	m, msgs, in, prev, stream, prompt := f[0], f[1], f[2], f[3], f[4], f[5]
 	model := jsonwalk.Str(m)
 	if model == "" {
 		return errs.New(errs.Invalid, "MODEL_REQUIRED", "field \"model\" must be a non-empty string").WithParam("model")
@@ -113,6 +115,32 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 		}
 		if err := checkMessages(req.format, msgs); err != nil {
 			return err
+		}
+	case translate.Embeddings:
+		if !jsonwalk.IsString(in) && !jsonwalk.IsArray(in) {
+			return errs.New(errs.Invalid, "INPUT_REQUIRED", "field \"input\" must be a string or an array (of strings or token arrays)").WithParam("input")
+		}
+		if stream == "true" {
+			return errs.New(errs.Invalid, "INVALID_FIELD", "embeddings are not streamed; remove \"stream\"").WithParam("stream")
+		}
+	case translate.OllamaChat:
+		if !jsonwalk.IsArray(msgs) {
+			return errs.New(errs.Invalid, "MESSAGES_REQUIRED", "field \"messages\" must be an array").WithParam("messages")
+		}
+		if err := checkMessages(translate.Chat, msgs); err != nil {
+			return err
+		}
+	case translate.OllamaGenerate:
+		if !jsonwalk.IsString(prompt) {
+			return errs.New(errs.Invalid, "PROMPT_REQUIRED", "field \"prompt\" must be a string").WithParam("prompt")
+		}
+	case translate.OllamaEmbed:
+		if !jsonwalk.IsString(in) && !jsonwalk.IsArray(in) {
+			return errs.New(errs.Invalid, "INPUT_REQUIRED", "field \"input\" must be a string or an array of strings").WithParam("input")
+		}
+	case translate.Completions:
+		if !jsonwalk.IsString(prompt) && !jsonwalk.IsArray(prompt) {
+			return errs.New(errs.Invalid, "PROMPT_REQUIRED", "field \"prompt\" must be a string or an array").WithParam("prompt")
 		}
 	case translate.Responses:
 		if !jsonwalk.IsString(in) && !jsonwalk.IsArray(in) {
@@ -130,8 +158,14 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	// the request log keeps it after the request, and must not keep the whole
 	// body alive with it.
 	req.model, req.stream = g.models.intern(model), stream == "true"
+	if req.format == translate.OllamaChat || req.format == translate.OllamaGenerate {
+		req.stream = stream != "false" // Ollama streams unless told not to
+	}
 	return nil
 }
+
+// routedFields are the top-level fields decode reads, in the order of its walk.
+var routedFields = [6]string{"model", "messages", "input", "previous_response_id", "stream", "prompt"}
 
 // maxModelLen bounds the "model" field: no provider names a model this long,
 // and the name is echoed into logs and error messages.
@@ -220,8 +254,11 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 	b, err := c.request(req.body)
 	if err != nil {
 		code := "UNTRANSLATABLE_REQUEST"
-		if err == responses.ErrPreviousResponse {
+		switch err {
+		case responses.ErrPreviousResponse:
 			code = "PREVIOUS_RESPONSE_UNSUPPORTED"
+		case completions.ErrFillInTheMiddle, ollama.ErrSuffix:
+			code = "FIM_UNSUPPORTED"
 		}
 		e := errs.New(errs.Invalid, code, "%s", untranslatable(c, err))
 		var ie *tanthropic.InputError
@@ -243,9 +280,14 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 
 // formatNames are the wire formats as users know them.
 var formatNames = map[translate.Format]string{
-	translate.Chat:      "OpenAI Chat",
-	translate.Messages:  "Anthropic Messages",
-	translate.Responses: "OpenAI Responses",
+	translate.Chat:           "OpenAI Chat",
+	translate.Messages:       "Anthropic Messages",
+	translate.Responses:      "OpenAI Responses",
+	translate.Completions:    "OpenAI Completions",
+	translate.Embeddings:     "OpenAI Embeddings",
+	translate.OllamaChat:     "Ollama chat",
+	translate.OllamaGenerate: "Ollama generate",
+	translate.OllamaEmbed:    "Ollama embed",
 }
 
 // untranslatable says why a request cannot reach an upstream of another wire
@@ -253,7 +295,7 @@ var formatNames = map[translate.Format]string{
 // or a model served by a connection that speaks the client's own format
 // (where the body passes through untouched).
 func untranslatable(c codec, err error) string {
-	if err == responses.ErrPreviousResponse {
+	if err == responses.ErrPreviousResponse || err == completions.ErrFillInTheMiddle || err == ollama.ErrSuffix {
 		return err.Error()
 	}
 	msg := fmt.Sprintf("%s (the model is served by an %s-format connection, which has no equivalent for this part of the request: change or remove it",

@@ -56,6 +56,35 @@ func (g *Gateway) ResponsesFor(w http.ResponseWriter, r *http.Request, c Client)
 	g.serve(w, r, translate.Responses, c)
 }
 
+// CompletionsFor serves POST /v1/completions (legacy text completions,
+// fill-in-the-middle with "suffix") for client c: passed through to
+// OpenAI-compatible upstreams, translated to chat for others when there is
+// no suffix.
+func (g *Gateway) CompletionsFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Completions, c)
+}
+
+// EmbeddingsFor serves POST /v1/embeddings for client c, with failover over
+// the OpenAI-compatible connections that serve the model.
+func (g *Gateway) EmbeddingsFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.Embeddings, c)
+}
+
+// OllamaChatFor, OllamaGenerateFor and OllamaEmbedFor serve Ollama's
+// /api/chat, /api/generate and /api/embed (under /ollama) for client c,
+// translated to and from every upstream wire.
+func (g *Gateway) OllamaChatFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.OllamaChat, c)
+}
+
+func (g *Gateway) OllamaGenerateFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.OllamaGenerate, c)
+}
+
+func (g *Gateway) OllamaEmbedFor(w http.ResponseWriter, r *http.Request, c Client) {
+	g.serve(w, r, translate.OllamaEmbed, c)
+}
+
 // CountTokens serves POST /v1/messages/count_tokens with a local estimate.
 func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 	req := &request{}
@@ -146,6 +175,14 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 	e := errs.As(err)
 	if status == 0 {
 		status = httpx.Status(e.Class)
+	}
+	if translate.IsOllama(format) {
+		// Ollama's clients read {"error": "…"}; the code leads the message.
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(httpx.RetryAfterSeconds(e.RetryAfter)))
+		}
+		httpx.WriteJSON(w, status, map[string]any{"error": e.Code + ": " + e.Message})
+		return
 	}
 	if format != translate.Messages {
 		httpx.WriteErrorStatus(w, status, e)

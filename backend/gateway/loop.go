@@ -17,6 +17,7 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
+	"omniroute/backend/translate"
 )
 
 type storeLog = store.RequestLog
@@ -599,6 +600,9 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	now := g.clk.Now()
 	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
 	a.codec = newCodec(req.format, cand.Conn.Provider.Format)
+	if translate.IsOllama(req.format) {
+		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
+	}
 	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
 	a.rec.StartMs = msSince(req.start, now)
 	return a
@@ -650,10 +654,13 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	g, req, cand := a.g, a.req, a.cand
 	exec, ok := g.executors.For(cand.Conn.Provider.Format)
-	if !ok {
+	if !ok || a.codec.unsupported() {
 		a.ticket.Abandon()
 		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
 			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+		if ok {
+			v.Message = cand.Conn.Provider.ID + " (" + string(cand.Conn.Provider.Format) + " wire) serves no " + string(req.format) + " endpoint"
+		}
 		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
 		req.attempts = append(req.attempts, a.rec)
 		return nil, nil, &failure{v: v}
@@ -677,7 +684,7 @@ func (a *attemptCtx) callUpstream(exec providers.Executor, body []byte) (*http.R
 	g, cand := a.g, a.cand
 	cred := credentialed{next: exec, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(a.fb)}
 	return cred.Do(g.egressContext(a.ctx, cand), &a.target,
-		providers.Call{Body: body, Stream: a.req.stream, Anthropic: a.codec.anthropicHeaders(a.r.Header), Storage: &a.callStore})
+		providers.Call{Body: body, Stream: a.req.stream, Path: a.codec.path(), Anthropic: a.codec.anthropicHeaders(a.r.Header), Storage: &a.callStore})
 }
 
 // transportFailure classifies and records an upstream call that brought no answer.
@@ -781,6 +788,9 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 		return
 	}
 	u := readUsage(gjson.Get(body, "usage"))
+	if translate.IsOllama(req.format) && u == (usageCounts{}) {
+		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
+	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"sort"
+	"time"
 
 	"omniroute/backend/httpx"
 )
@@ -10,12 +11,19 @@ import (
 // Models serves GET /v1/models: every enabled connection's models (listed and
 // discovered) as bare names, provider/model and prefix/model, plus the combos.
 func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": g.modelList(r)})
+}
+
+// model is one entry of /v1/models.
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// modelList is every name the client of r may route to, sorted.
+func (g *Gateway) modelList(r *http.Request) []model {
 	seen := map[string]bool{}
 	var out []model
 	access := ClientFrom(r.Context()).access()
@@ -55,8 +63,30 @@ func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 	if out == nil {
 		out = []model{}
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	return out
 }
+
+// OllamaTags serves GET /ollama/api/tags: the same names as /v1/models in
+// Ollama's list shape (size and digest unknown: 0 and "").
+func (g *Gateway) OllamaTags(w http.ResponseWriter, r *http.Request) {
+	list := g.modelList(r)
+	out := make([]map[string]any, 0, len(list))
+	for _, m := range list {
+		out = append(out, map[string]any{"name": m.ID, "model": m.ID,
+			"modified_at": time.Unix(m.Created, 0).UTC().Format(time.RFC3339), "size": 0, "digest": "",
+			"details": map[string]any{"format": "", "family": m.OwnedBy, "parameter_size": "", "quantization_level": ""}})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"models": out})
+}
+
+// OllamaVersion serves GET /ollama/api/version: the version Ollama clients
+// check before they talk (a recent Ollama's, so no client refuses it).
+func (g *Gateway) OllamaVersion(w http.ResponseWriter, _ *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"version": ollamaVersion})
+}
+
+// ollamaVersion is the Ollama release whose API the /ollama surface follows.
+const ollamaVersion = "0.12.0"
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

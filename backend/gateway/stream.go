@@ -421,8 +421,12 @@ func (s *streamState) stopWatchdog() { s.a.stopTimer() }
 // commit writes the response headers: from here on the client has bytes.
 func (s *streamState) commit() {
 	a := s.a
+	ct := "text/event-stream"
+	if translate.IsOllama(a.req.format) {
+		ct = "application/x-ndjson" // Ollama streams JSON lines
+	}
 	setServedHeaders(a.w.Header(), &a.served, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
-		"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no", "Date", a.g.httpDate())
+		"Content-Type", ct, "Cache-Control", "no-cache", "X-Accel-Buffering", "no", "Date", a.g.httpDate())
 	a.w.WriteHeader(http.StatusOK)
 	a.req.log.Status = http.StatusOK
 	a.req.log.ConnectionID = a.cand.Conn.ID

@@ -13,9 +13,10 @@
 // input and allocates nothing per byte: a 1 MB body costs one pass.
 //
 // CheckRequest adds what a request body needs: an object at the top, and no
-// key twice at the top level. A repeated "model" is the classic bypass of a
-// per-key model allowlist: the gateway's reader sees the first, an upstream's
-// parser the last.
+// key twice at the top level, in any spelling (escapes, case). A repeated
+// "model" is the classic bypass of a per-key model allowlist: the gateway's
+// reader sees the first, an upstream's parser the last — or, for "Model", a
+// case-insensitive parser (Go's encoding/json) the second.
 package jsonv
 
 import (
@@ -24,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -47,13 +49,14 @@ type Error struct {
 	Kind   Kind
 	Offset int
 	Msg    string
-	// Key is the repeated key (Duplicate only), truncated to 64 bytes.
+	// Key is the repeated key (Duplicate only), unescaped and lower-cased,
+	// truncated to 64 bytes.
 	Key string
 }
 
 func (e *Error) Error() string {
 	if e.Kind == Duplicate {
-		return fmt.Sprintf("field %q appears more than once at the top level", e.Key)
+		return fmt.Sprintf("field %q appears more than once at the top level (names are compared ignoring case)", e.Key)
 	}
 	return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset)
 }
@@ -66,7 +69,9 @@ func Valid(b []byte) bool { return scan(b, false) == nil }
 func Check(b []byte) error { return scan(b, false) }
 
 // CheckRequest is Check for a request body: also an object at the top, with
-// no top-level key repeated (compared after unescaping).
+// no top-level key repeated, compared after unescaping and ignoring case
+// ("Model" repeats "model"): upstreams that decode with Go's encoding/json,
+// and others, match member names case-insensitively.
 func CheckRequest(b []byte) error { return scan(b, true) }
 
 // class of each byte inside a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII.
@@ -374,6 +379,7 @@ func (k *topKeys) add(raw []byte, off int) *Error {
 			break
 		}
 	}
+	name = fold(name)
 	dup := func() *Error {
 		key := string(name)
 		if len(key) > 64 {
@@ -404,6 +410,36 @@ func (k *topKeys) add(raw []byte, off int) *Error {
 	}
 	k.big[string(name)] = struct{}{}
 	return nil
+}
+
+// fold returns name as a case-insensitive JSON reader matches it: ASCII
+// letters lowered, other runes folded as encoding/json folds them (ſ is s, the
+// Kelvin sign is k). Most names are lower-case ASCII and come back as they are.
+func fold(name []byte) []byte {
+	i := 0
+	for i < len(name) && name[i] < utf8.RuneSelf && (name[i] < 'A' || name[i] > 'Z') {
+		i++
+	}
+	if i == len(name) {
+		return name
+	}
+	out := make([]byte, i, len(name)+4)
+	copy(out, name[:i])
+	for i < len(name) {
+		c := name[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(name[i:])
+		out = utf8.AppendRune(out, unicode.ToLower(unicode.ToUpper(unicode.ToLower(r))))
+		i += n
+	}
+	return out
 }
 
 // Is reports whether err is a jsonv error of kind k.

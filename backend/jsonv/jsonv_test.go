@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -73,6 +74,15 @@ func TestCheckRequest(t *testing.T) {
 		{`{"model":"a","messages":[],"model":"b"}`, Duplicate, "model"},
 		{`{"model":"a","mod\u0065l":"b"}`, Duplicate, "model"}, // escaped spelling of the same key
 		{`{"a\/b":1,"a/b":2}`, Duplicate, "a/b"},
+		// Case variants: a case-insensitive reader (encoding/json) takes the last.
+		{`{"model":"a","Model":"b"}`, Duplicate, "model"},
+		{`{"model":"a","MODEL":"b"}`, Duplicate, "model"},
+		{`{"model":"a","\u004dodel":"b"}`, Duplicate, "model"},
+		{`{"MoDeL":"a","model":"b"}`, Duplicate, "model"},
+		{`{"messages":[],"me\u017f\u017fages":[]}`, Duplicate, "messages"}, // ſ folds to s
+		{`{"stream":true,"STREAM":false}`, Duplicate, "stream"},
+		{"{\"kind\":1,\"\u212aind\":2}", Duplicate, "kind"}, // the Kelvin sign folds to k
+		{`{"model":"a","modelx":"b","Mode":1}`, 0, ""},
 		{many(10, true), Duplicate, "k3"},
 		{many(100, false), 0, ""},
 		{many(100, true), Duplicate, "k3"},
@@ -134,26 +144,70 @@ func FuzzCheck(f *testing.F) {
 			// A valid document refused as a duplicate, decoded as an ordered key
 			// list, must repeat a key. (An invalid one may be refused for the
 			// duplicate it shows before the point where it breaks.)
-			dec := json.NewDecoder(bytes.NewReader(b))
-			_, _ = dec.Token()
-			seen := map[string]bool{}
-			dup := false
-			for dec.More() {
-				tok, terr := dec.Token()
-				if terr != nil {
-					t.Fatalf("decoding keys of %q: %v", b, terr)
-				}
-				k := tok.(string)
-				dup = dup || seen[k]
-				seen[k] = true
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					break
-				}
-			}
-			if !dup {
+			if !repeatsAKey(t, b) {
 				t.Fatalf("CheckRequest reports a duplicate in %q, which has none", b)
 			}
+		}
+		if err == nil && std && rerr == nil && b[0] == '{' && repeatsAKey(t, b) {
+			t.Fatalf("CheckRequest accepts %q, whose keys a case-insensitive reader confuses", b)
+		}
+	})
+}
+
+// repeatsAKey decodes the keys of the object b in order and reports whether
+// two of them name the same member for encoding/json (equal after unescaping,
+// ignoring case as it does).
+func repeatsAKey(t *testing.T, b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	_, _ = dec.Token()
+	seen := map[string]bool{}
+	dup := false
+	for dec.More() {
+		tok, terr := dec.Token()
+		if terr != nil {
+			t.Fatalf("decoding keys of %q: %v", b, terr)
+		}
+		k := jsonFold(tok.(string))
+		dup = dup || seen[k]
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	return dup
+}
+
+// jsonFold folds a member name as encoding/json's case-insensitive match does.
+func jsonFold(s string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, s)
+}
+
+// FuzzCaseVariantOfAKey: every spelling of a routed key that a case-insensitive
+// reader takes for it — case flipped, letters \u-escaped — is refused beside it.
+func FuzzCaseVariantOfAKey(f *testing.F) {
+	for _, seed := range []uint64{0, 1, 0xff, 0x5555, 1 << 40} {
+		f.Add(uint8(0), seed)
+	}
+	keys := []string{"model", "messages", "input", "stream", "previous_response_id"}
+	f.Fuzz(func(t *testing.T, which uint8, bitsIn uint64) {
+		key := keys[int(which)%len(keys)]
+		var v strings.Builder
+		for i, r := range key {
+			upper := bitsIn>>(2*uint(i)%64)&1 == 1
+			escape := bitsIn>>((2*uint(i)+1)%64)&1 == 1
+			if upper {
+				r = unicode.ToUpper(r)
+			}
+			if escape {
+				fmt.Fprintf(&v, `\u%04x`, r)
+			} else {
+				v.WriteRune(r)
+			}
+		}
+		doc := []byte(`{"` + key + `":"a","x":1,"` + v.String() + `":"b"}`)
+		if !Is(CheckRequest(doc), Duplicate) {
+			t.Fatalf("CheckRequest(%s) = %v, want a duplicate", doc, CheckRequest(doc))
 		}
 	})
 }

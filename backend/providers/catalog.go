@@ -247,6 +247,10 @@ type Call struct {
 
 	Body   []byte
 	Stream bool
+	// Path is the endpoint under the base URL for an OpenAI-compatible
+	// upstream ("/embeddings", "/completions"); "" is the executor's own
+	// (chat). Executors of other wires never get one.
+	Path string
 	// Anthropic carries the Anthropic protocol headers of an Anthropic client
 	// whose body passes through to an Anthropic upstream unchanged; zero
 	// otherwise. They are the only client headers that ever reach an upstream.

@@ -14,7 +14,22 @@ const (
 	Chat      Format = "openai"    // POST /v1/chat/completions
 	Messages  Format = "anthropic" // POST /v1/messages
 	Responses Format = "responses" // POST /v1/responses
+	// The OpenAI endpoints beside chat, served by OpenAI-compatible
+	// upstreams under the same path (their bodies pass through); a legacy
+	// completion without a suffix is also translated to chat for others.
+	Completions Format = "completions" // POST /v1/completions
+	Embeddings  Format = "embeddings"  // POST /v1/embeddings
+	// Ollama's native API under /ollama (answers as JSON or NDJSON lines).
+	OllamaChat     Format = "ollama-chat"     // POST /ollama/api/chat
+	OllamaGenerate Format = "ollama-generate" // POST /ollama/api/generate
+	OllamaEmbed    Format = "ollama-embed"    // POST /ollama/api/embed
 )
+
+// IsOllama reports whether f is one of Ollama's endpoints, whose errors are
+// {"error": "…"} and whose streams are NDJSON, not SSE.
+func IsOllama(f Format) bool {
+	return f == OllamaChat || f == OllamaGenerate || f == OllamaEmbed
+}
 
 // Usage is token usage, never lost across a translation.
 type Usage struct {
@@ -44,6 +59,10 @@ type StreamTranslator interface {
 func ErrorEvent(dst []byte, f Format, code, message string) []byte {
 	var body any
 	event := "error"
+	if IsOllama(f) {
+		b, _ := json.Marshal(map[string]any{"error": message})
+		return append(append(dst, b...), '\n')
+	}
 	switch f {
 	case Messages:
 		body = map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": message, "code": code}}

@@ -104,25 +104,7 @@ func startGateway(b testing.TB, upstreamBase string) *target {
 
 // createConnection adds the connection through the management API, as a user would.
 func createConnection(b testing.TB, gatewayBase, token, upstreamURL string) {
-	body, _ := json.Marshal(map[string]any{"provider": "openai-compatible", "name": "bench",
-		"apiKey": upstreamKey, "baseUrl": upstreamURL, "models": []string{"gpt-4o-mini"}})
-	req, err := http.NewRequest(http.MethodPost, gatewayBase+"/api/providers", bytes.NewReader(body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	tr := &http.Transport{Proxy: nil}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated {
-		b.Fatalf("create connection: %d %s", resp.StatusCode, out)
-	}
+	createConnectionNamed(b, gatewayBase, token, upstreamURL, "bench")
 }
 
 // do sends one chat request and reads the whole answer into buf, returning an

@@ -34,15 +34,22 @@ var sdkCases = []struct {
 // runSDK runs sdk.mjs against base with key and model; cases nil runs all.
 func runSDK(t *testing.T, base, key, model string, cases ...string) map[string]sdkResult {
 	t.Helper()
-	cfg, _ := json.Marshal(map[string]any{"base": base, "key": key, "model": model, "cases": cases})
-	wd, _ := os.Getwd()
-	env := append(cleanEnv(), "HOME="+t.TempDir(), "SDK_CONFIG="+string(cfg))
-	stdout, stderr, code := run(t, wd, env, "node", "sdk.mjs")
 	var out map[string]sdkResult
-	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil {
-		t.Fatalf("sdk.mjs exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
+	runScript(t, "sdk.mjs", map[string]any{"base": base, "key": key, "model": model, "cases": cases}, &out)
 	return out
+}
+
+// runScript runs a node script of this directory with cfg as SDK_CONFIG in a
+// clean environment and decodes the one JSON object it prints into out.
+func runScript(t *testing.T, script string, cfg map[string]any, out any) {
+	t.Helper()
+	b, _ := json.Marshal(cfg)
+	wd, _ := os.Getwd()
+	env := append(cleanEnv(), "HOME="+t.TempDir(), "SDK_CONFIG="+string(b))
+	stdout, stderr, code := run(t, wd, env, "node", script)
+	if code != 0 || json.Unmarshal([]byte(stdout), out) != nil {
+		t.Fatalf("%s exit %d\nstdout:\n%s\nstderr:\n%s", script, code, stdout, stderr)
+	}
 }
 
 // TestSDKs: the official SDKs, in every API, streaming and not, get whole

@@ -162,6 +162,8 @@ func New() *Upstream {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", u.completion(FormatOpenAI))
 	mux.HandleFunc("POST /v1/messages", u.completion(FormatAnthropic))
+	mux.HandleFunc("POST /v1/embeddings", u.embeddings)
+	mux.HandleFunc("POST /v1/completions", u.textCompletion)
 	mux.HandleFunc("GET /v1/models", u.listModels)
 	mux.HandleFunc("POST /backend-api/codex/responses", u.codexResponses)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))

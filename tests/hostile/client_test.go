@@ -10,12 +10,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -74,8 +76,22 @@ func TestHostileBodiesAreRefusedCleanly(t *testing.T) {
 // the first "model", the upstream read the last).
 func TestDuplicateModelCannotBypassAllowedModels(t *testing.T) {
 	u := newUpstream(t)
+	// The allowed connection's upstream decodes as Go's encoding/json does
+	// (Ollama's OpenAI layer, LocalAI …): member names match ignoring case,
+	// and the last one wins.
+	var served sync.Map
+	var lenient atomic.Int64
+	goUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lenient.Add(1)
+		var req struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		served.Store(req.Model, true)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, okAnswer)
+	}))
+	t.Cleanup(goUp.Close)
 	p := start(t, t.TempDir())
-	p.addConn("allowed", u.URL, "sk-allowed-0123456789", "cheap", 1)
+	p.addConn("allowed", goUp.URL, "sk-allowed-0123456789", "cheap", 1)
 	p.addConn("forbidden", u.URL, "sk-forbidden-0123456789", "pricey", 2)
 	m := p.mgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "limited", "allowedModels": []string{"cheap"}})
 	key, _ := m["key"].(string)
@@ -91,12 +107,32 @@ func TestDuplicateModelCannotBypassAllowedModels(t *testing.T) {
 	for _, b := range []string{
 		`{"model":"cheap","messages":[{"role":"user","content":"x"}],"model":"pricey"}`,
 		`{"model":"cheap","messages":[{"role":"user","content":"x"}],"mod\u0065l":"pricey"}`,
+		`{"model":"cheap","messages":[{"role":"user","content":"x"}],"Model":"pricey"}`,
+		`{"model":"cheap","messages":[{"role":"user","content":"x"}],"MODEL":"pricey"}`,
+		`{"model":"cheap","messages":[{"role":"user","content":"x"}],"\u004dodel":"pricey"}`,
+		`{"Model":"pricey","model":"cheap","messages":[{"role":"user","content":"x"}]}`,
 	} {
 		resp, body = p.do(http.MethodPost, "/v1/chat/completions", []byte(b), hdr)
 		checkEnvelope(t, "duplicate model", resp.StatusCode, resp.Header.Get("Content-Type"), body, 400, "DUPLICATE_FIELD")
 	}
-	if n := u.hits.Load(); n != 0 {
-		t.Fatalf("the upstream got %d request(s)", n)
+	for _, path := range []string{"/v1/chat/completions", "/v1/messages", "/v1/responses"} {
+		b := `{"model":"cheap","messages":[{"role":"user","content":"x"}],"input":"x","max_tokens":8,"Model":"pricey"}`
+		resp, body = p.do(http.MethodPost, path, []byte(b), hdr)
+		checkEnvelope(t, "case-variant model on "+path, resp.StatusCode, resp.Header.Get("Content-Type"), body, 400, "DUPLICATE_FIELD")
+	}
+	if n := u.hits.Load() + lenient.Load(); n != 0 {
+		t.Fatalf("the upstreams got %d request(s)", n)
+	}
+	// The allowed model itself still works, and the upstream read it.
+	resp, body = p.do(http.MethodPost, "/v1/chat/completions", chat("cheap", false), hdr)
+	if resp.StatusCode != 200 {
+		t.Fatalf("allowed model: %d %s", resp.StatusCode, body)
+	}
+	if _, ok := served.Load("pricey"); ok {
+		t.Fatal("the upstream served the forbidden model")
+	}
+	if _, ok := served.Load("cheap"); !ok {
+		t.Fatal("the upstream never saw the allowed model")
 	}
 }
 

@@ -22,9 +22,13 @@ func New(client providers.Doer, userAgent string) *Executor {
 	return &Executor{client: client, userAgent: userAgent}
 }
 
-// Do posts the call to <base>/chat/completions with bearer auth.
+// Do posts the call to <base>/chat/completions (or the call's Path) with bearer auth.
 func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
-	req, err := e.reqs.JSON(ctx, t, c, "/chat/completions", e.userAgent,
+	path := "/chat/completions"
+	if c.Path != "" {
+		path = c.Path
+	}
+	req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent,
 		providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret})
 	if err != nil {
 		return nil, err

@@ -206,6 +206,12 @@ func (d *chatDelta) addChoice(tail string) int {
 				d.finished = true
 			}
 			return len(v)
+		case "text":
+			// A legacy text completion's chunk (POST /v1/completions) carries
+			// its text here; a chat chunk has no such member.
+			v := jsonwalk.Value(tail)
+			d.text += jsonwalk.StrLen(v)
+			return len(v)
 		case "delta":
 			d.capture = first && !d.deltaSeen
 			d.deltaSeen = d.deltaSeen || first

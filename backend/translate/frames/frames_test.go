@@ -59,6 +59,8 @@ func cases() []classifyCase {
 		{name: "chat text escaped", format: chat, data: `{"choices":[{"delta":{"content":"\u00e9\n\"x\""}}]}`, want: fr(watchdog.Content, len("é\n\"x\""))},
 		{name: "chat surrogate pair", format: chat, data: `{"choices":[{"delta":{"content":"\ud83d\ude00"}}]}`, want: fr(watchdog.Content, 4)},
 		{name: "chat refusal", format: chat, data: `{"choices":[{"delta":{"refusal":"No."}}]}`, want: fr(watchdog.Content, 3)},
+		{name: "legacy completion text", format: chat, data: `{"object":"text_completion","choices":[{"text":"def ","index":0,"finish_reason":null}]}`, want: fr(watchdog.Content, 4)},
+		{name: "legacy completion end", format: chat, data: `{"choices":[{"text":"x","index":0,"finish_reason":"stop"}]}`, want: fr(watchdog.End, 1)},
 		{name: "chat content parts", format: chat, data: `{"choices":[{"delta":{"content":[{"type":"text","text":"ab"},{"type":"text","text":"cd"}]}}]}`, want: fr(watchdog.Content, 4)},
 		{name: "chat thinking part", format: chat, data: `{"choices":[{"delta":{"content":[{"type":"thinking","thinking":"hmm"}]}}]}`, want: fr(watchdog.Reasoning, 0)},
 		{name: "chat two choices", format: chat, data: `{"choices":[{"delta":{"content":"ab"}},{"delta":{"content":"cde"}}]}`, want: fr(watchdog.Content, 5)},

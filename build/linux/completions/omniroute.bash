@@ -1,0 +1,25 @@
+# bash completion for omniroute
+_omniroute() {
+  local cur prev
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD-1]}
+  local cmds="token setup run import import-db export migrate --headless --hidden --reset --version --help"
+  local agents="claude-code codex opencode continue aider cline cursor"
+  case "$prev" in
+    setup|run) COMPREPLY=($(compgen -W "$agents" -- "$cur")); return ;;
+    import) COMPREPLY=($(compgen -W "claude-code codex gemini-cli" -- "$cur")); return ;;
+    --path|--to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --from) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+  esac
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+  else
+    case "${COMP_WORDS[1]}" in
+      setup) COMPREPLY=($(compgen -W "--model --undo" -- "$cur")) ;;
+      import) COMPREPLY=($(compgen -W "--path" -- "$cur")) ;;
+      import-db) COMPREPLY=($(compgen -W "--from" -- "$cur")) ;;
+      export) COMPREPLY=($(compgen -W "--to" -- "$cur")) ;;
+    esac
+  fi
+}
+complete -F _omniroute omniroute omniroute-desktop

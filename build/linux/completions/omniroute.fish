@@ -1,0 +1,17 @@
+# fish completion for omniroute
+set -l cmds token setup run import import-db export migrate
+set -l agents claude-code codex opencode continue aider cline cursor
+complete -c omniroute -f
+complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
+complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l headless -d 'start only the gateway'
+complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l hidden -d 'start with the window hidden'
+complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l reset -d 'move the old database aside and start fresh'
+complete -c omniroute -l version -d 'print the version'
+complete -c omniroute -l help -d 'show the usage'
+complete -c omniroute -n "__fish_seen_subcommand_from setup run" -a "$agents"
+complete -c omniroute -n "__fish_seen_subcommand_from setup" -l model -r -d 'model'
+complete -c omniroute -n "__fish_seen_subcommand_from setup" -l undo -d 'restore the backup'
+complete -c omniroute -n "__fish_seen_subcommand_from import" -a "claude-code codex gemini-cli"
+complete -c omniroute -n "__fish_seen_subcommand_from import" -l path -r -F
+complete -c omniroute -n "__fish_seen_subcommand_from import-db" -l from -r -a "(__fish_complete_directories)"
+complete -c omniroute -n "__fish_seen_subcommand_from export" -l to -r -F

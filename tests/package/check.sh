@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Checks what `make package` built (make test-package): the .deb's and .rpm's
+# metadata and contents, the menu entry and AppStream file as the validators
+# read them, an install of the .deb (on the machine itself when root, as CI
+# is: its dependencies are the GUI libraries CI installs) with the installed
+# gateway answering and a purge that leaves the user's data, and the tarball's
+# install.sh into a prefix and back out, leaving nothing.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+VERSION=$(cat VERSION)
+ARCH=$(go env GOARCH)
+case "$ARCH" in amd64) RPM_ARCH=x86_64 ;; arm64) RPM_ARCH=aarch64 ;; *) RPM_ARCH=$ARCH ;; esac
+DEB=bin/omniroute_${VERSION}_${ARCH}.deb
+RPM=bin/omniroute-${VERSION}-1.${RPM_ARCH}.rpm
+TAR=bin/omniroute-${VERSION}-linux-${ARCH}.tar.gz
+TMP=$(mktemp -d /tmp/omniroute-package.XXXXXX)
+PASS=0 FAIL=0 PID=
+INSTALLED_DEB=no
+cleanup() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null || true
+	if [ "$INSTALLED_DEB" = yes ]; then dpkg --purge omniroute >/dev/null 2>&1 || true; fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+check() { # check NAME CMD...
+	local name=$1
+	shift
+	if "$@" >"$TMP/out" 2>&1; then ok "$name"; else bad "$name"; sed 's/^/     /' "$TMP/out" | tail -20; fi
+}
+
+# The files every package must carry, relative to /usr.
+expected() {
+	echo bin/omniroute bin/omniroute-desktop share/applications/omniroute.desktop \
+		share/metainfo/io.omniroute.OmniRoute.metainfo.xml share/man/man1/omniroute.1.gz \
+		share/bash-completion/completions/omniroute share/zsh/vendor-completions/_omniroute \
+		share/fish/vendor_completions.d/omniroute.fish share/icons/hicolor/scalable/apps/omniroute.svg \
+		share/doc/omniroute/API.md
+	for n in 16 22 24 32 48 64 128 256 512; do echo "share/icons/hicolor/${n}x${n}/apps/omniroute.png"; done
+}
+has_all() { # has_all LISTFILE PREFIX
+	local missing=0 f
+	for f in $(expected); do
+		grep -qx "$2$f" "$1" || { echo "missing $2$f"; missing=1; }
+	done
+	return $missing
+}
+
+for f in "$DEB" "$RPM" "$TAR"; do check "built $f" test -s "$f"; done
+
+# --- .deb metadata and contents ------------------------------------------------
+dpkg-deb -I "$DEB" >"$TMP/deb-info"
+check "deb: package and version" grep -qx " Version: $VERSION" "$TMP/deb-info"
+check "deb: depends on the GUI libraries" grep -q "Depends:.*libwebkit2gtk-4.1-0.*libayatana-appindicator3-1" "$TMP/deb-info"
+check "deb: maintainer scripts" grep -q "postrm" "$TMP/deb-info"
+dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./usr/||' >"$TMP/deb-list"
+check "deb: every file" has_all "$TMP/deb-list" ""
+check "deb: owned by root" sh -c "! dpkg-deb -c '$DEB' | awk '{print \$2}' | grep -v '^root/root$'"
+mkdir -p "$TMP/x" && dpkg-deb -x "$DEB" "$TMP/x"
+DESKTOP_FILE=$TMP/x/usr/share/applications/omniroute.desktop
+check "desktop entry validates" desktop-file-validate "$DESKTOP_FILE"
+check "desktop entry starts the desktop binary" grep -qx "Exec=omniroute-desktop" "$DESKTOP_FILE"
+WMCLASS=$(sed -n 's/^StartupWMClass=//p' "$DESKTOP_FILE")
+check "desktop entry's window class is the window's (app/desktop.go ProgramName)" \
+	grep -q "ProgramName: \"$WMCLASS\"" app/desktop.go
+if command -v appstreamcli >/dev/null; then
+	check "AppStream metainfo validates" appstreamcli validate --no-net "$TMP/x/usr/share/metainfo/io.omniroute.OmniRoute.metainfo.xml"
+fi
+check "AppStream release is the version" grep -q "<release version=\"$VERSION\"" "$TMP/x/usr/share/metainfo/io.omniroute.OmniRoute.metainfo.xml"
+check "man page renders" sh -c "zcat '$TMP/x/usr/share/man/man1/omniroute.1.gz' | grep -q 'OmniRoute $VERSION'"
+check "bash completion loads" bash -c "source '$TMP/x/usr/share/bash-completion/completions/omniroute' && complete -p omniroute"
+check "packaged CLI prints the version" sh -c "'$TMP/x/usr/bin/omniroute' --version | grep -q '^omniroute $VERSION (commit '"
+
+# --- .rpm ----------------------------------------------------------------------
+if command -v rpm >/dev/null; then
+	rpm -qip "$RPM" >"$TMP/rpm-info" 2>/dev/null
+	check "rpm: name and version" sh -c "grep -q '^Name *: omniroute' '$TMP/rpm-info' && grep -q '^Version *: $VERSION' '$TMP/rpm-info'"
+	check "rpm: requires the GUI libraries" sh -c "rpm -qp --requires '$RPM' 2>/dev/null | grep -q webkit2gtk4.1"
+	rpm -qlp "$RPM" 2>/dev/null | sed 's|^/usr/||' >"$TMP/rpm-list"
+	check "rpm: every file" has_all "$TMP/rpm-list" ""
+else
+	bad "rpm is not installed (apt-get install rpm)"
+fi
+
+# --- the .deb installed, run, purged ----------------------------------------------
+if [ "$(id -u)" = 0 ] && command -v dpkg >/dev/null; then
+	USERHOME=$TMP/home
+	mkdir -p "$USERHOME/.config/omniroute" && echo keep >"$USERHOME/.config/omniroute/marker"
+	if dpkg -i "$DEB" >"$TMP/dpkg.log" 2>&1; then
+		INSTALLED_DEB=yes
+		ok "deb installs (dpkg -i)"
+	else
+		bad "deb installs (dpkg -i)"
+		tail -20 "$TMP/dpkg.log"
+	fi
+	check "installed CLI on PATH" sh -c "command -v omniroute | grep -qx /usr/bin/omniroute && omniroute --version | grep -q $VERSION"
+	check "installed menu entry" test -f /usr/share/applications/omniroute.desktop
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	HOME=$USERHOME OMNIROUTE_PORT=$PORT /usr/bin/omniroute --headless >"$TMP/run.log" 2>&1 &
+	PID=$!
+	up=no
+	for _ in $(seq 100); do
+		if curl -fsS "http://127.0.0.1:$PORT/api/monitoring/health" >/dev/null 2>&1; then up=yes; break; fi
+		sleep 0.1
+	done
+	if [ "$up" = yes ]; then ok "installed gateway answers /api/monitoring/health"; else bad "installed gateway answers"; tail -20 "$TMP/run.log"; fi
+	check "installed gateway keeps its data in the user's config dir" test -f "$USERHOME/.config/omniroute/omniroute.db"
+	kill "$PID" && wait "$PID" 2>/dev/null || true
+	PID=
+	check "deb purges" dpkg --purge omniroute
+	INSTALLED_DEB=no
+	check "purge removed every packaged file" sh -c "for f in $(expected | tr '\n' ' '); do [ ! -e /usr/\$f ] || { echo left /usr/\$f; exit 1; }; done"
+	check "purge kept the user's data" sh -c "test -f '$USERHOME/.config/omniroute/marker' && test -f '$USERHOME/.config/omniroute/omniroute.db'"
+else
+	echo "note: not root: the .deb is checked but not installed on this machine"
+fi
+
+# --- the tarball's install.sh into a prefix and back out --------------------------
+mkdir -p "$TMP/t" && tar -C "$TMP/t" -xzf "$TAR"
+SRC=$TMP/t/omniroute-${VERSION}-linux-${ARCH}
+PREFIX=$TMP/prefix
+if env PATH="/usr/bin:/bin" "$SRC/install.sh" --prefix "$PREFIX" >"$TMP/install.log" 2>&1; then
+	ok "tarball: install.sh installs into a prefix"
+else
+	bad "tarball: install.sh installs into a prefix"
+	cat "$TMP/install.log"
+fi
+check "tarball: install.sh ends with how to reach the CLI" sh -c "tail -n 1 '$TMP/install.log' | grep -q 'is not on your PATH'"
+(cd "$PREFIX" && find . -type f | sed 's|^\./||' | sort) >"$TMP/prefix-list"
+check "tarball: every file in the prefix" has_all "$TMP/prefix-list" ""
+check "tarball: the menu entry starts the installed binary" grep -qx "Exec=$PREFIX/bin/omniroute-desktop" "$PREFIX/share/applications/omniroute.desktop"
+check "tarball: installed CLI runs" sh -c "'$PREFIX/bin/omniroute' --version | grep -q $VERSION"
+check "tarball: install.sh --uninstall" "$SRC/install.sh" --uninstall --prefix "$PREFIX"
+check "tarball: nothing left in the prefix" sh -c "test -z \"\$(find '$PREFIX' -type f)\""
+
+echo "package: $PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]
