@@ -2,49 +2,50 @@ package store
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
-
-	"omniroute/backend/errs"
 )
 
-// CodeDiskFull is the stable error code of a write refused because the disk
-// holding the database is full (answered 507 Insufficient Storage).
-const CodeDiskFull = "INSUFFICIENT_STORAGE"
+// ErrDiskFull is in the chain of every store error caused by a full disk;
+// the HTTP edge answers it 507 INSUFFICIENT_STORAGE (errs.As, through the
+// StorageFull method of the error carrying it).
+var ErrDiskFull = errors.New("the disk holding the database is full")
 
-// diskFullMessage is what a client (and the health page) is told.
-const diskFullMessage = "the disk holding the database is full, so this change could not be saved; free some space on it and retry"
+// diskFullError is a write refused for a full disk: ErrDiskFull and the
+// driver's own error, both in its chain.
+type diskFullError struct{ err error }
 
-// IsDiskFull reports whether err says the disk is full: ENOSPC, SQLite's
-// SQLITE_FULL ("database or disk is full", also from the request log's own
-// connection), or PostgreSQL's disk_full (SQLSTATE 53100).
+func (e *diskFullError) Error() string   { return ErrDiskFull.Error() + ": " + e.err.Error() }
+func (e *diskFullError) Unwrap() []error { return []error{ErrDiskFull, e.err} }
+
+// StorageFull tells the HTTP edge (package errs) what this error is without
+// the store knowing HTTP or error codes.
+func (e *diskFullError) StorageFull() bool { return true }
+
+// IsDiskFull reports whether err says the disk is full: ErrDiskFull, ENOSPC,
+// SQLite's SQLITE_FULL ("database or disk is full", also from the request
+// log's own connection), or PostgreSQL's disk_full (SQLSTATE 53100).
 func IsDiskFull(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, syscall.ENOSPC) {
+	if errors.Is(err, ErrDiskFull) || errors.Is(err, syscall.ENOSPC) {
 		return true
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "53100"
 	}
-	var e *errs.Error
-	if errors.As(err, &e) && e.Code == CodeDiskFull {
-		return true
-	}
 	return strings.Contains(err.Error(), "database or disk is full")
 }
 
 // noteErr records the outcome of a write: a disk-full error marks the store
-// full since now (DiskFullSince) and comes back as an errs.Error with
-// CodeDiskFull, the original kept in the chain; a successful write clears
-// the mark. Other errors pass through.
+// full since now (DiskFullSince) and comes back with ErrDiskFull in its
+// chain; a successful write clears the mark. Other errors pass through.
 func (s *Store) noteErr(err error) error {
 	if err == nil {
 		s.fullSince.Store(0)
@@ -54,11 +55,10 @@ func (s *Store) noteErr(err error) error {
 		return err
 	}
 	s.fullSince.CompareAndSwap(0, time.Now().UnixMilli())
-	var e *errs.Error
-	if errors.As(err, &e) && e.Code == CodeDiskFull {
+	if errors.Is(err, ErrDiskFull) {
 		return err // already marked
 	}
-	return fmt.Errorf("%w (%w)", errs.New(errs.InsufficientStorage, CodeDiskFull, diskFullMessage), err)
+	return &diskFullError{err: err}
 }
 
 // DiskFullSince is when the latest run of writes refused for a full disk

@@ -72,9 +72,12 @@ func TestDiskFullIsAStableErrorAndAState(t *testing.T) {
 		big[i] = 'x'
 	}
 	err := s.SetValue("settings", "big", string(big))
-	var e *errs.Error
-	if !errors.As(err, &e) || e.Code != CodeDiskFull || e.Class != errs.InsufficientStorage || !IsDiskFull(err) {
-		t.Fatalf("SetValue on a full disk = %v, want the INSUFFICIENT_STORAGE errs.Error", err)
+	if !errors.Is(err, ErrDiskFull) || !IsDiskFull(err) {
+		t.Fatalf("SetValue on a full disk = %v, want ErrDiskFull in the chain", err)
+	}
+	// The HTTP edge's mapping: 507 INSUFFICIENT_STORAGE, not INTERNAL_ERROR.
+	if e := errs.As(err); e.Class != errs.InsufficientStorage || e.Code != errs.CodeInsufficientStorage {
+		t.Fatalf("errs.As = %+v, want the INSUFFICIENT_STORAGE class", e)
 	}
 	if !strings.Contains(err.Error(), "database or disk is full") {
 		t.Fatalf("%v: the SQLite error is not kept", err)
