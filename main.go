@@ -87,6 +87,8 @@ type runFlags struct {
 	headless bool // gateway and browser dashboard only
 	hidden   bool // start with the window hidden (tray only), as at login
 	reset    bool // move the old database, key and token aside and start fresh
+	// acceptDamagedWAL starts over a damaged WAL with what precedes the damage
+	acceptDamagedWAL bool
 }
 
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
@@ -97,6 +99,9 @@ Usage:
   omniroute --hidden        start with the window hidden (tray only), as at login
   omniroute --reset         start fresh: move the data directory's database, secret.key
                             and token aside (into reset-<time>/), never deleting them
+  omniroute --accept-damaged-wal
+                            start although omniroute.db-wal is damaged, with the
+                            transactions before the damage (the log is copied aside first)
   omniroute token           print the management API token
   omniroute setup <agent> [--model M]
                             point an agent's own config at the gateway with a model a
@@ -160,6 +165,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flags.hidden = true
 		case "--reset", "-reset":
 			flags.reset = true
+		case "--accept-damaged-wal", "-accept-damaged-wal":
+			flags.acceptDamagedWAL = true
 		default:
 			rest = append(rest, a)
 		}
@@ -208,7 +215,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.SetFlags(0)
 	log.SetPrefix("")
 	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
-	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, Log: logger}
+	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

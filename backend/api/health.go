@@ -42,6 +42,9 @@ func (a *API) HealthInput() health.Input {
 		entries = append(entries, l.Entry) // model lockouts and model cooldowns alike take a model out
 	}
 	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries, Paused: a.Paused()}
+	if a.Store != nil {
+		in.DiskFullSince = a.Store.DiskFullSince()
+	}
 	reg := a.Engine.Registry()
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,

@@ -10,6 +10,14 @@
 //     truncated, so the start is refused with a message saying so (starting
 //     fresh would silently mint a new default key and break every configured
 //     agent). Reset moves the old files aside, never deletes them;
+//   - a database copied without its write-ahead log is not a fresh install
+//     either: omniroute.db without tables beside secret.key or
+//     management.token is refused (ExpectsSchema; the store checks it), and
+//     so is a WAL whose committed transactions SQLite would silently drop
+//     (a frame failing its checksum before them: wal.go);
+//   - owned by the effective user, as ssh requires of ~/.ssh: a directory or
+//     file owned by another user is refused (that user could replace
+//     management.token or omniroute.db and take over the gateway);
 //   - owner-only permissions: the directory 0700 and its files 0600, enforced
 //     at every start (an older install or a restore may have left them
 //     world-readable).
@@ -39,6 +47,13 @@ type Dir struct {
 	lock *os.File
 	// MovedTo is where Reset moved the old files ("" when nothing was moved).
 	MovedTo string
+	// DamagedWAL says, when AcceptDamagedWAL let a damaged WAL through, what
+	// was damaged and where the copy of it is ("" otherwise): the caller logs
+	// it loudly.
+	DamagedWAL string
+	// expectsSchema: omniroute.db existed at Open beside secret.key or
+	// management.token, so it must hold tables.
+	expectsSchema bool
 }
 
 // ErrLocked is returned when another process holds the directory.
@@ -70,16 +85,40 @@ type Options struct {
 	// directory holds only the key, the token and the lock, so a missing
 	// omniroute.db is expected, not a lost database.
 	ExternalDatabase bool
+	// AcceptDamagedWAL lets a start go on over a damaged WAL (ErrDamagedWAL)
+	// with the transactions before the damage, after copying the WAL aside
+	// (`omniroute --accept-damaged-wal`): the user's explicit answer.
+	AcceptDamagedWAL bool
+	// EffectiveUID is the uid the directory and its files must belong to
+	// (os.Geteuid by default; tests inject another).
+	EffectiveUID func() int
+	// owner reads a file's owner uid (fileOwner by default; tests inject one).
+	owner func(os.FileInfo) (int, bool)
 }
 
-// Open creates (0700) or tightens the directory, takes its lock, applies
-// Reset if asked, and refuses a lost database. Close releases the lock.
+// ErrForeignOwner is returned when the data directory or one of its files is
+// owned by another user than the one running OmniRoute.
+var ErrForeignOwner = errors.New("data directory not owned by this user")
+
+// Open creates (0700) or tightens the directory, refuses one (or a file in
+// it) owned by another user, takes its lock, applies Reset if asked, and
+// refuses a lost database or a damaged WAL. Close releases the lock.
 func Open(path string, o Options) (*Dir, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.EffectiveUID == nil {
+		o.EffectiveUID = effectiveUID
+	}
+	if o.owner == nil {
+		o.owner = fileOwner
+	}
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	// Ownership before anything is changed or created in it.
+	if err := checkOwners(path, o.EffectiveUID(), o.owner); err != nil {
+		return nil, err
 	}
 	if err := os.Chmod(path, 0o700); err != nil {
 		return nil, fmt.Errorf("restrict data directory %s to its owner: %w", path, err)
@@ -95,10 +134,15 @@ func Open(path string, o Options) (*Dir, error) {
 		}
 	}
 	if !o.ExternalDatabase {
-		if err := d.checkDatabase(); err != nil {
+		err := d.checkDatabase()
+		if err == nil {
+			err = d.checkWAL(o.AcceptDamagedWAL, func() string { return o.Now().UTC().Format("20060102T150405.000Z") })
+		}
+		if err != nil {
 			d.Close()
 			return nil, err
 		}
+		d.expectsSchema = ExpectsSchemaAt(d.path)
 	}
 	if err := d.Tighten(); err != nil {
 		d.Close()
@@ -109,6 +153,76 @@ func Open(path string, o Options) (*Dir, error) {
 
 // Path is the directory.
 func (d *Dir) Path() string { return d.path }
+
+// ExpectsSchema reports whether omniroute.db existed at Open beside
+// secret.key or management.token: a database with state around it, which
+// must hold tables. One without is the 4 KiB header a copy made without its
+// WAL leaves (until the first checkpoint every table lives in the WAL), not a
+// fresh install; the caller refuses it with NoSchemaError.
+func (d *Dir) ExpectsSchema() bool { return d.expectsSchema }
+
+// ErrNoSchema is returned (through NoSchemaError) when the database the data
+// directory's key or token go with has no tables.
+var ErrNoSchema = errors.New("database without its tables")
+
+// NoSchemaError is the refusal of a database without tables beside the key
+// or token: what happened and the ways out.
+func (d *Dir) NoSchemaError() error { return NoSchemaError(d.path) }
+
+// ExpectsSchemaAt is ExpectsSchema for a directory that is not opened (and
+// locked): the commands that read the database beside a running gateway.
+func ExpectsSchemaAt(dir string) bool {
+	d := &Dir{path: dir}
+	return d.exists(DBFile) && (d.exists(KeyFile) || d.exists(TokenFile))
+}
+
+// NoSchemaError is the refusal of the database of the directory dir without
+// tables beside its key or token.
+func NoSchemaError(dir string) error {
+	d := &Dir{path: dir}
+	return fmt.Errorf("%w: %s has no tables, but %s or %s is there: the database was copied or restored without its write-ahead log "+
+		"(%s, where SQLite keeps recent writes until a checkpoint moves them into %s). Nothing was changed. "+
+		"Restore %s together with %s from the same copy, or start fresh with `omniroute --reset` (the old files are moved aside, not deleted)",
+		ErrNoSchema, d.File(DBFile), KeyFile, TokenFile, DBFile+"-wal", DBFile, DBFile, DBFile+"-wal")
+}
+
+func (d *Dir) exists(name string) bool {
+	_, err := os.Stat(d.File(name))
+	return err == nil
+}
+
+// checkOwners refuses a directory, or one of its known files, that another
+// user owns: that user could replace the token or the database. uid < 0
+// (no uids on this platform) skips the check.
+func checkOwners(dir string, uid int, owner func(os.FileInfo) (int, bool)) error {
+	if uid < 0 {
+		return nil
+	}
+	names := []string{"", DBFile, DBFile + "-wal", DBFile + "-shm", KeyFile, TokenFile, LockFile}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("inspect %s: %w", p, err)
+		}
+		got, ok := owner(fi)
+		if !ok || got == uid {
+			continue
+		}
+		what := "the data directory " + p
+		if n != "" {
+			what = p + " in the data directory"
+		}
+		return fmt.Errorf("%w: %s is owned by uid %d, but OmniRoute runs as uid %d: that user could replace its files "+
+			"(management.token, omniroute.db) and take over the gateway. Run OmniRoute as the owner, or give the directory "+
+			"to this user (as root: `chown -R %d %s`), or set OMNIROUTE_DATA_DIR to a directory of your own",
+			ErrForeignOwner, what, got, uid, uid, dir)
+	}
+	return nil
+}
 
 // File is the path of name inside the directory.
 func (d *Dir) File(name string) string { return filepath.Join(d.path, name) }

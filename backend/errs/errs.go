@@ -30,6 +30,10 @@ const (
 // ClientTimeout: the client was too slow sending its request (408).
 const ClientTimeout = Internal + 1
 
+// InsufficientStorage: the disk holding the database is full, so a write
+// could not be saved (507).
+const InsufficientStorage = Internal + 2
+
 // Error is an error with a stable code, a class and a human message.
 type Error struct {
 	Class   Class
@@ -59,11 +63,25 @@ func (e *Error) WithParam(p string) *Error { e.Param = p; return e }
 // WithRetryAfter sets the Retry-After hint.
 func (e *Error) WithRetryAfter(d time.Duration) *Error { e.RetryAfter = d; return e }
 
-// As extracts an *Error from err, or wraps err as an internal error.
+// CodeInsufficientStorage is the code of a write refused for a full disk.
+const CodeInsufficientStorage = "INSUFFICIENT_STORAGE"
+
+// storageFull is implemented by the errors of a write refused because the
+// disk holding the database is full (the store's), so this package maps them
+// without knowing the store.
+type storageFull interface{ StorageFull() bool }
+
+// As extracts an *Error from err, maps a full disk to
+// InsufficientStorage, or wraps err as an internal error.
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var sf storageFull
+	if errors.As(err, &sf) && sf.StorageFull() {
+		return New(InsufficientStorage, CodeInsufficientStorage,
+			"the disk holding the database is full, so this change could not be saved; free some space on it and retry")
 	}
 	return &Error{Class: Internal, Code: "INTERNAL_ERROR", Message: "internal error"}
 }

@@ -52,7 +52,22 @@ const (
 	Serving State = "serving"
 	// Dead: a combo none of whose targets can be served now.
 	Dead State = "dead"
+	// DiskFull: the disk holding the database is full (Summary.Storage only):
+	// requests are still routed, but settings, keys, state and the request
+	// log cannot be saved.
+	DiskFull State = "disk_full"
 )
+
+// DiskFullReason is the plain message of the DiskFull storage state.
+const DiskFullReason = "The disk holding OmniRoute's database is full: new settings, keys and request logs cannot be saved " +
+	"(requests are still routed). Free some space on that disk; OmniRoute recovers by itself at the next write."
+
+// Storage is the database's health beside the connections'.
+type Storage struct {
+	State  State     `json:"state"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since,omitzero"`
+}
 
 // Overall statuses.
 const (
@@ -130,6 +145,9 @@ type Input struct {
 	// Paused: the gateway is paused (the tray's or dashboard's Pause): the
 	// overall status is "paused" while the parts keep their own states.
 	Paused bool
+	// DiskFullSince is when writes began failing for a full disk (zero: the
+	// last write succeeded).
+	DiskFullSince time.Time
 }
 
 // Lock is one active model lockout on a connection.
@@ -245,6 +263,8 @@ type Summary struct {
 	Locks     int       `json:"locks"`
 	Leases    int       `json:"leases"`
 	DeadCombo int       `json:"deadCombos"`
+	// Storage is set when the database cannot be written (a full disk).
+	Storage *Storage `json:"storage,omitempty"`
 }
 
 // Report is everything Compute decides.
@@ -315,6 +335,9 @@ func Compute(in Input) Report {
 			r.Summary.NextID, r.Summary.NextName, r.Summary.NextBack = c.ID, c.Name, c.Until
 		}
 	}
+	if !in.DiskFullSince.IsZero() {
+		r.Summary.Storage = &Storage{State: DiskFull, Reason: DiskFullReason, Since: in.DiskFullSince}
+	}
 	r.Summary.Status = status(r)
 	if in.Paused {
 		r.Summary.Status = StatusPaused
@@ -323,13 +346,16 @@ func Compute(in Input) Report {
 }
 
 // status: setup without connections; unhealthy when no configured model can be
-// served; healthy when everything serves fully; degraded in between.
+// served; healthy when everything serves fully and the database can be
+// written; degraded in between.
 func status(r Report) string {
 	switch {
 	case r.Summary.Total == 0:
 		return StatusSetup
 	case r.Summary.ModelsServable == 0 && !leasedAway(r):
 		return StatusUnhealthy
+	case r.Summary.Storage != nil:
+		return StatusDegraded
 	}
 	for _, c := range r.Connections {
 		if c.State != Serving && !(c.State == Leased && c.Serving) && c.State != Disabled {

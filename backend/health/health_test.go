@@ -325,3 +325,35 @@ func BenchmarkCompute(b *testing.B) {
 		Compute(in)
 	}
 }
+
+// TestDiskFull: a full disk is a storage state with a plain message, and
+// turns an otherwise healthy gateway degraded (requests still route); an
+// unhealthy or setup status stays as it is.
+func TestDiskFull(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+		full bool
+		want string
+	}{
+		{"healthy, disk fine", Input{Now: t0, Connections: []Conn{conn("a", "m")}}, false, StatusHealthy},
+		{"healthy, disk full", Input{Now: t0, Connections: []Conn{conn("a", "m")}, DiskFullSince: t0.Add(-time.Minute)}, true, StatusDegraded},
+		{"setup, disk full", Input{Now: t0, DiskFullSince: t0}, true, StatusSetup},
+		{"unhealthy, disk full", Input{Now: t0, Connections: []Conn{{ID: "a", Provider: "openai", Active: false, Models: []string{"m"}}},
+			DiskFullSince: t0}, true, StatusUnhealthy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Compute(tc.in)
+			if r.Summary.Status != tc.want {
+				t.Fatalf("status %q, want %q", r.Summary.Status, tc.want)
+			}
+			if (r.Summary.Storage != nil) != tc.full {
+				t.Fatalf("storage %+v, want set %v", r.Summary.Storage, tc.full)
+			}
+			if tc.full && (r.Summary.Storage.State != DiskFull || r.Summary.Storage.Reason != DiskFullReason ||
+				!r.Summary.Storage.Since.Equal(tc.in.DiskFullSince)) {
+				t.Fatalf("storage %+v", r.Summary.Storage)
+			}
+		})
+	}
+}

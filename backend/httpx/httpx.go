@@ -42,6 +42,8 @@ func Status(c errs.Class) int {
 		return http.StatusGatewayTimeout
 	case errs.ClientTimeout:
 		return http.StatusRequestTimeout
+	case errs.InsufficientStorage:
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusInternalServerError
 	}

@@ -814,6 +814,42 @@ func (e *Engine) saveCooldown(c *Conn, st cooldown.State) error {
 	return e.store.SaveCooldown(c.ID, f)
 }
 
+// ClampCooldowns bounds every connection's loaded cooldown deadline to now +
+// the longest cooldown its settings can set (cooldown.Settings.MaxCooldown):
+// a deadline stored while the clock was ahead (a VM resumed with a wrong
+// clock, RTC drift, an NTP step back) would otherwise keep the connection out
+// of routing until that future instant. A clamped deadline is written back,
+// so the stored row (and, on a team server, every instance) follows. It
+// returns the connections clamped. Run it after loading the connections.
+func (e *Engine) ClampCooldowns() []string {
+	now := e.clk.Now()
+	var clamped []string
+	for _, c := range e.reg.All() {
+		bound := now.Add(c.overrides.apply(e.policy.CooldownSettings(c.Category())).MaxCooldown())
+		c.mu.Lock()
+		st := c.cd
+		if !st.RateLimitedUntil.After(bound) {
+			c.mu.Unlock()
+			continue
+		}
+		st.RateLimitedUntil = bound
+		if st.LastErrorAt.After(now) {
+			st.LastErrorAt = now
+		}
+		c.cd = st
+		c.cdSeq++
+		c.mu.Unlock()
+		if err := e.saveCooldown(c, st); err != nil && e.onError != nil {
+			e.onError(err)
+		}
+		if e.observer != nil {
+			e.observer.ConnectionStateChanged(c, st)
+		}
+		clamped = append(clamped, c.ID)
+	}
+	return clamped
+}
+
 // SetCooldown replaces a connection's cooldown state (operator clear) and persists it.
 func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 	c.mu.Lock()

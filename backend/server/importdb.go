@@ -31,7 +31,7 @@ func ImportDB(proc config.Process, fromDir string) ([]store.TableCount, error) {
 		return nil, err
 	}
 	defer dd.Close()
-	src, err := store.Open(dd.File(datadir.DBFile))
+	src, err := openSQLite(dd)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func Export(proc config.Process, to string) ([]store.TableCount, error) {
 			return nil, derr
 		}
 		defer dd.Close()
-		src, err = store.Open(dd.File(datadir.DBFile))
+		src, err = openSQLite(dd)
 	}
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func Migrate(proc config.Process) (int, error) {
 			return 0, derr
 		}
 		defer dd.Close()
-		st, err = store.Open(dd.File(datadir.DBFile))
+		st, err = openSQLite(dd)
 	}
 	if err != nil {
 		return 0, err

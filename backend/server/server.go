@@ -60,6 +60,13 @@ type Options struct {
 	// Reset moves the data directory's database, key and token aside and
 	// starts fresh (`omniroute --reset`).
 	Reset bool
+	// AcceptDamagedWAL starts over a damaged write-ahead log with the
+	// transactions before the damage, the log copied aside first
+	// (`omniroute --accept-damaged-wal`).
+	AcceptDamagedWAL bool
+	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
+	// database file (DefaultCheckpointEvery when 0; negative: never).
+	CheckpointEvery time.Duration
 }
 
 // Server is a fully wired gateway.
@@ -78,6 +85,7 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
 
 // New builds every component. Close releases them.
@@ -104,18 +112,23 @@ func New(opts Options) (*Server, error) {
 	// migrated): a second instance on the same directory stops here. With
 	// PostgreSQL every instance has its own directory (key, token, lock) and
 	// the database arbitrates between them.
-	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset, ExternalDatabase: shared})
+	dd, err := datadir.Open(opts.Process.DataDir, datadir.Options{Reset: opts.Reset, ExternalDatabase: shared,
+		AcceptDamagedWAL: opts.AcceptDamagedWAL})
 	if err != nil {
 		return nil, err
 	}
 	if dd.MovedTo != "" {
 		opts.Log.Warn("reset: the old database, key and token were moved aside", slog.String("to", dd.MovedTo))
 	}
+	if dd.DamagedWAL != "" {
+		opts.Log.Error("the write-ahead log was damaged: starting with the transactions before the damage (--accept-damaged-wal)",
+			slog.String("wal", dd.DamagedWAL))
+	}
 	var st *store.Store
 	if shared {
 		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
 	} else {
-		st, err = store.Open(dd.File(datadir.DBFile))
+		st, err = openSQLite(dd)
 	}
 	if err != nil {
 		dd.Close()
@@ -140,7 +153,27 @@ func New(opts Options) (*Server, error) {
 		dd.Close()
 		return nil, err
 	}
+	if !shared && opts.CheckpointEvery >= 0 {
+		every := opts.CheckpointEvery
+		if every == 0 {
+			every = DefaultCheckpointEvery
+		}
+		s.ckpt = startCheckpointer(st, every, func(err error) {
+			opts.Log.Warn("periodic WAL checkpoint failed", slog.String("error", err.Error()))
+		})
+	}
 	return s, nil
+}
+
+// openSQLite opens the data directory's SQLite database, refusing one
+// without tables when the directory holds its key or token (a copy made
+// without the WAL: datadir.ExpectsSchema).
+func openSQLite(dd *datadir.Dir) (*store.Store, error) {
+	st, err := store.OpenWith(dd.File(datadir.DBFile), store.OpenOptions{RequireSchema: dd.ExpectsSchema()})
+	if errors.Is(err, store.ErrNoSchema) {
+		return nil, dd.NoSchemaError()
+	}
+	return st, err
 }
 
 // checkKey refuses to start when secret.key is missing but the database holds
@@ -255,14 +288,23 @@ func (s *Server) wire() error {
 		return policy.windowProfile(categoryOf(catalog, provider))
 	})
 
-	pins := affinity.New(clk, func() time.Duration {
+	pinTTL := func() time.Duration {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
-	}, pinSaver{sw})
+	}
+	pins := affinity.New(clk, pinTTL, pinSaver{sw})
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err
 	}
-	pins.Load(pinsFromRows(livePins))
+	pins.Load(pinsFromRows(livePins, clk.Now().Add(pinTTL())))
+	// Leases are read from the database at each decision; a lease stored with
+	// the clock ahead is brought within the longest TTL once, here.
+	if n, err := st.ClampLeases(clk.Now().Add(leases.MaxTTL).UnixMilli()); err != nil {
+		return err
+	} else if n > 0 {
+		opts.Log.Warn("loaded state: lease expiries further than the longest lease were clamped (written with the clock ahead?)",
+			slog.Int64("leases", n))
+	}
 
 	leaseSvc := leases.New(st, clk)
 	gates := gate.New()
@@ -292,6 +334,13 @@ func (s *Server) wire() error {
 		return err
 	}
 	engine.AdoptModelLocks(lockRows)
+	// Every loaded deadline within the longest of its kind (breakers clamp
+	// their own in Restore, shared model locks in Adopt): state written while
+	// the clock was ahead must not block a connection until then.
+	if ids := engine.ClampCooldowns(); len(ids) > 0 {
+		opts.Log.Warn("loaded state: cooldown deadlines further than the longest cooldown were clamped (written with the clock ahead?)",
+			slog.Int("connections", len(ids)))
+	}
 	lockoutOn := settings.ResilienceRef().ModelLockout.Enabled
 	var lockoutMu sync.Mutex
 	settings.OnResilienceChange(func(r config.Resilience) {
@@ -386,7 +435,9 @@ func (s *Server) wire() error {
 			cooldowns: func() error {
 				rows, err := st.Connections()
 				if err == nil {
-					registry.AdoptCooldowns(rows)
+					if len(registry.AdoptCooldowns(rows)) > 0 {
+						engine.ClampCooldowns() // another instance's clock may be ahead
+					}
 				}
 				return err
 			},
@@ -397,7 +448,7 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
-			pins:       pinFollower(st, pins, clk),
+			pins:       pinFollower(st, pins, clk, pinTTL),
 			modelLocks: modelLockFollower(st, engine, clk),
 		})
 	}
@@ -529,6 +580,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
+	s.ckpt.stop()
 	s.follow.stop()
 	s.behind.stop()
 	if s.instances != nil {
@@ -539,6 +591,11 @@ func (s *Server) Close() error {
 	s.logs.Close()
 	s.transport.CloseIdleConnections()
 	err := s.store.Close()
+	if err != nil {
+		// The callers defer Close; a checkpoint that could not finish (the
+		// main file then lacks the last writes) must still be seen.
+		s.opts.Log.Warn("closing the database", slog.String("error", err.Error()))
+	}
 	s.dir.Close()
 	return err
 }

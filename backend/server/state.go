@@ -11,6 +11,7 @@ import (
 	"omniroute/backend/api"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/datadir"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
@@ -68,7 +69,12 @@ func OpenStore(proc config.Process) (*store.Store, error) {
 	if proc.DatabaseURL != "" {
 		return store.OpenPostgres(proc.DatabaseURL)
 	}
-	return store.Open(filepath.Join(proc.DataDir, "omniroute.db"))
+	st, err := store.OpenWith(filepath.Join(proc.DataDir, datadir.DBFile),
+		store.OpenOptions{RequireSchema: datadir.ExpectsSchemaAt(proc.DataDir)})
+	if errors.Is(err, store.ErrNoSchema) {
+		return nil, datadir.NoSchemaError(proc.DataDir)
+	}
+	return st, err
 }
 
 // DefaultKeyFromDataDir reads the default client key without starting a gateway
@@ -160,11 +166,18 @@ func (p pinSaver) SavePin(pin affinity.Pin) error {
 		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli()})
 }
 
-func pinsFromRows(rows []store.AffinityPin) []affinity.Pin {
+// pinsFromRows reads stored pins, each expiring no later than bound (now +
+// the session affinity TTL): a pin written while the clock was ahead would
+// otherwise hold its session on one connection until then.
+func pinsFromRows(rows []store.AffinityPin, bound time.Time) []affinity.Pin {
 	out := make([]affinity.Pin, 0, len(rows))
 	for _, r := range rows {
+		exp := time.UnixMilli(r.ExpiresAt)
+		if exp.After(bound) {
+			exp = bound
+		}
 		out = append(out, affinity.Pin{SessionKey: r.SessionKey, ConnectionID: r.ConnectionID, Provider: r.Provider,
-			ExpiresAt: time.UnixMilli(r.ExpiresAt)})
+			ExpiresAt: exp})
 	}
 	return out
 }
@@ -283,7 +296,7 @@ const pinOverlap = reconcileEvery + 10*time.Second
 
 // pinFollower reads the pins written since the last read (with pinOverlap)
 // and adopts the ones newer than this instance's own.
-func pinFollower(st *store.Store, pins *affinity.Pins, clk clock.Clock) func() error {
+func pinFollower(st *store.Store, pins *affinity.Pins, clk clock.Clock, ttl func() time.Duration) func() error {
 	var mu sync.Mutex
 	var since int64
 	return func() error {
@@ -294,7 +307,7 @@ func pinFollower(st *store.Store, pins *affinity.Pins, clk clock.Clock) func() e
 		if err != nil {
 			return err
 		}
-		pins.Adopt(pinsFromRows(rows))
+		pins.Adopt(pinsFromRows(rows, clk.Now().Add(ttl())))
 		since = now
 		return nil
 	}

@@ -43,7 +43,7 @@ func (s *Store) DecideCooldown(id string, decide func(stored CooldownFields) Coo
 // row, write stores it when it differs. stored is the row as committed;
 // wrote reports whether this decision changed it.
 func decideLocked[T comparable](s *Store, decide func(T) T, read func(*gorm.DB) (T, error), write func(*gorm.DB, T) error) (stored T, wrote bool, err error) {
-	err = s.db.Transaction(func(tx *gorm.DB) error {
+	err = s.transaction(s.db, func(tx *gorm.DB) error {
 		cur, err := read(tx)
 		if err != nil {
 			return err

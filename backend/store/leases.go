@@ -48,6 +48,15 @@ func (s *Store) ExpireLeases(nowMs int64) (int64, error) {
 	return res.RowsAffected, res.Error
 }
 
+// ClampLeases bounds every ACTIVE lease's expires_at to maxMs (now + the
+// longest lease TTL) and returns how many rows changed: a lease written while
+// the clock was ahead would otherwise hold its connection until then.
+func (s *Store) ClampLeases(maxMs int64) (int64, error) {
+	res := s.db.Exec(`UPDATE exclusive_connection_leases SET expires_at = ? WHERE state = ? AND expires_at > ?`,
+		maxMs, LeaseActive, maxMs)
+	return res.RowsAffected, res.Error
+}
+
 // InsertLease inserts a lease. When the partial unique indexes reject it (the
 // owner or the connection already has an ACTIVE lease) it returns ErrConflict.
 func (s *Store) InsertLease(l *Lease) error {
@@ -144,7 +153,7 @@ func (s *Store) ReleaseLease(id string, generation, nowMs int64, reason string) 
 // It returns ErrNotFound when the guard does not match and ErrConflict when
 // another owner holds the target (the unique index decides).
 func (s *Store) MoveLease(id string, generation int64, fromConnection, toConnection string, nowMs int64) error {
-	return s.db.Transaction(func(tx *gorm.DB) error {
+	return s.transaction(s.db, func(tx *gorm.DB) error {
 		if err := tx.Exec(`UPDATE exclusive_connection_leases
 			SET state = ?, released_at = expires_at, release_reason = ?
 			WHERE connection_id = ? AND state = ? AND expires_at <= ?`,

@@ -208,3 +208,33 @@ func TestMoveLeaseKeepsGenerationAndRollsBackOnConflict(t *testing.T) {
 		mustInsert(t, s, lease("c", "o3", "c1", 1, 5000))
 	})
 }
+
+// TestClampLeases: an ACTIVE lease expiring past the bound is brought to it
+// (1 ms past included); one at the bound, earlier, or no longer active is not.
+func TestClampLeases(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		const bound = 10_000
+		mustInsert(t, s, lease("far", "o1", "c1", 1, bound+365*24*3600*1000))
+		mustInsert(t, s, lease("past1", "o2", "c2", 1, bound+1))
+		mustInsert(t, s, lease("at", "o3", "c3", 1, bound))
+		mustInsert(t, s, lease("released", "o4", "c4", 1, bound+5000))
+		if err := s.ReleaseLease("released", 1, 2000, "OWNER_EXIT"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.ClampLeases(bound)
+		if err != nil || n != 2 {
+			t.Fatalf("ClampLeases = %d, %v; want 2", n, err)
+		}
+		want := map[string]int64{"far": bound, "past1": bound, "at": bound, "released": bound + 5000}
+		for id, exp := range want {
+			var l Lease
+			if err := s.DB().Where("id = ?", id).Take(&l).Error; err != nil {
+				t.Fatal(err)
+			}
+			if l.ExpiresAt != exp {
+				t.Errorf("%s expires at %d, want %d", id, l.ExpiresAt, exp)
+			}
+		}
+	})
+}

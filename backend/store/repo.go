@@ -229,9 +229,9 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		return nil
 	}
 	if s.logs != nil {
-		return s.logs.insert(rows, rollupCells(rows))
+		return s.noteErr(s.logs.insert(rows, rollupCells(rows)))
 	}
-	return s.insertRequestLogsPortable(rows)
+	return s.noteErr(s.insertRequestLogsPortable(rows))
 }
 
 // insertRequestLogsPortable writes a batch through database/sql, in multi-row

@@ -69,6 +69,11 @@ func (p pgRequestLogs) InsertRequestLogs(rows []RequestLog) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	return p.s.noteErr(p.insert(rows))
+}
+
+// insert sends one batch (InsertRequestLogs notes its outcome).
+func (p pgRequestLogs) insert(rows []RequestLog) error {
 	n := len(rows)
 	var (
 		reqID, key, format, model, provider, conn, attempts, errCode, queueReason = make([]string, n), make([]string, n),

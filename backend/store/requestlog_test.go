@@ -247,7 +247,7 @@ func TestRequestLogFallback(t *testing.T) {
 		_ = sqlDB.Close()
 	}
 
-	fb, err := open(filepath.Join(t.TempDir(), "fallback.db"), func(string, string) (*logWriter, error) {
+	fb, err := open(filepath.Join(t.TempDir(), "fallback.db"), OpenOptions{}, func(string, string) (*logWriter, error) {
 		return nil, errors.New("no writer here")
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -54,9 +55,13 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 type Store struct {
 	db      *gorm.DB
 	dialect Dialect
-	dsn     string     // the PostgreSQL URL (for the change listener); "" for SQLite
-	logs    *logWriter // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
-	logsErr error      // SQLite: why logs is nil
+	dsn     string      // the PostgreSQL URL (for the change listener); "" for SQLite
+	logs    *logWriter  // SQLite: the request log's own connection; nil on PostgreSQL or when it did not open
+	logsErr error       // SQLite: why logs is nil
+	closed  atomic.Bool // Close ran: a second Close does nothing
+	// fullSince is when writes began failing for a full disk (unix ms; 0:
+	// the last write succeeded): DiskFullSince, diskfull.go.
+	fullSince atomic.Int64
 }
 
 func gormConfig() *gorm.Config {
@@ -104,11 +109,38 @@ func sqliteDSN(path string) string {
 // (sqlitelog.go); should that one not open, RequestLogFallback says why and
 // the batches go through GORM's.
 func Open(path string) (*Store, error) {
-	return open(path, openLogWriter)
+	return open(path, OpenOptions{}, openLogWriter)
 }
 
-// open is Open with the request log's writer opened by openLog.
-func open(path string, openLog func(path, file string) (*logWriter, error)) (*Store, error) {
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// RequireSchema refuses (ErrNoSchema), before migrating anything, a
+	// database without tables: the caller knows state exists around it (a
+	// key, a token), so an empty database is one copied without its WAL,
+	// not a fresh install.
+	RequireSchema bool
+}
+
+// ErrNoSchema is returned by OpenWith with RequireSchema for a database
+// without tables.
+var ErrNoSchema = errors.New("the database has no tables")
+
+// OpenWith is Open with options.
+func OpenWith(path string, o OpenOptions) (*Store, error) {
+	return open(path, o, openLogWriter)
+}
+
+// open is OpenWith with the request log's writer opened by openLog.
+func open(path string, o OpenOptions, openLog func(path, file string) (*logWriter, error)) (*Store, error) {
+	if o.RequireSchema {
+		n, err := countTables(path)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, ErrNoSchema
+		}
+	}
 	db, err := gorm.Open(sqlite.Open(sqliteDSN(path)), gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -120,6 +152,10 @@ func open(path string, openLog func(path, file string) (*logWriter, error)) (*St
 	sqlDB.SetMaxOpenConns(1)
 	sqlDB.SetMaxIdleConns(1)
 	s := &Store{db: db, dialect: SQLite}
+	if err := s.watchDiskFull(); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	if err := s.migrate(migrations.Files); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -134,6 +170,28 @@ func open(path string, openLog func(path, file string) (*logWriter, error)) (*St
 		s.logs = nil
 	}
 	return s, nil
+}
+
+// countTables counts the tables of the SQLite file at path on a connection
+// of its own that sets no journal mode: unlike the store's
+// (journal_mode=WAL), it writes nothing, not even the header of a 0-byte
+// file, so a refusal leaves the file as it was. It waits for a writer of
+// another process (busy_timeout) as the store's connection does.
+func countTables(path string) (int, error) {
+	db, err := gorm.Open(sqlite.Open(path+"?_pragma=busy_timeout(10000)"), gormConfig())
+	if err != nil {
+		return 0, fmt.Errorf("open database %s: %w", path, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return 0, err
+	}
+	defer sqlDB.Close()
+	var n int
+	if err := db.Raw(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("read the schema of %s: %w", path, err)
+	}
+	return n, nil
 }
 
 // RequestLogFallback reports why, on SQLite, request-log batches go through
@@ -170,6 +228,10 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	sqlDB.SetMaxIdleConns(8)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, dialect: Postgres, dsn: withConnectTimeout(rawURL)}
+	if err := s.watchDiskFull(); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	if err := s.migrate(migrations.Postgres()); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -236,18 +298,46 @@ func (s *Store) bind(sql string) string {
 }
 
 // Close closes the database: on SQLite the request log's connection first
-// (its statements finalised), then GORM's, the last one, which checkpoints
-// the WAL into the file and removes it.
+// (its statements finalised), then a TRUNCATE checkpoint on GORM's, so that
+// omniroute.db alone holds every write (a copy of it is complete) and a
+// checkpoint that could not finish is an error, not a silence; then GORM's
+// connection, the last one, whose close removes the WAL.
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
-	var lerr error
+	var lerr, cerr error
 	if s.logs != nil {
 		lerr = s.logs.close()
 	}
-	return errors.Join(lerr, sqlDB.Close())
+	if s.dialect == SQLite && !s.closed.Swap(true) {
+		cerr = s.Checkpoint()
+	}
+	return errors.Join(lerr, cerr, sqlDB.Close())
+}
+
+// ErrCheckpointBusy is returned when a checkpoint could not copy the whole
+// WAL into the database file (a reader or writer held it past busy_timeout).
+var ErrCheckpointBusy = errors.New("checkpoint incomplete: the database was busy")
+
+// Checkpoint copies the WAL into omniroute.db and truncates it (PRAGMA
+// wal_checkpoint(TRUNCATE)), so the main file is self-contained: a copy of
+// it alone (a single-file backup, a sync tool) is the whole database. Until
+// a checkpoint every write since the last one lives only in the WAL. A no-op
+// on PostgreSQL.
+func (s *Store) Checkpoint() error {
+	if s.dialect != SQLite {
+		return nil
+	}
+	var r struct{ Busy, Log, Checkpointed int }
+	if err := s.db.Raw(`PRAGMA wal_checkpoint(TRUNCATE)`).Row().Scan(&r.Busy, &r.Log, &r.Checkpointed); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if r.Busy != 0 {
+		return fmt.Errorf("%w (%d of %d WAL frames copied)", ErrCheckpointBusy, r.Checkpointed, r.Log)
+	}
+	return nil
 }
 
 // DB exposes the GORM handle to the repositories of this package's callers' tests.

@@ -255,7 +255,7 @@ func (s *Store) RebuildUsageRollup() error {
 		lo = ub - 1
 	}
 	fmt.Fprintf(&bins, ", SUM(CASE WHEN latency_ms > %d THEN 1 ELSE 0 END)", lo)
-	return s.db.Transaction(func(tx *gorm.DB) error {
+	return s.transaction(s.db, func(tx *gorm.DB) error {
 		if err := tx.Exec(`DELETE FROM usage_rollup`).Error; err != nil {
 			return err
 		}

@@ -283,9 +283,23 @@ func (b *Breaker) reset() State {
 // hold expired while the process was down becomes HALF_OPEN at the next read (a
 // DEGRADED past its quiet window decays likewise); an unknown state loads as CLOSED.
 // Provider and RetryAfter in s are ignored; outstanding permits are invalidated.
+//
+// The times an OPEN hold and a DEGRADED quiet window run from (OpenedAt,
+// LastFailureAt) are clamped to now: a snapshot written while the clock was
+// ahead (a VM resumed with a wrong clock, RTC drift, an NTP step back) would
+// otherwise hold the provider OPEN until that future instant plus the hold.
+// Clamped, a loaded OPEN ends at most one hold of its cycle (ResetTimeout ×
+// the backoff cap) from now, the longest a hold can be.
 func (b *Breaker) Restore(s Snapshot) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	now := b.clk.Now()
+	if s.OpenedAt.After(now) {
+		s.OpenedAt = now
+	}
+	if s.LastFailureAt.After(now) {
+		s.LastFailureAt = now
+	}
 	st := s.State
 	if !st.valid() {
 		st = Closed

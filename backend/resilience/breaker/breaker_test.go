@@ -1088,3 +1088,48 @@ func TestChangeCauses(t *testing.T) {
 		t.Fatalf("causes %v, want %v", causes, want)
 	}
 }
+
+// TestRestoreClampsFutureTimes: a snapshot written while the clock was a year
+// ahead holds OPEN for one hold from now at most (not a year), and a DEGRADED
+// decays one quiet window from now; past times load as they were.
+func TestRestoreClampsFutureTimes(t *testing.T) {
+	p := breaker.Profile{FailureThreshold: 3, ResetTimeout: 30 * time.Second, MaxBackoffMultiplier: 4}
+	year := 365 * 24 * time.Hour
+	for _, tc := range []struct {
+		name     string
+		snap     breaker.Snapshot
+		holdLeft time.Duration // when the state must change, from the load
+		want     breaker.State // the state until then
+		after    breaker.State // the state from then on
+	}{
+		{"OPEN a year ahead, cycle 1", breaker.Snapshot{State: breaker.Open, OpenCycles: 1, OpenedAt: start().Add(year)},
+			30 * time.Second, breaker.Open, breaker.HalfOpen},
+		{"OPEN a year ahead, cycle 9 (capped hold)", breaker.Snapshot{State: breaker.Open, OpenCycles: 9, OpenedAt: start().Add(year)},
+			4 * 30 * time.Second, breaker.Open, breaker.HalfOpen},
+		{"OPEN 10 s in the past keeps its deadline", breaker.Snapshot{State: breaker.Open, OpenCycles: 1, OpenedAt: start().Add(-10 * time.Second)},
+			20 * time.Second, breaker.Open, breaker.HalfOpen},
+		{"DEGRADED a year ahead", breaker.Snapshot{State: breaker.Degraded, Failures: 1, LastFailureAt: start().Add(year)},
+			4 * 30 * time.Second, breaker.Degraded, breaker.Closed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, clk := newBreaker(t, p)
+			b.Restore(tc.snap)
+			if st := b.Status(); st.State != tc.want || st.OpenedAt.After(clk.Now()) || st.LastFailureAt.After(clk.Now()) {
+				t.Fatalf("after Restore: %+v, want %s with no time after now", st, tc.want)
+			}
+			if tc.want == breaker.Open {
+				if left := b.Status().RetryAfter; left != tc.holdLeft {
+					t.Fatalf("RetryAfter = %v, want %v", left, tc.holdLeft)
+				}
+			}
+			clk.Advance(tc.holdLeft - time.Nanosecond)
+			if got := b.State(); got != tc.want {
+				t.Fatalf("1 ns before the clamped deadline: %s, want %s", got, tc.want)
+			}
+			clk.Advance(time.Nanosecond)
+			if got := b.State(); got != tc.after {
+				t.Fatalf("at the clamped deadline: %s, want %s", got, tc.after)
+			}
+		})
+	}
+}

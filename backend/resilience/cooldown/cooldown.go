@@ -88,6 +88,17 @@ func (s Settings) Normalize() Settings {
 	return s
 }
 
+// MaxCooldown is the longest cooldown these settings can set: an announced
+// quota reset (MaxQuotaCooldown), the quota cooldown without one, a capped
+// hint or fixed cooldown, or the top of the exponential ladder. A stored
+// deadline further away than now + MaxCooldown was written with a clock
+// ahead of this one, and is clamped at load.
+func (s Settings) MaxCooldown() time.Duration {
+	s = s.Normalize()
+	ladder := s.BaseCooldown << s.MaxBackoffSteps
+	return max(MaxQuotaCooldown, DefaultQuotaCooldown, s.QuotaCooldown, s.MaxHintCooldown, ladder)
+}
+
 // State is one connection's resilience columns (rate_limited_until, test_status,
 // last_error, last_error_type, error_code, backoff_level, plus streak counters).
 type State struct {

@@ -788,3 +788,28 @@ func TestApplyStoredHerdOfMany(t *testing.T) {
 		t.Fatalf("20 failures over 19 ms: level %d until +%v, want level 4 until +24s (the first failure's)", s.BackoffLevel, s.RateLimitedUntil.Sub(t0))
 	}
 }
+
+// TestMaxCooldown: the longest cooldown settings can set is the largest of an
+// announced quota reset (24 h), the quota cooldown, the hint cap and the top
+// of the ladder.
+func TestMaxCooldown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  cooldown.Settings
+		want time.Duration
+	}{
+		{"defaults", cooldown.DefaultSettings("apikey"), cooldown.MaxQuotaCooldown},
+		{"oauth defaults", cooldown.DefaultSettings("oauth"), cooldown.MaxQuotaCooldown},
+		{"a ladder past 24 h", cooldown.Settings{BaseCooldown: 10 * time.Minute, MaxBackoffSteps: 15, MaxHintCooldown: time.Hour},
+			10 * time.Minute << 15},
+		{"a base past its 10 min cap (normalised)", cooldown.Settings{BaseCooldown: 24*time.Hour + time.Millisecond, MaxBackoffSteps: 0},
+			cooldown.MaxQuotaCooldown},
+		{"zero settings", cooldown.Settings{}, cooldown.MaxQuotaCooldown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.set.MaxCooldown(); got != tc.want {
+				t.Fatalf("MaxCooldown = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

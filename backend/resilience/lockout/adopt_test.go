@@ -40,6 +40,10 @@ func TestAdopt(t *testing.T) {
 		{"tombstone as new as ours", true, remote(local, local, true), 0, true, local.Add(time.Minute)},
 		{"tombstone older by 1 ms", true, remote(local.Add(-ms), local.Add(-ms), true), 0, true, local.Add(time.Minute)},
 		{"tombstone of nothing", false, remote(t0, t0, true), 0, false, time.Time{}},
+		// Written with a clock a year ahead: held MaxLock from now at most.
+		{"a year ahead", false, remote(t0.Add(365*24*time.Hour), t0.Add(365*24*time.Hour+time.Minute), false), 1, true, t0.Add(lockout.MaxLock)},
+		{"1 ms past MaxLock", false, remote(t0, t0.Add(lockout.MaxLock+ms), false), 1, true, t0.Add(lockout.MaxLock)},
+		{"at MaxLock", false, remote(t0, t0.Add(lockout.MaxLock), false), 1, true, t0.Add(lockout.MaxLock)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

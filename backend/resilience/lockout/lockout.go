@@ -490,8 +490,9 @@ type Remote struct {
 // equal LockedAt is this instance's own write coming back), and so is an
 // expired lock (at exactly ExpiresAt it no longer holds). An adopted lock
 // keeps this table's escalation window when that ends later (another
-// instance's MaxCooldown is not known here). Nothing is written back. Returns
-// how many entries were taken or deleted.
+// instance's MaxCooldown is not known here). An adopted lock ends no later
+// than now + MaxLock. Nothing is written back. Returns how many entries were
+// taken or deleted.
 func (t *Table) Adopt(remote []Remote) int {
 	now := t.clk.Now()
 	t.mu.Lock()
@@ -515,6 +516,11 @@ func (t *Table) Adopt(remote []Remote) int {
 		}
 		e := r.Entry
 		e.Key = k.String()
+		// No lock lasts longer than MaxLock: one written by an instance whose
+		// clock was ahead is clamped to now + MaxLock, not held until then.
+		if bound := now.Add(MaxLock); e.ExpiresAt.After(bound) {
+			e.ExpiresAt = bound
+		}
 		windowEnd := e.ExpiresAt
 		if had && prev.windowEnd.After(windowEnd) {
 			windowEnd = prev.windowEnd
