@@ -71,7 +71,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		return false
 	}
 	for _, cand := range req.plan.Candidates {
-		if cand.Key() == a.cand.Key() || !cand.Conn.Provider.Prefills(cand.Model) {
+		if cand.Key() == a.cand.Key() || !cand.Conn.Prefills(cand.Model) {
 			continue
 		}
 		if len(req.attempts) >= g.general().MaxAttempts || a.r.Context().Err() != nil {
@@ -112,6 +112,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	firstByteTimeout := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
+	if err == nil {
+		body, err = prefillFlags(body, a.codec.upstream, cand.Conn.Prefill)
+	}
 	if err != nil {
 		ticket.Abandon()
 		return false, false
@@ -411,4 +414,29 @@ func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
 		g.held = nil
 		return next(append(in[:0], held...))
 	}
+}
+
+// prefillFlags marks a Chat upstream body's trailing assistant message for
+// continuation as the connection's declared mode asks: vLLM's
+// continue_final_message (with no new generation prompt), DeepSeek's
+// "prefix": true on the message. Other wires and modes take it as it is.
+func prefillFlags(body []byte, upstream translate.Format, mode routing.PrefillMode) ([]byte, error) {
+	if upstream != translate.Chat {
+		return body, nil
+	}
+	switch mode {
+	case routing.PrefillVLLM:
+		body, err := sjson.SetBytes(body, "continue_final_message", true)
+		if err != nil {
+			return nil, err
+		}
+		return sjson.SetBytes(body, "add_generation_prompt", false)
+	case routing.PrefillDeepSeek:
+		n := gjson.GetBytes(body, "messages.#").Int()
+		if n == 0 {
+			return body, nil
+		}
+		return sjson.SetBytes(body, "messages."+strconv.FormatInt(n-1, 10)+".prefix", true)
+	}
+	return body, nil
 }
