@@ -35,7 +35,7 @@ func spreadEngine(t *testing.T) (*Engine, *affinity.Pins) {
 	pins := affinity.New(clk, func() time.Duration { return time.Hour }, nil)
 	e := NewEngine(EngineDeps{Registry: reg, Clock: clk, Lockouts: lockout.New(clk), Combos: NewCombos(),
 		Breakers: breaker.NewRegistry(clk, func(string) breaker.Profile { return breaker.DefaultProfile("oauth") }, nil),
-		Store: nopStore{}, Policy: testPolicy{}, Pins: pins})
+		Store:    nopStore{}, Policy: testPolicy{}, Pins: pins})
 	return e, pins
 }
 
@@ -78,4 +78,3 @@ func TestNewSessionsSpreadOverOAuthAccounts(t *testing.T) {
 		t.Fatalf("no session: %v", ids(p.Candidates))
 	}
 }
-
