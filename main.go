@@ -216,6 +216,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.SetPrefix("")
 	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
 	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
+	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
+		opts.SetMemoryLimit = debug.SetMemoryLimit
+	}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

@@ -67,6 +67,26 @@ type Options struct {
 	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
 	// database file (DefaultCheckpointEvery when 0; negative: never).
 	CheckpointEvery time.Duration
+	// SetMemoryLimit sets the process's soft memory limit (the binary passes
+	// runtime/debug.SetMemoryLimit; nil leaves it alone, as in tests): the
+	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
+	// released are collected before the heap doubles.
+	SetMemoryLimit func(limit int64) int64
+}
+
+// MemoryHeadroom is what the soft memory limit allows beyond the request
+// body budget: the gateway's own state and buffers (its Go heap is ≈ 10 MiB
+// idle, ≈ 20 MiB at 1,000 req/s: docs/BENCHMARKS.md); MinMemoryLimit keeps
+// a small budget from squeezing 1,000 open streams (≈ 50 MiB).
+const (
+	MemoryHeadroom = 32 << 20
+	MinMemoryLimit = 128 << 20
+)
+
+// memoryLimit is the soft memory limit for general settings g: the body
+// budget (at least one largest body) plus MemoryHeadroom, MinMemoryLimit at least.
+func memoryLimit(g config.General) int64 {
+	return max(max(g.BodyBudgetBytes, g.MaxBodyBytes)+MemoryHeadroom, MinMemoryLimit)
 }
 
 // Server is a fully wired gateway.
@@ -219,6 +239,10 @@ func (s *Server) wire() error {
 	settings, err := config.NewHolder(st, opts.Getenv)
 	if err != nil {
 		return err
+	}
+	if set := opts.SetMemoryLimit; set != nil {
+		set(memoryLimit(settings.General()))
+		settings.OnGeneralChange(func(g config.General) { set(memoryLimit(g)) })
 	}
 	catalog := providers.NewCatalogEnv(opts.Getenv)
 	registry := routing.NewRegistry(catalog)
