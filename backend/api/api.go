@@ -31,6 +31,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/update"
 )
 
 // Deps are the API's collaborators, built by package server.
@@ -77,6 +78,8 @@ type Deps struct {
 	// AuthFailure counts a failed authentication (route "client" or
 	// "management"; result "refused" or "throttled"); nil counts nothing.
 	AuthFailure func(route, result string)
+	// Updates is the opt-in release check (nil: none).
+	Updates *update.Checker
 }
 
 // API serves every HTTP route.
@@ -211,6 +214,7 @@ func (a *API) Handler() http.Handler {
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 	a.instanceRoutes(m)
+	a.updateRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)

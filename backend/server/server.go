@@ -46,6 +46,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/update"
 )
 
 // Options configure a server.
@@ -72,6 +73,18 @@ type Options struct {
 	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
 	// released are collected before the heap doubles.
 	SetMemoryLimit func(limit int64) int64
+	// ReleaseKey replaces the compiled-in release key that update manifests
+	// are verified with (base64 Ed25519 public key; tests only).
+	ReleaseKey string
+}
+
+// releaseKey is the key update manifests are verified with: the one compiled
+// in, unless Options.ReleaseKey names another (tests sign with their own).
+func releaseKey(opts Options) string {
+	if opts.ReleaseKey != "" {
+		return opts.ReleaseKey
+	}
+	return update.ReleaseKey
 }
 
 // MemoryHeadroom is what the soft memory limit allows beyond the request
@@ -433,10 +446,14 @@ func (s *Server) wire() error {
 	keys.Load(keyRows)
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
+	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
+	if err != nil {
+		return err
+	}
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
