@@ -39,7 +39,7 @@ func (g *Gateway) continuationOn(req *request) bool {
 	if g.resil == nil || !g.resil().Failover.StreamContinuation || !req.planned {
 		return false
 	}
-	return req.format == translate.Chat || req.format == translate.Messages
+	return req.format == translate.Chat || req.format == translate.Messages || req.format == translate.Responses
 }
 
 // continuable reports whether this broken stream may be continued: it
@@ -51,8 +51,14 @@ func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
 	if !s.keepText || v.Kind == verdict.KindClientCanceled || s.sawToolCall || len(bytes.TrimSpace(s.text)) == 0 {
 		return false
 	}
-	_, _, ok := s.blocks.continuation()
-	return ok || s.a.req.format != translate.Messages
+	switch s.a.req.format {
+	case translate.Messages:
+		_, _, ok := s.blocks.continuation()
+		return ok
+	case translate.Responses:
+		return s.resp.continuable()
+	}
+	return true
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -81,7 +87,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, broke)
+		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, &s.resp, broke)
 		if ok {
 			return true
 		}
@@ -96,7 +102,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 // bytes reached the client; ok whether the answer completed. blocks is what
 // a Messages client has of its content blocks.
 func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
-	clientBody []byte, from int, blocks *clientBlocks, broke verdict.Verdict) (wrote, ok bool) {
+	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict) (wrote, ok bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
@@ -147,7 +153,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
 	guard := newRepeatGuard(req.format, prev.delivered, s)
-	s.filter = announced(note, guard.filter(openingFilter(req.format, prev.deliveredEndsInSpace, blocks)), &wrote)
+	opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
+	if req.format == translate.Responses {
+		opening = responsesSplice(client, prev.delivered, prev.deliveredEndsInSpace)
+	}
+	s.filter = announced(note, guard.filter(opening), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -205,8 +215,13 @@ func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\
 // reasoning options go: Anthropic refuses a prefill with thinking on, and the
 // continuation only finishes text already begun.
 func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
-	msg := map[string]any{"role": "assistant", "content": text}
-	out, err := sjson.SetBytes(body, "messages.-1", msg)
+	var out []byte
+	var err error
+	if f == translate.Responses {
+		out, err = responsesInputWithPrefill(body, text)
+	} else {
+		out, err = sjson.SetBytes(body, "messages.-1", map[string]any{"role": "assistant", "content": text})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -390,10 +405,16 @@ func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
 		}
 		g.held = append(g.held, in...)
 		path := "choices.0.delta.content"
-		if g.format == translate.Messages {
+		switch g.format {
+		case translate.Messages:
 			path = "delta.text"
+		case translate.Responses:
+			path = "delta"
 		}
 		_ = g.parser.Feed(in, func(ev sse.Event) bool {
+			if g.format == translate.Responses && gjson.GetBytes(ev.Data, "type").String() != "response.output_text.delta" {
+				return true
+			}
 			if t := gjson.GetBytes(ev.Data, path); t.Type == gjson.String {
 				g.text = append(g.text, t.Str...)
 			}

@@ -547,3 +547,58 @@ func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesStreamIsContinued: a Responses client's (Codex's) stream cut
+// after text is finished by another connection, spliced into the client's
+// own response: one response id, one message item, sequence numbers that only
+// grow, and done events and response.completed carrying the whole text (issue
+// 28: "Codex gets a continued stream too").
+func TestResponsesStreamIsContinued(t *testing.T) {
+	e := newEnv(t)
+	e.addAnthropicConn("first", "key-a", 1)
+	e.addAnthropicConn("second", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+	_, body := e.do("POST", "/v1/responses", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "stream": true,
+		"input": "hi"}, map[string]string{"Authorization": "Bearer " + e.key})
+	s := string(body)
+	if !strings.Contains(s, "omniroute continued") || strings.Contains(s, "response.failed") {
+		t.Fatalf("not continued:\n%s", s)
+	}
+	var text strings.Builder
+	ids, items := map[string]bool{}, map[string]bool{}
+	lastSeq := int64(-1)
+	var doneText, completedText, completedItem string
+	for _, ev := range parseSSE(t, body) {
+		r := gjson.Parse(ev.data)
+		seq := r.Get("sequence_number").Int()
+		if seq <= lastSeq {
+			t.Fatalf("sequence number %d after %d:\n%s", seq, lastSeq, s)
+		}
+		lastSeq = seq
+		if id := r.Get("response.id").String(); id != "" {
+			ids[id] = true
+		}
+		if id := r.Get("item_id").String(); id != "" {
+			items[id] = true
+		}
+		switch r.Get("type").String() {
+		case "response.output_text.delta":
+			text.WriteString(r.Get("delta").String())
+		case "response.output_text.done":
+			doneText = r.Get("text").String()
+		case "response.completed":
+			completedText = r.Get("response.output.0.content.0.text").String()
+			completedItem = r.Get("response.output.0.id").String()
+		}
+	}
+	want := "Hello from key-b"
+	if text.String() != want || doneText != want || completedText != want {
+		t.Fatalf("deltas %q, done %q, completed %q; want %q\n%s", text.String(), doneText, completedText, want, s)
+	}
+	if len(ids) != 1 || len(items) != 1 || !items[completedItem] {
+		t.Fatalf("response ids %v, item ids %v (completed item %s): want one of each\n%s", ids, items, completedItem, s)
+	}
+	if strings.Count(s, "event: response.created") != 1 {
+		t.Fatalf("a second response.created reached the client:\n%s", s)
+	}
+}
