@@ -8,6 +8,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/errs"
+	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/routing"
 )
@@ -25,6 +26,10 @@ type AgentModels struct {
 	// Source says where Model came from: "requested", "setting" (the agent
 	// model map) or "default" (the first healthy combo, else the first served model).
 	Source string `json:"source"`
+	// Warning is set when every connection that could serve Model is
+	// unreachable or has its key rejected: the agent would get nothing but
+	// errors. `omniroute setup` refuses to write then (unless --force).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Manager returns base configured to write these names.
@@ -78,6 +83,7 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 		return AgentModels{}, errs.New(errs.Conflict, "NO_MODEL_SERVED",
 			"no connection serves any model yet: add a provider connection (dashboard Connections page or POST /api/providers), then run setup again")
 	}
+	main.Warning = a.unservable(main.Model)
 	if agentID != "claude-code" {
 		return main, nil
 	}
@@ -108,4 +114,43 @@ func (a *API) agentModelsRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"agent": id, "models": m})
+}
+
+// unservable says why model cannot be served when every connection it could
+// go to (through a combo's targets too) is unreachable or has its key
+// rejected in the health model; "" when one of them could answer.
+func (a *API) unservable(model string) string {
+	names := []string{model}
+	if co, ok := a.Engine.Combos().Lookup(model); ok {
+		names = names[:0]
+		for _, t := range co.Targets {
+			names = append(names, t.Model)
+		}
+	}
+	seen := map[string]bool{}
+	reg := a.Engine.Registry()
+	for _, n := range names {
+		cands, _ := reg.Resolve(n, routing.Access{})
+		for _, c := range cands {
+			seen[c.Conn.ID] = true
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	var why []string
+	for _, ch := range a.HealthReport().Connections {
+		if !seen[ch.ID] {
+			continue
+		}
+		if ch.State != health.Unreachable && ch.State != health.KeyRejected {
+			return ""
+		}
+		why = append(why, ch.Name+": "+ch.Reason)
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "every connection serving " + model + " is out of service (" + strings.Join(why, "; ") +
+		"): the agent would get only errors until it is fixed"
 }

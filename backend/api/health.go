@@ -46,6 +46,9 @@ func (a *API) HealthInput() health.Input {
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,
 			ProviderName: providerDisplayName(c), Active: c.Active, Models: c.Models, Cooldown: c.Cooldown()}
+		if r := c.Reach(); r.Misses > 0 {
+			hc.Reach = health.Reach{Reached: r.Reached, Misses: r.Misses, Since: r.Since, LastMiss: r.LastMiss}
+		}
 		if d := a.Engine.ProviderCoolingRemaining(c.BreakerKey); d > 0 {
 			hc.ProviderCoolingUntil = now.Add(d)
 		}

@@ -1,0 +1,98 @@
+package server_test
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// closedURL is the base URL of a port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/v1"
+}
+
+// TestDiagnosable: a transport failure's attempt row carries the transport's
+// own words; a connection whose upstream never answered since it was added
+// reads unreachable (not serving, no back-in time) in the health model and in
+// the cooldown list, also once its cooldown ran out; one reached before reads
+// unreachable only after 3 attempts in a row got no answer, and an answer
+// ends it.
+func TestDiagnosable(t *testing.T) {
+	e := newEnv(t)
+	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 100, "retriesPerTarget": 0}})
+
+	// Never reached: created against a closed port (discovery could not reach it).
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "Nowhere",
+		"apiKey": "key-n", "baseUrl": closedURL(t), "prefix": "nowhere", "models": []string{"gpt-4o-mini"}, "verify": true})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	nowhere := m["connection"].(map[string]any)["id"].(string)
+	c := e.connHealth(e.health(), nowhere)
+	if c["state"] != "unreachable" || c["serving"] != false || c["until"] != nil || !hasFix(c, "edit_connection") {
+		t.Fatalf("never reached: %v", c)
+	}
+	if !strings.Contains(c["reason"].(string), "could not be reached") {
+		t.Fatalf("reason %v", c["reason"])
+	}
+	// Setup is warned (the CLI refuses without --force) when every connection
+	// serving the model is unreachable; a model another connection serves is not.
+	if code, am := e.mgmt("GET", "/api/agents/claude-code/models?model=nowhere/gpt-4o-mini", nil); code != 200 ||
+		!strings.Contains(am["models"].(map[string]any)["warning"].(string), "Nowhere: the upstream could not be reached") {
+		t.Fatalf("setup on an unreachable model: %d %v", code, am)
+	}
+	e.addConn("good", "key-g", 2)
+	if code, am := e.mgmt("GET", "/api/agents/claude-code/models?model=gpt-4o-mini", nil); code != 200 || am["models"].(map[string]any)["warning"] != nil {
+		t.Fatalf("setup on a served model: %d %v", code, am)
+	}
+	e.clk.Advance(24 * 60 * 60 * 1e9) // any cooldown has run out
+	if c := e.connHealth(e.health(), nowhere); c["state"] != "unreachable" {
+		t.Fatalf("after the cooldown: %v", c)
+	}
+	_, cd := e.mgmt("GET", "/api/resilience/cooldowns", nil)
+	for _, x := range cd["connections"].([]any) {
+		if x := x.(map[string]any); x["id"] == nowhere && x["status"] != "unreachable" {
+			t.Fatalf("cooldown list says %v", x["status"])
+		}
+	}
+
+	// Reached before: three resets in a row make it unreachable; the attempt
+	// rows carry the transport's words.
+	lab := e.addEndpoint("lab", "key-a")
+	if resp, _ := e.chat("lab/gpt-4o-mini", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("first: %d", resp.StatusCode)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeResetBeforeHeaders})
+	for i := 1; i <= 3; i++ {
+		e.chat("lab/gpt-4o-mini", false, nil)
+		e.clk.Advance(24 * 60 * 60 * 1e9) // past any cooldown, so the next request tries it again
+		state := e.connHealth(e.health(), lab)["state"]
+		if want := map[bool]string{true: "unreachable", false: "serving"}[i == 3]; state != want {
+			t.Fatalf("after %d resets: %v, want %s", i, state, want)
+		}
+	}
+	e.restart() // flushes the request log (the reach is in memory: a restart starts afresh)
+	_, lm := e.mgmt("GET", "/api/logs?limit=10&connectionId="+lab, nil)
+	logs := lm["logs"].([]any)
+	att := logs[0].(map[string]any)["attempts"].([]any)[0].(map[string]any)
+	if att["verdict"] != "transport" || att["detail"] == nil || att["detail"] == "" {
+		t.Fatalf("transport attempt without its words: %v", att)
+	}
+	e.up.ClearFault("key-a")
+	if resp, _ := e.chat("lab/gpt-4o-mini", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("answered: %d", resp.StatusCode)
+	}
+	if c := e.connHealth(e.health(), lab); c["state"] != "serving" {
+		t.Fatalf("an answer ends unreachable: %v", c)
+	}
+}
