@@ -180,6 +180,7 @@ func (a *API) Handler() http.Handler {
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)
+	m.HandleFunc("/words", a.management(a.wordsRoute)).Methods(http.MethodGet)
 	m.HandleFunc("/monitoring/health", a.management(a.resetBreakers)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)

@@ -96,3 +96,35 @@ func TestDiagnosable(t *testing.T) {
 		t.Fatalf("an answer ends unreachable: %v", c)
 	}
 }
+
+// TestPlainWordsAndOneName: GET /api/words serves the catalogue of plain
+// sentences (codes, states, fixes); a user-defined endpoint is named by the
+// name the user typed ("Lab box") as connection and as provider, never by its
+// prefix, in the health model every page reads.
+func TestPlainWordsAndOneName(t *testing.T) {
+	e := newEnv(t)
+	code, w := e.mgmt("GET", "/api/words", nil)
+	if code != 200 || w["codes"].(map[string]any)["UPSTREAM_RATE_LIMITED"] == "" ||
+		w["states"].(map[string]any)["unreachable"].(map[string]any)["label"] != "Unreachable" ||
+		w["fixes"].(map[string]any)["replace_key"] != "Replace key" {
+		t.Fatalf("words %d %v", code, w)
+	}
+	if resp, _ := e.do("GET", "/api/words", nil, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("words without the token: %d", resp.StatusCode)
+	}
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "Lab box",
+		"apiKey": "key-a", "baseUrl": e.upURL, "prefix": "lab", "models": []string{"gpt-4o-mini"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	h := e.health()
+	c := e.connHealth(h, m["connection"].(map[string]any)["id"].(string))
+	if c["name"] != "Lab box" || c["providerName"] != "Lab box" {
+		t.Fatalf("connection names %v / %v", c["name"], c["providerName"])
+	}
+	for _, p := range h["providers"].([]any) {
+		if p := p.(map[string]any); p["id"] == "openai-compatible:lab" && p["name"] != "Lab box" {
+			t.Fatalf("provider name %v", p["name"])
+		}
+	}
+}
