@@ -202,6 +202,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
 	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
+	m.HandleFunc("/logs/export", a.management(a.exportLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
