@@ -74,13 +74,13 @@ func TestLogsPagingSearchRangeExport(t *testing.T) {
 		q    string
 		want int
 	}{
-		{"q=Lab%20box", 8},               // the connection's name
-		{"q=LAB%20BOX", 8},               // case-insensitive
-		{"q=" + lab[:8], 8},              // its id
-		{"q=upstream_server", 2},         // the error code
-		{"q=gpt-4o", 8},                  // the model
-		{"q=Default", 8},                 // the key's name
-		{"q=100%25", 0},                  // a LIKE wildcard is a plain character
+		{"q=Lab%20box", 8},       // the connection's name
+		{"q=LAB%20BOX", 8},       // case-insensitive
+		{"q=" + lab[:8], 8},      // its id
+		{"q=upstream_server", 2}, // the error code
+		{"q=gpt-4o", 8},          // the model
+		{"q=Default", 8},         // the key's name
+		{"q=100%25", 0},          // a LIKE wildcard is a plain character
 		{"q=nothing-like-this", 0},
 		{"from=" + start.Add(2*time.Minute).Format(time.RFC3339), 6},
 		{fmt.Sprintf("from=%d&to=%d", start.Add(2*time.Minute).UnixMilli(), start.Add(4*time.Minute).UnixMilli()), 2},
