@@ -397,6 +397,17 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	return out, nil
 }
 
+// FirstRequestLogSince is when the oldest request logged at or after from
+// (Unix ms) started; 0 when none was.
+func (s *Store) FirstRequestLogSince(from int64) (int64, error) {
+	var first *int64
+	err := s.db.Model(&RequestLog{}).Where("created_at >= ?", from).Select("MIN(created_at)").Scan(&first).Error
+	if err != nil || first == nil {
+		return 0, err
+	}
+	return *first, nil
+}
+
 // PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as
 // each of its resolutions is shown.
 // On SQLite it runs on the request log's writer connection (logWriter.prune).
