@@ -17,6 +17,7 @@ func (a *API) agentRoutes(m *mux.Router) {
 	m.HandleFunc("/agents/{id}/undo", a.management(a.undoAgent)).Methods(http.MethodPost)
 	m.HandleFunc("/agents/{id}/instructions", a.management(a.agentInstructions)).Methods(http.MethodGet)
 	m.HandleFunc("/agents/{id}/models", a.management(a.agentModelsRoute)).Methods(http.MethodGet)
+	m.HandleFunc("/agents/{id}/choices", a.management(a.agentChoicesRoute)).Methods(http.MethodGet)
 }
 
 func agentError(err error) error {

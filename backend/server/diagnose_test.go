@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -126,5 +127,80 @@ func TestPlainWordsAndOneName(t *testing.T) {
 		if p := p.(map[string]any); p["id"] == "openai-compatible:lab" && p["name"] != "Lab box" {
 			t.Fatalf("provider name %v", p["name"])
 		}
+	}
+}
+
+// TestUnknownModelIsNotRemapped: with the agent model map on, a name no
+// agent sends by itself (gpt-5-ultra) is a 404 MODEL_NOT_FOUND, not silently
+// mapped to a combo; a typo of a served name names it as the suggestion; an
+// agent's real default (claude-sonnet-4-5) is still mapped.
+func TestUnknownModelIsNotRemapped(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("good", "key-b", 1)
+	e.patchSettings(map[string]any{"agentModelMap": map[string]any{"enabled": true}})
+	resp, body := e.chat("gpt-5-ultra", false, nil)
+	if resp.StatusCode != 404 || errorCode(body) != "MODEL_NOT_FOUND" {
+		t.Fatalf("gpt-5-ultra: %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.chat("gpt-4o-mni", false, nil)
+	var env struct {
+		Error struct {
+			Message    string `json:"message"`
+			Suggestion string `json:"suggestion"`
+		} `json:"error"`
+	}
+	if resp.StatusCode != 404 || json.Unmarshal(body, &env) != nil || env.Error.Suggestion != "gpt-4o-mini" ||
+		!strings.Contains(env.Error.Message, `did you mean "gpt-4o-mini"`) {
+		t.Fatalf("typo: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.chat("claude-sonnet-4-5", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("an agent default is mapped: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestAgentChoices: Configure's list offers the served combos and models, the
+// combo used most in the last week first (not the alphabetically first),
+// serving before not serving; setup without a model takes that combo; the
+// agent model map's target the user set wins.
+func TestAgentChoices(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("good", "key-b", 1)
+	for _, name := range []string{"cheap", "main"} {
+		if code, m := e.mgmt("POST", "/api/combos", map[string]any{"name": name, "strategy": "priority",
+			"targets": []any{map[string]any{"model": "gpt-4o-mini"}}}); code != http.StatusCreated {
+			t.Fatalf("combo %s: %d %v", name, code, m)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		e.chat("main", false, nil)
+	}
+	e.chat("cheap", false, nil)
+	e.restart() // flushes the request log and its usage rollup
+	choices := func() []map[string]any {
+		t.Helper()
+		code, m := e.mgmt("GET", "/api/agents/claude-code/choices", nil)
+		if code != 200 {
+			t.Fatalf("choices %d %v", code, m)
+		}
+		var out []map[string]any
+		for _, c := range m["choices"].([]any) {
+			out = append(out, c.(map[string]any))
+		}
+		return out
+	}
+	cs := choices()
+	if len(cs) != 3 || cs[0]["name"] != "main" || cs[0]["recommended"] != true || cs[0]["requests"].(float64) != 3 ||
+		cs[1]["name"] != "cheap" || cs[2]["name"] != "gpt-4o-mini" || cs[2]["kind"] != "model" {
+		t.Fatalf("choices %v", cs)
+	}
+	if _, am := e.mgmt("GET", "/api/agents/claude-code/models", nil); am["models"].(map[string]any)["model"] != "main" {
+		t.Fatalf("setup's default %v", am)
+	}
+	e.patchSettings(map[string]any{"agentModelMap": map[string]any{"enabled": true, "sonnet": "cheap"}})
+	if cs := choices(); cs[0]["name"] != "cheap" || cs[0]["recommended"] != true {
+		t.Fatalf("the user's choice first: %v", cs)
+	}
+	if code, _ := e.mgmt("GET", "/api/agents/nope/choices", nil); code != 404 {
+		t.Fatalf("unknown agent: %d", code)
 	}
 }
