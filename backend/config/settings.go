@@ -57,6 +57,10 @@ type General struct {
 	ProviderErrorRules []rules.Rule `json:"providerErrorRules"`
 	// FeatureFlags are switches an operator flips live (no restart).
 	FeatureFlags FeatureFlags `json:"featureFlags"`
+	// MuteNotifications turns the desktop app's notifications off (a
+	// connection out of service, a key rejected, a quota exhausted, all
+	// serving again).
+	MuteNotifications bool `json:"muteNotifications"`
 }
 
 // AgentModelMap maps the model families coding agents ask for by default
