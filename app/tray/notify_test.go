@@ -60,12 +60,12 @@ func TestWatcherNotifies(t *testing.T) {
 	step(time.Minute, map[string]health.State{"a": health.KeyRejected, "b": S}, nil, false, "Conn a: key rejected")
 	step(time.Minute, map[string]health.State{"a": health.KeyRejected, "b": health.Cooling},
 		map[string]string{"b": "quota (UPSTREAM_QUOTA_EXHAUSTED)"}, false, "Conn b: quota exhausted")
-	step(time.Minute, map[string]health.State{"a": S, "b": S}, nil, false) // all again, but within 5 min of the last one
+	step(time.Minute, map[string]health.State{"a": S, "b": S}, nil, false)                  // all again, but within 5 min of the last one
 	step(time.Minute, map[string]health.State{"a": health.Unreachable, "b": S}, nil, false) // a again within 10 min
 	step(10*time.Minute, map[string]health.State{"a": S, "b": S}, nil, false, "all connections serving again")
 	step(time.Minute, map[string]health.State{"a": health.BreakerOpen, "b": Off}, nil, false, "Conn a out of service") // b switched off: not announced
-	step(time.Minute, map[string]health.State{"a": S, "b": S}, nil, true)                                             // muted
-	step(time.Minute, map[string]health.State{"a": S, "b": health.Leased}, nil, false)                               // another key's lease
+	step(time.Minute, map[string]health.State{"a": S, "b": S}, nil, true)                                              // muted
+	step(time.Minute, map[string]health.State{"a": S, "b": health.Leased}, nil, false)                                 // another key's lease
 	// A burst: 5 connections fail at once, 3 are announced.
 	now = now.Add(20 * time.Minute)
 	five := map[string]health.State{"c1": S, "c2": S, "c3": S, "c4": S, "c5": S}
