@@ -116,21 +116,21 @@ var codes = map[string]string{
 }
 
 var states = map[string]State{
-	"serving":       {"Serving", "Takes requests."},
-	"degraded":      {"Serving, with errors", "Takes requests, but its provider has had recent failures."},
-	"leased":        {"Held by another key", "Another client key holds this connection exclusively; it serves only that key."},
-	"models_locked": {"Some models resting", "Some of its models are resting after errors; the others serve."},
-	"cooling":       {"Resting", "Resting after errors; it comes back by itself."},
-	"breaker_open":  {"Paused after failures", "Its provider failed too often and is paused for a while; it comes back by itself."},
+	"serving":       {"Healthy", "Takes requests."},
+	"degraded":      {"Degraded", "Takes requests, but its provider has had recent failures."},
+	"leased":        {"Leased", "Another client key holds this connection exclusively; it serves only that key."},
+	"models_locked": {"Models locked", "Some of its models are resting after errors; the others serve."},
+	"cooling":       {"Cooling down", "Resting after errors; it comes back by itself."},
+	"breaker_open":  {"Breaker open", "Its provider failed too often and is paused for a while; it comes back by itself."},
 	"key_rejected":  {"Key rejected", "The provider rejected this key. Enter a new key."},
 	"unreachable":   {"Unreachable", "Nothing answers at this connection's address. Check the address and your network."},
-	"terminal":      {"Needs new credentials", "Out of service until its credentials are fixed (suspended, expired or out of credits)."},
-	"disabled":      {"Switched off", "You switched this connection off."},
-	"dead":          {"Cannot serve", "None of its models can be served now."},
+	"terminal":      {"Out of service", "Out of service until its credentials are fixed (suspended, expired or out of credits)."},
+	"disabled":      {"Disabled", "You switched this connection off."},
+	"dead":          {"Dead", "None of its models can be served now."},
 	"setup":         {"Set up", "No provider connection yet."},
 	// Overall statuses.
-	"healthy":   {"All serving", "Every connection serves."},
-	"unhealthy": {"Not serving", "No configured model can be served now."},
+	"healthy":   {"Healthy", "Every connection serves."},
+	"unhealthy": {"Unhealthy", "No configured model can be served now."},
 	"paused":    {"Paused", "Paused: clients get 503 until you resume."},
 }
 

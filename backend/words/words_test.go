@@ -54,7 +54,7 @@ func TestUnknownCodeReadsAsWords(t *testing.T) {
 			t.Errorf("Sentence(%q) = %q, want %q", tt.code, got, tt.sentence)
 		}
 	}
-	if Label("cooling") != "Resting" || Label("new_state") != "New state" || Label("") != "" {
+	if Label("cooling") != "Cooling down" || Label("new_state") != "New state" || Label("") != "" {
 		t.Errorf("labels %q %q", Label("cooling"), Label("new_state"))
 	}
 	c := Get()
