@@ -632,7 +632,7 @@ step('Agents: list, instructions, configure and undo', async () => {
   await page.getByText('Saved the agent model map.').waitFor();
   assert.equal((await mgmt('GET', '/api/settings')).body.agentModelMap.haiku, 'gpt-4o-mini');
   // Configure with the chosen model writes it.
-  await page.getByLabel('Model for Configure').fill('gpt-4o-mini');
+  await page.getByLabel('Model for Configure').selectOption('gpt-4o-mini');
   await card.getByRole('button', { name: 'Configure' }).click();
   await page.getByText('Model: gpt-4o-mini').waitFor();
   await card.getByRole('button', { name: 'Undo' }).click();
