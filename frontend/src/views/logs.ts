@@ -100,7 +100,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   let range = LOG_RANGES.some((r) => r.value === ctx.params.get('range')) ? ctx.params.get('range')! : 'all';
   const searchInput = h('input', { id: 'log-search', type: 'search', placeholder: 'Search model, key, connection, code…', autocomplete: 'off', spellcheck: 'false' });
   searchInput.value = ctx.params.get('q') ?? '';
-  const rangeSelect = h('select', { id: 'log-range' }, LOG_RANGES.map((r) => h('option', { value: r.value, selected: r.value === range }, r.label)));
+  const rangeSelect = h('select', { id: 'log-range', 'aria-label': 'Time range' }, LOG_RANGES.map((r) => h('option', { value: r.value, selected: r.value === range }, r.label)));
   const olderBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-older' }, 'Older ›');
   const newerBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-newer' }, '‹ Newer');
   const newestBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost' }, 'Newest');

@@ -1198,6 +1198,40 @@ step('keyboard: skip link, visible focus, nav by Tab and Enter', async () => {
   await page.getByRole('heading', { level: 1, name: 'Logs' }).waitFor();
 });
 
+step('Logs: search and time range server-side, older pages, export; Usage: the default range fits the data', async () => {
+  const page = S.pageA;
+  await page.bringToFront();
+  await page.waitForTimeout(1300); // the request log is written in batches about once a second
+  await gotoPage(page, 'Logs');
+  const table = page.getByTestId('logs-table');
+  await table.waitFor();
+  // Search is server-side: a code no request has empties the page, a model fills it.
+  await page.getByLabel('Search', { exact: true }).fill('no-such-thing-anywhere');
+  await page.getByLabel('Search', { exact: true }).press('Enter');
+  await page.getByText('No requests yet').or(page.getByText(/No .*requests among these/)).first().waitFor();
+  assert.match(page.url(), /q=no-such-thing-anywhere/);
+  await page.getByLabel('Search', { exact: true }).fill('gpt-4o-mini');
+  await page.getByLabel('Search', { exact: true }).press('Enter');
+  await table.waitFor();
+  await page.getByLabel('Time range', { exact: true }).selectOption('hour');
+  await table.waitFor();
+  assert.match(page.url(), /range=hour/);
+  // The newest page: no newer rows; the header names the time shown.
+  assert.equal(await page.getByTestId('logs-newer').isDisabled(), true);
+  await table.locator('thead th', { hasText: 'Finished' }).waitFor();
+  // Export the filtered range.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('logs-export-csv').click()]);
+  assert.match(download.suggestedFilename(), /\.csv$/);
+  const exported = await mgmt('GET', '/api/logs?limit=1000&q=gpt-4o-mini');
+  assert.ok(exported.body.logs.length > 0);
+  // Usage opens on the range that holds the data (minutes old here: the last hour), with y-axis values.
+  await page.goto(`${S.base}/dashboard/#/usage`);
+  await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
+  await page.getByRole('button', { name: 'Last hour', pressed: true }).waitFor();
+  assert.match(page.url(), /range=hour/);
+  await page.getByTestId('chart-requests').getByTestId('y-axis').waitFor();
+});
+
 step('every page renders in light and dark; the theme toggle persists', async () => {
   const page = S.pageA;
   mkdirSync(ARTIFACTS, { recursive: true });
