@@ -384,6 +384,8 @@ export interface AgentModels {
   sonnet?: string;
   haiku?: string;
   source?: string;
+  /** Set when every connection serving the model is unreachable or has its key rejected. */
+  warning?: string;
 }
 
 /** settings.agentModelMap: Claude Code / Codex default model families → model or combo ("" = automatic). */

@@ -88,7 +88,10 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
           if (res?.models?.model) parts.push(describeModels(res.models));
           if (res?.backupPath) parts.push(`The previous file is saved as ${res.backupPath}.`);
           else if (res?.created) parts.push('The file was created (there was none before).');
-          clear(message, notice(parts.join(' '), 'success'));
+          // Every connection behind the model is unreachable or rejected:
+          // configured, but the agent would see only errors until it is fixed.
+          if (res?.models?.warning) clear(message, notice(`${parts.join(' ')} Warning: ${res.models.warning}`, 'info'));
+          else clear(message, notice(parts.join(' '), 'success'));
           if (res?.instructions) open.set(a.id, res.instructions);
           await load(true, fk('setup'));
         } catch (err) {
