@@ -651,13 +651,17 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 		return p
 	}
 	var earliest = map[string]time.Time{}
+	// earliestState is the state of the connection back soonest: a provider
+	// that is back at that time reads as that state (cooling, breaker open),
+	// never "out of service" beside "back in 6 min".
+	earliestState := map[string]State{}
 	for _, c := range conns {
 		p := get(c.Provider, c.ProviderName)
 		p.Total++
 		if c.Serving {
 			p.Serving++
 		} else if !c.Until.IsZero() && (earliest[c.Provider].IsZero() || c.Until.Before(earliest[c.Provider])) {
-			earliest[c.Provider] = c.Until
+			earliest[c.Provider], earliestState[c.Provider] = c.Until, c.State
 		}
 	}
 	for _, b := range in.Breakers {
@@ -676,6 +680,9 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 			p.State, p.Reason, p.Since, p.Until = BreakerOpen, breakerReason(b), b.OpenedAt, now.Add(b.RetryAfter)
 		case p.Total > 0 && p.Serving == 0:
 			p.State, p.Until = worstConnState(conns, key), earliest[key]
+			if !p.Until.IsZero() {
+				p.State = earliestState[key]
+			}
 			p.Reason = "no connection of this provider can serve now"
 		case hasBreaker && (b.State == breaker.Degraded || b.State == breaker.HalfOpen):
 			p.State, p.Reason, p.Since = Degraded, breakerReason(b), b.StateChangedAt

@@ -353,3 +353,22 @@ func BenchmarkCompute(b *testing.B) {
 		Compute(in)
 	}
 }
+
+// TestProviderStateAgreesWithUntil: a provider none of whose connections
+// serves reads as the state of the one back soonest when one comes back by
+// itself (never "out of service" beside "back in 6 min"), and as the worst
+// state, with no back-in time, when none does.
+func TestProviderStateAgreesWithUntil(t *testing.T) {
+	banned := cooldown.State{Terminal: "banned", TestStatus: "banned", LastErrorAt: t0.Add(-time.Hour)}
+	cooling := cooldown.State{RateLimitedUntil: t0.Add(6 * time.Minute), LastErrorType: "rate_limit", LastErrorAt: t0, TestStatus: "unavailable"}
+	a, b := conn("a"), conn("b")
+	a.Cooldown, b.Cooldown = banned, cooling
+	p := Compute(Input{Now: t0, Connections: []Conn{a, b}}).Providers[0]
+	if p.State != Cooling || !p.Until.Equal(t0.Add(6*time.Minute)) {
+		t.Fatalf("one back in 6 min: %s until %v", p.State, p.Until)
+	}
+	p = Compute(Input{Now: t0, Connections: []Conn{a}}).Providers[0]
+	if p.State != Terminal || !p.Until.IsZero() {
+		t.Fatalf("none back: %s until %v", p.State, p.Until)
+	}
+}
