@@ -224,6 +224,9 @@ func describeSetup(res agents.Result, models api.AgentModels) string {
 	case res.Path != "":
 		fmt.Fprintf(&b, "%s is already configured in %s\n", res.Agent, res.Path)
 	}
+	if models.Warning != "" {
+		fmt.Fprintf(&b, "Warning: %s\n", models.Warning)
+	}
 	if models.Model != "" {
 		fmt.Fprintf(&b, "Model: %s (%s)\n", models.Model, map[string]string{"requested": "as asked", "setting": "from the agent model map",
 			"default": "the first healthy combo or served model; choose with --model"}[models.Source])

@@ -52,6 +52,17 @@ func TestDiagnosable(t *testing.T) {
 		!strings.Contains(am["models"].(map[string]any)["warning"].(string), "Nowhere: the upstream could not be reached") {
 		t.Fatalf("setup on an unreachable model: %d %v", code, am)
 	}
+	// The dashboard's Configure refuses it unless forced (HOME is the test's own).
+	e.t.Setenv("HOME", e.t.TempDir())
+	e.t.Setenv("CODEX_HOME", "")
+	if code, r := e.mgmt("POST", "/api/agents/codex/setup", map[string]any{"model": "nowhere/gpt-4o-mini"}); code != http.StatusConflict ||
+		r["error"].(map[string]any)["code"] != "AGENT_MODEL_UNSERVABLE" {
+		t.Fatalf("configure an unreachable model: %d %v", code, r)
+	}
+	if code, r := e.mgmt("POST", "/api/agents/codex/setup", map[string]any{"model": "nowhere/gpt-4o-mini", "force": true}); code != http.StatusOK ||
+		r["models"].(map[string]any)["warning"] == nil {
+		t.Fatalf("configure anyway: %d %v", code, r)
+	}
 	e.addConn("good", "key-g", 2)
 	if code, am := e.mgmt("GET", "/api/agents/claude-code/models?model=gpt-4o-mini", nil); code != 200 || am["models"].(map[string]any)["warning"] != nil {
 		t.Fatalf("setup on a served model: %d %v", code, am)

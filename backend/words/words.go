@@ -80,6 +80,8 @@ var codes = map[string]string{
 	"INVALID_REQUEST":              "The request is not valid.",
 	"INVALID_JSON":                 "The request body is not valid JSON.",
 	"INTERNAL_ERROR":               "Something went wrong inside the gateway.",
+	"AGENT_MODEL_UNSERVABLE":       "Every connection serving this model is unreachable or has its key rejected.",
+	"AGENT_MODEL_NOT_SERVED":       "No connection serves this model.",
 	// Attempt verdict kinds (attempts[].verdict).
 	"success":           "Answered.",
 	"rate_limit":        "Rate limited by the provider.",

@@ -591,7 +591,8 @@ export const endpoints = {
     const data = await api.get<{ agents?: Agent[] }>('/api/agents', signal);
     return Array.isArray(data?.agents) ? data.agents : [];
   },
-  setupAgent: (id: string, model?: string) => api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, model ? { model } : {}),
+  setupAgent: (id: string, model?: string, force = false) =>
+    api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, { ...(model ? { model } : {}), ...(force ? { force: true } : {}) }),
   getAgentModelMap: async (signal?: AbortSignal): Promise<AgentModelMap> => {
     const data = await api.get<{ agentModelMap?: AgentModelMap }>('/api/settings', signal);
     return data?.agentModelMap ?? {};

@@ -82,7 +82,17 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
     configureBtn?.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
-          const res = await endpoints.setupAgent(a.id, setupModel);
+          let res;
+          try {
+            res = await endpoints.setupAgent(a.id, setupModel);
+          } catch (err) {
+            // Every connection behind the model is unreachable or rejected:
+            // say why, and configure only when the user insists.
+            if (!(err instanceof ApiError && err.code === 'AGENT_MODEL_UNSERVABLE')) throw err;
+            const anyway = await confirmDialog({ title: `Configure ${a.name} anyway?`, message: err.message, confirmLabel: 'Configure anyway' });
+            if (!anyway || ctx.signal.aborted) return;
+            res = await endpoints.setupAgent(a.id, setupModel, true);
+          }
           if (ctx.signal.aborted) return;
           const parts = [`Configured ${a.name}${res?.path ? `: wrote ${res.path}` : ''}.`];
           if (res?.models?.model) parts.push(describeModels(res.models));
