@@ -46,14 +46,14 @@ build-desktop: frontend
 # their own ports and data directories.
 ifeq ($(HAVE_GUI)$(HAVE_DISPLAY),yesyes)
 run: install
-	"$(BINDIR)/omniroute-desktop"
+	"$(BINDIR)/omniroute-desktop" --log-requests
 else
 run: install
-	"$(BINDIR)/omniroute" --headless
+	"$(BINDIR)/omniroute" --headless --log-requests
 endif
 
 run-headless: build
-	./$(BIN) --headless
+	./$(BIN) --headless --log-requests
 
 # The CLI (and, where the GUI libraries exist, the desktop app with its menu
 # entry and icons) under $(PREFIX), through the same install.sh the tarball

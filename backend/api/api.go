@@ -183,6 +183,7 @@ func (a *API) Handler() http.Handler {
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)
+	m.HandleFunc("/words", a.management(a.wordsRoute)).Methods(http.MethodGet)
 	m.HandleFunc("/monitoring/health", a.management(a.resetBreakers)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
@@ -204,6 +205,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
 	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
+	m.HandleFunc("/logs/export", a.management(a.exportLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)

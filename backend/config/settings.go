@@ -64,6 +64,10 @@ type General struct {
 	// downloaded. Off by default.
 	UpdateCheck bool   `json:"updateCheck"`
 	UpdateURL   string `json:"updateUrl"`
+	// MuteNotifications turns the desktop app's notifications off (a
+	// connection out of service, a key rejected, a quota exhausted, all
+	// serving again).
+	MuteNotifications bool `json:"muteNotifications"`
 }
 
 // DefaultUpdateURL is where the signed release manifest is published.

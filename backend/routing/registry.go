@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"omniroute/backend/providers"
@@ -63,6 +64,12 @@ type Conn struct {
 	// database returns is adopted only if no newer local change followed it
 	// (that one's decision comes next).
 	cdSeq uint64
+
+	// reach is what attempts and checks saw of the upstream being reachable
+	// (Reach); reachClean is set while it was reached with no miss since.
+	reachMu    sync.Mutex
+	reach      Reach
+	reachClean atomic.Bool
 }
 
 // Category is the connection's breaker/cooldown profile name.
@@ -165,6 +172,7 @@ func (r *Registry) Load(rows []store.Connection, box Opener) error {
 		}
 		if old, ok := r.Get(row.ID); ok {
 			c.quota = old.QuotaWindows() // in-memory observations survive a reload
+			c.adoptReach(old)
 		}
 		list = append(list, c)
 		byID[c.ID] = c

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -76,6 +77,10 @@ type Options struct {
 	// ReleaseKey replaces the compiled-in release key that update manifests
 	// are verified with (base64 Ed25519 public key; tests only).
 	ReleaseKey string
+	// RequestLines, when set, gets one line per finished request
+	// (`omniroute --log-requests`: stdout): time, key name, model,
+	// connection, status, attempts, latency, error code.
+	RequestLines io.Writer
 }
 
 // releaseKey is the key update manifests are verified with: the one compiled
@@ -430,12 +435,23 @@ func (s *Server) wire() error {
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
-	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
+	var keys *api.Keyring
+	var lines *requestLines
+	if opts.RequestLines != nil {
+		lines = &requestLines{w: opts.RequestLines, keyName: func(id string) string { return keys.NameOf(id) },
+			conn: func(id string) string {
+				if c, ok := registry.Get(id); ok {
+					return c.Name
+				}
+				return id
+			}}
+	}
+	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
 		Rules: ruleEngine, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
-	keys := api.NewKeyring()
+	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
 		return err
 	}
