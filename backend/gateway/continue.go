@@ -150,8 +150,10 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	}
 	s := a.newStreamState()
 	defer s.release()
+	// The connection is named too (a user tells two keys of one provider
+	// apart by it), quoted: an SSE comment is one line.
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
-		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
+		strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
 	guard := newRepeatGuard(req.format, prev.delivered, s)
 	opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
 	if req.format == translate.Responses {

@@ -561,7 +561,8 @@ func TestResponsesStreamIsContinued(t *testing.T) {
 	_, body := e.do("POST", "/v1/responses", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "stream": true,
 		"input": "hi"}, map[string]string{"Authorization": "Bearer " + e.key})
 	s := string(body)
-	if !strings.Contains(s, "omniroute continued") || strings.Contains(s, "response.failed") {
+	if !strings.Contains(s, `omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after 6 characters (STREAM_TRUNCATED) via connection "second"`) ||
+		strings.Contains(s, "response.failed") {
 		t.Fatalf("not continued:\n%s", s)
 	}
 	var text strings.Builder
