@@ -81,6 +81,10 @@ type Result struct {
 // Discover lists t's models and falls back to the catalogue's defaults for
 // t.Provider when the upstream cannot answer or answers an empty list.
 func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
+	if t.Provider.NoModelList && len(t.Provider.DefaultModels) > 0 {
+		// Nothing to ask: the upstream has no model list route.
+		return Result{Models: append([]string(nil), t.Provider.DefaultModels...), Source: SourceCatalog}
+	}
 	models, err := c.List(ctx, t)
 	if err == nil {
 		return Result{Models: models, Source: SourceUpstream}
@@ -175,8 +179,9 @@ func (c *Client) fetch(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// parse reads one page: OpenAI's and Anthropic's {data:[{id}]}, and the
-// {models:[{name|id}]} shape of Gemini's and Ollama's native lists.
+// parse reads one page: OpenAI's and Anthropic's {data:[{id}]}, the
+// {models:[{name|id}]} shape of Gemini's and Ollama's native lists, and a
+// bare [{id}] array (Together).
 func parse(body []byte) (names []string, hasMore bool, lastID string, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, "", &Error{Code: CodeInvalidBody, Message: "the model list is not JSON"}
@@ -185,6 +190,9 @@ func parse(body []byte) (names []string, hasMore bool, lastID string, err error)
 	list := root.Get("data")
 	if !list.IsArray() {
 		list = root.Get("models")
+	}
+	if !list.IsArray() && root.IsArray() {
+		list = root // Together's bare [{id}] array
 	}
 	if !list.IsArray() {
 		return nil, false, "", &Error{Code: CodeInvalidBody, Message: `the model list has no "data" array`}

@@ -67,6 +67,60 @@ func BuiltinRules() []Rule {
 			Description: "GLM 1220: no permission for this model; only the model leaves routing, for 1 h",
 		},
 		{
+			ID: "xai-credits", Provider: "xai",
+			Match:  Match{Statuses: []int{403, 429}, TextMarkers: []string{"any credits", "used all available credits", "spending limit"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "xAI team without credits or at its monthly spending limit (403/429 with a gRPC status text as code): the connection cools on the ladder, never terminal",
+		},
+		{
+			ID: "cerebras-per-minute", Provider: "cerebras",
+			Match:  Match{Statuses: []int{429}, Codes: []string{"token_quota_exceeded", "request_quota_exceeded"}, TextMarkers: []string{"per minute", "per hour"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel,
+			Description: "Cerebras names its per-minute and per-hour limits token_quota_exceeded: a rate limit, not a used-up quota",
+		},
+		{
+			ID: "cerebras-per-day", Provider: "cerebras",
+			Match:  Match{Statuses: []int{429}, Codes: []string{"token_quota_exceeded", "request_quota_exceeded"}, TextMarkers: []string{"per day"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "Cerebras daily token or request quota: the connection cools on the ladder",
+		},
+		{
+			ID: "moonshot-engine-overloaded", Provider: "moonshot",
+			Match:  Match{Codes: []string{"engine_overloaded_error"}},
+			Reason: "server_error", Scope: ScopeProvider,
+			Description: "Moonshot's 429 engine_overloaded_error is its capacity, not the account's limit: evidence for the provider breaker, the key is not cooled",
+		},
+		{
+			ID: "fireworks-account-suspended", Provider: "fireworks",
+			Match:  Match{Statuses: []int{412}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "Fireworks answers 412 when the account is suspended (monthly spending limit, unpaid invoice): fail over and cool the connection instead of passing the 412 on",
+		},
+		{
+			ID: "dashscope-arrearage", Provider: "dashscope",
+			Match:  Match{Codes: []string{"Arrearage"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "DashScope 400 Arrearage: the Alibaba Cloud account is overdue; the connection cools until it is paid",
+		},
+		{
+			ID: "dashscope-throttling", Provider: "dashscope",
+			Match:  Match{Codes: []string{"Throttling", "Throttling.RateQuota", "Throttling.User", "Throttling.AllocationQuota", "Throttling.BurstRate"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 60 * 1000,
+			Description: "DashScope Throttling.* codes are per-model rate limits (RPM/TPM), not a used-up quota: the model leaves routing for a minute",
+		},
+		{
+			ID: "dashscope-free-tier-exhausted", Provider: "dashscope",
+			Match:  Match{Codes: []string{"AllocationQuota.FreeTierOnly"}},
+			Reason: "quota_exhausted", Scope: ScopeModel, CooldownMs: 24 * 3600 * 1000,
+			Description: "DashScope free-tier-only mode and this model's free quota used up: only the model leaves routing, for 24 h",
+		},
+		{
+			ID: "perplexity-invalid-model", Provider: "perplexity",
+			Match:  Match{Statuses: []int{400}, Codes: []string{"invalid_model"}},
+			Reason: "not_found", Scope: ScopeModel,
+			Description: "Perplexity answers an unknown model with 400 invalid_model: a missing model, so the request fails over",
+		},
+		{
 			ID: "tool-count-limit", Provider: AnyProvider,
 			Match: Match{Statuses: []int{400, 413, 422}, TextMarkers: []string{
 				"too many tools", "maximum number of tools", "tools: list should have at most",
