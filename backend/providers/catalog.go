@@ -247,6 +247,10 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
 			Tools: true, Vision: true, Reasoning: true},
+		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
+		// providerSpecificData holds apiVersion and the model → deployment map.
+		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
+			Tools: true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,
@@ -317,6 +321,38 @@ type Target struct {
 	ConnectionID string
 	// Account is the subscription account's identity and opt-ins (OAuth connections).
 	Account Account
+	// Azure is an Azure OpenAI connection's API version and deployments.
+	Azure Azure
+}
+
+// AzureAPIVersion is the api-version sent when a connection names none: the
+// latest GA version of the Azure OpenAI inference API.
+const AzureAPIVersion = "2024-10-21"
+
+// Azure is what an Azure OpenAI connection's providerSpecificData says:
+// {"apiVersion": "2024-10-21", "deployments": {"gpt-4o": "prod-4o"}}.
+type Azure struct {
+	// APIVersion is the api-version query parameter ("" : AzureAPIVersion).
+	APIVersion string
+	// Deployments maps the model names the connection serves to deployment
+	// names; a model without an entry is used as the deployment name.
+	Deployments map[string]string
+}
+
+// Version is the api-version to send.
+func (a Azure) Version() string {
+	if a.APIVersion == "" {
+		return AzureAPIVersion
+	}
+	return a.APIVersion
+}
+
+// Deployment is the deployment that serves model.
+func (a Azure) Deployment(model string) string {
+	if d, ok := a.Deployments[model]; ok && d != "" {
+		return d
+	}
+	return model
 }
 
 // Account is what a subscription connection's providerSpecificData says about

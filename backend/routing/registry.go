@@ -42,6 +42,8 @@ type Conn struct {
 	LocalAddress string
 	// Account is the subscription account's ids and opt-ins (providerSpecificData).
 	Account providers.Account
+	// Azure is an Azure OpenAI connection's apiVersion and deployments (providerSpecificData).
+	Azure providers.Azure
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -84,7 +86,7 @@ func (c *Conn) Cooldown() cooldown.State {
 func (c *Conn) Target(model string) providers.Target {
 	secret, _ := c.Credential()
 	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account}
+		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure}
 }
 
 // Credential returns the current secret (API key or access token) and when an
@@ -199,6 +201,12 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		base = p.BaseURL
 	}
 	models := ServedModels(row)
+	az := AzureFromData(p, row.ProviderSpecificData)
+	for _, m := range sortedKeys(az.Deployments) {
+		if !slices.Contains(models, m) {
+			models = append(models, m) // a mapped model routes before any refresh
+		}
+	}
 	mc := 0
 	if row.MaxConcurrent != nil {
 		mc = *row.MaxConcurrent
@@ -220,6 +228,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
+		Azure: az,
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
@@ -239,6 +248,29 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
+}
+
+// AzureFromData reads an Azure OpenAI connection's providerSpecificData
+// (apiVersion, deployments); zero for other providers.
+func AzureFromData(p providers.Provider, raw string) providers.Azure {
+	if p.Dialect != providers.DialectAzure {
+		return providers.Azure{}
+	}
+	var d struct {
+		APIVersion  string            `json:"apiVersion"`
+		Deployments map[string]string `json:"deployments"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -98,7 +99,27 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 		res.Models = append([]string(nil), t.Provider.DefaultModels...)
 		res.Source = SourceCatalog
 	}
+	if m := azureModels(t); len(m) > 0 {
+		// An Azure resource whose deployment list does not answer (API
+		// versions after 2023-05-15 dropped it) serves its deployments map.
+		res.Models, res.Source = m, SourceCatalog
+	}
 	return res
+}
+
+// azureModels are the model names of an Azure connection's deployments map, sorted.
+func azureModels(t providers.Target) []string {
+	if t.Provider.Dialect != providers.DialectAzure {
+		return nil
+	}
+	out := make([]string, 0, len(t.Azure.Deployments))
+	for m := range t.Azure.Deployments {
+		if n, ok := Clean(m); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // List asks the upstream for its models. It returns an *Error on failure.
@@ -139,6 +160,12 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 			break
 		}
 		after = last
+	}
+	for _, m := range azureModels(t) {
+		if len(out) < MaxModels && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
 	}
 	if len(out) == 0 {
 		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}

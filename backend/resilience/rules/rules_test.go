@@ -348,6 +348,20 @@ var capturedBodies = []captured{
 	{name: "nebius 400 ctx", provider: "nebius", status: 400,
 		body:       `{"detail":"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens. Please reduce the length of the messages or completion."}`,
 		wantStatus: 400, wantClient: 400, wantKind: verdict.KindContextLength, wantLeaves: "nothing"},
+
+	// Azure OpenAI: the content filter is the caller's, never retried or cooled; 429 honours Retry-After.
+	{name: "azure 400 cf", provider: "azure-openai", status: 400,
+		body:       `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"violence":{"filtered":true,"severity":"medium"}}}}}`,
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindContentPolicy, wantLeaves: "nothing"},
+	{name: "azure 429", provider: "azure-openai", status: 429, header: map[string]string{"retry-after": "7", "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "12000"},
+		body:       `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded call rate limit of your current OpenAI S0 pricing tier. Please retry after 7 seconds."}}`,
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model"},
+	{name: "azure 404 deployment", provider: "azure-openai", status: 404,
+		body:       `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`,
+		wantStatus: 404, wantClient: 404, wantKind: verdict.KindNotFound, wantScope: verdict.ScopeModel, wantLeaves: "nothing"},
+	{name: "azure 401", provider: "azure-openai", status: 401,
+		body:       `{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}`,
+		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
 }
 
 func outcome(c captured) verdict.Outcome {
