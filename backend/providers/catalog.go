@@ -323,6 +323,13 @@ type Target struct {
 	Account Account
 	// Azure is an Azure OpenAI connection's API version and deployments.
 	Azure Azure
+	// AWS is a Bedrock connection's region and credentials (never logged).
+	AWS AWS
+}
+
+// AWS is what a Bedrock call is signed with (SigV4).
+type AWS struct {
+	Region, AccessKeyID, SecretAccessKey, SessionToken string
 }
 
 // AzureAPIVersion is the api-version sent when a connection names none: the
