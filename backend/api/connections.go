@@ -401,7 +401,14 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 				return err
 			}
 		}
+		if p.Dialect == providers.DialectBedrock {
+			if s, err = a.applyBedrockData(row, s); err != nil {
+				return err
+			}
+		}
 		row.ProviderSpecificData = s
+	} else if creating && p.Dialect == providers.DialectBedrock {
+		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}").WithParam("providerSpecificData")
 	}
 	if in.Models != nil {
 		s, err := modelList(*in.Models, "models")
@@ -482,7 +489,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"id": row.ID, "provider": row.Provider, "name": row.Name, "authType": row.AuthType,
 		"baseUrl": row.BaseURL, "prefix": row.Prefix, "priority": row.Priority, "isActive": row.IsActive,
 		"maxConcurrent": row.MaxConcurrent, "rateLimitProtection": row.RateLimitProtection, "models": models,
-		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": json.RawMessage(row.ProviderSpecificData),
+		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": publicProviderData(row.ProviderSpecificData),
 		"testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil), "backoffLevel": f.BackoffLevel,
 		"lastError": f.LastError, "lastErrorType": f.LastErrorType, "lastErrorAt": rfc3339(f.LastErrorAt), "errorCode": f.ErrorCode,
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",

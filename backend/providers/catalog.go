@@ -84,6 +84,11 @@ type Provider struct {
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
 
+// DialectBedrock is AWS Bedrock's Converse API, which the bedrock executor
+// speaks in the OpenAI wire: requests signed with SigV4 from the
+// connection's AWS credentials, streams in the AWS event-stream framing.
+const DialectBedrock Dialect = "bedrock"
+
 // DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
 // the key in an api-key header (or an Entra ID bearer token).
 const DialectAzure Dialect = "azure"
@@ -93,6 +98,8 @@ func (p Provider) Auth() string {
 	switch {
 	case p.Dialect == DialectAzure:
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
+	case p.Dialect == DialectBedrock:
+		return "AWS SigV4 (access key, secret, optional session token)"
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -251,6 +258,12 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// providerSpecificData holds apiVersion and the model → deployment map.
 		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
 			Tools: true, Vision: true, Reasoning: true},
+		// AWS Bedrock through Converse; the base URL is the region's runtime
+		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
+		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
+			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", NoModelList: true, HonorsRuleScope: true,
+			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
+			Tools:         true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,

@@ -44,6 +44,10 @@ type Conn struct {
 	Account providers.Account
 	// Azure is an Azure OpenAI connection's apiVersion and deployments (providerSpecificData).
 	Azure providers.Azure
+	// AWS is a Bedrock connection's region and credentials: the key id from
+	// providerSpecificData, the secret from the sealed API key, the session
+	// token from the sealed sessionTokenSealed.
+	AWS providers.AWS
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -86,7 +90,7 @@ func (c *Conn) Cooldown() cooldown.State {
 func (c *Conn) Target(model string) providers.Target {
 	secret, _ := c.Credential()
 	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure}
+		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS}
 }
 
 // Credential returns the current secret (API key or access token) and when an
@@ -197,6 +201,15 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		return nil, err
 	}
 	base := row.BaseURL
+	var aws providers.AWS
+	if p.Dialect == providers.DialectBedrock {
+		if aws, err = awsFromData(row.ProviderSpecificData, secret, box); err != nil {
+			return nil, err
+		}
+		if base == "" && aws.Region != "" {
+			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
+		}
+	}
 	if base == "" {
 		base = p.BaseURL
 	}
@@ -228,7 +241,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
-		Azure: az,
+		Azure: az, AWS: aws,
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
@@ -271,6 +284,25 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// awsFromData reads a Bedrock connection's region and credentials.
+func awsFromData(raw, secret string, box Opener) (providers.AWS, error) {
+	var d struct {
+		Region             string `json:"region"`
+		AccessKeyID        string `json:"accessKeyId"`
+		SessionTokenSealed string `json:"sessionTokenSealed"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	a := providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: secret}
+	if d.SessionTokenSealed != "" {
+		tok, err := box.Open(d.SessionTokenSealed)
+		if err != nil {
+			return a, err
+		}
+		a.SessionToken = tok
+	}
+	return a, nil
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

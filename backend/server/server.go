@@ -30,6 +30,7 @@ import (
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
@@ -407,7 +408,10 @@ func (s *Server) wire() error {
 	claudeExec.OnChange = func(id, transition string) {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
-	executors := executorSet{providers.FormatOpenAI: openai.New(direct, userAgent),
+	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
+	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
+		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+	executors := executorSet{providers.FormatOpenAI: openaiExec,
 		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
 		providers.FormatGemini: pgemini.New(direct, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,

@@ -121,6 +121,42 @@ func BuiltinRules() []Rule {
 			Description: "Perplexity answers an unknown model with 400 invalid_model: a missing model, so the request fails over",
 		},
 		{
+			ID: "bedrock-throttling", Provider: "bedrock",
+			Match:  Match{Codes: []string{"ThrottlingException"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 30 * 1000,
+			Description: "Bedrock ThrottlingException: this model's request or token rate on the account; the model leaves the connection for 30 s (or the Retry-After)",
+		},
+		{
+			ID: "bedrock-service-quota", Provider: "bedrock",
+			Match:  Match{Codes: []string{"ServiceQuotaExceededException"}},
+			Reason: "quota_exhausted", Scope: ScopeConnection,
+			Description: "Bedrock ServiceQuotaExceededException (a 400): the account's quota; fail over and cool the connection instead of passing the 400 on",
+		},
+		{
+			ID: "bedrock-model-not-ready", Provider: "bedrock",
+			Match:  Match{Codes: []string{"ModelNotReadyException"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 60 * 1000,
+			Description: "Bedrock ModelNotReadyException: the model is not ready to serve yet; only the model leaves routing, for a minute",
+		},
+		{
+			ID: "bedrock-model-access-denied", Provider: "bedrock",
+			Match:  Match{Statuses: []int{403}, Codes: []string{"AccessDeniedException"}},
+			Reason: "model_access_denied", Scope: ScopeModel, CooldownMs: 3600 * 1000,
+			Description: "Bedrock AccessDeniedException: the account has no access to this model (not enabled, or IAM denies it); only the model leaves routing, for 1 h",
+		},
+		{
+			ID: "bedrock-credentials", Provider: "bedrock",
+			Match:  Match{Codes: []string{"UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException", "IncompleteSignatureException"}},
+			Reason: "auth_error", Scope: ScopeConnection,
+			Description: "Bedrock refuses the credentials (unknown key id, wrong secret, expired session token): the connection's key is at fault",
+		},
+		{
+			ID: "bedrock-model-error", Provider: "bedrock",
+			Match:  Match{Codes: []string{"ModelErrorException", "ModelTimeoutException", "ModelStreamErrorException"}},
+			Reason: "server_error", Scope: ScopeProvider,
+			Description: "Bedrock model-side failures (424 ModelErrorException, 408 ModelTimeoutException): evidence for the provider breaker, the key is not cooled",
+		},
+		{
 			ID: "tool-count-limit", Provider: AnyProvider,
 			Match: Match{Statuses: []int{400, 413, 422}, TextMarkers: []string{
 				"too many tools", "maximum number of tools", "tools: list should have at most",

@@ -362,6 +362,32 @@ var capturedBodies = []captured{
 	{name: "azure 401", provider: "azure-openai", status: 401,
 		body:       `{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}`,
 		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
+
+	// AWS Bedrock (Converse errors as the bedrock executor restates them: the AWS error type as code).
+	{name: "bedrock 429 ThrottlingException", provider: "bedrock", status: 429,
+		body:       `{"error":{"code":"ThrottlingException","type":"ThrottlingException","message":"Too many requests, please wait before trying again."}}`,
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "bedrock-throttling", wantLock: 30 * time.Second},
+	{name: "bedrock 400 ServiceQuotaExceededException", provider: "bedrock", status: 400,
+		body:       `{"error":{"code":"ServiceQuotaExceededException","type":"ServiceQuotaExceededException","message":"Your request exceeds the service quota for your account. You can view your quotas at https://docs.aws.amazon.com/servicequotas/latest/userguide/gs-request-quota.html."}}`,
+		wantStatus: 400, wantClient: 502, wantKind: verdict.KindQuota, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "bedrock-service-quota"},
+	{name: "bedrock 429 ModelNotReadyException", provider: "bedrock", status: 429,
+		body:       `{"error":{"code":"ModelNotReadyException","type":"ModelNotReadyException","message":"Model is not ready for inference. Wait and try your request again."}}`,
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "bedrock-model-not-ready", wantLock: time.Minute},
+	{name: "bedrock 403 AccessDeniedException", provider: "bedrock", status: 403,
+		body:       `{"error":{"code":"AccessDeniedException","type":"AccessDeniedException","message":"You don't have access to the model with the specified model ID."}}`,
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "bedrock-model-access-denied", wantLock: time.Hour},
+	{name: "bedrock 403 UnrecognizedClientException", provider: "bedrock", status: 403,
+		body:       `{"error":{"code":"UnrecognizedClientException","type":"UnrecognizedClientException","message":"The security token included in the request is invalid."}}`,
+		wantStatus: 403, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "bedrock-credentials"},
+	{name: "bedrock 400 ValidationException input too long", provider: "bedrock", status: 400,
+		body:       `{"error":{"code":"ValidationException","type":"ValidationException","message":"The model returned the following errors: Input is too long for requested model."}}`,
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindContextLength, wantLeaves: "nothing"},
+	{name: "bedrock 424 ModelErrorException", provider: "bedrock", status: 424,
+		body:       `{"error":{"code":"ModelErrorException","type":"ModelErrorException","message":"The system encountered an unexpected error during processing. Try your request again."}}`,
+		wantStatus: 424, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeProvider, wantLeaves: "provider", wantRule: "bedrock-model-error"},
+	{name: "bedrock 503 ServiceUnavailableException", provider: "bedrock", status: 503,
+		body:       `{"error":{"code":"ServiceUnavailableException","type":"ServiceUnavailableException","message":"Bedrock is unable to process your request."}}`,
+		wantStatus: 503, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeExact, wantLeaves: "provider"},
 }
 
 func outcome(c captured) verdict.Outcome {

@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/providers"
+	"omniroute/tests/fakeupstream"
+)
+
+const bedrockModel = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+// TestBedrockConnection: a bedrock connection's secrets are sealed and never
+// returned; its calls are SigV4-signed (the fake recomputes the signature,
+// session token included) to /model/<id>/converse and converse-stream and
+// answer in the client's format, streams included; a stream frame failing
+// its checksum is never a clean success; a ThrottlingException reaches the
+// client as a 429.
+func TestBedrockConnection(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret, token = "AKIAFAKEBEDROCK00001", "bedrock-secret-value-1", "bedrock-session-token-1"
+	e.up.SetAWSCredentials(keyID, secret, token)
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws",
+		"baseUrl": strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret, "sessionToken": token}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	conn := m["connection"].(map[string]any)
+	raw := string(mustJSON(m))
+	if strings.Contains(raw, secret) || strings.Contains(raw, token) || strings.Contains(raw, "Sealed") {
+		t.Fatalf("a secret is returned: %s", raw)
+	}
+	if psd := conn["providerSpecificData"].(map[string]any); psd["region"] != "us-east-1" || psd["accessKeyId"] != keyID {
+		t.Fatalf("providerSpecificData %v", psd)
+	}
+	p, _ := providers.NewCatalog().Lookup("bedrock")
+	if got := servedOf(conn); !slices.Equal(got, p.DefaultModels) || conn["modelsSource"] != "catalog" {
+		t.Fatalf("served %v from %v", got, conn["modelsSource"])
+	}
+	if ch, _ := m["check"].(map[string]any); ch != nil && ch["ok"] != true {
+		t.Fatalf("the creation check failed: %v", ch)
+	}
+
+	resp, body := e.chat("bedrock/"+bedrockModel, false, nil)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.content").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body)
+	}
+	if p := e.up.LastPath(keyID); p != "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse" {
+		t.Fatalf("path %s", p)
+	}
+	resp, body = e.chat(bedrockModel, true, nil)
+	if text, done, _ := chatText(t, body); resp.StatusCode != 200 || !done || text != fakeupstream.Content(keyID) {
+		t.Fatalf("stream: %d %q %s", resp.StatusCode, text, body)
+	}
+	// Anthropic Messages clients reach it too.
+	resp, body = e.do("POST", "/v1/messages", map[string]any{"model": bedrockModel, "max_tokens": 50,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "content.0.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("messages: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = e.do("POST", "/v1/chat/completions", map[string]any{"model": bedrockModel, "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": fakeupstream.BedrockCorruptPrompt}}}, map[string]string{"Authorization": "Bearer " + e.key})
+	// Nothing was delivered before the broken frame: the attempt fails like a
+	// dropped connection and the client gets a clean error naming it.
+	if resp.StatusCode != 502 || !strings.Contains(gjson.GetBytes(body, "error.message").String(), "checksum mismatch") || strings.Contains(string(body), "[DONE]") {
+		t.Fatalf("a corrupt frame: %d %s", resp.StatusCode, body)
+	}
+
+	e.up.SetFault(keyID, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Body: `{"message":"Too many requests, please wait before trying again."}`,
+		Headers: map[string]string{"X-Amzn-Errortype": "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"}})
+	if resp, body := e.chat(bedrockModel, false, nil); resp.StatusCode != 429 {
+		t.Fatalf("throttled: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestBedrockInput: region, access key id and secret are checked; the
+// gateway's own sealed fields and AWS profiles are refused; an edit that
+// leaves the session token out keeps it.
+func TestBedrockInput(t *testing.T) {
+	e := newEnv(t)
+	base := strings.TrimSuffix(e.upURL, "/v1")
+	ok := map[string]any{"region": "eu-west-1", "accessKeyId": "AKIAFAKEBEDROCK00002", "secretAccessKey": "s"}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for a, b := range ok {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		psd  any
+		code string
+	}{
+		{"none", nil, "PROVIDER_DATA_REQUIRED"},
+		{"bad region", with("region", "Mars"), "INVALID_PROVIDER_DATA"},
+		{"bad key id", with("accessKeyId", "short"), "INVALID_PROVIDER_DATA"},
+		{"sealed field", with("sessionTokenSealed", "x"), "INVALID_PROVIDER_DATA"},
+		{"profile", with("profile", "default"), "UNSUPPORTED_PROVIDER_DATA"},
+		{"secret not a string", with("secretAccessKey", 5), "INVALID_PROVIDER_DATA"},
+	} {
+		body := map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false}
+		if c.psd != nil {
+			body["providerSpecificData"] = c.psd
+		}
+		code, m := e.mgmt("POST", "/api/providers", body)
+		if errm, _ := m["error"].(map[string]any); code != 400 || errm["code"] != c.code {
+			t.Errorf("%s: %d %v", c.name, code, m)
+		}
+	}
+	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00003", "s3", "tok-3")
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false, "models": []string{"amazon.nova-lite-v1:0"},
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003", "secretAccessKey": "s3", "sessionToken": "tok-3"}})
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003"}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	if resp, body := e.chat("amazon.nova-lite-v1:0", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("after an edit without the token: %d %s", resp.StatusCode, body)
+	}
+}
