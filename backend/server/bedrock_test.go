@@ -25,7 +25,7 @@ func TestBedrockConnection(t *testing.T) {
 	const keyID, secret, token = "AKIAFAKEBEDROCK00001", "bedrock-secret-value-1", "bedrock-session-token-1"
 	e.up.SetAWSCredentials(keyID, secret, token)
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws",
-		"baseUrl": strings.TrimSuffix(e.upURL, "/v1"),
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
 		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret, "sessionToken": token}})
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)
