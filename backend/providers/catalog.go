@@ -261,7 +261,7 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// AWS Bedrock through Converse; the base URL is the region's runtime
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
 		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
-			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", NoModelList: true, HonorsRuleScope: true,
+			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true,
 			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
 			Tools:         true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,

@@ -16,8 +16,10 @@ type Dialects struct {
 
 // Do implements Executor.
 func (d Dialects) Do(ctx context.Context, t *Target, c Call) (*http.Response, error) {
-	if e, ok := d.By[t.Provider.Dialect]; ok && t.Provider.Dialect != "" {
-		return e.Do(ctx, t, c)
+	if t.Provider.Dialect != "" {
+		if e, ok := d.By[t.Provider.Dialect]; ok {
+			return e.Do(ctx, t, c)
+		}
 	}
 	return d.Default.Do(ctx, t, c)
 }

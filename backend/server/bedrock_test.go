@@ -38,9 +38,21 @@ func TestBedrockConnection(t *testing.T) {
 	if psd := conn["providerSpecificData"].(map[string]any); psd["region"] != "us-east-1" || psd["accessKeyId"] != keyID {
 		t.Fatalf("providerSpecificData %v", psd)
 	}
-	p, _ := providers.NewCatalog().Lookup("bedrock")
-	if got := servedOf(conn); !slices.Equal(got, p.DefaultModels) || conn["modelsSource"] != "catalog" {
+	// Discovery: the on-demand text foundation models, then the inference profiles (signed GETs).
+	want := []string{"anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-lite-v1:0", "us.anthropic.claude-3-5-haiku-20241022-v1:0"}
+	if got := servedOf(conn); !slices.Equal(got, want) || conn["modelsSource"] != "upstream" {
 		t.Fatalf("served %v from %v", got, conn["modelsSource"])
+	}
+	// Credentials the upstream refuses: the catalogue's list stands in.
+	code, m = e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws-wrong", "prefix": "wrong", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": "not-the-secret"}})
+	p, _ := providers.NewCatalog().Lookup("bedrock")
+	if wrong := m["connection"].(map[string]any); code != 201 || !slices.Equal(servedOf(wrong), p.DefaultModels) || wrong["modelsSource"] != "catalog" {
+		t.Fatalf("wrong secret: %d %v", code, m)
+	}
+	if code, _ := e.mgmt("DELETE", "/api/providers/"+m["connection"].(map[string]any)["id"].(string), nil); code != 200 {
+		t.Fatal("delete")
 	}
 	if ch, _ := m["check"].(map[string]any); ch != nil && ch["ok"] != true {
 		t.Fatalf("the creation check failed: %v", ch)

@@ -129,7 +129,7 @@ func layers() []layer {
 		{"backend/health", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/lockout"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/leases", []string{"backend/clock", "backend/errs", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/metrics", nil, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/bedrock", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

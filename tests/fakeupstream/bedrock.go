@@ -142,6 +142,52 @@ func (u *Upstream) bedrockCall(w http.ResponseWriter, r *http.Request) {
 	send("metadata", map[string]any{"usage": usage, "metrics": map[string]int{"latencyMs": 10}})
 }
 
+// BedrockFoundationModels are the fake's on-demand foundation models: id → output modality.
+var BedrockFoundationModels = [][2]string{
+	{"anthropic.claude-3-5-haiku-20241022-v1:0", "TEXT"},
+	{"amazon.nova-lite-v1:0", "TEXT"},
+	{"amazon.titan-embed-text-v2:0", "EMBEDDING"},
+}
+
+// BedrockInferenceProfiles are the fake's cross-region inference profiles.
+var BedrockInferenceProfiles = []string{"us.anthropic.claude-3-5-haiku-20241022-v1:0"}
+
+// bedrockList serves GET /foundation-models (ListFoundationModels, filtered
+// by byOutputModality) and GET /inference-profiles (ListInferenceProfiles).
+func (u *Upstream) bedrockList(w http.ResponseWriter, r *http.Request) {
+	keyID, problem := u.verifySigV4(r, nil)
+	if problem != "" {
+		u.bedrockError(w, 403, "UnrecognizedClientException", problem)
+		return
+	}
+	f, _, _ := u.begin(keyID, r.URL.EscapedPath(), r.Header, nil, "", true)
+	defer u.end()
+	if f != nil && f.Mode == ModeStatus {
+		u.writeStatusFault(w, FormatOpenAI, f)
+		return
+	}
+	var out any
+	if r.URL.Path == "/foundation-models" {
+		var list []map[string]any
+		for _, m := range BedrockFoundationModels {
+			if mod := r.URL.Query().Get("byOutputModality"); mod != "" && mod != m[1] {
+				continue
+			}
+			list = append(list, map[string]any{"modelId": m[0], "outputModalities": []string{m[1]}, "inferenceTypesSupported": []string{"ON_DEMAND"}})
+		}
+		out = map[string]any{"modelSummaries": list}
+	} else {
+		var list []map[string]any
+		for _, id := range BedrockInferenceProfiles {
+			list = append(list, map[string]any{"inferenceProfileId": id, "status": "ACTIVE", "type": "SYSTEM_DEFINED"})
+		}
+		out = map[string]any{"inferenceProfileSummaries": list}
+	}
+	b, _ := json.Marshal(out)
+	w.Header()["Content-Type"] = u.ctJSON
+	_, _ = w.Write(b)
+}
+
 // splitChunks cuts s into at most n pieces.
 func splitChunks(s string, n int) []string {
 	if n < 1 || len(s) <= n {

@@ -180,6 +180,8 @@ func New() *Upstream {
 	mux.HandleFunc("POST /openai/deployments/{deployment}/{op...}", u.azureCall)
 	mux.HandleFunc("GET /openai/deployments", u.azureList)
 	mux.HandleFunc("POST /model/{model}/{op}", u.bedrockCall)
+	mux.HandleFunc("GET /foundation-models", u.bedrockList)
+	mux.HandleFunc("GET /inference-profiles", u.bedrockList)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
 	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	mux.HandleFunc("GET /api/claude_cli/bootstrap", u.accountLookup(false))

@@ -71,6 +71,8 @@ func wire(p providers.Provider) string {
 	switch {
 	case p.Dialect == providers.DialectAzure:
 		return "OpenAI Chat Completions on Azure deployments"
+	case p.Dialect == providers.DialectBedrock:
+		return "Bedrock Converse / ConverseStream (event stream)"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:
@@ -106,6 +108,8 @@ func discovery(p providers.Provider) string {
 		return fmt.Sprintf("none: the catalogue's %d models", len(p.DefaultModels))
 	case p.Dialect == providers.DialectAzure:
 		d = "`GET /openai/deployments`, else the connection's deployments map"
+	case p.Dialect == providers.DialectBedrock:
+		d = "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
 		d = "`GET /models` (paged)"
 	default:

@@ -15,12 +15,14 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
 )
@@ -67,6 +69,8 @@ func (e *Error) Error() string { return e.Message }
 type Client struct {
 	HTTP      *http.Client
 	UserAgent string
+	// Now signs Bedrock's list requests (nil: time.Now).
+	Now func() time.Time
 }
 
 // Result is one discovery's outcome.
@@ -107,6 +111,47 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 	return res
 }
 
+// listBedrock reads Bedrock's on-demand text foundation models, then its
+// inference profiles (a failure of the second keeps the first).
+func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i, path := range []string{bedrock.FoundationModelsPath, bedrock.InferenceProfilesPath} {
+		req, err := bedrock.ListRequest(ctx, t, path, c.UserAgent, now())
+		if err != nil {
+			return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
+		}
+		body, err := c.fetch(req)
+		if err != nil {
+			if i > 0 {
+				break
+			}
+			return nil, err
+		}
+		ids, ok := bedrock.ParseModels(body)
+		if !ok {
+			if i > 0 {
+				break
+			}
+			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no modelSummaries"}
+		}
+		for _, id := range ids {
+			if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}
+	}
+	return out, nil
+}
+
 // azureModels are the model names of an Azure connection's deployments map, sorted.
 func azureModels(t providers.Target) []string {
 	if t.Provider.Dialect != providers.DialectAzure {
@@ -124,6 +169,9 @@ func azureModels(t providers.Target) []string {
 
 // List asks the upstream for its models. It returns an *Error on failure.
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
+	if t.Provider.Dialect == providers.DialectBedrock {
+		return c.listBedrock(ctx, t)
+	}
 	var out []string
 	seen := map[string]bool{}
 	after := ""
