@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -19,7 +21,8 @@ var (
 const sealedSuffix = "Sealed"
 
 // applyBedrockData checks a bedrock connection's providerSpecificData
-// ({region, accessKeyId, secretAccessKey, sessionToken?}) and moves its
+// ({region, accessKeyId, secretAccessKey, sessionToken?}, or {profile} read
+// from the user's AWS files) and moves its
 // secrets out of the stored object: the secret access key is sealed into
 // the connection's API key column, the session token sealed as
 // sessionTokenSealed (kept when an edit leaves it out; "" removes it). It
@@ -45,8 +48,11 @@ func (a *API) applyBedrockData(row *store.Connection, raw string) (string, error
 			return "", errs.New(errs.Invalid, "INVALID_PROVIDER_DATA", "providerSpecificData.%s is the gateway's own", truncate(k, 40)).WithParam("providerSpecificData." + truncate(k, 40))
 		}
 	}
-	if _, ok := d["profile"]; ok {
-		return "", errs.New(errs.Invalid, "UNSUPPORTED_PROVIDER_DATA", "providerSpecificData.profile (AWS config file profiles) is not supported yet: give accessKeyId and secretAccessKey").WithParam("providerSpecificData.profile")
+	if v, ok := d["profile"]; ok {
+		name, _ := v.(string)
+		if err := a.fillFromProfile(d, name); err != nil {
+			return "", err
+		}
 	}
 	region, _, err := str("region")
 	if err != nil {
@@ -101,6 +107,77 @@ func (a *API) applyBedrockData(row *store.Connection, raw string) (string, error
 	delete(d, "sessionToken")
 	b, _ := json.Marshal(d)
 	return string(b), nil
+}
+
+var awsProfileName = regexp.MustCompile(`^[A-Za-z0-9_.+-]{1,64}$`)
+
+// fillFromProfile copies a named profile of the user's AWS files
+// (~/.aws/credentials: aws_access_key_id, aws_secret_access_key,
+// aws_session_token; ~/.aws/config: region) into d where d does not name
+// the value itself. The copy is taken now and sealed like typed-in keys:
+// a rotated key needs the connection saved again.
+func (a *API) fillFromProfile(d map[string]any, name string) error {
+	param := "providerSpecificData.profile"
+	if !awsProfileName.MatchString(name) {
+		return errs.New(errs.Invalid, "INVALID_PROVIDER_DATA", "providerSpecificData.profile must be a profile name such as default").WithParam(param)
+	}
+	home, err := a.home()
+	if err != nil {
+		return err
+	}
+	creds := readINI(filepath.Join(home, ".aws", "credentials"))[name]
+	conf := readINI(filepath.Join(home, ".aws", "config"))
+	cfg := conf["profile "+name]
+	if name == "default" && cfg == nil {
+		cfg = conf["default"]
+	}
+	if creds == nil && cfg == nil {
+		return errs.New(errs.Invalid, "AWS_PROFILE_NOT_FOUND", "no profile %q in ~/.aws/credentials or ~/.aws/config", name).WithParam(param)
+	}
+	pick := func(key string, from ...map[string]string) string {
+		for _, m := range from {
+			if v := m[key]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	for field, key := range map[string]string{"accessKeyId": "aws_access_key_id", "secretAccessKey": "aws_secret_access_key",
+		"sessionToken": "aws_session_token", "region": "region"} {
+		if _, given := d[field]; given {
+			continue
+		}
+		if v := pick(key, creds, cfg); v != "" {
+			d[field] = v
+		}
+	}
+	return nil
+}
+
+// readINI reads an AWS-style INI file into section → key → value (nil
+// when it cannot be read); comments (# ;) and blank lines are skipped.
+func readINI(path string) map[string]map[string]string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 1<<20 {
+		return nil
+	}
+	out := map[string]map[string]string{}
+	var cur map[string]string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+		case line[0] == '[' && strings.HasSuffix(line, "]"):
+			name := strings.Join(strings.Fields(line[1:len(line)-1]), " ")
+			cur = map[string]string{}
+			out[name] = cur
+		case cur != nil:
+			if k, v, ok := strings.Cut(line, "="); ok {
+				cur[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return out
 }
 
 // publicProviderData is providerSpecificData as the API shows it: without

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -96,6 +98,8 @@ func TestBedrockConnection(t *testing.T) {
 // leaves the session token out keeps it.
 func TestBedrockInput(t *testing.T) {
 	e := newEnv(t)
+	home := t.TempDir()
+	e.envs["HOME"] = home
 	base := strings.TrimSuffix(e.upURL, "/v1")
 	ok := map[string]any{"region": "eu-west-1", "accessKeyId": "AKIAFAKEBEDROCK00002", "secretAccessKey": "s"}
 	with := func(k string, v any) map[string]any {
@@ -115,7 +119,8 @@ func TestBedrockInput(t *testing.T) {
 		{"bad region", with("region", "Mars"), "INVALID_PROVIDER_DATA"},
 		{"bad key id", with("accessKeyId", "short"), "INVALID_PROVIDER_DATA"},
 		{"sealed field", with("sessionTokenSealed", "x"), "INVALID_PROVIDER_DATA"},
-		{"profile", with("profile", "default"), "UNSUPPORTED_PROVIDER_DATA"},
+		{"unknown profile", map[string]any{"profile": "nope"}, "AWS_PROFILE_NOT_FOUND"},
+		{"bad profile name", map[string]any{"profile": "../x"}, "INVALID_PROVIDER_DATA"},
 		{"secret not a string", with("secretAccessKey", 5), "INVALID_PROVIDER_DATA"},
 	} {
 		body := map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false}
@@ -139,5 +144,24 @@ func TestBedrockInput(t *testing.T) {
 	}
 	if resp, body := e.chat("amazon.nova-lite-v1:0", false, nil); resp.StatusCode != 200 {
 		t.Fatalf("after an edit without the token: %d %s", resp.StatusCode, body)
+	}
+
+	// A named profile of ~/.aws: the key, secret and token from credentials,
+	// the region from config; copied and sealed, never returned.
+	if err := os.MkdirAll(filepath.Join(home, ".aws"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("[default]\naws_access_key_id = AKIAOTHER0000000000\n\n[work]\n# the team account\naws_access_key_id = AKIAFAKEBEDROCK00004\naws_secret_access_key = secret-of-profile-work\naws_session_token = tok-4\n"), 0o600)
+	_ = os.WriteFile(filepath.Join(home, ".aws", "config"), []byte("[default]\nregion = eu-west-1\n[profile work]\nregion = us-east-1\n"), 0o600)
+	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00004", "secret-of-profile-work", "tok-4")
+	code, m = e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "prefix": "work", "providerSpecificData": map[string]any{"profile": "work"}})
+	if code != 201 || strings.Contains(string(mustJSON(m)), "secret-of-profile-work") || strings.Contains(string(mustJSON(m)), "tok-4") {
+		t.Fatalf("profile: %d %v", code, m)
+	}
+	if psd := m["connection"].(map[string]any)["providerSpecificData"].(map[string]any); psd["accessKeyId"] != "AKIAFAKEBEDROCK00004" || psd["region"] != "us-east-1" || psd["profile"] != "work" {
+		t.Fatalf("profile data: %v", psd)
+	}
+	if resp, body := e.chat("work/amazon.nova-lite-v1:0", false, nil); resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.content").String() != fakeupstream.Content("AKIAFAKEBEDROCK00004") {
+		t.Fatalf("profile chat: %d %s", resp.StatusCode, body)
 	}
 }
