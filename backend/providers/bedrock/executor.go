@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,15 +44,17 @@ func Endpoint(region string) string { return "https://bedrock-runtime." + region
 
 // Do implements providers.Executor.
 func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
+	// What Converse cannot take is answered here, as an upstream would:
+	// an executor error would read as a transport failure of the connection.
 	if c.Path != "" {
-		return nil, fmt.Errorf("%w: %s is not served by Bedrock Converse", ErrUnsupported, c.Path)
+		return synthetic(http.StatusNotFound, "not_found", "Bedrock Converse serves no "+c.Path+" endpoint"), nil
 	}
 	if t.AWS.Region == "" || t.AWS.AccessKeyID == "" || t.AWS.SecretAccessKey == "" {
-		return nil, errors.New("bedrock: the connection has no region or AWS credentials")
+		return synthetic(http.StatusUnauthorized, "MissingCredentials", "the bedrock connection has no region or AWS credentials"), nil
 	}
 	body, err := ToConverse(c.Body)
 	if err != nil {
-		return nil, err
+		return synthetic(http.StatusBadRequest, "invalid_request_error", err.Error()), nil
 	}
 	base := strings.TrimRight(t.BaseURL, "/")
 	if base == "" {
@@ -139,6 +140,14 @@ func restateError(resp *http.Response) *http.Response {
 	}
 	out, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "type": code, "message": msg}})
 	return replaceBody(resp, out)
+}
+
+// synthetic is an OpenAI-shaped error answer made by the executor itself.
+func synthetic(status int, code, msg string) *http.Response {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "type": code, "message": msg}})
+	resp := &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}}
+	return replaceBody(resp, b)
 }
 
 func replaceBody(resp *http.Response, body []byte) *http.Response {

@@ -260,3 +260,36 @@ func TestConverseErrors(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 }
+
+// TestConverseRefusalsAreAnswers: what Converse cannot take (an image by
+// URL, an embeddings call, a connection without credentials) comes back as
+// an upstream-like error answer, never an executor error that would read as
+// the connection failing.
+func TestConverseRefusalsAreAnswers(t *testing.T) {
+	srv, seen := fakeBedrock(t, streamOK)
+	e := New(srv.Client(), "OmniRoute/test", func() time.Time { return signTime })
+	noCreds := target(srv.URL)
+	noCreds.AWS = providers.AWS{}
+	for _, c := range []struct {
+		name   string
+		t      *providers.Target
+		call   providers.Call
+		status int
+	}{
+		{"image by URL", target(srv.URL), providers.Call{Body: []byte(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`)}, 400},
+		{"embeddings", target(srv.URL), providers.Call{Body: []byte(`{"input":"x"}`), Path: "/embeddings"}, 404},
+		{"no credentials", noCreds, providers.Call{Body: []byte(chatBody)}, 401},
+	} {
+		resp, err := e.Do(context.Background(), c.t, c.call)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.status || gjson.GetBytes(body, "error.message").String() == "" {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
+		}
+	}
+	if len(*seen) != 0 {
+		t.Fatalf("the upstream was called: %v", *seen)
+	}
+}
