@@ -19,6 +19,21 @@ import (
 func TestOpenAIFamilyConnections(t *testing.T) {
 	e := newEnv(t)
 	cat := providers.NewCatalog()
+	// The catalogue route carries each entry's wire, features and discovery.
+	_, listed := e.mgmt("GET", "/api/providers/catalog", nil)
+	byID := map[string]map[string]any{}
+	for _, p := range listed["providers"].([]any) {
+		byID[p.(map[string]any)["id"].(string)] = p.(map[string]any)
+	}
+	if pp := byID["perplexity"]; pp["noModelList"] != true || pp["tools"] != false || pp["reasoning"] != true || pp["auth"] != "`Authorization: Bearer`" {
+		t.Fatalf("perplexity entry %v", pp)
+	}
+	if az := byID["azure-openai"]; az["dialect"] != "azure" || az["userDefined"] != true || !slices.Contains(strs(az["aliases"]), "azure") {
+		t.Fatalf("azure entry %v", az)
+	}
+	if len(byID) != len(cat.All()) {
+		t.Fatalf("%d catalogue entries, want %d", len(byID), len(cat.All()))
+	}
 	for _, id := range []string{"mistral", "xai", "together", "fireworks", "cerebras", "moonshot", "dashscope",
 		"perplexity", "nebius", "sambanova", "nvidia", "glm"} {
 		t.Run(id, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -68,4 +69,22 @@ func shortFrame() []byte {
 	b = binary.BigEndian.AppendUint32(b, 0)
 	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return append(b, 0, 0, 0, 0)
+}
+
+// TestStreamException: an exception message inside ConverseStream becomes
+// one OpenAI-shaped error event (its AWS type as the code) and ends the
+// stream without [DONE], so the gateway judges it as an in-stream error.
+func TestStreamException(t *testing.T) {
+	stream := append(event("messageStart", `{"role":"assistant"}`),
+		Encode([][2]string{{":message-type", "exception"}, {":exception-type", "throttlingException"}, {":content-type", "application/json"}},
+			[]byte(`{"message":"Too many tokens, please wait before trying again."}`))...)
+	r := NewSSEReader(io.NopCloser(bytes.NewReader(stream)), "id-1", "m", 1)
+	body, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(body)
+	if !strings.Contains(s, `"code":"ThrottlingException"`) || !strings.Contains(s, "Too many tokens") || strings.Contains(s, "[DONE]") {
+		t.Fatalf("%s", s)
+	}
 }
