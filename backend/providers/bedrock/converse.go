@@ -73,13 +73,13 @@ func ToConverse(body []byte) ([]byte, error) {
 	for i, m := range in.Messages {
 		switch m.Role {
 		case "system", "developer":
-			text, _, err := parts(m.Content)
+			text, err := parts(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("%w: messages[%d]: %v", ErrUnsupported, i, err)
 			}
 			system = append(system, text...)
 		case "user":
-			text, _, err := parts(m.Content)
+			text, err := parts(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("%w: messages[%d]: %v", ErrUnsupported, i, err)
 			}
@@ -87,7 +87,7 @@ func ToConverse(body []byte) ([]byte, error) {
 				add("user", text...)
 			}
 		case "assistant":
-			text, _, err := parts(m.Content)
+			text, err := parts(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("%w: messages[%d]: %v", ErrUnsupported, i, err)
 			}
@@ -105,7 +105,7 @@ func ToConverse(body []byte) ([]byte, error) {
 				add("assistant", blocks...)
 			}
 		case "tool":
-			text, _, err := parts(m.Content)
+			text, err := parts(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("%w: messages[%d]: %v", ErrUnsupported, i, err)
 			}
@@ -159,16 +159,16 @@ func ToConverse(body []byte) ([]byte, error) {
 
 // parts reads message content (a string or an array of text and image_url
 // parts) as Converse blocks. Images must be data: URLs (Converse takes bytes).
-func parts(raw json.RawMessage) ([]block, bool, error) {
+func parts(raw json.RawMessage) ([]block, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, false, nil
+		return nil, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if s == "" {
-			return nil, false, nil
+			return nil, nil
 		}
-		return []block{{"text": s}}, false, nil
+		return []block{{"text": s}}, nil
 	}
 	var arr []struct {
 		Type     string `json:"type"`
@@ -178,10 +178,9 @@ func parts(raw json.RawMessage) ([]block, bool, error) {
 		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &arr); err != nil {
-		return nil, false, errors.New("content must be a string or an array of parts")
+		return nil, errors.New("content must be a string or an array of parts")
 	}
 	var out []block
-	image := false
 	for _, p := range arr {
 		switch p.Type {
 		case "text":
@@ -192,18 +191,17 @@ func parts(raw json.RawMessage) ([]block, bool, error) {
 			media, data, ok := strings.Cut(strings.TrimPrefix(p.ImageURL.URL, "data:"), ";base64,")
 			format := strings.TrimPrefix(media, "image/")
 			if !ok || !strings.HasPrefix(p.ImageURL.URL, "data:image/") {
-				return nil, false, errors.New("an image must be a base64 data: URL for Bedrock")
+				return nil, errors.New("an image must be a base64 data: URL for Bedrock")
 			}
 			if format == "jpg" {
 				format = "jpeg"
 			}
 			out = append(out, block{"image": map[string]any{"format": format, "source": map[string]any{"bytes": data}}})
-			image = true
 		default:
-			return nil, false, fmt.Errorf("content part type %q", p.Type)
+			return nil, fmt.Errorf("content part type %q", p.Type)
 		}
 	}
-	return out, image, nil
+	return out, nil
 }
 
 func toolConfig(in chatRequest) (map[string]any, error) {
