@@ -1,0 +1,192 @@
+//go:build clients
+
+package clients
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// geminiBin is the Gemini CLI, relative to clientsDir.
+const geminiBin = "node_modules/.bin/gemini"
+
+// geminiSettings is the fresh HOME's ~/.gemini/settings.json: API-key auth
+// (the key from GEMINI_API_KEY), no usage statistics, update checks or
+// telemetry, so the only traffic is the gateway's; tools is the "tools"
+// member (the CLI's tool settings).
+func geminiSettings(tools string) string {
+	return `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "tools": ` + tools + `
+}`
+}
+
+// geminiNoTools excludes every tool the CLI offers by default, so its
+// request carries none and the fake answers with text (with a tool on offer
+// the fake always calls one).
+const geminiNoTools = `{"core": [], "exclude": ["update_topic", "list_directory", "read_file", "grep_search", "glob",
+    "google_web_search", "enter_plan_mode", "invoke_agent", "run_shell_command", "write_file", "replace",
+    "web_fetch", "read_many_files", "save_memory", "write_todos", "activate_skill"]}`
+
+// geminiResult is `gemini -p … --output-format json`'s answer.
+type geminiResult struct {
+	Response string `json:"response"`
+	Error    *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// runGemini runs `gemini -p prompt -m model --output-format json` in a fresh
+// HOME with GOOGLE_GEMINI_BASE_URL at the gateway and the client key as
+// GEMINI_API_KEY, and decodes its result.
+func runGemini(t *testing.T, s *stack, tools, model, prompt string, args ...string) (geminiResult, int, string) {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(geminiSettings(tools)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cleanEnv(), "HOME="+home, "GOOGLE_GEMINI_BASE_URL="+s.base, "GEMINI_API_KEY="+s.key,
+		"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_SANDBOX=false", "NO_COLOR=1")
+	work := filepath.Join(home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, work, env, geminiBin,
+		append([]string{"-p", prompt, "-m", model, "--output-format", "json", "--skip-trust"}, args...)...)
+	var res geminiResult
+	if i := strings.Index(stdout, "{"); i >= 0 {
+		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
+	}
+	return res, code, "stdout:\n" + stdout + "\nstderr:\n" + stderr + "\nrequests:\n" + s.rec.summary()
+}
+
+// summary lists the recorded requests (method, path), for a failure's log.
+func (rc *recorder) summary() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var b strings.Builder
+	for _, r := range rc.reqs {
+		b.WriteString(r.Method + " " + r.Path + " " + truncateBody(r.Body) + "\n")
+	}
+	return b.String()
+}
+
+func truncateBody(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "…"
+	}
+	return string(b)
+}
+
+// TestGeminiCLI: the real Gemini CLI, pointed at the gateway with
+// GOOGLE_GEMINI_BASE_URL, answers through an OpenAI-format and an
+// Anthropic-format upstream and runs a real shell tool round trip
+// (functionCall → functionResponse with the call's id), on the Gemini-native
+// API (/v1beta/models/{model}:streamGenerateContent).
+func TestGeminiCLI(t *testing.T) {
+	for _, c := range []struct{ provider, key, model string }{
+		{"openai-compatible", "key-gem-oa", "glm-4.6"},
+		{"anthropic-compatible", "key-gem-an", "kimi-k2"},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			s := newStack(t)
+			s.addConn(c.provider, c.key, 1, c.model)
+
+			res, code, out := runGemini(t, s, geminiNoTools, c.model, "Say hello.")
+			s.rec.capturePrefix(t, "/v1beta/models/", "gemini-cli-"+c.provider)
+			if code != 0 || res.Error != nil || strings.TrimSpace(res.Response) != fakeupstream.Content(c.key) {
+				t.Fatalf("gemini exit %d, result %+v, want %q\n%s", code, res, fakeupstream.Content(c.key), out)
+			}
+			posts := s.rec.postsPrefix("/v1beta/models/" + c.model + ":")
+			if len(posts) == 0 {
+				t.Fatalf("the Gemini CLI sent no Gemini-native request\n%s", out)
+			}
+			for _, p := range posts {
+				if p.Header.Get("x-goog-api-key") != s.key {
+					t.Errorf("%s: the client key was not in x-goog-api-key", p.Path)
+				}
+			}
+		})
+	}
+}
+
+// TestGeminiCLIToolRoundTrip: the fake asks for the CLI's shell tool; the
+// CLI runs it and sends the functionResponse back with the call's id, and
+// the fake's answer to the tool's output is the CLI's answer.
+func TestGeminiCLIToolRoundTrip(t *testing.T) {
+	for _, c := range []struct{ provider, key, model string }{
+		{"openai-compatible", "key-gemt-oa", "glm-4.6"},
+		{"anthropic-compatible", "key-gemt-an", "kimi-k2"},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			s := newStack(t)
+			s.addConn(c.provider, c.key, 1, c.model)
+			s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
+
+			res, code, out := runGemini(t, s, `{}`, c.model, "Run the marker command.", "--approval-mode", "yolo")
+			s.rec.capturePrefix(t, "/v1beta/models/", "gemini-cli-tool-"+c.provider)
+			// The CLI wraps the shell's output ("<untrusted_context>\nOutput: …"):
+			// the fake's answer to the tool result holds the marker the shell printed.
+			if code != 0 || res.Error != nil || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) ||
+				!strings.Contains(res.Response, "Output: "+toolMarker) {
+				t.Fatalf("gemini exit %d, result %+v, want %q with the shell's output\n%s", code, res, fakeupstream.ToolResultText(toolMarker), out)
+			}
+			posts := s.rec.postsPrefix("/v1beta/models/" + c.model + ":")
+			last := posts[len(posts)-1].Body
+			var call, resp gjson.Result
+			for _, content := range gjson.GetBytes(last, "contents").Array() {
+				for _, p := range content.Get("parts").Array() {
+					if fc := p.Get("functionCall"); fc.Exists() {
+						call = fc
+					}
+					if fr := p.Get("functionResponse"); fr.Exists() {
+						resp = fr
+					}
+				}
+			}
+			if call.Get("name").String() != "run_shell_command" || call.Get("id").String() == "" ||
+				resp.Get("id").String() != call.Get("id").String() || !strings.Contains(resp.Get("response").Raw, toolMarker) {
+				t.Fatalf("the CLI's last request holds call %s and response %s:\n%s", call.Raw, resp.Raw, last)
+			}
+		})
+	}
+}
+
+// postsPrefix returns the recorded POSTs whose path starts with prefix.
+func (rc *recorder) postsPrefix(prefix string) []recorded {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []recorded
+	for _, r := range rc.reqs {
+		if r.Method == "POST" && strings.HasPrefix(r.Path, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// capturePrefix is capture for every POST under prefix (the Gemini paths
+// name their model and method).
+func (rc *recorder) capturePrefix(t *testing.T, prefix, name string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rc.postsPrefix(prefix) {
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			rc.capture(t, r.Path, name+"-"+r.Path[strings.LastIndexByte(r.Path, ':')+1:])
+		}
+	}
+}
