@@ -336,3 +336,56 @@ func TestGeminiNativeEdge(t *testing.T) {
 		}
 	})
 }
+
+// TestGeminiNativeStreamFaults: a stream cut (or an error event) after text
+// reached a Gemini client ends with Google's error object in the client's
+// framing (the JSON array closed, so it stays one valid array), never a
+// clean finish; a fault before any text fails over unseen.
+func TestGeminiNativeStreamFaults(t *testing.T) {
+	for _, up := range []string{"openai-compatible", "gemini"} {
+		for _, alt := range []string{"?alt=sse", ""} {
+			for _, f := range []struct {
+				name     string
+				fault    fakeupstream.Fault
+				failover bool
+			}{
+				{"cut after 2 events", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2}, false},
+				{"error event after 2", fakeupstream.Fault{Mode: fakeupstream.ModeErrorEvent, AfterChunks: 2}, false},
+				{"cut before content", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 0}, true},
+			} {
+				t.Run(up+alt+"/"+f.name, func(t *testing.T) {
+					e := newEnv(t)
+					model := "gpt-4o-mini"
+					if up == "gemini" {
+						model = "gemini-2.5-flash"
+						e.addGeminiConn("first", "gf-a", 1)
+						e.addGeminiConn("second", "gf-b", 2)
+					} else {
+						e.addModelConn(up, "first", "gf-a", 1, model)
+						e.addModelConn(up, "second", "gf-b", 2, model)
+					}
+					e.up.SetFault("gf-a", f.fault)
+					resp, body := e.gemini(model+":streamGenerateContent"+alt, geminiHello)
+					if resp.StatusCode != 200 {
+						t.Fatalf("%d %s", resp.StatusCode, body)
+					}
+					chunks := geminiChunks(t, resp, body) // also: the array is valid JSON
+					text, _, finish, _ := geminiAnswer(chunks)
+					lastErr := chunks[len(chunks)-1].Get("error")
+					if f.failover {
+						if text != fakeupstream.Content("gf-b") || finish != "STOP" || lastErr.Exists() {
+							t.Fatalf("want the second connection's whole answer: %s", body)
+						}
+						return
+					}
+					if text == fakeupstream.Content("gf-b") && finish == "STOP" && !lastErr.Exists() {
+						return // the fault came before the first flush: failing over was still safe
+					}
+					if finish == "STOP" || !lastErr.Exists() || lastErr.Get("status").String() == "" || lastErr.Get("code").Int() < 500 {
+						t.Fatalf("want Google's error object last and no clean finish:\n%s", body)
+					}
+				})
+			}
+		}
+	}
+}

@@ -40,7 +40,8 @@ const geminiNoTools = `{"core": [], "exclude": ["update_topic", "list_directory"
 
 // geminiResult is `gemini -p … --output-format json`'s answer.
 type geminiResult struct {
-	Response string `json:"response"`
+	Response string          `json:"response"`
+	Stats    json.RawMessage `json:"stats"`
 	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -93,9 +94,9 @@ func truncateBody(b []byte) string {
 
 // TestGeminiCLI: the real Gemini CLI, pointed at the gateway with
 // GOOGLE_GEMINI_BASE_URL, answers through an OpenAI-format and an
-// Anthropic-format upstream and runs a real shell tool round trip
-// (functionCall → functionResponse with the call's id), on the Gemini-native
-// API (/v1beta/models/{model}:streamGenerateContent).
+// Anthropic-format upstream on the Gemini-native API
+// (/v1beta/models/{model}:streamGenerateContent, the key in x-goog-api-key),
+// a 429 on the first connection unseen.
 func TestGeminiCLI(t *testing.T) {
 	for _, c := range []struct{ provider, key, model string }{
 		{"openai-compatible", "key-gem-oa", "glm-4.6"},
@@ -103,12 +104,22 @@ func TestGeminiCLI(t *testing.T) {
 	} {
 		t.Run(c.provider, func(t *testing.T) {
 			s := newStack(t)
-			s.addConn(c.provider, c.key, 1, c.model)
+			// The first connection answers 429: the CLI must never see it.
+			s.addConn(c.provider, c.key+"-limited", 1, c.model)
+			s.addConn(c.provider, c.key, 2, c.model)
+			s.up.SetFault(c.key+"-limited", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "60"}})
 
 			res, code, out := runGemini(t, s, geminiNoTools, c.model, "Say hello.")
 			s.rec.capturePrefix(t, "/v1beta/models/", "gemini-cli-"+c.provider)
 			if code != 0 || res.Error != nil || strings.TrimSpace(res.Response) != fakeupstream.Content(c.key) {
 				t.Fatalf("gemini exit %d, result %+v, want %q\n%s", code, res, fakeupstream.Content(c.key), out)
+			}
+			if s.up.Hits(c.key+"-limited") == 0 {
+				t.Fatal("the 429 connection was never tried")
+			}
+			// The CLI's own count: every request it made succeeded (no retry of its own).
+			if api := gjson.GetBytes(res.Stats, "models."+gjson.Escape(c.model)+".api"); api.Get("totalErrors").Int() != 0 || api.Get("totalRequests").Int() == 0 {
+				t.Fatalf("the CLI counted %s\n%s", api.Raw, out)
 			}
 			posts := s.rec.postsPrefix("/v1beta/models/" + c.model + ":")
 			if len(posts) == 0 {
