@@ -201,3 +201,73 @@ func (rc *recorder) capturePrefix(t *testing.T, prefix, name string) {
 		}
 	}
 }
+
+// TestGeminiCLIRightAfterSetup is a new user's flow: `omniroute setup
+// gemini-cli --model M` writes ~/.gemini/.env, then `gemini -p` runs in that
+// HOME with no other environment and answers through the gateway.
+func TestGeminiCLIRightAfterSetup(t *testing.T) {
+	s := newStack(t)
+	s.addConn("openai-compatible", "key-gs-oa", 1, "glm-4.6")
+	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
+
+	if out, errOut, code := run(t, s.home, s.userEnv(), binPath, "setup", "gemini-cli", "--model", "glm-4.6"); code != 0 {
+		t.Fatalf("omniroute setup gemini-cli: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	envFile, err := os.ReadFile(filepath.Join(s.home, ".gemini", ".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	stdout, stderr, code := run(t, work, append(cleanEnv(), "HOME="+s.home), geminiBin,
+		"-p", "Run the marker command.", "--output-format", "json", "--skip-trust", "--approval-mode", "yolo")
+	var res geminiResult
+	if i := strings.Index(stdout, "{"); i >= 0 {
+		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
+	}
+	if code != 0 || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) || !strings.Contains(res.Response, toolMarker) {
+		t.Fatalf("gemini in a fresh HOME: exit %d, result %+v\n.env:\n%s\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s",
+			code, res, envFile, stdout, stderr, s.rec.summary())
+	}
+	if m := s.up.LastModel("key-gs-oa"); m != "glm-4.6" {
+		t.Errorf("upstream model %q, want glm-4.6", m)
+	}
+}
+
+// TestGeminiCLIThroughRun: `omniroute run gemini-cli -p …` starts the real
+// CLI (found on PATH) with the gateway's environment. The CLI 0.61 refuses
+// GOOGLE_GEMINI_BASE_URL unless settings.json names the API-key auth type
+// (it guesses a "gateway" type its own check rejects: exit 41), which only
+// setup writes; here the user's settings.json has it and .env points
+// elsewhere: run's environment wins.
+func TestGeminiCLIThroughRun(t *testing.T) {
+	s := newStack(t)
+	s.addConn("anthropic-compatible", "key-gr-an", 1, "kimi-k2")
+	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
+	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`,
+		".env": "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9\nGEMINI_API_KEY=stale\n"} {
+		if err := os.WriteFile(filepath.Join(s.home, ".gemini", name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := s.userEnv()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + filepath.Join(clientsDir, "node_modules", ".bin") + string(os.PathListSeparator) + kv[len("PATH="):]
+		}
+	}
+	stdout, stderr, code := run(t, t.TempDir(), env, binPath, "run", "gemini-cli",
+		"-p", "Run the marker command.", "--output-format", "json", "--skip-trust", "--approval-mode", "yolo")
+	var res geminiResult
+	if i := strings.Index(stdout, "{"); i >= 0 {
+		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
+	}
+	if code != 0 || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) || !strings.Contains(res.Response, toolMarker) {
+		t.Fatalf("omniroute run gemini-cli: exit %d, result %+v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", code, res, stdout, stderr, s.rec.summary())
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.home, ".gemini", ".env")); !strings.Contains(string(b), "stale") {
+		t.Errorf("run changed .env: %s", b)
+	}
+}
