@@ -191,6 +191,7 @@ func (a *API) Handler() http.Handler {
 	// method are read from the rest of the path by the gateway.
 	r.HandleFunc(gateway.GeminiPrefix, a.client(viaContext(a.Gateway.GeminiModels))).Methods(http.MethodGet)
 	r.PathPrefix(gateway.GeminiPrefix+"/").Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodGet, http.MethodPost)
+	v1.PathPrefix(strings.TrimPrefix(gateway.GeminiV1Prefix, "/v1")).Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

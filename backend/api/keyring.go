@@ -74,8 +74,12 @@ func clientKey(r *http.Request) string {
 }
 
 // isGeminiPath reports whether p is under the Gemini-native API, whose
-// refusals are in Google's error shape.
+// refusals are in Google's error shape: /v1beta/models…, and a
+// /v1/models/{model}:{method} call (Google's v1).
 func isGeminiPath(p string) bool {
+	if strings.HasPrefix(p, gateway.GeminiV1Prefix) {
+		return strings.IndexByte(p[len(gateway.GeminiV1Prefix):], ':') >= 0
+	}
 	return strings.HasPrefix(p, gateway.GeminiPrefix) && (len(p) == len(gateway.GeminiPrefix) || p[len(gateway.GeminiPrefix)] == '/')
 }
 

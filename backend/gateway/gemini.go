@@ -17,6 +17,10 @@ import (
 // SDK's default version).
 const GeminiPrefix = "/v1beta/models"
 
+// GeminiV1Prefix is the same API under Google's v1 (GOOGLE_GENAI_API_VERSION=v1):
+// POST /v1/models/{model}:{method} only (GET /v1/models is OpenAI's list).
+const GeminiV1Prefix = "/v1/models/"
+
 // geminiCall is what a Gemini-native route reads from its URL instead of the
 // body: the model, whether the answer streams and in which framing.
 type geminiCall struct {
@@ -76,6 +80,9 @@ func (g *Gateway) GeminiFor(w http.ResponseWriter, r *http.Request, c Client) {
 // Google's SDK puts such a name in the path as it is.
 func geminiTarget(r *http.Request) (model, method string, err error) {
 	rest, ok := strings.CutPrefix(r.URL.Path, GeminiPrefix+"/")
+	if !ok {
+		rest, ok = strings.CutPrefix(r.URL.Path, GeminiV1Prefix)
+	}
 	if !ok {
 		return "", "", errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s", truncateMsg(r.URL.Path))
 	}

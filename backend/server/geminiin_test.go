@@ -253,6 +253,13 @@ func TestGeminiNativeEdge(t *testing.T) {
 		googleErr(t, resp, body, 401, "UNAUTHENTICATED")
 		resp, body = e.do("POST", "/v1beta/models/gpt-4o-mini:generateContent", geminiHello, map[string]string{"x-goog-api-key": "sk-wrong"})
 		googleErr(t, resp, body, 401, "UNAUTHENTICATED")
+		// Google's v1 (GOOGLE_GENAI_API_VERSION=v1): the same API under /v1/models/.
+		resp, body = e.do("POST", "/v1/models/gpt-4o-mini:streamGenerateContent?alt=sse", geminiHello, map[string]string{"x-goog-api-key": e.key})
+		if text, _, finish, _ := geminiAnswer(geminiChunks(t, resp, body)); resp.StatusCode != 200 || text != fakeupstream.Content("ge-openai") || finish != "STOP" {
+			t.Fatalf("v1: %d %s", resp.StatusCode, body)
+		}
+		resp, body = e.do("POST", "/v1/models/gpt-4o-mini:generateContent", geminiHello, nil)
+		googleErr(t, resp, body, 401, "UNAUTHENTICATED")
 		// ?key= is only read on the Gemini routes.
 		resp, body = e.do("POST", "/v1/chat/completions?key="+e.key, map[string]any{"model": "gpt-4o-mini",
 			"messages": []map[string]any{{"role": "user", "content": "hi"}}}, nil)
