@@ -396,3 +396,31 @@ func TestGeminiNativeStreamFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiNativeUsageLogged: the request log counts a Gemini client's
+// tokens, whole and streamed, from a Gemini upstream (usageMetadata passed
+// through) and an OpenAI one (usage translated).
+func TestGeminiNativeUsageLogged(t *testing.T) {
+	for _, c := range []struct{ name, path string }{
+		{"gemini whole", "gemini-2.5-flash:generateContent"},
+		{"gemini streamed", "gemini-2.5-flash:streamGenerateContent"},
+		{"openai whole", "gpt-4o-mini:generateContent"},
+		{"openai streamed", "gpt-4o-mini:streamGenerateContent?alt=sse"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.addGeminiConn("gem", "gu-gem", 1)
+			e.addModelConn("openai-compatible", "openai", "gu-openai", 2, "gpt-4o-mini")
+			resp, body := e.gemini(c.path, geminiHello)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			e.restart() // flushes the request log
+			_, logs := e.mgmt("GET", "/api/logs?limit=1", nil)
+			row := logs["logs"].([]any)[0].(map[string]any)
+			if row["promptTokens"] != float64(10) || row["completionTokens"] != float64(5) {
+				t.Fatalf("log row: %v", row)
+			}
+		})
+	}
+}
