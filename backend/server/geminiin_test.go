@@ -424,3 +424,29 @@ func TestGeminiNativeUsageLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiNativeClientOnResponsesWire: a Gemini client's call served by a
+// codex connection (the Responses wire, through the Chat hub), whole and
+// streamed in both framings, the Codex backend's wire contract kept.
+func TestGeminiNativeClientOnResponsesWire(t *testing.T) {
+	s := newSubEnv(t, codexClientID, "codex")
+	_, access := s.codexConn()
+	hdr := map[string]string{"x-goog-api-key": s.key}
+	for _, path := range []string{":generateContent", ":streamGenerateContent?alt=sse", ":streamGenerateContent"} {
+		resp, body := s.do("POST", "/v1beta/models/codex/gpt-5-codex"+path, geminiHello, hdr)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		chunks := []gjson.Result{gjson.ParseBytes(body)}
+		if path != ":generateContent" {
+			chunks = geminiChunks(t, resp, body)
+		}
+		if text, _, finish, _ := geminiAnswer(chunks); text != fakeupstream.Content(access) || finish != "STOP" {
+			t.Fatalf("%s: text %q finish %q\n%s", path, text, finish, body)
+		}
+		h, sent := s.up.LastRequest(access)
+		if msg := fakeupstream.CodexContractError(h, sent); msg != "" || s.up.LastPath(access) != "/backend-api/codex/responses" {
+			t.Fatalf("%s: wire contract: %s (path %s)", path, msg, s.up.LastPath(access))
+		}
+	}
+}
