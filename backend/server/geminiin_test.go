@@ -450,3 +450,39 @@ func TestGeminiNativeClientOnResponsesWire(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiNativeStreamIsContinued: a Gemini client's SSE stream cut after
+// text is finished by the other Anthropic connection (which takes a
+// prefill): one answer, no comment line (Google's SDK reads only data
+// events), the delivered text sent as a trailing model turn without the
+// thinking options; the JSON-array framing is not spliced (an error ends it).
+func TestGeminiNativeStreamIsContinued(t *testing.T) {
+	for _, alt := range []string{"?alt=sse", ""} {
+		t.Run("alt="+alt, func(t *testing.T) {
+			e := newEnv(t)
+			e.addAnthropicConn("first", "key-a", 1)
+			e.addAnthropicConn("second", "key-b", 2)
+			e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: fakeupstream.DefaultStreamChunks + 2, Times: 1})
+			body := map[string]any{"contents": geminiHello["contents"], "generationConfig": map[string]any{"thinkingConfig": map[string]any{"thinkingBudget": 2048}}}
+			resp, out := e.gemini("anthropic-compatible/claude-sonnet-4-5:streamGenerateContent"+alt, body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, out)
+			}
+			chunks := geminiChunks(t, resp, out)
+			text, _, finish, _ := geminiAnswer(chunks)
+			if alt == "" {
+				if finish == "STOP" || !chunks[len(chunks)-1].Get("error").Exists() {
+					t.Fatalf("the JSON array was spliced:\n%s", out)
+				}
+				return
+			}
+			if text != fakeupstream.Content("key-b") || finish != "STOP" || strings.Contains(string(out), "\n:") || strings.HasPrefix(string(out), ":") {
+				t.Fatalf("text %q finish %q, want %q continued:\n%s", text, finish, fakeupstream.Content("key-b"), out)
+			}
+			_, sent := e.up.LastRequest("key-b")
+			if gjson.GetBytes(sent, "thinking").Exists() || gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
+				t.Fatalf("the continuation asked for thinking or carried no prefill: %s", sent)
+			}
+		})
+	}
+}
