@@ -4,6 +4,7 @@ package clients
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,14 @@ type geminiResult struct {
 	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// String shows the answer and the error, not the stats' bytes.
+func (r geminiResult) String() string {
+	if r.Error != nil {
+		return fmt.Sprintf("{response %q, error %q}", r.Response, r.Error.Message)
+	}
+	return fmt.Sprintf("{response %q}", r.Response)
 }
 
 // runGemini runs `gemini -p prompt -m model --output-format json` in a fresh
@@ -112,7 +121,7 @@ func TestGeminiCLI(t *testing.T) {
 			res, code, out := runGemini(t, s, geminiNoTools, c.model, "Say hello.")
 			s.rec.capturePrefix(t, "/v1beta/models/", "gemini-cli-"+c.provider)
 			if code != 0 || res.Error != nil || strings.TrimSpace(res.Response) != fakeupstream.Content(c.key) {
-				t.Fatalf("gemini exit %d, result %+v, want %q\n%s", code, res, fakeupstream.Content(c.key), out)
+				t.Fatalf("gemini exit %d, result %v, want %q\n%s", code, res, fakeupstream.Content(c.key), out)
 			}
 			if s.up.Hits(c.key+"-limited") == 0 {
 				t.Fatal("the 429 connection was never tried")
@@ -153,7 +162,7 @@ func TestGeminiCLIToolRoundTrip(t *testing.T) {
 			// the fake's answer to the tool result holds the marker the shell printed.
 			if code != 0 || res.Error != nil || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) ||
 				!strings.Contains(res.Response, "Output: "+toolMarker) {
-				t.Fatalf("gemini exit %d, result %+v, want %q with the shell's output\n%s", code, res, fakeupstream.ToolResultText(toolMarker), out)
+				t.Fatalf("gemini exit %d, result %v, want %q with the shell's output\n%s", code, res, fakeupstream.ToolResultText(toolMarker), out)
 			}
 			posts := s.rec.postsPrefix("/v1beta/models/" + c.model + ":")
 			last := posts[len(posts)-1].Body
@@ -225,7 +234,7 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
 	}
 	if code != 0 || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) || !strings.Contains(res.Response, toolMarker) {
-		t.Fatalf("gemini in a fresh HOME: exit %d, result %+v\n.env:\n%s\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s",
+		t.Fatalf("gemini in a fresh HOME: exit %d, result %v\n.env:\n%s\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s",
 			code, res, envFile, stdout, stderr, s.rec.summary())
 	}
 	if m := s.up.LastModel("key-gs-oa"); m != "glm-4.6" {
@@ -265,9 +274,30 @@ func TestGeminiCLIThroughRun(t *testing.T) {
 		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
 	}
 	if code != 0 || !strings.HasPrefix(res.Response, fakeupstream.ToolResultText("")) || !strings.Contains(res.Response, toolMarker) {
-		t.Fatalf("omniroute run gemini-cli: exit %d, result %+v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", code, res, stdout, stderr, s.rec.summary())
+		t.Fatalf("omniroute run gemini-cli: exit %d, result %v\nstdout:\n%s\nstderr:\n%s\nrequests:\n%s", code, res, stdout, stderr, s.rec.summary())
 	}
 	if b, _ := os.ReadFile(filepath.Join(s.home, ".gemini", ".env")); !strings.Contains(string(b), "stale") {
 		t.Errorf("run changed .env: %s", b)
+	}
+}
+
+// TestGeminiCLIStreamCutIsContinued: the first Anthropic connection's stream
+// is cut after some text; the gateway finishes the answer on the second
+// (which takes a prefill) and the CLI prints one whole answer.
+func TestGeminiCLIStreamCutIsContinued(t *testing.T) {
+	s := newStack(t)
+	s.addConn("anthropic-compatible", "key-gc-a", 1, "kimi-k2")
+	s.addConn("anthropic-compatible", "key-gc-b", 2, "kimi-k2")
+	s.up.SetFault("key-gc-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 3, Times: 1})
+
+	res, code, out := runGemini(t, s, geminiNoTools, "kimi-k2", "Say hello.")
+	if code != 0 || res.Error != nil || strings.TrimSpace(res.Response) != fakeupstream.Content("key-gc-b") {
+		t.Fatalf("gemini exit %d, result %v, want %q\n%s", code, res, fakeupstream.Content("key-gc-b"), out)
+	}
+	if s.up.Hits("key-gc-a") == 0 || s.up.Hits("key-gc-b") == 0 {
+		t.Fatalf("hits %v", s.up.AllHits())
+	}
+	if n := len(s.rec.postsPrefix("/v1beta/models/kimi-k2:")); n != 1 {
+		t.Errorf("the CLI sent %d requests, want 1 (no retry of its own)", n)
 	}
 }
