@@ -1,4 +1,4 @@
-// Package agents points IDE coding agents (Claude Code, Codex CLI, opencode,
+// Package agents points IDE coding agents (Claude Code, Codex CLI, Gemini CLI, opencode,
 // Continue, aider, Cline, Cursor) at the local OmniRoute gateway.
 //
 // For agents with a config file it merges the minimal OmniRoute settings into
@@ -175,6 +175,11 @@ type spec struct {
 	runArgs func(o *Options) []string
 	// notes returns extra steps for Setup's result (may be nil).
 	notes func(o *Options, path string) []string
+	// companion is a second file Setup writes (and Undo restores) with this
+	// one, for an agent that reads its settings from two files (the Gemini
+	// CLI: the endpoint from ~/.gemini/.env, the auth type from
+	// settings.json). Only path, apply and configured are used.
+	companion *spec
 }
 
 // agentTable lists the supported agents in display order. It is never
@@ -182,6 +187,7 @@ type spec struct {
 var agentTable = [...]spec{
 	claudeSpec,
 	codexSpec,
+	geminiSpec,
 	opencodeSpec,
 	continueSpec,
 	aiderSpec,
@@ -209,8 +215,9 @@ func (m *Manager) List() []Agent {
 		if s.kind == KindFile {
 			a.ConfigPath = s.path(&m.o)
 			if a.ConfigPath != "" {
-				if data, _, exists, err := readConfig(a.ConfigPath); err == nil && exists {
-					a.Configured = s.configured(&m.o, data)
+				a.Configured = fileConfigured(s, &m.o, a.ConfigPath)
+				if c := s.companion; c != nil {
+					a.Configured = a.Configured && fileConfigured(c, &m.o, c.path(&m.o))
 				}
 				a.HasBackup = len(undoEntries(a.ConfigPath)) > 0
 			}
@@ -239,15 +246,41 @@ func (m *Manager) Setup(id string) (Result, error) {
 	if path == "" {
 		return Result{}, errors.New("agents: home directory is not set")
 	}
+	var also Result
+	if c := s.companion; c != nil {
+		// Both files are checked before either is written: a refusal leaves both as they were.
+		cpath := c.path(&m.o)
+		for _, f := range []struct {
+			s    *spec
+			path string
+		}{{s, path}, {c, cpath}} {
+			if err := m.checkApply(f.s, f.path); err != nil {
+				return Result{}, err
+			}
+		}
+		if also, err = m.setupFile(c, cpath); err != nil {
+			return Result{}, err
+		}
+	}
 	res, err := m.setupFile(s, path)
 	if err != nil {
 		return Result{}, err
 	}
+	if s.companion != nil {
+		res.Changed = res.Changed || also.Changed
+		note := "Also wrote " + also.Path
+		if also.BackupPath != "" {
+			note += " (backup " + also.BackupPath + ")"
+		}
+		if also.Changed {
+			res.Notes = append(res.Notes, note+".")
+		}
+	}
 	res.Instructions = s.instructions(&m.o, path)
 	if s.notes != nil {
-		res.Notes = s.notes(&m.o, path)
-		res.Instructions.Steps = append(res.Instructions.Steps, res.Notes...)
+		res.Notes = append(res.Notes, s.notes(&m.o, path)...)
 	}
+	res.Instructions.Steps = append(res.Instructions.Steps, res.Notes...)
 	return res, nil
 }
 
@@ -268,7 +301,15 @@ func (m *Manager) Undo(id string) (Result, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return undoFile(s.id, path)
+	res, err := undoFile(s.id, path)
+	if c := s.companion; c != nil {
+		// The companion is undone too; it may have nothing left (written
+		// unchanged), which is not an error when the main file had something.
+		if _, cerr := undoFile(s.id, c.path(&m.o)); cerr == nil && errors.Is(err, ErrNothingToUndo) {
+			return Result{Agent: s.id, Path: c.path(&m.o), Changed: true}, nil
+		}
+	}
+	return res, err
 }
 
 // Instructions returns the environment variables and steps that point the

@@ -131,6 +131,28 @@ type fileCase struct {
 func fileCases() []fileCase {
 	return []fileCase{
 		{
+			id:  "gemini-cli",
+			rel: ".gemini/.env",
+			fresh: func(t *testing.T, data []byte) {
+				if want := "GOOGLE_GEMINI_BASE_URL=" + testBase + "\nGEMINI_API_KEY=" + testKey + "\n"; string(data) != want {
+					t.Errorf(".env:\n%s\nwant:\n%s", data, want)
+				}
+			},
+			existing: "# mine\nexport GOOGLE_GEMINI_BASE_URL=https://old.example\nDEBUG=1\nGOOGLE_GEMINI_BASE_URL='x'\nNOTE=\"a b\"",
+			merged: func(t *testing.T, data []byte) {
+				want := "# mine\nGOOGLE_GEMINI_BASE_URL=" + testBase + "\nDEBUG=1\nNOTE=\"a b\"\nGEMINI_API_KEY=" + testKey + "\n"
+				if string(data) != want {
+					t.Errorf("merged .env:\n%s\nwant:\n%s", data, want)
+				}
+			},
+			once: func(t *testing.T, data []byte) {
+				if n := strings.Count(string(data), "GEMINI_API_KEY="); n != 1 {
+					t.Errorf("GEMINI_API_KEY appears %d times", n)
+				}
+			},
+			invalid: "CERT=\"-----BEGIN\nabc\n-----END\"\n",
+		},
+		{
 			id:  "claude-code",
 			rel: ".claude/settings.json",
 			fresh: func(t *testing.T, data []byte) {
@@ -645,6 +667,8 @@ func TestRunEnv(t *testing.T) {
 	}{
 		{id: "claude-code", cmd: "claude", env: []string{"ANTHROPIC_AUTH_TOKEN=" + testKey, "ANTHROPIC_BASE_URL=" + testBase}},
 		{id: "codex", cmd: "codex", env: []string{"OMNIROUTE_API_KEY=" + testKey}},
+		{id: "gemini-cli", cmd: "gemini", env: []string{"GEMINI_API_KEY=" + testKey, "GOOGLE_GEMINI_BASE_URL=" + testBase}},
+		{id: "gemini-cli", model: "glm-4.6", cmd: "gemini", env: []string{"GEMINI_API_KEY=" + testKey, "GEMINI_MODEL=glm-4.6", "GOOGLE_GEMINI_BASE_URL=" + testBase}},
 		{id: "aider", cmd: "aider", env: []string{"OPENAI_API_BASE=" + testBase + "/v1", "OPENAI_API_KEY=" + testKey}},
 		{id: "aider", model: "x/y", cmd: "aider", env: []string{"AIDER_MODEL=openai/x/y", "OPENAI_API_BASE=" + testBase + "/v1", "OPENAI_API_KEY=" + testKey}},
 		{id: "opencode", cmd: "opencode", env: []string{"OPENCODE_CONFIG_CONTENT=" +
@@ -738,7 +762,7 @@ func TestList(t *testing.T) {
 		return out
 	}
 	got := status()
-	ids := []string{"claude-code", "codex", "opencode", "continue", "aider", "cline", "cursor"}
+	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider", "cline", "cursor"}
 	if len(got) != len(ids) {
 		t.Fatalf("List returned %d agents", len(got))
 	}
@@ -761,7 +785,7 @@ func TestList(t *testing.T) {
 
 	// A file pointing elsewhere is neither configured nor undoable.
 	writeFile(t, filepath.Join(home, ".aider.conf.yml"), []byte("openai-api-base: https://other/v1\n"), 0o600)
-	for _, id := range ids[:5] {
+	for _, id := range ids[:6] {
 		if _, err := m.Setup(id); err != nil {
 			t.Fatal(err)
 		}
@@ -772,7 +796,7 @@ func TestList(t *testing.T) {
 			t.Errorf("after setup %s: %+v", id, a)
 		}
 	}
-	for _, id := range ids[:5] {
+	for _, id := range ids[:6] {
 		if _, err := m.Undo(id); err != nil {
 			t.Fatal(err)
 		}
@@ -861,7 +885,7 @@ func TestConcurrentSetup(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := 0; i < 4; i++ {
-		for _, id := range []string{"claude-code", "codex", "opencode", "continue", "aider"} {
+		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -259,6 +259,32 @@ func (m *Manager) setupFile(s *spec, path string) (Result, error) {
 	return res, nil
 }
 
+// fileConfigured reports whether the file at path exists and points at the gateway.
+func fileConfigured(s *spec, o *Options, path string) bool {
+	if path == "" {
+		return false
+	}
+	data, _, exists, err := readConfig(path)
+	return err == nil && exists && s.configured(o, data)
+}
+
+// checkApply runs s.apply on path's current content without writing, so a
+// two-file Setup can refuse before it changes either file.
+func (m *Manager) checkApply(s *spec, path string) error {
+	target, err := resolveTarget(path)
+	if err != nil {
+		return err
+	}
+	old, _, exists, err := readConfig(target)
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(&m.o, old, exists); err != nil {
+		return fmt.Errorf("%w: %s: %v; no file was changed", ErrUnsupportedConfig, path, err)
+	}
+	return nil
+}
+
 // undoFile pops the newest undo entry of path. The caller holds m.mu.
 func undoFile(id, path string) (Result, error) {
 	es := undoEntries(path)

@@ -148,15 +148,20 @@ func (a *API) Handler() http.Handler {
 	noRoute := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if allowed := allowedMethods(r, req); len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			httpx.WriteErrorStatus(w, http.StatusMethodNotAllowed, errs.New(errs.Invalid, "METHOD_NOT_ALLOWED",
-				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", ")))
+			e := errs.New(errs.Invalid, "METHOD_NOT_ALLOWED",
+				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", "))
+			if isGeminiPath(req.URL.Path) {
+				writeGeminiStatus(w, http.StatusMethodNotAllowed, e)
+				return
+			}
+			httpx.WriteErrorStatus(w, http.StatusMethodNotAllowed, e)
 			return
 		}
 		e := errs.New(errs.NotFound, "ROUTE_NOT_FOUND", "no route %s %s", req.Method, truncate(req.URL.Path, 120))
 		if clean := cleanPath(req.URL.Path); clean != req.URL.Path {
 			e.Message += " (paths are not cleaned: did you mean " + truncate(clean, 120) + "?)"
 		}
-		httpx.WriteError(w, e)
+		writeEdgeError(w, req, e)
 	})
 	r.NotFoundHandler = noRoute
 	r.MethodNotAllowedHandler = noRoute
@@ -180,6 +185,13 @@ func (a *API) Handler() http.Handler {
 	ol.HandleFunc("/api/embed", a.client(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
 	ol.HandleFunc("/api/tags", a.client(viaContext(a.Gateway.OllamaTags))).Methods(http.MethodGet)
 	ol.HandleFunc("/api/version", a.Gateway.OllamaVersion).Methods(http.MethodGet)
+
+	// Google's Gemini API, for the Gemini CLI and the @google/genai SDK
+	// (GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:20128): the model and the
+	// method are read from the rest of the path by the gateway.
+	r.HandleFunc(gateway.GeminiPrefix, a.client(viaContext(a.Gateway.GeminiModels))).Methods(http.MethodGet)
+	r.PathPrefix(gateway.GeminiPrefix+"/").Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodGet, http.MethodPost)
+	v1.PathPrefix(strings.TrimPrefix(gateway.GeminiV1Prefix, "/v1")).Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

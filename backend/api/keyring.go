@@ -57,22 +57,61 @@ func (k *Keyring) Lookup(value string) (*KeyInfo, bool) {
 	return info, ok
 }
 
-// clientKey extracts a client key from Authorization: Bearer or x-api-key.
+// clientKey extracts a client key from Authorization: Bearer or x-api-key;
+// on the Gemini-native routes also from x-goog-api-key or ?key= (where
+// Google's SDKs and the Gemini CLI send it).
 func clientKey(r *http.Request) string {
 	if b := bearer(r); b != "" {
 		return b
 	}
-	return r.Header.Get("x-api-key")
+	if v := r.Header.Get("x-api-key"); v != "" || !isGeminiPath(r.URL.Path) {
+		return v
+	}
+	if v := r.Header.Get("x-goog-api-key"); v != "" {
+		return v
+	}
+	return r.URL.Query().Get("key")
+}
+
+// isGeminiPath reports whether p is under the Gemini-native API, whose
+// refusals are in Google's error shape: /v1beta/models…, and a
+// /v1/models/{model}:{method} call (Google's v1).
+func isGeminiPath(p string) bool {
+	if strings.HasPrefix(p, gateway.GeminiV1Prefix) {
+		return strings.IndexByte(p[len(gateway.GeminiV1Prefix):], ':') >= 0
+	}
+	return strings.HasPrefix(p, gateway.GeminiPrefix) && (len(p) == len(gateway.GeminiPrefix) || p[len(gateway.GeminiPrefix)] == '/')
 }
 
 // writeClientError writes a client-route error; Anthropic clients (the
-// /v1/messages routes) also get the top-level "type":"error" their SDKs read.
+// /v1/messages routes) also get the top-level "type":"error" their SDKs read,
+// and Gemini-native clients Google's error shape.
 func writeClientError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
+	if isGeminiPath(r.URL.Path) {
+		gateway.WriteGeminiError(w, e)
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, "/v1/messages") {
 		httpx.WriteError(w, e)
 		return
 	}
 	httpx.WriteJSON(w, httpx.Status(e.Class), map[string]any{"type": "error", "error": httpx.ErrorBody(e)})
+}
+
+// writeEdgeError writes a refusal of the edge (Host, origin, no route, a
+// panic) in the error envelope, or in Google's shape on the Gemini-native
+// routes.
+func writeEdgeError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
+	if isGeminiPath(r.URL.Path) {
+		gateway.WriteGeminiError(w, e)
+		return
+	}
+	httpx.WriteError(w, e)
+}
+
+// writeGeminiStatus writes e in Google's shape with an explicit status.
+func writeGeminiStatus(w http.ResponseWriter, status int, e *errs.Error) {
+	gateway.WriteGeminiErrorStatus(w, status, e)
 }
 
 // client authenticates an inference request with a client key (required unless
@@ -107,8 +146,12 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 		return c, true
 	}
 	if v == "" {
+		how := "Authorization: Bearer <key>"
+		if isGeminiPath(r.URL.Path) {
+			how = "x-goog-api-key: <key> (or ?key=<key>)"
+		}
 		writeClientError(w, r, errs.New(errs.Auth, "API_KEY_REQUIRED",
-			"missing API key: send Authorization: Bearer <key> (the default key is shown by the dashboard and at start)"))
+			"missing API key: send %s (the default key is shown by the dashboard and at start)", how))
 		return c, false
 	}
 	if e := a.authPrecheck(r, authRouteClient); e != nil {

@@ -107,7 +107,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 					panic(p)
 				}
 				a.log.Error("handler panic", slog.String("path", r.URL.Path), slog.Any("panic", p))
-				httpx.WriteError(w, errs.New(errs.Internal, "INTERNAL_ERROR", "internal error"))
+				writeEdgeError(w, r, errs.New(errs.Internal, "INTERNAL_ERROR", "internal error"))
 			}
 		}()
 		if a.refused(w, r) {
@@ -126,12 +126,12 @@ func (a *API) guard(next http.Handler) http.Handler {
 //go:noinline
 func (a *API) refused(w http.ResponseWriter, r *http.Request) bool {
 	if !a.hostAllowed(r.Host) {
-		httpx.WriteError(w, errs.New(errs.Permission, "HOST_NOT_ALLOWED",
+		writeEdgeError(w, r, errs.New(errs.Permission, "HOST_NOT_ALLOWED",
 			"Host %q is not allowed; use 127.0.0.1 or localhost (or add it to OMNIROUTE_ALLOWED_HOSTS)", truncate(r.Host, 80)))
 		return true
 	}
 	if isStateChanging(r.Method) && !a.originAllowed(r.Header.Get("Origin")) {
-		httpx.WriteError(w, errs.New(errs.Permission, "ORIGIN_NOT_ALLOWED", "cross-origin requests may not change state"))
+		writeEdgeError(w, r, errs.New(errs.Permission, "ORIGIN_NOT_ALLOWED", "cross-origin requests may not change state"))
 		return true
 	}
 	return false

@@ -28,6 +28,9 @@ type codec struct {
 	upstream translate.Format
 	// now stamps Ollama answers' created_at (nil for other formats).
 	now func() time.Time
+	// gemini is a Gemini-native client's model, stream flag and framing
+	// (from its URL; the body has none).
+	gemini geminiCall
 }
 
 func newCodec(client translate.Format, upstream providers.Format) codec {
@@ -132,6 +135,8 @@ func (c codec) request(body []byte) ([]byte, error) {
 		chat, err = ollama.GenerateToChat(body)
 	case translate.OllamaEmbed:
 		return ollama.EmbedRequestToOpenAI(body)
+	case translate.Gemini:
+		chat, err = tgemini.RequestToChat(body, c.gemini.model, c.gemini.stream)
 	}
 	if err != nil {
 		return nil, err
@@ -272,6 +277,8 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 		return ollama.ResponseFromChat(chat, ollama.Chat, c.now())
 	case translate.OllamaGenerate:
 		return ollama.ResponseFromChat(chat, ollama.Generate, c.now())
+	case translate.Gemini:
+		return tgemini.ResponseFromChat(chat)
 	}
 	return chat, nil
 }
@@ -279,6 +286,11 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 // stream returns the stream translator, or nil for a passthrough.
 func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator {
 	if c.passthrough() {
+		if c.client == translate.Gemini {
+			// Gemini upstreams stream SSE: reframed for the client (a JSON
+			// array without alt=sse), usage and the finish read on the way.
+			return tgemini.NewStreamReframe(c.gemini.framing)
+		}
 		return nil
 	}
 	var toChat translate.StreamTranslator
@@ -302,6 +314,8 @@ func (c codec) stream(model string, clientReq []byte) translate.StreamTranslator
 		fromChat = ollama.NewStreamFromChat(model, ollama.Chat, c.now)
 	case translate.OllamaGenerate:
 		fromChat = ollama.NewStreamFromChat(model, ollama.Generate, c.now)
+	case translate.Gemini:
+		fromChat = tgemini.NewStreamFromChat(model, c.gemini.framing)
 	}
 	switch {
 	case toChat == nil:

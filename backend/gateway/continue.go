@@ -18,6 +18,7 @@ import (
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
 	"omniroute/backend/translate"
+	tgemini "omniroute/backend/translate/gemini"
 	"omniroute/backend/translate/sse"
 )
 
@@ -39,7 +40,10 @@ func (g *Gateway) continuationOn(req *request) bool {
 	if g.resil == nil || !g.resil().Failover.StreamContinuation || !req.planned {
 		return false
 	}
-	return req.format == translate.Chat || req.format == translate.Messages || req.format == translate.Responses
+	// A Gemini client's SSE stream splices like Chat's (each chunk whole); its
+	// JSON-array framing is not SSE, which the splice filters read.
+	return req.format == translate.Chat || req.format == translate.Messages || req.format == translate.Responses ||
+		req.format == translate.Gemini && req.gemini.framing == tgemini.FramingSSE
 }
 
 // continuable reports whether this broken stream may be continued: it
@@ -108,6 +112,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
 		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
 			ContinuedFromChars: from}}
+	a.codec.gemini = req.gemini
 	next, found := g.executors.For(cand.Conn.Provider.Format)
 	if !found {
 		ticket.Abandon()
@@ -154,6 +159,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	// apart by it), quoted: an SSE comment is one line.
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+	if req.format == translate.Gemini {
+		// Google's SDK reads only data events: a comment line would stall its
+		// SSE reader. The log row says the answer was continued.
+		note = ""
+	}
 	guard := newRepeatGuard(req.format, prev.delivered, s)
 	opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
 	if req.format == translate.Responses {
@@ -217,6 +227,19 @@ func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\
 // reasoning options go: Anthropic refuses a prefill with thinking on, and the
 // continuation only finishes text already begun.
 func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
+	if f == translate.Gemini {
+		// A trailing model turn; the thinking options go; the stream flag is the URL's.
+		out, err := sjson.SetBytes(body, "contents.-1", map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}})
+		if err != nil {
+			return nil, err
+		}
+		for _, option := range []string{"generationConfig.thinkingConfig", "generation_config.thinking_config"} {
+			if out, err = sjson.DeleteBytes(out, option); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	var out []byte
 	var err error
 	if f == translate.Responses {
@@ -295,10 +318,9 @@ func reasoningOptions(f translate.Format) []string {
 func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func([]byte) []byte {
 	var parser sse.Parser
 	var out []byte
-	path := "choices.0.delta.content"
+	path := textPath(f)
 	offset, keepStart := 0, false
 	if f == translate.Messages {
-		path = "delta.text"
 		offset, keepStart, _ = blocks.continuation()
 	}
 	return func(in []byte) []byte {
@@ -335,6 +357,9 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 // dropOpening reports whether ev (named name: its event, else its type)
 // opens an answer: see openingFilter.
 func dropOpening(f translate.Format, name string, ev sse.Event) bool {
+	if f == translate.Gemini {
+		return false // every Gemini chunk is content: none opens the answer
+	}
 	if f == translate.Messages {
 		switch name {
 		case "message_start", "ping":
@@ -350,6 +375,19 @@ func dropOpening(f translate.Format, name string, ev sse.Event) bool {
 	d := gjson.GetBytes(ev.Data, "choices.0.delta")
 	return d.Get("role").Exists() && d.Get("content").String() == "" && !d.Get("tool_calls").Exists() &&
 		gjson.GetBytes(ev.Data, "choices.0.finish_reason").Type == gjson.Null
+}
+
+// textPath is where a client event of format f carries answer text.
+func textPath(f translate.Format) string {
+	switch f {
+	case translate.Messages:
+		return "delta.text"
+	case translate.Responses:
+		return "delta" // of response.output_text.delta events
+	case translate.Gemini:
+		return "candidates.0.content.parts.0.text"
+	}
+	return "choices.0.delta.content"
 }
 
 // errContinuationRestarted stops a continuation that started the answer over.
@@ -406,13 +444,7 @@ func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
 			return in[:0]
 		}
 		g.held = append(g.held, in...)
-		path := "choices.0.delta.content"
-		switch g.format {
-		case translate.Messages:
-			path = "delta.text"
-		case translate.Responses:
-			path = "delta"
-		}
+		path := textPath(g.format)
 		_ = g.parser.Feed(in, func(ev sse.Event) bool {
 			if g.format == translate.Responses && gjson.GetBytes(ev.Data, "type").String() != "response.output_text.delta" {
 				return true

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
@@ -15,6 +17,7 @@ import (
 	"omniroute/backend/translate"
 	tanthropic "omniroute/backend/translate/anthropic"
 	"omniroute/backend/translate/completions"
+	tgemini "omniroute/backend/translate/gemini"
 	"omniroute/backend/translate/ollama"
 	"omniroute/backend/translate/responses"
 )
@@ -54,6 +57,8 @@ type request struct {
 	adm *admission
 	// tools is the number of tools in the request (-1: not counted yet).
 	tools int
+	// gemini is a Gemini-native call's URL part (model, stream, framing).
+	gemini geminiCall
 
 	// The first admission, attempt, ticket and candidate list live in the
 	// request, saving an allocation each for the common request (one target,
@@ -93,6 +98,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	req.body = body
 	if err := checkJSON(body); err != nil {
 		return err
+	}
+	if req.format == translate.Gemini {
+		return g.decodeGemini(req)
 	}
 	// One walk over the top level reads every field routed on, skipping the
 	// rest without parsing it (jsonwalk: long strings by IndexByte), where a
@@ -161,6 +169,24 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if req.format == translate.OllamaChat || req.format == translate.OllamaGenerate {
 		req.stream = stream != "false" // Ollama streams unless told not to
 	}
+	return nil
+}
+
+// decodeGemini checks a Gemini-native body: "contents" an array of objects;
+// the model and stream flag are the URL's (geminiTarget checked the name), so
+// a "model" in the body is never routed on. Parts without data ({"text":""},
+// which Google refuses) are dropped from the history.
+func (g *Gateway) decodeGemini(req *request) error {
+	var f [1]string
+	jsonwalk.Fields(view(req.body), []string{"contents"}, f[:])
+	if !jsonwalk.IsArray(f[0]) || !allObjects(f[0]) {
+		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field \"contents\" must be an array of Content objects").WithParam("contents")
+	}
+	req.body = tgemini.DropEmptyTextParts(req.body)
+	if gjson.GetBytes(req.body, "contents.#").Int() == 0 {
+		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field \"contents\" holds no content with data").WithParam("contents")
+	}
+	req.model, req.stream = g.models.intern(req.gemini.model), req.gemini.stream
 	return nil
 }
 
@@ -288,6 +314,7 @@ var formatNames = map[translate.Format]string{
 	translate.OllamaChat:     "Ollama chat",
 	translate.OllamaGenerate: "Ollama generate",
 	translate.OllamaEmbed:    "Ollama embed",
+	translate.Gemini:         "Gemini",
 }
 
 // untranslatable says why a request cannot reach an upstream of another wire

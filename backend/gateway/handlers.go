@@ -109,7 +109,7 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
-	req, err := g.begin(w, r, format, client)
+	req, err := g.beginCall(w, r, format, client, geminiCall{})
 	if err == errAnswered {
 		req.releaseBody()
 		return
@@ -124,18 +124,19 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 // errAnswered is begin's refusal that it answered itself.
 var errAnswered = errors.New("answered")
 
-// begin reads and checks the request and takes an in-flight slot (err nil).
+// beginCall reads and checks the request and takes an in-flight slot (err nil).
 // The body is read (under its deadline and the byte budget) before the slot
 // is taken: a slow sender holds no slot.
 //
 //go:noinline
-func (g *Gateway) begin(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) (*request, error) {
+func (g *Gateway) beginCall(w http.ResponseWriter, r *http.Request, format translate.Format, client Client, call geminiCall) (*request, error) {
 	set := g.general()
 	// Set field by field: a literal of the whole request may be built on
 	// this frame first (3.5 KB of stack under a streaming request's frames).
 	req := new(request)
 	req.start, req.client, req.format, req.tools = g.clk.Now(), client, format, -1 // its id is made with the log row
 	req.attempts = req.firstAttempts[:0]
+	req.gemini = call // a Gemini-native call's model and stream flag (from its URL)
 	if err := g.decode(w, r, req, set); err != nil {
 		return req, err
 	}
@@ -175,6 +176,10 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 	e := errs.As(err)
 	if status == 0 {
 		status = httpx.Status(e.Class)
+	}
+	if format == translate.Gemini {
+		writeGeminiError(w, status, e)
+		return
 	}
 	if translate.IsOllama(format) {
 		// Ollama's clients read {"error": "…"}; the code leads the message.

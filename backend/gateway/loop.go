@@ -671,6 +671,7 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	if translate.IsOllama(req.format) {
 		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
 	}
+	a.codec.gemini = req.gemini
 	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
 	a.rec.StartMs = msSince(req.start, now)
 	return a
@@ -862,6 +863,12 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	u := readUsage(gjson.Get(body, "usage"))
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
+	}
+	if req.format == translate.Gemini && u == (usageCounts{}) {
+		// Google counts thoughts apart from the candidates; the log's completion holds both.
+		m := gjson.Get(body, "usageMetadata")
+		u.in, u.cached = int(m.Get("promptTokenCount").Int()), int(m.Get("cachedContentTokenCount").Int())
+		u.out = int(m.Get("candidatesTokenCount").Int() + m.Get("thoughtsTokenCount").Int())
 	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 }

@@ -16,6 +16,7 @@ import (
 	"omniroute/backend/resilience/watchdog"
 	"omniroute/backend/translate"
 	"omniroute/backend/translate/frames"
+	tgemini "omniroute/backend/translate/gemini"
 	"omniroute/backend/translate/sse"
 )
 
@@ -438,6 +439,8 @@ func (s *streamState) commit() {
 	ct := "text/event-stream"
 	if translate.IsOllama(a.req.format) {
 		ct = "application/x-ndjson" // Ollama streams JSON lines
+	} else if a.req.format == translate.Gemini && a.req.gemini.framing == tgemini.FramingJSONArray {
+		ct = "application/json" // streamGenerateContent without alt=sse: one JSON array
 	}
 	setServedHeaders(a.w.Header(), &a.served, a.cand, a.req.earlierAttempts+len(a.req.attempts)+1, "",
 		"Content-Type", ct, "Cache-Control", "no-cache", "X-Accel-Buffering", "no", "Date", a.g.httpDate())
@@ -515,6 +518,13 @@ func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
 		if f, ok := c.second.(failer); ok {
 			return f.Fail(dst, code, message)
 		}
+		if ew, ok := c.second.(tgemini.ErrorWriter); ok {
+			return ew.AppendError(dst, http.StatusInternalServerError, "", code+": "+message)
+		}
+	}
+	if ew, ok := s.tr.(tgemini.ErrorWriter); ok {
+		// Google's error object in the client's framing (the JSON array closed).
+		return ew.AppendError(dst, http.StatusInternalServerError, "", code+": "+message)
 	}
 	return translate.ErrorEvent(dst, s.a.req.format, code, message)
 }

@@ -1,5 +1,6 @@
 // Package clients drives the real clients users point at the gateway — Claude
-// Code, Codex CLI and the official OpenAI and Anthropic SDKs, pinned in
+// Code, Codex CLI, the Gemini CLI (on the Gemini-native /v1beta API) and the
+// official OpenAI and Anthropic SDKs, pinned in
 // package.json / package-lock.json and installed with `npm ci` — against the
 // real built binary (`omniroute --headless` with a temporary data directory
 // and port) and the fake upstream of both wire formats (tests/fakeupstream).

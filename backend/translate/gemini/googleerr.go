@@ -164,7 +164,7 @@ func StatusFor(httpStatus int) string {
 	case 499:
 		return "CANCELLED"
 	case 501:
-		return "NOT_IMPLEMENTED"
+		return "UNIMPLEMENTED"
 	case 503:
 		return "UNAVAILABLE"
 	case 504:
