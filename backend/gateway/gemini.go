@@ -131,27 +131,11 @@ func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, 
 // geminiCountTokens serves :countTokens with a local estimate (as
 // /v1/messages/count_tokens does): the model's upstream is not asked.
 func (g *Gateway) geminiCountTokens(w http.ResponseWriter, r *http.Request) {
-	req := &request{}
-	defer req.releaseBody()
-	body, err := g.readBody(w, r, req, g.general())
-	if err == nil {
-		err = checkJSON(body)
-	}
-	var n int
-	if err == nil {
-		if n, err = tgemini.CountTokens(body); err != nil {
-			err = errs.New(errs.Invalid, "INVALID_ARGUMENT", "%s", err.Error())
-		}
-	}
-	g.armWrite(w)
-	if err != nil {
-		writeError(w, translate.Gemini, 0, err)
-		return
-	}
-	w.Header().Set(HeaderWarning, "token count is a local estimate")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(tgemini.CountTokensResponse(n))
+	g.countLocally(w, r, translate.Gemini, "INVALID_ARGUMENT", tgemini.CountTokens, func(w http.ResponseWriter, n int) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(tgemini.CountTokensResponse(n))
+	})
 }
 
 // geminiModelInfo is one model in Google's Model shape.

@@ -87,6 +87,16 @@ func (g *Gateway) OllamaEmbedFor(w http.ResponseWriter, r *http.Request, c Clien
 
 // CountTokens serves POST /v1/messages/count_tokens with a local estimate.
 func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
+	g.countLocally(w, r, translate.Messages, "INVALID_REQUEST", tanthropic.CountTokens, func(w http.ResponseWriter, n int) {
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
+	})
+}
+
+// countLocally answers a token count with a local estimate, no upstream
+// asked: count reads the body (its error is the client's: code, in format
+// f's error shape), write answers the count n.
+func (g *Gateway) countLocally(w http.ResponseWriter, r *http.Request, f translate.Format, code string,
+	count func([]byte) (int, error), write func(w http.ResponseWriter, n int)) {
 	req := &request{}
 	defer req.releaseBody()
 	body, err := g.readBody(w, r, req, g.general())
@@ -95,17 +105,17 @@ func (g *Gateway) CountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	var n int
 	if err == nil {
-		if n, err = tanthropic.CountTokens(body); err != nil {
-			err = errs.New(errs.Invalid, "INVALID_REQUEST", "%s", err.Error())
+		if n, err = count(body); err != nil {
+			err = errs.New(errs.Invalid, code, "%s", err.Error())
 		}
 	}
 	g.armWrite(w)
 	if err != nil {
-		writeError(w, translate.Messages, 0, err)
+		writeError(w, f, 0, err)
 		return
 	}
 	w.Header().Set(HeaderWarning, "token count is a local estimate")
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
+	write(w, n)
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
