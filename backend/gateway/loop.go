@@ -231,7 +231,7 @@ func (g *Gateway) runFailed(req *request, plan *routing.Plan, last *failure, ref
 type round struct {
 	// bill is the served answer's model and usage, for pricing (kept only
 	// when the gateway has a Spend hook).
-	bill bill
+	bill      bill
 	tried     []target     // targets attempted in this round
 	exhausted []exhaustion // connections failed at account level
 	triedBuf  [4]target
