@@ -17,6 +17,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/clock"
+	"omniroute/backend/budget"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/events"
@@ -24,6 +25,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
 	"omniroute/backend/leases"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
@@ -77,6 +79,10 @@ type Deps struct {
 	// AuthFailure counts a failed authentication (route "client" or
 	// "management"; result "refused" or "throttled"); nil counts nothing.
 	AuthFailure func(route, result string)
+	// Pricing prices answers (GET /api/pricing, connection overrides) and
+	// Budgets holds keys to their budgets and limits; nil: neither is shown.
+	Pricing *pricing.Table
+	Budgets *budget.Ledger
 }
 
 // API serves every HTTP route.
@@ -190,6 +196,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers/{id}/test", a.management(a.testConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/{id}/models/refresh", a.management(a.refreshModelsRoute)).Methods(http.MethodPost)
+	m.HandleFunc("/pricing", a.management(a.listPricing)).Methods(http.MethodGet)
 	m.HandleFunc("/keys", a.management(a.listKeys)).Methods(http.MethodGet)
 	m.HandleFunc("/keys", a.management(a.createKey)).Methods(http.MethodPost)
 	m.HandleFunc("/keys/default", a.management(a.defaultKey)).Methods(http.MethodGet)

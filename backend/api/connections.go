@@ -44,6 +44,10 @@ type connectionInput struct {
 	// (not a pointer, so an explicit null arrives as "null" and lifts the caps).
 	ModelConcurrency     json.RawMessage  `json:"modelConcurrency"`
 	ProviderSpecificData *json.RawMessage `json:"providerSpecificData"`
+	// Pricing and FlatRate are the connection's pricing override (PATCH and
+	// PUT; see applyPricingInput).
+	Pricing  json.RawMessage `json:"pricing"`
+	FlatRate json.RawMessage `json:"flatRate"`
 	Models               *[]string        `json:"models"`
 	// DiscoveredModels edits the discovered list (until the next refresh).
 	DiscoveredModels *[]string `json:"discoveredModels"`
@@ -213,6 +217,10 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		in.RateLimitOverrides = &merged
 	}
 	if err := a.applyConnectionInput(&row, in, p, false); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if err := a.applyPricingInput(row.ID, in); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
