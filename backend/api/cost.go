@@ -1,6 +1,7 @@
 package api
 
 import (
+	"database/sql"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -139,4 +140,12 @@ func (a *API) addKeyCost(out map[string]any, row store.APIKey) map[string]any {
 		out["spend"] = s
 	}
 	return out
+}
+
+// nullUSD is a row's cost for JSON: null when unknown.
+func nullUSD(v sql.NullFloat64) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.Float64
 }

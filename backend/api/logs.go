@@ -59,7 +59,8 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 			"model": capString(l.Model), "provider": capString(l.Provider), "connectionId": l.ConnectionID, "apiKeyId": l.APIKeyID, "status": l.Status,
 			"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(validAttempts(l.Attempts)),
 			"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens, "cachedTokens": l.CachedTokens,
-			"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason)})
+			"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason),
+			"costUsd": nullUSD(l.CostUSD), "savedUsd": l.SavedUSD})
 		if err != nil {
 			continue
 		}

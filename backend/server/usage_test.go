@@ -91,7 +91,7 @@ func TestUsageChartsAreBoundedOver100kRows(t *testing.T) {
 		t.Fatalf("csv %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	recs, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
-	if err != nil || len(recs) < 2 || strings.Join(recs[0], ",") != "bucket_start,key,label,requests,errors,tokens_in,tokens_out,tokens_cached" {
+	if err != nil || len(recs) < 2 || strings.Join(recs[0], ",") != "bucket_start,key,label,requests,errors,tokens_in,tokens_out,tokens_cached,cost_usd,saved_usd" {
 		t.Fatalf("csv %v %q", err, body[:min(len(body), 200)])
 	}
 	if code, m := e.mgmt("GET", "/api/usage?range=year", nil); code != 400 || !strings.Contains(fmt.Sprint(m), "INVALID_QUERY") {
