@@ -16,8 +16,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"omniroute/backend/agents"
-	"omniroute/backend/clock"
 	"omniroute/backend/budget"
+	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/events"

@@ -48,7 +48,7 @@ type connectionInput struct {
 	// PUT; see applyPricingInput).
 	Pricing  json.RawMessage `json:"pricing"`
 	FlatRate json.RawMessage `json:"flatRate"`
-	Models               *[]string        `json:"models"`
+	Models   *[]string       `json:"models"`
 	// DiscoveredModels edits the discovered list (until the next refresh).
 	DiscoveredModels *[]string `json:"discoveredModels"`
 	// DiscoverModels: false stops create from asking the upstream (default:

@@ -18,8 +18,8 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/api"
-	"omniroute/backend/clock"
 	"omniroute/backend/budget"
+	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
 	"omniroute/backend/events"
