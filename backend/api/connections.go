@@ -44,11 +44,7 @@ type connectionInput struct {
 	// (not a pointer, so an explicit null arrives as "null" and lifts the caps).
 	ModelConcurrency     json.RawMessage  `json:"modelConcurrency"`
 	ProviderSpecificData *json.RawMessage `json:"providerSpecificData"`
-	// Pricing and FlatRate are the connection's pricing override (PATCH and
-	// PUT; see applyPricingInput).
-	Pricing  json.RawMessage `json:"pricing"`
-	FlatRate json.RawMessage `json:"flatRate"`
-	Models   *[]string       `json:"models"`
+	Models               *[]string        `json:"models"`
 	// DiscoveredModels edits the discovered list (until the next refresh).
 	DiscoveredModels *[]string `json:"discoveredModels"`
 	// DiscoverModels: false stops create from asking the upstream (default:
@@ -59,6 +55,10 @@ type connectionInput struct {
 	// Default: on create when it discovers models, never on edit (the
 	// dashboard sends true when the key or the base URL changes).
 	Verify *bool `json:"verify"`
+	// Pricing and FlatRate are the connection's pricing override (PATCH and
+	// PUT; see applyPricingInput).
+	Pricing  json.RawMessage `json:"pricing"`
+	FlatRate json.RawMessage `json:"flatRate"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
