@@ -190,7 +190,8 @@ func (t *Table) Override(connID string) (Override, bool) {
 // first under provider, then under the provider whose API prices it.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
 	provider = baseProvider(provider)
-	for _, m := range candidates(model) {
+	names, n := candidates(model)
+	for _, m := range names[:n] {
 		if p, ok := t.byKey[key{provider, m}]; ok {
 			return p, true
 		}
@@ -226,7 +227,8 @@ func (t *Table) Charge(connID, provider, model string, u Usage) Charge {
 	var p Price
 	ok := false
 	if hasO && len(o.Pricing) > 0 {
-		for _, m := range candidates(model) {
+		names, n := candidates(model)
+		for _, m := range names[:n] {
 			if p, ok = o.Pricing[m]; ok {
 				break
 			}
@@ -255,31 +257,33 @@ func baseProvider(p string) string {
 }
 
 // candidates are the names model is looked up under, in order: itself, then
-// without a date suffix (-YYYY-MM-DD or -YYYYMMDD) or a -latest suffix.
-func candidates(model string) []string {
-	out := []string{model}
+// without a date suffix (-YYYY-MM-DD or -YYYYMMDD) or a -latest suffix. An
+// array, not a slice: a lookup per answer allocates nothing.
+func candidates(model string) (names [2]string, n int) {
+	names[0], n = model, 1
 	if s, ok := strings.CutSuffix(model, "-latest"); ok {
-		return append(out, s)
+		names[1], n = s, 2
+	} else if l := len(model); l > 11 && model[l-11] == '-' && model[l-6] == '-' && model[l-3] == '-' &&
+		isDate(model[l-10:l-6], model[l-5:l-3], model[l-2:]) {
+		names[1], n = model[:l-11], 2
+	} else if l > 9 && model[l-9] == '-' && isDate(model[l-8:l-4], model[l-4:l-2], model[l-2:]) {
+		names[1], n = model[:l-9], 2
 	}
-	if n := len(model); n > 11 && model[n-11] == '-' && isDate(model[n-10:n-6]+model[n-5:n-3]+model[n-2:]) && model[n-6] == '-' && model[n-3] == '-' {
-		return append(out, model[:n-11])
-	}
-	if n := len(model); n > 9 && model[n-9] == '-' && isDate(model[n-8:]) {
-		return append(out, model[:n-9])
-	}
-	return out
+	return names, n
 }
 
-// isDate reports 8 digits that read as a 20YYMMDD date.
-func isDate(s string) bool {
-	if len(s) != 8 || s[:2] != "20" {
+// isDate reports a 20YY year, a month and a day in digits.
+func isDate(yyyy, mm, dd string) bool {
+	if len(yyyy) != 4 || len(mm) != 2 || len(dd) != 2 || yyyy[:2] != "20" {
 		return false
 	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+	for _, s := range [3]string{yyyy, mm, dd} {
+		for i := range len(s) {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
 		}
 	}
-	mm, dd := (s[4]-'0')*10+s[5]-'0', (s[6]-'0')*10+s[7]-'0'
-	return mm >= 1 && mm <= 12 && dd >= 1 && dd <= 31
+	m, d := (mm[0]-'0')*10+mm[1]-'0', (dd[0]-'0')*10+dd[1]-'0'
+	return m >= 1 && m <= 12 && d >= 1 && d <= 31
 }

@@ -144,3 +144,16 @@ func TestShippedCatalogueIsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestChargeAllocatesNothing: pricing runs once per served request.
+func TestChargeAllocatesNothing(t *testing.T) {
+	tb := newTable(t)
+	tb.SetOverride("c", Override{Pricing: map[string]Price{"m": {InputPerMTok: 1}}})
+	u := Usage{Prompt: 100, Output: 10}
+	if n := testing.AllocsPerRun(100, func() {
+		tb.Charge("c", "openai-compatible:x", "m-2025-01-02", u)
+		tb.Charge("d", "anthropic", "claude-sonnet-4-5-20250929", u)
+	}); n != 0 {
+		t.Fatalf("%v allocations per charge", n)
+	}
+}
