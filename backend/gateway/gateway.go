@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -137,10 +138,12 @@ type Spend interface {
 	// Admit refuses a request of the key that its budget or rate limits do
 	// not allow now (KEY_BUDGET_EXCEEDED, KEY_RATE_LIMITED; nil: go on).
 	Admit(keyID string) error
-	// Charge prices a served answer of model with usage u, sets the row's
-	// cost, and charges the row's key. It runs once per request, after the
-	// answer, and must not block.
-	Charge(l *store.RequestLog, model string, u pricing.Usage)
+	// Charge prices a served answer of model with usage u on the row's
+	// connection and charges the row's key; it returns the row's cost (not
+	// valid: unknown) and what a flat-rate connection saved. It runs once per
+	// request, after the answer, and must not block. (The row goes by value:
+	// a pointer to it would move every request's row to the heap.)
+	Charge(l store.RequestLog, model string, u pricing.Usage) (cost sql.NullFloat64, saved float64)
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.

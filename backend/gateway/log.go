@@ -53,7 +53,7 @@ func (g *Gateway) finishLog(req *request) {
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	if g.spend != nil && req.round.bill.ok && l.Status < 400 {
-		g.spend.Charge(&l, req.round.bill.model, req.round.bill.usage)
+		l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage)
 	}
 	g.logs.Log(l)
 }

@@ -24,16 +24,16 @@ func (h costHook) Admit(keyID string) error { return h.ledger.Admit(keyID) }
 
 // Charge prices the answer at its connection's prices; an answer of unknown
 // price leaves the row's cost NULL and charges the key its tokens only.
-func (h costHook) Charge(l *store.RequestLog, model string, u pricing.Usage) {
+func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage) (sql.NullFloat64, float64) {
 	c := h.prices.Charge(l.ConnectionID, l.Provider, model, u)
 	tokens := int64(u.Prompt + u.Output)
 	if !c.Known {
 		h.ledger.Charge(l.APIKeyID, 0, tokens)
-		return
+		return sql.NullFloat64{}, 0
 	}
-	l.CostUSD, l.SavedUSD = sql.NullFloat64{Float64: c.USD, Valid: true}, c.Saved
 	h.ledger.Charge(l.APIKeyID, c.USD, tokens)
 	h.meter.Spend(l.APIKeyID, model, l.Provider, c.USD)
+	return sql.NullFloat64{Float64: c.USD, Valid: true}, c.Saved
 }
 
 // newPricing is the shipped catalogue over the provider catalogue: each

@@ -1,8 +1,8 @@
 package store
 
 import (
-	"database/sql"
 	"cmp"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"slices"
