@@ -81,7 +81,8 @@ func (l *Limits) Validate() error {
 }
 
 // Spend is what a key spent in its current period. PeriodStart is unix ms
-// (nil for a total budget, or a key without one: spent since it was tracked).
+// (nil for a total budget, or a key without one: its spend over the rows the
+// request log keeps, plus what it spent since).
 type Spend struct {
 	USD         float64 `json:"usd"`
 	Tokens      int64   `json:"tokens"`

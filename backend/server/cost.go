@@ -51,12 +51,9 @@ func newPricing(catalog *providers.Catalog) (*pricing.Table, error) {
 }
 
 // loadBudgets gives the ledger every key's budget and limits, each seeded
-// from the request log.
+// with its spend from the request log (one aggregate per key).
 func loadBudgets(st *store.Store, ledger *budget.Ledger, rows []store.APIKey) error {
 	for _, k := range rows {
-		if k.Budget == "" && k.Limits == "" {
-			continue
-		}
 		if err := ledger.Apply(k, st.KeySpendSince); err != nil {
 			return err
 		}
