@@ -15,6 +15,7 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/cooldown"
@@ -493,6 +494,14 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
+	}
+	if a.Pricing != nil { // the connection's prices (COST.md)
+		o, _ := a.Pricing.Override(row.ID)
+		p := o.Pricing
+		if p == nil {
+			p = map[string]pricing.Price{}
+		}
+		out["pricing"], out["flatRate"] = p, a.Pricing.FlatRate(row.ID, row.Provider)
 	}
 	if row.AuthType == "oauth" {
 		access, _ := a.Box.Open(row.AccessTokenEnc)

@@ -185,6 +185,18 @@ func (t *Table) Override(connID string) (Override, bool) {
 	return o, ok
 }
 
+// FlatRate reports whether connection connID of provider is flat-rate: its
+// override says so, or its provider is flat-rate by default.
+func (t *Table) FlatRate(connID, provider string) bool {
+	t.mu.RLock()
+	o, ok := t.overrides[connID]
+	t.mu.RUnlock()
+	if ok && o.FlatRate != nil {
+		return *o.FlatRate
+	}
+	return t.flatDefault[baseProvider(provider)]
+}
+
 // Lookup finds the catalogue price of provider's model: the exact name, then
 // the name without a dated suffix (-2025-08-07, -20250929) or -latest, each
 // first under provider, then under the provider whose API prices it.

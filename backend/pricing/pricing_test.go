@@ -113,6 +113,9 @@ func TestChargeOverridesAndFlatRate(t *testing.T) {
 	if c := tb.Charge("c1", "anthropic", "claude-haiku-4-5", u); !c.Flat || c.USD != 0 || !near(c.Saved, 6) {
 		t.Fatalf("api key made flat: %+v", c)
 	}
+	if !tb.FlatRate("c1", "anthropic") || tb.FlatRate("c2", "claude") || !tb.FlatRate("c9", "claude") || tb.FlatRate("c9", "openai") {
+		t.Fatal("FlatRate: the override, else the provider's default")
+	}
 	tb.SetOverride("c1", Override{})
 	if _, ok := tb.Override("c1"); ok {
 		t.Fatal("an empty override is removed")

@@ -22,6 +22,10 @@ func TestKeyBudgetRefusesAfterTheCrossingRequest(t *testing.T) {
 		"pricing": map[string]any{"gpt-4o-mini": map[string]any{"inputPerMTok": 100, "outputPerMTok": 100}}}); code != 200 {
 		t.Fatalf("pricing: %d %v", code, m)
 	}
+	if code, m := e.mgmt("GET", "/api/providers/"+conn, nil); code != 200 || m["connection"].(map[string]any)["flatRate"] != false ||
+		m["connection"].(map[string]any)["pricing"].(map[string]any)["gpt-4o-mini"] == nil {
+		t.Fatalf("the connection shows its prices: %d %v", code, m)
+	}
 	if code, m := e.mgmt("PATCH", "/api/providers/"+conn, map[string]any{"pricing": map[string]any{"x": map[string]any{"inputPerMTok": -1}}}); code != 400 {
 		t.Fatalf("a negative price: %d %v", code, m)
 	}
