@@ -22,7 +22,7 @@ PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
 
-.PHONY: all build build-desktop frontend install uninstall test-package run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
@@ -46,14 +46,14 @@ build-desktop: frontend
 # their own ports and data directories.
 ifeq ($(HAVE_GUI)$(HAVE_DISPLAY),yesyes)
 run: install
-	"$(BINDIR)/omniroute-desktop"
+	"$(BINDIR)/omniroute-desktop" --log-requests
 else
 run: install
-	"$(BINDIR)/omniroute" --headless
+	"$(BINDIR)/omniroute" --headless --log-requests
 endif
 
 run-headless: build
-	./$(BIN) --headless
+	./$(BIN) --headless --log-requests
 
 # The CLI (and, where the GUI libraries exist, the desktop app with its menu
 # entry and icons) under $(PREFIX), through the same install.sh the tarball
@@ -148,9 +148,29 @@ package: build build-desktop
 	build/package.sh all
 
 # The packages' contents and metadata, an install into a throw-away root and
-# into a prefix, the installed gateway answering, and a clean removal.
-test-package: package
+# into a prefix, the installed gateway answering, and a clean removal; the
+# Windows installer's build.
+test-package: package package-windows
 	tests/package/check.sh
+
+# macOS (on a Mac, with Xcode's tools and the Wails CLI: go install
+# github.com/wailsapp/wails/v2/cmd/wails@v2.11.0): the .app bundle; not built on
+# Linux. docs/INSTALL.md has the steps (icon set, tray-only LSUIElement).
+package-macos:
+	@[ "$$(uname)" = Darwin ] || { echo "package-macos runs on macOS (see docs/INSTALL.md)"; exit 2; }
+	wails build -platform darwin/universal -tags desktop -ldflags "$(LDFLAGS)" -o omniroute
+
+# Windows: both binaries cross-compiled without cgo (Wails' WebView2 backend
+# and the tray need none) and a per-user NSIS installer (Start-menu entry,
+# optional start at login, uninstaller that keeps the user's data), built with
+# Debian's makensis: bin/omniroute-<version>-windows-amd64-setup.exe.
+WINDIR := dist-pkg/windows
+package-windows: frontend
+	rm -rf $(WINDIR) && mkdir -p $(WINDIR)
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(WINDIR)/omniroute.exe .
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -tags desktop,production -trimpath -ldflags "$(LDFLAGS) -H windowsgui" -o $(WINDIR)/omniroute-desktop.exe .
+	cp build/windows/omniroute.ico README.md $(WINDIR)/
+	makensis -V2 -DVERSION=$(VERSION) -DSRC=$(CURDIR)/$(WINDIR) -DOUTFILE=$(CURDIR)/bin/omniroute-$(VERSION)-windows-amd64-setup.exe build/windows/installer.nsi
 
 icons:
 	$(GO) run ./build/genicons

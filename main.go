@@ -89,6 +89,10 @@ type runFlags struct {
 	reset    bool // move the old database, key and token aside and start fresh
 	// acceptDamagedWAL starts over a damaged WAL with what precedes the damage
 	acceptDamagedWAL bool
+	// logRequests prints one line per finished request on stdout (the
+	// journal, under systemd): time, key, model, connection, status,
+	// attempts, latency, error code.
+	logRequests bool
 }
 
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
@@ -97,13 +101,15 @@ Usage:
   omniroute                 start the app (desktop window and tray in the desktop build)
   omniroute --headless      start only the gateway; the dashboard is served in the browser
   omniroute --hidden        start with the window hidden (tray only), as at login
+  omniroute --log-requests  also print one line per request on stdout: time, key name,
+                            model, connection, status, attempts, latency, error code
   omniroute --reset         start fresh: move the data directory's database, secret.key
                             and token aside (into reset-<time>/), never deleting them
   omniroute --accept-damaged-wal
                             start although omniroute.db-wal is damaged, with the
                             transactions before the damage (the log is copied aside first)
   omniroute token           print the management API token
-  omniroute setup <agent> [--model M]
+  omniroute setup <agent> [--model M] [--force]
                             point an agent's own config at the gateway with a model a
                             connection serves (default: the agent model map's choice);
                             backup kept; undo with: omniroute setup <agent> --undo
@@ -167,6 +173,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flags.reset = true
 		case "--accept-damaged-wal", "-accept-damaged-wal":
 			flags.acceptDamagedWAL = true
+		case "--log-requests", "-log-requests":
+			flags.logRequests = true
 		default:
 			rest = append(rest, a)
 		}
@@ -216,6 +224,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.SetPrefix("")
 	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
 	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
+	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
+		opts.SetMemoryLimit = debug.SetMemoryLimit
+	}
+	if flags.logRequests {
+		opts.RequestLines = stdout
+	}
 	if err := runApp(ctx, opts, flags, stdout); err != nil {
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1

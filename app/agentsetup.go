@@ -25,8 +25,11 @@ import (
 func AgentManager(baseURL, key string) *agents.Manager { return agents.ForCurrentUser(baseURL, key) }
 
 const agentUsage = `usage:
-  omniroute setup <agent> [--model M]   write the agent's config to use the gateway with model M
-                                        (default: the agent model map's choice); backup kept
+  omniroute setup <agent> [--model M] [--force]
+                                        write the agent's config to use the gateway with model M
+                                        (default: the agent model map's choice); backup kept;
+                                        refused when every connection serving M is unreachable
+                                        or has its key rejected, unless --force
   omniroute setup <agent> --undo        restore the agent's previous config
   omniroute run <agent> [args…]         start the agent against the gateway; every argument
                                         after the agent name goes to the agent
@@ -54,12 +57,14 @@ func AgentCommand(verb string, args []string, proc config.Process, stdout, stder
 		return runAgent(id, args[1:], proc, stdout, stderr)
 	}
 	var model string
-	undo := false
+	undo, force := false, false
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		switch a := rest[i]; {
 		case a == "--undo":
 			undo = true
+		case a == "--force" || a == "-f":
+			force = true
 		case a == "--model" || a == "-m":
 			if i+1 >= len(rest) || strings.TrimSpace(rest[i+1]) == "" {
 				fmt.Fprintln(stderr, "omniroute: --model needs a model name (see GET /v1/models)")
@@ -98,6 +103,15 @@ func AgentCommand(verb string, args []string, proc config.Process, stdout, stder
 	if err != nil {
 		fmt.Fprintf(stderr, "omniroute: setup %s refused: %v\n", id, err)
 		return 1
+	}
+	if models.Warning != "" {
+		// Claude Code would show nothing for minutes while it retries fast
+		// errors: say so before writing, and write only when asked to.
+		if !force {
+			fmt.Fprintf(stderr, "omniroute: setup %s refused: %s\nFix the connection (dashboard Overview), choose another model with --model, or write it anyway with --force.\n", id, models.Warning)
+			return 1
+		}
+		fmt.Fprintf(stderr, "omniroute: warning: %s\n", models.Warning)
 	}
 	res, err := models.Manager(base).Setup(id)
 	if err != nil {
@@ -209,6 +223,9 @@ func describeSetup(res agents.Result, models api.AgentModels) string {
 		fmt.Fprintf(&b, "\nUndo with: omniroute setup %s --undo\n", res.Agent)
 	case res.Path != "":
 		fmt.Fprintf(&b, "%s is already configured in %s\n", res.Agent, res.Path)
+	}
+	if models.Warning != "" {
+		fmt.Fprintf(&b, "Warning: %s\n", models.Warning)
 	}
 	if models.Model != "" {
 		fmt.Fprintf(&b, "Model: %s (%s)\n", models.Model, map[string]string{"requested": "as asked", "setting": "from the agent model map",

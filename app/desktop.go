@@ -53,6 +53,9 @@ type desktop struct {
 	pauseIt *systray.MenuItem
 	// statusIt is the status line at the top of the menu.
 	statusIt *systray.MenuItem
+	// notes turns health changes into desktop notifications (nil: no
+	// notification service).
+	notes *tray.Watcher
 }
 
 // hasDisplay reports whether a window can be shown.
@@ -93,6 +96,11 @@ func RunDesktop(ctx context.Context, o DesktopOptions) error {
 	}
 	cfg, _ := os.UserConfigDir()
 	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: autostart.Entry{ConfigDir: cfg}}
+	if n, err := tray.NewDBusNotifier("omniroute"); err == nil {
+		d.notes = tray.NewWatcher(n, time.Now)
+	} else {
+		log.Info("desktop notifications off: no session bus", slog.String("error", err.Error()))
+	}
 
 	// The tray joins Wails' GTK loop: register it on the main thread before wails.Run.
 	systray.Register(d.trayReady, nil)
@@ -350,9 +358,14 @@ func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
 }
 
 func (d *desktop) refreshStatus() {
-	st := tray.FromReport(d.srv.Health().Report, d.srv.API().Paused())
+	report := d.srv.Health().Report
+	st := tray.FromReport(report, d.srv.API().Paused())
 	d.mu.Lock()
 	d.status = st
+	if d.notes != nil {
+		// Under d.mu: the watcher is not safe for concurrent use.
+		d.notes.Observe(report, d.srv.API().Settings.General().MuteNotifications)
+	}
 	d.mu.Unlock()
 }
 

@@ -65,7 +65,7 @@ func FromReport(r health.Report, paused bool) Status {
 		switch c.State {
 		case health.Cooling:
 			s.CoolingDown++
-		case health.Terminal, health.KeyRejected:
+		case health.Terminal, health.KeyRejected, health.Unreachable:
 			s.Terminal++
 		case health.BreakerOpen:
 			s.OpenBreakers++

@@ -17,6 +17,7 @@ func (a *API) agentRoutes(m *mux.Router) {
 	m.HandleFunc("/agents/{id}/undo", a.management(a.undoAgent)).Methods(http.MethodPost)
 	m.HandleFunc("/agents/{id}/instructions", a.management(a.agentInstructions)).Methods(http.MethodGet)
 	m.HandleFunc("/agents/{id}/models", a.management(a.agentModelsRoute)).Methods(http.MethodGet)
+	m.HandleFunc("/agents/{id}/choices", a.management(a.agentChoicesRoute)).Methods(http.MethodGet)
 }
 
 func agentError(err error) error {
@@ -69,9 +70,14 @@ func (a *API) SetupAgent(id, requested string) (agents.Result, AgentModels, erro
 	return res, models, nil
 }
 
+// setupAgent serves POST /api/agents/{id}/setup {model?, force?}. When every
+// connection serving the model is unreachable or has its key rejected it
+// refuses (409 AGENT_MODEL_UNSERVABLE, the reason in the message) unless
+// force is set: the agent would see nothing but errors.
 func (a *API) setupAgent(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Model string `json:"model"`
+		Force bool   `json:"force"`
 	}
 	if r.ContentLength != 0 {
 		if err := a.decode(r, &in); err != nil {
@@ -79,7 +85,23 @@ func (a *API) setupAgent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, models, err := a.SetupAgent(mux.Vars(r)["id"], in.Model)
+	id := mux.Vars(r)["id"]
+	if !in.Force {
+		if _, err := a.Agents().Instructions(id); err != nil {
+			httpx.WriteError(w, agentError(err))
+			return
+		}
+		m, err := a.AgentModels(id, in.Model)
+		if err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+		if m.Warning != "" {
+			httpx.WriteError(w, errs.New(errs.Conflict, "AGENT_MODEL_UNSERVABLE", "%s; choose another model, or configure anyway (force)", m.Warning).WithParam("model"))
+			return
+		}
+	}
+	res, models, err := a.SetupAgent(id, in.Model)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return

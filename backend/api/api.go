@@ -33,6 +33,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/update"
 )
 
 // Deps are the API's collaborators, built by package server.
@@ -79,6 +80,8 @@ type Deps struct {
 	// AuthFailure counts a failed authentication (route "client" or
 	// "management"; result "refused" or "throttled"); nil counts nothing.
 	AuthFailure func(route, result string)
+	// Updates is the opt-in release check (nil: none).
+	Updates *update.Checker
 	// Pricing prices answers (GET /api/pricing, connection overrides) and
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
@@ -186,6 +189,7 @@ func (a *API) Handler() http.Handler {
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)
+	m.HandleFunc("/words", a.management(a.wordsRoute)).Methods(http.MethodGet)
 	m.HandleFunc("/monitoring/health", a.management(a.resetBreakers)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
@@ -208,6 +212,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/rules/preview", a.management(a.previewRule)).Methods(http.MethodPost)
 	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
+	m.HandleFunc("/logs/export", a.management(a.exportLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)
@@ -218,6 +223,7 @@ func (a *API) Handler() http.Handler {
 	a.leaseRoutes(m, a.Leases)
 	a.agentRoutes(m)
 	a.instanceRoutes(m)
+	a.updateRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)

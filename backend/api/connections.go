@@ -609,6 +609,9 @@ func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, d
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	res := a.Discovery.Discover(ctx, c.Target(""))
+	// Discovery is an attempt like any other for the connection's reach: an
+	// upstream nothing answers reads unreachable on every page from now on.
+	c.NoteReach(res.Err == nil || res.Err.Code != discovery.CodeUnreachable, discoveryMessage(res), a.Clock.Now())
 	row, err := a.Store.Connection(id)
 	if err != nil {
 		return row, res, err
@@ -629,4 +632,12 @@ func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, d
 	}
 	row.DiscoveredModels, row.ModelsSource, row.ModelsError, row.ModelsRefreshedAt = d.Models, d.Source, d.Error, d.RefreshedAt
 	return row, res, nil
+}
+
+// discoveryMessage is discovery's error text ("" when it answered).
+func discoveryMessage(res discovery.Result) string {
+	if res.Err == nil {
+		return ""
+	}
+	return res.Err.Message
 }

@@ -149,3 +149,11 @@ func nullUSD(v sql.NullFloat64) any {
 	}
 	return v.Float64
 }
+
+// csvUSD is a row's cost for CSV: empty when unknown.
+func csvUSD(v sql.NullFloat64) string {
+	if !v.Valid {
+		return ""
+	}
+	return usd(v.Float64)
+}

@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
+	"omniroute/backend/words"
 )
 
 // Health is the overall status the dashboard and the tray show: the health
@@ -49,6 +50,9 @@ func (a *API) HealthInput() health.Input {
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,
 			ProviderName: providerDisplayName(c), Active: c.Active, Models: c.Models, Cooldown: c.Cooldown()}
+		if r := c.Reach(); r.Misses > 0 {
+			hc.Reach = health.Reach{Reached: r.Reached, Misses: r.Misses, Since: r.Since, LastMiss: r.LastMiss}
+		}
 		if d := a.Engine.ProviderCoolingRemaining(c.BreakerKey); d > 0 {
 			hc.ProviderCoolingUntil = now.Add(d)
 		}
@@ -120,15 +124,15 @@ func (a *API) activeLeases() []health.Lease {
 }
 
 // providerDisplayName is how pages name a connection's provider: the catalogue
-// name, or for a user-defined endpoint (its own provider) its prefix or, without
-// one, the connection's name. The raw breaker key stays in "provider".
+// name, or for a user-defined endpoint (its own provider) the connection's
+// name. The raw breaker key stays in "provider".
 func providerDisplayName(c *routing.Conn) string {
 	if !c.Provider.UserDefined {
 		return c.Provider.Name
 	}
-	if c.Prefix != "" {
-		return c.Prefix
-	}
+	// The name the user typed for the endpoint ("Lab box"), not its routing
+	// prefix ("lab") or breaker key ("openai-compatible:lab"): one name on
+	// every screen.
 	return c.Name
 }
 
@@ -258,4 +262,11 @@ func (a *API) resetBreakers(w http.ResponseWriter, r *http.Request) {
 
 func errInvalidQuery(param, msg string) error {
 	return errs.New(errs.Invalid, "INVALID_QUERY", "%s", msg).WithParam(param)
+}
+
+// wordsRoute serves GET /api/words: the one catalogue of plain words for
+// every error code, verdict, exclusion reason, health state and fix (the
+// dashboard shows these sentences, with the code as a small tag).
+func (a *API) wordsRoute(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, words.Get())
 }

@@ -130,6 +130,11 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 		auth.Skipped, auth.OK = true, false
 		auth.Message = "not known: the upstream could not be reached"
 	}
+	// The completion is an attempt like any other for the connection's reach
+	// (discovery noted its own in refreshModels).
+	if !comp.Skipped {
+		c.NoteReach(comp.Status != 0, comp.Message, a.Clock.Now())
+	}
 	ch.Steps = []CheckStep{reach, auth, models, comp}
 	ch.OK = true
 	for _, s := range ch.Steps {

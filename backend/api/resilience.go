@@ -92,6 +92,9 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 			remaining = ch.Until.Sub(now)
 		case ch.State == health.KeyRejected:
 			status = "key_rejected"
+		case ch.State == health.Unreachable:
+			// Not healthy once a cooldown ran out: nothing has answered.
+			status, remaining = "unreachable", 0
 		}
 		f := routing.CooldownFields(st)
 		item := map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,

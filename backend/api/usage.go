@@ -102,12 +102,12 @@ type UsageReport struct {
 func (a *API) usageParams(r *http.Request) (usageRange, string, error) {
 	q := r.URL.Query()
 	name := q.Get("range")
-	if name == "" {
-		name = "day"
+	if name == "" || name == "auto" {
+		name = a.fittingRange()
 	}
 	rg, ok := usageRanges[name]
 	if !ok {
-		return rg, "", errInvalidQuery("range", "range must be hour, day or week")
+		return rg, "", errInvalidQuery("range", "range must be auto, hour, day or week")
 	}
 	by := q.Get("by")
 	if by == "" {
@@ -117,6 +117,23 @@ func (a *API) usageParams(r *http.Request) (usageRange, string, error) {
 		return rg, "", errInvalidQuery("by", "by must be connection, model, key or provider")
 	}
 	return rg, by, nil
+}
+
+// fittingRange is the default range: the shortest of hour, day and week
+// that holds every request of the last week, so a new install's few minutes
+// of traffic fill the chart instead of a one-pixel sliver of a day.
+func (a *API) fittingRange() string {
+	now := a.Clock.Now()
+	first, err := a.Store.FirstRequestLogSince(now.Add(-7 * 24 * time.Hour).UnixMilli())
+	if err != nil || first == 0 {
+		return "hour"
+	}
+	for _, name := range []string{"hour", "day"} {
+		if from, _ := window(usageRanges[name], now); first >= from.UnixMilli() {
+			return name
+		}
+	}
+	return "week"
 }
 
 // window returns [from, to) ending at the bucket boundary after now.

@@ -26,6 +26,8 @@ type Holder struct {
 	resilience atomic.Pointer[Resilience]
 	overlay    map[string]any // the persisted part of the resilience settings
 	listeners  []func(Resilience)
+	// generalListeners run after the general settings changed.
+	generalListeners []func(General)
 }
 
 // NewHolder loads persisted settings over the defaults (env supplies the
@@ -125,17 +127,30 @@ func (h *Holder) GeneralRef() *General { return h.general.Load() }
 // PatchGeneral validates and applies a partial update, persisting it.
 func (h *Holder) PatchGeneral(patch []byte) (General, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	cur := h.General()
 	next, err := PatchJSON(cur, patch)
-	if err != nil {
-		return cur, err
+	if err == nil {
+		err = save(h.kv, "general", next)
 	}
-	if err := save(h.kv, "general", next); err != nil {
+	if err != nil {
+		h.mu.Unlock()
 		return cur, err
 	}
 	h.general.Store(&next)
+	listeners := append([]func(General){}, h.generalListeners...)
+	h.mu.Unlock()
+	for _, f := range listeners {
+		f(next)
+	}
 	return next, nil
+}
+
+// OnGeneralChange registers f to be called with the general settings after
+// every successful patch or reload.
+func (h *Holder) OnGeneralChange(f func(General)) {
+	h.mu.Lock()
+	h.generalListeners = append(h.generalListeners, f)
+	h.mu.Unlock()
 }
 
 // Reload re-reads the persisted settings, for an instance sharing its database
@@ -163,11 +178,15 @@ func (h *Holder) Reload() error {
 	h.general.Store(&general)
 	h.resilience.Store(&r)
 	listeners := append([]func(Resilience){}, h.listeners...)
+	generalListeners := append([]func(General){}, h.generalListeners...)
 	h.mu.Unlock()
 	if changed {
 		for _, f := range listeners {
 			f(r)
 		}
+	}
+	for _, f := range generalListeners {
+		f(general)
 	}
 	return nil
 }

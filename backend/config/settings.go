@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"reflect"
 	"strings"
 
@@ -57,7 +59,19 @@ type General struct {
 	ProviderErrorRules []rules.Rule `json:"providerErrorRules"`
 	// FeatureFlags are switches an operator flips live (no restart).
 	FeatureFlags FeatureFlags `json:"featureFlags"`
+	// UpdateCheck opts in to reading the signed release manifest at UpdateURL
+	// (at most daily) to say when a newer version exists; nothing is ever
+	// downloaded. Off by default.
+	UpdateCheck bool   `json:"updateCheck"`
+	UpdateURL   string `json:"updateUrl"`
+	// MuteNotifications turns the desktop app's notifications off (a
+	// connection out of service, a key rejected, a quota exhausted, all
+	// serving again).
+	MuteNotifications bool `json:"muteNotifications"`
 }
+
+// DefaultUpdateURL is where the signed release manifest is published.
+const DefaultUpdateURL = "https://omniroute.io/desktop/latest.json"
 
 // AgentModelMap maps the model families coding agents ask for by default
 // (Claude Code's opus / sonnet / haiku and small-fast model, Codex's gpt-5*
@@ -124,6 +138,7 @@ func DefaultGeneral() General {
 		ClientWriteTimeoutMs: 30_000,
 		BodyBudgetBytes:      256 << 20,
 		ProviderErrorRules:   []rules.Rule{},
+		UpdateURL:            DefaultUpdateURL,
 	}
 }
 
@@ -164,6 +179,8 @@ func (g General) Validate() error {
 		return &FieldError{"clientWriteTimeoutMs", "must be between 1000 and 600000"}
 	case g.BodyBudgetBytes < 1<<20 || g.BodyBudgetBytes > 16<<30:
 		return &FieldError{"bodyBudgetBytes", "must be between 1048576 and 17179869184"}
+	case !validUpdateURL(g.UpdateURL):
+		return &FieldError{"updateUrl", "must be an https URL (or http on a loopback address)"}
 	case len(g.FeatureFlags.EmergencyFallbackModel) > 200:
 		return &FieldError{"featureFlags.emergencyFallbackModel", "must be at most 200 characters"}
 	}
@@ -279,4 +296,22 @@ func unknownField(v any, t reflect.Type, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// validUpdateURL accepts an https URL, or http to a loopback host (a mirror on
+// this machine, the tests); "" falls back to DefaultUpdateURL.
+func validUpdateURL(s string) bool {
+	if s == "" {
+		return true
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || len(s) > 2048 {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return u.Scheme == "http" && (h == "localhost" || ip != nil && ip.IsLoopback())
 }

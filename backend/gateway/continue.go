@@ -39,7 +39,7 @@ func (g *Gateway) continuationOn(req *request) bool {
 	if g.resil == nil || !g.resil().Failover.StreamContinuation || !req.planned {
 		return false
 	}
-	return req.format == translate.Chat || req.format == translate.Messages
+	return req.format == translate.Chat || req.format == translate.Messages || req.format == translate.Responses
 }
 
 // continuable reports whether this broken stream may be continued: it
@@ -51,8 +51,14 @@ func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
 	if !s.keepText || v.Kind == verdict.KindClientCanceled || s.sawToolCall || len(bytes.TrimSpace(s.text)) == 0 {
 		return false
 	}
-	_, _, ok := s.blocks.continuation()
-	return ok || s.a.req.format != translate.Messages
+	switch s.a.req.format {
+	case translate.Messages:
+		_, _, ok := s.blocks.continuation()
+		return ok
+	case translate.Responses:
+		return s.resp.continuable()
+	}
+	return true
 }
 
 // continueStream tries to finish a broken committed stream on another target.
@@ -71,7 +77,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		return false
 	}
 	for _, cand := range req.plan.Candidates {
-		if cand.Key() == a.cand.Key() || !cand.Conn.Provider.Prefills(cand.Model) {
+		if cand.Key() == a.cand.Key() || !cand.Conn.Prefills(cand.Model) {
 			continue
 		}
 		if len(req.attempts) >= g.general().MaxAttempts || a.r.Context().Err() != nil {
@@ -81,7 +87,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, broke)
+		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, &s.resp, broke)
 		if ok {
 			return true
 		}
@@ -96,7 +102,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 // bytes reached the client; ok whether the answer completed. blocks is what
 // a Messages client has of its content blocks.
 func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
-	clientBody []byte, from int, blocks *clientBlocks, broke verdict.Verdict) (wrote, ok bool) {
+	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict) (wrote, ok bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.Format),
@@ -112,6 +118,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	firstByteTimeout := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
+	if err == nil {
+		body, err = prefillFlags(body, a.codec.upstream, cand.Conn.Prefill)
+	}
 	if err != nil {
 		ticket.Abandon()
 		return false, false
@@ -141,10 +150,16 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	}
 	s := a.newStreamState()
 	defer s.release()
+	// The connection is named too (a user tells two keys of one provider
+	// apart by it), quoted: an SSE comment is one line.
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
-		strconv.Itoa(from) + " characters (" + broke.Code + ")\n\n"
+		strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
 	guard := newRepeatGuard(req.format, prev.delivered, s)
-	s.filter = announced(note, guard.filter(openingFilter(req.format, prev.deliveredEndsInSpace, blocks)), &wrote)
+	opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
+	if req.format == translate.Responses {
+		opening = responsesSplice(client, prev.delivered, prev.deliveredEndsInSpace)
+	}
+	s.filter = announced(note, guard.filter(opening), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -202,8 +217,13 @@ func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\
 // reasoning options go: Anthropic refuses a prefill with thinking on, and the
 // continuation only finishes text already begun.
 func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
-	msg := map[string]any{"role": "assistant", "content": text}
-	out, err := sjson.SetBytes(body, "messages.-1", msg)
+	var out []byte
+	var err error
+	if f == translate.Responses {
+		out, err = responsesInputWithPrefill(body, text)
+	} else {
+		out, err = sjson.SetBytes(body, "messages.-1", map[string]any{"role": "assistant", "content": text})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -387,10 +407,16 @@ func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
 		}
 		g.held = append(g.held, in...)
 		path := "choices.0.delta.content"
-		if g.format == translate.Messages {
+		switch g.format {
+		case translate.Messages:
 			path = "delta.text"
+		case translate.Responses:
+			path = "delta"
 		}
 		_ = g.parser.Feed(in, func(ev sse.Event) bool {
+			if g.format == translate.Responses && gjson.GetBytes(ev.Data, "type").String() != "response.output_text.delta" {
+				return true
+			}
 			if t := gjson.GetBytes(ev.Data, path); t.Type == gjson.String {
 				g.text = append(g.text, t.Str...)
 			}
@@ -411,4 +437,29 @@ func (g *repeatGuard) filter(next func([]byte) []byte) func([]byte) []byte {
 		g.held = nil
 		return next(append(in[:0], held...))
 	}
+}
+
+// prefillFlags marks a Chat upstream body's trailing assistant message for
+// continuation as the connection's declared mode asks: vLLM's
+// continue_final_message (with no new generation prompt), DeepSeek's
+// "prefix": true on the message. Other wires and modes take it as it is.
+func prefillFlags(body []byte, upstream translate.Format, mode routing.PrefillMode) ([]byte, error) {
+	if upstream != translate.Chat {
+		return body, nil
+	}
+	switch mode {
+	case routing.PrefillVLLM:
+		body, err := sjson.SetBytes(body, "continue_final_message", true)
+		if err != nil {
+			return nil, err
+		}
+		return sjson.SetBytes(body, "add_generation_prompt", false)
+	case routing.PrefillDeepSeek:
+		n := gjson.GetBytes(body, "messages.#").Int()
+		if n == 0 {
+			return body, nil
+		}
+		return sjson.SetBytes(body, "messages."+strconv.FormatInt(n-1, 10)+".prefix", true)
+	}
+	return body, nil
 }

@@ -614,6 +614,12 @@ type attemptCtx struct {
 func (a *attemptCtx) finish(v verdict.Verdict) {
 	a.ticket.Finish(v)
 	a.rec.Verdict, a.rec.Code, a.rec.LatencyMs = string(v.Kind), v.Code, msSince(a.t0, a.g.clk.Now())
+	if v.Kind != verdict.KindSuccess && a.rec.Detail == "" {
+		// The upstream's or the transport's own words ("unexpected EOF",
+		// "connection refused", the upstream's error message), without the
+		// connection's credential: the log says what the client was told.
+		a.rec.Detail = attemptDetail(v.Message, a.cand)
+	}
 	a.req.attempts = append(a.req.attempts, a.rec)
 	if a.g.meter != nil {
 		a.g.meter.Attempt(a.rec.Provider, a.rec.Verdict)
@@ -721,7 +727,7 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 		if ok {
 			v.Message = cand.Conn.Provider.ID + " (" + string(cand.Conn.Provider.Format) + " wire) serves no " + string(req.format) + " endpoint"
 		}
-		a.rec.Verdict, a.rec.Code = string(v.Kind), v.Code
+		a.rec.Verdict, a.rec.Code, a.rec.Detail = string(v.Kind), v.Code, attemptDetail(v.Message, cand)
 		req.attempts = append(req.attempts, a.rec)
 		return nil, nil, &failure{v: v}
 	}

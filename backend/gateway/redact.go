@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"omniroute/backend/resilience/verdict"
 	"omniroute/backend/routing"
@@ -39,4 +40,22 @@ func redacted(v verdict.Verdict, cand routing.Candidate) verdict.Verdict {
 func redirectMessage(status int) string {
 	return "the upstream answered a redirect (" + itoa(status) + "), which the gateway never follows " +
 		"(it would send the connection's credential elsewhere); check the connection's base URL"
+}
+
+// maxAttemptDetail bounds an attempt's detail in the request log, in bytes.
+const maxAttemptDetail = 512
+
+// attemptDetail is a failed attempt's detail for the request log: the
+// verdict's message (the upstream's or the transport's own text) with the
+// candidate's credential removed, cut on a rune boundary.
+func attemptDetail(msg string, cand routing.Candidate) string {
+	msg = redactSecret(msg, cand.Conn.Target("").Secret)
+	if len(msg) > maxAttemptDetail {
+		cut := maxAttemptDetail
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
+	}
+	return msg
 }

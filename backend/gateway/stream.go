@@ -106,6 +106,9 @@ type streamState struct {
 	// blocks is what a Messages client was sent of its content blocks (when
 	// keepText), for a continuation to go on in the right one.
 	blocks clientBlocks
+	// resp is what a Responses client was sent of its response (when its
+	// stream may be continued): the ids a continuation is spliced into.
+	resp clientResponse
 
 	// filter, when set, rewrites client bytes before they are written (a
 	// continuation drops the opening frames the client already has).
@@ -357,6 +360,8 @@ func (s *streamState) handle(ev sse.Event) bool {
 			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
 			if s.keepText && s.a.req.format == translate.Messages {
 				s.blocks.noteEvent(ev.Event, ev.Data)
+			} else if s.keepText && s.a.req.format == translate.Responses {
+				s.resp.noteEvent(ev.Data)
 			}
 		}
 		return s.withinPrecommit()
@@ -370,6 +375,8 @@ func (s *streamState) handle(ev sse.Event) bool {
 	}
 	if s.keepText && s.a.req.format == translate.Messages {
 		s.blocks.noteWire(s.pending[before:])
+	} else if s.keepText && s.a.req.format == translate.Responses {
+		s.resp.noteWire(s.pending[before:])
 	}
 	return s.withinPrecommit()
 }

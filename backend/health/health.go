@@ -37,6 +37,11 @@ const (
 	// credential check, or live auth failures whose message does not say the
 	// credentials expired) until a new key is entered.
 	KeyRejected State = "key_rejected"
+	// Unreachable: the upstream has given no answer at all since the
+	// connection was added (at least one attempt or check failed to reach
+	// it), or its last UnreachableAfter attempts failed before any answer.
+	// Not back by itself: the next answer from the upstream ends it.
+	Unreachable State = "unreachable"
 	// BreakerOpen: the provider's circuit breaker is OPEN until Until.
 	BreakerOpen State = "breaker_open"
 	// Cooling: the connection (or its provider window) is cooling down until Until.
@@ -95,6 +100,29 @@ type Conn struct {
 	Cooldown     cooldown.State
 	// ProviderCoolingUntil is the end of the opt-in provider cooldown window (zero: none).
 	ProviderCoolingUntil time.Time
+	// Reach is what attempts and checks saw of the upstream being reachable.
+	Reach Reach
+}
+
+// Reach is what the gateway saw of whether a connection's upstream answers.
+type Reach struct {
+	// Reached: some attempt or check got an answer since the connection was loaded.
+	Reached bool
+	// Misses counts the consecutive attempts and checks that got no answer.
+	Misses int
+	// Since is when the current streak of misses began.
+	Since time.Time
+	// LastMiss is the transport's words for the last miss.
+	LastMiss string
+}
+
+// UnreachableAfter is how many consecutive attempts without any answer make
+// a connection that was reached before unreachable.
+const UnreachableAfter = 3
+
+// unreachable reports whether r makes the connection unreachable.
+func (r Reach) unreachable() bool {
+	return r.Misses > 0 && (!r.Reached || r.Misses >= UnreachableAfter)
 }
 
 // Lease is an active exclusive lease on a connection.
@@ -403,6 +431,19 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 			ch.Fixes = append(ch.Fixes, "edit_connection")
 		}
 	}
+	if c.Reach.unreachable() {
+		why := "the upstream could not be reached"
+		if c.Reach.Misses > 1 {
+			why += " (" + strconv.Itoa(c.Reach.Misses) + " attempts in a row)"
+		}
+		if c.Reach.LastMiss != "" {
+			why += ": " + c.Reach.LastMiss
+		}
+		blocks = append(blocks, Block{State: Unreachable, Reason: why, Since: c.Reach.Since})
+		if !slices.Contains(ch.Fixes, "edit_connection") {
+			ch.Fixes = append(ch.Fixes, "edit_connection")
+		}
+	}
 	if b.State == breaker.Open {
 		until := now.Add(b.RetryAfter)
 		blocks = append(blocks, Block{State: BreakerOpen, Reason: breakerReason(b), Since: b.OpenedAt, Until: until})
@@ -435,13 +476,15 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		first := blocks[0]
 		ch.State, ch.Reason, ch.Since = first.State, first.Reason, first.Since
 		// Precedence among simultaneous blocks: terminal, breaker, cooling.
-		for _, s := range []State{KeyRejected, Terminal, BreakerOpen, Cooling} {
+		for _, s := range []State{KeyRejected, Terminal, Unreachable, BreakerOpen, Cooling} {
 			if x, ok := findBlock(blocks, s); ok {
 				ch.State, ch.Reason, ch.Since = x.State, x.Reason, x.Since
 				break
 			}
 		}
-		if ch.State != Terminal && ch.State != KeyRejected {
+		// Terminal, rejected and unreachable are not back by themselves: no
+		// "back in" beside them (a cooldown ending does not reach the upstream).
+		if ch.State != Terminal && ch.State != KeyRejected && ch.State != Unreachable {
 			for _, x := range blocks {
 				if x.Until.After(ch.Until) {
 					ch.Until = x.Until
@@ -634,13 +677,17 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 		return p
 	}
 	var earliest = map[string]time.Time{}
+	// earliestState is the state of the connection back soonest: a provider
+	// that is back at that time reads as that state (cooling, breaker open),
+	// never "out of service" beside "back in 6 min".
+	earliestState := map[string]State{}
 	for _, c := range conns {
 		p := get(c.Provider, c.ProviderName)
 		p.Total++
 		if c.Serving {
 			p.Serving++
 		} else if !c.Until.IsZero() && (earliest[c.Provider].IsZero() || c.Until.Before(earliest[c.Provider])) {
-			earliest[c.Provider] = c.Until
+			earliest[c.Provider], earliestState[c.Provider] = c.Until, c.State
 		}
 	}
 	for _, b := range in.Breakers {
@@ -659,6 +706,9 @@ func providers(in Input, breakers map[string]breaker.Snapshot, conns []ConnHealt
 			p.State, p.Reason, p.Since, p.Until = BreakerOpen, breakerReason(b), b.OpenedAt, now.Add(b.RetryAfter)
 		case p.Total > 0 && p.Serving == 0:
 			p.State, p.Until = worstConnState(conns, key), earliest[key]
+			if !p.Until.IsZero() {
+				p.State = earliestState[key]
+			}
 			p.Reason = "no connection of this provider can serve now"
 		case hasBreaker && (b.State == breaker.Degraded || b.State == breaker.HalfOpen):
 			p.State, p.Reason, p.Since = Degraded, breakerReason(b), b.StateChangedAt
@@ -689,7 +739,7 @@ func lockedOn(conns []ConnHealth, key string) int {
 }
 
 func worstConnState(conns []ConnHealth, key string) State {
-	rank := map[State]int{KeyRejected: 0, Terminal: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
+	rank := map[State]int{KeyRejected: 0, Terminal: 0, Unreachable: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
 	best, bestRank := Disabled, 99
 	for _, c := range conns {
 		if c.Provider != key {

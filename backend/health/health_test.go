@@ -103,6 +103,34 @@ func TestConnectionStates(t *testing.T) {
 		{name: "leased but breaker open: breaker wins", conn: conn("a"), lease: &lease, breaker: &open, state: BreakerOpen,
 			until: t0.Add(50 * time.Second), since: t0.Add(-10 * time.Second), fixes: []string{"reset_breaker"}},
 		{name: "expired lease is ignored", conn: conn("a"), lease: &Lease{ConnectionID: "a", ExpiresAt: t0}, state: Serving, serving: true},
+		{name: "never reached since added is unreachable", conn: func() Conn {
+			c := conn("a")
+			c.Reach = Reach{Misses: 1, Since: t0.Add(-time.Minute), LastMiss: "dial tcp: connection refused"}
+			return c
+		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"edit_connection"}, reasonHas: "could not be reached: dial tcp"},
+		{name: "reached before, 2 misses in a row still serves", conn: func() Conn {
+			c := conn("a")
+			c.Reach = Reach{Reached: true, Misses: UnreachableAfter - 1, Since: t0.Add(-time.Minute)}
+			return c
+		}(), state: Serving, serving: true},
+		{name: "reached before, 3 misses in a row is unreachable", conn: func() Conn {
+			c := conn("a")
+			c.Reach = Reach{Reached: true, Misses: UnreachableAfter, Since: t0.Add(-time.Minute), LastMiss: "unexpected EOF"}
+			return c
+		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"edit_connection"}, reasonHas: "(3 attempts in a row): unexpected EOF"},
+		{name: "unreachable and cooling: unreachable, with no back-in time", conn: func() Conn {
+			c := conn("a")
+			c.Cooldown = cooling
+			c.Reach = Reach{Misses: 2, Since: t0.Add(-time.Minute)}
+			return c
+		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"clear_cooldown", "edit_connection"}},
+		{name: "unreachable once the cooldown ran out", conn: func() Conn {
+			c := conn("a")
+			c.Cooldown = cooling
+			c.Cooldown.RateLimitedUntil = t0.Add(-time.Millisecond)
+			c.Reach = Reach{Misses: 1, Since: t0.Add(-time.Minute)}
+			return c
+		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"edit_connection"}},
 		{name: "provider cooldown window", conn: func() Conn { c := conn("a"); c.ProviderCoolingUntil = t0.Add(30 * time.Second); return c }(),
 			state: Cooling, until: t0.Add(30 * time.Second), reasonHas: "provider cooldown"},
 	}
@@ -355,5 +383,24 @@ func TestDiskFull(t *testing.T) {
 				t.Fatalf("storage %+v", r.Summary.Storage)
 			}
 		})
+	}
+}
+
+// TestProviderStateAgreesWithUntil: a provider none of whose connections
+// serves reads as the state of the one back soonest when one comes back by
+// itself (never "out of service" beside "back in 6 min"), and as the worst
+// state, with no back-in time, when none does.
+func TestProviderStateAgreesWithUntil(t *testing.T) {
+	banned := cooldown.State{Terminal: "banned", TestStatus: "banned", LastErrorAt: t0.Add(-time.Hour)}
+	cooling := cooldown.State{RateLimitedUntil: t0.Add(6 * time.Minute), LastErrorType: "rate_limit", LastErrorAt: t0, TestStatus: "unavailable"}
+	a, b := conn("a"), conn("b")
+	a.Cooldown, b.Cooldown = banned, cooling
+	p := Compute(Input{Now: t0, Connections: []Conn{a, b}}).Providers[0]
+	if p.State != Cooling || !p.Until.Equal(t0.Add(6*time.Minute)) {
+		t.Fatalf("one back in 6 min: %s until %v", p.State, p.Until)
+	}
+	p = Compute(Input{Now: t0, Connections: []Conn{a}}).Providers[0]
+	if p.State != Terminal || !p.Until.IsZero() {
+		t.Fatalf("none back: %s until %v", p.State, p.Until)
 	}
 }

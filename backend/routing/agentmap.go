@@ -61,7 +61,7 @@ func BaseModel(model string) string {
 //	opus    claude-*opus*   (claude-opus-4-8[1m], claude-3-opus-latest), opus, opusplan
 //	sonnet  claude-*sonnet* (claude-sonnet-4-5-20250929), sonnet
 //	haiku   claude-*haiku*  (claude-3-5-haiku-20241022, claude-haiku-4-5), haiku
-//	codex   gpt-5* (gpt-5-codex, gpt-5.1-codex-max, gpt-5.2), *codex* (codex-mini-latest)
+//	codex   *codex* (gpt-5-codex, gpt-5.1-codex-max, codex-mini-latest), gpt-5, gpt-5.N, with -mini / -nano
 //
 // Names with a provider prefix ("openai/gpt-5") are never agent defaults.
 func AgentFamily(model string) string {
@@ -77,10 +77,36 @@ func AgentFamily(model string) string {
 		return FamilySonnet
 	case m == "haiku" || claude && strings.Contains(m, "haiku"):
 		return FamilyHaiku
-	case strings.HasPrefix(m, "gpt-5") || strings.Contains(m, "codex"):
+	case strings.Contains(m, "codex") || isGPT5(m):
 		return FamilyCodex
 	}
 	return ""
+}
+
+// isGPT5 matches the bare GPT-5 names Codex sends by default: gpt-5 and its
+// point releases (gpt-5.1, gpt-5.2), with an optional -mini / -nano. Other
+// names (gpt-5-ultra, a typo) are not an agent's default and are answered
+// 404 MODEL_NOT_FOUND with a suggestion rather than silently remapped.
+func isGPT5(m string) bool {
+	rest, ok := strings.CutPrefix(m, "gpt-5")
+	if !ok {
+		return false
+	}
+	if r, ok := strings.CutPrefix(rest, "."); ok {
+		i := 0
+		for i < len(r) && r[i] >= '0' && r[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		rest = r[i:]
+	}
+	switch rest {
+	case "", "-mini", "-nano":
+		return true
+	}
+	return false
 }
 
 // notServed reports whether err says no connection serves the name at all

@@ -36,7 +36,14 @@ func TestAgentFamily(t *testing.T) {
 		"gpt-5.2":           FamilyCodex,
 		"codex-mini-latest": FamilyCodex,
 		" gpt-5.3-codex ":   FamilyCodex,
-		// Not agent defaults.
+		"gpt-5":             FamilyCodex,
+		"gpt-5-mini":        FamilyCodex,
+		"gpt-5.1-nano":      FamilyCodex,
+		// Not agent defaults: typos and names no agent sends by itself.
+		"gpt-5-ultra":           "",
+		"gpt-5.":                "",
+		"gpt-5x":                "",
+		"gpt-50":                "",
 		"gpt-4o-mini":           "",
 		"glm-4.6":               "",
 		"anthropic/claude-opus": "",
@@ -185,4 +192,34 @@ func TestDefaultModelPrefersAHealthyComboThenAHealthyConnection(t *testing.T) {
 
 func contains(s, sub string) bool {
 	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
+}
+
+// TestSuggest: an unknown name is answered with the closest served name
+// within a third of its length (at least 2 edits), case ignored; none when
+// nothing is close.
+func TestSuggest(t *testing.T) {
+	conns := []*Conn{{Active: true, Models: []string{"gpt-4o-mini", "gpt-5-mini", "claude-sonnet-4-5"}},
+		{Active: false, Models: []string{"gpt-5-ultra-max"}}}
+	tests := []struct{ requested, want string }{
+		{"gpt-5-mni", "gpt-5-mini"},
+		{"GPT-4O-MINI", "gpt-4o-mini"},
+		{"claude-sonet-4-5", "claude-sonnet-4-5"},
+		{"gpt-5-ultra", ""}, // 4 edits from gpt-5-mini: more than a third of 11
+		{"llama-3", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := suggest(conns, tt.requested); got != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.requested, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		a, b  string
+		limit int
+		want  int
+	}{{"kitten", "sitting", 10, 3}, {"abc", "abc", 5, 0}, {"abc", "xyz", 2, 2}, {"a", "abcdef", 3, 3}} {
+		if got := editDistance(tt.a, tt.b, tt.limit); got != tt.want {
+			t.Errorf("editDistance(%q, %q, %d) = %d, want %d", tt.a, tt.b, tt.limit, got, tt.want)
+		}
+	}
 }

@@ -469,6 +469,7 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if v.Kind == verdict.KindClientCanceled {
 		return
 	}
+	t.cand.Conn.noteVerdict(v, t.e.clk.Now())
 	if egressBucketed(t.cand.Conn, v) {
 		// An IP-bucketed limit is about the egress IP, not the model: the
 		// connection cools (never a model lock), and so do its IP siblings.

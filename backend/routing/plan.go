@@ -22,6 +22,8 @@ type LeaseView interface {
 type PinView interface {
 	// Pinned returns the connection a session is pinned to, if the pin is live.
 	Pinned(sessionKey string) (connectionID string, ok bool)
+	// Occupancy is the number of sessions pinned to a connection.
+	Occupancy(connectionID string) int
 }
 
 // PlanInput is what routing needs to know about one request.
@@ -289,9 +291,49 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 			sort.SliceStable(cands, func(i, j int) bool {
 				return cands[i].Conn.ID == connID && cands[j].Conn.ID != connID
 			})
+		} else if combo == nil {
+			spreadSessions(cands, e.pins)
 		}
 	}
 	return cands
+}
+
+// spreadSessions orders a new session's first choices so sessions spread over
+// one provider's OAuth accounts (the guide's soft session occupancy): among
+// the leading candidates that are OAuth connections of the first one's
+// provider at its priority, the one holding the fewest sessions goes first.
+// Priorities between accounts, and API keys, keep their order.
+func spreadSessions(cands []Candidate, pins PinView) {
+	if len(cands) < 2 || cands[0].Conn.AuthType != "oauth" {
+		return
+	}
+	first := cands[0].Conn
+	n := 1
+	for n < len(cands) {
+		c := cands[n].Conn
+		if c.AuthType != "oauth" || c.Provider.ID != first.Provider.ID || c.Priority != first.Priority {
+			break
+		}
+		n++
+	}
+	if n < 2 {
+		return
+	}
+	occ := make([]int, n)
+	for i := range occ {
+		occ[i] = pins.Occupancy(cands[i].Conn.ID)
+	}
+	lead := cands[:n]
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return occ[idx[a]] < occ[idx[b]] })
+	sorted := make([]Candidate, n)
+	for i, j := range idx {
+		sorted[i] = lead[j]
+	}
+	copy(lead, sorted)
 }
 
 // IsCombo reports whether a model name addresses a combo.

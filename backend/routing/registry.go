@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"omniroute/backend/providers"
@@ -44,6 +45,9 @@ type Conn struct {
 	Account providers.Account
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
+	// Prefill is how the connection continues a trailing assistant message
+	// (providerSpecificData.assistantPrefill); "" is its provider's default.
+	Prefill PrefillMode
 
 	credMu    sync.RWMutex
 	secret    string
@@ -60,6 +64,12 @@ type Conn struct {
 	// database returns is adopted only if no newer local change followed it
 	// (that one's decision comes next).
 	cdSeq uint64
+
+	// reach is what attempts and checks saw of the upstream being reachable
+	// (Reach); reachClean is set while it was reached with no miss since.
+	reachMu    sync.Mutex
+	reach      Reach
+	reachClean atomic.Bool
 }
 
 // Category is the connection's breaker/cooldown profile name.
@@ -162,6 +172,7 @@ func (r *Registry) Load(rows []store.Connection, box Opener) error {
 		}
 		if old, ok := r.Get(row.ID); ok {
 			c.quota = old.QuotaWindows() // in-memory observations survive a reload
+			c.adoptReach(old)
 		}
 		list = append(list, c)
 		byID[c.ID] = c
@@ -220,7 +231,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
-		LocalAddress: LocalAddressOf(row.ProviderSpecificData),
+		LocalAddress: LocalAddressOf(row.ProviderSpecificData), Prefill: PrefillOf(row.ProviderSpecificData),
 	}, nil
 }
 
@@ -332,6 +343,49 @@ type cooldownOverrides struct {
 	// DisableCooling opts the connection out of cooldowns shared with others
 	// (the egress-bucket lock); its own failures still cool it.
 	DisableCooling bool `json:"disableCooling"`
+}
+
+// PrefillMode says how an upstream continues a trailing assistant message
+// (a stream continuation's prefill), declared per connection.
+type PrefillMode string
+
+// The prefill modes a connection may declare.
+const (
+	// PrefillNone: the endpoint answers a trailing assistant message with a
+	// new turn; it never continues a stream.
+	PrefillNone PrefillMode = "none"
+	// PrefillTrailing: a trailing assistant message is continued as it is
+	// (Anthropic Messages, llama.cpp's server).
+	PrefillTrailing PrefillMode = "trailing"
+	// PrefillVLLM: continued with continue_final_message (vLLM's server).
+	PrefillVLLM PrefillMode = "vllm"
+	// PrefillDeepSeek: continued with "prefix": true on the message
+	// (DeepSeek's chat prefix completion).
+	PrefillDeepSeek PrefillMode = "deepseek"
+)
+
+// PrefillOf reads providerSpecificData.assistantPrefill ("" when absent or
+// not a known mode).
+func PrefillOf(providerSpecificData string) PrefillMode {
+	var d struct {
+		AssistantPrefill string `json:"assistantPrefill"`
+	}
+	_ = json.Unmarshal([]byte(providerSpecificData), &d)
+	switch m := PrefillMode(strings.TrimSpace(d.AssistantPrefill)); m {
+	case PrefillNone, PrefillTrailing, PrefillVLLM, PrefillDeepSeek:
+		return m
+	}
+	return ""
+}
+
+// Prefills reports whether the connection can continue a stream of model
+// from a trailing assistant message: its declared mode, else its provider's
+// (Anthropic Messages can, OpenAI Chat cannot).
+func (c *Conn) Prefills(model string) bool {
+	if c.Prefill != "" {
+		return c.Prefill != PrefillNone
+	}
+	return c.Provider.Prefills(model)
 }
 
 // LocalAddressOf reads providerSpecificData.localAddress when it is an IP.

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -76,8 +77,15 @@ func (r *Registry) ResolveInto(dst []Candidate, requested string, acc Access) ([
 	}
 	out = r.servedBare(out[:0], all, requested, acc)
 	if len(out) == 0 {
-		return nil, errs.New(errs.NotFound, "MODEL_NOT_FOUND",
+		e := errs.New(errs.NotFound, "MODEL_NOT_FOUND",
 			"model %q is not served by any active connection; use provider/model (for example openai/gpt-4o-mini) or list /v1/models", requested).WithParam("model")
+		if s := suggest(all, requested); s != "" {
+			// A typo is answered with the name it most likely meant, never
+			// silently routed to something else.
+			e.Message = fmt.Sprintf("model %q is not served by any active connection; did you mean %q? (list /v1/models)", requested, s)
+			e.Details = map[string]any{"suggestion": s}
+		}
+		return nil, e
 	}
 	return out, nil
 }
@@ -114,4 +122,55 @@ func appendUsable(out []Candidate, c *Conn, model string, acc Access) []Candidat
 		return out
 	}
 	return append(out, Candidate{Conn: c, Model: model})
+}
+
+// suggest is the served model name closest to requested (edit distance at
+// most a third of its length, at least 2; case ignored), "" when none is.
+func suggest(all []*Conn, requested string) string {
+	req := strings.ToLower(BaseModel(requested))
+	if req == "" || len(req) > 128 {
+		return ""
+	}
+	best, bestD := "", max(2, len(req)/3)+1
+	for _, c := range all {
+		if !c.Active {
+			continue
+		}
+		for _, m := range c.Models {
+			if d := editDistance(req, strings.ToLower(m), bestD); d < bestD {
+				best, bestD = m, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it is at
+// least limit (the rows stop early).
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= limit {
+			return limit
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
 }

@@ -473,3 +473,133 @@ func TestContinuationThatStartsOverIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuationOnOpenAIFormatTargets: an OpenAI-compatible connection
+// that declares how it continues a trailing assistant message
+// (providerSpecificData.assistantPrefill: vLLM's continue_final_message,
+// DeepSeek's prefix, or as it is) finishes a cut stream; one that declares
+// nothing is never asked (OpenAI answers a new turn), and one that declares
+// a mode it does not honour ends in the clean error, never repeated or mixed
+// text (issue 33 item 15).
+func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
+	cases := []struct {
+		mode      string // "" declares nothing
+		continued bool
+		tried     bool
+	}{
+		{"vllm", true, true},
+		{"deepseek", true, true},
+		{"", false, false},
+		{"none", false, false},
+		{"trailing", false, true}, // the fake, like OpenAI, answers a new turn: the guard catches the restart
+	}
+	for _, client := range []string{"chat", "messages"} {
+		for _, c := range cases {
+			t.Run(client+"/"+c.mode, func(t *testing.T) {
+				e := newEnv(t)
+				e.addModelConn("anthropic-compatible", "first", "key-a", 1, "m1")
+				data := map[string]any{}
+				if c.mode != "" {
+					data["assistantPrefill"] = c.mode
+				}
+				code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "vllm",
+					"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"m1"}, "providerSpecificData": data})
+				if code != http.StatusCreated {
+					t.Fatalf("create: %d %v", code, m)
+				}
+				e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+				var body []byte
+				if client == "chat" {
+					_, body = e.chat("m1", true, nil)
+				} else {
+					_, body = e.post("/v1/messages", map[string]any{"model": "m1", "max_tokens": 64,
+						"stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, nil)
+				}
+				s := string(body)
+				var text strings.Builder
+				for _, ev := range parseSSE(t, body) {
+					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
+					text.WriteString(gjson.Get(ev.data, "delta.text").String())
+				}
+				tried := e.up.Hits("key-b") > 0
+				continued := strings.Contains(s, "omniroute continued") && !strings.Contains(s, "stream interrupted")
+				if tried != c.tried || continued != c.continued {
+					t.Fatalf("tried %v continued %v, want %v %v; text %q\n%s", tried, continued, c.tried, c.continued, text.String(), s)
+				}
+				if continued && text.String() != "Hello from key-b" {
+					t.Fatalf("continued text %q", text.String())
+				}
+				if !continued && (strings.Count(text.String(), "Hello") > 1 || !strings.Contains(s, "stream interrupted")) {
+					t.Fatalf("want the clean error after the delivered text, got %q\n%s", text.String(), s)
+				}
+				if c.mode == "vllm" || c.mode == "deepseek" {
+					_, sent := e.up.LastRequest("key-b")
+					last := gjson.GetBytes(sent, "messages.@reverse.0")
+					flag := gjson.GetBytes(sent, "continue_final_message").Bool()
+					if c.mode == "deepseek" {
+						flag = last.Get("prefix").Bool()
+					}
+					if last.Get("role").String() != "assistant" || !flag {
+						t.Fatalf("the continuation request lacks the %s flag: %s", c.mode, sent)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestResponsesStreamIsContinued: a Responses client's (Codex's) stream cut
+// after text is finished by another connection, spliced into the client's
+// own response: one response id, one message item, sequence numbers that only
+// grow, and done events and response.completed carrying the whole text (issue
+// 28: "Codex gets a continued stream too").
+func TestResponsesStreamIsContinued(t *testing.T) {
+	e := newEnv(t)
+	e.addAnthropicConn("first", "key-a", 1)
+	e.addAnthropicConn("second", "key-b", 2)
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+	_, body := e.do("POST", "/v1/responses", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "stream": true,
+		"input": "hi"}, map[string]string{"Authorization": "Bearer " + e.key})
+	s := string(body)
+	if !strings.Contains(s, `omniroute continued the answer on anthropic-compatible/claude-sonnet-4-5 after 6 characters (STREAM_TRUNCATED) via connection "second"`) ||
+		strings.Contains(s, "response.failed") {
+		t.Fatalf("not continued:\n%s", s)
+	}
+	var text strings.Builder
+	ids, items := map[string]bool{}, map[string]bool{}
+	lastSeq := int64(-1)
+	var doneText, completedText, completedItem string
+	for _, ev := range parseSSE(t, body) {
+		r := gjson.Parse(ev.data)
+		seq := r.Get("sequence_number").Int()
+		if seq <= lastSeq {
+			t.Fatalf("sequence number %d after %d:\n%s", seq, lastSeq, s)
+		}
+		lastSeq = seq
+		if id := r.Get("response.id").String(); id != "" {
+			ids[id] = true
+		}
+		if id := r.Get("item_id").String(); id != "" {
+			items[id] = true
+		}
+		switch r.Get("type").String() {
+		case "response.output_text.delta":
+			text.WriteString(r.Get("delta").String())
+		case "response.output_text.done":
+			doneText = r.Get("text").String()
+		case "response.completed":
+			completedText = r.Get("response.output.0.content.0.text").String()
+			completedItem = r.Get("response.output.0.id").String()
+		}
+	}
+	want := "Hello from key-b"
+	if text.String() != want || doneText != want || completedText != want {
+		t.Fatalf("deltas %q, done %q, completed %q; want %q\n%s", text.String(), doneText, completedText, want, s)
+	}
+	if len(ids) != 1 || len(items) != 1 || !items[completedItem] {
+		t.Fatalf("response ids %v, item ids %v (completed item %s): want one of each\n%s", ids, items, completedItem, s)
+	}
+	if strings.Count(s, "event: response.created") != 1 {
+		t.Fatalf("a second response.created reached the client:\n%s", s)
+	}
+}

@@ -131,10 +131,15 @@ type requestLogs struct {
 	w interface{ Log(store.RequestLog) }
 	p publisher
 	m *metrics.Metrics
+	// lines is the one-line-per-request log (nil: off).
+	lines *requestLines
 }
 
 func (r requestLogs) Log(l store.RequestLog) {
 	r.w.Log(l)
+	if r.lines != nil {
+		r.lines.Log(&l)
+	}
 	r.m.Request(l.ClientFormat, l.Status, float64(l.LatencyMs)/1000)
 	if r.p.bus.Subscribers() == 0 {
 		return

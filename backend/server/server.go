@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -47,6 +48,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/update"
 )
 
 // Options configure a server.
@@ -68,6 +70,42 @@ type Options struct {
 	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
 	// database file (DefaultCheckpointEvery when 0; negative: never).
 	CheckpointEvery time.Duration
+	// SetMemoryLimit sets the process's soft memory limit (the binary passes
+	// runtime/debug.SetMemoryLimit; nil leaves it alone, as in tests): the
+	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
+	// released are collected before the heap doubles.
+	SetMemoryLimit func(limit int64) int64
+	// ReleaseKey replaces the compiled-in release key that update manifests
+	// are verified with (base64 Ed25519 public key; tests only).
+	ReleaseKey string
+	// RequestLines, when set, gets one line per finished request
+	// (`omniroute --log-requests`: stdout): time, key name, model,
+	// connection, status, attempts, latency, error code.
+	RequestLines io.Writer
+}
+
+// releaseKey is the key update manifests are verified with: the one compiled
+// in, unless Options.ReleaseKey names another (tests sign with their own).
+func releaseKey(opts Options) string {
+	if opts.ReleaseKey != "" {
+		return opts.ReleaseKey
+	}
+	return update.ReleaseKey
+}
+
+// MemoryHeadroom is what the soft memory limit allows beyond the request
+// body budget: the gateway's own state and buffers (its Go heap is ≈ 10 MiB
+// idle, ≈ 20 MiB at 1,000 req/s: docs/BENCHMARKS.md); MinMemoryLimit keeps
+// a small budget from squeezing 1,000 open streams (≈ 50 MiB).
+const (
+	MemoryHeadroom = 32 << 20
+	MinMemoryLimit = 128 << 20
+)
+
+// memoryLimit is the soft memory limit for general settings g: the body
+// budget (at least one largest body) plus MemoryHeadroom, MinMemoryLimit at least.
+func memoryLimit(g config.General) int64 {
+	return max(max(g.BodyBudgetBytes, g.MaxBodyBytes)+MemoryHeadroom, MinMemoryLimit)
 }
 
 // Server is a fully wired gateway.
@@ -220,6 +258,10 @@ func (s *Server) wire() error {
 	settings, err := config.NewHolder(st, opts.Getenv)
 	if err != nil {
 		return err
+	}
+	if set := opts.SetMemoryLimit; set != nil {
+		set(memoryLimit(settings.General()))
+		settings.OnGeneralChange(func(g config.General) { set(memoryLimit(g)) })
 	}
 	catalog := providers.NewCatalogEnv(opts.Getenv)
 	registry := routing.NewRegistry(catalog)
@@ -402,12 +444,23 @@ func (s *Server) wire() error {
 		return err
 	}
 	ledger := budget.New(clk)
-	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter},
+	var keys *api.Keyring
+	var lines *requestLines
+	if opts.RequestLines != nil {
+		lines = &requestLines{w: opts.RequestLines, keyName: func(id string) string { return keys.NameOf(id) },
+			conn: func(id string) string {
+				if c, ok := registry.Get(id); ok {
+					return c.Name
+				}
+				return id
+			}}
+	}
+	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
 		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
-	keys := api.NewKeyring()
+	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
 		return err
 	}
@@ -421,10 +474,14 @@ func (s *Server) wire() error {
 	}
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
+	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
+	if err != nil {
+		return err
+	}
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Pricing: prices, Budgets: ledger,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)

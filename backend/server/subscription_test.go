@@ -610,7 +610,7 @@ func TestCodexStreamCutIsContinued(t *testing.T) {
 	for _, c := range []struct {
 		client    string
 		reasoning bool
-	}{{"chat", false}, {"chat", true}, {"messages", false}, {"messages", true}} {
+	}{{"chat", false}, {"chat", true}, {"messages", false}, {"messages", true}, {"responses", false}} {
 		t.Run(fmt.Sprintf("%s/reasoning=%v", c.client, c.reasoning), func(t *testing.T) {
 			s := newSubEnv(t, codexClientID, "codex")
 			_, access := s.codexConn()
@@ -641,6 +641,23 @@ func TestCodexStreamCutIsContinued(t *testing.T) {
 				for _, ev := range parseSSE(t, body) {
 					reasoning.WriteString(gjson.Get(ev.data, "choices.0.delta.reasoning_content").String())
 					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
+				}
+			case c.client == "responses":
+				// Codex itself: the continuation is spliced into its response
+				// (one response id, one message item).
+				resp, body = s.do("POST", "/v1/responses", map[string]any{"model": "cx", "stream": true, "input": "hi"},
+					map[string]string{"Authorization": "Bearer " + s.key})
+				ids := map[string]bool{}
+				for _, ev := range parseSSE(t, body) {
+					if gjson.Get(ev.data, "type").String() == "response.output_text.delta" {
+						text.WriteString(gjson.Get(ev.data, "delta").String())
+					}
+					if id := gjson.Get(ev.data, "response.id").String(); id != "" {
+						ids[id] = true
+					}
+				}
+				if len(ids) != 1 {
+					t.Fatalf("response ids %v:\n%s", ids, body)
 				}
 			case c.reasoning:
 				resp, body = s.messages("cx", true, map[string]any{"max_tokens": 2048, "thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -312,6 +313,26 @@ type RequestLogFilter struct {
 	APIKeyID     string
 	// Before pages: only rows with a smaller id (0: from the newest).
 	Before int64
+	// After pages towards newer rows: only rows with a larger id, the
+	// oldest of them first taken (the page is still returned newest first).
+	After int64
+	// From and To bound when the request finished (created_at + latency_ms),
+	// in Unix ms: From inclusive, To exclusive; 0 is unbounded.
+	From, To int64
+	// Text matches, case-insensitively, a substring of the model, the
+	// provider, the error code, the connection id, the key id or the
+	// attempts (their codes and the upstream's words), or names
+	// one of ConnectionIDs / APIKeyIDs (the ids whose names match, resolved
+	// by the caller).
+	Text          string
+	ConnectionIDs []string
+	APIKeyIDs     []string
+}
+
+// likePattern is %text% for a LIKE … ESCAPE '\' match, its wildcards escaped.
+func likePattern(text string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(text)) + "%"
 }
 
 // FilteredRequestLogs returns up to limit logs matching f, newest first: one
@@ -320,6 +341,29 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	q := s.db.Order("id DESC").Limit(limit)
 	if f.Before > 0 {
 		q = q.Where("id < ?", f.Before)
+	}
+	if f.After > 0 {
+		q = q.Where("id > ?", f.After).Order(clause.OrderByColumn{Column: clause.Column{Name: "id"}, Desc: false, Reorder: true})
+	}
+	if f.From > 0 {
+		q = q.Where("created_at + latency_ms >= ?", f.From)
+	}
+	if f.To > 0 {
+		q = q.Where("created_at + latency_ms < ?", f.To)
+	}
+	if t := strings.TrimSpace(f.Text); t != "" {
+		p := likePattern(t)
+		cond := `LOWER(model) LIKE ? ESCAPE '\' OR LOWER(provider) LIKE ? ESCAPE '\' OR LOWER(error_code) LIKE ? ESCAPE '\' OR LOWER(connection_id) LIKE ? ESCAPE '\' OR LOWER(api_key_id) LIKE ? ESCAPE '\' OR LOWER(attempts) LIKE ? ESCAPE '\'`
+		args := []any{p, p, p, p, p, p}
+		if len(f.ConnectionIDs) > 0 {
+			cond += " OR connection_id IN ?"
+			args = append(args, f.ConnectionIDs)
+		}
+		if len(f.APIKeyIDs) > 0 {
+			cond += " OR api_key_id IN ?"
+			args = append(args, f.APIKeyIDs)
+		}
+		q = q.Where("("+cond+")", args...)
 	}
 	switch f.Status {
 	case "":
@@ -344,7 +388,24 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 		q = q.Where("api_key_id = ?", f.APIKeyID)
 	}
 	var out []RequestLog
-	return out, q.Find(&out).Error
+	if err := q.Find(&out).Error; err != nil {
+		return nil, err
+	}
+	if f.After > 0 { // taken oldest first: the page reads newest first like the others
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// FirstRequestLogSince is when the oldest request logged at or after from
+// (Unix ms) started; 0 when none was.
+func (s *Store) FirstRequestLogSince(from int64) (int64, error) {
+	var first *int64
+	err := s.db.Model(&RequestLog{}).Where("created_at >= ?", from).Select("MIN(created_at)").Scan(&first).Error
+	if err != nil || first == nil {
+		return 0, err
+	}
+	return *first, nil
 }
 
 // PruneRequestLogs keeps at most keep rows, and the usage rollup for as long as

@@ -53,3 +53,44 @@ func ChatUsage(u gjson.Result) Usage {
 	return Usage{InputTokens: int(u.Get("prompt_tokens").Int()), OutputTokens: int(u.Get("completion_tokens").Int()),
 		CacheReadTokens: int(u.Get("prompt_tokens_details.cached_tokens").Int()), ReasoningTokens: int(u.Get("completion_tokens_details.reasoning_tokens").Int())}
 }
+
+// ChatReader is what a translator from Chat keeps of its input stream: the
+// model and usage the chunks report, whether it finished (a finish_reason or
+// [DONE]), failed, or was ended.
+type ChatReader struct {
+	Model     string
+	Usage     Usage
+	SawFinish bool
+	SawDone   bool
+	Failed    bool
+	Ended     bool
+}
+
+// Complete reports whether the stream ended properly and did not fail.
+func (r *ChatReader) Complete() bool { return !r.Failed && (r.SawFinish || r.SawDone) }
+
+// Next reads one event: ok with a chunk to translate (its model and usage
+// already noted), or not ok with nothing to write; an error fails the stream.
+func (r *ChatReader) Next(ev sse.Event) (root gjson.Result, ok bool, err error) {
+	if r.Failed || r.Ended {
+		return root, false, nil
+	}
+	kind, root, err := ReadChatChunk(ev)
+	switch {
+	case err != nil:
+		r.Failed = true
+		return root, false, err
+	case kind == ChunkDone:
+		r.SawDone = true
+		return root, false, nil
+	case kind == ChunkSkip:
+		return root, false, nil
+	}
+	if m := root.Get("model").String(); m != "" {
+		r.Model = m
+	}
+	if u := root.Get("usage"); u.IsObject() {
+		r.Usage = ChatUsage(u)
+	}
+	return root, true, nil
+}

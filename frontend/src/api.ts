@@ -384,6 +384,8 @@ export interface AgentModels {
   sonnet?: string;
   haiku?: string;
   source?: string;
+  /** Set when every connection serving the model is unreachable or has its key rejected. */
+  warning?: string;
 }
 
 /** settings.agentModelMap: Claude Code / Codex default model families → model or combo ("" = automatic). */
@@ -483,12 +485,38 @@ export interface LogFilter {
   connectionId?: string;
   model?: string;
   keyId?: string;
+  /** Text search over model, provider, code, attempts, connection and key (by id or name). */
+  q?: string;
+  /** When the request finished: RFC 3339 (from inclusive, to exclusive). */
+  from?: string;
+  to?: string;
+}
+
+/** One page of GET /api/logs with its cursors. */
+export interface LogPage {
+  logs: RequestLog[];
+  /** before= of the next older page. */
+  nextBefore?: number;
+  /** after= of the next newer page (absent on the newest page). */
+  newerAfter?: number;
+}
+
+/** One name Configure offers for an agent (GET /api/agents/{id}/choices). */
+export interface AgentChoice {
+  name: string;
+  kind: 'combo' | 'model' | string;
+  serving: boolean;
+  requests?: number;
+  recommended?: boolean;
+  why?: string;
 }
 
 export interface RequestLog {
   id: number | string;
   requestId: string;
   createdAt?: string | null;
+  /** When the request finished: the time Logs shows and is ordered by. */
+  finishedAt?: string | null;
   model?: string;
   provider?: string;
   connectionId?: string;
@@ -563,7 +591,8 @@ export const endpoints = {
     const data = await api.get<{ agents?: Agent[] }>('/api/agents', signal);
     return Array.isArray(data?.agents) ? data.agents : [];
   },
-  setupAgent: (id: string, model?: string) => api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, model ? { model } : {}),
+  setupAgent: (id: string, model?: string, force = false) =>
+    api.post<AgentSetupResult>(`/api/agents/${enc(id)}/setup`, { ...(model ? { model } : {}), ...(force ? { force: true } : {}) }),
   getAgentModelMap: async (signal?: AbortSignal): Promise<AgentModelMap> => {
     const data = await api.get<{ agentModelMap?: AgentModelMap }>('/api/settings', signal);
     return data?.agentModelMap ?? {};
@@ -618,6 +647,33 @@ export const endpoints = {
     return Array.isArray(data?.flags) ? data.flags : [];
   },
 
+  /** One page of the request log: from the newest, or older than before, or newer than after. */
+  logPage: async (limit: number, signal: AbortSignal | undefined, filter: LogFilter, cursor: { before?: number; after?: number } = {}): Promise<LogPage> => {
+    const q = new URLSearchParams({ limit: String(limit) });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    if (cursor.before) q.set('before', String(cursor.before));
+    else if (cursor.after) q.set('after', String(cursor.after));
+    const data = await api.get<LogPage>(`/api/logs?${q}`, signal);
+    return {
+      logs: Array.isArray(data?.logs) ? data.logs : [],
+      ...(typeof data?.nextBefore === 'number' ? { nextBefore: data.nextBefore } : {}),
+      ...(typeof data?.newerAfter === 'number' ? { newerAfter: data.newerAfter } : {}),
+    };
+  },
+  /** The filtered range as a CSV or JSON file's text (GET /api/logs/export). */
+  exportLogs: async (format: 'csv' | 'json', filter: LogFilter): Promise<string> => {
+    const q = new URLSearchParams({ format });
+    for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);
+    const token = getToken();
+    const res = await fetch(`/api/logs/export?${q}`, { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store', credentials: 'same-origin' });
+    if (!res.ok) throw new ApiError(res.status, `Export failed (${res.status})`, 'export_failed', 'client_error');
+    return res.text();
+  },
+  words: (signal?: AbortSignal) => api.get<import('./lib/words').Words>('/api/words', signal),
+  agentChoices: async (id: string, signal?: AbortSignal): Promise<AgentChoice[]> => {
+    const data = await api.get<{ choices?: AgentChoice[] }>(`/api/agents/${encodeURIComponent(id)}/choices`, signal);
+    return Array.isArray(data?.choices) ? data.choices : [];
+  },
   listLogs: async (limit = 100, signal?: AbortSignal, filter: LogFilter = {}): Promise<RequestLog[]> => {
     const q = new URLSearchParams({ limit: String(limit) });
     for (const [k, v] of Object.entries(filter)) if (v) q.set(k, v);

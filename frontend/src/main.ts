@@ -3,6 +3,7 @@ import { ApiError, api, captureTokenFromHash, clearToken, endpoints, getToken, s
 import { clear, emptyState, formatTime, h, type Tone } from './dom';
 import { healthBadge } from './lib/health';
 import { healthStore, statusLine, type HealthReport } from './lib/healthmodel';
+import { setWords } from './lib/words';
 import { live, type LiveStatus } from './live';
 import { findRoute, href, parseHash, type Route } from './router';
 import { applyTheme, effectiveTheme, loadTheme, nextTheme, saveTheme, type ThemePref } from './theme';
@@ -329,6 +330,8 @@ live.setConnectFailureHandler((failures) => {
 
 let healthInFlight = false;
 
+let wordsLoaded = false;
+
 async function pollHealth(): Promise<void> {
   if (healthInFlight || document.hidden || !getToken()) return;
   healthInFlight = true;
@@ -336,6 +339,12 @@ async function pollHealth(): Promise<void> {
   const timer = window.setTimeout(() => controller.abort(), HEALTH_POLL_MS - 500);
   const checked = `checked ${formatTime(new Date())}`;
   try {
+    if (!wordsLoaded) {
+      // The catalogue of plain words, once per page load (GET /api/words);
+      // until it arrives codes read as their words.
+      wordsLoaded = true;
+      endpoints.words().then(setWords, () => (wordsLoaded = false));
+    }
     const health = await endpoints.health(controller.signal);
     healthStore.set(health as HealthReport);
     showHealthStatus(health?.status, checked);

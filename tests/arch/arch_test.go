@@ -129,6 +129,8 @@ func layers() []layer {
 		{"backend/metrics", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

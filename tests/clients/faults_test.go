@@ -93,7 +93,7 @@ func TestStreamCutIsContinuedInEveryClient(t *testing.T) {
 		s.up.AddFault("key-an", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: afterChunks})
 		return s
 	}
-	for _, name := range []string{"chat-stream", "messages-stream"} {
+	for _, name := range []string{"chat-stream", "messages-stream", "responses-stream"} {
 		t.Run(name, func(t *testing.T) {
 			s := newCutStack(t, "kimi-k2", 2, false)
 			// "Hello from key-an" cut after "Hello " goes on as the second's answer.
@@ -105,6 +105,20 @@ func TestStreamCutIsContinuedInEveryClient(t *testing.T) {
 			}
 		})
 	}
+	// Codex: its answer after the tool round trip is cut and spliced into its
+	// own response (one response id, one message item, the whole text in the
+	// done events).
+	t.Run("codex", func(t *testing.T) {
+		s := newCutStack(t, "kimi-k2", 2, true)
+		s.up.SetToolCalls(map[string]string{"exec_command": `{"cmd":"echo ` + toolMarker + `"}`})
+		msg, code, out := runCodex(t, s, codexConfig(s.base, "kimi-k2"), "Run the marker command.", "OMNIROUTE_API_KEY="+s.key)
+		if code != 0 || !strings.HasPrefix(msg, fakeupstream.ToolResultText("")) || !strings.HasSuffix(msg, toolMarker) {
+			t.Errorf("codex exit %d, last message %q, want %q…%s\n%s", code, msg, fakeupstream.ToolResultText(""), toolMarker, out)
+		}
+		if s.up.Hits("key-an2") == 0 {
+			t.Errorf("the second connection was never asked to continue")
+		}
+	})
 	for _, c := range []struct {
 		model    string
 		thinking bool

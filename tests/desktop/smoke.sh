@@ -25,6 +25,11 @@ export DISPLAY=":$DISPLAY_NUM"
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 eval "$(dbus-launch --sh-syntax)"
 export DBUS_SESSION_BUS_ADDRESS
+# Desktop notifications go to org.freedesktop.Notifications on this bus: watch for them.
+if command -v dbus-monitor >/dev/null; then
+  dbus-monitor --session "interface='org.freedesktop.Notifications',member='Notify'" >"$TMP/notify.log" 2>&1 &
+  PIDS+=($!)
+fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export OMNIROUTE_DATA_DIR="$TMP/data" OMNIROUTE_PORT="$PORT" XDG_CONFIG_HOME="$TMP/config" HOME="$TMP/home"
@@ -73,6 +78,15 @@ done
 wait_for 15 grep -Eq 'tray icon.*health=(degraded|unhealthy)' "$TMP/err.log" || fail "tray icon did not follow health"
 grep -Eq "tray icon.*status=\"?0 of 1 connections serving" "$TMP/err.log" || fail "tray status line did not follow health"
 echo "desktop smoke: tray icon follows health"
+# The failing connection is announced on the session bus (informational: a
+# bus without a notification server may refuse the call before a monitor sees it).
+if [ -s "$TMP/notify.log" ] || command -v dbus-monitor >/dev/null; then
+  if wait_for 10 grep -q 'OmniRoute: dead' "$TMP/notify.log"; then
+    echo "desktop smoke: the outage was announced over org.freedesktop.Notifications"
+  else
+    echo "desktop smoke: note: no Notify call seen on the session bus"
+  fi
+fi
 
 # Single instance: a second launch hands over to the first and exits.
 "$BIN" >"$TMP/second.log" 2>&1 &

@@ -69,7 +69,7 @@ func parseRequest(format Format, body []byte, scripted map[string]string) (req r
 		return req, false
 	}
 	res := gjson.GetManyBytes(body, "model", "stream", "tools", "messages",
-		"reasoning_effort", "thinking.type", "stream_options.include_usage")
+		"reasoning_effort", "thinking.type", "stream_options.include_usage", "continue_final_message")
 	req.model, req.stream = res[0].String(), res[1].Bool()
 	tools, messages := res[2], res[3]
 	if format == FormatAnthropic {
@@ -78,7 +78,13 @@ func parseRequest(format Format, body []byte, scripted map[string]string) (req r
 		req.shape.reasoning = res[4].Type != gjson.Null && res[4].String() != ""
 		req.shape.usage = res[6].Bool()
 	}
-	if last := lastElement(messages); format == FormatAnthropic && last.Get("role").String() == "assistant" {
+	// A trailing assistant message is continued by Anthropic, and by an
+	// OpenAI-compatible server when the request asks as vLLM's
+	// (continue_final_message) or DeepSeek's ("prefix": true) do; OpenAI
+	// itself answers it with a new turn.
+	last := lastElement(messages)
+	openAIPrefill := format == FormatOpenAI && (res[7].Bool() || last.Get("prefix").Bool())
+	if (format == FormatAnthropic || openAIPrefill) && last.Get("role").String() == "assistant" {
 		req.prefill = true
 		req.shape.kind, req.shape.result = kindContinue, textOf(last.Get("content"))
 		if n := messages.Get("#").Int(); n >= 2 {

@@ -355,36 +355,14 @@ func TestConcurrentLargeBodiesStayWithinTheBudget(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	idle, _ := p.memKB()
 	big := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a", 6<<20) + `"}]}`)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	codes := map[int]int{}
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 30 * time.Second}
-			req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/chat/completions", bytes.NewReader(big))
-			req.Header.Set("Authorization", "Bearer "+p.key)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := c.Do(req)
-			if err != nil {
-				t.Errorf("big body: %v", err)
-				return
+	codes := postConcurrently(t, p, 16, big, func(status int, h http.Header, b []byte) {
+		if status == 503 {
+			checkEnvelope(t, "over budget", status, h.Get("Content-Type"), b, 503, "GATEWAY_SATURATED")
+			if h.Get("Retry-After") == "" {
+				t.Errorf("503 without Retry-After")
 			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 503 {
-				checkEnvelope(t, "over budget", resp.StatusCode, resp.Header.Get("Content-Type"), b, 503, "GATEWAY_SATURATED")
-				if resp.Header.Get("Retry-After") == "" {
-					t.Errorf("503 without Retry-After")
-				}
-			}
-			mu.Lock()
-			codes[resp.StatusCode]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	t.Logf("16 × 6 MB bodies: %v", codes)
 	// Two whole bodies fit the budget together, so at least two wait for room
 	// and are served (before, reads refused while they drained kept their

@@ -35,11 +35,14 @@ type Pins struct {
 	saver Saver
 	mu    sync.Mutex
 	m     map[string]Pin
+	// occ counts the pins in m per connection: its session occupancy, which
+	// spreads new sessions over a provider's accounts (Occupancy).
+	occ map[string]int
 }
 
 // New returns an empty pin set; ttl is read per call (0 disables affinity).
 func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
-	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}}
+	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}, occ: map[string]int{}}
 }
 
 // Key normalises a header value into a session key ("" when unusable).
@@ -55,8 +58,42 @@ func (p *Pins) Load(pins []Pin) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pin := range pins {
-		p.m[pin.SessionKey] = pin
+		p.setLocked(pin)
 	}
+}
+
+// setLocked stores pin, keeping the occupancy counts.
+func (p *Pins) setLocked(pin Pin) {
+	if old, ok := p.m[pin.SessionKey]; ok {
+		p.dec(old.ConnectionID)
+	}
+	p.m[pin.SessionKey] = pin
+	p.occ[pin.ConnectionID]++
+}
+
+// deleteLocked removes a session's pin, keeping the occupancy counts.
+func (p *Pins) deleteLocked(key string) {
+	if old, ok := p.m[key]; ok {
+		p.dec(old.ConnectionID)
+		delete(p.m, key)
+	}
+}
+
+func (p *Pins) dec(connectionID string) {
+	if p.occ[connectionID] <= 1 {
+		delete(p.occ, connectionID)
+		return
+	}
+	p.occ[connectionID]--
+}
+
+// Occupancy is the number of sessions pinned to a connection (expired pins
+// not yet swept included: a soft measure), for spreading new sessions over
+// one provider's OAuth accounts as the guide's session occupancy does.
+func (p *Pins) Occupancy(connectionID string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.occ[connectionID]
 }
 
 // Adopt takes pins another instance sharing the database wrote: a live pin
@@ -75,7 +112,7 @@ func (p *Pins) Adopt(pins []Pin) int {
 		if cur, ok := p.m[pin.SessionKey]; ok && !pin.ExpiresAt.After(cur.ExpiresAt) {
 			continue
 		}
-		p.m[pin.SessionKey] = pin
+		p.setLocked(pin)
 		n++
 	}
 	return n
@@ -94,7 +131,7 @@ func (p *Pins) Pinned(key string) (string, bool) {
 		return "", false
 	}
 	if !now.Before(pin.ExpiresAt) {
-		delete(p.m, key)
+		p.deleteLocked(key)
 		return "", false
 	}
 	return pin.ConnectionID, true
@@ -114,11 +151,11 @@ func (p *Pins) Served(key, connectionID, provider string) error {
 	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
 	write := !had || old.ConnectionID != connectionID || old.ExpiresAt.Sub(now) < ttl/2
 	if write || !had {
-		p.m[key] = pin
+		p.setLocked(pin)
 	}
 	if had && !write {
 		old.ExpiresAt = pin.ExpiresAt
-		p.m[key] = old
+		p.m[key] = old // the same connection: occupancy unchanged
 	}
 	if len(p.m) > 100_000 {
 		p.sweepLocked(now)
@@ -133,7 +170,7 @@ func (p *Pins) Served(key, connectionID, provider string) error {
 func (p *Pins) sweepLocked(now time.Time) {
 	for k, pin := range p.m {
 		if !now.Before(pin.ExpiresAt) {
-			delete(p.m, k)
+			p.deleteLocked(k)
 		}
 	}
 }

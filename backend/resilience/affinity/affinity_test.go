@@ -75,3 +75,37 @@ func TestLoadRestoresPins(t *testing.T) {
 		t.Fatal("key not bounded")
 	}
 }
+
+// TestOccupancyCountsLivePins: a connection's occupancy follows its pins as
+// they are made, moved, refreshed, expired, loaded and adopted.
+func TestOccupancyCountsLivePins(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := New(clk, func() time.Duration { return time.Minute }, nil)
+	occ := func(want map[string]int) {
+		t.Helper()
+		for conn, n := range want {
+			if got := p.Occupancy(conn); got != n {
+				t.Fatalf("occupancy of %s = %d, want %d", conn, got, n)
+			}
+		}
+	}
+	_ = p.Served("s1", "a", "claude")
+	_ = p.Served("s2", "a", "claude")
+	_ = p.Served("s3", "b", "claude")
+	occ(map[string]int{"a": 2, "b": 1})
+	_ = p.Served("s1", "a", "claude") // refreshed: unchanged
+	occ(map[string]int{"a": 2, "b": 1})
+	_ = p.Served("s2", "b", "claude") // moved
+	occ(map[string]int{"a": 1, "b": 2})
+	clk.Advance(time.Minute)
+	if _, ok := p.Pinned("s1"); ok { // expired at exactly its TTL: gone
+		t.Fatal("s1 still pinned at its expiry")
+	}
+	occ(map[string]int{"a": 0, "b": 2})
+	_ = p.Count() // the sweep drops s2 and s3 too
+	occ(map[string]int{"b": 0})
+	exp := clk.Now().Add(time.Minute)
+	p.Load([]Pin{{SessionKey: "s4", ConnectionID: "c", ExpiresAt: exp}})
+	p.Adopt([]Pin{{SessionKey: "s4", ConnectionID: "d", ExpiresAt: exp.Add(time.Second)}, {SessionKey: "s5", ConnectionID: "d", ExpiresAt: exp}})
+	occ(map[string]int{"c": 0, "d": 2})
+}

@@ -127,52 +127,30 @@ func ResponseFromChat(chat []byte) ([]byte, error) {
 // text_completion events (choices[].text), ending with [DONE]. model names
 // the answer until a chunk names the upstream's own.
 func NewStreamFromChat(model string) translate.StreamTranslator {
-	return &streamFromChat{model: model}
+	return &streamFromChat{ChatReader: translate.ChatReader{Model: model}}
 }
 
 type streamFromChat struct {
-	model     string
-	sawFinish bool
-	sawDone   bool
-	failed    bool
-	ended     bool
-	usage     translate.Usage
-	buf       []byte
+	translate.ChatReader
+	buf []byte
 }
 
-func (s *streamFromChat) Complete() bool         { return !s.failed && (s.sawFinish || s.sawDone) }
-func (s *streamFromChat) Usage() translate.Usage { return s.usage }
+func (s *streamFromChat) Usage() translate.Usage { return s.ChatReader.Usage }
 
 // End writes [DONE] once, after a complete upstream stream.
 func (s *streamFromChat) End(dst []byte) []byte {
-	if !s.Complete() || s.ended {
+	if !s.Complete() || s.Ended {
 		return dst
 	}
-	s.ended = true
+	s.Ended = true
 	return sse.Append(dst, "", []byte("[DONE]"))
 }
 
 // Event translates one chat chunk.
 func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
-	if s.failed || s.ended {
-		return dst, nil
-	}
-	kind, root, err := translate.ReadChatChunk(ev)
-	switch {
-	case err != nil:
-		s.failed = true
+	root, ok, err := s.Next(ev)
+	if !ok {
 		return dst, err
-	case kind == translate.ChunkDone:
-		s.sawDone = true
-		return dst, nil
-	case kind == translate.ChunkSkip:
-		return dst, nil
-	}
-	if m := root.Get("model").String(); m != "" {
-		s.model = m
-	}
-	if u := root.Get("usage"); u.IsObject() {
-		s.usage = translate.ChatUsage(u)
 	}
 	s.buf = s.buf[:0]
 	s.buf = append(s.buf, `{"id":`...)
@@ -180,7 +158,7 @@ func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
 	s.buf = append(s.buf, `,"object":"text_completion","created":`...)
 	s.buf = strconv.AppendInt(s.buf, root.Get("created").Int(), 10)
 	s.buf = append(s.buf, `,"model":`...)
-	s.buf = translate.AppendJSONString(s.buf, s.model)
+	s.buf = translate.AppendJSONString(s.buf, s.Model)
 	s.buf = append(s.buf, `,"choices":[`...)
 	for i, c := range root.Get("choices").Array() {
 		if i > 0 {
@@ -192,7 +170,7 @@ func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
 		s.buf = strconv.AppendInt(s.buf, c.Get("index").Int(), 10)
 		s.buf = append(s.buf, `,"logprobs":null,"finish_reason":`...)
 		if fr, ok := finishReason(c.Get("finish_reason")).(string); ok {
-			s.sawFinish = true
+			s.SawFinish = true
 			s.buf = translate.AppendJSONString(s.buf, fr)
 		} else {
 			s.buf = append(s.buf, "null"...)

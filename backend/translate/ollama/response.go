@@ -85,7 +85,7 @@ func ResponseFromChat(chat []byte, kind Kind, now time.Time) ([]byte, error) {
 // calls whole once their arguments are complete, and the "done" line with the
 // counts at the end. now stamps each line's created_at.
 func NewStreamFromChat(model string, kind Kind, now func() time.Time) translate.StreamTranslator {
-	return &stream{model: model, kind: kind, now: now}
+	return &stream{ChatReader: translate.ChatReader{Model: model}, kind: kind, now: now}
 }
 
 type pendingCall struct {
@@ -94,24 +94,18 @@ type pendingCall struct {
 }
 
 type stream struct {
-	model     string
-	kind      Kind
-	now       func() time.Time
-	finish    string
-	sawFinish bool
-	sawDone   bool
-	failed    bool
-	ended     bool
-	calls     []pendingCall
-	usage     translate.Usage
+	translate.ChatReader
+	kind   Kind
+	now    func() time.Time
+	finish string
+	calls  []pendingCall
 }
 
-func (s *stream) Complete() bool         { return !s.failed && (s.sawFinish || s.sawDone) }
-func (s *stream) Usage() translate.Usage { return s.usage }
+func (s *stream) Usage() translate.Usage { return s.ChatReader.Usage }
 
 // line appends one NDJSON line for fields (model, created_at and done added).
 func (s *stream) line(dst []byte, fields map[string]any, done bool) []byte {
-	fields["model"] = s.model
+	fields["model"] = s.Model
 	fields["created_at"] = s.now().UTC().Format(time.RFC3339Nano)
 	fields["done"] = done
 	b, _ := json.Marshal(fields)
@@ -136,10 +130,10 @@ func (s *stream) piece(dst []byte, text, thinking string) []byte {
 
 // End writes the tool calls, if any, and the done line, after a complete stream.
 func (s *stream) End(dst []byte) []byte {
-	if !s.Complete() || s.ended {
+	if !s.Complete() || s.Ended {
 		return dst
 	}
-	s.ended = true
+	s.Ended = true
 	if len(s.calls) > 0 && s.kind == Chat {
 		var calls []map[string]any
 		for _, c := range s.calls {
@@ -152,7 +146,7 @@ func (s *stream) End(dst []byte) []byte {
 		dst = s.line(dst, map[string]any{"message": map[string]any{"role": "assistant", "content": "", "tool_calls": calls}}, false)
 	}
 	final := map[string]any{"done_reason": doneReason(s.finish),
-		"prompt_eval_count": s.usage.InputTokens, "eval_count": s.usage.OutputTokens}
+		"prompt_eval_count": s.ChatReader.Usage.InputTokens, "eval_count": s.ChatReader.Usage.OutputTokens}
 	if s.kind == Generate {
 		final["response"] = ""
 	} else {
@@ -163,25 +157,9 @@ func (s *stream) End(dst []byte) []byte {
 
 // Event translates one chat chunk.
 func (s *stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
-	if s.failed || s.ended {
-		return dst, nil
-	}
-	kind, root, err := translate.ReadChatChunk(ev)
-	switch {
-	case err != nil:
-		s.failed = true
+	root, ok, err := s.Next(ev)
+	if !ok {
 		return dst, err
-	case kind == translate.ChunkDone:
-		s.sawDone = true
-		return dst, nil
-	case kind == translate.ChunkSkip:
-		return dst, nil
-	}
-	if m := root.Get("model").String(); m != "" {
-		s.model = m
-	}
-	if u := root.Get("usage"); u.IsObject() {
-		s.usage = translate.ChatUsage(u)
 	}
 	for _, c := range root.Get("choices").Array() {
 		d := c.Get("delta")
@@ -195,7 +173,7 @@ func (s *stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
 		for _, tc := range d.Get("tool_calls").Array() {
 			i := int(tc.Get("index").Int())
 			if i < 0 || i > 128 {
-				s.failed = true
+				s.Failed = true
 				return dst, errors.New("the upstream sent a tool call index out of range")
 			}
 			for len(s.calls) <= i {
@@ -207,7 +185,7 @@ func (s *stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
 			s.calls[i].args = append(s.calls[i].args, tc.Get("function.arguments").String()...)
 		}
 		if f := c.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-			s.finish, s.sawFinish = f.Str, true
+			s.finish, s.SawFinish = f.Str, true
 		}
 	}
 	return dst, nil

@@ -1,3 +1,4 @@
+import { formatDuration } from './format';
 /**
  * Concurrency caps and live admission state of a connection (guide §4–§5):
  * the connection dialog's "model=cap" lines, and the short "in flight ·
@@ -106,5 +107,6 @@ export function queueNote(queueMs: number | null | undefined, reason: string | n
   const why = (reason ?? '').trim();
   if (ms <= 0 && !why) return '';
   if (/^[A-Z_]+$/.test(why)) return `refused: ${why}`;
-  return ms > 0 ? `queued ${ms} ms${why ? ` (${why})` : ''}` : why;
+  // The same units as the latency beside it ("queued 2.3 s", not "2266 ms").
+  return ms > 0 ? `queued ${formatDuration(ms)}${why ? ` (${why})` : ''}` : why;
 }

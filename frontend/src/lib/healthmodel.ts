@@ -5,12 +5,14 @@
 
 import type { Tone } from './health';
 import { formatDuration } from './format';
+import { stateWords } from './words';
 
 export type HealthState =
   | 'setup'
   | 'disabled'
   | 'terminal'
   | 'key_rejected'
+  | 'unreachable'
   | 'breaker_open'
   | 'cooling'
   | 'models_locked'
@@ -129,7 +131,16 @@ export interface StateBadge {
 
 /** The badge of a connection / provider / combo state: never "healthy" unless it serves. */
 export function stateBadge(state: string | null | undefined): StateBadge {
+  const b = badgeOf(state);
+  // The label from the one catalogue of words (GET /api/words) when loaded.
+  const w = stateWords(state);
+  return w?.label ? { label: w.label, tone: b.tone } : b;
+}
+
+function badgeOf(state: string | null | undefined): StateBadge {
   switch (state) {
+    case 'unreachable':
+      return { label: 'Unreachable', tone: 'bad' };
     case 'serving':
       return { label: 'Healthy', tone: 'ok' };
     case 'leased':

@@ -1,4 +1,4 @@
-import { ApiError, endpoints, isAbortError, type Agent, type AgentInstructions, type AgentModelMap, type AgentModels } from '../api';
+import { ApiError, endpoints, isAbortError, type Agent, type AgentChoice, type AgentInstructions, type AgentModelMap, type AgentModels } from '../api';
 import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, field, h, loading, notice, showFieldError } from '../dom';
 import { maskSecret, shellExports } from '../lib/format';
 import type { ViewContext } from '../router';
@@ -82,13 +82,26 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
     configureBtn?.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
-          const res = await endpoints.setupAgent(a.id, setupModel);
+          let res;
+          try {
+            res = await endpoints.setupAgent(a.id, setupModel);
+          } catch (err) {
+            // Every connection behind the model is unreachable or rejected:
+            // say why, and configure only when the user insists.
+            if (!(err instanceof ApiError && err.code === 'AGENT_MODEL_UNSERVABLE')) throw err;
+            const anyway = await confirmDialog({ title: `Configure ${a.name} anyway?`, message: err.message, confirmLabel: 'Configure anyway' });
+            if (!anyway || ctx.signal.aborted) return;
+            res = await endpoints.setupAgent(a.id, setupModel, true);
+          }
           if (ctx.signal.aborted) return;
           const parts = [`Configured ${a.name}${res?.path ? `: wrote ${res.path}` : ''}.`];
           if (res?.models?.model) parts.push(describeModels(res.models));
           if (res?.backupPath) parts.push(`The previous file is saved as ${res.backupPath}.`);
           else if (res?.created) parts.push('The file was created (there was none before).');
-          clear(message, notice(parts.join(' '), 'success'));
+          // Every connection behind the model is unreachable or rejected:
+          // configured, but the agent would see only errors until it is fixed.
+          if (res?.models?.warning) clear(message, notice(`${parts.join(' ')} Warning: ${res.models.warning}`, 'info'));
+          else clear(message, notice(parts.join(' '), 'success'));
           if (res?.instructions) open.set(a.id, res.instructions);
           await load(true, fk('setup'));
         } catch (err) {
@@ -226,11 +239,26 @@ function describeModels(m: AgentModels): string {
   return text + '.';
 }
 
+/** The options of “Model for Configure”: the recommendation first, then every choice in the gateway's order. */
+export function choiceOptions(choices: readonly AgentChoice[]): HTMLOptionElement[] {
+  const rec = choices.find((c) => c.recommended);
+  const first = h('option', { value: '' }, rec ? `Recommended: ${rec.name}${rec.why ? ` (${rec.why})` : ''}` : 'Recommended (nothing serves yet)');
+  return [
+    first,
+    ...choices.map((c) => {
+      const parts = [c.name, c.kind === 'combo' ? 'combo' : 'model'];
+      if (c.requests) parts.push(`${c.requests} requests this week`);
+      const label = `${parts[0]} — ${parts.slice(1).join(' · ')}${c.serving ? '' : ' · not serving now'}`;
+      return h('option', { value: c.name, title: c.why ?? '' }, label);
+    }),
+  ];
+}
+
 const FAMILIES: [keyof AgentModelMap & string, string, string][] = [
   ['opus', 'Claude Code opus', 'claude-opus-4-*, opus'],
   ['sonnet', 'Claude Code sonnet', 'claude-sonnet-4-*, sonnet'],
   ['haiku', 'Claude Code haiku / background', 'claude-3-5-haiku*, claude-haiku-*: its small-fast model; a cheap model fits'],
-  ['codex', 'Codex default', 'gpt-5*, *codex*'],
+  ['codex', 'Codex default', 'gpt-5, gpt-5.N, *codex*'],
 ];
 
 /**
@@ -240,8 +268,10 @@ const FAMILIES: [keyof AgentModelMap & string, string, string][] = [
 function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HTMLElement {
   const listId = 'agent-model-names';
   const datalist = h('datalist', { id: listId });
-  const setupModel = h('input', { id: 'agent-setup-model', name: 'model', autocomplete: 'off', spellcheck: 'false', list: listId, placeholder: 'automatic' });
-  setupModel.addEventListener('input', () => onModel(setupModel.value.trim()));
+  // Configure offers the served combos and models, the recommended one first
+  // (GET /api/agents/{id}/choices): no free text that can name nothing.
+  const setupModel = h('select', { id: 'agent-setup-model', name: 'model', 'data-testid': 'agent-setup-model' }, h('option', { value: '' }, 'Recommended'));
+  setupModel.addEventListener('change', () => onModel(setupModel.value.trim()));
   const enabled = h('input', { id: 'agent-map-enabled', type: 'checkbox', name: 'enabled' });
   const inputs = new Map<string, HTMLInputElement>();
   for (const [key] of FAMILIES) {
@@ -257,10 +287,10 @@ function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HT
       'p',
       { class: 'muted small' },
       'Agents ask for their own model names (Claude Code: claude-opus-4-…, its haiku background model; Codex: gpt-5-codex). ' +
-        'When no connection serves such a name, the gateway sends it where this map says; empty means automatic: the first healthy combo, else the first served model.',
+        'When no connection serves such a name, the gateway sends it where this map says; empty means automatic: the first healthy combo, else the first served model. Any other unknown name is answered “model not found” with the closest served name.',
     ),
     datalist,
-    h('fieldset', { class: 'form-grid' }, field('Model for Configure', setupModel, 'Optional: the model Configure writes; empty uses the map below.')),
+    h('fieldset', { class: 'form-grid' }, field('Model for Configure', setupModel, 'What Configure writes: the recommended one (your map’s choice, else the combo used most this week), or any served combo or model.')),
     h(
       'fieldset',
       { class: 'form-grid' },
@@ -274,12 +304,16 @@ function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HT
 
   async function load(): Promise<void> {
     try {
-      const [map, conns, combos] = await Promise.all([
+      const [map, conns, combos, choices] = await Promise.all([
         endpoints.getAgentModelMap(ctx.signal),
         endpoints.listConnections(ctx.signal),
         endpoints.listCombos(ctx.signal),
+        endpoints.agentChoices('claude-code', ctx.signal).catch(() => [] as AgentChoice[]),
       ]);
       if (ctx.signal.aborted) return;
+      const chosen = setupModel.value;
+      setupModel.replaceChildren(...choiceOptions(choices));
+      setupModel.value = [...setupModel.options].some((o) => o.value === chosen) ? chosen : '';
       enabled.checked = map.enabled !== false;
       for (const [key] of FAMILIES) inputs.get(key)!.value = String(map[key] ?? '');
       const names = new Set<string>();

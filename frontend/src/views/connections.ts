@@ -1,4 +1,5 @@
 import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type NewConnection, type TestResult, type CheckStep } from '../api';
+import { plainCode } from '../lib/words';
 import {
   badge,
   busy,
@@ -365,7 +366,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       }, { button: deleteBtn, label: 'Deleting…' });
     });
 
-    const errorType = c.lastErrorType || (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '');
+    // The stable code when there is one (its sentence, with the code as a tag), else the kind.
+    const errorType = (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '') || c.lastErrorType || '';
     let until = state.until ?? (c.isActive === false ? connectionState({ ...c, isActive: true }).until : undefined);
     if (model && model.state !== 'serving') until = modelUntil && modelUntil > Date.now() ? new Date(modelUntil) : undefined;
     return h(
@@ -401,7 +403,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       h(
         'td',
         null,
-        errorType ? h('span', { class: 'error-type' }, errorType) : h('span', { class: 'muted' }, '—'),
+        errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
         c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
       ),
       h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),

@@ -1,4 +1,5 @@
 import { ApiError, endpoints, isAbortError, type ClearCooldownsRequest, type ResilienceSettings } from '../api';
+import { plainCode } from '../lib/words';
 import { badge, busy, clear, confirmDialog, emptyState, errorBox, formatDate, h, loading, notice, setFieldError } from '../dom';
 import {
   applyConnectionEventToRow,
@@ -271,7 +272,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       updateActions(shown);
     });
     const now = Date.now();
-    const errorType = c.lastErrorType || (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '');
+    // The stable code when there is one (its sentence, with the code as a tag), else the kind.
+    const errorType = (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '') || c.lastErrorType || '';
     const main = h(
       'tr',
       { class: `conn-row${terminal ? ' row-terminal' : ''}`, 'data-testid': 'cooldown-row', 'data-status': String(c.status) },
@@ -308,7 +310,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       h(
         'td',
         null,
-        errorType ? h('span', { class: 'error-type' }, errorType) : h('span', { class: 'muted' }, '—'),
+        errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
         c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
         c.lastErrorAt ? h('small', { class: 'muted block' }, formatDate(c.lastErrorAt)) : null,
       ),

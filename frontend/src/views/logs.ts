@@ -1,4 +1,5 @@
 import { endpoints, isAbortError, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
+import { plainCode } from '../lib/words';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { formatDuration } from '../lib/format';
 import { live } from '../live';
@@ -30,6 +31,29 @@ export const EXCLUSION_TEXT: Record<string, string> = {
   unavailable: 'out of service',
   lease_held: 'leased to another session',
 };
+
+/** The time ranges Logs offers: how far back from now (ms; 0: everything kept). */
+export const LOG_RANGES: ReadonlyArray<{ value: string; label: string; ms: number }> = [
+  { value: 'all', label: 'All kept', ms: 0 },
+  { value: '15m', label: 'Last 15 min', ms: 15 * 60_000 },
+  { value: 'hour', label: 'Last hour', ms: 3_600_000 },
+  { value: 'day', label: 'Last day', ms: 86_400_000 },
+  { value: 'week', label: 'Last week', ms: 7 * 86_400_000 },
+];
+
+/** The from= of a range at now ("" for everything kept). */
+export function rangeFrom(range: string, now = Date.now()): string {
+  const r = LOG_RANGES.find((x) => x.value === range);
+  return r && r.ms > 0 ? new Date(now - r.ms).toISOString() : '';
+}
+
+/** The time a row shows and the log is ordered by: when the request finished. */
+export function rowTime(l: Pick<RequestLog, 'finishedAt' | 'createdAt' | 'latencyMs'>): string | null {
+  if (l.finishedAt) return l.finishedAt;
+  if (!l.createdAt) return null;
+  const t = Date.parse(l.createdAt);
+  return Number.isFinite(t) ? new Date(t + (l.latencyMs ?? 0)).toISOString() : l.createdAt;
+}
 
 /** Does a log row match the server-side filters (for rows prepended live)? */
 export function matchesFilter(l: Pick<RequestLog, 'connectionId' | 'model' | 'apiKeyId'>, f: LogFilter): boolean {
@@ -68,6 +92,73 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     ...(ctx.params.get('keyId') ? { keyId: ctx.params.get('keyId')! } : {}),
   };
   let keys: ApiKey[] = [];
+  // Paging: the page shown is the newest (no cursor), or older than before,
+  // or newer than after; the answer's cursors lead on.
+  let cursor: { before?: number; after?: number } = {};
+  let nextBefore: number | undefined;
+  let newerAfter: number | undefined;
+  let range = LOG_RANGES.some((r) => r.value === ctx.params.get('range')) ? ctx.params.get('range')! : 'all';
+  const searchInput = h('input', { id: 'log-search', type: 'search', placeholder: 'Search model, key, connection, code…', autocomplete: 'off', spellcheck: 'false' });
+  searchInput.value = ctx.params.get('q') ?? '';
+  const rangeSelect = h('select', { id: 'log-range', 'aria-label': 'Time range' }, LOG_RANGES.map((r) => h('option', { value: r.value, selected: r.value === range }, r.label)));
+  const olderBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-older' }, 'Older ›');
+  const newerBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-newer' }, '‹ Newer');
+  const newestBtn = h('button', { type: 'button', class: 'btn btn-small btn-ghost' }, 'Newest');
+  const exportCsv = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-export-csv' }, 'Export CSV');
+  const exportJson = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-export-json' }, 'Export JSON');
+  const pageNote = h('span', { class: 'muted small' });
+  /** The filters of the list and of an export: server-side ones, search and range. */
+  function fullFilter(): LogFilter {
+    const f: LogFilter = { ...serverFilter };
+    if (filter !== 'all') f.status = filter;
+    const q = searchInput.value.trim();
+    if (q) f.q = q;
+    const from = rangeFrom(range);
+    if (from) f.from = from;
+    return f;
+  }
+  const onSearch = () => {
+    cursor = {};
+    syncUrl();
+    void load();
+  };
+  searchInput.addEventListener('change', onSearch);
+  rangeSelect.addEventListener('change', () => {
+    range = rangeSelect.value;
+    onSearch();
+  });
+  olderBtn.addEventListener('click', () => {
+    if (nextBefore === undefined) return;
+    cursor = { before: nextBefore };
+    void load();
+  });
+  newerBtn.addEventListener('click', () => {
+    cursor = newerAfter !== undefined ? { after: newerAfter } : {};
+    void load();
+  });
+  newestBtn.addEventListener('click', () => {
+    cursor = {};
+    void load();
+  });
+  async function doExport(format: 'csv' | 'json'): Promise<void> {
+    const btn = format === 'csv' ? exportCsv : exportJson;
+    btn.disabled = true;
+    try {
+      const text = await endpoints.exportLogs(format, fullFilter());
+      const url = URL.createObjectURL(new Blob([text], { type: format === 'csv' ? 'text/csv' : 'application/json' }));
+      const a = h('a', { href: url, download: `omniroute-logs.${format}` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (err) {
+      pageNote.textContent = err instanceof Error ? err.message : 'Export failed';
+    } finally {
+      btn.disabled = false;
+    }
+  }
+  exportCsv.addEventListener('click', () => void doExport('csv'));
+  exportJson.addEventListener('click', () => void doExport('json'));
   const connSelect = h('select', { id: 'log-conn' }, h('option', { value: '' }, 'All connections'));
   const keySelect = h('select', { id: 'log-key' }, h('option', { value: '' }, 'All keys'));
   const modelInput = h('input', { id: 'log-model', list: 'log-models', placeholder: 'All models', autocomplete: 'off', spellcheck: 'false' });
@@ -77,6 +168,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     const q = new URLSearchParams();
     if (filter !== 'all') q.set('status', filter);
     for (const [k, v] of Object.entries(serverFilter)) if (v) q.set(k, v);
+    if (searchInput.value.trim()) q.set('q', searchInput.value.trim());
+    if (range !== 'all') q.set('range', range);
     history.replaceState(history.state, '', `#/logs${q.size ? `?${q}` : ''}`);
   }
   function onFilter(): void {
@@ -103,8 +196,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     input.addEventListener('change', () => {
       if (!input.checked) return;
       filter = value;
+      cursor = {};
       syncUrl();
-      renderList();
+      void load();
     });
     return h('label', { class: 'seg', for: input.id }, input, { all: 'All', ok: 'OK', error: 'Errors' }[value]);
   });
@@ -112,7 +206,11 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   clear(
     root,
     h('div', { class: 'page-head' }, heading, refreshBtn),
-    h('p', { class: 'muted page-intro' }, `The last ${LIMIT} requests through the gateway; new ones appear at the top as they finish. Expand a row to see each attempt and its verdict.`),
+    h(
+      'p',
+      { class: 'muted page-intro' },
+      `Requests through the gateway, ${LIMIT} a page, newest first by the time they finished; new ones appear at the top as they finish. Search, pick a time range, page to older ones, or export what the filters select. Expand a row to see each attempt, its verdict and the upstream's own words.`,
+    ),
     h(
       'div',
       { class: 'usage-toolbar log-filters' },
@@ -120,8 +218,11 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       h('label', { class: 'inline-field', for: connSelect.id }, 'Connection ', connSelect),
       h('label', { class: 'inline-field', for: modelInput.id }, 'Model ', modelInput, modelList),
       h('label', { class: 'inline-field', for: keySelect.id }, 'Key ', keySelect),
+      h('label', { class: 'inline-field', for: searchInput.id }, 'Search ', searchInput),
+      h('label', { class: 'inline-field', for: rangeSelect.id }, 'Time ', rangeSelect),
       countLine,
     ),
+    h('div', { class: 'log-pager', role: 'group', 'aria-label': 'Pages and export' }, newestBtn, newerBtn, olderBtn, pageNote, exportCsv, exportJson),
     h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title', class: 'visually-hidden' }, 'Request log'), listArea),
   );
 
@@ -129,12 +230,23 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     if (!quiet || logs === null) clear(listArea, loading('Loading request logs…'));
     refreshBtn.disabled = true;
     try {
-      const [list, conns, keyList] = await Promise.all([
-        endpoints.listLogs(LIMIT, ctx.signal, serverFilter),
+      const [page, conns, keyList] = await Promise.all([
+        endpoints.logPage(LIMIT, ctx.signal, fullFilter(), cursor),
         names.size ? Promise.resolve(null) : endpoints.listConnections(ctx.signal).catch(() => null),
         keys.length ? Promise.resolve(null) : endpoints.listKeys(ctx.signal).catch(() => null),
       ]);
       if (ctx.signal.aborted) return;
+      const list = page.logs;
+      nextBefore = page.nextBefore;
+      newerAfter = page.newerAfter;
+      // The newest page has no newer rows; an after= page that came back
+      // short is the newest too.
+      const atNewest = !cursor.before && !(cursor.after && newerAfter !== undefined);
+      if (atNewest) cursor = {};
+      olderBtn.disabled = nextBefore === undefined;
+      newerBtn.disabled = atNewest;
+      newestBtn.disabled = atNewest;
+      pageNote.textContent = atNewest ? '' : 'Older requests — live updates paused on this page';
       for (const c of conns ?? []) names.set(c.id, c.name || c.provider);
       if (conns) {
         connSelect.replaceChildren(
@@ -150,7 +262,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       modelList.replaceChildren(...[...models].sort().map((m) => h('option', { value: m })));
       // Live rows the server has not written yet stay until it has.
       const fetched = new Set(list.map((l) => l.requestId));
-      const pending = (logs ?? []).filter((l) => l.live && !fetched.has(l.requestId));
+      const pending = atNewest ? (logs ?? []).filter((l) => l.live && !fetched.has(l.requestId)) : [];
       logs = [...pending, ...list].slice(0, LIMIT);
       renderList();
       // Poll a few times for rows announced live but not written yet, then stop.
@@ -173,7 +285,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.['focusKey'];
     const all = logs ?? [];
     const shown = filterLogs(all, filter);
-    countLine.textContent = logs ? `Showing ${shown.length} of ${all.length}` : '';
+    countLine.textContent = logs ? `${shown.length} ${shown.length === 1 ? 'request' : 'requests'} on this page` : '';
     if (shown.length === 0) {
       clear(
         listArea,
@@ -199,7 +311,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
               'tr',
               null,
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Details')),
-              ['Time', 'Model', 'Connection', 'Status', 'Latency', 'Queue', 'Upstream', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Finished', 'Model', 'Connection', 'Status', 'Latency', 'Queue', 'Upstream', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
           shown.map(renderRow),
@@ -245,8 +357,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         'tr',
         null,
         h('td', null, toggle),
-        h('td', { class: 'nowrap' }, logTime(l.createdAt)),
-        h('td', null, h('code', null, l.model || '—'), l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null),
+        h('td', { class: 'nowrap' }, logTime(rowTime(l))),
+        h('td', null, h('code', { class: 'model-name' }, l.model || '—'), l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null),
         // A failed request names no connection; its last attempt does. A
         // refusal reached none: it says so instead of naming a connection.
         h(
@@ -266,7 +378,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         ),
         h('td', { class: 'num' }, l.upstreamMs != null ? formatDuration(l.upstreamMs) : '—'),
         h('td', { class: 'num' }, count),
-        h('td', null, l.errorCode ? h('span', { class: 'error-type' }, l.errorCode) : h('span', { class: 'muted' }, '—')),
+        h('td', null, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
       ),
       isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '10' }, renderAttempts(l))) : null,
     );
@@ -329,7 +441,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       'table',
       { class: 'table table-inner' },
       h('caption', { class: 'visually-hidden' }, 'Attempts in order'),
-      h('thead', null, h('tr', null, ['#', 'Target', 'Model', 'Status', 'Verdict', 'Code', 'Wait', 'Duration'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('thead', null, h('tr', null, ['#', 'Target', 'Model', 'Status', 'Verdict', 'What happened', 'Wait', 'Duration'].map((t) => h('th', { scope: 'col' }, t)))),
       h(
         'tbody',
         null,
@@ -345,7 +457,12 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
             h('td', null, h('code', null, a.model || '—')),
             h('td', null, a.status ? badge(String(a.status), isOkStatus(a.status) ? 'ok' : 'bad') : '—'),
             h('td', null, a.verdict ? h('span', { class: 'verdict', 'data-testid': 'verdict' }, a.verdict) : '—'),
-            h('td', null, a.code ? h('span', { class: 'error-type' }, a.code) : '—'),
+            h(
+              'td',
+              null,
+              a.code ? plainCode(a.code, 'error-type') : '—',
+              a.detail ? h('small', { class: 'muted block', 'data-testid': 'attempt-detail' }, a.detail) : null,
+            ),
             h('td', { class: 'num' }, wait ? h('span', { title: `${wait} ms` }, formatDuration(wait)) : '—'),
             h('td', { class: 'num' }, a.latencyMs != null ? h('span', { title: `${a.latencyMs} ms` }, formatDuration(a.latencyMs)) : '—'),
           );
@@ -356,6 +473,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
 
   const unsubscribe = live.subscribe('request', (ev) => {
     if (!logs) return;
+    // Live rows go on the newest page, unfiltered by search or time range.
+    if (cursor.before || cursor.after || searchInput.value.trim() || range !== 'all') return;
     const d = ev.data;
     if (logs.some((l) => l.requestId === d.requestId)) return;
     // A live event does not name its key: with a key filter, the next refresh decides.
@@ -365,6 +484,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       id: d.requestId,
       requestId: d.requestId,
       createdAt: ev.at,
+      finishedAt: ev.at,
       status: d.status,
       live: true,
       attempts: null,

@@ -242,7 +242,17 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         { class: 'problem-foot' },
         until
           ? h('span', { class: 'back-at', title: `at ${new Date(until).toLocaleTimeString()} (${exactMs(until - Date.now())})`, 'data-testid': 'back-at' }, h('span', { 'data-until': String(until), class: 'countdown' }, backIn(until)))
-          : h('span', { class: 'muted small' }, p.state === 'terminal' || p.state === 'key_rejected' ? 'needs new credentials' : p.state === 'disabled' ? 'switched off' : ''),
+          : h(
+              'span',
+              { class: 'muted small' },
+              p.state === 'terminal' || p.state === 'key_rejected'
+                ? 'needs new credentials'
+                : p.state === 'unreachable'
+                  ? 'nothing answers: check its address and your network'
+                  : p.state === 'disabled'
+                    ? 'switched off'
+                    : '',
+            ),
         fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
       ),
     );

@@ -69,9 +69,25 @@ export function compact(n: number): string {
   return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
 }
 
+/** Axis labels of a time span: dates when it crosses midnight, else times of day. */
+export function axisLabel(t: number, from: number, to: number): string {
+  const multiDay = new Date(from).toDateString() !== new Date(to - 1).toDateString();
+  return multiDay
+    ? new Date(t).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+    : new Date(t).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+}
+
+/** The values of a chart's y axis, top to bottom: max, half, 0. */
+export function yTicks(max: number, fmt: (n: number) => string = compact): string[] {
+  if (!(max > 0)) return ['0'];
+  return [fmt(max), fmt(Math.round(max / 2)), '0'];
+}
+
 export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
-  let range = ctx.params.get('range') ?? 'day';
-  if (!RANGES.some(([r]) => r === range)) range = 'day';
+  // No range asked for: the gateway picks the one that fits the data
+  // (range=auto), so a new install's chart is never a one-pixel sliver.
+  let range = ctx.params.get('range') ?? 'auto';
+  if (range !== 'auto' && !RANGES.some(([r]) => r === range)) range = 'auto';
   let by = ctx.params.get('by') ?? 'connection';
   if (!DIMS.some(([d]) => d === by)) by = 'connection';
 
@@ -140,19 +156,21 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   function timeLabels(rep: UsageReport): HTMLElement {
     const from = Date.parse(rep.from);
     const to = Date.parse(rep.to);
-    const fmt = (t: number) =>
-      range === 'week'
-        ? new Date(t).toLocaleDateString(undefined, { weekday: 'short', hour: '2-digit' })
-        : new Date(t).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    const fmt = (t: number) => axisLabel(t, from, to);
     return h('div', { class: 'chart-axis muted small' }, h('span', null, fmt(from)), h('span', null, fmt((from + to) / 2)), h('span', null, 'now'));
   }
 
-  function chartCard(title: string, max: string, svg: SVGSVGElement, rep: UsageReport, legend: HTMLElement | null, testid: string): HTMLElement {
+  function chartCard(title: string, max: string, svg: SVGSVGElement, rep: UsageReport, legend: HTMLElement | null, testid: string, ticks: string[] = []): HTMLElement {
     return h(
       'section',
       { class: 'card chart-card', 'data-testid': testid },
       h('div', { class: 'section-head' }, h('h2', null, title), h('span', { class: 'muted small' }, max)),
-      h('div', { class: 'chart' }, svg),
+      h(
+        'div',
+        { class: 'chart chart-with-axis' },
+        ticks.length ? h('div', { class: 'chart-yaxis muted small', 'aria-hidden': 'true', 'data-testid': 'y-axis' }, ticks.map((t) => h('span', null, t))) : null,
+        svg,
+      ),
       timeLabels(rep),
       legend,
     );
@@ -223,10 +241,10 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
       h(
         'div',
         { class: 'chart-grid' },
-        chartCard('Requests', `max ${compact(maxOf(rep.series.map((s) => s.requests)))} per bucket`, requests, rep, legend, 'chart-requests'),
-        chartCard('Tokens', 'in · out · cached', tokens, rep, legendOf([['in', tokenCols[0]!], ['out', tokenCols[1]!], ['cached', tokenCols[2]!]]), 'chart-tokens'),
-        chartCard('Errors', `${num(t.errors)} in range`, errors, rep, null, 'chart-errors'),
-        chartCard('Latency', 'p50 · p90 · p99', latency, rep, legendOf([['p50', latCols[0]!], ['p90', latCols[1]!], ['p99', latCols[2]!]]), 'chart-latency'),
+        chartCard('Requests', `max ${compact(maxOf(rep.series.map((s) => s.requests)))} per bucket`, requests, rep, legend, 'chart-requests', yTicks(maxOf(rep.series.map((s) => s.requests)))),
+        chartCard('Tokens', 'in · out · cached', tokens, rep, legendOf([['in', tokenCols[0]!], ['out', tokenCols[1]!], ['cached', tokenCols[2]!]]), 'chart-tokens', yTicks(Math.max(0, ...sum('tokensIn'), ...sum('tokensOut'), ...sum('tokensCached')))),
+        chartCard('Errors', `${num(t.errors)} in range`, errors, rep, null, 'chart-errors', yTicks(maxOf(rep.series.map((s) => s.errors)))),
+        chartCard('Latency', 'p50 · p90 · p99', latency, rep, legendOf([['p50', latCols[0]!], ['p90', latCols[1]!], ['p99', latCols[2]!]]), 'chart-latency', yTicks(Math.max(0, ...rep.latency.p99), (n) => formatDuration(n))),
       ),
       h(
         'section',
@@ -282,12 +300,16 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   let seq = 0;
   async function load(): Promise<void> {
     const mine = ++seq;
-    history.replaceState(history.state, '', `#/usage?range=${range}&by=${by}`);
     try {
-      const [rep, tl] = await Promise.all([
-        api.get<UsageReport>(`/api/usage?range=${range}&by=${by}`, ctx.signal),
-        api.get<Timeline>(`/api/usage/timeline?range=${range}`, ctx.signal),
-      ]);
+      const rep = await api.get<UsageReport>(`/api/usage?range=${range}&by=${by}`, ctx.signal);
+      if (ctx.signal.aborted || mine !== seq) return;
+      if (range === 'auto' && RANGES.some(([r]) => r === rep.range)) {
+        // The gateway chose the range that fits the data: show it as chosen.
+        range = rep.range;
+        renderRangeButtons();
+      }
+      history.replaceState(history.state, '', `#/usage?range=${range}&by=${by}`);
+      const tl = await api.get<Timeline>(`/api/usage/timeline?range=${range}`, ctx.signal);
       if (ctx.signal.aborted || mine !== seq) return;
       render(rep);
       renderTimeline(tl);

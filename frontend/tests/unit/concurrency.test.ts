@@ -50,7 +50,7 @@ describe('describeLive', () => {
 
 describe('queueNote', () => {
   it('tells a wait from a refusal', () => {
-    expect(queueNote(1500, 'connection maxConcurrent')).toBe('queued 1500 ms (connection maxConcurrent)');
+    expect(queueNote(1500, 'connection maxConcurrent')).toBe('queued 1.5 s (connection maxConcurrent)');
     expect(queueNote(0, 'RATE_LIMIT_QUEUE_FULL')).toBe('refused: RATE_LIMIT_QUEUE_FULL');
     expect(queueNote(0, '')).toBe('');
     expect(queueNote(null, null)).toBe('');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXCLUSION_TEXT, matchesFilter, timelineSpans } from '../../src/views/logs';
+import { EXCLUSION_TEXT, LOG_RANGES, matchesFilter, rangeFrom, rowTime, timelineSpans } from '../../src/views/logs';
 
 describe('logs helpers', () => {
   it('places attempts on the request timeline by start and duration', () => {
@@ -21,5 +21,18 @@ describe('logs helpers', () => {
     for (const r of ['model_lockout', 'circuit_open', 'connection_cooldown', 'provider_cooldown', 'unavailable', 'lease_held']) {
       expect(EXCLUSION_TEXT[r]).toBeTruthy();
     }
+  });
+  it('turns a time range into from=, everything kept into none', () => {
+    const now = Date.parse('2026-12-04T12:00:00Z');
+    expect(rangeFrom('hour', now)).toBe('2026-12-04T11:00:00.000Z');
+    expect(rangeFrom('15m', now)).toBe('2026-12-04T11:45:00.000Z');
+    expect(rangeFrom('all', now)).toBe('');
+    expect(rangeFrom('bogus', now)).toBe('');
+    expect(LOG_RANGES[0]!.value).toBe('all');
+  });
+  it('shows and orders by the time a request finished', () => {
+    expect(rowTime({ finishedAt: '2026-12-04T12:00:02Z', createdAt: '2026-12-04T12:00:00Z' })).toBe('2026-12-04T12:00:02Z');
+    expect(rowTime({ createdAt: '2026-12-04T12:00:00Z', latencyMs: 2300 })).toBe('2026-12-04T12:00:02.300Z');
+    expect(rowTime({})).toBeNull();
   });
 });

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"omniroute/backend/config"
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+)
+
+// updateRoutes serves the opt-in release check: GET the status (checked
+// again when older than a day), POST a check now. Nothing is downloaded.
+func (a *API) updateRoutes(m *mux.Router) {
+	m.HandleFunc("/update", a.management(a.updateStatus)).Methods(http.MethodGet)
+	m.HandleFunc("/update/check", a.management(a.updateCheck)).Methods(http.MethodPost)
+}
+
+func (a *API) updateURL() (enabled bool, url string) {
+	g := a.Settings.GeneralRef()
+	url = g.UpdateURL
+	if url == "" {
+		url = config.DefaultUpdateURL
+	}
+	return g.UpdateCheck, url
+}
+
+func (a *API) updateStatus(w http.ResponseWriter, r *http.Request) {
+	if a.Updates == nil {
+		httpx.WriteError(w, errs.New(errs.NotFound, "UPDATE_CHECK_UNAVAILABLE", "this build has no update check"))
+		return
+	}
+	enabled, url := a.updateURL()
+	httpx.WriteJSON(w, http.StatusOK, a.Updates.Status(r.Context(), enabled, url))
+}
+
+func (a *API) updateCheck(w http.ResponseWriter, r *http.Request) {
+	enabled, url := a.updateURL()
+	switch {
+	case a.Updates == nil:
+		httpx.WriteError(w, errs.New(errs.NotFound, "UPDATE_CHECK_UNAVAILABLE", "this build has no update check"))
+		return
+	case !enabled:
+		httpx.WriteError(w, errs.New(errs.Conflict, "UPDATE_CHECK_OFF",
+			"the update check is off: turn it on in settings (updateCheck: true) first"))
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.Updates.Check(r.Context(), url))
+}
