@@ -112,6 +112,10 @@ func TestKeyBudgetRefusesAfterTheCrossingRequest(t *testing.T) {
 	if math.Abs(sum-spent) > 1e-9 {
 		t.Fatalf("rows sum to %v, the key spent %v", sum, spent)
 	}
+	if resp, body := e.do("GET", "/api/logs/export?format=csv&keyId="+keyID, nil, map[string]string{"Authorization": "Bearer " + e.token}); resp.StatusCode != 200 ||
+		!strings.Contains(strings.SplitN(string(body), "\n", 2)[0], ",costUsd,savedUsd") {
+		t.Fatalf("logs export: %d %.300s", resp.StatusCode, body)
+	}
 	if _, u := e.mgmt("GET", "/api/usage?range=hour&by=key", nil); math.Abs(u["totals"].(map[string]any)["costUsd"].(float64)-spent) > 1e-9 {
 		t.Fatalf("usage totals %v, want cost %v", u["totals"], spent)
 	}
