@@ -10,3 +10,12 @@ ALTER TABLE usage_rollup ADD COLUMN saved_usd REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_rollup ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE api_keys ADD COLUMN budget TEXT NOT NULL DEFAULT '';
 ALTER TABLE api_keys ADD COLUMN limits TEXT NOT NULL DEFAULT '';
+-- A key's spend in its budget's current period, charged atomically by every
+-- instance of a team server (PostgreSQL; SQLite's single instance keeps it in
+-- memory and leaves the table empty).
+CREATE TABLE key_spend (
+    api_key_id   TEXT PRIMARY KEY,
+    period_start INTEGER NOT NULL,
+    usd          REAL NOT NULL,
+    tokens       INTEGER NOT NULL
+);

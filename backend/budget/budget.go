@@ -22,6 +22,7 @@ import (
 
 	"omniroute/backend/clock"
 	"omniroute/backend/errs"
+	"omniroute/backend/store"
 )
 
 // Period is how often a budget resets.
@@ -109,9 +110,56 @@ type account struct {
 
 // Ledger is every key's spend and rate windows.
 type Ledger struct {
-	clk  clock.Clock
-	mu   sync.Mutex
-	keys map[string]*account
+	clk    clock.Clock
+	shared Shared // nil: this instance alone (SQLite)
+	mu     sync.Mutex
+	keys   map[string]*account
+}
+
+// Shared is the database the instances of a team server charge budgeted keys
+// in (the store, on PostgreSQL): each charge is one atomic statement there,
+// and each check reads the period's spend from it, so a key's budget holds
+// across instances (overspent by at most the requests in flight when it was
+// crossed, as on one instance).
+type Shared interface {
+	ChargeKeySpend(keyID string, periodStart int64, usd float64, tokens int64) (store.KeySpend, error)
+	SeedKeySpend(keyID string, periodStart int64, sp store.KeySpend) error
+	KeySpendIn(keyID string, periodStart int64) (store.KeySpend, bool, error)
+}
+
+// Share makes the ledger charge budgeted keys in s (set once, at wiring,
+// before the ledger is used).
+func (l *Ledger) Share(s Shared) { l.shared = s }
+
+// ms is a period start as stored (0 for a total budget's zero time).
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// refresh reads a budgeted key's spend in its current period from the
+// shared database (a failed read keeps this instance's view).
+func (l *Ledger) refresh(keyID string) {
+	l.mu.Lock()
+	a := l.keys[keyID]
+	if a == nil || a.budget == nil {
+		l.mu.Unlock()
+		return
+	}
+	a.roll(l.clk.Now())
+	ps := a.periodStart
+	l.mu.Unlock()
+	sp, ok, err := l.shared.KeySpendIn(keyID, ms(ps))
+	if err != nil || !ok {
+		return
+	}
+	l.mu.Lock()
+	if a.periodStart.Equal(ps) {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	l.mu.Unlock()
 }
 
 // New returns an empty ledger on clk.
@@ -206,6 +254,9 @@ func (l *Ledger) Admit(keyID string) error {
 	if keyID == "" {
 		return nil
 	}
+	if l.shared != nil {
+		l.refresh(keyID)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.keys[keyID]
@@ -268,7 +319,6 @@ func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
 		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	a := l.keys[keyID]
 	if a == nil {
 		a = &account{}
@@ -282,10 +332,29 @@ func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
 		a.prune(now)
 		a.charged = append(a.charged, event{now, tokens})
 	}
+	budgeted, ps := a.budget != nil, a.periodStart
+	l.mu.Unlock()
+	if l.shared == nil || !budgeted {
+		return
+	}
+	// The charge in the database, outside the lock; its totals (every
+	// instance's charges) replace this instance's view.
+	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), usd, tokens)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	if a.periodStart.Equal(ps) {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	l.mu.Unlock()
 }
 
 // Spend is keyID's spend in its current period.
 func (l *Ledger) Spend(keyID string) Spend {
+	if l.shared != nil {
+		l.refresh(keyID)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.keys[keyID]

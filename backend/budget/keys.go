@@ -45,6 +45,15 @@ func (l *Ledger) Apply(k store.APIKey, spent SpentSince) error {
 	if err != nil {
 		return err
 	}
+	if l.shared != nil && b != nil {
+		// The log's sum unless the instances already charged this period.
+		if err := l.shared.SeedKeySpend(k.ID, since, s); err != nil {
+			return err
+		}
+		if got, ok, err := l.shared.KeySpendIn(k.ID, since); err == nil && ok {
+			s = got
+		}
+	}
 	l.Set(k.ID, b, lim, Spend{USD: s.USD, Tokens: s.Tokens})
 	return nil
 }

@@ -147,3 +147,59 @@ func TestKeyBudgetRefusesAfterTheCrossingRequest(t *testing.T) {
 		t.Fatalf("rpm 1, a minute later: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestKeyBudgetHoldsAcrossInstances: on PostgreSQL two instances charge a
+// key's spend in the database, so alternating requests between them stop at
+// the key's budget as one instance would (each alone would serve until its
+// own count crossed it, twice the budget together).
+func TestKeyBudgetHoldsAcrossInstances(t *testing.T) {
+	a, b := newTeam(t)
+	conn := a.addConn("metered", "key-a", 1)
+	if code, m := a.mgmt("PATCH", "/api/providers/"+conn, map[string]any{
+		"pricing": map[string]any{"gpt-4o-mini": map[string]any{"inputPerMTok": 100, "outputPerMTok": 100}}}); code != 200 {
+		t.Fatalf("pricing: %d %v", code, m)
+	}
+	code, m := a.mgmt("POST", "/api/keys", map[string]any{"name": "capped", "budget": map[string]any{"usd": 0.01, "period": "month"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create key: %d %v", code, m)
+	}
+	keyID, as := m["id"].(string), map[string]string{"Authorization": "Bearer " + m["key"].(string)}
+	b.restart() // B reads the connection's prices at start (overrides are not followed live)
+	eventually(t, "the key known to B", func() bool {
+		resp, _ := b.chat("gpt-4o-mini", false, as)
+		return resp.StatusCode == 200
+	})
+	const perRequest = 15 * 100 / 1e6 // the fake's 10 + 5 tokens at 100 $/MTok
+	served := 1                       // B's request above
+	for i := 0; i < 40; i++ {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		resp, body := e.chat("gpt-4o-mini", false, as)
+		if resp.StatusCode == 429 && errorCode(body) == "KEY_BUDGET_EXCEEDED" {
+			break
+		}
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+		}
+		served++
+	}
+	spent := float64(served) * perRequest
+	if spent < 0.01 || spent >= 0.01+perRequest {
+		t.Fatalf("%d requests served ($%.4f) for a $0.01 budget: want the one crossing it and no more", served, spent)
+	}
+	for _, e := range []*env{a, b} {
+		if resp, body := e.chat("gpt-4o-mini", false, as); resp.StatusCode != 429 || errorCode(body) != "KEY_BUDGET_EXCEEDED" {
+			t.Fatalf("after the budget: %d %s", resp.StatusCode, body)
+		}
+		_, m := e.mgmt("GET", "/api/keys", nil)
+		for _, k := range m["keys"].([]any) {
+			if k := k.(map[string]any); k["id"] == keyID {
+				if got := k["spend"].(map[string]any)["usd"].(float64); math.Abs(got-spent) > 1e-9 {
+					t.Fatalf("spend %v, want %v", got, spent)
+				}
+			}
+		}
+	}
+}

@@ -444,6 +444,9 @@ func (s *Server) wire() error {
 		return err
 	}
 	ledger := budget.New(clk)
+	if st.Shared() {
+		ledger.Share(st) // a team server: keys are charged in the database
+	}
 	var keys *api.Keyring
 	var lines *requestLines
 	if opts.RequestLines != nil {
