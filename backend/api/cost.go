@@ -17,19 +17,23 @@ import (
 // pricing override (key: the connection id; value: pricing.Override as JSON).
 const PricingNamespace = "pricing"
 
-// LoadPricing gives the pricing table every stored connection override.
+// LoadPricing replaces the pricing table's overrides with the stored ones
+// (at start, and on a team server when another instance changed a
+// connection: a PATCH of its pricing saves the connection too).
 func LoadPricing(st *store.Store, t *pricing.Table) error {
 	vals, err := st.Values(PricingNamespace)
 	if err != nil {
 		return err
 	}
+	all := make(map[string]pricing.Override, len(vals))
 	for id, v := range vals {
 		var o pricing.Override
-		if err := json.Unmarshal([]byte(v), &o); err != nil {
+		if err := json.Unmarshal([]byte(v), &o); err != nil || (o.FlatRate == nil && len(o.Pricing) == 0) {
 			continue // a damaged override prices at the catalogue's prices
 		}
-		t.SetOverride(id, o)
+		all[id] = o
 	}
+	t.ReplaceOverrides(all)
 	return nil
 }
 

@@ -177,6 +177,17 @@ func (t *Table) SetOverride(connID string, o Override) {
 	t.overrides[connID] = o
 }
 
+// ReplaceOverrides replaces every connection's override with all (the stored
+// set, read again when another instance changed a connection).
+func (t *Table) ReplaceOverrides(all map[string]Override) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.overrides = maps.Clone(all)
+	if t.overrides == nil {
+		t.overrides = map[string]Override{}
+	}
+}
+
 // Override returns a connection's override.
 func (t *Table) Override(connID string) (Override, bool) {
 	t.mu.RLock()

@@ -116,6 +116,10 @@ func TestChargeOverridesAndFlatRate(t *testing.T) {
 	if !tb.FlatRate("c1", "anthropic") || tb.FlatRate("c2", "claude") || !tb.FlatRate("c9", "claude") || tb.FlatRate("c9", "openai") {
 		t.Fatal("FlatRate: the override, else the provider's default")
 	}
+	tb.ReplaceOverrides(map[string]Override{"c1": {FlatRate: &yes}})
+	if _, ok := tb.Override("c4"); ok {
+		t.Fatal("ReplaceOverrides keeps an override not in the new set")
+	}
 	tb.SetOverride("c1", Override{})
 	if _, ok := tb.Override("c1"); ok {
 		t.Fatal("an empty override is removed")

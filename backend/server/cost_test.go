@@ -164,7 +164,11 @@ func TestKeyBudgetHoldsAcrossInstances(t *testing.T) {
 		t.Fatalf("create key: %d %v", code, m)
 	}
 	keyID, as := m["id"].(string), map[string]string{"Authorization": "Bearer " + m["key"].(string)}
-	b.restart() // B reads the connection's prices at start (overrides are not followed live)
+	eventually(t, "the key and the connection's prices known to B", func() bool {
+		_, m := b.mgmt("GET", "/api/pricing", nil)
+		ov, _ := m["overrides"].(map[string]any)
+		return ov[conn] != nil
+	})
 	eventually(t, "the key known to B", func() bool {
 		resp, _ := b.chat("gpt-4o-mini", false, as)
 		return resp.StatusCode == 200

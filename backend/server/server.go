@@ -495,7 +495,12 @@ func (s *Server) wire() error {
 			return err
 		}
 		s.follow = startFollower(st, opts.Log, s.instances.Beat, followTargets{
-			connections: reload,
+			connections: func() error {
+				if err := reload(); err != nil {
+					return err
+				}
+				return api.LoadPricing(st, prices)
+			},
 			keys: func() error {
 				rows, err := st.APIKeys()
 				if err == nil {
