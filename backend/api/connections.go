@@ -66,14 +66,24 @@ var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 	type entry struct {
-		ID          string `json:"id"`
-		Name        string `json:"name"`
-		Category    string `json:"category"`
-		Format      string `json:"format"`
-		BaseURL     string `json:"baseUrl"`
-		UserDefined bool   `json:"userDefined"`
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Aliases     []string `json:"aliases"`
+		Category    string   `json:"category"`
+		Format      string   `json:"format"`
+		Dialect     string   `json:"dialect"`
+		BaseURL     string   `json:"baseUrl"`
+		UserDefined bool     `json:"userDefined"`
+		// Auth says how the credential is sent (docs/PROVIDERS.md).
+		Auth string `json:"auth"`
 		// DefaultModels stand in when a connection's upstream cannot list its models.
 		DefaultModels []string `json:"defaultModels"`
+		NoModelList   bool     `json:"noModelList"`
+		// Features of the wire (docs/PROVIDERS.md).
+		Tools            bool `json:"tools"`
+		Vision           bool `json:"vision"`
+		Reasoning        bool `json:"reasoning"`
+		AssistantPrefill bool `json:"assistantPrefill"`
 		// Provider error rule and egress-bucket flags (docs/RULES.md).
 		RuleFullText    bool `json:"ruleFullText"`
 		HonorsRuleScope bool `json:"honorsRuleScope"`
@@ -81,9 +91,11 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
-		dm := append([]string{}, p.DefaultModels...)
-		out = append(out, entry{p.ID, p.Name, string(p.Category), string(p.Format), p.BaseURL, p.UserDefined, dm,
-			p.RuleFullText, p.HonorsRuleScope, p.EgressBucketed})
+		out = append(out, entry{ID: p.ID, Name: p.Name, Aliases: append([]string{}, p.Aliases...), Category: string(p.Category),
+			Format: string(p.Format), Dialect: string(p.Dialect), BaseURL: p.BaseURL, UserDefined: p.UserDefined, Auth: p.Auth(),
+			DefaultModels: append([]string{}, p.DefaultModels...), NoModelList: p.NoModelList,
+			Tools: p.Tools, Vision: p.Vision, Reasoning: p.Reasoning, AssistantPrefill: p.AssistantPrefill,
+			RuleFullText: p.RuleFullText, HonorsRuleScope: p.HonorsRuleScope, EgressBucketed: p.EgressBucketed})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }
@@ -405,7 +417,19 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		if psd.LocalAddress != nil && *psd.LocalAddress != "" && net.ParseIP(strings.TrimSpace(*psd.LocalAddress)) == nil {
 			return errs.New(errs.Invalid, "INVALID_LOCAL_ADDRESS", "providerSpecificData.localAddress must be an IP address of this machine").WithParam("providerSpecificData.localAddress")
 		}
+		if p.Dialect == providers.DialectAzure {
+			if err := validateAzureData(s); err != nil {
+				return err
+			}
+		}
+		if p.Dialect == providers.DialectBedrock {
+			if s, err = a.applyBedrockData(row, s); err != nil {
+				return err
+			}
+		}
 		row.ProviderSpecificData = s
+	} else if creating && p.Dialect == providers.DialectBedrock {
+		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}").WithParam("providerSpecificData")
 	}
 	if in.Models != nil {
 		s, err := modelList(*in.Models, "models")
@@ -486,7 +510,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"id": row.ID, "provider": row.Provider, "name": row.Name, "authType": row.AuthType,
 		"baseUrl": row.BaseURL, "prefix": row.Prefix, "priority": row.Priority, "isActive": row.IsActive,
 		"maxConcurrent": row.MaxConcurrent, "rateLimitProtection": row.RateLimitProtection, "models": models,
-		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": json.RawMessage(row.ProviderSpecificData),
+		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": publicProviderData(row.ProviderSpecificData),
 		"testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil), "backoffLevel": f.BackoffLevel,
 		"lastError": f.LastError, "lastErrorType": f.LastErrorType, "lastErrorAt": rfc3339(f.LastErrorAt), "errorCode": f.ErrorCode,
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",

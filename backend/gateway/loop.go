@@ -48,7 +48,8 @@ func (g *Gateway) run(w http.ResponseWriter, r *http.Request, req *request) erro
 	}
 	rs := &req.round
 	rs.reset()
-	rs.counted, rs.countedBuf, rs.undenied = rs.countedBuf[:0], [2]target{}, false
+	clear(rs.countedBuf[:]) // no composite literal: its temporary would sit in run's frame, under every open stream
+	rs.counted, rs.undenied = rs.countedBuf[:0], false
 	var last *failure
 	var refused error // the last admission refusal (gate or queue)
 	plan := &req.plan
@@ -256,6 +257,9 @@ func deniedAccess(v *verdict.Verdict) bool {
 
 // streaksCounted says which failure streaks this request already added to
 // for c: its target's, and its connection's (through any of its models).
+// Out of line, as noteFailure: tryTarget's frame sits under every open stream.
+//
+//go:noinline
 func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
 	var n routing.Counted
 	for _, t := range rs.counted {
@@ -271,6 +275,8 @@ func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
 
 // noteFailure records a failed attempt's target when its failure counted
 // towards the streaks.
+//
+//go:noinline
 func (rs *round) noteFailure(c routing.Candidate, v *verdict.Verdict) {
 	if v.Kind != verdict.KindServer && v.Kind != verdict.KindTransport && v.Kind != verdict.KindTimeout {
 		return

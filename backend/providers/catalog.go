@@ -69,6 +69,49 @@ type Provider struct {
 	EgressBucketed bool
 	// OAuth is how this provider's OAuth tokens are refreshed (nil: API keys only).
 	OAuth *OAuth
+	// Tools, Vision and Reasoning say what the provider's chat wire carries
+	// beyond text for at least some of its models (function calls, image
+	// input, a reasoning channel or effort); docs/PROVIDERS.md lists them.
+	Tools, Vision, Reasoning bool
+	// NoModelList: the upstream has no model list route, so discovery does
+	// not ask and the DefaultModels stand in (Perplexity).
+	NoModelList bool
+	// Dialect is a variant of the wire format's URLs and auth ("" : the
+	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
+	Dialect Dialect
+}
+
+// Dialect is a variant of a wire format's URL and credential layout.
+type Dialect string
+
+// DialectBedrock is AWS Bedrock's Converse API, which the bedrock executor
+// speaks in the OpenAI wire: requests signed with SigV4 from the
+// connection's AWS credentials, streams in the AWS event-stream framing.
+const DialectBedrock Dialect = "bedrock"
+
+// DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
+// the key in an api-key header (or an Entra ID bearer token).
+const DialectAzure Dialect = "azure"
+
+// Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
+func (p Provider) Auth() string {
+	switch {
+	case p.Dialect == DialectAzure:
+		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
+	case p.Dialect == DialectBedrock:
+		return "AWS SigV4 (access key, secret, optional session token)"
+	case p.Category == CategoryLocal:
+		return "none (optional `Authorization: Bearer`)"
+	case p.OAuth != nil && p.Format == FormatAnthropic:
+		return "OAuth `Authorization: Bearer` + `anthropic-beta`"
+	case p.OAuth != nil:
+		return "OAuth `Authorization: Bearer`"
+	case p.Format == FormatAnthropic:
+		return "`x-api-key`"
+	case p.Format == FormatGemini:
+		return "`x-goog-api-key`"
+	}
+	return "`Authorization: Bearer`"
 }
 
 // Prefills reports whether model on this provider continues a trailing
@@ -124,40 +167,107 @@ func NewCatalog() *Catalog { return NewCatalogEnv(nil) }
 func NewCatalogEnv(getenv func(string) string) *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
-		{ID: "openai", Name: "OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"}, DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"}},
+		{ID: "openai", Name: "OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"}, DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"},
+			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels,
-			AssistantPrefill: true},
+			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
 		{ID: "claude", Name: "Claude (subscription OAuth)", Category: CategoryOAuth, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, DefaultModels: anthropicModels, AssistantPrefill: true,
+			Tools: true, Vision: true, Reasoning: true,
 			OAuth: &OAuth{TokenURL: "https://console.anthropic.com/v1/oauth/token", ClientID: "9d1c250a-e61b-44d9-88ed-5944d1962f5e", ImportSource: "claude-code",
 				Models: []string{"claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929",
 					"claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-opus-4-1-20250805"}}},
 		{ID: "codex", Name: "OpenAI Codex (ChatGPT OAuth)", Category: CategoryOAuth, Format: FormatResponses, BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"},
 			DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"},
+			Tools:         true, Vision: true, Reasoning: true,
 			OAuth: &OAuth{TokenURL: "https://auth.openai.com/oauth/token", ClientID: "app_EMoamEEZ73f0CkXaXp7hrann", Scope: "openid profile email", ImportSource: "codex",
 				Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}},
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth)", Category: CategoryOAuth, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai",
-			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
-			OAuth:         &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
+			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, Tools: true, Vision: true, Reasoning: true,
+			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
 		// The native Gemini API (generateContent, x-goog-api-key); a base URL
 		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
 		// still works: the executor drops the "/openai".
-		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}},
+		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
+			Tools: true, Vision: true, Reasoning: true},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
-			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}},
+			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}, Tools: true, Vision: true, Reasoning: true},
+		// Z.ai's international endpoint (api.z.ai); GLM business codes are in the rules table.
 		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},
-			HonorsRuleScope: true},
-		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"}},
-		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"}},
-		{ID: "minimax", Name: "MiniMax", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.minimax.io/v1", DefaultModels: []string{"MiniMax-M2"}},
+			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true},
+		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"},
+			Tools: true, Reasoning: true},
+		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"},
+			Tools: true, Vision: true, Reasoning: true},
+		{ID: "minimax", Name: "MiniMax", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.minimax.io/v1", DefaultModels: []string{"MiniMax-M2"},
+			Tools: true, Reasoning: true},
 		{ID: "agentrouter", Name: "AgentRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://agentrouter.org/v1",
-			RuleFullText: true, HonorsRuleScope: true},
+			RuleFullText: true, HonorsRuleScope: true, Tools: true, Reasoning: true},
 		{ID: "opencode", Name: "OpenCode Zen", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://opencode.ai/zen/v1",
-			RuleFullText: true, EgressBucketed: true},
-		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"}},
-		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"}},
-		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true},
+			RuleFullText: true, EgressBucketed: true, Tools: true, Reasoning: true},
+
+		// The OpenAI-compatible family: Chat Completions at <base>/chat/completions
+		// with a bearer key, the model list at <base>/models unless NoModelList.
+		{ID: "mistral", Name: "Mistral AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1",
+			DefaultModels: []string{"mistral-large-latest", "mistral-medium-latest", "mistral-small-latest", "magistral-medium-latest", "magistral-small-latest", "codestral-latest", "ministral-8b-latest", "pixtral-large-latest"},
+			Tools:         true, Vision: true, Reasoning: true},
+		// xAI's errors are {"code": <gRPC status text>, "error": <message>}:
+		// its credit rules read the message, so they see the full text.
+		{ID: "xai", Name: "xAI (Grok)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.x.ai/v1", Aliases: []string{"grok"},
+			DefaultModels: []string{"grok-4", "grok-4-fast-reasoning", "grok-4-fast-non-reasoning", "grok-code-fast-1", "grok-3", "grok-3-mini"},
+			RuleFullText:  true, Tools: true, Vision: true, Reasoning: true},
+		// Together's GET /models answers a bare JSON array.
+		{ID: "together", Name: "Together AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.together.ai/v1",
+			DefaultModels: []string{"meta-llama/Llama-3.3-70B-Instruct-Turbo", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "openai/gpt-oss-120b", "moonshotai/Kimi-K2-Instruct"},
+			Tools:         true, Vision: true, Reasoning: true},
+		{ID: "fireworks", Name: "Fireworks AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1",
+			DefaultModels: []string{"accounts/fireworks/models/deepseek-v3p1", "accounts/fireworks/models/deepseek-r1-0528", "accounts/fireworks/models/glm-4p5", "accounts/fireworks/models/gpt-oss-120b", "accounts/fireworks/models/gpt-oss-20b"},
+			Tools:         true, Vision: true, Reasoning: true},
+		// Cerebras errors are top-level {message, type, param, code}; its
+		// daily-quota rule reads "per day" in the message.
+		{ID: "cerebras", Name: "Cerebras", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.cerebras.ai/v1",
+			DefaultModels: []string{"llama-3.3-70b", "llama3.1-8b", "gpt-oss-120b", "qwen-3-32b", "qwen-3-235b-a22b-instruct-2507", "zai-glm-4.6"},
+			RuleFullText:  true, Tools: true, Reasoning: true},
+		{ID: "moonshot", Name: "Moonshot AI (Kimi)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.moonshot.ai/v1", Aliases: []string{"kimi"},
+			DefaultModels: []string{"kimi-k2-0905-preview", "kimi-k2-turbo-preview", "kimi-k2-thinking", "kimi-k2-thinking-turbo", "moonshot-v1-128k"},
+			Tools:         true, Vision: true, Reasoning: true},
+		// Alibaba Model Studio's international (Singapore) endpoint.
+		{ID: "dashscope", Name: "Alibaba DashScope (Qwen)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", Aliases: []string{"qwen", "alibaba"},
+			DefaultModels:   []string{"qwen3-max", "qwen-plus", "qwen-flash", "qwen-turbo", "qwen3-coder-plus", "qwen3-coder-flash", "qwen-vl-max"},
+			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true},
+		// Perplexity's chat route has no /v1 and it lists no models.
+		{ID: "perplexity", Name: "Perplexity (Sonar)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.perplexity.ai", Aliases: []string{"pplx"},
+			DefaultModels: []string{"sonar", "sonar-pro", "sonar-reasoning", "sonar-reasoning-pro", "sonar-deep-research"},
+			NoModelList:   true, Vision: true, Reasoning: true},
+		// Nebius AI Studio, now Nebius Token Factory.
+		{ID: "nebius", Name: "Nebius Token Factory", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.tokenfactory.nebius.com/v1",
+			DefaultModels: []string{"deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-R1-0528", "Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen/Qwen3-Coder-480B-A35B-Instruct", "meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-oss-120b", "moonshotai/Kimi-K2-Instruct"},
+			Tools:         true, Vision: true, Reasoning: true},
+		{ID: "sambanova", Name: "SambaNova Cloud", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.sambanova.ai/v1",
+			DefaultModels: []string{"Meta-Llama-3.3-70B-Instruct", "DeepSeek-V3.1", "DeepSeek-R1-0528", "gpt-oss-120b", "Llama-4-Maverick-17B-128E-Instruct", "Qwen3-32B"},
+			Tools:         true, Vision: true, Reasoning: true},
+		// NVIDIA's hosted NIM catalogue; its errors are RFC 7807 problem documents.
+		{ID: "nvidia", Name: "NVIDIA NIM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://integrate.api.nvidia.com/v1", Aliases: []string{"nim"},
+			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
+			Tools:         true, Vision: true, Reasoning: true},
+
+		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"},
+			Tools: true, Vision: true, Reasoning: true},
+		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
+			Tools: true, Vision: true, Reasoning: true},
+		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
+		// providerSpecificData holds apiVersion and the model → deployment map.
+		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
+			Tools: true, Vision: true, Reasoning: true},
+		// AWS Bedrock through Converse; the base URL is the region's runtime
+		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
+		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
+			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true,
+			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
+			Tools:         true, Vision: true, Reasoning: true},
+		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
+			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,
-			AssistantPrefill: true},
+			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
 	}
 	if getenv != nil {
 		for i, p := range list {
@@ -224,6 +334,45 @@ type Target struct {
 	ConnectionID string
 	// Account is the subscription account's identity and opt-ins (OAuth connections).
 	Account Account
+	// Azure is an Azure OpenAI connection's API version and deployments.
+	Azure Azure
+	// AWS is a Bedrock connection's region and credentials (never logged).
+	AWS AWS
+}
+
+// AWS is what a Bedrock call is signed with (SigV4).
+type AWS struct {
+	Region, AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+// AzureAPIVersion is the api-version sent when a connection names none: the
+// latest GA version of the Azure OpenAI inference API.
+const AzureAPIVersion = "2024-10-21"
+
+// Azure is what an Azure OpenAI connection's providerSpecificData says:
+// {"apiVersion": "2024-10-21", "deployments": {"gpt-4o": "prod-4o"}}.
+type Azure struct {
+	// APIVersion is the api-version query parameter ("" : AzureAPIVersion).
+	APIVersion string
+	// Deployments maps the model names the connection serves to deployment
+	// names; a model without an entry is used as the deployment name.
+	Deployments map[string]string
+}
+
+// Version is the api-version to send.
+func (a Azure) Version() string {
+	if a.APIVersion == "" {
+		return AzureAPIVersion
+	}
+	return a.APIVersion
+}
+
+// Deployment is the deployment that serves model.
+func (a Azure) Deployment(model string) string {
+	if d, ok := a.Deployments[model]; ok && d != "" {
+		return d
+	}
+	return model
 }
 
 // Account is what a subscription connection's providerSpecificData says about

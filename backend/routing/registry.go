@@ -43,6 +43,12 @@ type Conn struct {
 	LocalAddress string
 	// Account is the subscription account's ids and opt-ins (providerSpecificData).
 	Account providers.Account
+	// Azure is an Azure OpenAI connection's apiVersion and deployments (providerSpecificData).
+	Azure providers.Azure
+	// AWS is a Bedrock connection's region and credentials: the key id from
+	// providerSpecificData, the secret from the sealed API key, the session
+	// token from the sealed sessionTokenSealed.
+	AWS providers.AWS
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -91,7 +97,7 @@ func (c *Conn) Cooldown() cooldown.State {
 func (c *Conn) Target(model string) providers.Target {
 	secret, _ := c.Credential()
 	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account}
+		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS}
 }
 
 // Credential returns the current secret (API key or access token) and when an
@@ -203,10 +209,25 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		return nil, err
 	}
 	base := row.BaseURL
+	var aws providers.AWS
+	if p.Dialect == providers.DialectBedrock {
+		if aws, err = awsFromData(row.ProviderSpecificData, secret, box); err != nil {
+			return nil, err
+		}
+		if base == "" && aws.Region != "" {
+			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
+		}
+	}
 	if base == "" {
 		base = p.BaseURL
 	}
 	models := ServedModels(row)
+	az := AzureFromData(p, row.ProviderSpecificData)
+	for _, m := range sortedKeys(az.Deployments) {
+		if !slices.Contains(models, m) {
+			models = append(models, m) // a mapped model routes before any refresh
+		}
+	}
 	mc := 0
 	if row.MaxConcurrent != nil {
 		mc = *row.MaxConcurrent
@@ -228,6 +249,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
+		Azure: az, AWS: aws,
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
@@ -247,6 +269,48 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
+}
+
+// AzureFromData reads an Azure OpenAI connection's providerSpecificData
+// (apiVersion, deployments); zero for other providers.
+func AzureFromData(p providers.Provider, raw string) providers.Azure {
+	if p.Dialect != providers.DialectAzure {
+		return providers.Azure{}
+	}
+	var d struct {
+		APIVersion  string            `json:"apiVersion"`
+		Deployments map[string]string `json:"deployments"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// awsFromData reads a Bedrock connection's region and credentials.
+func awsFromData(raw, secret string, box Opener) (providers.AWS, error) {
+	var d struct {
+		Region             string `json:"region"`
+		AccessKeyID        string `json:"accessKeyId"`
+		SessionTokenSealed string `json:"sessionTokenSealed"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	a := providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: secret}
+	if d.SessionTokenSealed != "" {
+		tok, err := box.Open(d.SessionTokenSealed)
+		if err != nil {
+			return a, err
+		}
+		a.SessionToken = tok
+	}
+	return a, nil
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

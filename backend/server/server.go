@@ -32,6 +32,7 @@ import (
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
@@ -426,7 +427,10 @@ func (s *Server) wire() error {
 	claudeExec.OnChange = func(id, transition string) {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
-	executors := executorSet{providers.FormatOpenAI: openai.New(direct, userAgent),
+	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
+	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
+		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+	executors := executorSet{providers.FormatOpenAI: openaiExec,
 		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
 		providers.FormatGemini: pgemini.New(direct, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
@@ -483,7 +487,7 @@ func (s *Server) wire() error {
 	}
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()

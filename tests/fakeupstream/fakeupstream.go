@@ -46,7 +46,8 @@
 // deltas of text, reasoning or tool arguments, not the block boundaries or
 // the tool call header that precede a block's first delta.
 //
-// It also plays Google's Gemini API (/v1beta/models/{model}:generateContent,
+// It also plays Azure OpenAI's deployment routes (azure.go), AWS Bedrock's
+// Converse API with SigV4 checks (bedrock.go) and Google's Gemini API (/v1beta/models/{model}:generateContent,
 // :streamGenerateContent with and without alt=sse, :countTokens, the model
 // list: gemini.go), the ChatGPT Codex backend (POST /backend-api/codex/responses,
 // checking its wire contract: codex.go), Anthropic's limit reset endpoints
@@ -115,14 +116,18 @@ type Upstream struct {
 	changed        chan struct{} // closed when hits or inflight change; nil without waiters
 	chunks         int
 	models         []string
-	modelsPage     int               // Anthropic model list page size (0: one page); Gemini's default pageSize
-	geminiModelIDs []string          // GET /v1beta/models
-	toolCalls      map[string]string // scripted tool calls: name → arguments; replaced, never mutated
-	modelsByFmt    [2]*answer
-	testSrv        *httptest.Server
-	limitReset     *LimitReset
-	claims         []string
-	servers        []*http.Server
+	modelsPage     int      // Anthropic model list page size (0: one page); Gemini's default pageSize
+	geminiModelIDs []string // GET /v1beta/models
+	// azureDeployments are the Azure resource's deployments (name → model; nil: any name).
+	azureDeployments map[string]string
+	// aws are the Bedrock access key ids the fake knows (replaced, never mutated).
+	aws         map[string]awsCreds
+	toolCalls   map[string]string // scripted tool calls: name → arguments; replaced, never mutated
+	modelsByFmt [2]*answer
+	testSrv     *httptest.Server
+	limitReset  *LimitReset
+	claims      []string
+	servers     []*http.Server
 
 	cacheMu sync.RWMutex
 	cache   map[answerKey]*answer
@@ -172,6 +177,11 @@ func New() *Upstream {
 	mux.HandleFunc("POST /v1beta/models/{call}", u.geminiCall)
 	mux.HandleFunc("GET /v1beta/models", u.geminiModels)
 	mux.HandleFunc("GET /v1beta/models/{call}", u.geminiGetModel)
+	mux.HandleFunc("POST /openai/deployments/{deployment}/{op...}", u.azureCall)
+	mux.HandleFunc("GET /openai/deployments", u.azureList)
+	mux.HandleFunc("POST /model/{model}/{op}", u.bedrockCall)
+	mux.HandleFunc("GET /foundation-models", u.bedrockList)
+	mux.HandleFunc("GET /inference-profiles", u.bedrockList)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
 	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	mux.HandleFunc("GET /api/claude_cli/bootstrap", u.accountLookup(false))
@@ -192,6 +202,7 @@ func (u *Upstream) resetLocked() {
 	u.toolCalls = nil
 	u.setModelsLocked(DefaultModels())
 	u.geminiModelIDs = DefaultGeminiModels()
+	u.azureDeployments, u.aws = nil, nil
 	u.notifyLocked()
 }
 

@@ -30,6 +30,11 @@ func apiKey(r *http.Request, format Format) (string, bool) {
 			return k, true
 		}
 	}
+	if strings.HasPrefix(r.URL.Path, "/openai/deployments/") {
+		if k := strings.TrimSpace(r.Header.Get("Api-Key")); k != "" {
+			return k, true // Azure OpenAI's api-key
+		}
+	}
 	return "", false
 }
 

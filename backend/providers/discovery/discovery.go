@@ -13,13 +13,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
 )
@@ -66,6 +69,8 @@ func (e *Error) Error() string { return e.Message }
 type Client struct {
 	HTTP      *http.Client
 	UserAgent string
+	// Now signs Bedrock's list requests (nil: time.Now).
+	Now func() time.Time
 }
 
 // Result is one discovery's outcome.
@@ -81,6 +86,10 @@ type Result struct {
 // Discover lists t's models and falls back to the catalogue's defaults for
 // t.Provider when the upstream cannot answer or answers an empty list.
 func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
+	if t.Provider.NoModelList && len(t.Provider.DefaultModels) > 0 {
+		// Nothing to ask: the upstream has no model list route.
+		return Result{Models: append([]string(nil), t.Provider.DefaultModels...), Source: SourceCatalog}
+	}
 	models, err := c.List(ctx, t)
 	if err == nil {
 		return Result{Models: models, Source: SourceUpstream}
@@ -94,11 +103,75 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 		res.Models = append([]string(nil), t.Provider.DefaultModels...)
 		res.Source = SourceCatalog
 	}
+	if m := azureModels(t); len(m) > 0 {
+		// An Azure resource whose deployment list does not answer (API
+		// versions after 2023-05-15 dropped it) serves its deployments map.
+		res.Models, res.Source = m, SourceCatalog
+	}
 	return res
+}
+
+// listBedrock reads Bedrock's on-demand text foundation models, then its
+// inference profiles (a failure of the second keeps the first).
+func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i, path := range []string{bedrock.FoundationModelsPath, bedrock.InferenceProfilesPath} {
+		req, err := bedrock.ListRequest(ctx, t, path, c.UserAgent, now())
+		if err != nil {
+			return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
+		}
+		body, err := c.fetch(req)
+		if err != nil {
+			if i > 0 {
+				break
+			}
+			return nil, err
+		}
+		ids, ok := bedrock.ParseModels(body)
+		if !ok {
+			if i > 0 {
+				break
+			}
+			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no modelSummaries"}
+		}
+		for _, id := range ids {
+			if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}
+	}
+	return out, nil
+}
+
+// azureModels are the model names of an Azure connection's deployments map, sorted.
+func azureModels(t providers.Target) []string {
+	if t.Provider.Dialect != providers.DialectAzure {
+		return nil
+	}
+	out := make([]string, 0, len(t.Azure.Deployments))
+	for m := range t.Azure.Deployments {
+		if n, ok := Clean(m); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // List asks the upstream for its models. It returns an *Error on failure.
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
+	if t.Provider.Dialect == providers.DialectBedrock {
+		return c.listBedrock(ctx, t)
+	}
 	var out []string
 	seen := map[string]bool{}
 	after := ""
@@ -135,6 +208,12 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 			break
 		}
 		after = last
+	}
+	for _, m := range azureModels(t) {
+		if len(out) < MaxModels && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
 	}
 	if len(out) == 0 {
 		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}
@@ -175,8 +254,9 @@ func (c *Client) fetch(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// parse reads one page: OpenAI's and Anthropic's {data:[{id}]}, and the
-// {models:[{name|id}]} shape of Gemini's and Ollama's native lists.
+// parse reads one page: OpenAI's and Anthropic's {data:[{id}]}, the
+// {models:[{name|id}]} shape of Gemini's and Ollama's native lists, and a
+// bare [{id}] array (Together).
 func parse(body []byte) (names []string, hasMore bool, lastID string, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, "", &Error{Code: CodeInvalidBody, Message: "the model list is not JSON"}
@@ -185,6 +265,9 @@ func parse(body []byte) (names []string, hasMore bool, lastID string, err error)
 	list := root.Get("data")
 	if !list.IsArray() {
 		list = root.Get("models")
+	}
+	if !list.IsArray() && root.IsArray() {
+		list = root // Together's bare [{id}] array
 	}
 	if !list.IsArray() {
 		return nil, false, "", &Error{Code: CodeInvalidBody, Message: `the model list has no "data" array`}

@@ -200,3 +200,26 @@ func TestListGemini(t *testing.T) {
 		t.Fatalf("got %+v", res)
 	}
 }
+
+// TestListFamilyShapes: Together answers GET /models with a bare array, and a
+// provider without a model list route (Perplexity) is never asked: its
+// catalogue list stands in without an error.
+func TestListFamilyShapes(t *testing.T) {
+	up, base := fake(t)
+	up.SetFault("key-together", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 200,
+		Body: `[{"id":"meta-llama/Llama-3.3-70B-Instruct-Turbo","object":"model","type":"chat"},{"id":"BAAI/bge-large-en-v1.5","object":"model","type":"embedding"}]`})
+	together, _ := providers.NewCatalog().Lookup("together")
+	got, err := client().List(context.Background(), providers.Target{Provider: together, BaseURL: base, Secret: "key-together"})
+	if err != nil || !slices.Equal(got, []string{"meta-llama/Llama-3.3-70B-Instruct-Turbo", "BAAI/bge-large-en-v1.5"}) {
+		t.Fatalf("bare array: %v %v", got, err)
+	}
+
+	pplx, _ := providers.NewCatalog().Lookup("perplexity")
+	res := client().Discover(context.Background(), providers.Target{Provider: pplx, BaseURL: base, Secret: "key-pplx"})
+	if res.Err != nil || res.Source != discovery.SourceCatalog || !slices.Equal(res.Models, pplx.DefaultModels) {
+		t.Fatalf("no model list: %+v", res)
+	}
+	if n := up.Hits("key-pplx"); n != 0 {
+		t.Fatalf("perplexity was asked for its models %d times", n)
+	}
+}

@@ -1,9 +1,11 @@
-// Package openai is the executor for OpenAI-compatible upstreams.
+// Package openai is the executor for OpenAI-compatible upstreams, Azure
+// OpenAI's deployment URLs included.
 package openai
 
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"omniroute/backend/providers"
 )
@@ -23,15 +25,30 @@ func New(client providers.Doer, userAgent string) *Executor {
 }
 
 // Do posts the call to <base>/chat/completions (or the call's Path) with bearer auth.
+// An Azure OpenAI target gets <base>/openai/deployments/<deployment><path>?api-version=…
+// with its key in api-key (an Entra ID token, authType oauth, as a bearer).
 func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	path := "/chat/completions"
 	if c.Path != "" {
 		path = c.Path
 	}
-	req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent,
-		providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret})
+	cred := providers.Credential{Name: "Authorization", Prefix: "Bearer ", Secret: t.Secret}
+	if t.Provider.Dialect == providers.DialectAzure {
+		path = AzurePath(t, path)
+		if t.AuthType != "oauth" {
+			cred = providers.Credential{Name: "Api-Key", Secret: t.Secret}
+		}
+	}
+	req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent, cred)
 	if err != nil {
 		return nil, err
 	}
 	return e.client.Do(req)
+}
+
+// AzurePath is the deployment URL path (with its api-version query) of an
+// Azure OpenAI endpoint: /openai/deployments/<deployment of t.Model><endpoint>?api-version=….
+func AzurePath(t *providers.Target, endpoint string) string {
+	return "/openai/deployments/" + url.PathEscape(t.Azure.Deployment(t.Model)) + endpoint +
+		"?api-version=" + url.QueryEscape(t.Azure.Version())
 }

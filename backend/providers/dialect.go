@@ -1,0 +1,25 @@
+package providers
+
+import (
+	"context"
+	"net/http"
+)
+
+// Dialects sends a call to the executor of its target's dialect (Azure,
+// Bedrock, …) and to Default otherwise: the executor of a wire format whose
+// providers differ in URLs, auth or framing but not in what the gateway
+// translates to.
+type Dialects struct {
+	Default Executor
+	By      map[Dialect]Executor
+}
+
+// Do implements Executor.
+func (d Dialects) Do(ctx context.Context, t *Target, c Call) (*http.Response, error) {
+	if t.Provider.Dialect != "" {
+		if e, ok := d.By[t.Provider.Dialect]; ok {
+			return e.Do(ctx, t, c)
+		}
+	}
+	return d.Default.Do(ctx, t, c)
+}

@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/providers"
+	"omniroute/tests/fakeupstream"
+)
+
+const bedrockModel = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+// TestBedrockConnection: a bedrock connection's secrets are sealed and never
+// returned; its calls are SigV4-signed (the fake recomputes the signature,
+// session token included) to /model/<id>/converse and converse-stream and
+// answer in the client's format, streams included; a stream frame failing
+// its checksum is never a clean success; a ThrottlingException reaches the
+// client as a 429.
+func TestBedrockConnection(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret, token = "AKIAFAKEBEDROCK00001", "bedrock-secret-value-1", "bedrock-session-token-1"
+	e.up.SetAWSCredentials(keyID, secret, token)
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws",
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret, "sessionToken": token}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	conn := m["connection"].(map[string]any)
+	raw := string(mustJSON(m))
+	if strings.Contains(raw, secret) || strings.Contains(raw, token) || strings.Contains(raw, "Sealed") {
+		t.Fatalf("a secret is returned: %s", raw)
+	}
+	if psd := conn["providerSpecificData"].(map[string]any); psd["region"] != "us-east-1" || psd["accessKeyId"] != keyID {
+		t.Fatalf("providerSpecificData %v", psd)
+	}
+	// Discovery: the on-demand text foundation models, then the inference profiles (signed GETs).
+	want := []string{"anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-lite-v1:0", "us.anthropic.claude-3-5-haiku-20241022-v1:0"}
+	if got := servedOf(conn); !slices.Equal(got, want) || conn["modelsSource"] != "upstream" {
+		t.Fatalf("served %v from %v", got, conn["modelsSource"])
+	}
+	// Credentials the upstream refuses: the catalogue's list stands in.
+	code, m = e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws-wrong", "prefix": "wrong", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": "not-the-secret"}})
+	p, _ := providers.NewCatalog().Lookup("bedrock")
+	if wrong := m["connection"].(map[string]any); code != 201 || !slices.Equal(servedOf(wrong), p.DefaultModels) || wrong["modelsSource"] != "catalog" {
+		t.Fatalf("wrong secret: %d %v", code, m)
+	}
+	if code, _ := e.mgmt("DELETE", "/api/providers/"+m["connection"].(map[string]any)["id"].(string), nil); code != 200 {
+		t.Fatal("delete")
+	}
+	if ch, _ := m["check"].(map[string]any); ch != nil && ch["ok"] != true {
+		t.Fatalf("the creation check failed: %v", ch)
+	}
+
+	resp, body := e.chat("bedrock/"+bedrockModel, false, nil)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.content").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body)
+	}
+	if p := e.up.LastPath(keyID); p != "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse" {
+		t.Fatalf("path %s", p)
+	}
+	resp, body = e.chat(bedrockModel, true, nil)
+	if text, done, _ := chatText(t, body); resp.StatusCode != 200 || !done || text != fakeupstream.Content(keyID) {
+		t.Fatalf("stream: %d %q %s", resp.StatusCode, text, body)
+	}
+	// Anthropic Messages clients reach it too.
+	resp, body = e.do("POST", "/v1/messages", map[string]any{"model": bedrockModel, "max_tokens": 50,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "content.0.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("messages: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = e.do("POST", "/v1/chat/completions", map[string]any{"model": bedrockModel, "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": fakeupstream.BedrockCorruptPrompt}}}, map[string]string{"Authorization": "Bearer " + e.key})
+	// Nothing was delivered before the broken frame: the attempt fails like a
+	// dropped connection and the client gets a clean error naming it.
+	if resp.StatusCode != 502 || !strings.Contains(gjson.GetBytes(body, "error.message").String(), "checksum mismatch") || strings.Contains(string(body), "[DONE]") {
+		t.Fatalf("a corrupt frame: %d %s", resp.StatusCode, body)
+	}
+
+	e.up.SetFault(keyID, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Body: `{"message":"Too many requests, please wait before trying again."}`,
+		Headers: map[string]string{"X-Amzn-Errortype": "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"}})
+	if resp, body := e.chat(bedrockModel, false, nil); resp.StatusCode != 429 {
+		t.Fatalf("throttled: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestBedrockInput: region, access key id and secret are checked; the
+// gateway's own sealed fields and AWS profiles are refused; an edit that
+// leaves the session token out keeps it.
+func TestBedrockInput(t *testing.T) {
+	e := newEnv(t)
+	home := t.TempDir()
+	e.envs["HOME"] = home
+	base := strings.TrimSuffix(e.upURL, "/v1")
+	ok := map[string]any{"region": "eu-west-1", "accessKeyId": "AKIAFAKEBEDROCK00002", "secretAccessKey": "s"}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for a, b := range ok {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		psd  any
+		code string
+	}{
+		{"none", nil, "PROVIDER_DATA_REQUIRED"},
+		{"bad region", with("region", "Mars"), "INVALID_PROVIDER_DATA"},
+		{"bad key id", with("accessKeyId", "short"), "INVALID_PROVIDER_DATA"},
+		{"sealed field", with("sessionTokenSealed", "x"), "INVALID_PROVIDER_DATA"},
+		{"unknown profile", map[string]any{"profile": "nope"}, "AWS_PROFILE_NOT_FOUND"},
+		{"bad profile name", map[string]any{"profile": "../x"}, "INVALID_PROVIDER_DATA"},
+		{"secret not a string", with("secretAccessKey", 5), "INVALID_PROVIDER_DATA"},
+	} {
+		body := map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false}
+		if c.psd != nil {
+			body["providerSpecificData"] = c.psd
+		}
+		code, m := e.mgmt("POST", "/api/providers", body)
+		if errm, _ := m["error"].(map[string]any); code != 400 || errm["code"] != c.code {
+			t.Errorf("%s: %d %v", c.name, code, m)
+		}
+	}
+	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00003", "s3", "tok-3")
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false, "models": []string{"amazon.nova-lite-v1:0"},
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003", "secretAccessKey": "s3", "sessionToken": "tok-3"}})
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+id, map[string]any{"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003"}}); code != 200 {
+		t.Fatalf("patch: %d %v", code, m)
+	}
+	if resp, body := e.chat("amazon.nova-lite-v1:0", false, nil); resp.StatusCode != 200 {
+		t.Fatalf("after an edit without the token: %d %s", resp.StatusCode, body)
+	}
+
+	// A named profile of ~/.aws: the key, secret and token from credentials,
+	// the region from config; copied and sealed, never returned.
+	if err := os.MkdirAll(filepath.Join(home, ".aws"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("[default]\naws_access_key_id = AKIAOTHER0000000000\n\n[work]\n# the team account\naws_access_key_id = AKIAFAKEBEDROCK00004\naws_secret_access_key = secret-of-profile-work\naws_session_token = tok-4\n"), 0o600)
+	_ = os.WriteFile(filepath.Join(home, ".aws", "config"), []byte("[default]\nregion = eu-west-1\n[profile work]\nregion = us-east-1\n"), 0o600)
+	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00004", "secret-of-profile-work", "tok-4")
+	code, m = e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "prefix": "work", "providerSpecificData": map[string]any{"profile": "work"}})
+	if code != 201 || strings.Contains(string(mustJSON(m)), "secret-of-profile-work") || strings.Contains(string(mustJSON(m)), "tok-4") {
+		t.Fatalf("profile: %d %v", code, m)
+	}
+	if psd := m["connection"].(map[string]any)["providerSpecificData"].(map[string]any); psd["accessKeyId"] != "AKIAFAKEBEDROCK00004" || psd["region"] != "us-east-1" || psd["profile"] != "work" {
+		t.Fatalf("profile data: %v", psd)
+	}
+	if resp, body := e.chat("work/amazon.nova-lite-v1:0", false, nil); resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.content").String() != fakeupstream.Content("AKIAFAKEBEDROCK00004") {
+		t.Fatalf("profile chat: %d %s", resp.StatusCode, body)
+	}
+}
