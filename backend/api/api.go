@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"omniroute/backend/agents"
+	"omniroute/backend/budget"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
@@ -24,6 +25,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
 	"omniroute/backend/leases"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
@@ -80,6 +82,10 @@ type Deps struct {
 	AuthFailure func(route, result string)
 	// Updates is the opt-in release check (nil: none).
 	Updates *update.Checker
+	// Pricing prices answers (GET /api/pricing, connection overrides) and
+	// Budgets holds keys to their budgets and limits; nil: neither is shown.
+	Pricing *pricing.Table
+	Budgets *budget.Ledger
 }
 
 // API serves every HTTP route.
@@ -206,6 +212,7 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)
 	m.HandleFunc("/providers/{id}/test", a.management(a.testConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/{id}/models/refresh", a.management(a.refreshModelsRoute)).Methods(http.MethodPost)
+	m.HandleFunc("/pricing", a.management(a.listPricing)).Methods(http.MethodGet)
 	m.HandleFunc("/keys", a.management(a.listKeys)).Methods(http.MethodGet)
 	m.HandleFunc("/keys", a.management(a.createKey)).Methods(http.MethodPost)
 	m.HandleFunc("/keys/default", a.management(a.defaultKey)).Methods(http.MethodGet)

@@ -15,6 +15,7 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/cooldown"
@@ -55,6 +56,10 @@ type connectionInput struct {
 	// Default: on create when it discovers models, never on edit (the
 	// dashboard sends true when the key or the base URL changes).
 	Verify *bool `json:"verify"`
+	// Pricing and FlatRate are the connection's pricing override (PATCH and
+	// PUT; see applyPricingInput).
+	Pricing  json.RawMessage `json:"pricing"`
+	FlatRate json.RawMessage `json:"flatRate"`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -225,6 +230,10 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		in.RateLimitOverrides = &merged
 	}
 	if err := a.applyConnectionInput(&row, in, p, false); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	if err := a.applyPricingInput(row.ID, in); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
@@ -509,6 +518,14 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
+	}
+	if a.Pricing != nil { // the connection's prices (COST.md)
+		o, _ := a.Pricing.Override(row.ID)
+		p := o.Pricing
+		if p == nil {
+			p = map[string]pricing.Price{}
+		}
+		out["pricing"], out["flatRate"] = p, a.Pricing.FlatRate(row.ID, row.Provider)
 	}
 	if row.AuthType == "oauth" {
 		access, _ := a.Box.Open(row.AccessTokenEnc)

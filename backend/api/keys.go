@@ -21,6 +21,9 @@ type keyInput struct {
 	Scopes             *[]string `json:"scopes"`
 	AllowedConnections *[]string `json:"allowedConnections"`
 	AllowedModels      *[]string `json:"allowedModels"`
+	// Budget and Limits (backend/budget): absent leaves them, null removes them.
+	Budget json.RawMessage `json:"budget"`
+	Limits json.RawMessage `json:"limits"`
 }
 
 var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
@@ -72,7 +75,7 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]map[string]any, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, keyJSON(row))
+		out = append(out, a.addKeyCost(keyJSON(row), row))
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"keys": out})
 }
@@ -134,6 +137,10 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	applyKeyInput(&row, in)
+	if err := keyBudgetInput(&row, in.Budget, in.Limits); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
 	if err := a.Store.SaveAPIKey(&row); err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -142,7 +149,11 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	out := keyJSON(row)
+	if err := a.applyKeyBudget(row); err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	out := a.addKeyCost(keyJSON(row), row)
 	out["key"] = value
 	httpx.WriteJSON(w, http.StatusCreated, out)
 }
@@ -166,6 +177,10 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		if row.ID == id {
 			applyKeyInput(&row, in)
+			if err := keyBudgetInput(&row, in.Budget, in.Limits); err != nil {
+				httpx.WriteError(w, err)
+				return
+			}
 			if err := a.Store.SaveAPIKey(&row); err != nil {
 				httpx.WriteError(w, err)
 				return
@@ -174,7 +189,13 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 				httpx.WriteError(w, err)
 				return
 			}
-			httpx.WriteJSON(w, http.StatusOK, keyJSON(row))
+			if in.Budget != nil || in.Limits != nil {
+				if err := a.applyKeyBudget(row); err != nil {
+					httpx.WriteError(w, err)
+					return
+				}
+			}
+			httpx.WriteJSON(w, http.StatusOK, a.addKeyCost(keyJSON(row), row))
 			return
 		}
 	}
@@ -185,6 +206,9 @@ func (a *API) deleteKey(w http.ResponseWriter, r *http.Request) {
 	if err := a.Store.DeleteAPIKey(mux.Vars(r)["id"]); err != nil {
 		httpx.WriteError(w, notFound(err, "key"))
 		return
+	}
+	if a.Budgets != nil {
+		a.Budgets.Remove(mux.Vars(r)["id"])
 	}
 	if err := a.reloadKeys(); err != nil {
 		httpx.WriteError(w, err)

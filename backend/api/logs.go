@@ -105,7 +105,8 @@ func logRowJSON(l store.RequestLog) map[string]any {
 		"model": capString(l.Model), "provider": capString(l.Provider), "connectionId": l.ConnectionID, "apiKeyId": l.APIKeyID, "status": l.Status,
 		"stream": l.Stream, "attemptCount": l.AttemptCount, "attempts": json.RawMessage(validAttempts(l.Attempts)),
 		"latencyMs": l.LatencyMs, "errorCode": capString(l.ErrorCode), "promptTokens": l.PromptTokens, "completionTokens": l.CompletionTokens, "cachedTokens": l.CachedTokens,
-		"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason)}
+		"queueMs": l.QueueMs, "upstreamMs": max(l.LatencyMs-l.QueueMs, 0), "queueReason": capString(l.QueueReason),
+		"costUsd": nullUSD(l.CostUSD), "savedUsd": l.SavedUSD}
 }
 
 // listLogs serves GET /api/logs?limit=N&before=ID|after=ID&from=&to=&q=&…:
@@ -197,7 +198,7 @@ func (a *API) exportLogs(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		cw = csv.NewWriter(w)
 		_ = cw.Write([]string{"id", "finishedAt", "createdAt", "requestId", "key", "model", "provider", "connection", "status", "errorCode",
-			"attempts", "latencyMs", "queueMs", "promptTokens", "completionTokens", "cachedTokens", "stream"})
+			"attempts", "latencyMs", "queueMs", "promptTokens", "completionTokens", "cachedTokens", "stream", "costUsd", "savedUsd"})
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte("["))
@@ -223,7 +224,8 @@ func (a *API) exportLogs(w http.ResponseWriter, r *http.Request) {
 				_ = cw.Write([]string{strconv.FormatInt(l.ID, 10), msTime(l.CreatedAt + l.LatencyMs), msTime(l.CreatedAt), l.RequestID,
 					orID(keys[l.APIKeyID], l.APIKeyID), l.Model, l.Provider, orID(conns[l.ConnectionID], l.ConnectionID), strconv.Itoa(l.Status),
 					l.ErrorCode, strconv.Itoa(l.AttemptCount), strconv.FormatInt(l.LatencyMs, 10), strconv.FormatInt(l.QueueMs, 10),
-					strconv.Itoa(l.PromptTokens), strconv.Itoa(l.CompletionTokens), strconv.Itoa(l.CachedTokens), strconv.FormatBool(l.Stream)})
+					strconv.Itoa(l.PromptTokens), strconv.Itoa(l.CompletionTokens), strconv.Itoa(l.CachedTokens), strconv.FormatBool(l.Stream),
+					csvUSD(l.CostUSD), usd(l.SavedUSD)})
 			} else {
 				row := logRowJSON(l)
 				row["keyName"], row["connectionName"] = keys[l.APIKeyID], conns[l.ConnectionID]

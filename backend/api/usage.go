@@ -47,23 +47,32 @@ func (a *API) usageRoutes(m *mux.Router) {
 
 // UsageSeries is one line of a chart: per-bucket values and their totals.
 type UsageSeries struct {
-	Key          string      `json:"key"`
-	Label        string      `json:"label"`
-	Requests     []int64     `json:"requests"`
-	Errors       []int64     `json:"errors"`
-	TokensIn     []int64     `json:"tokensIn"`
-	TokensOut    []int64     `json:"tokensOut"`
-	TokensCached []int64     `json:"tokensCached"`
-	Total        UsageTotals `json:"total"`
+	Key          string  `json:"key"`
+	Label        string  `json:"label"`
+	Requests     []int64 `json:"requests"`
+	Errors       []int64 `json:"errors"`
+	TokensIn     []int64 `json:"tokensIn"`
+	TokensOut    []int64 `json:"tokensOut"`
+	TokensCached []int64 `json:"tokensCached"`
+	// CostUSD is the spend per bucket at the connections' prices, SavedUSD
+	// what flat-rate answers would have cost at API prices, Unpriced the
+	// served requests whose price is unknown (their cost is not in CostUSD).
+	CostUSD  []float64   `json:"costUsd"`
+	SavedUSD []float64   `json:"savedUsd"`
+	Unpriced []int64     `json:"unpriced"`
+	Total    UsageTotals `json:"total"`
 }
 
 // UsageTotals sums a series (or everything).
 type UsageTotals struct {
-	Requests     int64 `json:"requests"`
-	Errors       int64 `json:"errors"`
-	TokensIn     int64 `json:"tokensIn"`
-	TokensOut    int64 `json:"tokensOut"`
-	TokensCached int64 `json:"tokensCached"`
+	Requests     int64   `json:"requests"`
+	Errors       int64   `json:"errors"`
+	TokensIn     int64   `json:"tokensIn"`
+	TokensOut    int64   `json:"tokensOut"`
+	TokensCached int64   `json:"tokensCached"`
+	CostUSD      float64 `json:"costUsd"`
+	SavedUSD     float64 `json:"savedUsd"`
+	Unpriced     int64   `json:"unpriced"`
 }
 
 // UsageLatency holds per-bucket latency percentiles estimated from a histogram
@@ -175,7 +184,8 @@ func (a *API) UsageReport(rangeName, by string) (UsageReport, error) {
 		if !ok {
 			n := rg.Buckets
 			rep.Series = append(rep.Series, UsageSeries{Key: key, Label: a.usageLabel(by, key), Requests: make([]int64, n),
-				Errors: make([]int64, n), TokensIn: make([]int64, n), TokensOut: make([]int64, n), TokensCached: make([]int64, n)})
+				Errors: make([]int64, n), TokensIn: make([]int64, n), TokensOut: make([]int64, n), TokensCached: make([]int64, n),
+				CostUSD: make([]float64, n), SavedUSD: make([]float64, n), Unpriced: make([]int64, n)})
 			i = len(rep.Series) - 1
 			index[key] = i
 		}
@@ -199,7 +209,13 @@ func (a *API) UsageReport(rangeName, by string) (UsageReport, error) {
 		s.TokensIn[c.Bucket] += c.TokensIn
 		s.TokensOut[c.Bucket] += c.TokensOut
 		s.TokensCached[c.Bucket] += c.TokensCached
+		s.CostUSD[c.Bucket] += c.CostUSD
+		s.SavedUSD[c.Bucket] += c.SavedUSD
+		s.Unpriced[c.Bucket] += c.Unpriced
 		for _, t := range []*UsageTotals{&s.Total, &rep.Totals} {
+			t.CostUSD += c.CostUSD
+			t.SavedUSD += c.SavedUSD
+			t.Unpriced += c.Unpriced
 			t.Requests += c.Requests
 			t.Errors += c.Errors
 			t.TokensIn += c.TokensIn
@@ -214,7 +230,7 @@ func (a *API) UsageReport(rangeName, by string) (UsageReport, error) {
 		}
 	}
 	rep.Latency = latencyPercentiles(hist)
-	rep.Points = len(rep.Series)*5*rg.Buckets + 3*rg.Buckets
+	rep.Points = len(rep.Series)*8*rg.Buckets + 3*rg.Buckets
 	return rep, nil
 }
 
@@ -318,7 +334,7 @@ func (a *API) usageCSV(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="omniroute-usage-`+rangeName+`-by-`+by+`.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"bucket_start", by, "label", "requests", "errors", "tokens_in", "tokens_out", "tokens_cached"})
+	_ = cw.Write([]string{"bucket_start", by, "label", "requests", "errors", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "saved_usd"})
 	for i := 0; i < rep.Buckets; i++ {
 		at := rep.From.Add(time.Duration(int64(i)*rep.BucketMs) * time.Millisecond).Format(time.RFC3339)
 		for _, s := range rep.Series {
@@ -326,13 +342,16 @@ func (a *API) usageCSV(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			_ = cw.Write([]string{at, s.Key, s.Label, i64(s.Requests[i]), i64(s.Errors[i]), i64(s.TokensIn[i]),
-				i64(s.TokensOut[i]), i64(s.TokensCached[i])})
+				i64(s.TokensOut[i]), i64(s.TokensCached[i]), usd(s.CostUSD[i]), usd(s.SavedUSD[i])})
 		}
 	}
 	cw.Flush()
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// usd writes an amount with the precision a price per token needs.
+func usd(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 
 // TimelineSegment is one stretch of a non-normal state.
 type TimelineSegment struct {

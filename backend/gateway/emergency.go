@@ -27,6 +27,13 @@ func (g *Gateway) EmergencyFallbackOn() bool {
 // emergency model, with its own attempts and time budget. If that fails too,
 // the original failure is answered.
 func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *request) error {
+	if g.spend != nil {
+		// The key's budget and rate limits, checked before dispatch like its
+		// allowed models (routing.Access): a refusal is logged, never sent on.
+		if err := g.spend.Admit(req.client.KeyID); err != nil {
+			return err
+		}
+	}
 	err := g.run(w, r, req)
 	if err == nil || req.upstreamStatus != 0 || !routingFailure(err) {
 		return err

@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/httpx"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/gate"
 	"omniroute/backend/resilience/queue"
@@ -76,6 +78,7 @@ type Gateway struct {
 	queues    *queue.Set
 	creds     Credentials
 	rules     *rules.Engine
+	spend     Spend
 	log       *slog.Logger
 	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
 	// operator sets the feature flag.
@@ -120,11 +123,27 @@ type Deps struct {
 	// Rules restates lying statuses and applies provider error rules (optional:
 	// without it the classifier alone decides).
 	Rules *rules.Engine
+	// Spend holds keys to their budgets and rate limits and prices each
+	// served answer (optional: without it rows carry no cost).
+	Spend Spend
 	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
 	Log *slog.Logger
 	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
 	// emergencyFallback feature flag.
 	EmergencyFallback bool
+}
+
+// Spend is the gateway's cost hook.
+type Spend interface {
+	// Admit refuses a request of the key that its budget or rate limits do
+	// not allow now (KEY_BUDGET_EXCEEDED, KEY_RATE_LIMITED; nil: go on).
+	Admit(keyID string) error
+	// Charge prices a served answer of model with usage u on the row's
+	// connection and charges the row's key; it returns the row's cost (not
+	// valid: unknown) and what a flat-rate connection saved. It runs once per
+	// request, after the answer, and must not block. (The row goes by value:
+	// a pointer to it would move every request's row to the heap.)
+	Charge(l store.RequestLog, model string, u pricing.Usage) (cost sql.NullFloat64, saved float64)
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.
@@ -147,7 +166,7 @@ func New(d Deps) *Gateway {
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
-		creds: d.Credentials, rules: d.Rules, log: d.Log, emergencyDefault: d.EmergencyFallback}
+		creds: d.Credentials, rules: d.Rules, spend: d.Spend, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()
 	}

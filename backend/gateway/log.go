@@ -52,6 +52,9 @@ func (g *Gateway) finishLog(req *request) {
 		l.RequestID = s[:idLen]
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
+	if g.spend != nil && req.round.bill.ok && l.Status < 400 {
+		l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage)
+	}
 	g.logs.Log(l)
 }
 

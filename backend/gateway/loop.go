@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/verdict"
@@ -229,6 +230,9 @@ func (g *Gateway) runFailed(req *request, plan *routing.Plan, last *failure, ref
 // request tries a handful of targets, so short slices (in the request, reused
 // by each round) serve where maps would cost allocations or stack.
 type round struct {
+	// bill is the served answer's model and usage, for pricing (kept only
+	// when the gateway has a Spend hook).
+	bill      bill
 	tried     []target     // targets attempted in this round
 	exhausted []exhaustion // connections failed at account level
 	triedBuf  [4]target
@@ -871,6 +875,37 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 		u.out = int(m.Get("candidatesTokenCount").Int() + m.Get("thoughtsTokenCount").Int())
 	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
+	if g.spend != nil {
+		req.round.bill = bill{model: cand.Model, usage: billUsage(gjson.Get(body, "usage"), u), ok: true}
+	}
+}
+
+// bill is what an answer is priced from: the upstream model that served it
+// and the usage it reported.
+type bill struct {
+	model string
+	usage pricing.Usage
+	ok    bool
+}
+
+// billUsage is what pricing needs of a usage object besides c: every prompt
+// token (Anthropic's input_tokens leaves out cache reads and writes, which it
+// counts apart), the cache writes and the reasoning tokens. Read only when
+// the gateway prices answers, off the request log's own walk.
+func billUsage(u gjson.Result, c usageCounts) pricing.Usage {
+	write := int(max(u.Get("cache_creation_input_tokens").Int(), 0))
+	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
+		Reasoning: int(max(u.Get("completion_tokens_details.reasoning_tokens").Int(), 0) + max(u.Get("output_tokens_details.reasoning_tokens").Int(), 0))}
+	if write > 0 || u.Get("cache_read_input_tokens").Exists() {
+		p.Prompt += c.cached + write
+	}
+	return p
+}
+
+// usageOf is a translator's usage as pricing reads it.
+func usageOf(u translate.Usage) pricing.Usage {
+	return pricing.Usage{Prompt: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens}
 }
 
 // usageCounts is what the request log keeps of an answer's usage object.

@@ -564,10 +564,16 @@ func (s *streamState) recordUsage() {
 	if s.tr != nil {
 		u := s.tr.Usage()
 		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.InputTokens, u.OutputTokens, u.CacheReadTokens
+		if s.a.g.spend != nil {
+			req.round.bill = bill{model: s.a.cand.Model, usage: usageOf(u), ok: true}
+		}
 		return
 	}
 	if s.usage.Exists() {
 		u := readUsage(s.usage)
 		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
+		if s.a.g.spend != nil {
+			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(s.usage, u), ok: true}
+		}
 	}
 }

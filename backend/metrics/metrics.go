@@ -60,6 +60,8 @@ type attemptKey struct{ provider, verdict string }
 
 type authKey struct{ route, result string }
 
+type spendKey struct{ key, model, provider string }
+
 // histogram holds per-bucket (not cumulative) counts; the last slot counts
 // observations above every bound (+Inf only).
 type histogram struct {
@@ -79,6 +81,7 @@ type Metrics struct {
 	attempts map[attemptKey]float64
 	latency  map[string]*histogram
 	auth     map[authKey]float64
+	spend    map[spendKey]float64
 }
 
 // New returns the gateway's metrics over state.
@@ -91,6 +94,7 @@ func New(state State) *Metrics {
 		attempts:   make(map[attemptKey]float64),
 		latency:    make(map[string]*histogram),
 		auth:       make(map[authKey]float64),
+		spend:      make(map[spendKey]float64),
 	}
 }
 
@@ -126,6 +130,14 @@ func (m *Metrics) AuthFailure(route, result string) {
 	m.mu.Unlock()
 }
 
+// Spend adds usd to what a key spent on a provider's model (a served answer
+// of known price; flat-rate answers add 0 and so appear with their series).
+func (m *Metrics) Spend(key, model, provider string, usd float64) {
+	m.mu.Lock()
+	m.spend[spendKey{key, model, provider}] += usd
+	m.mu.Unlock()
+}
+
 // Handler serves the exposition.
 func (m *Metrics) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,6 +156,7 @@ const (
 	helpRequests   = "Client inference requests by wire format and HTTP status."
 	helpAttempts   = "Upstream attempts by provider and verdict."
 	helpDuration   = "Client request duration (to the last byte for streams)."
+	helpSpend      = "USD spent by client key, upstream model and provider, at the connection's prices (flat-rate connections count 0)."
 	helpAuth       = "Failed authentications by route and result (refused: a missing or wrong credential; throttled: not checked, the source failed too often)."
 )
 
@@ -173,7 +186,15 @@ func (m *Metrics) AppendText(b []byte) []byte {
 		key authKey
 		v   float64
 	}
+	type spendRow struct {
+		key spendKey
+		v   float64
+	}
 	m.mu.Lock()
+	spends := make([]spendRow, 0, len(m.spend))
+	for k, v := range m.spend {
+		spends = append(spends, spendRow{k, v})
+	}
 	auths := make([]authRow, 0, len(m.auth))
 	for k, v := range m.auth {
 		auths = append(auths, authRow{k, v})
@@ -255,6 +276,16 @@ func (m *Metrics) AppendText(b []byte) []byte {
 		b = appendHeader(b, "omniroute_requests_total", helpRequests, "counter")
 		for _, r := range reqs {
 			b = appendSample(b, "omniroute_requests_total", r.v, "format", r.key.format, "status", strconv.Itoa(r.key.status))
+		}
+	}
+	// omniroute_spend_usd_total (after omniroute_requests_total by name).
+	if len(spends) > 0 {
+		slices.SortFunc(spends, func(x, y spendRow) int {
+			return cmp.Or(strings.Compare(x.key.key, y.key.key), strings.Compare(x.key.model, y.key.model), strings.Compare(x.key.provider, y.key.provider))
+		})
+		b = appendHeader(b, "omniroute_spend_usd_total", helpSpend, "counter")
+		for _, r := range spends {
+			b = appendSample(b, "omniroute_spend_usd_total", r.v, "key", r.key.key, "model", r.key.model, "provider", r.key.provider)
 		}
 	}
 	if len(atts) > 0 {

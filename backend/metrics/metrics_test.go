@@ -40,6 +40,7 @@ type libraryMetrics struct {
 	attempts *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	auth     *prometheus.CounterVec
+	spend    *prometheus.CounterVec
 }
 
 func newLibraryMetrics(state State) *libraryMetrics {
@@ -51,7 +52,8 @@ func newLibraryMetrics(state State) *libraryMetrics {
 	m.auth = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_auth_failures_total", Help: helpAuth}, []string{"route", "result"})
 	goroutines := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "omniroute_goroutines", Help: helpGoroutines},
 		func() float64 { return fixedGoroutines })
-	m.reg.MustRegister(m.requests, m.attempts, m.latency, m.auth, libraryState{state}, goroutines)
+	m.spend = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "omniroute_spend_usd_total", Help: helpSpend}, []string{"key", "model", "provider"})
+	m.reg.MustRegister(m.requests, m.attempts, m.latency, m.auth, m.spend, libraryState{state}, goroutines)
 	return m
 }
 
@@ -66,6 +68,10 @@ func (m *libraryMetrics) Request(format string, status int, seconds float64) {
 
 func (m *libraryMetrics) Attempt(provider, verdict string) {
 	m.attempts.WithLabelValues(provider, verdict).Inc()
+}
+
+func (m *libraryMetrics) Spend(key, model, provider string, usd float64) {
+	m.spend.WithLabelValues(key, model, provider).Add(usd)
 }
 
 func (m *libraryMetrics) AuthFailure(route, result string) {
@@ -123,7 +129,9 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 	type op struct {
 		request bool
 		auth    bool
-		a, b    string
+		spend   bool
+		a, b, c string
+		usd     float64
 		status  int
 		seconds float64
 	}
@@ -153,6 +161,9 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 			{auth: true, a: "client", b: "throttled"},
 			{auth: true, a: "client", b: "refused"},
 			{auth: true, a: "client", b: "refused"},
+			{spend: true, a: "key_1", b: "gpt-4o", c: "openai", usd: 0.0125},
+			{spend: true, a: "key_1", b: "claude-haiku-4-5", c: "claude", usd: 0},
+			{spend: true, a: "", b: "gpt-4o", c: "openai", usd: 1.5},
 		}},
 		{name: "label values that need escaping", state: fakeState{
 			breakers: map[string]string{"we\"ird\\name\nx": "closed"}, total: 1,
@@ -170,6 +181,9 @@ func TestExpositionMatchesTheClientLibrary(t *testing.T) {
 					if o.request {
 						ours.Request(o.a, o.status, o.seconds)
 						lib.Request(o.a, o.status, o.seconds)
+					} else if o.spend {
+						ours.Spend(o.a, o.b, o.c, o.usd)
+						lib.Spend(o.a, o.b, o.c, o.usd)
 					} else if o.auth {
 						ours.AuthFailure(o.a, o.b)
 						lib.AuthFailure(o.a, o.b)

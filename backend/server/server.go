@@ -19,6 +19,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/api"
+	"omniroute/backend/budget"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
@@ -439,6 +440,17 @@ func (s *Server) wire() error {
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
+	prices, err := newPricing(catalog)
+	if err != nil {
+		return err
+	}
+	if err := api.LoadPricing(st, prices); err != nil {
+		return err
+	}
+	ledger := budget.New(clk)
+	if st.Shared() {
+		ledger.Share(st) // a team server: keys are charged in the database
+	}
 	var keys *api.Keyring
 	var lines *requestLines
 	if opts.RequestLines != nil {
@@ -453,7 +465,7 @@ func (s *Server) wire() error {
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
-		Rules: ruleEngine, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
+		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
 	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -464,6 +476,9 @@ func (s *Server) wire() error {
 		return err
 	}
 	keys.Load(keyRows)
+	if err := loadBudgets(st, ledger, keyRows); err != nil {
+		return err
+	}
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
 	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
@@ -473,7 +488,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -484,11 +499,17 @@ func (s *Server) wire() error {
 			return err
 		}
 		s.follow = startFollower(st, opts.Log, s.instances.Beat, followTargets{
-			connections: reload,
+			connections: func() error {
+				if err := reload(); err != nil {
+					return err
+				}
+				return api.LoadPricing(st, prices)
+			},
 			keys: func() error {
 				rows, err := st.APIKeys()
 				if err == nil {
 					keys.Load(rows)
+					err = loadBudgets(st, ledger, rows)
 				}
 				return err
 			},

@@ -60,7 +60,7 @@ func TestUsageChartsAreBoundedOver100kRows(t *testing.T) {
 			var total float64
 			for _, s := range series {
 				m := s.(map[string]any)
-				for _, k := range []string{"requests", "errors", "tokensIn", "tokensOut", "tokensCached"} {
+				for _, k := range []string{"requests", "errors", "tokensIn", "tokensOut", "tokensCached", "costUsd", "savedUsd", "unpriced"} {
 					if l := len(m[k].([]any)); l != tc.buckets {
 						t.Fatalf("%s/%s %s: %d buckets, want %d", tc.rng, by, k, l, tc.buckets)
 					}
@@ -68,7 +68,7 @@ func TestUsageChartsAreBoundedOver100kRows(t *testing.T) {
 				}
 				total += m["total"].(map[string]any)["requests"].(float64)
 			}
-			if points > 9*5*tc.buckets || int(rep["points"].(float64)) > 9*5*tc.buckets+3*tc.buckets {
+			if points > 9*8*tc.buckets || int(rep["points"].(float64)) > 9*8*tc.buckets+3*tc.buckets {
 				t.Fatalf("%s/%s: %d points", tc.rng, by, points)
 			}
 			if tc.inRange > 0 && int(total) != tc.inRange {
@@ -91,7 +91,7 @@ func TestUsageChartsAreBoundedOver100kRows(t *testing.T) {
 		t.Fatalf("csv %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	recs, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
-	if err != nil || len(recs) < 2 || strings.Join(recs[0], ",") != "bucket_start,key,label,requests,errors,tokens_in,tokens_out,tokens_cached" {
+	if err != nil || len(recs) < 2 || strings.Join(recs[0], ",") != "bucket_start,key,label,requests,errors,tokens_in,tokens_out,tokens_cached,cost_usd,saved_usd" {
 		t.Fatalf("csv %v %q", err, body[:min(len(body), 200)])
 	}
 	if code, m := e.mgmt("GET", "/api/usage?range=year", nil); code != 400 || !strings.Contains(fmt.Sprint(m), "INVALID_QUERY") {

@@ -1,5 +1,7 @@
 package store
 
+import "database/sql"
+
 // Connection is one row of provider_connections: an account or key of a provider.
 // Secret columns hold AES-GCM ciphertext (see package secrets), never plaintext.
 type Connection struct {
@@ -74,8 +76,12 @@ type APIKey struct {
 	AllowedConnections string `gorm:"column:allowed_connections"`
 	AllowedModels      string `gorm:"column:allowed_models"`
 	IsDefault          bool   `gorm:"column:is_default"`
-	CreatedAt          int64  `gorm:"column:created_at;autoCreateTime:milli"`
-	LastUsedAt         int64  `gorm:"column:last_used_at"`
+	// Budget and Limits are the key's spend budget and rate limits as JSON
+	// ("" for none; see backend/budget).
+	Budget     string `gorm:"column:budget"`
+	Limits     string `gorm:"column:limits"`
+	CreatedAt  int64  `gorm:"column:created_at;autoCreateTime:milli"`
+	LastUsedAt int64  `gorm:"column:last_used_at"`
 }
 
 // TableName names the table.
@@ -133,6 +139,13 @@ type RequestLog struct {
 	// that refused it ("" when it went straight through).
 	QueueReason  string `gorm:"column:queue_reason"`
 	CachedTokens int    `gorm:"column:cached_tokens"`
+	// CostUSD is what the answer cost at its connection's prices (0 on a
+	// flat-rate connection); NULL when its price is unknown or nothing was
+	// served.
+	CostUSD sql.NullFloat64 `gorm:"column:cost_usd"`
+	// SavedUSD is what a flat-rate connection's answer would have cost at API
+	// prices (0 on a metered connection).
+	SavedUSD float64 `gorm:"column:saved_usd"`
 }
 
 // TableName names the table.

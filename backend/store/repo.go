@@ -120,7 +120,7 @@ func (s *Store) CreateAPIKey(k *APIKey) error {
 func (s *Store) SaveAPIKey(k *APIKey) error {
 	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
 		"name": k.Name, "scopes": k.Scopes, "allowed_connections": k.AllowedConnections,
-		"allowed_models": k.AllowedModels,
+		"allowed_models": k.AllowedModels, "budget": k.Budget, "limits": k.Limits,
 	})
 	if res.Error != nil {
 		return res.Error
@@ -259,7 +259,7 @@ func (s *Store) insertRequestLogsPortable(rows []RequestLog) error {
 		for _, r := range rows[:n] {
 			args = append(args, r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID,
 				r.Status, r.Stream, r.AttemptCount, r.Attempts, r.LatencyMs, r.ErrorCode, r.PromptTokens, r.CompletionTokens,
-				r.QueueMs, r.QueueReason, r.CachedTokens)
+				r.QueueMs, r.QueueReason, r.CachedTokens, r.CostUSD, r.SavedUSD)
 		}
 		if _, err := tx.Exec(s.bind(requestLogInsertSQL(n)), args...); err != nil {
 			return err
@@ -276,15 +276,15 @@ func (s *Store) insertRequestLogsPortable(rows []RequestLog) error {
 // the columns each row binds.
 const (
 	requestLogInsertChunk = 16
-	requestLogCols        = 18
+	requestLogCols        = 20
 )
 
 // requestLogInsertSQL is the INSERT of n request log rows.
 func requestLogInsertSQL(n int) string {
 	const head = `INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
 		connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
-		queue_ms, queue_reason, cached_tokens) VALUES `
-	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		queue_ms, queue_reason, cached_tokens, cost_usd, saved_usd) VALUES `
+	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	var b strings.Builder
 	b.Grow(len(head) + n*(len(row)+2))
 	b.WriteString(head)

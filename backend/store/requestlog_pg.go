@@ -42,11 +42,11 @@ func (p pgRequestLogs) PruneRequestLogs(keep int) error { return p.s.PruneReques
 // pgRequestLogInsert inserts the unnested column arrays in array order.
 const pgRequestLogInsert = `INSERT INTO request_logs (request_id, created_at, api_key_id, client_format, model, provider,
 	connection_id, status, stream, attempt_count, attempts, latency_ms, error_code, prompt_tokens, completion_tokens,
-	queue_ms, queue_reason, cached_tokens)
-SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18
+	queue_ms, queue_reason, cached_tokens, cost_usd, saved_usd)
+SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20
 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
 	$9::boolean[], $10::bigint[], $11::text[], $12::bigint[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[],
-	$17::text[], $18::bigint[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, ord)
+	$17::text[], $18::bigint[], $19::float8[], $20::float8[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, ord)
 ORDER BY ord`
 
 // pgRollupUpsert adds the unnested rollup rows to usage_rollup (the keys
@@ -54,12 +54,13 @@ ORDER BY ord`
 var pgRollupUpsert = func() string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
-		rollupLatencyCols + `)
+		rollupLatencyCols + `, cost_usd, saved_usd, unpriced)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[]`)
-	for i := 7; i <= 11+len(LatencyBinsMs)+1; i++ {
+	last := 11 + len(LatencyBinsMs) + 1
+	for i := 7; i <= last; i++ {
 		fmt.Fprintf(&b, ", $%d::bigint[]", i)
 	}
-	b.WriteString(")")
+	fmt.Fprintf(&b, ", $%d::float8[], $%d::float8[], $%d::bigint[])", last+1, last+2, last+3)
 	b.WriteString(rollupAddOnConflict())
 	return b.String()
 }()
@@ -81,15 +82,21 @@ func (p pgRequestLogs) insert(rows []RequestLog) error {
 		created, status, attemptCount, latency, prompt, completion, queueMs, cached = make([]int64, n), make([]int64, n),
 			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		stream = make([]bool, n)
+		cost   = make([]*float64, n) // nil: NULL
+		saved  = make([]float64, n)
 	)
 	for i, r := range rows {
 		reqID[i], created[i], key[i], format[i], model[i], provider[i], conn[i] = r.RequestID, r.CreatedAt, r.APIKeyID, r.ClientFormat, r.Model, r.Provider, r.ConnectionID
 		status[i], stream[i], attemptCount[i], attempts[i], latency[i], errCode[i] = int64(r.Status), r.Stream, int64(r.AttemptCount), r.Attempts, r.LatencyMs, r.ErrorCode
 		prompt[i], completion[i], queueMs[i], queueReason[i], cached[i] = int64(r.PromptTokens), int64(r.CompletionTokens), r.QueueMs, r.QueueReason, int64(r.CachedTokens)
+		saved[i] = r.SavedUSD
+		if r.CostUSD.Valid {
+			cost[i] = &rows[i].CostUSD.Float64
+		}
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(pgRequestLogInsert, reqID, created, key, format, model, provider, conn, status, stream, attemptCount, attempts,
-		latency, errCode, prompt, completion, queueMs, queueReason, cached)
+		latency, errCode, prompt, completion, queueMs, queueReason, cached, cost, saved)
 	batch.Queue(pgRollupUpsert, rollupColumns(rows)...)
 
 	sqlDB, err := p.s.db.DB()
@@ -122,7 +129,9 @@ func rollupColumns(rows []RequestLog) []any {
 	for i := range counts {
 		counts[i] = make([]int64, 0, n)
 	}
+	cost, saved, unpriced := make([]float64, 0, n), make([]float64, 0, n), make([]int64, 0, n)
 	for k, a := range agg {
+		cost, saved, unpriced = append(cost, a.cost), append(saved, a.saved), append(unpriced, a.unpriced)
 		resCol, bucket = append(resCol, k.res), append(bucket, k.bucket)
 		conn, model, key, provider = append(conn, k.conn), append(model, k.model), append(key, k.keyID), append(provider, k.provider)
 		for j, v := range [5]int64{a.requests, a.errors, a.in, a.out, a.cached} {
@@ -136,5 +145,5 @@ func rollupColumns(rows []RequestLog) []any {
 	for _, c := range counts {
 		out = append(out, c)
 	}
-	return out
+	return append(out, cost, saved, unpriced)
 }

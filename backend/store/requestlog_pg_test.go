@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"slices"
@@ -27,7 +28,8 @@ func TestRequestLogSink(t *testing.T) {
 				rows[i] = RequestLog{RequestID: fmt.Sprintf("req_%04d", id), CreatedAt: int64(1_700_000_000_000 + 50_000*id), APIKeyID: fmt.Sprint("k", id%2),
 					ClientFormat: "openai", Model: fmt.Sprint("m", id%3), Provider: "p", ConnectionID: "c", Status: 200 + 229*(id%2), Stream: id%2 == 1,
 					AttemptCount: 1 + id%3, Attempts: `[{"a":1}]`, LatencyMs: int64(40 * id), ErrorCode: fmt.Sprint("E", id), PromptTokens: id,
-					CompletionTokens: 2 * id, QueueMs: int64(3 * id), QueueReason: "q'\"", CachedTokens: 4 * id}
+					CompletionTokens: 2 * id, QueueMs: int64(3 * id), QueueReason: "q'\"", CachedTokens: 4 * id,
+					CostUSD: sql.NullFloat64{Float64: float64(id) / 8, Valid: id%3 != 0}, SavedUSD: float64(id%2) / 4}
 			}
 			if err := viaSink.RequestLogSink().InsertRequestLogs(rows); err != nil {
 				t.Fatalf("sink, batch of %d: %v", n, err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -67,7 +68,8 @@ func variedLogs(start, n int) []RequestLog {
 			ConnectionID: []string{"conn_1", "conn_2", "", "conn_3", "conn_4"}[id%5], Status: []int{200, 200, 429, 503, 400, 201}[id%6],
 			Stream: id%2 == 0, AttemptCount: 1 + id%4, Attempts: fmt.Sprintf(`[{"connectionId":"conn_%d","status":%d}]`, id%5, 200+id),
 			LatencyMs: []int64{0, 49, 50, 999, 1_500, 119_999, 120_000, 5_000_000}[id%8], ErrorCode: []string{"", "rate_limited"}[id%2],
-			PromptTokens: id * 3, CompletionTokens: id * 5, QueueMs: int64(id % 7), QueueReason: []string{"", "concurrency"}[id%2], CachedTokens: id % 11}
+			PromptTokens: id * 3, CompletionTokens: id * 5, QueueMs: int64(id % 7), QueueReason: []string{"", "concurrency"}[id%2], CachedTokens: id % 11,
+			CostUSD: sql.NullFloat64{Float64: float64(id%4) * 0.125, Valid: id%3 != 0}, SavedUSD: float64(id%2) * 0.5}
 	}
 	return rows
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -302,6 +303,26 @@ func (b *binder) int(v int64) {
 	}
 }
 
+// float binds v in the next place.
+func (b *binder) float(v float64) {
+	b.i++
+	if rc := sqlite3.Xsqlite3_bind_double(b.c.tls, b.p, b.i, v); rc != sqliteOK && b.rc == sqliteOK {
+		b.rc = rc
+	}
+}
+
+// nullFloat binds v in the next place, NULL when it is not valid.
+func (b *binder) nullFloat(v sql.NullFloat64) {
+	if v.Valid {
+		b.float(v.Float64)
+		return
+	}
+	b.i++
+	if rc := sqlite3.Xsqlite3_bind_null(b.c.tls, b.p, b.i); rc != sqliteOK && b.rc == sqliteOK {
+		b.rc = rc
+	}
+}
+
 // intIf binds v in the next place when bind is true, else leaves the value
 // bound there before.
 func (b *binder) intIf(bind bool, v int64) {
@@ -434,6 +455,8 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 			b.intIf(all || r.QueueMs != q.QueueMs, r.QueueMs)
 			b.textIf(all || r.QueueReason != q.QueueReason, t.queueReason)
 			b.intIf(all || r.CachedTokens != q.CachedTokens, int64(r.CachedTokens))
+			b.nullFloat(r.CostUSD)
+			b.float(r.SavedUSD)
 		}
 		if b.rc != sqliteOK {
 			return c.errAt("bind", b.rc)
@@ -459,6 +482,9 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 		for _, v := range a.lat[:len(LatencyBinsMs)+1] {
 			b.int(v)
 		}
+		b.float(a.cost)
+		b.float(a.saved)
+		b.int(a.unpriced)
 		if b.rc != sqliteOK {
 			return c.errAt("bind", b.rc)
 		}

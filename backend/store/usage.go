@@ -42,6 +42,10 @@ type UsageCell struct {
 	TokensCached int64
 	// Latency counts the cell's requests per latency bin (len(LatencyBinsMs)+1).
 	Latency []int64
+	// CostUSD is the cell's spend, SavedUSD what its flat-rate answers would
+	// have cost at API prices, Unpriced its served requests of unknown price.
+	CostUSD, SavedUSD float64
+	Unpriced          int64
 }
 
 // LatencyBinsMs are the upper bounds of the latency histogram bins (the last
@@ -91,6 +95,10 @@ type rollupKey struct {
 type rollupRow struct {
 	requests, errors, in, out, cached int64
 	lat                               [19]int64
+	// cost and saved are USD; unpriced counts the served requests whose
+	// price was unknown.
+	cost, saved float64
+	unpriced    int64
 }
 
 // rollupCells sums a batch of logs into its usage_rollup cells at every
@@ -122,6 +130,12 @@ func rollupCells(rows []RequestLog) map[rollupKey]*rollupRow {
 			a.out += int64(r.CompletionTokens)
 			a.cached += int64(r.CachedTokens)
 			a.lat[LatencyBin(r.LatencyMs)]++
+			a.saved += r.SavedUSD
+			if r.CostUSD.Valid {
+				a.cost += r.CostUSD.Float64
+			} else if r.Status < 400 {
+				a.unpriced++
+			}
 		}
 	}
 	return agg
@@ -140,6 +154,7 @@ func (s *Store) rollup(tx *sql.Tx, agg map[rollupKey]*rollupRow) error {
 		for _, n := range a.lat[:len(LatencyBinsMs)+1] {
 			args = append(args, n)
 		}
+		args = append(args, a.cost, a.saved, a.unpriced)
 		if _, err := stmt.Exec(args...); err != nil {
 			return err
 		}
@@ -180,7 +195,8 @@ func (s *Store) Usage(q UsageQuery) ([]UsageCell, error) {
 	}
 	// SUM is cast back to BIGINT: PostgreSQL widens a BIGINT sum to NUMERIC.
 	rows, err := s.db.Raw(`SELECT `+string(q.Dim)+` AS k, (bucket - ?) / ? AS b, CAST(SUM(requests) AS BIGINT), CAST(SUM(errors) AS BIGINT),
-		CAST(SUM(tokens_in) AS BIGINT), CAST(SUM(tokens_out) AS BIGINT), CAST(SUM(tokens_cached) AS BIGINT)`+sums.String()+`
+		CAST(SUM(tokens_in) AS BIGINT), CAST(SUM(tokens_out) AS BIGINT), CAST(SUM(tokens_cached) AS BIGINT)`+sums.String()+`,
+		SUM(cost_usd), SUM(saved_usd), CAST(SUM(unpriced) AS BIGINT)
 		FROM usage_rollup WHERE res = ? AND bucket >= ? AND bucket < ? GROUP BY b, k`, q.From, q.BucketMs, q.BucketMs, q.From, q.To).Rows()
 	if err != nil {
 		return nil, err
@@ -193,6 +209,7 @@ func (s *Store) Usage(q UsageQuery) ([]UsageCell, error) {
 		for i := range c.Latency {
 			dst = append(dst, &c.Latency[i])
 		}
+		dst = append(dst, &c.CostUSD, &c.SavedUSD, &c.Unpriced)
 		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}
@@ -261,9 +278,10 @@ func (s *Store) RebuildUsageRollup() error {
 		}
 		for _, r := range RollupResolutions {
 			if err := tx.Exec(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors,
-				tokens_in, tokens_out, tokens_cached`+rollupLatencyCols+`)
+				tokens_in, tokens_out, tokens_cached`+rollupLatencyCols+`, cost_usd, saved_usd, unpriced)
 				SELECT CAST(? AS BIGINT), (created_at / ?) * ?, connection_id, model, api_key_id, provider, COUNT(*),
-				SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_tokens)`+bins.String()+`
+				SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_tokens)`+bins.String()+`,
+				COALESCE(SUM(cost_usd), 0), SUM(saved_usd), SUM(CASE WHEN status < 400 AND cost_usd IS NULL THEN 1 ELSE 0 END)
 				FROM request_logs GROUP BY 2, 3, 4, 5, 6`, r.Res, r.Res, r.Res).Error; err != nil {
 				return err
 			}
@@ -277,7 +295,7 @@ func (s *Store) RebuildUsageRollup() error {
 func rollupUpsertSQL() string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO usage_rollup (res, bucket, connection_id, model, api_key_id, provider, requests, errors, tokens_in, tokens_out, tokens_cached` +
-		rollupLatencyCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + ")")
+		rollupLatencyCols + `, cost_usd, saved_usd, unpriced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?` + strings.Repeat(", ?", len(LatencyBinsMs)+1) + ", ?, ?, ?)")
 	b.WriteString(rollupAddOnConflict())
 	return b.String()
 }
@@ -293,5 +311,7 @@ ON CONFLICT (res, bucket, connection_id, model, api_key_id, provider) DO UPDATE 
 	for i := 0; i <= len(LatencyBinsMs); i++ {
 		fmt.Fprintf(&b, ", l%d = usage_rollup.l%d + excluded.l%d", i, i, i)
 	}
+	b.WriteString(`, cost_usd = usage_rollup.cost_usd + excluded.cost_usd, saved_usd = usage_rollup.saved_usd + excluded.saved_usd,
+	unpriced = usage_rollup.unpriced + excluded.unpriced`)
 	return b.String()
 }

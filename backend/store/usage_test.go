@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"io/fs"
 	"testing"
 
@@ -51,9 +52,17 @@ func testUsageRollup(t *testing.T, open func(t *testing.T) *Store) {
 		if err := db.Exec(string(sql)).Error; err != nil {
 			t.Fatalf("%s: %v", usageMigration, err)
 		}
+		// The columns later migrations added to the rollup.
+		for _, q := range []string{"ALTER TABLE usage_rollup ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
+			"ALTER TABLE usage_rollup ADD COLUMN saved_usd REAL NOT NULL DEFAULT 0", "ALTER TABLE usage_rollup ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0"} {
+			if err := db.Exec(q).Error; err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
 	}
 	if err := s.InsertRequestLogs([]RequestLog{
-		{RequestID: "a", CreatedAt: 61_000, ConnectionID: "c1", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 40, PromptTokens: 5, CompletionTokens: 1, CachedTokens: 3},
+		{RequestID: "a", CreatedAt: 61_000, ConnectionID: "c1", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 40, PromptTokens: 5, CompletionTokens: 1, CachedTokens: 3,
+			CostUSD: sql.NullFloat64{Float64: 0.25, Valid: true}, SavedUSD: 0.5},
 		{RequestID: "b", CreatedAt: 119_999, ConnectionID: "c2", Model: "m1", APIKeyID: "k1", Provider: "openai", Status: 200, LatencyMs: 999_999},
 	}); err != nil {
 		t.Fatal(err)
@@ -70,6 +79,9 @@ func testUsageRollup(t *testing.T, open func(t *testing.T) *Store) {
 		c1, c2 := got["c1"], got["c2"]
 		if c1.Requests != 2 || c1.Errors != 1 || c1.TokensIn != 15 || c1.TokensCached != 3 || c1.Latency[LatencyBin(40)] != 1 || c1.Latency[LatencyBin(120)] != 1 {
 			t.Fatalf("res %d: c1 %+v", res.Res, c1)
+		}
+		if c1.CostUSD != 0.25 || c1.SavedUSD != 0.5 || c1.Unpriced != 0 || c2.CostUSD != 0 || c2.Unpriced != 1 {
+			t.Fatalf("res %d: spend c1 %+v c2 %+v", res.Res, c1, c2)
 		}
 		if c2.Requests != 1 || c2.Latency[len(LatencyBinsMs)] != 1 {
 			t.Fatalf("res %d: c2 %+v", res.Res, c2)

@@ -1,0 +1,163 @@
+package api
+
+import (
+	"database/sql"
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"omniroute/backend/budget"
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
+	"omniroute/backend/pricing"
+	"omniroute/backend/store"
+)
+
+// PricingNamespace is the key_value namespace holding each connection's
+// pricing override (key: the connection id; value: pricing.Override as JSON).
+const PricingNamespace = "pricing"
+
+// LoadPricing replaces the pricing table's overrides with the stored ones
+// (at start, and on a team server when another instance changed a
+// connection: a PATCH of its pricing saves the connection too).
+func LoadPricing(st *store.Store, t *pricing.Table) error {
+	vals, err := st.Values(PricingNamespace)
+	if err != nil {
+		return err
+	}
+	all := make(map[string]pricing.Override, len(vals))
+	for id, v := range vals {
+		var o pricing.Override
+		if err := json.Unmarshal([]byte(v), &o); err != nil || (o.FlatRate == nil && len(o.Pricing) == 0) {
+			continue // a damaged override prices at the catalogue's prices
+		}
+		all[id] = o
+	}
+	t.ReplaceOverrides(all)
+	return nil
+}
+
+// listPricing serves GET /api/pricing: the shipped catalogue and the
+// connections' overrides.
+func (a *API) listPricing(w http.ResponseWriter, r *http.Request) {
+	if a.Pricing == nil {
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": []pricing.Entry{}, "overrides": map[string]pricing.Override{}})
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": a.Pricing.Catalogue(), "overrides": a.Pricing.Overrides()})
+}
+
+// applyPricingInput validates and stores a connection's pricing and
+// flatRate fields (PATCH /api/providers/{id}): pricing replaces the
+// connection's prices (null or {} removes them), flatRate sets the marker
+// (null returns to the provider's default).
+func (a *API) applyPricingInput(connID string, in connectionInput) error {
+	if a.Pricing == nil || (in.Pricing == nil && in.FlatRate == nil) {
+		return nil
+	}
+	o, _ := a.Pricing.Override(connID)
+	if in.Pricing != nil {
+		var p map[string]pricing.Price
+		if err := json.Unmarshal(in.Pricing, &p); err != nil {
+			return errs.New(errs.Invalid, "INVALID_PRICING", "pricing must map model names to {inputPerMTok, outputPerMTok, cachedInputPerMTok?, cacheWritePerMTok?}").WithParam("pricing")
+		}
+		for model, price := range p {
+			if model == "" || len(model) > 256 {
+				return errs.New(errs.Invalid, "INVALID_PRICING", "pricing: model names must be 1 to 256 characters").WithParam("pricing")
+			}
+			if err := price.Validate(); err != nil {
+				return errs.New(errs.Invalid, "INVALID_PRICING", "pricing[%q]: %v", truncate(model, 40), err).WithParam("pricing")
+			}
+		}
+		o.Pricing = p
+	}
+	if in.FlatRate != nil {
+		var f *bool
+		if err := json.Unmarshal(in.FlatRate, &f); err != nil {
+			return errs.New(errs.Invalid, "INVALID_FLAT_RATE", "flatRate must be true, false or null").WithParam("flatRate")
+		}
+		o.FlatRate = f
+	}
+	if o.FlatRate == nil && len(o.Pricing) == 0 {
+		if err := a.Store.DeleteValue(PricingNamespace, connID); err != nil && err != store.ErrNotFound {
+			return err
+		}
+	} else {
+		b, _ := json.Marshal(o)
+		if err := a.Store.SetValue(PricingNamespace, connID, string(b)); err != nil {
+			return err
+		}
+	}
+	a.Pricing.SetOverride(connID, o)
+	return nil
+}
+
+// keyBudgetInput decodes a key's budget and limits fields: absent leaves
+// them, null removes them. It returns the JSON to store ("" for none).
+func keyBudgetInput(row *store.APIKey, rawBudget, rawLimits json.RawMessage) error {
+	if rawBudget != nil {
+		var b *budget.Budget
+		if err := json.Unmarshal(rawBudget, &b); err != nil {
+			return errs.New(errs.Invalid, "INVALID_BUDGET", `budget must be {usd?, tokens?, period: "day"|"month"|"total"}`).WithParam("budget")
+		}
+		if err := b.Validate(); err != nil {
+			return errs.New(errs.Invalid, "INVALID_BUDGET", "%v", err).WithParam("budget")
+		}
+		row.Budget = ""
+		if b != nil {
+			enc, _ := json.Marshal(b)
+			row.Budget = string(enc)
+		}
+	}
+	if rawLimits != nil {
+		var l *budget.Limits
+		if err := json.Unmarshal(rawLimits, &l); err != nil {
+			return errs.New(errs.Invalid, "INVALID_LIMITS", "limits must be {rpm?, tpm?}").WithParam("limits")
+		}
+		if err := l.Validate(); err != nil {
+			return errs.New(errs.Invalid, "INVALID_LIMITS", "%v", err).WithParam("limits")
+		}
+		row.Limits = ""
+		if l != nil && (l.RPM != nil || l.TPM != nil) {
+			enc, _ := json.Marshal(l)
+			row.Limits = string(enc)
+		}
+	}
+	return nil
+}
+
+// applyKeyBudget hands a saved key row's budget and limits to the ledger.
+func (a *API) applyKeyBudget(row store.APIKey) error {
+	if a.Budgets == nil {
+		return nil
+	}
+	return a.Budgets.Apply(row, a.Store.KeySpendSince)
+}
+
+// addKeyCost adds a key's budget, limits and spend to its JSON.
+func (a *API) addKeyCost(out map[string]any, row store.APIKey) map[string]any {
+	b, l, _ := budget.Parse(row)
+	out["budget"], out["limits"] = b, l
+	if a.Budgets != nil {
+		s := a.Budgets.Spend(row.ID)
+		s.USD = math.Round(s.USD*1e9) / 1e9 // float sums shown without their noise
+		out["spend"] = s
+	}
+	return out
+}
+
+// nullUSD is a row's cost for JSON: null when unknown.
+func nullUSD(v sql.NullFloat64) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.Float64
+}
+
+// csvUSD is a row's cost for CSV: empty when unknown.
+func csvUSD(v sql.NullFloat64) string {
+	if !v.Valid {
+		return ""
+	}
+	return usd(v.Float64)
+}

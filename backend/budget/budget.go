@@ -1,0 +1,371 @@
+// Package budget holds client keys to their spend budgets and rate limits.
+//
+// A key may carry a budget in USD and/or tokens per period ("day" and
+// "month" reset at the UTC day and month boundaries of the injected clock;
+// "total" never resets) and rate limits: requests per minute (RPM) and tokens
+// per minute (TPM), over a sliding 60-second window. Admit is asked before a
+// request is dispatched and refuses it once the key's spend has reached its
+// budget (KEY_BUDGET_EXCEEDED) or its window is full (KEY_RATE_LIMITED);
+// Charge adds what an answer cost after it was served, so the request that
+// crosses a budget finishes and the next one is refused.
+//
+// The ledger lives in memory, seeded from the request log when a key's
+// budget is set (Set's seed); several instances sharing a PostgreSQL
+// database each hold their own ledger (see docs/COST.md).
+package budget
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/errs"
+	"omniroute/backend/store"
+)
+
+// Period is how often a budget resets.
+type Period string
+
+// Periods.
+const (
+	Day   Period = "day"
+	Month Period = "month"
+	Total Period = "total"
+)
+
+// Budget is a key's spend cap per Period: USD and/or tokens (nil: no cap).
+type Budget struct {
+	USD    *float64 `json:"usd,omitempty"`
+	Tokens *int64   `json:"tokens,omitempty"`
+	Period Period   `json:"period"`
+}
+
+// Validate refuses an unknown period or a negative or non-finite cap.
+func (b *Budget) Validate() error {
+	if b == nil {
+		return nil
+	}
+	switch b.Period {
+	case Day, Month, Total:
+	default:
+		return fmt.Errorf(`budget.period must be "day", "month" or "total"`)
+	}
+	if b.USD != nil && (*b.USD < 0 || math.IsNaN(*b.USD) || math.IsInf(*b.USD, 0)) {
+		return fmt.Errorf("budget.usd must be a non-negative number")
+	}
+	if b.Tokens != nil && *b.Tokens < 0 {
+		return fmt.Errorf("budget.tokens must not be negative")
+	}
+	return nil
+}
+
+// Limits are a key's rate limits per sliding minute (nil: none).
+type Limits struct {
+	RPM *int   `json:"rpm,omitempty"`
+	TPM *int64 `json:"tpm,omitempty"`
+}
+
+// Validate refuses a limit below 1.
+func (l *Limits) Validate() error {
+	if l == nil {
+		return nil
+	}
+	if l.RPM != nil && *l.RPM < 1 {
+		return fmt.Errorf("limits.rpm must be at least 1")
+	}
+	if l.TPM != nil && *l.TPM < 1 {
+		return fmt.Errorf("limits.tpm must be at least 1")
+	}
+	return nil
+}
+
+// Spend is what a key spent in its current period. PeriodStart is unix ms
+// (nil for a total budget, or a key without one: its spend over the rows the
+// request log keeps, plus what it spent since).
+type Spend struct {
+	USD         float64 `json:"usd"`
+	Tokens      int64   `json:"tokens"`
+	PeriodStart *int64  `json:"periodStart"`
+}
+
+// window is the rate-limit window.
+const window = time.Minute
+
+type event struct {
+	at     time.Time
+	tokens int64
+}
+
+type account struct {
+	budget      *Budget
+	limits      *Limits
+	periodStart time.Time // zero: no period
+	usd         float64
+	tokens      int64
+	requests    []time.Time // admitted requests in the window (with an RPM limit)
+	charged     []event     // tokens charged in the window (with a TPM limit)
+}
+
+// Ledger is every key's spend and rate windows.
+type Ledger struct {
+	clk    clock.Clock
+	shared Shared // nil: this instance alone (SQLite)
+	mu     sync.Mutex
+	keys   map[string]*account
+}
+
+// Shared is the database the instances of a team server charge budgeted keys
+// in (the store, on PostgreSQL): each charge is one atomic statement there,
+// and each check reads the period's spend from it, so a key's budget holds
+// across instances (overspent by at most the requests in flight when it was
+// crossed, as on one instance).
+type Shared interface {
+	ChargeKeySpend(keyID string, periodStart int64, usd float64, tokens int64) (store.KeySpend, error)
+	SeedKeySpend(keyID string, periodStart int64, sp store.KeySpend) error
+	KeySpendIn(keyID string, periodStart int64) (store.KeySpend, bool, error)
+}
+
+// Share makes the ledger charge budgeted keys in s (set once, at wiring,
+// before the ledger is used).
+func (l *Ledger) Share(s Shared) { l.shared = s }
+
+// ms is a period start as stored (0 for a total budget's zero time).
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// refresh reads a budgeted key's spend in its current period from the
+// shared database (a failed read keeps this instance's view).
+func (l *Ledger) refresh(keyID string) {
+	l.mu.Lock()
+	a := l.keys[keyID]
+	if a == nil || a.budget == nil {
+		l.mu.Unlock()
+		return
+	}
+	a.roll(l.clk.Now())
+	ps := a.periodStart
+	l.mu.Unlock()
+	sp, ok, err := l.shared.KeySpendIn(keyID, ms(ps))
+	if err != nil || !ok {
+		return
+	}
+	l.mu.Lock()
+	if a.periodStart.Equal(ps) {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	l.mu.Unlock()
+}
+
+// New returns an empty ledger on clk.
+func New(clk clock.Clock) *Ledger {
+	return &Ledger{clk: clk, keys: map[string]*account{}}
+}
+
+// PeriodStart is the start of the period holding now: the UTC day or month
+// (zero for a total budget).
+func PeriodStart(p Period, now time.Time) time.Time {
+	now = now.UTC()
+	switch p {
+	case Day:
+		return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	case Month:
+		return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Time{}
+}
+
+// PeriodEnd is when the period starting at start ends (zero: never).
+func PeriodEnd(p Period, start time.Time) time.Time {
+	switch p {
+	case Day:
+		return start.AddDate(0, 0, 1)
+	case Month:
+		return start.AddDate(0, 1, 0)
+	}
+	return time.Time{}
+}
+
+// Set gives a key its budget and limits (nil, nil: none), with what it has
+// already spent in the current period (seed, read from the request log).
+// Setting a key again keeps its rate windows.
+func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[keyID]
+	if a == nil {
+		a = &account{}
+		l.keys[keyID] = a
+	}
+	a.budget, a.limits = b, lim
+	a.periodStart = time.Time{}
+	if b != nil {
+		a.periodStart = PeriodStart(b.Period, l.clk.Now())
+	}
+	a.usd, a.tokens = seed.USD, seed.Tokens
+}
+
+// Remove forgets a key.
+func (l *Ledger) Remove(keyID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.keys, keyID)
+}
+
+// roll starts a new period when now is past the current one.
+func (a *account) roll(now time.Time) {
+	if a.budget == nil || a.budget.Period == Total {
+		return
+	}
+	if start := PeriodStart(a.budget.Period, now); !start.Equal(a.periodStart) {
+		a.periodStart, a.usd, a.tokens = start, 0, 0
+	}
+}
+
+// prune drops the window's entries older than a minute before now.
+func (a *account) prune(now time.Time) {
+	cut := now.Add(-window)
+	i := 0
+	for i < len(a.requests) && !a.requests[i].After(cut) {
+		i++
+	}
+	a.requests = a.requests[i:]
+	j := 0
+	for j < len(a.charged) && !a.charged[j].at.After(cut) {
+		j++
+	}
+	a.charged = a.charged[j:]
+}
+
+// retryIn is d rounded up to a whole second, at least one.
+func retryIn(d time.Duration) time.Duration {
+	return max(time.Second, (d+time.Second-1)/time.Second*time.Second)
+}
+
+// Admit refuses a request of keyID that its budget or rate limits do not
+// allow now; an admitted request counts towards the key's RPM window. A key
+// the ledger does not know (no budget, no limits) is always admitted.
+func (l *Ledger) Admit(keyID string) error {
+	if keyID == "" {
+		return nil
+	}
+	if l.shared != nil {
+		l.refresh(keyID)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[keyID]
+	if a == nil || (a.budget == nil && a.limits == nil) {
+		return nil
+	}
+	now := l.clk.Now()
+	a.roll(now)
+	if b := a.budget; b != nil {
+		over := ""
+		switch {
+		case b.USD != nil && a.usd >= *b.USD:
+			over = fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD)
+		case b.Tokens != nil && a.tokens >= *b.Tokens:
+			over = fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens)
+		}
+		if over != "" {
+			e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
+			if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
+				e = e.WithRetryAfter(retryIn(end.Sub(now)))
+			}
+			return e
+		}
+	}
+	if lim := a.limits; lim != nil {
+		a.prune(now)
+		if lim.RPM != nil && len(a.requests) >= *lim.RPM {
+			return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute", *lim.RPM).
+				WithRetryAfter(retryIn(a.requests[0].Add(window).Sub(now)))
+		}
+		if lim.TPM != nil {
+			var used int64
+			for _, c := range a.charged {
+				used += c.tokens
+			}
+			if used >= *lim.TPM {
+				// Wait until enough of the window's tokens age out.
+				wait, left := time.Duration(0), used
+				for _, c := range a.charged {
+					left -= c.tokens
+					if wait = c.at.Add(window).Sub(now); left < *lim.TPM {
+						break
+					}
+				}
+				return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute", *lim.TPM).
+					WithRetryAfter(retryIn(wait))
+			}
+		}
+		if lim.RPM != nil {
+			a.requests = append(a.requests, now)
+		}
+	}
+	return nil
+}
+
+// Charge adds an answer's cost and tokens to keyID's spend and TPM window.
+// Every key is tracked, budget or not (its spend is shown).
+func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
+	if keyID == "" {
+		return
+	}
+	l.mu.Lock()
+	a := l.keys[keyID]
+	if a == nil {
+		a = &account{}
+		l.keys[keyID] = a
+	}
+	now := l.clk.Now()
+	a.roll(now)
+	a.usd += usd
+	a.tokens += tokens
+	if a.limits != nil && a.limits.TPM != nil && tokens > 0 {
+		a.prune(now)
+		a.charged = append(a.charged, event{now, tokens})
+	}
+	budgeted, ps := a.budget != nil, a.periodStart
+	l.mu.Unlock()
+	if l.shared == nil || !budgeted {
+		return
+	}
+	// The charge in the database, outside the lock; its totals (every
+	// instance's charges) replace this instance's view.
+	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), usd, tokens)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	if a.periodStart.Equal(ps) {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	l.mu.Unlock()
+}
+
+// Spend is keyID's spend in its current period.
+func (l *Ledger) Spend(keyID string) Spend {
+	if l.shared != nil {
+		l.refresh(keyID)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[keyID]
+	if a == nil {
+		return Spend{}
+	}
+	a.roll(l.clk.Now())
+	s := Spend{USD: a.usd, Tokens: a.tokens}
+	if !a.periodStart.IsZero() {
+		ms := a.periodStart.UnixMilli()
+		s.PeriodStart = &ms
+	}
+	return s
+}

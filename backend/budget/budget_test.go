@@ -1,0 +1,174 @@
+package budget
+
+import (
+	"testing"
+	"time"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/errs"
+)
+
+func usd(v float64) *float64 { return &v }
+func i64(v int64) *int64     { return &v }
+func intp(v int) *int        { return &v }
+
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return errs.As(err).Code
+}
+
+// TestBudgetBoundaries: one cent under the budget is admitted, at the budget
+// refused with the time to the period's end as Retry-After.
+func TestBudgetBoundaries(t *testing.T) {
+	start := time.Date(2026, 3, 14, 23, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name   string
+		spent  float64
+		code   string
+		period Period
+		retry  time.Duration
+	}{
+		{"a cent under the day's budget", 0.99, "", Day, 0},
+		{"at the day's budget", 1.00, "KEY_BUDGET_EXCEEDED", Day, time.Hour},
+		{"over the day's budget", 1.50, "KEY_BUDGET_EXCEEDED", Day, time.Hour},
+		{"at the month's budget", 1.00, "KEY_BUDGET_EXCEEDED", Month, (17*24 + 1) * time.Hour},
+		{"at a total budget: no Retry-After", 1.00, "KEY_BUDGET_EXCEEDED", Total, 0},
+	} {
+		clk := clock.NewFake(start)
+		l := New(clk)
+		l.Set("k", &Budget{USD: usd(1), Period: c.period}, nil, Spend{})
+		l.Charge("k", c.spent, 10)
+		err := l.Admit("k")
+		if code(err) != c.code {
+			t.Fatalf("%s: %v, want %q", c.name, err, c.code)
+		}
+		if err != nil {
+			e := errs.As(err)
+			if e.Class != errs.RateLimited || e.RetryAfter != c.retry {
+				t.Fatalf("%s: class %v retry %v, want 429 %v", c.name, e.Class, e.RetryAfter, c.retry)
+			}
+		}
+	}
+}
+
+// TestTokenBudget: the token budget is held like the USD one.
+func TestTokenBudget(t *testing.T) {
+	l := New(clock.NewFake(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)))
+	l.Set("k", &Budget{Tokens: i64(1000), Period: Total}, nil, Spend{Tokens: 999})
+	if err := l.Admit("k"); err != nil {
+		t.Fatalf("one token under: %v", err)
+	}
+	l.Charge("k", 0, 1)
+	if code(l.Admit("k")) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatal("at the token budget: admitted")
+	}
+}
+
+// TestPeriodRollover: a day's budget resets at UTC midnight, a month's at the
+// first of the next month (February's end included), a total never.
+func TestPeriodRollover(t *testing.T) {
+	for _, c := range []struct {
+		period     Period
+		start, end time.Time
+	}{
+		{Day, time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC), time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)},
+		{Month, time.Date(2026, 2, 10, 10, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{Month, time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		clk := clock.NewFake(c.start)
+		l := New(clk)
+		l.Set("k", &Budget{USD: usd(0.01), Period: c.period}, nil, Spend{})
+		l.Charge("k", 0.02, 5)
+		clk.Set(c.end.Add(-time.Nanosecond))
+		if code(l.Admit("k")) != "KEY_BUDGET_EXCEEDED" {
+			t.Fatalf("%s: admitted a nanosecond before %v", c.period, c.end)
+		}
+		clk.Set(c.end)
+		if err := l.Admit("k"); err != nil {
+			t.Fatalf("%s: refused at %v: %v", c.period, c.end, err)
+		}
+		s := l.Spend("k")
+		if s.USD != 0 || s.Tokens != 0 || s.PeriodStart == nil || *s.PeriodStart != c.end.UnixMilli() {
+			t.Fatalf("%s: spend after rollover %+v", c.period, s)
+		}
+	}
+	clk := clock.NewFake(time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", &Budget{USD: usd(0.01), Period: Total}, nil, Spend{USD: 0.01})
+	clk.Advance(400 * 24 * time.Hour)
+	if code(l.Admit("k")) != "KEY_BUDGET_EXCEEDED" || l.Spend("k").PeriodStart != nil {
+		t.Fatal("a total budget never resets")
+	}
+}
+
+// TestRPMWindow: the limit's requests pass, the next waits until the oldest
+// leaves the sliding minute.
+func TestRPMWindow(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", nil, &Limits{RPM: intp(2)}, Spend{})
+	if l.Admit("k") != nil {
+		t.Fatal("first")
+	}
+	clk.Advance(10 * time.Second)
+	if l.Admit("k") != nil {
+		t.Fatal("second")
+	}
+	err := l.Admit("k")
+	if code(err) != "KEY_RATE_LIMITED" || errs.As(err).RetryAfter != 50*time.Second {
+		t.Fatalf("third: %v (retry %v), want KEY_RATE_LIMITED after 50s", err, errs.As(err).RetryAfter)
+	}
+	clk.Advance(50*time.Second - time.Millisecond)
+	if code(l.Admit("k")) != "KEY_RATE_LIMITED" {
+		t.Fatal("admitted before the first left the window")
+	}
+	clk.Advance(time.Millisecond)
+	if err := l.Admit("k"); err != nil {
+		t.Fatalf("refused once the first left the window: %v", err)
+	}
+}
+
+// TestTPMWindow: charged tokens fill the minute; at the limit a request is
+// refused until enough of them age out.
+func TestTPMWindow(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", nil, &Limits{TPM: i64(1000)}, Spend{})
+	l.Charge("k", 0, 600)
+	clk.Advance(20 * time.Second)
+	l.Charge("k", 0, 399)
+	if err := l.Admit("k"); err != nil {
+		t.Fatalf("999 of 1000: %v", err)
+	}
+	l.Charge("k", 0, 1)
+	err := l.Admit("k")
+	if code(err) != "KEY_RATE_LIMITED" || errs.As(err).RetryAfter != 40*time.Second {
+		t.Fatalf("1000 of 1000: %v (retry %v), want 40s", err, errs.As(err).RetryAfter)
+	}
+	clk.Advance(40 * time.Second)
+	if err := l.Admit("k"); err != nil {
+		t.Fatalf("after the first 600 aged out: %v", err)
+	}
+}
+
+// TestUnknownKeysAndValidation: a key without budget or limits is always
+// admitted but its spend is kept; bad budgets and limits are refused.
+func TestUnknownKeysAndValidation(t *testing.T) {
+	l := New(clock.NewFake(time.Unix(0, 0)))
+	l.Charge("free", 5, 10)
+	if l.Admit("free") != nil || l.Spend("free").USD != 5 || l.Admit("") != nil {
+		t.Fatal("a key without budget")
+	}
+	for _, b := range []*Budget{{Period: "week"}, {USD: usd(-1), Period: Day}, {Tokens: i64(-1), Period: Day}} {
+		if b.Validate() == nil {
+			t.Errorf("%+v accepted", b)
+		}
+	}
+	for _, lim := range []*Limits{{RPM: intp(0)}, {TPM: i64(0)}} {
+		if lim.Validate() == nil {
+			t.Errorf("%+v accepted", lim)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package budget
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"omniroute/backend/store"
+)
+
+// Parse reads a key row's stored budget and limits ("" for none).
+func Parse(k store.APIKey) (*Budget, *Limits, error) {
+	var b *Budget
+	var l *Limits
+	if k.Budget != "" {
+		if err := json.Unmarshal([]byte(k.Budget), &b); err != nil {
+			return nil, nil, fmt.Errorf("key %s: budget: %w", k.ID, err)
+		}
+	}
+	if k.Limits != "" {
+		if err := json.Unmarshal([]byte(k.Limits), &l); err != nil {
+			return nil, nil, fmt.Errorf("key %s: limits: %w", k.ID, err)
+		}
+	}
+	return b, l, nil
+}
+
+// SpentSince reads what a key spent from a time (unix ms) on.
+type SpentSince func(keyID string, sinceMs int64) (store.KeySpend, error)
+
+// Apply gives the ledger a key row's budget and limits, seeded with what the
+// key spent in its current period (since the request log's oldest row for a
+// total budget or none).
+func (l *Ledger) Apply(k store.APIKey, spent SpentSince) error {
+	b, lim, err := Parse(k)
+	if err != nil {
+		return err
+	}
+	var since int64
+	if b != nil {
+		if start := PeriodStart(b.Period, l.clk.Now()); !start.IsZero() {
+			since = start.UnixMilli()
+		}
+	}
+	s, err := spent(k.ID, since)
+	if err != nil {
+		return err
+	}
+	if l.shared != nil && b != nil {
+		// The log's sum unless the instances already charged this period.
+		if err := l.shared.SeedKeySpend(k.ID, since, s); err != nil {
+			return err
+		}
+		if got, ok, err := l.shared.KeySpendIn(k.ID, since); err == nil && ok {
+			s = got
+		}
+	}
+	l.Set(k.ID, b, lim, Spend{USD: s.USD, Tokens: s.Tokens})
+	return nil
+}
