@@ -14,7 +14,7 @@ import (
 var copyTables = []string{
 	"provider_connections", "api_keys", "combos", "key_value", "domain_circuit_breakers",
 	"session_account_affinity", "exclusive_connection_leases", "request_logs", "usage_rollup", "state_events",
-	"model_locks",
+	"model_locks", "key_spend",
 }
 
 // boolColumns are stored as 0/1 integers in SQLite and as BOOLEAN in PostgreSQL.
