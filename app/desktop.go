@@ -29,6 +29,7 @@ import (
 	"omniroute/app/autostart"
 	"omniroute/app/tray"
 	"omniroute/backend/server"
+	"omniroute/backend/update"
 )
 
 // DesktopOptions configure the desktop shell.
@@ -53,6 +54,10 @@ type desktop struct {
 	pauseIt *systray.MenuItem
 	// statusIt is the status line at the top of the menu.
 	statusIt *systray.MenuItem
+	// updateIt announces a newer release (hidden until the check finds one);
+	// release is that release's version and page.
+	updateIt *systray.MenuItem
+	release  update.Status
 	// notes turns health changes into desktop notifications (nil: no
 	// notification service).
 	notes *tray.Watcher
@@ -95,7 +100,9 @@ func RunDesktop(ctx context.Context, o DesktopOptions) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	cfg, _ := os.UserConfigDir()
-	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: autostart.Entry{ConfigDir: cfg}}
+	home, _ := os.UserHomeDir()
+	auto := autostart.Entry{ConfigDir: cfg, Home: home, OS: runtime.GOOS}
+	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: auto}
 	if n, err := tray.NewDBusNotifier("omniroute"); err == nil {
 		d.notes = tray.NewWatcher(n, time.Now)
 	} else {
@@ -289,6 +296,12 @@ func (d *desktop) trayReady() {
 			d.statusIt = mi
 			continue
 		}
+		if it.Action == tray.ActOpenRelease {
+			d.updateIt = mi
+			if it.Hidden {
+				mi.Hide()
+			}
+		}
 		if it.Action == tray.ActPause || it.Action == tray.ActResume {
 			d.pauseIt = mi
 		}
@@ -300,6 +313,27 @@ func (d *desktop) trayReady() {
 		}
 	}
 	go d.watchHealth()
+	go d.watchUpdates()
+}
+
+// watchUpdates asks the opt-in release check (which reads the manifest at
+// most once a day, and never when off) and shows the menu line once a newer
+// release is verified.
+func (d *desktop) watchUpdates() {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		st, ok := d.srv.API().UpdateStatus(ctx)
+		cancel()
+		if ok {
+			d.mu.Lock()
+			d.release = st
+			d.mu.Unlock()
+			d.refreshIcon()
+		}
+		<-tick.C
+	}
 }
 
 func (d *desktop) onClick(mi *systray.MenuItem, it tray.Item) {
@@ -352,6 +386,13 @@ func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
 		} else {
 			mi.Uncheck()
 		}
+	case tray.ActOpenRelease:
+		d.mu.Lock()
+		url := d.release.URL
+		d.mu.Unlock()
+		if ctx != nil && url != "" {
+			wruntime.BrowserOpenURL(ctx, url)
+		}
 	case tray.ActQuit:
 		d.quit()
 	}
@@ -361,6 +402,9 @@ func (d *desktop) refreshStatus() {
 	report := d.srv.Health().Report
 	st := tray.FromReport(report, d.srv.API().Paused())
 	d.mu.Lock()
+	if d.release.Available {
+		st.Update = d.release.Latest
+	}
 	d.status = st
 	if d.notes != nil {
 		// Under d.mu: the watcher is not safe for concurrent use.
@@ -391,6 +435,14 @@ func (d *desktop) refreshIcon() {
 		if d.statusIt != nil {
 			d.statusIt.SetTitle(line)
 			d.statusIt.SetTooltip(tray.Tooltip(after))
+		}
+	}
+	if after.Update != before.Update && d.updateIt != nil {
+		d.updateIt.SetTitle(tray.UpdateTitle(after.Update))
+		if after.Update != "" {
+			d.updateIt.Show()
+		} else {
+			d.updateIt.Hide()
 		}
 	}
 	if after.Paused != before.Paused && d.pauseIt != nil {

@@ -541,6 +541,20 @@ export interface ComboSaveResult {
   warnings?: string[] | null;
 }
 
+/** GET /api/update: the opt-in release check (never downloads anything). */
+export interface UpdateStatus {
+  enabled: boolean;
+  current: string;
+  latest?: string;
+  available: boolean;
+  /** The release page the user is pointed at. */
+  url?: string;
+  notes?: string;
+  checkedAt?: string;
+  /** Why the last check found nothing (unreachable, bad signature …). */
+  error?: string;
+}
+
 /** GET/PATCH /api/resilience: a nested settings document (see lib/resilience-form.ts). */
 export type ResilienceSettings = JsonObject;
 
@@ -548,6 +562,8 @@ const enc = encodeURIComponent;
 
 export const endpoints = {
   health: (signal?: AbortSignal) => api.get<Health>('/api/monitoring/health', signal),
+  updateStatus: (signal?: AbortSignal) => api.get<UpdateStatus>('/api/update', signal),
+  checkUpdate: () => api.post<UpdateStatus>('/api/update/check', {}),
 
   listConnections: async (signal?: AbortSignal): Promise<Connection[]> => {
     const data = await api.get<{ connections?: Connection[] }>('/api/providers', signal);
