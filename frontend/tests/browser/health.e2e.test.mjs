@@ -261,7 +261,13 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
   await chat('work/gpt-4o-mini');
   // The Lab endpoint's breaker opens after repeated 503s (one attempt each and
   // no streak cooldown, so every 503 reaches the breaker).
-  const streak = await mgmt('PATCH', '/api/resilience', { failover: { failureStreak: 100, retriesPerTarget: 0 } });
+  // The breaker stays OPEN for 55 s (countdowns still read in seconds): on a
+  // loaded machine the steps up to the Logs refusal outlast the default 30 s,
+  // and a HALF_OPEN probe there would lock Lab's model instead.
+  const streak = await mgmt('PATCH', '/api/resilience', {
+    failover: { failureStreak: 100, retriesPerTarget: 0 },
+    providerBreaker: { apikey: { resetTimeoutMs: 55_000 } },
+  });
   assert.equal(streak.status, 200, JSON.stringify(streak.body));
   await fault('key-lab', { mode: 'status', status: 503 });
   for (let i = 0; i < 15; i++) await chat('lab/gpt-4o-mini');
