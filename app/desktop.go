@@ -47,16 +47,18 @@ type desktop struct {
 	baseURL string
 	log     *slog.Logger
 	auto    autostart.Entry
+	// ui draws the tray (set before the tray starts, never changed).
+	ui trayUI
 
 	mu      sync.Mutex
 	wctx    context.Context // Wails' context, set at startup
 	status  tray.Status
-	pauseIt *systray.MenuItem
+	pauseIt trayItem
 	// statusIt is the status line at the top of the menu.
-	statusIt *systray.MenuItem
+	statusIt trayItem
 	// updateIt announces a newer release (hidden until the check finds one);
 	// release is that release's version and page.
-	updateIt *systray.MenuItem
+	updateIt trayItem
 	release  update.Status
 	// notes turns health changes into desktop notifications (nil: no
 	// notification service).
@@ -109,8 +111,16 @@ func RunDesktop(ctx context.Context, o DesktopOptions) error {
 		log.Info("desktop notifications off: no session bus", slog.String("error", err.Error()))
 	}
 
-	// The tray joins Wails' GTK loop: register it on the main thread before wails.Run.
-	systray.Register(d.trayReady, nil)
+	// Our StatusNotifierItem where a Linux panel reads one; otherwise systray,
+	// which joins Wails' GTK loop: register it on the main thread before wails.Run.
+	if ui, err := newSNITray(d.show); err == nil {
+		d.ui = ui
+		go d.trayReady()
+	} else {
+		log.Info("tray: systray", slog.String("why", err.Error()))
+		d.ui = systrayUI{}
+		systray.Register(func() { systray.SetTitle("OmniRoute"); d.trayReady() }, nil)
+	}
 	appIcon, _ := fs.ReadFile(o.Icons, "appicon.png")
 	go func() {
 		<-ctx.Done() // SIGINT/SIGTERM: quit through Wails, which stops the tray too
@@ -277,20 +287,14 @@ func (d *desktop) trayReady() {
 	d.refreshStatus()
 	st := d.currentStatus()
 	if b := d.icon(st.Health); b != nil {
-		systray.SetIcon(b)
+		d.ui.SetIcon(b, tray.Headline(st))
 	}
-	systray.SetTitle("OmniRoute")
-	systray.SetTooltip(tray.Tooltip(st))
+	d.ui.SetTooltip(tray.Tooltip(st))
 	for _, it := range tray.Menu(st, trayAgents(), d.auto.Enabled()) {
 		if it.Sep {
-			systray.AddSeparator()
+			d.ui.AddSeparator()
 		}
-		var mi *systray.MenuItem
-		if it.Checkbox {
-			mi = systray.AddMenuItemCheckbox(it.Title, it.Tooltip, it.Checked)
-		} else {
-			mi = systray.AddMenuItem(it.Title, it.Tooltip)
-		}
+		mi := d.ui.AddItem(it.Title, it.Tooltip, it.Checkbox, it.Checked)
 		if it.Disabled {
 			mi.Disable()
 			d.statusIt = mi
@@ -336,13 +340,13 @@ func (d *desktop) watchUpdates() {
 	}
 }
 
-func (d *desktop) onClick(mi *systray.MenuItem, it tray.Item) {
-	for range mi.ClickedCh {
+func (d *desktop) onClick(mi trayItem, it tray.Item) {
+	for range mi.Clicked() {
 		d.handle(mi, it)
 	}
 }
 
-func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
+func (d *desktop) handle(mi trayItem, it tray.Item) {
 	ctx := d.wailsCtx()
 	switch it.Action {
 	case tray.ActOpen:
@@ -426,12 +430,12 @@ func (d *desktop) refreshIcon() {
 	after := d.currentStatus()
 	if after.Health != before.Health {
 		if b := d.icon(after.Health); b != nil {
-			systray.SetIcon(b)
+			d.ui.SetIcon(b, tray.Headline(after))
 		}
 		d.log.Info("tray icon", slog.String("health", string(after.Health)), slog.String("status", tray.StatusLine(after)))
 	}
 	if line := tray.StatusLine(after); line != tray.StatusLine(before) || tray.Tooltip(after) != tray.Tooltip(before) {
-		systray.SetTooltip(tray.Tooltip(after))
+		d.ui.SetTooltip(tray.Tooltip(after))
 		if d.statusIt != nil {
 			d.statusIt.SetTitle(line)
 			d.statusIt.SetTooltip(tray.Tooltip(after))

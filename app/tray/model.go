@@ -107,8 +107,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Tooltip is the summary shown on hover: the health in words, then the status line.
-func Tooltip(s Status) string {
+// Headline is the tooltip's first line, "OmniRoute — degraded": also what a
+// screen reader says for the icon.
+func Headline(s Status) string {
 	word := map[Health]string{Setup: "set up needed", Healthy: "healthy", Degraded: "degraded", Unhealthy: "unhealthy", Paused: "paused"}[s.Health]
 	if word == "" {
 		word = string(s.Health)
@@ -118,7 +119,13 @@ func Tooltip(s Status) string {
 	} else if s.Connections == 0 {
 		word = "set up needed"
 	}
-	tip := "OmniRoute — " + word + "\n" + StatusLine(s)
+	return "OmniRoute — " + word
+}
+
+// Tooltip is the summary shown on hover: the health in words, then the status
+// line (and a newer release, when there is one).
+func Tooltip(s Status) string {
+	tip := Headline(s) + "\n" + StatusLine(s)
 	if s.Update != "" {
 		tip += "\n" + UpdateTitle(s.Update)
 	}

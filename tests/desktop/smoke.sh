@@ -54,14 +54,12 @@ wait_for 60 grep -q 'window ready' "$TMP/err.log" || fail "window did not start"
 wait_for 30 grep -q 'tray ready' "$TMP/err.log" || fail "tray did not register"
 echo "desktop smoke: gateway, window and tray are up"
 # Read over D-Bus as a desktop's panel reads it: the item, its title, the icon
-# it shows (the setup icon's bytes) and its menu's status line. (Its ToolTip
-# and IconAccessibleDesc read empty: libayatana-appindicator, systray v1.2.2's
-# Linux backend, exports no ToolTip and systray passes "" as the icon's
-# description; the menu's first line carries the same sentence.)
-sha() { sha256sum "$ROOT/build/icons/tray-$1.png" | cut -d' ' -f1; }
-wait_for 30 grep -q "^sni: title=\"OmniRoute\" status=\"Active\" icon-sha256=$(sha setup) .*menu=\"Set up: add a provider connection\"" "$TMP/desktop.log" \
-  || { cat "$TMP/desktop.log"; fail "the tray's StatusNotifierItem does not show the setup icon and status line"; }
-echo "desktop smoke: the tray's StatusNotifierItem shows the setup icon and the status line"
+# it shows (the setup icon's pixels), the icon's description for screen
+# readers, the tooltip (headline / status line) and the menu's status line.
+sha() { "$TMP/fakedesktop" -argb-sha256 "$ROOT/build/icons/tray-$1.png"; }
+wait_for 30 grep -q "^sni: title=\"OmniRoute\" status=\"Active\" icon-sha256=$(sha setup) desc=\"OmniRoute — set up needed\" tooltip=\"OmniRoute — set up needed / Set up: add a provider connection\" menu=\"Set up: add a provider connection\"" "$TMP/desktop.log" \
+  || { cat "$TMP/desktop.log"; fail "the tray's StatusNotifierItem does not show the setup icon, description, tooltip and status line"; }
+echo "desktop smoke: the tray's StatusNotifierItem shows the setup icon, its description, the tooltip and the status line"
 
 wait_for 30 sh -c "xwininfo -root -tree | grep -q '\"OmniRoute\"'" || fail "no OmniRoute window on the display"
 # The menu entry's StartupWMClass must be the window's class, or desktops
@@ -91,13 +89,22 @@ for _ in 1 2 3 4; do
 done
 wait_for 15 grep -Eq 'tray icon.*health=(degraded|unhealthy)' "$TMP/err.log" || fail "tray icon did not follow health"
 grep -Eq "tray icon.*status=\"?0 of 1 connections serving" "$TMP/err.log" || fail "tray status line did not follow health"
-wait_for 15 grep -Eq "^sni: .*icon-sha256=($(sha degraded)|$(sha unhealthy)) .*menu=\"0 of 1 connections serving" "$TMP/desktop.log" \
+wait_for 15 grep -Eq "^sni: .*icon-sha256=($(sha degraded)|$(sha unhealthy)) desc=\"OmniRoute — (degraded|unhealthy)\" tooltip=\"OmniRoute — (degraded|unhealthy) / 0 of 1 connections serving.*menu=\"0 of 1 connections serving" "$TMP/desktop.log" \
   || { cat "$TMP/desktop.log"; fail "the StatusNotifierItem's icon and status line did not follow health"; }
 echo "desktop smoke: tray icon follows health (log and StatusNotifierItem)"
 # The failing connection is announced to the notification server.
 wait_for 15 grep -q '^notify: OmniRoute: dead' "$TMP/desktop.log" \
   || { cat "$TMP/desktop.log"; fail "no notification for the failing connection"; }
 echo "desktop smoke: the outage was announced over org.freedesktop.Notifications: $(grep -m1 '^notify: OmniRoute: dead' "$TMP/desktop.log")"
+
+# A click in the panel's menu reaches the app: Pause Gateway pauses it (clients
+# get 503) and the item says so; Resume Gateway undoes it.
+"$TMP/fakedesktop" -click "Pause Gateway" || fail "could not click Pause Gateway over D-Bus"
+wait_for 10 sh -c "curl -fsS -H 'Authorization: Bearer $TOKEN' '$BASE/api/monitoring/health' | grep -q '\"status\":\"paused\"'" || fail "Pause Gateway from the menu did not pause"
+wait_for 10 grep -q "^sni: .*desc=\"OmniRoute — paused\" tooltip=\"OmniRoute — paused / Paused" "$TMP/desktop.log" || fail "the item does not say paused"
+wait_for 10 sh -c "'$TMP/fakedesktop' -click 'Resume Gateway'" || fail "the menu does not offer Resume Gateway"
+wait_for 10 sh -c "! curl -fsS -H 'Authorization: Bearer $TOKEN' '$BASE/api/monitoring/health' | grep -q '\"status\":\"paused\"'" || fail "Resume Gateway did not resume"
+echo "desktop smoke: Pause and Resume Gateway clicked in the menu over D-Bus"
 
 # Single instance: a second launch hands over to the first and exits.
 "$BIN" >"$TMP/second.log" 2>&1 &
@@ -111,4 +118,4 @@ kill -TERM "$APP"
 wait_for 15 sh -c "! kill -0 $APP" || fail "did not quit on SIGTERM"
 wait "$APP" && RC=0 || RC=$?
 [ "$RC" = 0 ] || fail "exit code $RC after SIGTERM"
-echo "desktop smoke: 7 passed, 0 failed"
+echo "desktop smoke: 8 passed, 0 failed"

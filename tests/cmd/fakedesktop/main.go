@@ -22,6 +22,8 @@ import (
 	"github.com/godbus/dbus/v5"
 	"github.com/godbus/dbus/v5/introspect"
 	"github.com/godbus/dbus/v5/prop"
+
+	"omniroute/app/tray/sni"
 )
 
 const (
@@ -34,6 +36,26 @@ const (
 )
 
 func main() {
+	// fakedesktop -argb-sha256 FILE.png prints what the icon-sha256 of an item
+	// showing that PNG reads.
+	if len(os.Args) == 3 && os.Args[1] == "-argb-sha256" {
+		b, err := os.ReadFile(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakedesktop:", err)
+			os.Exit(1)
+		}
+		fmt.Println(argbSum(b))
+		return
+	}
+	// fakedesktop -click LABEL chooses the menu entry labelled LABEL of the
+	// first registered item, as a user's click in the panel does.
+	if len(os.Args) == 3 && os.Args[1] == "-click" {
+		if err := click(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "fakedesktop:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fakedesktop:", err)
 		os.Exit(1)
@@ -137,13 +159,26 @@ func (d *desktop) report(sender string, path dbus.ObjectPath) {
 	}(); ok {
 		first = firstLabel(d.conn.Object(sender, menu))
 	}
-	icon := get("IconName")
+	// The icon as ARGB32 pixels, whichever way the item carries it: a pixmap
+	// (our StatusNotifierItem) or a PNG file named by IconName (AppIndicator).
 	sum := ""
-	if b, err := os.ReadFile(icon); err == nil { // AppIndicator's icon is a file path
-		sum = fmt.Sprintf("%x", sha256.Sum256(b))
+	if v, err := obj.GetProperty(itemIface + ".IconPixmap"); err == nil {
+		var pms []sni.Pixmap
+		if v.Store(&pms) == nil && len(pms) > 0 {
+			sum = fmt.Sprintf("%x", sha256.Sum256(pms[0].Data))
+		}
+	}
+	if b, err := os.ReadFile(get("IconName")); sum == "" && err == nil {
+		sum = argbSum(b)
+	}
+	tip := ""
+	if v, err := obj.GetProperty(itemIface + ".ToolTip"); err == nil {
+		if f, ok := v.Value().([]any); ok && len(f) == 4 {
+			tip = fmt.Sprint(f[2], " / ", f[3])
+		}
 	}
 	line := fmt.Sprintf("sni: title=%q status=%q icon-sha256=%s desc=%q tooltip=%q menu=%q",
-		get("Title"), get("Status"), sum, get("IconAccessibleDesc"), get("ToolTip"), first)
+		get("Title"), get("Status"), sum, get("IconAccessibleDesc"), strings.ReplaceAll(tip, "\n", " / "), first)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if line != d.last { // menus signal often; print changes only
@@ -175,6 +210,61 @@ func firstLabel(menu dbus.BusObject) string {
 		}
 	}
 	return ""
+}
+
+// click finds the entry labelled label in the first registered item's menu
+// (through the watcher this process's other instance plays) and clicks it.
+func click(label string) error {
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	v, err := conn.Object(watcherName, watcherPath).GetProperty(watcherName + ".RegisteredStatusNotifierItems")
+	if err != nil {
+		return err
+	}
+	items, _ := v.Value().([]string)
+	if len(items) == 0 {
+		return fmt.Errorf("no item registered")
+	}
+	name, path, _ := strings.Cut(items[0], "/")
+	mv, err := conn.Object(name, dbus.ObjectPath("/"+path)).GetProperty(itemIface + ".Menu")
+	if err != nil {
+		return err
+	}
+	menuPath, _ := mv.Value().(dbus.ObjectPath)
+	menu := conn.Object(name, menuPath)
+	var revision uint32
+	var root struct {
+		ID       int32
+		Props    map[string]dbus.Variant
+		Children []dbus.Variant
+	}
+	if err := menu.Call(dbusmenuName+".GetLayout", 0, int32(0), int32(1), []string{"label"}).Store(&revision, &root); err != nil {
+		return err
+	}
+	for _, c := range root.Children {
+		f, ok := c.Value().([]any)
+		if !ok || len(f) < 2 {
+			continue
+		}
+		props, _ := f[1].(map[string]dbus.Variant)
+		if l, _ := props["label"].Value().(string); l == label {
+			id, _ := f[0].(int32)
+			return menu.Call(dbusmenuName+".Event", 0, id, "clicked", dbus.MakeVariant(""), uint32(0)).Err
+		}
+	}
+	return fmt.Errorf("no menu entry %q", label)
+}
+
+// argbSum is the SHA-256 of a PNG's pixels as ARGB32 ("" if it is no PNG).
+func argbSum(png []byte) string {
+	pm, err := sni.PixmapFromPNG(png)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(pm.Data))
 }
 
 // notifications is org.freedesktop.Notifications.
@@ -209,8 +299,14 @@ func (w watcher) RegisterStatusNotifierItem(sender dbus.Sender, service string) 
 	if strings.HasPrefix(service, "/") {
 		path, name = dbus.ObjectPath(service), string(sender)
 	}
+	// Signals come from the unique name: remember the item under it too.
+	unique := name
+	_ = w.d.conn.BusObject().Call("org.freedesktop.DBus.GetNameOwner", 0, name).Store(&unique)
 	w.d.mu.Lock()
 	w.d.items = append(w.d.items, name+string(path))
+	if unique != name {
+		w.d.items = append(w.d.items, unique+string(path))
+	}
 	items := append([]string(nil), w.d.items...)
 	w.d.mu.Unlock()
 	w.d.props.SetMust(watcherName, "RegisteredStatusNotifierItems", items)
