@@ -29,6 +29,11 @@ import (
 type Client struct {
 	KeyID  string
 	Access *routing.Access // the key's restrictions, read-only (nil: none)
+	// Private keys' requests are never body-captured.
+	Private bool
+	// RequestID names the request in the log when the caller chose it (the
+	// playground, which then reads its timeline); "" makes one.
+	RequestID string
 }
 
 // access is the client's restrictions (none when it has none).
@@ -79,6 +84,7 @@ type Gateway struct {
 	creds     Credentials
 	rules     *rules.Engine
 	spend     Spend
+	capture   Capture
 	log       *slog.Logger
 	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
 	// operator sets the feature flag.
@@ -126,6 +132,8 @@ type Deps struct {
 	// Spend holds keys to their budgets and rate limits and prices each
 	// served answer (optional: without it rows carry no cost).
 	Spend Spend
+	// Capture keeps request and response bodies on demand (optional).
+	Capture Capture
 	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
 	Log *slog.Logger
 	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
@@ -166,7 +174,7 @@ func New(d Deps) *Gateway {
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
-		creds: d.Credentials, rules: d.Rules, spend: d.Spend, log: d.Log, emergencyDefault: d.EmergencyFallback}
+		creds: d.Credentials, rules: d.Rules, spend: d.Spend, capture: d.Capture, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()
 	}

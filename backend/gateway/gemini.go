@@ -122,6 +122,9 @@ func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, 
 		return
 	}
 	if err == nil {
+		if g.capture != nil {
+			w = g.beginCapture(w, req)
+		}
 		defer g.inFlight.Add(-1)
 		err = g.runWithFallback(w, r, req)
 	}

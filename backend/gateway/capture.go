@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"io"
+	"net/http"
+
+	"omniroute/backend/capture"
+)
+
+// Capture keeps request and response bodies on demand (backend/capture).
+type Capture interface {
+	// Begin starts capturing a request (nil: not captured, at no cost).
+	Begin(keyID, model string, private bool, clientFormat string, body []byte) *capture.Request
+	// Finish keeps a captured request's bodies under its request id.
+	Finish(requestID string, r *capture.Request) error
+}
+
+// beginCapture starts the request's capture when the settings want it, and
+// returns the writer the answer goes through: w itself when not captured,
+// else a writer that also keeps what the client is sent.
+//
+//go:noinline
+func (g *Gateway) beginCapture(w http.ResponseWriter, req *request) http.ResponseWriter {
+	c := g.capture.Begin(req.client.KeyID, req.model, req.client.Private, string(req.format), req.body)
+	if c == nil {
+		return w
+	}
+	c.Stream = req.stream
+	req.cap = c
+	return &captureWriter{ResponseWriter: w, buf: &c.ClientResponse}
+}
+
+// finishCapture hands the request's captured bodies over under its id; a
+// failure to keep them is logged, never the request's.
+//
+//go:noinline
+func (g *Gateway) finishCapture(requestID string, req *request) {
+	if err := g.capture.Finish(requestID, req.cap); err != nil && g.log != nil {
+		g.log.Warn("body capture: could not keep the bodies", "request", requestID, "err", err)
+	}
+	req.cap = nil
+}
+
+// captureUpstream records what an attempt sends upstream.
+//
+//go:noinline
+func (a *attemptCtx) captureUpstream(body []byte) {
+	a.req.cap.Upstream(body, string(a.cand.Conn.Provider.Format), a.target.Secret)
+}
+
+// captureAnswer tees the upstream's answer (a stream as received) into the capture.
+//
+//go:noinline
+func (a *attemptCtx) captureAnswer(resp *http.Response) {
+	resp.Body = &teeBody{ReadCloser: resp.Body, buf: &a.req.cap.UpstreamResponse}
+}
+
+// captureWriter keeps what the client is sent; ResponseController reaches
+// the writer underneath (flush, deadlines) through Unwrap.
+type captureWriter struct {
+	http.ResponseWriter
+	buf *capture.Buffer
+}
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	_, _ = c.buf.Write(p[:n])
+	return n, err
+}
+
+// Unwrap is the writer underneath.
+func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// teeBody keeps what is read from an upstream answer.
+type teeBody struct {
+	io.ReadCloser
+	buf *capture.Buffer
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	_, _ = t.buf.Write(p[:n])
+	return n, err
+}
