@@ -181,9 +181,10 @@ func (s *Service) Finish(requestID string, r *Request) error {
 	return s.store.SaveRequestBodies(&row)
 }
 
-// expiredBefore is the creation time before which bodies have expired.
+// expiredBefore is the creation time before which bodies have expired: a
+// capture is gone once exactly its retention has passed.
 func (s *Service) expiredBefore(c *Config) int64 {
-	return s.clk.Now().Add(-time.Duration(c.RetentionMinutes) * time.Minute).UnixMilli()
+	return s.clk.Now().Add(-time.Duration(c.RetentionMinutes)*time.Minute).UnixMilli() + 1
 }
 
 // ErrNotFound is returned for a request with no (or no longer any) bodies.
