@@ -22,8 +22,11 @@ func newMemStore() *memStore {
 	return &memStore{kv: map[string]string{}, rows: map[string]store.RequestBodies{}}
 }
 
-func (m *memStore) GetValue(ns, k string) (string, bool, error) { v, ok := m.kv[ns+"/"+k]; return v, ok, nil }
-func (m *memStore) SetValue(ns, k, v string) error             { m.kv[ns+"/"+k] = v; return nil }
+func (m *memStore) GetValue(ns, k string) (string, bool, error) {
+	v, ok := m.kv[ns+"/"+k]
+	return v, ok, nil
+}
+func (m *memStore) SetValue(ns, k, v string) error { m.kv[ns+"/"+k] = v; return nil }
 func (m *memStore) SaveRequestBodies(b *store.RequestBodies) error {
 	m.rows[b.RequestID] = *b
 	return nil
