@@ -21,8 +21,6 @@ type KeyInfo struct {
 	Name   string
 	Scopes []string
 	Access routing.Access
-	// Private: the key's requests are never body-captured.
-	Private bool
 }
 
 // Keyring maps client key hashes to keys; the hot path never reads the database.
@@ -38,7 +36,8 @@ func NewKeyring() *Keyring { return &Keyring{byHash: map[string]*KeyInfo{}} }
 func (k *Keyring) Load(rows []store.APIKey) {
 	m := make(map[string]*KeyInfo, len(rows))
 	for _, row := range rows {
-		info := &KeyInfo{ID: row.ID, Name: row.Name, Private: row.Private}
+		info := &KeyInfo{ID: row.ID, Name: row.Name}
+		info.Access.Private = row.Private
 		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
 		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
 		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
@@ -169,7 +168,7 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 		writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 		return c, false
 	}
-	return gateway.Client{KeyID: info.ID, Access: &info.Access, Private: info.Private}, true
+	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
 }
 
 // viaContext adapts a handler that reads its client from the request's

@@ -7,7 +7,6 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
-	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
@@ -97,11 +96,12 @@ func (a *API) playground(w http.ResponseWriter, r *http.Request) {
 			httpx.WriteError(w, errs.New(errs.Invalid, "UNKNOWN_CONNECTION", "connection names an unknown connection %q", truncate(conn, 40)).WithParam("connection"))
 			return
 		}
-		info.Access = routing.Access{AllowedConnections: []string{conn}}
+		info.Access.AllowedConnections = []string{conn}
 	}
+	info.Access.Private = row.Private
 	id := secrets.RandomID()
 	w.Header().Set(HeaderRequestID, id)
-	r2 := r.Clone(r.Context())
+	r2 := r.Clone(gateway.WithRequestID(r.Context(), id))
 	r2.URL.Path, r2.URL.RawPath, r2.URL.RawQuery = path, "", ""
-	serve(w, r2, gateway.Client{KeyID: info.ID, Access: &info.Access, Private: row.Private, RequestID: id})
+	serve(w, r2, gateway.Client{KeyID: info.ID, Access: &info.Access})
 }

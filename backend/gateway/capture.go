@@ -15,19 +15,27 @@ type Capture interface {
 	Finish(requestID string, r *capture.Request) error
 }
 
-// beginCapture starts the request's capture when the settings want it, and
-// returns the writer the answer goes through: w itself when not captured,
-// else a writer that also keeps what the client is sent.
+// beginCapture starts the request's capture when the settings want it.
 //
 //go:noinline
-func (g *Gateway) beginCapture(w http.ResponseWriter, req *request) http.ResponseWriter {
-	c := g.capture.Begin(req.client.KeyID, req.model, req.client.Private, string(req.format), req.body)
+func (g *Gateway) beginCapture(req *request) bool {
+	c := g.capture.Begin(req.client.KeyID, req.model, req.client.access().Private, string(req.format), req.body)
 	if c == nil {
-		return w
+		return false
 	}
 	c.Stream = req.stream
 	req.cap = c
-	return &captureWriter{ResponseWriter: w, buf: &c.ClientResponse}
+	return true
+}
+
+// runCaptured serves a captured request through a writer that also keeps
+// what the client is sent. Out of line, as the capture path: the frames
+// under an uncaptured stream stay as small as they were.
+//
+//go:noinline
+func (g *Gateway) runCaptured(w http.ResponseWriter, r *http.Request, req *request) {
+	cw := &captureWriter{ResponseWriter: w, buf: &req.cap.ClientResponse}
+	g.end(cw, req, g.runWithFallback(cw, r, req))
 }
 
 // finishCapture hands the request's captured bodies over under its id; a

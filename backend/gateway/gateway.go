@@ -29,11 +29,18 @@ import (
 type Client struct {
 	KeyID  string
 	Access *routing.Access // the key's restrictions, read-only (nil: none)
-	// Private keys' requests are never body-captured.
-	Private bool
-	// RequestID names the request in the log when the caller chose it (the
-	// playground, which then reads its timeline); "" makes one.
-	RequestID string
+}
+
+// Client holds two words on purpose: it is passed by value through the
+// frames under every open stream. What else a key says lives behind Access
+// (its Private flag) or in the request's context (a chosen request id).
+
+type requestIDKey struct{}
+
+// WithRequestID names the request's log row in advance (the dashboard
+// playground, which then reads the row's timeline by it).
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
 // access is the client's restrictions (none when it has none).

@@ -122,10 +122,11 @@ func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, 
 		return
 	}
 	if err == nil {
-		if g.capture != nil {
-			w = g.beginCapture(w, req)
-		}
 		defer g.inFlight.Add(-1)
+		if g.capture != nil && g.beginCapture(req) {
+			g.runCaptured(w, r, req)
+			return
+		}
 		err = g.runWithFallback(w, r, req)
 	}
 	g.end(w, req, err)
