@@ -102,6 +102,8 @@ func (a *API) playground(w http.ResponseWriter, r *http.Request) {
 	id := secrets.RandomID()
 	w.Header().Set(HeaderRequestID, id)
 	r2 := r.Clone(gateway.WithRequestID(r.Context(), id))
-	r2.URL.Path, r2.URL.RawPath, r2.URL.RawQuery = path, "", ""
+	q := r.URL.Query()
+	q.Del("connection") // the rest (Gemini's alt=sse) is the client route's
+	r2.URL.Path, r2.URL.RawPath, r2.URL.RawQuery = path, "", q.Encode()
 	serve(w, r2, gateway.Client{KeyID: info.ID, Access: &info.Access})
 }
