@@ -65,7 +65,7 @@ export function diffView(a: string, b: string): HTMLElement {
   return h(
     'pre',
     { class: 'body-pre body-diff', 'data-testid': 'body-diff' },
-    lines.map((l) => h('span', { class: l.op === '-' ? 'diff-del' : l.op === '+' ? 'diff-add' : 'diff-same' }, `${l.op} ${l.text}\n`)),
+    lines.map((l) => h('span', { class: l.op === '-' ? 'diff-del' : l.op === '+' ? 'diff-add' : 'diff-same' }, `${l.op} ${l.text}`)),
   );
 }
 

@@ -16,6 +16,12 @@ import { EXCLUSION_TEXT, isOkStatus, timelineSpans } from './logs';
 const ROW_POLL_MS = 400;
 const ROW_POLL_TRIES = 30;
 
+/** A field across the whole form row (model names are long). */
+function wide(el: HTMLElement): HTMLElement {
+  el.classList.add('field-wide');
+  return el;
+}
+
 export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => void {
   let connections: Connection[] = [];
   let key: ApiKey | null = null;
@@ -44,7 +50,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
     h(
       'div',
       { class: 'form-grid' },
-      field('Model or combo', modelInput),
+      wide(field('Model or combo', modelInput)),
       field('Connection', connSelect, 'Pin one connection: no failover to others'),
       field('Client format', formatSelect),
       h('div', { class: 'field field-check' }, h('label', { for: 'pg-stream' }, streamBox, ' Stream the answer')),
