@@ -88,16 +88,25 @@ type Service struct {
 // New builds the service with its stored settings (off when none).
 func New(clk clock.Clock, st Store) (*Service, error) {
 	s := &Service{clk: clk, store: st}
-	cfg := Defaults()
-	if v, ok, err := st.GetValue(settingsNamespace, settingsKey); err != nil {
+	if err := s.Reload(); err != nil {
 		return nil, err
+	}
+	return s, nil
+}
+
+// Reload reads the stored settings again (a team server's other instance
+// changed them).
+func (s *Service) Reload() error {
+	cfg := Defaults()
+	if v, ok, err := s.store.GetValue(settingsNamespace, settingsKey); err != nil {
+		return err
 	} else if ok {
 		if err := json.Unmarshal([]byte(v), &cfg); err != nil {
 			cfg = Defaults() // unreadable settings capture nothing
 		}
 	}
 	s.cfg.Store(&cfg)
-	return s, nil
+	return nil
 }
 
 // Config is the current settings.

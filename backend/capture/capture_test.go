@@ -255,3 +255,26 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadAdoptsAnotherInstancesSettings: a team server's other instance
+// switched capture on in the shared store; Reload makes this one capture too.
+func TestReloadAdoptsAnotherInstancesSettings(t *testing.T) {
+	st := newMemStore()
+	clk := clock.NewFake(time.Unix(1000, 0))
+	mine, err := New(clk, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Defaults()
+	c.Enabled = true
+	newService(t, st, clk, c) // the other instance
+	if mine.Begin("k", "m", false, "chat", nil) != nil {
+		t.Fatal("captured before reloading")
+	}
+	if err := mine.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if mine.Begin("k", "m", false, "chat", nil) == nil {
+		t.Fatal("not captured after reloading")
+	}
+}

@@ -518,7 +518,12 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
-			settings: settings.Reload,
+			settings: func() error {
+				if err := settings.Reload(); err != nil {
+					return err
+				}
+				return bodies.Reload() // body capture settings live in key_value too
+			},
 			cooldowns: func() error {
 				rows, err := st.Connections()
 				if err == nil {
