@@ -234,6 +234,12 @@ func (r *Request) Upstream(body []byte, format, secret string) {
 	_, _ = r.UpstreamRequest.Write(body)
 	r.UpstreamResponse.Reset()
 	r.upstreamFormat = format
+	r.AddSecret(secret)
+}
+
+// AddSecret removes secret by value from every body (a continuation's
+// connection, besides the attempts').
+func (r *Request) AddSecret(secret string) {
 	if secret != "" && !slices.Contains(r.secrets, secret) {
 		r.secrets = append(r.secrets, secret)
 	}

@@ -63,6 +63,16 @@ func (a *attemptCtx) captureAnswer(resp *http.Response) {
 	resp.Body = &teeBody{ReadCloser: resp.Body, buf: &a.req.cap.UpstreamResponse}
 }
 
+// captureContinuation appends a continuation's answer to the captured
+// upstream answer (the stream reassembled) and removes its connection's
+// secret too.
+//
+//go:noinline
+func (a *attemptCtx) captureContinuation(resp *http.Response) {
+	a.req.cap.AddSecret(a.target.Secret)
+	a.captureAnswer(resp)
+}
+
 // captureWriter keeps what the client is sent; ResponseController reaches
 // the writer underneath (flush, deadlines) through Unwrap.
 type captureWriter struct {
