@@ -195,3 +195,28 @@ func TestPlayground(t *testing.T) {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
 }
+
+// TestBodyCaptureOfAContinuedStream: a stream cut mid-answer and continued on
+// another connection is captured whole upstream — the cut stream, then the
+// continuation's — with both connections' secrets redacted.
+func TestBodyCaptureOfAContinuedStream(t *testing.T) {
+	t.Parallel()
+	r := newContinueRig(t, true, nil, nil)
+	r.gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/capture", map[string]any{"enabled": true})
+	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+	r.expectContinued(r.ask(true), 2)
+	m := r.gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/logs?limit=1", nil)
+	row := m["logs"].([]any)[0].(map[string]any)
+	if row["hasBodies"] != true {
+		t.Fatalf("no bodies: %v", row)
+	}
+	b := r.gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/logs/"+row["requestId"].(string)+"/bodies", nil)
+	up, _ := b["upstreamResponse"].(string)
+	// The primary speaks OpenAI SSE (data: {"id":"chatcmpl…), the fallback Anthropic's (event: message_start).
+	if !strings.Contains(up, "chat.completion.chunk") || !strings.Contains(up, "event: message_start") {
+		t.Errorf("upstream answer is not the cut stream plus the continuation:\n%s", up)
+	}
+	if !strings.Contains(b["clientResponse"].(string), ": omniroute continued the answer") {
+		t.Errorf("client answer lacks the continuation:\n%s", b["clientResponse"])
+	}
+}
