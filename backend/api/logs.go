@@ -297,6 +297,7 @@ func (a *API) rowsWithBodies(rows []store.RequestLog) map[string]bool {
 	if a.Capture == nil || len(rows) == 0 {
 		return nil
 	}
+	_ = a.Capture.Sweep() // expired bodies are not offered
 	ids := make([]string, 0, len(rows))
 	for _, l := range rows {
 		if l.RequestID != "" {

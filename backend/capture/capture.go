@@ -91,7 +91,12 @@ func New(clk clock.Clock, st Store) (*Service, error) {
 	if err := s.Reload(); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s, s.Sweep()
+}
+
+// Sweep drops the bodies whose retention has passed.
+func (s *Service) Sweep() error {
+	return s.store.DeleteRequestBodiesBefore(s.expiredBefore(s.cfg.Load()))
 }
 
 // Reload reads the stored settings again (a team server's other instance
@@ -178,7 +183,7 @@ func (s *Service) Finish(requestID string, r *Request) error {
 		ClientResponse:   string(Redact(r.ClientResponse.b, r.secrets))}
 	row.Truncated = r.ClientRequest.cut + r.UpstreamRequest.cut + r.UpstreamResponse.cut + r.ClientResponse.cut
 	row.Bytes = int64(len(row.ClientRequest) + len(row.UpstreamRequest) + len(row.UpstreamResponse) + len(row.ClientResponse))
-	if err := s.store.DeleteRequestBodiesBefore(s.expiredBefore(c)); err != nil {
+	if err := s.Sweep(); err != nil {
 		return err
 	}
 	if row.Bytes > c.MaxTotalBytes {
@@ -201,8 +206,7 @@ var ErrNotFound = errs.New(errs.NotFound, "BODIES_NOT_FOUND", "no bodies were ca
 
 // Get returns a request's captured bodies; expired ones are gone.
 func (s *Service) Get(requestID string) (store.RequestBodies, error) {
-	c := s.cfg.Load()
-	if err := s.store.DeleteRequestBodiesBefore(s.expiredBefore(c)); err != nil {
+	if err := s.Sweep(); err != nil {
 		return store.RequestBodies{}, err
 	}
 	b, err := s.store.RequestBodies(requestID)

@@ -278,3 +278,23 @@ func TestReloadAdoptsAnotherInstancesSettings(t *testing.T) {
 		t.Fatal("not captured after reloading")
 	}
 }
+
+// TestSweepDropsExpiredBodies: expired bodies go on a sweep, read or not.
+func TestSweepDropsExpiredBodies(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1000, 0))
+	st := newMemStore()
+	c := Defaults()
+	c.Enabled, c.RetentionMinutes = true, 1
+	s := newService(t, st, clk, c)
+	if err := s.Finish("r1", s.Begin("k", "m", false, "chat", []byte(`{}`))); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute - time.Millisecond)
+	if err := s.Sweep(); err != nil || len(st.rows) != 1 {
+		t.Fatalf("swept before the retention ended: %v %d", err, len(st.rows))
+	}
+	clk.Advance(time.Millisecond)
+	if err := s.Sweep(); err != nil || len(st.rows) != 0 {
+		t.Fatalf("kept after the retention ended: %v %d", err, len(st.rows))
+	}
+}

@@ -437,7 +437,11 @@ func (s *Server) wire() error {
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
+	bodies, err := capture.New(clk, st) // captured bodies expire as the request log is pruned
+	if err != nil {
+		return err
+	}
+	s.logs = reqlog.New(bodySweeper{st.RequestLogSink(), bodies}, time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
@@ -451,10 +455,6 @@ func (s *Server) wire() error {
 	ledger := budget.New(clk)
 	if st.Shared() {
 		ledger.Share(st) // a team server: keys are charged in the database
-	}
-	bodies, err := capture.New(clk, st)
-	if err != nil {
-		return err
 	}
 	var keys *api.Keyring
 	var lines *requestLines
