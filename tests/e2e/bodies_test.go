@@ -220,3 +220,38 @@ func TestBodyCaptureOfAContinuedStream(t *testing.T) {
 		t.Errorf("client answer lacks the continuation:\n%s", b["clientResponse"])
 	}
 }
+
+// TestCaptureAndPlaygroundBadInput: bad capture settings, unknown bodies and
+// bad playground calls get a clear 4xx in the error envelope, never a 500.
+func TestCaptureAndPlaygroundBadInput(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, t.TempDir(), 0)
+	mgmt := map[string]string{"Authorization": "Bearer " + g.token}
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		code               string
+	}{
+		{"retention 0", "PATCH", "/api/capture", map[string]any{"retentionMinutes": 0}, 400, "INVALID_FIELD"},
+		{"body cap too small", "PATCH", "/api/capture", map[string]any{"maxBodyBytes": 10}, 400, "INVALID_FIELD"},
+		{"total below body cap", "PATCH", "/api/capture", map[string]any{"maxBodyBytes": 4096, "maxTotalBytes": 4095}, 400, "INVALID_FIELD"},
+		{"until not a time", "PATCH", "/api/capture", map[string]any{"until": "soon"}, 400, "INVALID_FIELD"},
+		{"until negative", "PATCH", "/api/capture", map[string]any{"until": -5}, 400, "INVALID_FIELD"},
+		{"forMinutes 0", "PATCH", "/api/capture", map[string]any{"forMinutes": 0}, 400, "INVALID_FIELD"},
+		{"forMinutes over a week", "PATCH", "/api/capture", map[string]any{"forMinutes": 10081}, 400, "INVALID_FIELD"},
+		{"unknown key", "PATCH", "/api/capture", map[string]any{"keyIds": []string{"nope"}}, 400, "UNKNOWN_KEY"},
+		{"unknown field", "PATCH", "/api/capture", `{"enabled":true,"bogus":1}`, 400, ""},
+		{"bodies of an unknown request", "GET", "/api/logs/nope/bodies", nil, 404, "BODIES_NOT_FOUND"},
+		{"playground unknown route", "POST", "/api/playground/v1/embeddings", map[string]any{"model": "m"}, 404, "ROUTE_NOT_FOUND"},
+		{"playground unknown connection", "POST", "/api/playground/v1/chat/completions?connection=nope", chatBody("m", false), 400, "UNKNOWN_CONNECTION"},
+		{"playground without a model", "POST", "/api/playground/v1/chat/completions", map[string]any{"messages": []any{}}, 400, "MODEL_REQUIRED"},
+	} {
+		resp, body := g.do(c.method, c.path, c.body, mgmt)
+		checkError(t, c.name, resp, body, c.status, c.code)
+	}
+	// Nothing was changed by the refused settings.
+	if m := g.mustMgmt(http.StatusOK, http.MethodGet, "/api/capture", nil); m["enabled"] != false || m["retentionMinutes"] != float64(1440) {
+		t.Errorf("settings changed by refused input: %v", m)
+	}
+}
