@@ -157,6 +157,7 @@ test('playground streams with its failover timeline; capture shows one key’s r
   assert.match(await page.getByTestId('pg-curl').textContent(), /x-api-key: sk-omni-/);
 
   await page.setViewportSize({ width: 800, height: 600 });
+  if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'playground-800.png'), fullPage: true });
   assert.deepEqual(await overflowing(page), [], 'Playground at 800×600');
   await page.setViewportSize({ width: 1280, height: 860 });
 
@@ -165,6 +166,10 @@ test('playground streams with its failover timeline; capture shows one key’s r
   assert.equal(keys.filter((k) => k.name === 'playground').length, 1);
   await nav.getByRole('link', { name: 'API Keys', exact: true }).click();
   await page.locator('tr', { hasText: 'playground' }).first().waitFor();
+  assert.doesNotMatch(await page.content(), /sk-omni-[A-Za-z0-9_-]{12,}/, 'no full key on the Keys page');
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page), [], 'API Keys (with Private) at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
 
   // Capture on for one key, from Logs.
   await fault('conn-secret-bbbb', { mode: 'latency', latencyMs: 1 });
@@ -177,6 +182,9 @@ test('playground streams with its failover timeline; capture shows one key’s r
   await card.getByLabel(/^\s*captured$/).check();
   await card.getByRole('button', { name: 'Save capture settings' }).click();
   await page.getByTestId('capture-status').filter({ hasText: /^On for key captured/ }).waitFor();
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'capture settings at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
 
   const send = (key) =>
     fetch(`${base}/v1/messages`, {
@@ -213,7 +221,8 @@ test('playground streams with its failover timeline; capture shows one key’s r
   assert.match(await diff.innerText(), /^\+ .*"stream_options"/m, 'what the gateway added upstream is marked');
   await viewer.getByRole('tab', { name: 'Upstream answer' }).click();
   await viewer.locator('.sse-events li').first().waitFor();
+  if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'bodies.png') });
   await page.setViewportSize({ width: 800, height: 600 });
-  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div.table-wrap'))), [], 'bodies viewer at 800×600');
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'bodies viewer at 800×600');
   assert.deepEqual(errors, []);
 });
