@@ -177,6 +177,25 @@ func TestPlayground(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d playground keys, want 1", n)
 	}
+	// Every client format: Messages, Responses and Gemini-native (the model
+	// in the URL, as the dashboard encodes it; SSE framing kept from ?alt=sse).
+	for _, c := range []struct{ path, want string }{
+		{"/api/playground/v1/messages", "event: message_stop"},
+		{"/api/playground/v1/responses", "response.completed"},
+		{"/api/playground/v1beta/models/openai-compatible%2Fgpt-4o-mini:streamGenerateContent?alt=sse", `data: {"candidates"`},
+	} {
+		body := map[string]any{"model": "openai-compatible/gpt-4o-mini", "max_tokens": 32, "stream": true,
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+		if strings.Contains(c.path, "responses") {
+			body = map[string]any{"model": "openai-compatible/gpt-4o-mini", "stream": true, "input": "hi"}
+		} else if strings.Contains(c.path, "v1beta") {
+			body = map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "hi"}}}}}
+		}
+		resp, out := s.gw.do(http.MethodPost, c.path, body, map[string]string{"Authorization": "Bearer " + s.gw.token})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: status %d, want %q in:\n%.400s", c.path, resp.StatusCode, c.want, out)
+		}
+	}
 	// Pinned to the failing connection: no failover, its error answered.
 	resp, out = s.gw.do(http.MethodPost, "/api/playground/v1/chat/completions?connection="+s.primary, chatBody("openai-compatible/gpt-4o-mini", false),
 		map[string]string{"Authorization": "Bearer " + s.gw.token})
