@@ -297,13 +297,12 @@ func (a *API) rowsWithBodies(rows []store.RequestLog) map[string]bool {
 	if a.Capture == nil || len(rows) == 0 {
 		return nil
 	}
-	_ = a.Capture.Sweep() // expired bodies are not offered
 	ids := make([]string, 0, len(rows))
 	for _, l := range rows {
 		if l.RequestID != "" {
 			ids = append(ids, l.RequestID)
 		}
 	}
-	m, _ := a.Store.RequestIDsWithBodies(ids)
+	m, _ := a.Store.RequestIDsWithBodies(ids, a.Capture.ExpiredBefore()) // expired bodies are not offered
 	return m
 }

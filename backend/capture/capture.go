@@ -94,6 +94,10 @@ func New(clk clock.Clock, st Store) (*Service, error) {
 	return s, s.Sweep()
 }
 
+// ExpiredBefore is the creation time (Unix ms) before which captured bodies
+// have expired.
+func (s *Service) ExpiredBefore() int64 { return s.expiredBefore(s.cfg.Load()) }
+
 // Sweep drops the bodies whose retention has passed.
 func (s *Service) Sweep() error {
 	return s.store.DeleteRequestBodiesBefore(s.expiredBefore(s.cfg.Load()))

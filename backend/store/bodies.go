@@ -18,14 +18,15 @@ func (s *Store) RequestBodies(requestID string) (RequestBodies, error) {
 	return out, err
 }
 
-// RequestIDsWithBodies returns which of ids have captured bodies.
-func (s *Store) RequestIDsWithBodies(ids []string) (map[string]bool, error) {
+// RequestIDsWithBodies returns which of ids have captured bodies created at
+// or after since (Unix ms: the older ones have expired).
+func (s *Store) RequestIDsWithBodies(ids []string, since int64) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var got []string
-	if err := s.db.Model(&RequestBodies{}).Where("request_id IN ?", ids).Pluck("request_id", &got).Error; err != nil {
+	if err := s.db.Model(&RequestBodies{}).Where("request_id IN ? AND created_at >= ?", ids, since).Pluck("request_id", &got).Error; err != nil {
 		return nil, err
 	}
 	for _, id := range got {

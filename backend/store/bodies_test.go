@@ -25,7 +25,7 @@ func TestRequestBodiesStore(t *testing.T) {
 				t.Fatalf("unknown id: %v", err)
 			}
 			have := func() []string {
-				m, err := s.RequestIDsWithBodies([]string{"a", "b", "c", "d", "zz"})
+				m, err := s.RequestIDsWithBodies([]string{"a", "b", "c", "d", "zz"}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -33,6 +33,9 @@ func TestRequestBodiesStore(t *testing.T) {
 			}
 			if got := have(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
 				t.Fatalf("with bodies: %v", got)
+			}
+			if m, _ := s.RequestIDsWithBodies([]string{"a", "b"}, 20); !m["b"] || m["a"] {
+				t.Fatalf("since 20: %v", m)
 			}
 			if err := s.DeleteRequestBodiesBefore(20); err != nil { // a (10) goes, b (20) stays
 				t.Fatal(err)
