@@ -125,6 +125,7 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
 
@@ -336,6 +337,14 @@ func (s *Server) wire() error {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
 	}
 	pins := affinity.New(clk, pinTTL, pinSaver{sw})
+	var dbh *dbHealth
+	if st.Shared() {
+		dbh = newDBHealth(clk)
+		s.dbh = dbh
+		// One pin per session team-wide, decided by the database when a
+		// session's first attempt is dispatched.
+		pins.ShareWith(pinClaimer{st: st, clk: clk, db: dbh})
+	}
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -163,7 +164,37 @@ type pinSaver struct{ st stateWriter }
 
 func (p pinSaver) SavePin(pin affinity.Pin) error {
 	return p.st.SavePin(store.AffinityPin{SessionKey: pin.SessionKey, ConnectionID: pin.ConnectionID, Provider: pin.Provider,
-		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli()})
+		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli(), Prev: pin.Prev})
+}
+
+// pinClaimWait bounds how long a session's first attempt waits for the
+// database's pin decision; past it the local choice stands.
+const pinClaimWait = 500 * time.Millisecond
+
+// pinClaimer is a team server's pin decision: the database's conditional
+// upsert (store.ClaimPin), skipped while the database is known unreachable
+// (db), so a new session never waits on a database that does not answer.
+type pinClaimer struct {
+	st  *store.Store
+	clk clock.Clock
+	db  *dbHealth
+}
+
+func (c pinClaimer) ClaimPin(p affinity.Pin) (affinity.Pin, error) {
+	if !c.db.usable() {
+		return affinity.Pin{}, errDatabaseDown
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pinClaimWait)
+	defer cancel()
+	now := c.clk.Now().UnixMilli()
+	row, err := c.st.ClaimPin(ctx, store.AffinityPin{SessionKey: p.SessionKey, ConnectionID: p.ConnectionID, Provider: p.Provider,
+		ExpiresAt: p.ExpiresAt.UnixMilli(), UpdatedAt: now}, p.Prev, now)
+	c.db.note(err)
+	if err != nil {
+		return affinity.Pin{}, err
+	}
+	return affinity.Pin{SessionKey: row.SessionKey, ConnectionID: row.ConnectionID, Provider: row.Provider,
+		ExpiresAt: time.UnixMilli(row.ExpiresAt)}, nil
 }
 
 // pinsFromRows reads stored pins, each expiring no later than bound (now +

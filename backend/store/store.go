@@ -62,6 +62,10 @@ type Store struct {
 	// fullSince is when writes began failing for a full disk (unix ms; 0:
 	// the last write succeeded): DiskFullSince, diskfull.go.
 	fullSince atomic.Int64
+	// downSince is when statements began failing because a shared database
+	// did not answer (unix ms; 0: the last one reached it); reachedAt is
+	// when one last reached it.
+	downSince, reachedAt atomic.Int64
 }
 
 func gormConfig() *gorm.Config {
