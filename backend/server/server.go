@@ -49,6 +49,7 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/teamlimits"
 	"omniroute/backend/update"
 )
 
@@ -125,6 +126,7 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	teamStop  func()        // stops the shared limits' renewals (PostgreSQL only)
 	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
@@ -190,6 +192,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		s.follow.stop()
 		s.behind.stop()
+		s.stopTeam()
 		_ = st.Close()
 		dd.Close()
 		return nil, err
@@ -471,7 +474,30 @@ func (s *Server) wire() error {
 				return id
 			}}
 	}
-	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
+	var team gateway.TeamLimits
+	if st.Shared() {
+		// A connection's maxConcurrent and pacing hold across the
+		// instances (team.limits "shared"), in the database.
+		tl := teamlimits.New(st, clk, secrets.RandomID(), teamlimits.Options{
+			Shared: func() bool { return settings.GeneralRef().Team.Limits != config.TeamLimitsInstance },
+			Lease:  func() time.Duration { return time.Duration(settings.GeneralRef().Team.SlotLeaseMs) * time.Millisecond },
+			OnError: func(err error) {
+				opts.Log.Warn("shared database: connection limits apply per instance until it answers", slog.String("error", err.Error()))
+			},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tl.Run(ctx)
+		}()
+		s.teamStop = func() {
+			cancel()
+			<-done
+		}
+		team = tl
+	}
+	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
 		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
@@ -544,6 +570,14 @@ func (s *Server) wire() error {
 		})
 	}
 	return nil
+}
+
+// stopTeam stops the shared limits' renewals, if running.
+func (s *Server) stopTeam() {
+	if s.teamStop != nil {
+		s.teamStop()
+		s.teamStop = nil
+	}
 }
 
 // probeClaimTTL is how long an instance's claim on a HALF_OPEN probe keeps
@@ -674,6 +708,7 @@ func (s *Server) Close() error {
 	s.ckpt.stop()
 	s.follow.stop()
 	s.behind.stop()
+	s.stopTeam()
 	if s.instances != nil {
 		if err := s.instances.Leave(); err != nil {
 			s.opts.Log.Warn("shared database: could not remove this instance's heartbeat", slog.String("error", err.Error()))

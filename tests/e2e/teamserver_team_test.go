@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"omniroute/tests/fakeupstream"
@@ -102,4 +105,143 @@ func TestTeamServerConcurrentFirstTurnsNeverSplit(t *testing.T) {
 	for _, g := range gws {
 		g.stop()
 	}
+}
+
+// limitedTeam is a team server of three instances with one connection
+// (upstream key key-lim) that every instance routes.
+func limitedTeam(t *testing.T, patch map[string]any) (*teamServer, []*gatewayProc, string) {
+	t.Helper()
+	ts := newTeamServer(t, false)
+	c := ts.third(t)
+	gws := []*gatewayProc{ts.a, ts.b, c}
+	id := ts.a.addConn("limited", ts.upURL, "key-lim", 1)
+	ts.a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/providers/"+id, patch)
+	for _, g := range gws[1:] {
+		within(t, "the connection created on A routed by "+g.base, func() bool {
+			resp, _ := g.chat(g.key, teamModel, false)
+			return resp.StatusCode == http.StatusOK
+		})
+	}
+	return ts, gws, id
+}
+
+// TestTeamServerMaxConcurrentAcrossInstances: maxConcurrent 1 on three
+// instances, 12 requests at once (4 through each), the upstream answering
+// after 150 ms: never two at the upstream at once, all served. Before the
+// limits were shared, three ran at once.
+func TestTeamServerMaxConcurrentAcrossInstances(t *testing.T) {
+	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 1})
+	ts.up.Reset() // the peak counts from here
+	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 12 {
+		g := gws[i%3]
+		wg.Go(func() {
+			<-start
+			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if peak := ts.up.PeakInFlightAll(); peak != 1 {
+		t.Fatalf("maxConcurrent 1 across three instances: %d requests at the upstream at once", peak)
+	}
+	for _, g := range gws {
+		g.stop()
+	}
+}
+
+// TestTeamServerPacingAcrossInstances: requestsPerMinute 120 (one dispatch
+// per 500 ms) on three instances, 9 requests at once (3 through each): they
+// reach the upstream one turn apart. Before, each instance paced alone and
+// three arrived together.
+func TestTeamServerPacingAcrossInstances(t *testing.T) {
+	_, gws, _ := limitedTeam(t, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 120}})
+	time.Sleep(600 * time.Millisecond) // let the set-up requests' turns pass (one interval)
+	var mu sync.Mutex
+	var done []time.Time
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 9 {
+		g := gws[i%3]
+		wg.Go(func() {
+			<-start
+			resp, body := g.chat(g.key, teamModel, false)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
+				return
+			}
+			mu.Lock()
+			done = append(done, time.Now())
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	slices.SortFunc(done, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(done); i++ {
+		if gap := done[i].Sub(done[i-1]); gap < 350*time.Millisecond {
+			t.Fatalf("answers %d and %d came %v apart; requestsPerMinute 120 across the instances spaces them 500 ms", i-1, i, gap)
+		}
+	}
+	if total := done[len(done)-1].Sub(done[0]); total < 3500*time.Millisecond {
+		t.Fatalf("9 paced requests took %v, want at least 8 turns of 500 ms", total)
+	}
+	for _, g := range gws {
+		g.stop()
+	}
+}
+
+// TestTeamServerDeadInstanceSlotFreed: with maxConcurrent 1 and a 2 s slot
+// lease, an instance holding the slot is killed (SIGKILL) in the middle of a
+// request: a request through another instance waits for the dead slot and
+// is served once its lease lapses — not before, and not after the dead
+// request's upstream time (8 s).
+func TestTeamServerDeadInstanceSlotFreed(t *testing.T) {
+	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 1})
+	a, c := gws[0], gws[2]
+	a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"team": map[string]any{"slotLeaseMs": 2000}})
+	within(t, "the slot lease seen by C", func() bool {
+		_, m := c.mgmt(http.MethodGet, "/api/settings", nil)
+		team, _ := m["team"].(map[string]any)
+		return team["slotLeaseMs"] == float64(2000)
+	})
+	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 8000, Times: 1})
+	held := make(chan struct{})
+	go func() { // holds the slot; C dies under it (the request then fails: not checked)
+		defer close(held)
+		req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/chat/completions",
+			strings.NewReader(`{"model":"`+teamModel+`","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+		}
+	}()
+	defer func() { <-held }()
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.up.InFlight() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("C's request never reached the upstream")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval
+	}
+	c.kill()
+	t0 := time.Now()
+	resp, body := a.chat(a.key, teamModel, false)
+	took := time.Since(t0)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("A after C died holding the slot: %d %s", resp.StatusCode, body)
+	}
+	// The dead slot held A until its lease (2 s after C's last renewal,
+	// renewed every lease/3) lapsed: between 1.3 s and 2 s, plus start-up.
+	if took < time.Second || took > 3500*time.Millisecond {
+		t.Fatalf("A waited %v for the dead instance's slot; want the rest of its 2 s lease", took)
+	}
+	t.Logf("A served %v after C was killed holding the only slot (lease 2 s)", took)
+	a.stop()
+	gws[1].stop()
 }
