@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
 )
