@@ -167,6 +167,12 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, leases.ErrAPIKeyInvalid)
 		return
 	}
+	if a.KeysFresh != nil {
+		if err := a.KeysFresh(); err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+	}
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		httpx.WriteError(w, leases.ErrContentTypeRequired)
 		return

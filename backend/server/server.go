@@ -55,6 +55,10 @@ import (
 
 // Options configure a server.
 type Options struct {
+	// WaitForDB is how long start-up waits for an unreachable PostgreSQL
+	// (OMNIROUTE_DATABASE_URL), retrying with a logged, growing pause
+	// (`--wait-for-db`); 0: fail at once.
+	WaitForDB time.Duration
 	Process   config.Process
 	Dashboard fs.FS
 	Version   string
@@ -169,7 +173,7 @@ func New(opts Options) (*Server, error) {
 	}
 	var st *store.Store
 	if shared {
-		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
+		st, err = openPostgresWaiting(opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, time.Sleep)
 	} else {
 		st, err = openSQLite(dd)
 	}
@@ -514,13 +518,22 @@ func (s *Server) wire() error {
 	if err := loadBudgets(st, ledger, keyRows); err != nil {
 		return err
 	}
+	var fresh *keyFreshness
+	var keysFresh func() error
+	if st.Shared() {
+		fresh = &keyFreshness{st: st, clk: clk, bound: func() time.Duration {
+			return time.Duration(settings.GeneralRef().Team.MaxStalenessMs) * time.Millisecond
+		}}
+		fresh.revalidated()
+		keysFresh = fresh.check
+	}
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
 	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
 	if err != nil {
 		return err
 	}
-	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
+	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
@@ -544,6 +557,7 @@ func (s *Server) wire() error {
 				rows, err := st.APIKeys()
 				if err == nil {
 					keys.Load(rows)
+					fresh.revalidated()
 					err = loadBudgets(st, ledger, rows)
 				}
 				return err

@@ -222,7 +222,11 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	}
 	db, err := gorm.Open(postgres.Open(withConnectTimeout(rawURL)), gormConfig())
 	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): %s", redactErr(err, rawURL))
+		msg := errors.New("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): " + redactErr(err, rawURL))
+		if IsUnreachable(err) {
+			return nil, &unavailableError{err: msg} // a caller may wait and retry (--wait-for-db)
+		}
+		return nil, msg
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
