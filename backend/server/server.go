@@ -130,7 +130,7 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
-	teamStop  func()        // stops the shared limits' renewals (PostgreSQL only)
+	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
 	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
@@ -490,13 +490,20 @@ func (s *Server) wire() error {
 			},
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
+		done := make(chan struct{}, 2)
 		go func() {
-			defer close(done)
+			defer func() { done <- struct{}{} }()
 			tl.Run(ctx)
+		}()
+		// Lease releases the database did not answer are applied when it
+		// answers again.
+		go func() {
+			defer func() { done <- struct{}{} }()
+			leaseSvc.RunReleases(ctx, time.Second)
 		}()
 		s.teamStop = func() {
 			cancel()
+			<-done
 			<-done
 		}
 		team = tl

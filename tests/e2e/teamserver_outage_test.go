@@ -178,3 +178,54 @@ func TestTeamServerWaitsForTheDatabaseAtStart(t *testing.T) {
 	}
 	g.stop()
 }
+
+// TestTeamServerQueuedLeaseRelease: a lease held through A is released
+// through A while A's database is cut: A answers 202 RELEASE_QUEUED, the
+// lease stays ACTIVE in the database meanwhile, and within seconds of the
+// cut healing it is RELEASED there (before, the release failed with 503 and
+// the connection stayed held until the lease's TTL, 120 s).
+func TestTeamServerQueuedLeaseRelease(t *testing.T) {
+	pgs, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err) // PostgreSQL is required: never a skip
+	}
+	t.Cleanup(pgs.Stop)
+	direct := pgs.NewDatabase(t)
+	proxied, proxy := viaProxy(t, direct)
+	up := fakeupstream.New()
+	upURL := up.Start()
+	t.Cleanup(up.Close)
+	a := startGateway(t, t.TempDir(), 0, "OMNIROUTE_DATABASE_URL="+proxied)
+	conn := a.addConn("one", upURL, "key-1", 1)
+	created := a.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{
+		"name": "leases", "scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": []string{conn}})
+	key, _ := created["key"].(string)
+	owner := "vlo_" + strings.Repeat("q", 43)
+	lease := func(body map[string]any) (*http.Response, []byte) {
+		return a.do(http.MethodPost, "/api/v1/session-leases", body,
+			map[string]string{"Authorization": "Bearer " + key, "X-OmniRoute-Lease-Owner": owner})
+	}
+	resp, body := lease(map[string]any{"action": "acquire", "model": teamModel})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("acquire: %d %s", resp.StatusCode, body)
+	}
+	gen := gjson.GetBytes(body, "generation").Int()
+	proxy.Cut()
+	resp, body = lease(map[string]any{"action": "release", "generation": gen})
+	if resp.StatusCode != http.StatusAccepted || gjson.GetBytes(body, "state").String() != "RELEASE_QUEUED" {
+		t.Fatalf("release while the database is cut: %d %s; want 202 RELEASE_QUEUED", resp.StatusCode, body)
+	}
+	if n := activeLeases(t, direct); n != 1 {
+		t.Fatalf("%d active leases in the database during the cut, want the held 1", n)
+	}
+	proxy.Restore()
+	healed := time.Now()
+	for activeLeases(t, direct) != 0 {
+		if time.Since(healed) > 10*time.Second {
+			t.Fatal("the queued release was not applied within 10 s of the database answering again")
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval
+	}
+	t.Logf("queued release applied %v after the cut healed", time.Since(healed).Round(100*time.Millisecond))
+	a.stop()
+}
