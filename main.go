@@ -140,6 +140,10 @@ Usage:
   omniroute export --to FILE
                             copy the database (PostgreSQL or SQLite) into a new SQLite file
   omniroute migrate         apply pending schema migrations and print the version
+  omniroute rotate-secret-key [--new-key-file FILE]
+                            re-seal every stored credential with a new sealing key
+                            (every gateway on the database stopped); the new key
+                            replaces secret.key, or comes from FILE
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -153,6 +157,9 @@ Environment:
   OMNIROUTE_DATABASE_URL    PostgreSQL URL (postgres://…) instead of the embedded SQLite:
                             a team server of several instances (README)
   OMNIROUTE_INSTANCE_NAME   a team server instance's name (default host name:port)
+  OMNIROUTE_SECRET_KEY      the credential-sealing key (64 hex characters) instead of
+                            the data directory's secret.key (containers, secret managers)
+  OMNIROUTE_SECRET_KEY_FILE a file holding that key (e.g. a mounted secret)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `
@@ -252,6 +259,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.ExportCommand(rest[1:], proc, stdout, stderr)
 		case "migrate":
 			return app.MigrateCommand(rest[1:], proc, stdout, stderr)
+		case "rotate-secret-key":
+			return app.RotateKeyCommand(rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

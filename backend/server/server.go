@@ -228,6 +228,9 @@ func openSQLite(dd *datadir.Dir) (*store.Store, error) {
 // values sealed with it: a new key would open none of them (and writing one
 // would make the loss permanent).
 func (s *Server) checkKey() error {
+	if s.opts.Getenv(secrets.EnvKey) != "" || s.opts.Getenv(secrets.EnvKeyFile) != "" {
+		return nil // the key is provided; a wrong one fails to open the credentials at load
+	}
 	if _, err := os.Stat(s.dir.File(datadir.KeyFile)); !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -251,7 +254,7 @@ func (s *Server) checkKey() error {
 func (s *Server) wire() error {
 	opts, st, clk := s.opts, s.store, s.opts.Clock
 	dir := opts.Process.DataDir
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, datadir.KeyFile))
+	key, _, err := secrets.LoadKeyFrom(opts.Getenv, filepath.Join(dir, datadir.KeyFile))
 	if err != nil {
 		return err
 	}
@@ -295,8 +298,8 @@ func (s *Server) wire() error {
 	}
 	if err := reload(); err != nil {
 		if st.Shared() {
-			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s",
-				err, datadir.KeyFile, dir)
+			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s (or give every instance the same %s / %s)",
+				err, datadir.KeyFile, dir, secrets.EnvKey, secrets.EnvKeyFile)
 		}
 		return err
 	}

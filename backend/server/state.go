@@ -87,7 +87,7 @@ func DefaultKeyFromDataDir(proc config.Process) (string, error) {
 		return "", err
 	}
 	defer st.Close()
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(os.Getenv, filepath.Join(dir, "secret.key"))
 	if err != nil {
 		return "", err
 	}
@@ -109,7 +109,7 @@ func DefaultKeyFromDataDir(proc config.Process) (string, error) {
 
 // DefaultKey returns the default client key's value.
 func (s *Server) DefaultKey() (string, error) {
-	key, err := secrets.LoadOrCreateKey(filepath.Join(s.opts.Process.DataDir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(s.opts.Getenv, filepath.Join(s.opts.Process.DataDir, "secret.key"))
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +230,7 @@ func ImportOffline(proc config.Process, getenv func(string) string, source, path
 		return oauth.Imported{}, err
 	}
 	defer st.Close()
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(getenv, filepath.Join(dir, "secret.key"))
 	if err != nil {
 		return oauth.Imported{}, err
 	}

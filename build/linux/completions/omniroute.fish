@@ -1,5 +1,5 @@
 # fish completion for omniroute
-set -l cmds token setup run import import-db export migrate
+set -l cmds token setup run import import-db export migrate rotate-secret-key
 set -l agents claude-code codex opencode continue aider cline cursor
 complete -c omniroute -f
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
