@@ -108,3 +108,39 @@ func TestSecretKeyFromTheEnvironment(t *testing.T) {
 	}
 	g.stop()
 }
+
+// TestRotateSecretKeyTeamServer: on a team server the rotation is refused
+// while an instance is live; with both stopped it re-seals the shared
+// database, and both instances serve again once A's new secret.key is
+// copied to B.
+func TestRotateSecretKeyTeamServer(t *testing.T) {
+	ts := newTeamServer(t, false)
+	ts.a.addConn("one", ts.upURL, "key-team-rotate", 1)
+	envA := gatewayEnv(ts.a.dir, 0, "OMNIROUTE_DATABASE_URL="+ts.url)
+	if _, stderr, code := runCLI(t, envA, "rotate-secret-key"); code == 0 || !strings.Contains(stderr, "is running on this database") {
+		t.Fatalf("rotation with live instances: exit %d %q", code, stderr)
+	}
+	ts.a.stop()
+	ts.b.stop()
+	stdout, stderr, code := runCLI(t, envA, "rotate-secret-key")
+	if code != 0 || !strings.Contains(stdout, "copy it into every instance's data directory") {
+		t.Fatalf("rotation: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	key, err := os.ReadFile(filepath.Join(ts.a.dir, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ts.b.dir, "secret.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := "OMNIROUTE_DATABASE_URL=" + ts.url
+	a := startGateway(t, ts.a.dir, 0, env)
+	b := startGateway(t, ts.b.dir, 0, env)
+	for _, g := range []*gatewayProc{a, b} {
+		if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s after the rotation: %d %s", g.base, resp.StatusCode, body)
+		}
+	}
+	a.stop()
+	b.stop()
+}
