@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// MaxSlotLeaseMs is the longest slot lease (team.slotLeaseMs' upper bound).
+const MaxSlotLeaseMs = 120_000
+
 // Slot is one held connection slot: which of the connection's numbered
 // slots, and the fence the acquisition set (a release or renewal naming an
 // older fence changes nothing).
@@ -19,7 +22,9 @@ type Slot struct {
 // bumping its fence. ok is false when all max are held. One statement: the
 // free slot is chosen and taken together, and the row's conditional update
 // settles two holders choosing the same slot (the loser takes nothing and
-// the caller tries again).
+// the caller tries again). A slot whose expiry lies further than
+// MaxSlotLeaseMs ahead (written by an instance whose clock was ahead) counts
+// as lapsed, so a wrong clock cannot hold a slot for longer than that.
 func (s *Store) AcquireSlot(ctx context.Context, connectionID string, max int, holder string, nowMs, ttlMs int64) (Slot, bool, error) {
 	var got []struct {
 		Slot  int   `gorm:"column:slot"`
@@ -27,15 +32,15 @@ func (s *Store) AcquireSlot(ctx context.Context, connectionID string, max int, h
 	}
 	err := s.db.WithContext(ctx).Raw(`WITH RECURSIVE n(slot) AS (SELECT 0 UNION ALL SELECT slot + 1 FROM n WHERE slot + 1 < ?),
 		free AS (SELECT n.slot FROM n WHERE NOT EXISTS (
-			SELECT 1 FROM connection_slots c WHERE c.connection_id = ? AND c.slot = n.slot AND c.expires_at > ?)
+			SELECT 1 FROM connection_slots c WHERE c.connection_id = ? AND c.slot = n.slot AND c.expires_at > ? AND c.expires_at <= ?)
 			ORDER BY n.slot LIMIT 1)
 		INSERT INTO connection_slots (connection_id, slot, holder, fence, expires_at)
 		SELECT ?, free.slot, ?, 1, ? FROM free WHERE true
 		ON CONFLICT (connection_id, slot) DO UPDATE SET holder = excluded.holder,
 			fence = connection_slots.fence + 1, expires_at = excluded.expires_at
-		WHERE connection_slots.expires_at <= ?
+		WHERE connection_slots.expires_at <= ? OR connection_slots.expires_at > ?
 		RETURNING slot, fence`,
-		max, connectionID, nowMs, connectionID, holder, nowMs+ttlMs, nowMs).Scan(&got).Error
+		max, connectionID, nowMs, nowMs+MaxSlotLeaseMs, connectionID, holder, nowMs+ttlMs, nowMs, nowMs+MaxSlotLeaseMs).Scan(&got).Error
 	if err != nil || len(got) == 0 {
 		return Slot{}, false, err
 	}

@@ -58,6 +58,20 @@ func TestSlots(t *testing.T) {
 		if n, _ := s.RenewSlots(ctx, "B", 6000, 5000); n != 0 {
 			t.Fatalf("B renewed %d slots after losing its slot, want 0", n)
 		}
+		// A slot written with a clock far ahead counts as lapsed past the
+		// longest lease: at MaxSlotLeaseMs ahead it holds, 1 ms more it does not.
+		if _, ok, _ := s.AcquireSlot(ctx, "skew", 1, "Ahead", 10_000+1, MaxSlotLeaseMs-1); !ok {
+			t.Fatal("no slot for the clock-ahead holder")
+		}
+		if _, ok, _ := s.AcquireSlot(ctx, "skew", 1, "E", 10_000, 5000); ok {
+			t.Fatal("a slot within the longest lease was taken")
+		}
+		if _, ok, _ := s.AcquireSlot(ctx, "skew2", 1, "Ahead", 10_000+1, MaxSlotLeaseMs); !ok {
+			t.Fatal("no slot for the clock-ahead holder")
+		}
+		if _, ok, _ := s.AcquireSlot(ctx, "skew2", 1, "E", 10_000, 5000); !ok {
+			t.Fatal("a slot further ahead than the longest lease held its connection")
+		}
 		// B's late release, under its old fence, leaves D's slot alone.
 		if err := s.ReleaseSlot(ctx, b1, "B"); err != nil {
 			t.Fatal(err)
