@@ -150,6 +150,12 @@ func TestTeamServerWaitsForTheDatabaseAtStart(t *testing.T) {
 	proxied, proxy := viaProxy(t, pgs.NewDatabase(t))
 	proxy.Cut()
 	env := "OMNIROUTE_DATABASE_URL=" + proxied
+	for _, bad := range []string{"abc", "-1s", "25h"} {
+		if _, stderr, code := runCLI(t, gatewayEnv(t.TempDir(), testproc.FreePort(t), env), "--headless", "--wait-for-db", bad); code != 2 ||
+			!strings.Contains(stderr, "--wait-for-db") {
+			t.Fatalf("--wait-for-db %s: exit %d %q; want 2 naming the flag", bad, code, stderr)
+		}
+	}
 	start := time.Now()
 	if _, err := tryStartArgs(t, t.TempDir(), testproc.FreePort(t), []string{"--headless", "--wait-for-db", "0"}, env); err == nil ||
 		!strings.Contains(err.Error(), "unreachable") {
