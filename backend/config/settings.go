@@ -75,8 +75,9 @@ type General struct {
 
 // Team limit modes.
 const (
-	// TeamLimitsShared holds a connection's maxConcurrent and
-	// requestsPerMinute / minTimeMs across every instance (the default).
+	// TeamLimitsShared holds a connection's maxConcurrent,
+	// requestsPerMinute / minTimeMs and queue depth across every instance
+	// (the default).
 	TeamLimitsShared = "shared"
 	// TeamLimitsInstance applies them in each instance alone: with N
 	// instances a connection may see N times its limits.

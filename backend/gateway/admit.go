@@ -174,6 +174,15 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 			return a, queueError(err)
 		}
 		defer a.q.Leave()
+		if g.team != nil && a.settings.MaxDepth > 0 {
+			leave, err := g.teamQueue(ctx, cand, a.settings.MaxDepth, start)
+			if err != nil {
+				return a, err
+			}
+			if leave != nil {
+				defer leave()
+			}
+		}
 		// A pause longer than the budget refuses at once, before the gate:
 		// waiting for a slot behind a paused request would only burn the
 		// budget (docs/CONCURRENCY.md).
@@ -259,6 +268,26 @@ func (g *Gateway) teamSlot(ctx context.Context, a *admission, cand routing.Candi
 	}
 	return nil
 }
+
+// teamQueue counts the caller in the connection's queue across a team
+// server's instances (maxQueueDepth team-wide): one of MaxDepth queue
+// tickets, held like a slot until the caller leaves the queue, taken at once
+// or refused with RATE_LIMIT_QUEUE_FULL. leave is nil when nothing is held.
+func (g *Gateway) teamQueue(ctx context.Context, cand routing.Candidate, maxDepth int, now time.Time) (leave func(), err error) {
+	leave, ok, err := g.team.Slot(ctx, TeamQueueKey(cand.Conn.ID), maxDepth, now)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, queueError(&queue.Error{Code: queue.CodeQueueFull, RetryAfter: time.Second,
+			Message: fmt.Sprintf("the connection's request queue is full across the team's instances (maxQueueDepth %d); retry shortly", maxDepth)})
+	}
+	return leave, nil
+}
+
+// TeamQueueKey names a connection's team-wide queue tickets among the
+// shared slots (apart from its maxConcurrent slots).
+func TeamQueueKey(connID string) string { return "queue|" + connID }
 
 // pace waits for a protected connection's dispatch turn: team-wide on a
 // team server whose database answers, else in the instance's queue.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -244,4 +245,46 @@ func TestTeamServerDeadInstanceSlotFreed(t *testing.T) {
 	t.Logf("A served %v after C was killed holding the only slot (lease 2 s)", took)
 	a.stop()
 	gws[1].stop()
+}
+
+// TestTeamServerQueueDepthAcrossInstances: maxConcurrent 1 and
+// maxQueueDepth 1 on three instances: one request runs through A, one waits
+// in the queue through B, and a third through C — whose own queue is empty —
+// is refused at once with RATE_LIMIT_QUEUE_FULL and never reaches the
+// upstream. Before the queue depth was shared, C queued it as well.
+func TestTeamServerQueueDepthAcrossInstances(t *testing.T) {
+	ts, gws, id := limitedTeam(t, map[string]any{"maxConcurrent": 1})
+	a, b, c := gws[0], gws[1], gws[2]
+	a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/resilience", map[string]any{"requestQueue": map[string]any{"maxQueueDepth": 1}})
+	within(t, "the queue depth seen by C", func() bool {
+		_, m := c.mgmt(http.MethodGet, "/api/resilience", nil)
+		return gjsonNumber(m, "requestQueue", "maxQueueDepth") == 1
+	})
+	ts.up.Reset()
+	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 1500})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var first, second answer
+	wg.Go(func() { first = a.post(ctx, teamModel) })
+	waitFor(t, "the first request upstream", func() bool { return ts.up.InFlight() == 1 })
+	wg.Go(func() { second = b.post(ctx, teamModel) })
+	waitFor(t, "the second request queued on B", func() bool { return liveLimits(t, b, id)["queued"] == float64(1) })
+	third := c.post(ctx, teamModel)
+	if third.err != nil || third.status != http.StatusServiceUnavailable || third.code != "RATE_LIMIT_QUEUE_FULL" || third.retry == "" {
+		t.Fatalf("the third request through C = %+v, want 503 RATE_LIMIT_QUEUE_FULL with Retry-After", third)
+	}
+	wg.Wait()
+	if first.status != http.StatusOK || second.status != http.StatusOK || ts.up.Hits("key-lim") != 2 {
+		t.Fatalf("first %+v second %+v, upstream hits %d; want two served", first, second, ts.up.Hits("key-lim"))
+	}
+	for _, g := range gws {
+		g.stop()
+	}
+}
+
+// gjsonNumber reads a number two levels down a decoded JSON object.
+func gjsonNumber(m map[string]any, a, b string) float64 {
+	inner, _ := m[a].(map[string]any)
+	n, _ := inner[b].(float64)
+	return n
 }
