@@ -6,7 +6,9 @@
 // slots of an instance that died or froze free themselves when their lease
 // lapses (seconds) and its late release or renewal changes nothing; pacing
 // takes the connection's next dispatch turn from one shared row
-// (store.ReservePace). Each instance's own gate and queue still run first.
+// (store.ReservePace). A connection's queue depth uses the same slots under
+// another name (the gateway's TeamQueueKey), taken without waiting. Each
+// instance's own gate and queue still run first.
 //
 // When the database does not answer, the instance applies the limits alone
 // (fail open to per-instance limits, as before this package) and tries the
