@@ -42,7 +42,9 @@ func (a *admission) release() {
 	if a != nil {
 		a.permit.Release()
 		if a.team != nil {
-			a.team()
+			// The slot goes back off the request's goroutine: the answer
+			// does not wait for the database statement.
+			go a.team()
 			a.team = nil
 		}
 	}

@@ -269,6 +269,7 @@ func TestTeamServerQueueDepthAcrossInstances(t *testing.T) {
 	waitFor(t, "the first request upstream", func() bool { return ts.up.InFlight() == 1 })
 	wg.Go(func() { second = b.post(ctx, teamModel) })
 	waitFor(t, "the second request queued on B", func() bool { return liveLimits(t, b, id)["queued"] == float64(1) })
+	waitFor(t, "B's queue ticket in the database", func() bool { return queueTickets(t, ts.url, id) == 1 })
 	third := c.post(ctx, teamModel)
 	if third.err != nil || third.status != http.StatusServiceUnavailable || third.code != "RATE_LIMIT_QUEUE_FULL" || third.retry == "" {
 		t.Fatalf("the third request through C = %+v, want 503 RATE_LIMIT_QUEUE_FULL with Retry-After", third)
@@ -280,6 +281,19 @@ func TestTeamServerQueueDepthAcrossInstances(t *testing.T) {
 	for _, g := range gws {
 		g.stop()
 	}
+}
+
+// queueTickets counts the connection's team-wide queue tickets held now.
+func queueTickets(t *testing.T, dbURL, connID string) int {
+	t.Helper()
+	db := pgConn(t, dbURL)
+	defer db.Close(context.Background())
+	var n int
+	if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM connection_slots WHERE connection_id = $1 AND expires_at > $2`,
+		"queue|"+connID, time.Now().UnixMilli()).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // gjsonNumber reads a number two levels down a decoded JSON object.
