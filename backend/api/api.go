@@ -39,6 +39,10 @@ import (
 
 // Deps are the API's collaborators, built by package server.
 type Deps struct {
+	// KeysFresh, when set (a team server), refuses client keys an instance
+	// cut from its database has not seen revalidated within
+	// team.maxStalenessMs (503 DATABASE_UNAVAILABLE); nil: always fresh.
+	KeysFresh    func() error
 	Store        *store.Store
 	Box          *secrets.Box
 	Catalog      *providers.Catalog

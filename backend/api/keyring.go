@@ -168,6 +168,12 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 		writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 		return c, false
 	}
+	if a.KeysFresh != nil {
+		if err := a.KeysFresh(); err != nil {
+			writeClientError(w, r, errs.As(err))
+			return c, false
+		}
+	}
 	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
 }
 

@@ -88,6 +88,7 @@ type Gateway struct {
 	meter     Meter
 	gate      *gate.Gate
 	queues    *queue.Set
+	team      TeamLimits
 	creds     Credentials
 	rules     *rules.Engine
 	spend     Spend
@@ -131,6 +132,9 @@ type Deps struct {
 	// request queues (fresh ones when nil).
 	Gate   *gate.Gate
 	Queues *queue.Set
+	// Team holds connection limits across a team server's instances (nil:
+	// each instance alone).
+	Team TeamLimits
 	// Credentials keeps OAuth access tokens fresh (optional).
 	Credentials Credentials
 	// Rules restates lying statuses and applies provider error rules (optional:
@@ -180,7 +184,7 @@ func New(d Deps) *Gateway {
 		d.Wall = clock.Real{}
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
-		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
+		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues, team: d.Team,
 		creds: d.Credentials, rules: d.Rules, spend: d.Spend, capture: d.Capture, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()

@@ -175,7 +175,34 @@ func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
 		in.LeaseConnection = lease.connectionID
 	}
 	req.plan, req.planned = plan, true
+	if lease == nil {
+		g.claimPin(req)
+	}
 	return nil
+}
+
+// claimPin decides a session's pin before its first attempt is dispatched:
+// the plan's first choice is claimed, and when another instance pinned the
+// session first (a team server) its connection, if a candidate, goes first.
+//
+//go:noinline
+func (g *Gateway) claimPin(req *request) {
+	key, c := req.planIn.SessionKey, req.plan.Candidates
+	if key == "" || g.pins == nil || len(c) == 0 {
+		return
+	}
+	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey)
+	if won == c[0].Conn.ID {
+		return
+	}
+	for i := 1; i < len(c); i++ {
+		if c[i].Conn.ID == won {
+			first := c[i]
+			copy(c[1:i+1], c[:i])
+			c[0] = first
+			return
+		}
+	}
 }
 
 // endRound takes the picture after a round (the layers' exclusions now and

@@ -50,11 +50,16 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/teamlimits"
 	"omniroute/backend/update"
 )
 
 // Options configure a server.
 type Options struct {
+	// WaitForDB is how long start-up waits for an unreachable PostgreSQL
+	// (OMNIROUTE_DATABASE_URL), retrying with a logged, growing pause
+	// (`--wait-for-db`); 0: fail at once.
+	WaitForDB time.Duration
 	Process   config.Process
 	Dashboard fs.FS
 	Version   string
@@ -126,6 +131,8 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
+	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 }
 
@@ -167,7 +174,7 @@ func New(opts Options) (*Server, error) {
 	}
 	var st *store.Store
 	if shared {
-		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
+		st, err = openPostgresWaiting(opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, time.Sleep)
 	} else {
 		st, err = openSQLite(dd)
 	}
@@ -190,6 +197,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		s.follow.stop()
 		s.behind.stop()
+		s.stopTeam()
 		_ = st.Close()
 		dd.Close()
 		return nil, err
@@ -221,6 +229,9 @@ func openSQLite(dd *datadir.Dir) (*store.Store, error) {
 // values sealed with it: a new key would open none of them (and writing one
 // would make the loss permanent).
 func (s *Server) checkKey() error {
+	if s.opts.Getenv(secrets.EnvKey) != "" || s.opts.Getenv(secrets.EnvKeyFile) != "" {
+		return nil // the key is provided; a wrong one fails to open the credentials at load
+	}
 	if _, err := os.Stat(s.dir.File(datadir.KeyFile)); !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -244,7 +255,7 @@ func (s *Server) checkKey() error {
 func (s *Server) wire() error {
 	opts, st, clk := s.opts, s.store, s.opts.Clock
 	dir := opts.Process.DataDir
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, datadir.KeyFile))
+	key, _, err := secrets.LoadKeyFrom(opts.Getenv, filepath.Join(dir, datadir.KeyFile))
 	if err != nil {
 		return err
 	}
@@ -288,8 +299,8 @@ func (s *Server) wire() error {
 	}
 	if err := reload(); err != nil {
 		if st.Shared() {
-			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s",
-				err, datadir.KeyFile, dir)
+			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s (or give every instance the same %s / %s)",
+				err, datadir.KeyFile, dir, secrets.EnvKey, secrets.EnvKeyFile)
 		}
 		return err
 	}
@@ -337,6 +348,14 @@ func (s *Server) wire() error {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
 	}
 	pins := affinity.New(clk, pinTTL, pinSaver{sw})
+	var dbh *dbHealth
+	if st.Shared() {
+		dbh = newDBHealth(clk)
+		s.dbh = dbh
+		// One pin per session team-wide, decided by the database when a
+		// session's first attempt is dispatched.
+		pins.ShareWith(pinClaimer{st: st, clk: clk, db: dbh})
+	}
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err
@@ -467,7 +486,37 @@ func (s *Server) wire() error {
 				return id
 			}}
 	}
-	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
+	var team gateway.TeamLimits
+	if st.Shared() {
+		// A connection's maxConcurrent and pacing hold across the
+		// instances (team.limits "shared"), in the database.
+		tl := teamlimits.New(st, clk, secrets.RandomID(), teamlimits.Options{
+			Shared: func() bool { return settings.GeneralRef().Team.Limits != config.TeamLimitsInstance },
+			Lease:  func() time.Duration { return time.Duration(settings.GeneralRef().Team.SlotLeaseMs) * time.Millisecond },
+			OnError: func(err error) {
+				opts.Log.Warn("shared database: connection limits apply per instance until it answers", slog.String("error", err.Error()))
+			},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{}, 2)
+		go func() {
+			defer func() { done <- struct{}{} }()
+			tl.Run(ctx)
+		}()
+		// Lease releases the database did not answer are applied when it
+		// answers again.
+		go func() {
+			defer func() { done <- struct{}{} }()
+			leaseSvc.RunReleases(ctx, time.Second)
+		}()
+		s.teamStop = func() {
+			cancel()
+			<-done
+			<-done
+		}
+		team = tl
+	}
+	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
 		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
@@ -484,13 +533,22 @@ func (s *Server) wire() error {
 	if err := loadBudgets(st, ledger, keyRows); err != nil {
 		return err
 	}
+	var fresh *keyFreshness
+	var keysFresh func() error
+	if st.Shared() {
+		fresh = &keyFreshness{st: st, clk: clk, bound: func() time.Duration {
+			return time.Duration(settings.GeneralRef().Team.MaxStalenessMs) * time.Millisecond
+		}}
+		fresh.revalidated()
+		keysFresh = fresh.check
+	}
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
 	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
 	if err != nil {
 		return err
 	}
-	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
+	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, Capture: bodies,
@@ -514,6 +572,7 @@ func (s *Server) wire() error {
 				rows, err := st.APIKeys()
 				if err == nil {
 					keys.Load(rows)
+					fresh.revalidated()
 					err = loadBudgets(st, ledger, rows)
 				}
 				return err
@@ -545,6 +604,14 @@ func (s *Server) wire() error {
 		})
 	}
 	return nil
+}
+
+// stopTeam stops the shared limits' renewals, if running.
+func (s *Server) stopTeam() {
+	if s.teamStop != nil {
+		s.teamStop()
+		s.teamStop = nil
+	}
 }
 
 // probeClaimTTL is how long an instance's claim on a HALF_OPEN probe keeps
@@ -675,6 +742,7 @@ func (s *Server) Close() error {
 	s.ckpt.stop()
 	s.follow.stop()
 	s.behind.stop()
+	s.stopTeam()
 	if s.instances != nil {
 		if err := s.instances.Leave(); err != nil {
 			s.opts.Log.Warn("shared database: could not remove this instance's heartbeat", slog.String("error", err.Error()))

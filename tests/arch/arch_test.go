@@ -135,6 +135,7 @@ func layers() []layer {
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/pricing", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/teamlimits", []string{"backend/clock", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/budget", []string{"backend/clock", "backend/errs", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
