@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -59,7 +60,11 @@ type Deps struct {
 	// Executors send the credential check's one-token completion (create,
 	// edit, Test); nil skips that step.
 	Executors Executors
-	Events    *events.Bus
+	// FreshToken is a subscription connection's access token, refreshed
+	// when due (the gateway's refresher), for the checks that send a
+	// request with it; nil skips those.
+	FreshToken func(ctx context.Context, c *routing.Conn) (string, error)
+	Events     *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Leases is the exclusive session lease service.

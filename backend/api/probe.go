@@ -176,36 +176,48 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 // the connection's wire format and reports what the upstream answered.
 func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string) CheckStep {
 	step := CheckStep{Step: stepCompletion, Model: model}
+	t := c.Target(model)
 	if c.AuthType == "oauth" {
 		// A subscription token is checked by its refresh and its usage wall;
-		// a bare completion is not what its client sends (and would spend it).
-		step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
-		return step
+		// a bare completion is not what its client sends (and would spend
+		// it), except on Code Assist, where the CLI's own call is one.
+		if c.Provider.Dialect != providers.DialectCodeAssist || a.FreshToken == nil {
+			step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
+			return step
+		}
+		tok, err := a.FreshToken(ctx, c)
+		if err != nil {
+			step.Status, step.Message = http.StatusUnauthorized, capString("the access token could not be refreshed: "+err.Error())
+			return step
+		}
+		t.Secret = tok
 	}
+	format := c.Provider.FormatOf(model)
 	var body []byte
-	switch c.Provider.Format {
+	switch format {
 	case providers.FormatOpenAI:
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
 	case providers.FormatAnthropic:
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
+	case providers.FormatGemini:
+		body = []byte(`{"contents":[{"role":"user","parts":[{"text":"ping"}]}],"generationConfig":{"maxOutputTokens":1}}`)
 	default:
-		step.Skipped, step.Message = true, "not tried: no minimal request for the "+string(c.Provider.Format)+" wire format"
+		step.Skipped, step.Message = true, "not tried: no minimal request for the "+string(format)+" wire format"
 		return step
 	}
 	if a.Executors == nil {
 		step.Skipped, step.Message = true, "not tried: no executor"
 		return step
 	}
-	exec, ok := a.Executors.For(c.Provider.Format)
+	exec, ok := a.Executors.For(format)
 	if !ok {
-		step.Skipped, step.Message = true, "not tried: no executor for the "+string(c.Provider.Format)+" wire format"
+		step.Skipped, step.Message = true, "not tried: no executor for the "+string(format)+" wire format"
 		return step
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	t := c.Target(model)
 	resp, err := exec.Do(ctx, &t, providers.Call{Body: body})
 	if err != nil {
 		step.Message = "upstream unreachable: " + redactIn(transportMessage(err), t.Secret)
