@@ -226,6 +226,7 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: CategoryOAuth, Format: FormatGemini, Dialect: DialectCodeAssist,
 			BaseURL:       "https://cloudcode-pa.googleapis.com",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
+			HonorsRuleScope: true,
 			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",
 				ClientSecret: geminiCLIClientSecret, Form: true, ImportSource: "gemini-cli",
 				Models: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}}},
