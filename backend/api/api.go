@@ -28,6 +28,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
@@ -64,6 +65,9 @@ type Deps struct {
 	// when due (the gateway's refresher), for the checks that send a
 	// request with it; nil skips those.
 	FreshToken func(ctx context.Context, c *routing.Conn) (string, error)
+	// CodeAssist reads a Gemini CLI login's quota buckets during its check
+	// (nil: not read).
+	CodeAssist *codeassist.Executor
 	Events     *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler

@@ -130,6 +130,9 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 		auth.Skipped, auth.OK = true, false
 		auth.Message = "not known: the upstream could not be reached"
 	}
+	if comp.OK && c.Provider.Dialect == providers.DialectCodeAssist {
+		a.readCodeAssistQuota(ctx, c)
+	}
 	// The completion is an attempt like any other for the connection's reach
 	// (discovery noted its own in refreshModels).
 	if !comp.Skipped {
@@ -295,4 +298,33 @@ func redactIn(s, secret string) string {
 		s = strings.ReplaceAll(s, q, "[redacted]")
 	}
 	return s
+}
+
+// readCodeAssistQuota reads a Gemini CLI login's quota buckets
+// (retrieveUserQuota) into its usage windows for the Subscriptions card:
+// the most used daily model quota. Nothing changes when they cannot be read.
+func (a *API) readCodeAssistQuota(ctx context.Context, c *routing.Conn) {
+	if a.CodeAssist == nil || a.FreshToken == nil {
+		return
+	}
+	tok, err := a.FreshToken(ctx, c)
+	if err != nil {
+		return
+	}
+	t := c.Target("")
+	t.Secret = tok
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	buckets, status, err := a.CodeAssist.Quota(ctx, &t)
+	if err != nil || status != http.StatusOK || len(buckets) == 0 {
+		return
+	}
+	q := c.QuotaWindows()
+	q.Daily, q.DailyModel, q.ObservedAt = routing.Window{Utilization: -1}, "", a.Clock.Now()
+	for _, b := range buckets {
+		if used := 1 - b.Remaining; used > q.Daily.Utilization {
+			q.Daily, q.DailyModel = routing.Window{Utilization: used, ResetsAt: b.ResetsAt}, b.Model
+		}
+	}
+	c.SetQuotaWindows(q)
 }

@@ -123,6 +123,10 @@ func (c *Conn) SetCredential(secret string, expiresAt time.Time) {
 type Quota struct {
 	FiveHour Window `json:"fiveHour"`
 	Weekly   Window `json:"weekly"`
+	// Daily is a Code Assist login's most used daily model quota
+	// (retrieveUserQuota), DailyModel the model it is of.
+	Daily      Window `json:"daily"`
+	DailyModel string `json:"dailyModel,omitempty"`
 	// Status is the upstream's overall verdict ("allowed", "allowed_warning", "rejected"), when given.
 	Status string `json:"status,omitempty"`
 	// ObservedAt is when the headers were read (zero: never).
@@ -257,7 +261,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
 		Azure: az, AWS: aws, Google: google,
-		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
+		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}, Daily: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
 		LocalAddress: LocalAddressOf(row.ProviderSpecificData), Prefill: PrefillOf(row.ProviderSpecificData),

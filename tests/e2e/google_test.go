@@ -211,8 +211,26 @@ func TestGeminiCLILoginEndToEnd(t *testing.T) {
 	if tokens.Calls() != 1 {
 		t.Fatalf("token endpoint called %d times", tokens.Calls())
 	}
-	// Secrets stay sealed and masked.
+	// Test makes one real request through Code Assist and reads the
+	// login's quota buckets for the Subscriptions card: the most used daily
+	// model quota (gemini-2.5-flash, half left).
+	chk := g.mustMgmt(200, "POST", "/api/providers/"+id+"/test", nil)
+	completed := false
+	for _, st := range chk["steps"].([]any) {
+		if m := st.(map[string]any); m["step"] == "completion" && m["ok"] == true && m["status"] == float64(200) {
+			completed = true
+		}
+	}
+	if chk["ok"] != true || !completed {
+		t.Fatalf("check: %v", chk)
+	}
 	conn := g.mustMgmt(200, "GET", "/api/providers/"+id, nil)["connection"].(map[string]any)
+	quota, _ := conn["quota"].(map[string]any)
+	daily, _ := quota["daily"].(map[string]any)
+	if daily == nil || daily["utilization"] != 0.5 || quota["dailyModel"] != "gemini-2.5-flash" || daily["resetsAt"] != "2026-01-02T00:00:00Z" {
+		t.Fatalf("quota meters: %v", conn["quota"])
+	}
+	// Secrets stay sealed and masked.
 	if raw, _ := json.Marshal(conn); strings.Contains(string(raw), "at-1") || strings.Contains(string(raw), "rt-1") {
 		t.Fatalf("a token is returned by the API: %s", raw)
 	}

@@ -383,3 +383,48 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Bucket is one quota of a Code Assist account as retrieveUserQuota names
+// it: a model's share left (0..1) of a window that resets at ResetsAt.
+type Bucket struct {
+	Model     string
+	TokenType string
+	Remaining float64
+	ResetsAt  time.Time
+}
+
+// Quota asks POST v1internal:retrieveUserQuota {"project": …} for the
+// account's buckets (the usage the Gemini CLI's /stats shows). A refusal
+// comes back as its status.
+func (e *Executor) Quota(ctx context.Context, t *providers.Target) ([]Bucket, int, error) {
+	project, refusal, err := e.Project(ctx, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	if refusal != nil {
+		refusal.Body.Close()
+		return nil, refusal.StatusCode, nil
+	}
+	pb, _ := json.Marshal(project)
+	raw, ans, err := e.post(ctx, t, pathQuota, []byte(`{"project":`+string(pb)+`}`))
+	if err != nil || ans != nil {
+		if ans != nil {
+			return nil, ans.status, nil
+		}
+		return nil, 0, err
+	}
+	var out []Bucket
+	gjson.GetBytes(raw, "buckets").ForEach(func(_, b gjson.Result) bool {
+		rf := b.Get("remainingFraction")
+		if rf.Type != gjson.Number {
+			return true
+		}
+		bk := Bucket{Model: b.Get("modelId").String(), TokenType: b.Get("tokenType").String(), Remaining: min(max(rf.Float(), 0), 1)}
+		if at, err := time.Parse(time.RFC3339, b.Get("resetTime").String()); err == nil {
+			bk.ResetsAt = at
+		}
+		out = append(out, bk)
+		return true
+	})
+	return out, http.StatusOK, nil
+}
