@@ -222,13 +222,6 @@ func (e *Executor) Project(ctx context.Context, t *providers.Target) (string, *h
 	}
 }
 
-// Forget drops the project found for a connection (its login changed).
-func (e *Executor) Forget(connID string) {
-	e.mu.Lock()
-	delete(e.projects, connID)
-	e.mu.Unlock()
-}
-
 // lookup asks loadCodeAssist, then onboardUser when the account has no
 // project yet.
 func (e *Executor) lookup(ctx context.Context, t *providers.Target) (lookup, error) {
