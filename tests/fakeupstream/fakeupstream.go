@@ -50,9 +50,13 @@
 // Converse API with SigV4 checks (bedrock.go) and Google's Gemini API (/v1beta/models/{model}:generateContent,
 // :streamGenerateContent with and without alt=sse, :countTokens, the model
 // list: gemini.go), the ChatGPT Codex backend (POST /backend-api/codex/responses,
-// checking its wire contract: codex.go), Anthropic's limit reset endpoints
-// (SetLimitReset), and, as a separate server, an OAuth token endpoint
-// (NewTokenServer: oauth.go).
+// checking its wire contract: codex.go), Google's Code Assist API (POST
+// /v1internal:{loadCodeAssist,onboardUser,generateContent,streamGenerateContent,
+// retrieveUserQuota}) and Vertex AI's publisher routes (google.go),
+// Anthropic's limit reset endpoints (SetLimitReset), and, as separate
+// servers, an OAuth token endpoint (NewTokenServer: oauth.go) and a
+// service-account token endpoint that verifies JWT signatures
+// (NewJWTTokenServer: google.go).
 //
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
