@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +121,23 @@ func askAll(t *testing.T, g *gatewayProc, model, bareModel, want string) {
 	}
 }
 
+// inFlight reads the gateway's omniroute_requests_in_flight gauge (/metrics).
+func inFlight(t *testing.T, g *gatewayProc) int {
+	t.Helper()
+	resp, body := g.do("GET", "/metrics", nil, map[string]string{"Authorization": "Bearer " + g.token})
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "omniroute_requests_in_flight "); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(n)
+		}
+	}
+	t.Fatalf("no omniroute_requests_in_flight in /metrics")
+	return 0
+}
+
 func fakeJWT(claims map[string]any) string {
 	b, _ := json.Marshal(claims)
 	enc := base64.RawURLEncoding.EncodeToString
@@ -182,8 +200,9 @@ func TestGeminiCLILoginEndToEnd(t *testing.T) {
 			codes[i], bodies[i] = resp.StatusCode, body
 		}()
 	}
+	// The one exchange is held at the token server while all ten wait on it.
 	waitFor(t, "the refresh to reach the token endpoint", func() bool { return tokens.Calls() > 0 })
-	time.Sleep(200 * time.Millisecond) // let the other nine pile up on the one flight (no assertion on timing)
+	waitFor(t, "ten requests in flight", func() bool { return inFlight(t, g) == 10 })
 	release()
 	wg.Wait()
 	for i, c := range codes {
@@ -337,7 +356,7 @@ func TestVertexServiceAccountEndToEnd(t *testing.T) {
 		}()
 	}
 	waitFor(t, "the mint to reach the token endpoint", func() bool { c, _ := tokens.Calls(); return c > 0 })
-	time.Sleep(200 * time.Millisecond) // let the others pile up on the one flight (no assertion on timing)
+	waitFor(t, "ten requests in flight", func() bool { return inFlight(t, g) == 10 })
 	release()
 	wg.Wait()
 	for i, c := range codes {
