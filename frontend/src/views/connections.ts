@@ -462,6 +462,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       name, baseUrl, prefix, priority, maxConcurrent, models, apiKey,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
       rateLimitOverrides: modelCaps as unknown as HTMLInputElement,
+      ...(google?.controls ?? {}),
     };
 
     const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });

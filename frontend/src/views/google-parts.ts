@@ -69,6 +69,8 @@ export function accountSummary(c: Connection): HTMLElement | null {
  */
 export function googleEditFields(c: Connection): {
   element: HTMLElement;
+  /** The fields by the API's error param, to mark the one an error names. */
+  controls: Record<string, HTMLInputElement>;
   value: () => Promise<{ apiKey?: string; providerSpecificData?: Record<string, unknown> } | null | { error: string; control: HTMLInputElement }>;
 } | null {
   const data = (c.providerSpecificData ?? {}) as Record<string, unknown>;
@@ -84,6 +86,7 @@ export function googleEditFields(c: Connection): {
     );
     return {
       element,
+      controls: { 'providerSpecificData.projectId': project },
       value: async () => (project.value.trim() === str('projectId') ? null : { providerSpecificData: { ...data, projectId: project.value.trim() } }),
     };
   }
@@ -101,6 +104,7 @@ export function googleEditFields(c: Connection): {
   );
   return {
     element,
+    controls: { apiKey: key, 'providerSpecificData.projectId': project, 'providerSpecificData.region': region },
     value: async () => {
       const out: { apiKey?: string; providerSpecificData?: Record<string, unknown> } = {};
       const file = key.files?.[0];

@@ -124,5 +124,14 @@ test('Gemini CLI login and Vertex AI service account on the Connections page', a
   const vx = connections.find((x) => x.provider === 'vertex');
   assert.deepEqual([vx.providerSpecificData.projectId, vx.providerSpecificData.region], ['browser-proj', 'europe-west4']);
   await login.getByText('account gem@example.com · project my-gcp-project').waitFor({ timeout: 10_000 });
+
+  // A region Vertex does not have is refused at its field, in plain words.
+  await row.getByRole('button', { name: /^Edit / }).click();
+  const vdialog = page.getByRole('dialog');
+  await vdialog.getByLabel('Region').fill('moon-base');
+  await vdialog.getByRole('button', { name: 'Save changes' }).click();
+  await vdialog.getByText(/must be a Vertex AI location/).waitFor({ timeout: 10_000 });
+  assert.equal(await vdialog.getByLabel('Region').getAttribute('aria-invalid'), 'true');
+  await vdialog.getByRole('button', { name: 'Cancel' }).click();
   assert.deepEqual(errors, []);
 });
