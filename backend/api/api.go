@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
@@ -64,7 +66,14 @@ type Deps struct {
 	// Executors send the credential check's one-token completion (create,
 	// edit, Test); nil skips that step.
 	Executors Executors
-	Events    *events.Bus
+	// FreshToken is a subscription connection's access token, refreshed
+	// when due (the gateway's refresher), for the checks that send a
+	// request with it; nil skips those.
+	FreshToken func(ctx context.Context, c *routing.Conn) (string, error)
+	// CodeAssist reads a Gemini CLI login's quota buckets during its check
+	// (nil: not read).
+	CodeAssist *codeassist.Executor
+	Events     *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Leases is the exclusive session lease service.

@@ -698,7 +698,7 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	now := g.clk.Now()
 	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
-	a.codec = newCodec(req.format, cand.Conn.Provider.Format)
+	a.codec = newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model))
 	if translate.IsOllama(req.format) {
 		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
 	}
@@ -756,13 +756,14 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 //go:noinline
 func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	g, req, cand := a.g, a.req, a.cand
-	exec, ok := g.executors.For(cand.Conn.Provider.Format)
+	format := cand.Conn.Provider.FormatOf(cand.Model)
+	exec, ok := g.executors.For(format)
 	if !ok || a.codec.unsupported() {
 		a.ticket.Abandon()
 		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
-			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+			Message: "this gateway cannot speak " + string(format) + " to " + cand.Conn.Provider.ID}
 		if ok {
-			v.Message = cand.Conn.Provider.ID + " (" + string(cand.Conn.Provider.Format) + " wire) serves no " + string(req.format) + " endpoint"
+			v.Message = cand.Conn.Provider.ID + " (" + string(format) + " wire) serves no " + string(req.format) + " endpoint"
 		}
 		a.rec.Verdict, a.rec.Code, a.rec.Detail = string(v.Kind), v.Code, attemptDetail(v.Message, cand)
 		req.attempts = append(req.attempts, a.rec)

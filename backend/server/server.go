@@ -35,10 +35,12 @@ import (
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
+	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
+	"omniroute/backend/providers/vertex"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
@@ -450,9 +452,15 @@ func (s *Server) wire() error {
 	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
 	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
 		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+	// Google's other doors to Gemini: the Gemini CLI's Code Assist backend
+	// and Vertex AI (whose Claude models take the Anthropic wire).
+	vertexExec := vertex.New(direct, userAgent, vertex.NewTokens(direct, clk.Now, strings.TrimSpace(opts.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))
+	codeAssist := codeassist.New(direct, userAgent)
 	executors := executorSet{providers.FormatOpenAI: openaiExec,
-		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
-		providers.FormatGemini: pgemini.New(direct, userAgent)}
+		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec}},
+		providers.FormatResponses: codex.New(direct, userAgent),
+		providers.FormatGemini: providers.Dialects{Default: pgemini.New(direct, userAgent),
+			By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec, providers.DialectCodeAssist: codeAssist}}}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
@@ -550,7 +558,7 @@ func (s *Server) wire() error {
 	}
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, Capture: bodies,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()

@@ -314,6 +314,8 @@ export interface NewConnection {
   priority?: number;
   maxConcurrent?: number;
   models?: string[];
+  /** Provider-specific settings (vertex: projectId, region). */
+  providerSpecificData?: Record<string, unknown>;
   /** Check the key with the upstream (GET /models and a one-token completion). */
   verify?: boolean;
 }

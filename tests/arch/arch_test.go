@@ -98,6 +98,8 @@ func layers() []layer {
 		{"backend/providers/claude", []string{"backend/clock", "backend/providers", "backend/providers/anthropic", "backend/resilience/wall"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/codex", []string{"backend/providers", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/gemini", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/codeassist", []string{"backend/providers", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/vertex", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/oauth", []string{"backend/clock", "backend/errs", "backend/providers", "backend/routing", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/routing", []string{"backend/clock", "backend/errs", "backend/providers", "backend/resilience/breaker",
 			"backend/resilience/cooldown", "backend/resilience/lockout", "backend/resilience/queue", "backend/resilience/verdict", "backend/routing/strategy", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
