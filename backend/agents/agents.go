@@ -70,6 +70,12 @@ type Options struct {
 	// resolve to (ANTHROPIC_DEFAULT_{OPUS,SONNET,HAIKU}_MODEL); Haiku is also
 	// its small-fast (background) model. Empty ones fall back to Model.
 	Opus, Sonnet, Haiku string
+	// Autocomplete and Embed are the models of Continue's autocomplete role
+	// (fill-in-the-middle through /v1/completions) and embed role
+	// (/v1/embeddings, for indexing). An empty Autocomplete falls back to
+	// Model; an empty Embed writes no embed entry (Continue then embeds
+	// locally).
+	Autocomplete, Embed string
 	// Now returns the current time, for backup names; defaults to time.Now.
 	Now func() time.Time
 }
@@ -142,6 +148,7 @@ func New(o Options) *Manager {
 	o.BaseURL = strings.TrimRight(strings.TrimSuffix(o.BaseURL, "/v1"), "/")
 	o.Model = strings.TrimSpace(o.Model)
 	o.Opus, o.Sonnet, o.Haiku = strings.TrimSpace(o.Opus), strings.TrimSpace(o.Sonnet), strings.TrimSpace(o.Haiku)
+	o.Autocomplete, o.Embed = strings.TrimSpace(o.Autocomplete), strings.TrimSpace(o.Embed)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -153,6 +160,14 @@ func New(o Options) *Manager {
 func (m *Manager) WithModels(model, opus, sonnet, haiku string) *Manager {
 	o := m.o
 	o.Model, o.Opus, o.Sonnet, o.Haiku = model, opus, sonnet, haiku
+	return New(o)
+}
+
+// WithRoles returns a Manager like m that also writes Continue's
+// autocomplete and embed models (Options.Autocomplete, Embed).
+func (m *Manager) WithRoles(autocomplete, embed string) *Manager {
+	o := m.o
+	o.Autocomplete, o.Embed = autocomplete, embed
 	return New(o)
 }
 
@@ -387,7 +402,7 @@ func (m *Manager) validate(needKey bool) error {
 	if strings.IndexFunc(m.o.APIKey, badKeyRune) >= 0 {
 		return errors.New("agents: API key contains whitespace or control characters")
 	}
-	for _, name := range []string{m.o.Model, m.o.Opus, m.o.Sonnet, m.o.Haiku} {
+	for _, name := range []string{m.o.Model, m.o.Opus, m.o.Sonnet, m.o.Haiku, m.o.Autocomplete, m.o.Embed} {
 		if strings.IndexFunc(name, isControl) >= 0 {
 			return errors.New("agents: model id contains control characters")
 		}

@@ -279,8 +279,7 @@ func fileCases() []fileCase {
 			id:  "continue",
 			rel: ".continue/config.yaml",
 			fresh: func(t *testing.T, data []byte) {
-				want := "name: OmniRoute\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: OmniRoute\n    provider: openai\n" +
-					"    model: gpt-4o-mini\n    apiBase: " + testBase + "/v1\n    apiKey: " + testKey + "\n"
+				want := "name: OmniRoute\nversion: 1.0.0\nschema: v1\nmodels:\n" + continueItemText("  ", "gpt-4o-mini")
 				if string(data) != want {
 					t.Errorf("config.yaml:\n%s\nwant:\n%s", data, want)
 				}
@@ -290,15 +289,14 @@ func fileCases() []fileCase {
 			merged: func(t *testing.T, data []byte) {
 				want := "name: Local Assistant\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: Llama 3\n    provider: ollama\n" +
 					"    model: llama3.1:8b\n    roles:\n      - chat\n      - edit\n" +
-					"  - name: OmniRoute\n    provider: openai\n    model: gpt-4o-mini\n    apiBase: " + testBase + "/v1\n" +
-					"    apiKey: " + testKey + "\n" +
+					continueItemText("  ", "gpt-4o-mini") +
 					"\n# context providers\ncontext:\n  - provider: code\n"
 				if string(data) != want {
 					t.Errorf("config.yaml:\n%s\nwant:\n%s", data, want)
 				}
 			},
 			once: func(t *testing.T, data []byte) {
-				if n := strings.Count(string(data), "- name: OmniRoute"); n != 1 {
+				if n := strings.Count(string(data), "- name: OmniRoute\n"); n != 1 {
 					t.Errorf("OmniRoute entry appears %d times", n)
 				}
 			},

@@ -192,3 +192,21 @@ func (e *Engine) DefaultModel() string {
 	}
 	return fallback
 }
+
+// ServedMatching is the first model whose name match accepts, served by an
+// admissible connection in priority order (as DefaultModel orders them);
+// "" when none is. Setup uses it to find a model for a role the main model
+// cannot play (Continue's embed and autocomplete roles).
+func (e *Engine) ServedMatching(match func(model string) bool) string {
+	for _, c := range e.reg.All() {
+		if !c.Active {
+			continue
+		}
+		for _, m := range c.Models {
+			if match(m) && e.Check(Candidate{Conn: c, Model: m}) == nil {
+				return m
+			}
+		}
+	}
+	return ""
+}
