@@ -1,5 +1,6 @@
 // Package agents points IDE coding agents (Claude Code, Codex CLI, Gemini CLI, opencode,
-// Continue, aider, Cline, Cursor) at the local OmniRoute gateway.
+// Kilo Code CLI, Continue, aider, the Cline CLI and extension, Cursor) at the local
+// OmniRoute gateway.
 //
 // For agents with a config file it merges the minimal OmniRoute settings into
 // that file, keeping a backup of the previous version so the change can be
@@ -57,7 +58,8 @@ type Options struct {
 	// unless an agent-specific variable in Env overrides it.
 	Home string
 	// Env is an environment snapshot used for path resolution only
-	// (XDG_CONFIG_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, CONTINUE_GLOBAL_DIR).
+	// (XDG_CONFIG_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, CONTINUE_GLOBAL_DIR,
+	// CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH).
 	Env map[string]string
 	// BaseURL is the gateway root, e.g. http://127.0.0.1:20128 (no /v1).
 	BaseURL string
@@ -204,8 +206,10 @@ var agentTable = [...]spec{
 	codexSpec,
 	geminiSpec,
 	opencodeSpec,
+	kiloSpec,
 	continueSpec,
 	aiderSpec,
+	clineCLISpec,
 	clineSpec,
 	cursorSpec,
 }

@@ -760,7 +760,7 @@ func TestList(t *testing.T) {
 		return out
 	}
 	got := status()
-	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider", "cline", "cursor"}
+	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "continue", "aider", "cline-cli", "cline", "cursor"}
 	if len(got) != len(ids) {
 		t.Fatalf("List returned %d agents", len(got))
 	}
@@ -783,7 +783,7 @@ func TestList(t *testing.T) {
 
 	// A file pointing elsewhere is neither configured nor undoable.
 	writeFile(t, filepath.Join(home, ".aider.conf.yml"), []byte("openai-api-base: https://other/v1\n"), 0o600)
-	for _, id := range ids[:6] {
+	for _, id := range ids[:8] {
 		if _, err := m.Setup(id); err != nil {
 			t.Fatal(err)
 		}
@@ -794,7 +794,7 @@ func TestList(t *testing.T) {
 			t.Errorf("after setup %s: %+v", id, a)
 		}
 	}
-	for _, id := range ids[:6] {
+	for _, id := range ids[:8] {
 		if _, err := m.Undo(id); err != nil {
 			t.Fatal(err)
 		}
@@ -818,6 +818,8 @@ func TestConfigPathsFromEnv(t *testing.T) {
 		{"codex", "CODEX_HOME", "config.toml"},
 		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
 		{"continue", "CONTINUE_GLOBAL_DIR", "config.yaml"},
+		{"kilo", "XDG_CONFIG_HOME", "kilo/kilo.json"},
+		{"cline-cli", "CLINE_DATA_DIR", "settings/providers.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -883,7 +885,7 @@ func TestConcurrentSetup(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := 0; i < 4; i++ {
-		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider"} {
+		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "continue", "aider", "cline-cli"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -929,5 +931,40 @@ func TestContinueLegacyConfigNote(t *testing.T) {
 				t.Errorf("legacy note present = %v, want %v", noted, tt.legacy)
 			}
 		})
+	}
+}
+
+// TestClineCLISetupMerges: setup for the Cline CLI makes the
+// openai-compatible provider the one a run uses, with the gateway's base URL,
+// key and model, and keeps the user's other providers and modes.
+func TestClineCLISetupMerges(t *testing.T) {
+	m, home := newTestManager(t, func(o *Options) { o.Model = "glm-4.6" })
+	path := filepath.Join(home, ".cline", "data", "settings", "providers.json")
+	writeFile(t, path, []byte(`{"version": 1, "lastUsedProvider": "anthropic", "modes": {"plan": "x"},
+  "providers": {"anthropic": {"settings": {"provider": "anthropic", "apiKey": "sk-ant"}},
+    "openai-compatible": {"settings": {"provider": "openai-compatible", "baseUrl": "https://old/v1", "headers": {"A": "b"}}}}}`), 0o600)
+	if _, err := m.Setup("cline-cli"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Version          int            `json:"version"`
+		LastUsedProvider string         `json:"lastUsedProvider"`
+		Modes            map[string]any `json:"modes"`
+		Providers        map[string]struct {
+			Settings map[string]any `json:"settings"`
+		} `json:"providers"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	oa := got.Providers["openai-compatible"].Settings
+	if got.Version != 1 || got.LastUsedProvider != "openai-compatible" || got.Modes["plan"] != "x" ||
+		got.Providers["anthropic"].Settings["apiKey"] != "sk-ant" || oa["baseUrl"] != testBase+"/v1" ||
+		oa["apiKey"] != testKey || oa["model"] != "glm-4.6" || oa["headers"] == nil {
+		t.Errorf("providers.json:\n%s", data)
 	}
 }
