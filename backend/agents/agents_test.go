@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -760,7 +761,7 @@ func TestList(t *testing.T) {
 		return out
 	}
 	got := status()
-	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "continue", "aider", "cline-cli", "cline", "cursor"}
+	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli", "cline", "cursor"}
 	if len(got) != len(ids) {
 		t.Fatalf("List returned %d agents", len(got))
 	}
@@ -783,7 +784,7 @@ func TestList(t *testing.T) {
 
 	// A file pointing elsewhere is neither configured nor undoable.
 	writeFile(t, filepath.Join(home, ".aider.conf.yml"), []byte("openai-api-base: https://other/v1\n"), 0o600)
-	for _, id := range ids[:8] {
+	for _, id := range ids[:9] {
 		if _, err := m.Setup(id); err != nil {
 			t.Fatal(err)
 		}
@@ -794,7 +795,7 @@ func TestList(t *testing.T) {
 			t.Errorf("after setup %s: %+v", id, a)
 		}
 	}
-	for _, id := range ids[:8] {
+	for _, id := range ids[:9] {
 		if _, err := m.Undo(id); err != nil {
 			t.Fatal(err)
 		}
@@ -885,7 +886,7 @@ func TestConcurrentSetup(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := 0; i < 4; i++ {
-		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "continue", "aider", "cline-cli"} {
+		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -966,5 +967,50 @@ func TestClineCLISetupMerges(t *testing.T) {
 		got.Providers["anthropic"].Settings["apiKey"] != "sk-ant" || oa["baseUrl"] != testBase+"/v1" ||
 		oa["apiKey"] != testKey || oa["model"] != "glm-4.6" || oa["headers"] == nil {
 		t.Errorf("providers.json:\n%s", data)
+	}
+}
+
+// TestQwenSetupMerges: setup for Qwen Code selects OpenAI-compatible auth and
+// the model, puts the gateway's provider entry first (replacing an older one
+// of its own, keeping the user's) and sets the key variable it names.
+func TestQwenSetupMerges(t *testing.T) {
+	m, home := newTestManager(t, func(o *Options) { o.Model = "glm-4.6" })
+	path := filepath.Join(home, ".qwen", "settings.json")
+	writeFile(t, path, []byte(`{"ui": {"theme": "dark"}, "modelProviders": {"openai": [
+  {"id": "old", "baseUrl": "http://old/v1", "envKey": "OMNIROUTE_API_KEY"},
+  {"id": "mine", "baseUrl": "https://example/v1", "envKey": "MY_KEY"}]}, "env": {"MY_KEY": "k"}}`), 0o600)
+	if _, err := m.Setup("qwen-code"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		UI       map[string]any `json:"ui"`
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+		Model struct {
+			Name string `json:"name"`
+		} `json:"model"`
+		ModelProviders struct {
+			OpenAI []struct{ ID, BaseURL, EnvKey string } `json:"openai"`
+		} `json:"modelProviders"`
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	list := got.ModelProviders.OpenAI
+	if got.UI["theme"] != "dark" || got.Security.Auth.SelectedType != "openai" || got.Model.Name != "glm-4.6" ||
+		len(list) != 2 || list[0].ID != "glm-4.6" || list[0].BaseURL != testBase+"/v1" || list[0].EnvKey != "OMNIROUTE_API_KEY" ||
+		list[1].ID != "mine" || got.Env["OMNIROUTE_API_KEY"] != testKey || got.Env["MY_KEY"] != "k" {
+		t.Errorf("settings.json:\n%s", data)
+	}
+	if a := m.List(); !slices.ContainsFunc(a, func(a Agent) bool { return a.ID == "qwen-code" && a.Configured }) {
+		t.Errorf("qwen-code not listed as configured: %+v", a)
 	}
 }

@@ -296,3 +296,127 @@ var clineCLISpec = spec{
 		}
 	},
 }
+
+// qwenKeyVar is the variable Qwen Code reads the gateway key from: the
+// provider entry names it (envKey) and the settings' "env" member sets it.
+const qwenKeyVar = "OMNIROUTE_API_KEY"
+
+// Qwen Code reads ~/.qwen/settings.json: OpenAI-compatible auth
+// (security.auth.selectedType "openai"), model.name, a modelProviders.openai
+// entry for the model (baseUrl, and envKey naming the variable with the key)
+// and that variable in "env".
+var qwenSpec = spec{
+	id:   "qwen-code",
+	name: "Qwen Code",
+	kind: KindFile,
+	cmd:  "qwen",
+	path: func(o *Options) string { return joinIf(o.Home, ".qwen", "settings.json") },
+	apply: func(o *Options, old []byte, _ bool) ([]byte, error) {
+		top, err := parseJSONObject(old)
+		if err != nil {
+			return nil, err
+		}
+		security, err := top.object("security")
+		if err != nil {
+			return nil, err
+		}
+		auth, err := security.object("auth")
+		if err != nil {
+			return nil, fmt.Errorf("security.%v", err)
+		}
+		auth.setString("selectedType", "openai")
+		security.set("auth", auth.compact())
+		top.set("security", security.compact())
+		model, err := top.object("model")
+		if err != nil {
+			return nil, err
+		}
+		model.setString("name", o.model())
+		top.set("model", model.compact())
+		providers, err := top.object("modelProviders")
+		if err != nil {
+			return nil, err
+		}
+		list, err := qwenProviders(o, providers)
+		if err != nil {
+			return nil, err
+		}
+		providers.set("openai", list)
+		top.set("modelProviders", providers.compact())
+		env, err := top.object("env")
+		if err != nil {
+			return nil, err
+		}
+		env.setString(qwenKeyVar, o.APIKey)
+		top.set("env", env.compact())
+		return top.pretty(detectIndent(old)), nil
+	},
+	configured: func(o *Options, data []byte) bool {
+		top, err := parseJSONObject(data)
+		if err != nil {
+			return false
+		}
+		providers, err := top.object("modelProviders")
+		if err != nil {
+			return false
+		}
+		raw, _ := providers.get("openai")
+		var list []struct {
+			BaseURL string `json:"baseUrl"`
+			EnvKey  string `json:"envKey"`
+		}
+		if json.Unmarshal(raw, &list) != nil {
+			return false
+		}
+		for _, p := range list {
+			if p.EnvKey == qwenKeyVar && strings.TrimRight(p.BaseURL, "/") == o.v1() {
+				return true
+			}
+		}
+		return false
+	},
+	instructions: func(o *Options, path string) Instructions {
+		return Instructions{
+			Env: qwenEnv(o),
+			Steps: []string{
+				fmt.Sprintf("In %s set security.auth.selectedType to \"openai\", model.name to %q, and add {\"id\": %q, \"baseUrl\": %q, \"envKey\": %q} to modelProviders.openai.",
+					path, o.model(), o.model(), o.v1(), qwenKeyVar),
+				"Or export the variables below before starting `qwen` (Qwen Code needs Node.js 22 or newer).",
+			},
+		}
+	},
+	runEnv: qwenEnv,
+}
+
+// qwenProviders returns modelProviders.openai with the gateway's entry
+// first and the user's entries after it (an older OmniRoute entry, the one
+// naming qwenKeyVar, is replaced).
+func qwenProviders(o *Options, providers *jsonObject) (json.RawMessage, error) {
+	var list []json.RawMessage
+	if raw, ok := providers.get("openai"); ok {
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("%w: modelProviders.openai is not a list", ErrUnsupportedConfig)
+		}
+	}
+	entry := &jsonObject{}
+	entry.setString("id", o.model())
+	entry.setString("name", o.model()+" (OmniRoute)")
+	entry.setString("baseUrl", o.v1())
+	entry.setString("envKey", qwenKeyVar)
+	out := []json.RawMessage{entry.compact()}
+	for _, e := range list {
+		var p struct {
+			EnvKey string `json:"envKey"`
+		}
+		if json.Unmarshal(e, &p) == nil && p.EnvKey == qwenKeyVar {
+			continue
+		}
+		out = append(out, e)
+	}
+	return json.Marshal(out)
+}
+
+// qwenEnv is Qwen Code's environment for the gateway (its OpenAI variables).
+func qwenEnv(o *Options) map[string]string {
+	return map[string]string{"OPENAI_BASE_URL": o.v1(), "OPENAI_API_KEY": o.APIKey, "OPENAI_MODEL": o.model()}
+}

@@ -59,7 +59,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	clientsDir = wd
-	for _, p := range []string{claudeBin, codexBin, geminiBin, opencodeBin, continueBin, kiloBin, clineBin, "node_modules/openai/package.json", "node_modules/@anthropic-ai/sdk/package.json"} {
+	for _, p := range []string{claudeBin, codexBin, geminiBin, opencodeBin, continueBin, kiloBin, clineBin, qwenBin, node22Dir + "/node", "node_modules/openai/package.json", "node_modules/@anthropic-ai/sdk/package.json"} {
 		if _, err := os.Stat(filepath.Join(clientsDir, p)); err != nil {
 			return 0, fmt.Errorf("%s is missing: run `npm ci` in tests/clients (make test-clients does)", p)
 		}
