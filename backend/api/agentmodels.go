@@ -130,6 +130,12 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 		if t := setting(family); t != "" {
 			return t
 		}
+		if requested == "" {
+			// Each family on the user's Claude connection's own model of it.
+			if m := a.Engine.ClaudeFamilyModel(family); m != "" {
+				return m
+			}
+		}
 		return main.Model
 	}
 	main.Opus, main.Sonnet, main.Haiku = pick(routing.FamilyOpus), pick(routing.FamilySonnet), pick(routing.FamilyHaiku)
@@ -268,6 +274,18 @@ func (a *API) AgentChoices(agentID string) []AgentChoice {
 			if strings.EqualFold(out[i].Name, t) && out[i].Serving {
 				pick = i
 				out[i].Why = "your choice in the agent model map"
+			}
+		}
+	}
+	if pick < 0 && agentID == "claude-code" {
+		// Claude Code on the user's Claude subscription or API key when
+		// there is one, before an unrelated endpoint.
+		if m := a.Engine.ClaudeFamilyModel(routing.FamilySonnet); m != "" {
+			for i := range out {
+				if out[i].Name == m && out[i].Serving {
+					pick = i
+					out[i].Why = "your Claude connection's sonnet model"
+				}
 			}
 		}
 	}

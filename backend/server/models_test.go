@@ -289,3 +289,28 @@ func TestContinueSetupPicksRoleModels(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeSetupDefaultsToTheClaudeConnection: without --model, setup
+// for Claude Code writes the Claude connection's own model of each family,
+// not the first served model of an unrelated endpoint that comes first.
+func TestClaudeCodeSetupDefaultsToTheClaudeConnection(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	e := newEnv(t)
+	e.createConn(map[string]any{"provider": "openai-compatible", "name": "a", "apiKey": "key-a", "baseUrl": e.upURL, "priority": 1, "models": []string{"glm-4.6"}})
+	e.createConn(map[string]any{"provider": "anthropic", "name": "claude", "apiKey": "key-c", "baseUrl": e.upURL, "priority": 2,
+		"models": []string{"claude-opus-5-5", "claude-sonnet-5-0", "claude-haiku-4-5"}})
+	code, m := e.mgmt("GET", "/api/agents/claude-code/models", nil)
+	models, _ := m["models"].(map[string]any)
+	if code != 200 || models["model"] != "claude-sonnet-5-0" || models["opus"] != "claude-opus-5-5" ||
+		models["sonnet"] != "claude-sonnet-5-0" || models["haiku"] != "claude-haiku-4-5" {
+		t.Fatalf("claude-code models: %d %v", code, m)
+	}
+	// An explicit model still wins for every family but haiku's map target.
+	code, m = e.mgmt("GET", "/api/agents/claude-code/models?model=glm-4.6", nil)
+	models, _ = m["models"].(map[string]any)
+	if code != 200 || models["model"] != "glm-4.6" || models["opus"] != "glm-4.6" || models["haiku"] != "glm-4.6" {
+		t.Fatalf("claude-code models with --model: %d %v", code, m)
+	}
+}
