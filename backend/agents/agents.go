@@ -78,6 +78,10 @@ type Options struct {
 	// Model; an empty Embed writes no embed entry (Continue then embeds
 	// locally).
 	Autocomplete, Embed string
+	// ContextWindow is Model's context window in tokens (0: unknown); Claude
+	// Code gets it as CLAUDE_CODE_MAX_CONTEXT_TOKENS for a non-Claude model,
+	// whose window it cannot know (it would assume 1M and never compact).
+	ContextWindow int
 	// Now returns the current time, for backup names; defaults to time.Now.
 	Now func() time.Time
 }
@@ -162,6 +166,14 @@ func New(o Options) *Manager {
 func (m *Manager) WithModels(model, opus, sonnet, haiku string) *Manager {
 	o := m.o
 	o.Model, o.Opus, o.Sonnet, o.Haiku = model, opus, sonnet, haiku
+	return New(o)
+}
+
+// WithContextWindow returns a Manager like m that writes n as the main
+// model's context window (Options.ContextWindow).
+func (m *Manager) WithContextWindow(n int) *Manager {
+	o := m.o
+	o.ContextWindow = n
 	return New(o)
 }
 

@@ -1014,3 +1014,39 @@ func TestQwenSetupMerges(t *testing.T) {
 		t.Errorf("qwen-code not listed as configured: %+v", a)
 	}
 }
+
+// TestClaudeSetupWritesTheContextWindow: a known window of a non-Claude
+// model is written as CLAUDE_CODE_MAX_CONTEXT_TOKENS; a later setup for a
+// Claude model (whose window Claude Code knows) or an unknown window removes
+// it, keeping the user's other variables.
+func TestClaudeSetupWritesTheContextWindow(t *testing.T) {
+	m, home := newTestManager(t, nil)
+	path := filepath.Join(home, ".claude", "settings.json")
+	writeFile(t, path, []byte(`{"env": {"MY_VAR": "1"}}`), 0o600)
+	tests := []struct {
+		model  string
+		window int
+		want   string // the variable's value, "" for absent
+	}{
+		{"glm-4.6", 200000, "200000"},
+		{"claude-sonnet-5-0", 200000, ""},
+		{"glm-4.6", 131072, "131072"},
+		{"mystery-model", 0, ""},
+	}
+	for _, tt := range tests {
+		if _, err := m.WithModels(tt.model, "", "", "").WithContextWindow(tt.window).Setup("claude-code"); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Env map[string]string }
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] != tt.want || got.Env["MY_VAR"] != "1" || got.Env["ANTHROPIC_MODEL"] != tt.model {
+			t.Errorf("%s (window %d): settings.json:\n%s", tt.model, tt.window, data)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -26,6 +27,8 @@ var claudeSpec = spec{
 		if err != nil {
 			return nil, err
 		}
+		// A window written for an earlier model must not outlive it.
+		env.remove(claudeWindowVar)
 		for _, kv := range claudeVars(o) {
 			env.setString(kv[0], kv[1])
 		}
@@ -62,6 +65,10 @@ var claudeSpec = spec{
 	runEnv: claudeEnv,
 }
 
+// claudeWindowVar is the variable Claude Code takes a gateway model's
+// context window from.
+const claudeWindowVar = "CLAUDE_CODE_MAX_CONTEXT_TOKENS"
+
 // claudeVars are the Claude Code variables for the gateway, in writing order:
 // the base URL and key, then (with a model) every model variable Claude Code
 // reads, so its default, its /model families and its background requests all
@@ -72,13 +79,19 @@ func claudeVars(o *Options) [][2]string {
 		return kvs
 	}
 	haiku := o.family(o.Haiku)
-	return append(kvs,
+	kvs = append(kvs,
 		[2]string{"ANTHROPIC_MODEL", o.Model},
 		[2]string{"ANTHROPIC_DEFAULT_OPUS_MODEL", o.family(o.Opus)},
 		[2]string{"ANTHROPIC_DEFAULT_SONNET_MODEL", o.family(o.Sonnet)},
 		[2]string{"ANTHROPIC_DEFAULT_HAIKU_MODEL", haiku},
 		[2]string{"ANTHROPIC_SMALL_FAST_MODEL", haiku},
 	)
+	if o.ContextWindow > 0 && !strings.HasPrefix(strings.ToLower(o.Model), "claude") {
+		// Claude Code assumes 1M tokens for a model it does not know and
+		// would hit context-length errors instead of compacting.
+		kvs = append(kvs, [2]string{claudeWindowVar, strconv.Itoa(o.ContextWindow)})
+	}
+	return kvs
 }
 
 // claudeEnv is the Claude Code environment for the gateway.

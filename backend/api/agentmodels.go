@@ -31,6 +31,10 @@ type AgentModels struct {
 	// empty: no embed entry). Empty for other agents.
 	Autocomplete string `json:"autocomplete,omitempty"`
 	Embed        string `json:"embed,omitempty"`
+	// ContextWindow is Model's context window in tokens as the gateway
+	// knows it (a combo's targets, else its catalogue); 0 when unknown.
+	// Claude Code's setup writes it so it compacts in time.
+	ContextWindow int `json:"contextWindow,omitempty"`
 	// Source says where Model came from: "requested", "setting" (the agent
 	// model map) or "default" (the first healthy combo, else the first served model).
 	Source string `json:"source"`
@@ -42,7 +46,7 @@ type AgentModels struct {
 
 // Manager returns base configured to write these names.
 func (m AgentModels) Manager(base *agents.Manager) *agents.Manager {
-	return base.WithModels(m.Model, m.Opus, m.Sonnet, m.Haiku).WithRoles(m.Autocomplete, m.Embed)
+	return base.WithModels(m.Model, m.Opus, m.Sonnet, m.Haiku).WithRoles(m.Autocomplete, m.Embed).WithContextWindow(m.ContextWindow)
 }
 
 // nameHas reports whether model's name contains one of the parts, ignoring case.
@@ -112,6 +116,7 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 			"no connection serves any model yet: add a provider connection (dashboard Connections page or POST /api/providers), then run setup again")
 	}
 	main.Warning = a.unservable(main.Model)
+	main.ContextWindow = a.contextWindow(main.Model)
 	if agentID == "continue" {
 		main.Autocomplete = a.Engine.ServedMatching(isCodeModel)
 		if main.Autocomplete == "" || isCodeModel(main.Model) {

@@ -310,7 +310,15 @@ func TestClaudeCodeSetupDefaultsToTheClaudeConnection(t *testing.T) {
 	// An explicit model still wins for every family but haiku's map target.
 	code, m = e.mgmt("GET", "/api/agents/claude-code/models?model=glm-4.6", nil)
 	models, _ = m["models"].(map[string]any)
-	if code != 200 || models["model"] != "glm-4.6" || models["opus"] != "glm-4.6" || models["haiku"] != "glm-4.6" {
+	if code != 200 || models["model"] != "glm-4.6" || models["opus"] != "glm-4.6" || models["haiku"] != "glm-4.6" ||
+		models["contextWindow"] != float64(200000) {
 		t.Fatalf("claude-code models with --model: %d %v", code, m)
+	}
+	// A combo's window is the smallest of its targets' (declared, else known).
+	e.addCombo("mix", "priority", map[string]any{"model": "glm-4.6"}, map[string]any{"model": "claude-sonnet-5-0", "contextWindow": 150000})
+	code, m = e.mgmt("GET", "/api/agents/claude-code/models?model=mix", nil)
+	models, _ = m["models"].(map[string]any)
+	if code != 200 || models["contextWindow"] != float64(150000) {
+		t.Fatalf("claude-code models for a combo: %d %v", code, m)
 	}
 }
