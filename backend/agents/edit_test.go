@@ -198,6 +198,8 @@ func TestApplyContinue(t *testing.T) {
 func TestApplyContinueRoles(t *testing.T) {
 	roles := testOptions("glm-4.6")
 	roles.Autocomplete, roles.Embed = "qwen2.5-coder", "nomic-embed-text"
+	windowed := testOptions("glm-4.6")
+	windowed.ContextWindow = 200000
 	three := continueEntry("  ", "OmniRoute", "glm-4.6", "chat, edit, apply") +
 		continueEntry("  ", "OmniRoute Autocomplete", "qwen2.5-coder", "autocomplete") +
 		continueEntry("  ", "OmniRoute Embed", "nomic-embed-text", "embed")
@@ -207,6 +209,9 @@ func TestApplyContinueRoles(t *testing.T) {
 		in, want string
 	}{
 		{"all three roles", roles, "models:\n  - name: A\n    provider: x\n", "models:\n  - name: A\n    provider: x\n" + three},
+		{"the chat model's context window", windowed, "models: []\n", "models:\n" +
+			continueEntry("  ", "OmniRoute", "glm-4.6", "chat, edit, apply") + "    defaultCompletionOptions:\n      contextLength: 200000\n" +
+			continueEntry("  ", "OmniRoute Autocomplete", "glm-4.6", "autocomplete")},
 		{"owned entries replaced where the first was", testOptions("glm-4.6"),
 			"models:\n" + three + "  - name: B\n    provider: y\n",
 			"models:\n" + continueItemText("  ", "glm-4.6") + "  - name: B\n    provider: y\n"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -65,7 +66,8 @@ var continueSpec = spec{
 // continueItem renders the OmniRoute model entries at the given
 // indentation: the chat model, the autocomplete model (Continue's "openai"
 // provider sends its fill-in-the-middle prompt to the legacy /v1/completions)
-// and, when one is served, the embed model (/v1/embeddings).
+// and, when one is served, the embed model (/v1/embeddings). The chat
+// entry carries the model's context window when the gateway knows it.
 func continueItem(o *Options, indent int, nl string) string {
 	pad := strings.Repeat(" ", indent)
 	entry := func(name, model, roles string) string {
@@ -80,7 +82,12 @@ func continueItem(o *Options, indent int, nl string) string {
 	if auto == "" {
 		auto = o.model()
 	}
-	out := entry(continueModelName, o.model(), "chat, edit, apply") + entry(continueAutocompleteName, auto, "autocomplete")
+	chat := entry(continueModelName, o.model(), "chat, edit, apply")
+	if o.ContextWindow > 0 {
+		// Continue trims the conversation to the model's window (else 32k).
+		chat += pad + "  defaultCompletionOptions:" + nl + pad + "    contextLength: " + strconv.Itoa(o.ContextWindow) + nl
+	}
+	out := chat + entry(continueAutocompleteName, auto, "autocomplete")
 	if o.Embed != "" {
 		out += entry(continueEmbedName, o.Embed, "embed")
 	}

@@ -42,7 +42,7 @@ func TestContinueRightAfterSetup(t *testing.T) {
 	s.up.SetToolCalls(map[string]string{"Bash": `{"command":"echo ` + toolMarker + `"}`})
 
 	cfg := setupAgent(t, s, "continue", "glm-4.6", ".continue", "config.yaml")
-	for _, want := range []string{"model: glm-4.6\n", "model: qwen2.5-coder\n", "roles: [autocomplete]", "model: nomic-embed-text\n", "roles: [embed]"} {
+	for _, want := range []string{"model: glm-4.6\n", "contextLength: 200000\n", "model: qwen2.5-coder\n", "roles: [autocomplete]", "model: nomic-embed-text\n", "roles: [embed]"} {
 		if !strings.Contains(cfg, want) {
 			t.Errorf("config.yaml lacks %q:\n%s", want, cfg)
 		}
