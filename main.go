@@ -127,6 +127,14 @@ Usage:
   omniroute export --to FILE
                             copy the database (PostgreSQL or SQLite) into a new SQLite file
   omniroute migrate         apply pending schema migrations and print the version
+  omniroute backup FILE [--with-log]
+                            write one file with the settings, connections (secrets
+                            sealed with a passphrase), keys (hashed), combos, rules,
+                            pricing and budgets; the request log only with --with-log
+  omniroute restore FILE [--yes] [--dry-run]
+                            show what restoring FILE changes (added/changed/removed),
+                            then replace the configuration (asks, unless --yes);
+                            the gateway must be stopped (else use Settings → Backup)
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -140,6 +148,8 @@ Environment:
   OMNIROUTE_DATABASE_URL    PostgreSQL URL (postgres://…) instead of the embedded SQLite:
                             a team server of several instances (README)
   OMNIROUTE_INSTANCE_NAME   a team server instance's name (default host name:port)
+  OMNIROUTE_BACKUP_PASSPHRASE
+                            the backup/restore passphrase, for scripts (else prompted)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `
@@ -204,6 +214,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.ExportCommand(rest[1:], proc, stdout, stderr)
 		case "migrate":
 			return app.MigrateCommand(rest[1:], proc, stdout, stderr)
+		case "backup":
+			return app.BackupCommand(rest[1:], proc, app.Terminal{In: os.Stdin, Getenv: os.Getenv}, appVersion(), stdout, stderr)
+		case "restore":
+			return app.RestoreCommand(rest[1:], proc, app.Terminal{In: os.Stdin, Getenv: os.Getenv}, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

@@ -86,6 +86,9 @@ type Deps struct {
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
 	Budgets *budget.Ledger
+	// Restored reloads every in-memory view (connections, combos, keys,
+	// budgets, pricing, settings) after POST /api/restore wrote the database.
+	Restored func() error
 }
 
 // API serves every HTTP route.
@@ -236,6 +239,7 @@ func (a *API) Handler() http.Handler {
 	a.agentRoutes(m)
 	a.instanceRoutes(m)
 	a.updateRoutes(m)
+	a.backupRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)
