@@ -23,6 +23,7 @@ import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { openModelsDialog } from './models-dialog';
 
 export const PROVIDERS = [
   'openai',
@@ -251,6 +252,18 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('models'), 'aria-label': `Refresh models of ${label}` },
       'Refresh models',
     );
+    const manageBtn = h(
+      'button',
+      { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('manage'), 'aria-label': `Manage models of ${label}` },
+      'Models',
+    );
+    manageBtn.addEventListener('click', () =>
+      openModelsDialog(c, async (saved) => {
+        const hiddenN = Array.isArray(saved['hiddenModels']) ? (saved['hiddenModels'] as unknown[]).length : 0;
+        clear(rowMessage, notice(`Saved the models of “${label}”: ${hiddenN} hidden.`, 'success'));
+        await load(true, fk('manage'));
+      }),
+    );
     // The health model's fixes, as the same buttons as on the Overview (the
     // row's own Edit and Enable/Disable stand for edit_connection and enable);
     // before the first health report, the row's own cooldown is the fallback.
@@ -280,7 +293,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true, fk('test'));
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
-    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
