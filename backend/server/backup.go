@@ -51,8 +51,11 @@ func openOffline(proc config.Process) (*store.Store, *secrets.Box, func(), error
 		if err := store.ValidDatabaseURL(proc.DatabaseURL); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := os.MkdirAll(proc.DataDir, 0o700); err != nil {
-			return nil, nil, nil, err
+		// The team's instances share one secret.key: a new one made here
+		// would seal restored credentials that no instance can open.
+		if _, err := os.Stat(filepath.Join(proc.DataDir, datadir.KeyFile)); err != nil {
+			return nil, nil, nil, fmt.Errorf("no %s in %s: point OMNIROUTE_DATA_DIR at a data directory holding the team's %s (every instance has it)",
+				datadir.KeyFile, proc.DataDir, datadir.KeyFile)
 		}
 		st, err = store.OpenPostgres(proc.DatabaseURL)
 	} else {
