@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
+	"omniroute/tests/pgtest"
 )
 
 // modelIDs lists /v1/models with key.
@@ -119,5 +121,79 @@ func TestHiddenModelsAndBackupRestore(t *testing.T) {
 		"Content-Type": "application/json", "X-OmniRoute-Backup-Passphrase": "a long passphrase"})
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"applied":false`) || strings.Contains(string(body), `"id":"`+id+`"`) {
 		t.Fatalf("preview on the restored gateway: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestBackupRestoreDesktopToTeamServer: a desktop's backup restores into a
+// running team server's PostgreSQL database with the CLI (the instance
+// follows within seconds, no restart), and the team's backup restores into a
+// new desktop data directory that then lists exactly the models the first
+// desktop listed.
+func TestBackupRestoreDesktopToTeamServer(t *testing.T) {
+	t.Parallel()
+	pgs, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err) // PostgreSQL is required: never a skip
+	}
+	t.Cleanup(pgs.Stop)
+	dbURL := "OMNIROUTE_DATABASE_URL=" + pgs.NewDatabase(t)
+	up := fakeupstream.New()
+	upURL := up.Start()
+	t.Cleanup(up.Close)
+	passEnv := "OMNIROUTE_BACKUP_PASSPHRASE=team passphrase"
+
+	dirA := t.TempDir()
+	a := startGateway(t, dirA, 0)
+	id := a.addConn("desk", upURL, "desk-key", 1)
+	a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/providers/"+id, map[string]any{"models": []string{"gpt-4o-mini", "m-2"},
+		"hiddenModels": []string{"m-2"}, "modelAliases": map[string]string{"quick": "gpt-4o-mini"}})
+	want := a.modelIDs(a.key)
+	a.stop()
+	file := filepath.Join(t.TempDir(), "desk.backup")
+	if out, errOut, code := runCLI(t, gatewayEnv(dirA, 0, passEnv), "backup", file, "--with-log"); code != 0 {
+		t.Fatalf("backup: %d\n%s\n%s", code, out, errOut)
+	}
+
+	dirT := t.TempDir()
+	team := startGateway(t, dirT, 0, dbURL)
+	out, errOut, code := runCLI(t, gatewayEnv(dirT, 0, dbURL, passEnv), "restore", file, "--yes")
+	if code != 0 || !strings.Contains(out, "Restored.") {
+		t.Fatalf("restore into PostgreSQL: %d\n%s\n%s", code, out, errOut)
+	}
+	deadline := time.Now().Add(20 * time.Second) // the reconcile safety net is 15 s; the change feed is faster
+	for {
+		resp, body := team.do(http.MethodGet, "/v1/models", nil, map[string]string{"Authorization": "Bearer " + a.key})
+		if resp.StatusCode == 200 && strings.Contains(string(body), `"quick"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the running team instance never served the restored configuration: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval, not a timing assertion
+	}
+	if got := team.modelIDs(a.key); !slices.Equal(got, want) {
+		t.Fatalf("team server lists %v, the desktop listed %v", got, want)
+	}
+	if resp, body := team.chat(a.key, "quick", false); resp.StatusCode != 200 || up.LastModel("desk-key") != "gpt-4o-mini" {
+		t.Fatalf("alias through the team server: %d %s", resp.StatusCode, body)
+	}
+
+	back := filepath.Join(t.TempDir(), "team.backup")
+	if out, errOut, code := runCLI(t, gatewayEnv(dirT, 0, dbURL, passEnv), "backup", back); code != 0 {
+		t.Fatalf("backup of PostgreSQL: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(t, gatewayEnv(t.TempDir(), 0, dbURL, passEnv), "backup", filepath.Join(t.TempDir(), "x")); code == 0 || !strings.Contains(errOut, "secret.key") {
+		t.Fatalf("PostgreSQL backup without the team's secret.key: %d %s", code, errOut)
+	}
+	dirC := t.TempDir()
+	if out, errOut, code := runCLI(t, gatewayEnv(dirC, 0, passEnv), "restore", back, "--yes"); code != 0 {
+		t.Fatalf("restore into a new desktop: %d\n%s\n%s", code, out, errOut)
+	}
+	c := startGateway(t, dirC, 0)
+	if c.key != a.key {
+		t.Fatalf("default key after the round trip %q, want %q", c.key, a.key)
+	}
+	if got := c.modelIDs(c.key); !slices.Equal(got, want) {
+		t.Fatalf("after SQLite → PostgreSQL → SQLite: %v, want %v", got, want)
 	}
 }
