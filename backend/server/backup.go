@@ -10,6 +10,7 @@ import (
 	"omniroute/backend/api"
 	"omniroute/backend/backup"
 	"omniroute/backend/budget"
+	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
 	"omniroute/backend/pricing"
@@ -17,25 +18,42 @@ import (
 	"omniroute/backend/store"
 )
 
+// restoredViews are what a restore reloads.
+type restoredViews struct {
+	st       *store.Store
+	box      *secrets.Box
+	clk      clock.Clock
+	reload   func() error
+	prices   *pricing.Table
+	keys     *api.Keyring
+	ledger   *budget.Ledger
+	settings *config.Holder
+}
+
 // reloadRestored brings every in-memory view in step with a database a
 // restore just rewrote: connections and combos, pricing overrides, client
-// keys and their budgets, and the settings.
-func reloadRestored(st *store.Store, reload func() error, prices *pricing.Table, keys *api.Keyring, ledger *budget.Ledger, settings *config.Holder) error {
-	if err := reload(); err != nil {
+// keys and their budgets, and the settings. A backup without client keys
+// leaves a new default key, as a first start does.
+func reloadRestored(v restoredViews) error {
+	st := v.st
+	if err := v.reload(); err != nil {
 		return err
 	}
-	if err := api.LoadPricing(st, prices); err != nil {
+	if err := api.LoadPricing(st, v.prices); err != nil {
+		return err
+	}
+	if err := ensureDefaultKey(st, v.box, v.clk); err != nil {
 		return err
 	}
 	rows, err := st.APIKeys()
 	if err != nil {
 		return err
 	}
-	keys.Load(rows)
-	if err := loadBudgets(st, ledger, rows); err != nil {
+	v.keys.Load(rows)
+	if err := loadBudgets(st, v.ledger, rows); err != nil {
 		return err
 	}
-	return settings.Reload()
+	return v.settings.Reload()
 }
 
 // openOffline opens the process's database without a gateway (the CLI's
