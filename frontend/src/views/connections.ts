@@ -24,6 +24,7 @@ import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 import { openModelsDialog } from './models-dialog';
+import { hiddenModels, modelAliases } from '../lib/modelsearch';
 
 export const PROVIDERS = [
   'openai',
@@ -90,7 +91,7 @@ function renderModels(c: Connection): HTMLElement | null {
   const names = servedModels(c);
   const source =
     c.modelsSource === 'catalog' ? 'catalogue default (the upstream did not list its models)' : c.modelsSource === 'upstream' ? 'listed by the upstream' : '';
-  if (names.length === 0 && !c.modelsError) return null;
+  if (names.length === 0 && !c.modelsError && hiddenModels(c).length === 0) return null;
   const shown = names.slice(0, MODELS_SHOWN);
   return h(
     'details',
@@ -98,6 +99,9 @@ function renderModels(c: Connection): HTMLElement | null {
     h('summary', { class: 'muted small' }, `${names.length} model${names.length === 1 ? '' : 's'}`),
     source ? h('small', { class: 'muted block' }, source) : null,
     c.modelsError ? h('small', { class: 'muted block', title: c.modelsError }, `Last discovery: ${c.modelsError}`) : null,
+    hiddenModels(c).length || Object.keys(modelAliases(c)).length
+      ? h('small', { class: 'muted block', 'data-testid': 'models-managed' }, describeManaged(c))
+      : null,
     shown.length
       ? h(
           'ul',
@@ -107,6 +111,16 @@ function renderModels(c: Connection): HTMLElement | null {
         )
       : null,
   );
+}
+
+/** "2 hidden · aliases: fast → gpt-4o": what the Models dialog set on a connection. */
+export function describeManaged(c: Connection): string {
+  const parts: string[] = [];
+  const hidden = hiddenModels(c);
+  if (hidden.length) parts.push(`${hidden.length} hidden`);
+  const aliases = Object.entries(modelAliases(c)).sort(([a], [b]) => a.localeCompare(b));
+  if (aliases.length) parts.push(`aliases: ${aliases.map(([a, m]) => `${a} → ${m}`).join(', ')}`);
+  return parts.join(' · ');
 }
 
 export function sortConnections(list: Connection[]): Connection[] {

@@ -115,6 +115,9 @@ test('search, hide and alias a connection’s models; back up and restore from t
   await page.setViewportSize({ width: 1280, height: 800 });
   await dialog.getByRole('button', { name: 'Save' }).click();
   await page.getByText('Saved the models of “Lab”: 1 hidden.').waitFor({ timeout: 10_000 });
+  const managed = row.getByTestId('models-managed');
+  await managed.waitFor({ state: 'attached' });
+  assert.equal(await managed.textContent(), '1 hidden · aliases: fast → o3-mini', 'the row says what was hidden and aliased');
 
   let ids = await modelIDs();
   assert.ok(!ids.includes('gpt-4o-mini'), `hidden model gone from /v1/models: ${ids}`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filterModels, hiddenModels, knownModels, modelAliases } from '../../src/lib/modelsearch';
 import { describeChanges } from '../../src/views/backup';
+import { describeManaged } from '../../src/views/connections';
 import type { Connection } from '../../src/api';
 
 describe('filterModels', () => {
@@ -42,5 +43,13 @@ describe('describeChanges', () => {
     });
     expect(lines.map((l) => l.text)).toEqual(['connections: 1 added, 0 changed, 1 removed', 'settings: unchanged']);
     expect(lines[0]?.items).toEqual(['+ work (c1)', '− c2']);
+  });
+});
+
+describe('describeManaged', () => {
+  it('says what is hidden and aliased', () => {
+    const c = { id: 'c', provider: 'p', name: 'n', isActive: true, hiddenModels: ['a', 'b'], modelAliases: { z: 'a', fast: 'gpt-4o' } } as Connection;
+    expect(describeManaged(c)).toBe('2 hidden · aliases: fast → gpt-4o, z → a');
+    expect(describeManaged({ id: 'c', provider: 'p', name: 'n', isActive: true } as Connection)).toBe('');
   });
 });
