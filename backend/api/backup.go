@@ -91,6 +91,10 @@ func (a *API) restoreRoute(w http.ResponseWriter, r *http.Request) {
 		}
 		apply = apply && !b
 	}
+	if r.ContentLength > backup.MaxFileSize {
+		httpx.WriteError(w, errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "the backup file is %d bytes; the limit is %d", r.ContentLength, int64(backup.MaxFileSize)))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, backup.MaxFileSize)
 	f, err := backup.Parse(r.Body)
 	if err != nil {
