@@ -78,6 +78,10 @@ func openOffline(proc config.Process) (*store.Store, *secrets.Box, func(), error
 		st, err = store.OpenPostgres(proc.DatabaseURL)
 	} else {
 		dd, derr := datadir.Open(proc.DataDir, datadir.Options{})
+		var locked *datadir.ErrLocked
+		if errors.As(derr, &locked) {
+			return nil, nil, nil, fmt.Errorf("%w; stop it first, or back up and restore the running gateway from the dashboard (Backup & Restore)", derr)
+		}
 		if derr != nil {
 			return nil, nil, nil, derr
 		}
