@@ -60,6 +60,39 @@ function startGateway(port) {
   });
 }
 
+/** Elements whose content sticks out sideways, page included (the same check as health.e2e's). */
+async function overflowing(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const doc = document.scrollingElement;
+    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
+    for (const el of document.querySelectorAll('body *')) {
+      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead')) continue;
+      const cs = getComputedStyle(el);
+      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
+      if (el.scrollWidth > el.clientWidth + 1) {
+        const cls = typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
+        out.push(`${el.tagName.toLowerCase()}${cls} ${el.scrollWidth} > ${el.clientWidth}: ${(el.textContent ?? '').trim().slice(0, 60)}`);
+      }
+    }
+    return out;
+  });
+}
+
+/** The pages and the dialog at the sizes the dashboard supports overflow nowhere. */
+async function checkSizes(page, what, open) {
+  const problems = [];
+  for (const [w, hgt] of [[1280, 800], [1024, 768], [800, 600]]) {
+    await page.setViewportSize({ width: w, height: hgt });
+    await open();
+    await page.waitForTimeout(200);
+    const over = await overflowing(page);
+    if (over.length) problems.push(`${what} at ${w}×${hgt}:\n  ${over.slice(0, 6).join('\n  ')}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.deepEqual(problems, []);
+}
+
 test('search, hide and alias a connection’s models; back up and restore from the dashboard', async () => {
   const g = await startGateway(await freePort());
   const mgmt = async (method, p, body) => {
@@ -139,6 +172,11 @@ test('search, hide and alias a connection’s models; back up and restore from t
   await dialog.getByText('alias "gpt-4o" is already a model of this connection').waitFor();
   await dialog.getByRole('button', { name: 'Cancel' }).click();
 
+  await checkSizes(page, 'Connections', async () => {});
+  await row.getByRole('button', { name: 'Manage models of Lab' }).click();
+  await checkSizes(page, 'Models dialog', async () => {});
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
   // Backup & Restore: download, then a wrong passphrase, a preview and a restore.
   await nav.getByRole('link', { name: 'Backup & Restore', exact: true }).click();
   const backupCard = page.getByTestId('backup-card');
@@ -170,6 +208,7 @@ test('search, hide and alias a connection’s models; back up and restore from t
   await restoreCard.getByRole('button', { name: 'Preview restore' }).click();
   await page.getByTestId('restore-preview').getByText('connections: 1 added, 0 changed, 0 removed').waitFor();
   await page.getByTestId('restore-preview').getByText(`+ Lab (${created.body.connection.id})`).waitFor();
+  await checkSizes(page, 'Backup & Restore with a preview', async () => {});
   assert.ok(!(await modelIDs()).includes('fast'), 'a preview changes nothing');
 
   await restoreCard.getByRole('button', { name: 'Restore now' }).click();
