@@ -98,6 +98,11 @@ func TestHiddenModelsAndAliases(t *testing.T) {
 			t.Errorf("%s: %d %v, want 400 %s", tc.name, code, m, tc.code)
 		}
 	}
+	// An edit that does not name them (the dashboard's Edit dialog: PUT) keeps them.
+	if code, m := e.mgmt("PUT", "/api/providers/"+aID, map[string]any{"name": "a renamed"}); code != 200 ||
+		!slices.Equal(strs(m["connection"].(map[string]any)["hiddenModels"]), []string{"m-shared", "m-only-a"}) {
+		t.Fatalf("PUT without the fields: %d %v", code, m)
+	}
 	// A refused PATCH changed nothing.
 	if resp, _ := e.chat("fast", false, nil); resp.StatusCode != 200 {
 		t.Fatalf("alias lost after refused patches: %d", resp.StatusCode)
