@@ -111,12 +111,14 @@ func (s State) HasLog() bool {
 // Read reads the backed-up part of st, opening secrets with box (the data
 // directory's key).
 func Read(st *store.Store, box *secrets.Box, withLog bool) (State, error) {
+	scopes := Scopes(withLog)
+	all, err := st.ReadScopes(scopes)
+	if err != nil {
+		return nil, err
+	}
 	out := State{}
-	for _, sc := range Scopes(withLog) {
-		rows, err := st.ReadRows(sc)
-		if err != nil {
-			return nil, err
-		}
+	for i, sc := range scopes {
+		rows := all[i]
 		for _, r := range rows {
 			if err := transform(sc.Table, r, box.Open); err != nil {
 				return nil, fmt.Errorf("%s: %w", sc.Table, err)

@@ -56,8 +56,40 @@ func (s *Store) ReadRows(sc Scope) ([]Row, error) {
 	if err := sc.valid(); err != nil {
 		return nil, err
 	}
+	return readRows(s.db, sc)
+}
+
+// ReadScopes returns the rows of every scope from one snapshot of the
+// database (one transaction, repeatable read on PostgreSQL), so a backup of
+// a gateway that keeps writing is consistent across tables.
+func (s *Store) ReadScopes(scopes []Scope) ([][]Row, error) {
+	for _, sc := range scopes {
+		if err := sc.valid(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([][]Row, len(scopes))
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if s.dialect == Postgres {
+			if err := tx.Exec(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`).Error; err != nil {
+				return err
+			}
+		}
+		for i, sc := range scopes {
+			rows, err := readRows(tx, sc)
+			if err != nil {
+				return err
+			}
+			out[i] = rows
+		}
+		return nil
+	})
+	return out, err
+}
+
+func readRows(db *gorm.DB, sc Scope) ([]Row, error) {
 	where, args := sc.where()
-	rows, err := s.db.Raw(`SELECT * FROM `+sc.Table+where+` ORDER BY `+rowOrder[sc.Table], args...).Rows()
+	rows, err := db.Raw(`SELECT * FROM `+sc.Table+where+` ORDER BY `+rowOrder[sc.Table], args...).Rows()
 	if err != nil {
 		return nil, err
 	}
