@@ -144,6 +144,14 @@ Usage:
                             re-seal every stored credential with a new sealing key
                             (every gateway on the database stopped); the new key
                             replaces secret.key, or comes from FILE
+  omniroute backup FILE [--with-log]
+                            write one file with the settings, connections (secrets
+                            sealed with a passphrase), keys (hashed), combos, rules,
+                            pricing and budgets; the request log only with --with-log
+  omniroute restore FILE [--yes] [--dry-run]
+                            show what restoring FILE changes (added/changed/removed),
+                            then replace the configuration (asks, unless --yes);
+                            the gateway must be stopped (else use Settings → Backup)
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -160,6 +168,8 @@ Environment:
   OMNIROUTE_SECRET_KEY      the credential-sealing key (64 hex characters) instead of
                             the data directory's secret.key (containers, secret managers)
   OMNIROUTE_SECRET_KEY_FILE a file holding that key (e.g. a mounted secret)
+  OMNIROUTE_BACKUP_PASSPHRASE
+                            the backup/restore passphrase, for scripts (else prompted)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `
@@ -261,6 +271,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.MigrateCommand(rest[1:], proc, stdout, stderr)
 		case "rotate-secret-key":
 			return app.RotateKeyCommand(rest[1:], proc, stdout, stderr)
+		case "backup":
+			return app.BackupCommand(rest[1:], proc, app.Terminal{In: os.Stdin, Getenv: os.Getenv}, appVersion(), stdout, stderr)
+		case "restore":
+			return app.RestoreCommand(rest[1:], proc, app.Terminal{In: os.Stdin, Getenv: os.Getenv}, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2

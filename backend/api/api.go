@@ -103,6 +103,9 @@ type Deps struct {
 	// Capture keeps request and response bodies on demand (GET/PATCH
 	// /api/capture, GET /api/logs/{requestId}/bodies); nil: no such routes.
 	Capture *capture.Service
+	// Restored reloads every in-memory view (connections, combos, keys,
+	// budgets, pricing, settings) after POST /api/restore wrote the database.
+	Restored func() error
 }
 
 // API serves every HTTP route.
@@ -260,6 +263,7 @@ func (a *API) Handler() http.Handler {
 	a.agentRoutes(m)
 	a.instanceRoutes(m)
 	a.updateRoutes(m)
+	a.backupRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)

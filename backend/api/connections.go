@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,12 @@ type connectionInput struct {
 	Models               *[]string        `json:"models"`
 	// DiscoveredModels edits the discovered list (until the next refresh).
 	DiscoveredModels *[]string `json:"discoveredModels"`
+	// HiddenModels replaces the models hidden on this connection (never in
+	// /v1/models, never routed to here); [] shows them all again.
+	HiddenModels *[]string `json:"hiddenModels"`
+	// ModelAliases replaces the connection's aliases, alias → model; {}
+	// removes them all.
+	ModelAliases *map[string]string `json:"modelAliases"`
 	// DiscoverModels: false stops create from asking the upstream (default:
 	// ask when the request lists no models).
 	DiscoverModels *bool `json:"discoverModels"`
@@ -146,7 +153,7 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.Clock.Now().UnixMilli()
 	row := store.Connection{ID: secrets.RandomID(), Provider: p.ID, Name: p.Name, AuthType: "apikey",
-		Priority: a.nextPriority(p.ID), IsActive: true, Models: "[]", DiscoveredModels: "[]", ProviderSpecificData: "{}",
+		Priority: a.nextPriority(p.ID), IsActive: true, Models: "[]", DiscoveredModels: "[]", HiddenModels: "[]", ModelAliases: "{}", ProviderSpecificData: "{}",
 		RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: now, UpdatedAt: now}
 	if p.Category == providers.CategoryLocal {
 		row.AuthType = "none"
@@ -450,6 +457,25 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		}
 		row.DiscoveredModels = s
 	}
+	if in.HiddenModels != nil {
+		s, err := modelList(*in.HiddenModels, "hiddenModels")
+		if err != nil {
+			return err
+		}
+		row.HiddenModels = s
+	}
+	if in.ModelAliases != nil {
+		s, err := aliasMap(*in.ModelAliases)
+		if err != nil {
+			return err
+		}
+		row.ModelAliases = s
+	}
+	if in.HiddenModels != nil || in.ModelAliases != nil || in.Models != nil || in.DiscoveredModels != nil {
+		if err := checkAliases(*row); err != nil {
+			return err
+		}
+	}
 	if row.AuthType == "apikey" && row.APIKeyEnc == "" && p.Category != providers.CategoryLocal {
 		return errs.New(errs.Invalid, "API_KEY_REQUIRED", "apiKey is required for an apikey connection").WithParam("apiKey")
 	}
@@ -487,6 +513,68 @@ func modelList(in []string, field string) (string, error) {
 	return string(b), nil
 }
 
+// maxAliases bounds a connection's model aliases.
+const maxAliases = 1000
+
+// aliasMap validates a connection's model aliases (alias → model) and
+// returns them as JSON: both names as clean as model names, an alias without
+// '/' (that would read as provider/model) and never its own model.
+func aliasMap(in map[string]string) (string, error) {
+	if len(in) > maxAliases {
+		return "", errs.New(errs.Invalid, "INVALID_MODEL_ALIASES", "modelAliases may hold at most %d aliases", maxAliases).WithParam("modelAliases")
+	}
+	out := make(map[string]string, len(in))
+	for alias, model := range in {
+		a, ok := discovery.Clean(alias)
+		if !ok || strings.Contains(a, "/") {
+			return "", errs.New(errs.Invalid, "INVALID_MODEL_ALIASES", "alias %q must be 1 to 200 characters without spaces or '/'", truncate(alias, 60)).WithParam("modelAliases")
+		}
+		m, ok := discovery.Clean(model)
+		if !ok {
+			return "", errs.New(errs.Invalid, "INVALID_MODEL_ALIASES", "the model of alias %q must be a name of 1 to 200 characters without spaces", a).WithParam("modelAliases")
+		}
+		if a == m {
+			return "", errs.New(errs.Invalid, "INVALID_MODEL_ALIASES", "alias %q names itself", a).WithParam("modelAliases")
+		}
+		if _, dup := out[a]; dup {
+			return "", errs.New(errs.Invalid, "INVALID_MODEL_ALIASES", "alias %q is given twice", a).WithParam("modelAliases")
+		}
+		out[a] = m
+	}
+	b, _ := json.Marshal(out)
+	return string(b), nil
+}
+
+// checkAliases refuses aliases that would be ambiguous or dead on row: an
+// alias that is also a model the connection knows, or one whose model is
+// hidden there.
+func checkAliases(row store.Connection) error {
+	aliases := routing.ModelAliases(row)
+	if len(aliases) == 0 {
+		return nil
+	}
+	known := routing.KnownModels(row)
+	hidden := routing.HiddenModels(row)
+	for _, a := range sortedAliasKeys(aliases) {
+		if slices.Contains(known, a) {
+			return errs.New(errs.Invalid, "MODEL_ALIAS_CONFLICT", "alias %q is already a model of this connection", a).WithParam("modelAliases")
+		}
+		if slices.Contains(hidden, aliases[a]) {
+			return errs.New(errs.Invalid, "MODEL_ALIAS_HIDDEN", "alias %q names %q, which is hidden on this connection", a, aliases[a]).WithParam("modelAliases")
+		}
+	}
+	return nil
+}
+
+func sortedAliasKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
 func jsonObject(raw json.RawMessage, field string) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
@@ -521,6 +609,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",
 		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt),
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
+		"knownModels": routing.KnownModels(row), "hiddenModels": jsonList(row.HiddenModels), "modelAliases": aliasesJSON(row),
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
 	}
@@ -543,6 +632,14 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		}
 	}
 	return out
+}
+
+// aliasesJSON is the connection's aliases, {} when it has none.
+func aliasesJSON(row store.Connection) map[string]string {
+	if m := routing.ModelAliases(row); m != nil {
+		return m
+	}
+	return map[string]string{}
 }
 
 func jsonList(s string) []string {

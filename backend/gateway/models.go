@@ -9,7 +9,8 @@ import (
 )
 
 // Models serves GET /v1/models: every enabled connection's models (listed and
-// discovered) as bare names, provider/model and prefix/model, plus the combos.
+// discovered, less the hidden ones) and model aliases as bare names,
+// provider/model and prefix/model, plus the combos.
 func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": g.modelList(r)})
 }
@@ -45,6 +46,18 @@ func (g *Gateway) modelList(r *http.Request) []model {
 			add(c.Provider.ID+"/"+m, c.Provider.ID, c.CreatedAt/1000)
 			if c.Prefix != "" {
 				add(c.Prefix+"/"+m, c.Provider.ID, c.CreatedAt/1000)
+			}
+		}
+		// An alias is listed under the same names as a model (it routes to
+		// its model on this connection), unless that model is hidden here.
+		for alias, m := range c.Aliases {
+			if c.Hides(m) {
+				continue
+			}
+			add(alias, c.Provider.ID, c.CreatedAt/1000)
+			add(c.Provider.ID+"/"+alias, c.Provider.ID, c.CreatedAt/1000)
+			if c.Prefix != "" {
+				add(c.Prefix+"/"+alias, c.Provider.ID, c.CreatedAt/1000)
 			}
 		}
 	}

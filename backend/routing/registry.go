@@ -32,8 +32,14 @@ type Conn struct {
 	MaxConcurrent int
 	// Models are the names the connection serves as bare names: the ones the
 	// user listed, then the ones discovered from the upstream (ServedModels).
-	Models    []string
-	modelSet  map[string]struct{}
+	Models   []string
+	modelSet map[string]struct{}
+	// hidden are the models the user hid here: never routed to on this
+	// connection, whichever name reaches it (bare, provider/ or prefix/).
+	hidden map[string]struct{}
+	// Aliases are the user's names for models of this connection, alias →
+	// upstream model; an alias is listed in /v1/models and routes here.
+	Aliases   map[string]string
 	CreatedAt int64
 	// BreakerKey is the provider identity for the breaker and health: the provider id,
 	// or "<provider>:<prefix or id>" for user-defined endpoints.
@@ -234,10 +240,15 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	}
 	models := ServedModels(row)
 	az := AzureFromData(p, row.ProviderSpecificData)
+	hidden := HiddenModels(row)
 	for _, m := range sortedKeys(az.Deployments) {
-		if !slices.Contains(models, m) {
+		if !slices.Contains(models, m) && !slices.Contains(hidden, m) {
 			models = append(models, m) // a mapped model routes before any refresh
 		}
+	}
+	var hiddenSet map[string]struct{}
+	if len(hidden) > 0 {
+		hiddenSet = setOf(hidden)
 	}
 	mc := 0
 	if row.MaxConcurrent != nil {
@@ -258,7 +269,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	return &Conn{
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
-		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
+		MaxConcurrent: mc, Models: models, modelSet: setOf(models), hidden: hiddenSet, Aliases: ModelAliases(row), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
 		Azure: az, AWS: aws, Google: google,
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}, Daily: Window{Utilization: -1}},
@@ -345,8 +356,25 @@ func awsFromData(raw, secret string, box Opener) (providers.AWS, error) {
 
 // ServedModels is what a connection serves: the user's list first, then the
 // discovered names it does not already hold (exact, case-sensitive: upstream
-// model ids are).
+// model ids are), less the models the user hid.
 func ServedModels(row store.Connection) []string {
+	hidden := HiddenModels(row)
+	all := KnownModels(row)
+	if len(hidden) == 0 {
+		return all
+	}
+	out := all[:0]
+	for _, m := range all {
+		if !slices.Contains(hidden, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// KnownModels is every model a connection knows of, hidden or not: the
+// user's list, then the discovered names it does not already hold.
+func KnownModels(row store.Connection) []string {
 	var listed, found []string
 	_ = json.Unmarshal([]byte(row.Models), &listed)
 	_ = json.Unmarshal([]byte(row.DiscoveredModels), &found)
@@ -357,6 +385,25 @@ func ServedModels(row store.Connection) []string {
 			seen[m] = true
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// HiddenModels is the connection's hidden_models column (nil when empty or
+// unreadable).
+func HiddenModels(row store.Connection) []string {
+	var out []string
+	_ = json.Unmarshal([]byte(row.HiddenModels), &out)
+	return out
+}
+
+// ModelAliases is the connection's model_aliases column, alias → model (nil
+// when empty or unreadable).
+func ModelAliases(row store.Connection) map[string]string {
+	var out map[string]string
+	_ = json.Unmarshal([]byte(row.ModelAliases), &out)
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -376,6 +423,22 @@ func (c *Conn) Serves(model string) bool {
 	}
 	_, ok := c.modelSet[model]
 	return ok
+}
+
+// Hides reports whether the user hid model on this connection.
+func (c *Conn) Hides(model string) bool {
+	_, ok := c.hidden[model]
+	return ok
+}
+
+// Upstream is the model a request naming name sends on this connection: an
+// alias's model, else name itself; ok is false when that model is hidden here.
+func (c *Conn) Upstream(name string) (model string, ok bool) {
+	model = name
+	if t, isAlias := c.Aliases[name]; isAlias {
+		model = t
+	}
+	return model, !c.Hides(model)
 }
 
 // Limits are what a connection declares for the concurrency gate and the

@@ -58,7 +58,7 @@ func (r *Registry) ResolveInto(dst []Candidate, requested string, acc Access) ([
 		// A user-defined endpoint's prefix addresses that endpoint alone.
 		for _, c := range all {
 			if c.Prefix != "" && c.Prefix == head {
-				out = appendUsable(out, c, rest, acc)
+				out = appendNamed(out, c, rest, acc)
 			}
 		}
 		if len(out) > 0 || r.prefixExists(all, head) {
@@ -67,7 +67,7 @@ func (r *Registry) ResolveInto(dst []Candidate, requested string, acc Access) ([
 		if p, known := r.catalog.Lookup(head); known {
 			for _, c := range all {
 				if c.Provider.ID == p.ID {
-					out = appendUsable(out, c, rest, acc)
+					out = appendNamed(out, c, rest, acc)
 				}
 			}
 			// A name such as "openai/gpt-4o" may also be a bare model an
@@ -93,11 +93,14 @@ func (r *Registry) ResolveInto(dst []Candidate, requested string, acc Access) ([
 	return out, nil
 }
 
-// servedBare returns the connections serving requested as a bare name.
+// servedBare returns the connections serving requested as a bare name, or
+// as one of their aliases (the candidate then names the alias's model).
 func (r *Registry) servedBare(out []Candidate, all []*Conn, requested string, acc Access) []Candidate {
 	for _, c := range all {
 		if c.Serves(requested) {
 			out = appendUsable(out, c, requested, acc)
+		} else if m, ok := c.Aliases[requested]; ok && !c.Hides(m) {
+			out = appendUsable(out, c, m, acc)
 		}
 	}
 	return out
@@ -125,6 +128,16 @@ func appendUsable(out []Candidate, c *Conn, model string, acc Access) []Candidat
 		return out
 	}
 	return append(out, Candidate{Conn: c, Model: model})
+}
+
+// appendNamed adds c for a request naming model through a provider or a
+// prefix: an alias of c maps to its model, and a model hidden on c skips it.
+func appendNamed(out []Candidate, c *Conn, model string, acc Access) []Candidate {
+	m, ok := c.Upstream(model)
+	if !ok {
+		return out
+	}
+	return appendUsable(out, c, m, acc)
 }
 
 // suggest is the served model name closest to requested (edit distance at

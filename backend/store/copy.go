@@ -165,3 +165,7 @@ func convert(v any, isBool bool, to Dialect) any {
 	}
 	return int64(0)
 }
+
+// CopyTables names every table CopyInto moves (a copy): every table of the
+// schema but schema_migrations. Backups classify each (package backup).
+func CopyTables() []string { return append([]string(nil), copyTables...) }

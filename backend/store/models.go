@@ -22,10 +22,15 @@ type Connection struct {
 	Models              string `gorm:"column:models"`
 	// DiscoveredModels is the JSON list the upstream's GET /models answered (or
 	// the catalogue default when that failed); the connection serves Models ∪ DiscoveredModels.
-	DiscoveredModels     string `gorm:"column:discovered_models"`
-	ModelsSource         string `gorm:"column:models_source"`
-	ModelsRefreshedAt    int64  `gorm:"column:models_refreshed_at"`
-	ModelsError          string `gorm:"column:models_error"`
+	DiscoveredModels  string `gorm:"column:discovered_models"`
+	ModelsSource      string `gorm:"column:models_source"`
+	ModelsRefreshedAt int64  `gorm:"column:models_refreshed_at"`
+	ModelsError       string `gorm:"column:models_error"`
+	// HiddenModels is the JSON list of models the user hid on this connection:
+	// never in /v1/models, never routed to here. ModelAliases is a JSON object
+	// alias → model: the alias is listed and routes to that model here.
+	HiddenModels         string `gorm:"column:hidden_models"`
+	ModelAliases         string `gorm:"column:model_aliases"`
 	ProviderSpecificData string `gorm:"column:provider_specific_data"`
 	RateLimitOverrides   string `gorm:"column:rate_limit_overrides"`
 	RateLimitedUntil     int64  `gorm:"column:rate_limited_until"`

@@ -199,6 +199,51 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   return data as T;
 }
 
+/** A management request whose body or answer is not a JSON document of the usual kind (a file); errors as request's. */
+async function rawFetch(method: string, path: string, body: BodyInit, extra: Record<string, string>): Promise<Response> {
+  const token = getToken();
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...extra };
+  if (token) headers['Authorization'] = `Bearer ${token}`;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body, cache: 'no-store', credentials: 'same-origin' });
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    throw new ApiError(0, 'Cannot reach the OmniRoute gateway. Is it running?', 'network_error', 'network_error');
+  }
+  if (!res.ok) {
+    const text = await res.text();
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = undefined;
+    }
+    const { message, code, type, param } = parseErrorEnvelope(res.status, res.statusText, data);
+    const err = new ApiError(res.status, message, code, type, param);
+    if (res.status === 401 && token && getToken() === token) onUnauthorized(err);
+    throw err;
+  }
+  return res;
+}
+
+/** One kind of thing a restore adds, changes or removes. */
+export interface RestoreItem {
+  id: string;
+  name?: string;
+}
+export interface RestoreChange {
+  added: RestoreItem[];
+  changed: RestoreItem[];
+  removed: RestoreItem[];
+}
+/** POST /api/restore's answer. */
+export interface RestoreResult {
+  applied: boolean;
+  changes: Record<string, RestoreChange>;
+  backup: { createdAt: string; schemaVersion: number; appVersion?: string; withLog: boolean };
+}
+
 export const api = {
   get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, signal ? { signal } : {}),
   post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
@@ -618,6 +663,9 @@ export const endpoints = {
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<ConnectionSaved>(`/api/providers/${enc(id)}`, patch),
+  /** PATCH /api/providers/{id}: replace the hidden models and the aliases. */
+  manageModels: (id: string, body: { hiddenModels: string[]; modelAliases: Record<string, string> }) =>
+    api.patch<ConnectionSaved>(`/api/providers/${enc(id)}`, body),
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
@@ -728,6 +776,18 @@ export const endpoints = {
     const res = await fetch(`/api/logs/export?${q}`, { headers: token ? { Authorization: `Bearer ${token}` } : {}, cache: 'no-store', credentials: 'same-origin' });
     if (!res.ok) throw new ApiError(res.status, `Export failed (${res.status})`, 'export_failed', 'client_error');
     return res.text();
+  },
+  /** POST /api/backup: the backup file (settings, connections sealed with the passphrase, keys, combos, rules, pricing, budgets). */
+  backup: async (passphrase: string, withLog: boolean): Promise<{ blob: Blob; name: string }> => {
+    const res = await rawFetch('POST', '/api/backup', JSON.stringify({ passphrase, withLog }), {});
+    const cd = res.headers.get('Content-Disposition') ?? '';
+    const name = /filename="([^"]+)"/.exec(cd)?.[1] ?? 'omniroute-backup.json';
+    return { blob: await res.blob(), name };
+  },
+  /** POST /api/restore: what restoring the file changes (apply false) or the restore itself (apply true). */
+  restore: async (file: Blob, passphrase: string, apply: boolean): Promise<RestoreResult> => {
+    const res = await rawFetch('POST', `/api/restore${apply ? '?apply=true' : ''}`, file, { 'X-OmniRoute-Backup-Passphrase': passphrase });
+    return (await res.json()) as RestoreResult;
   },
   words: (signal?: AbortSignal) => api.get<import('./lib/words').Words>('/api/words', signal),
   agentChoices: async (id: string, signal?: AbortSignal): Promise<AgentChoice[]> => {

@@ -15,6 +15,7 @@ import { renderKeys } from './views/keys';
 import { renderLeases } from './views/leases';
 import { renderRules } from './views/rules';
 import { renderFlags } from './views/flags';
+import { renderBackup } from './views/backup';
 import { renderLockoutSettings } from './views/lockout-settings';
 import { renderLogs } from './views/logs';
 import { renderModelCooldowns } from './views/model-cooldowns';
@@ -48,6 +49,7 @@ const routes: readonly Route[] = [
   { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
   { path: '/rules', title: 'Rules', view: renderRules, group: 'Resilience' },
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
+  { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
 ];
 
 applyTheme(loadTheme());

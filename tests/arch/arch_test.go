@@ -139,6 +139,7 @@ func layers() []layer {
 		{"backend/pricing", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/teamlimits", []string{"backend/clock", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/budget", []string{"backend/clock", "backend/errs", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
+		{"backend/backup", []string{"backend/errs", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

@@ -3,7 +3,7 @@ _omniroute() {
   local cur prev
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local cmds="token setup run import import-db export migrate rotate-secret-key --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
+  local cmds="token setup run import import-db export migrate rotate-secret-key backup restore --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
   local agents="claude-code codex opencode continue aider cline cursor"
   case "$prev" in
     setup|run) COMPREPLY=($(compgen -W "$agents" -- "$cur")); return ;;
@@ -19,6 +19,8 @@ _omniroute() {
       import) COMPREPLY=($(compgen -W "--path" -- "$cur")) ;;
       import-db) COMPREPLY=($(compgen -W "--from" -- "$cur")) ;;
       export) COMPREPLY=($(compgen -W "--to" -- "$cur")) ;;
+      backup) COMPREPLY=($(compgen -f -W "--with-log" -- "$cur")) ;;
+      restore) COMPREPLY=($(compgen -f -W "--yes --dry-run" -- "$cur")) ;;
     esac
   fi
 }

@@ -1,5 +1,5 @@
 # fish completion for omniroute
-set -l cmds token setup run import import-db export migrate rotate-secret-key
+set -l cmds token setup run import import-db export migrate rotate-secret-key backup restore
 set -l agents claude-code codex opencode continue aider cline cursor
 complete -c omniroute -f
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
@@ -18,3 +18,7 @@ complete -c omniroute -n "__fish_seen_subcommand_from import" -a "claude-code co
 complete -c omniroute -n "__fish_seen_subcommand_from import" -l path -r -F
 complete -c omniroute -n "__fish_seen_subcommand_from import-db" -l from -r -a "(__fish_complete_directories)"
 complete -c omniroute -n "__fish_seen_subcommand_from export" -l to -r -F
+complete -c omniroute -n "__fish_seen_subcommand_from backup restore" -F
+complete -c omniroute -n "__fish_seen_subcommand_from backup" -l with-log -d 'also keep the request log'
+complete -c omniroute -n "__fish_seen_subcommand_from restore" -l yes -d 'apply without asking'
+complete -c omniroute -n "__fish_seen_subcommand_from restore" -l dry-run -d 'only show what would change'

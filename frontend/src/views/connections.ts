@@ -24,6 +24,8 @@ import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
+import { openModelsDialog } from './models-dialog';
+import { hiddenModels, modelAliases } from '../lib/modelsearch';
 
 export const PROVIDERS = [
   'openai',
@@ -91,7 +93,7 @@ function renderModels(c: Connection): HTMLElement | null {
   const names = servedModels(c);
   const source =
     c.modelsSource === 'catalog' ? 'catalogue default (the upstream did not list its models)' : c.modelsSource === 'upstream' ? 'listed by the upstream' : '';
-  if (names.length === 0 && !c.modelsError) return null;
+  if (names.length === 0 && !c.modelsError && hiddenModels(c).length === 0) return null;
   const shown = names.slice(0, MODELS_SHOWN);
   return h(
     'details',
@@ -99,6 +101,9 @@ function renderModels(c: Connection): HTMLElement | null {
     h('summary', { class: 'muted small' }, `${names.length} model${names.length === 1 ? '' : 's'}`),
     source ? h('small', { class: 'muted block' }, source) : null,
     c.modelsError ? h('small', { class: 'muted block', title: c.modelsError }, `Last discovery: ${c.modelsError}`) : null,
+    hiddenModels(c).length || Object.keys(modelAliases(c)).length
+      ? h('small', { class: 'muted block', 'data-testid': 'models-managed' }, describeManaged(c))
+      : null,
     shown.length
       ? h(
           'ul',
@@ -108,6 +113,16 @@ function renderModels(c: Connection): HTMLElement | null {
         )
       : null,
   );
+}
+
+/** "2 hidden · aliases: fast → gpt-4o": what the Models dialog set on a connection. */
+export function describeManaged(c: Connection): string {
+  const parts: string[] = [];
+  const hidden = hiddenModels(c);
+  if (hidden.length) parts.push(`${hidden.length} hidden`);
+  const aliases = Object.entries(modelAliases(c)).sort(([a], [b]) => a.localeCompare(b));
+  if (aliases.length) parts.push(`aliases: ${aliases.map(([a, m]) => `${a} → ${m}`).join(', ')}`);
+  return parts.join(' · ');
 }
 
 export function sortConnections(list: Connection[]): Connection[] {
@@ -253,6 +268,18 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('models'), 'aria-label': `Refresh models of ${label}` },
       'Refresh models',
     );
+    const manageBtn = h(
+      'button',
+      { type: 'button', class: 'btn btn-small', 'data-focus-key': fk('manage'), 'aria-label': `Manage models of ${label}` },
+      'Models',
+    );
+    manageBtn.addEventListener('click', () =>
+      openModelsDialog(c, async (saved) => {
+        const hiddenN = Array.isArray(saved['hiddenModels']) ? (saved['hiddenModels'] as unknown[]).length : 0;
+        clear(rowMessage, notice(`Saved the models of “${label}”: ${hiddenN} hidden.`, 'success'));
+        await load(true, fk('manage'));
+      }),
+    );
     // The health model's fixes, as the same buttons as on the Overview (the
     // row's own Edit and Enable/Disable stand for edit_connection and enable);
     // before the first health report, the row's own cooldown is the fallback.
@@ -282,7 +309,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true, fk('test'));
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
-    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {

@@ -162,6 +162,7 @@ const PAGES = [
   ['/leases', 'Leases'],
   ['/lockout-settings', 'Lockout Settings'],
   ['/resilience', 'Resilience Settings'],
+  ['/backup', 'Backup & Restore'],
 ];
 
 async function open(route, title) {
