@@ -70,6 +70,9 @@ var (
 		"exclusive_connection_leases": "leases of running clients",
 		"state_events":                "the state timeline (runtime history)",
 		"model_locks":                 "model lockouts and cooldowns, expire within minutes",
+		"request_bodies":              "captured request and response bodies: diagnostics with their own short retention, never carried off the machine",
+		"connection_slots":            "a team server's concurrency slots, leases of running requests",
+		"connection_pacing":           "a team server's next dispatch turns, seconds ahead at most",
 	}
 )
 
