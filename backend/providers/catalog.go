@@ -81,6 +81,15 @@ type Provider struct {
 	Dialect Dialect
 }
 
+// The editor identity GitHub Copilot's APIs expect (its chat API refuses a
+// request without Editor-Version and Copilot-Integration-Id).
+const (
+	CopilotEditorVersion = "vscode/1.99.3"
+	CopilotPluginVersion = "copilot-chat/0.26.7"
+	CopilotUserAgent     = "GitHubCopilotChat/0.26.7"
+	CopilotAPIVersion    = "2025-04-01"
+)
+
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
 
@@ -88,6 +97,12 @@ type Dialect string
 // speaks in the OpenAI wire: requests signed with SigV4 from the
 // connection's AWS credentials, streams in the AWS event-stream framing.
 const DialectBedrock Dialect = "bedrock"
+
+// DialectCopilot is GitHub Copilot's chat API: OpenAI Chat Completions at
+// the endpoint the Copilot token exchange names (endpoints.api), with a
+// short-lived Copilot token as the bearer and the editor headers Copilot
+// requires (Provider.ExtraHeaders).
+const DialectCopilot Dialect = "copilot"
 
 // DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
 // the key in an api-key header (or an Entra ID bearer token).
@@ -100,6 +115,8 @@ func (p Provider) Auth() string {
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
 	case p.Dialect == DialectBedrock:
 		return "AWS SigV4 (access key, secret, optional session token)"
+	case p.Dialect == DialectCopilot:
+		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -142,8 +159,18 @@ type OAuth struct {
 	Form bool
 	// Scope is sent with the refresh grant when set.
 	Scope string
-	// ImportSource is the `omniroute import` source that reads this provider's CLI login.
+	// ImportSource is the `omniroute import` source that reads this provider's
+	// CLI login (GitHub Copilot: "github-copilot", its device login's source).
 	ImportSource string
+	// Copilot marks GitHub Copilot: the stored refresh token is the GitHub
+	// OAuth token of a device login, and a "refresh" is the Copilot token
+	// exchange (GET TokenURL with "Authorization: token <GitHub token>"),
+	// answering a short-lived token, its expires_at and the chat endpoint.
+	Copilot bool
+	// DeviceCodeURL and AccessTokenURL are the GitHub device flow's
+	// endpoints (POST /login/device/code, POST /login/oauth/access_token);
+	// UserURL names the account (GET /user). Copilot only.
+	DeviceCodeURL, AccessTokenURL, UserURL string
 	// Models are the bare model names an imported connection serves at first
 	// (the names the provider's own CLI sends), so the CLI works through the
 	// gateway without renaming; the user edits the list like any connection's.
@@ -163,7 +190,10 @@ func NewCatalog() *Catalog { return NewCatalogEnv(nil) }
 // overridden by getenv (nil: none): OMNIROUTE_<PROVIDER>_OAUTH_TOKEN_URL,
 // _OAUTH_CLIENT_ID and _OAUTH_CLIENT_SECRET, where <PROVIDER> is the id in
 // upper case with '-' as '_' (OMNIROUTE_CLAUDE_OAUTH_TOKEN_URL,
-// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET). Tests point them at fakes.
+// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET); GitHub Copilot's device flow
+// also reads _OAUTH_DEVICE_CODE_URL, _OAUTH_ACCESS_TOKEN_URL and
+// _OAUTH_USER_URL (OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL). Tests
+// point them at fakes.
 func NewCatalogEnv(getenv func(string) string) *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
@@ -250,6 +280,22 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
 			Tools:         true, Vision: true, Reasoning: true},
 
+		// GitHub Copilot: a device login (`omniroute login copilot`) stores the
+		// GitHub token; the Copilot token exchange gives the short-lived chat
+		// token and its endpoint (individual, business or enterprise), which
+		// becomes the connection's base URL. The client id is the public one
+		// of GitHub's Copilot editor integrations; the editor headers are the
+		// ones Copilot's chat API refuses requests without.
+		{ID: "github-copilot", Name: "GitHub Copilot", Category: CategoryOAuth, Format: FormatOpenAI, Dialect: DialectCopilot, Aliases: []string{"copilot", "gh-copilot"},
+			BaseURL:       "https://api.githubcopilot.com",
+			DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
+			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,
+				"Copilot-Integration-Id": "vscode-chat", "User-Agent": CopilotUserAgent, "Openai-Intent": "conversation-panel",
+				"X-Github-Api-Version": CopilotAPIVersion},
+			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true,
+			OAuth: &OAuth{Copilot: true, ImportSource: "github-copilot", TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
+				DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
+				UserURL: "https://api.github.com/user"}},
 		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"},
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
@@ -284,6 +330,13 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			}
 			if v := strings.TrimSpace(getenv(prefix + "CLIENT_SECRET")); v != "" {
 				o.ClientSecret = v
+			}
+			if o.Copilot {
+				for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
+					if v := strings.TrimSpace(getenv(prefix + name)); v != "" {
+						*f = v
+					}
+				}
 			}
 			list[i].OAuth = &o
 		}

@@ -58,7 +58,10 @@ type Conn struct {
 	credMu    sync.RWMutex
 	secret    string
 	expiresAt time.Time
-	quota     Quota
+	// endpoint replaces BaseURL once a token exchange named the upstream
+	// (GitHub Copilot's endpoints.api); "" keeps BaseURL.
+	endpoint string
+	quota    Quota
 
 	overrides cooldownOverrides
 	// Limits are the connection's concurrency caps and request-queue overrides.
@@ -95,9 +98,32 @@ func (c *Conn) Cooldown() cooldown.State {
 
 // Target returns what an executor needs to call this connection for model.
 func (c *Conn) Target(model string) providers.Target {
-	secret, _ := c.Credential()
-	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
+	c.credMu.RLock()
+	secret, base := c.secret, c.BaseURL
+	if c.endpoint != "" {
+		base = c.endpoint
+	}
+	c.credMu.RUnlock()
+	return providers.Target{Provider: c.Provider, BaseURL: base, Secret: secret, AuthType: c.AuthType, Model: model,
 		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS}
+}
+
+// Endpoint is the base URL to send to: the one a token exchange named last,
+// else the stored BaseURL.
+func (c *Conn) Endpoint() string {
+	c.credMu.RLock()
+	defer c.credMu.RUnlock()
+	if c.endpoint != "" {
+		return c.endpoint
+	}
+	return c.BaseURL
+}
+
+// SetEndpoint records the base URL a token exchange named ("" forgets it).
+func (c *Conn) SetEndpoint(u string) {
+	c.credMu.Lock()
+	c.endpoint = u
+	c.credMu.Unlock()
 }
 
 // Credential returns the current secret (API key or access token) and when an

@@ -3,6 +3,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
@@ -39,12 +40,23 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 			cred = providers.Credential{Name: "Api-Key", Secret: t.Secret}
 		}
 	}
+	if t.Provider.Dialect == providers.DialectCopilot && bytes.Contains(c.Body, []byte(imageURL)) {
+		// Copilot refuses image input unless the request says it carries some.
+		req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent, cred, "Copilot-Vision-Request", "true")
+		if err != nil {
+			return nil, err
+		}
+		return e.client.Do(req)
+	}
 	req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent, cred)
 	if err != nil {
 		return nil, err
 	}
 	return e.client.Do(req)
 }
+
+// imageURL marks a Chat Completions body with image input.
+const imageURL = `"image_url"`
 
 // AzurePath is the deployment URL path (with its api-version query) of an
 // Azure OpenAI endpoint: /openai/deployments/<deployment of t.Model><endpoint>?api-version=….
