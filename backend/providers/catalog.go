@@ -292,7 +292,7 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,
 				"Copilot-Integration-Id": "vscode-chat", "User-Agent": CopilotUserAgent, "Openai-Intent": "conversation-panel",
 				"X-Github-Api-Version": CopilotAPIVersion},
-			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true,
+			HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true,
 			OAuth: &OAuth{Copilot: true, ImportSource: "github-copilot", TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
 				DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
 				UserURL: "https://api.github.com/user"}},
