@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -86,6 +87,10 @@ type Deps struct {
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
 	Budgets *budget.Ledger
+	// Fresh returns an OAuth connection's access token, refreshed first
+	// when it is due (the gateway's refresher): discovery and checks of a
+	// short-lived token (GitHub Copilot's) use it. nil: the stored token.
+	Fresh func(ctx context.Context, c *routing.Conn) (string, error)
 }
 
 // API serves every HTTP route.

@@ -205,7 +205,8 @@ func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	t := c.Target(model)
+	t := a.freshTarget(ctx, c)
+	t.Model = model
 	resp, err := exec.Do(ctx, &t, providers.Call{Body: body})
 	if err != nil {
 		step.Message = "upstream unreachable: " + redactIn(transportMessage(err), t.Secret)
