@@ -22,7 +22,7 @@ import { healthStore, instant, stateBadge } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
-import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 
 export const PROVIDERS = [
   'openai',
@@ -141,6 +141,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true);
     }),
     renderImportCard(ctx.signal, async () => {
+      await load(true);
+    }),
+    renderCopilotCard(ctx.signal, async () => {
       await load(true);
     }),
   );
