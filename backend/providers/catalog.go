@@ -104,6 +104,10 @@ const DialectBedrock Dialect = "bedrock"
 // requires (Provider.ExtraHeaders).
 const DialectCopilot Dialect = "copilot"
 
+// DialectOllama is Ollama's native API, which the ollama executor speaks in
+// the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
+const DialectOllama Dialect = "ollama"
+
 // DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
 // the key in an api-key header (or an Entra ID bearer token).
 const DialectAzure Dialect = "azure"
@@ -296,8 +300,13 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			OAuth: &OAuth{Copilot: true, ImportSource: "github-copilot", TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
 				DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
 				UserURL: "https://api.github.com/user"}},
-		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"},
+		// Ollama twice: its OpenAI-compatible /v1, and its native API (the
+		// base URL is the server's root), whose chat carries thinking,
+		// images and tool calls as Ollama models emit them.
+		{ID: "ollama-local", Name: "Ollama (local, OpenAI-compatible)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1",
 			Tools: true, Vision: true, Reasoning: true},
+		{ID: "ollama", Name: "Ollama (local, native API)", Category: CategoryLocal, Format: FormatOpenAI, Dialect: DialectOllama, BaseURL: "http://127.0.0.1:11434",
+			Aliases: []string{"ollama-native"}, Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
 			Tools: true, Vision: true, Reasoning: true},
 		// Azure OpenAI: baseUrl is the resource endpoint; the connection's

@@ -37,6 +37,7 @@ import (
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
+	pollama "omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
@@ -429,7 +430,8 @@ func (s *Server) wire() error {
 	}
 	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
 	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
-		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now),
+			providers.DialectOllama: pollama.New(direct, userAgent, clk.Now)}}
 	executors := executorSet{providers.FormatOpenAI: openaiExec,
 		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
 		providers.FormatGemini: pgemini.New(direct, userAgent)}

@@ -73,6 +73,10 @@ func wire(p providers.Provider) string {
 		return "OpenAI Chat Completions on Azure deployments"
 	case p.Dialect == providers.DialectBedrock:
 		return "Bedrock Converse / ConverseStream (event stream)"
+	case p.Dialect == providers.DialectOllama:
+		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
+	case p.Dialect == providers.DialectCopilot:
+		return "OpenAI Chat Completions at the Copilot token's endpoint"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:
@@ -110,6 +114,8 @@ func discovery(p providers.Provider) string {
 		d = "`GET /openai/deployments`, else the connection's deployments map"
 	case p.Dialect == providers.DialectBedrock:
 		d = "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"
+	case p.Dialect == providers.DialectOllama:
+		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
 		d = "`GET /models` (paged)"
 	default:
