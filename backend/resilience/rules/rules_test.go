@@ -369,6 +369,17 @@ var capturedBodies = []captured{
 		body:       `unauthorized: token expired`,
 		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
 
+	// Ollama's native API (errors as the ollama executor restates {"error": "…"}).
+	{name: "ollama 404 model not pulled", provider: "ollama", status: 404,
+		body:       `{"error":{"code":"model_not_found","message":"model \"llama9\" not found, try pulling it first","type":"model_not_found"}}`,
+		wantStatus: 404, wantClient: 404, wantKind: verdict.KindNotFound, wantScope: verdict.ScopeModel, wantLeaves: "nothing"},
+	{name: "ollama 500 runner", provider: "ollama", status: 500,
+		body:       `{"error":{"code":"server_error","message":"llama runner process has terminated: exit status 2","type":"server_error"}}`,
+		wantStatus: 500, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeExact, wantLeaves: "provider"},
+	{name: "ollama 400 bad tool arguments", provider: "ollama", status: 400,
+		body:       `{"error":{"code":"ollama_error","message":"json: cannot unmarshal string into Go struct field ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments","type":"ollama_error"}}`,
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindBadRequest, wantLeaves: "nothing"},
+
 	// Azure OpenAI: the content filter is the caller's, never retried or cooled; 429 honours Retry-After.
 	{name: "azure 400 cf", provider: "azure-openai", status: 400,
 		body:       `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"violence":{"filtered":true,"severity":"medium"}}}}}`,

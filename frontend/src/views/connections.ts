@@ -35,6 +35,7 @@ export const PROVIDERS = [
   'minimax',
   'agentrouter',
   'opencode',
+  'ollama',
   'ollama-local',
   'lm-studio',
   'openai-compatible',
@@ -42,7 +43,7 @@ export const PROVIDERS = [
 ];
 
 /** Local servers that usually run without an API key. */
-const KEYLESS_PROVIDERS = new Set(['ollama-local', 'lm-studio']);
+const KEYLESS_PROVIDERS = new Set(['ollama', 'ollama-local', 'lm-studio']);
 
 const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
 
