@@ -56,6 +56,10 @@ type Provider struct {
 	// NoPrefillModels lists model name prefixes of a prefill-capable provider
 	// that refuse a trailing assistant message (none known today).
 	NoPrefillModels []string
+	// PrefillOnlyModels, when set, narrows a prefill-capable provider to
+	// the model ids containing one of these (Bedrock: "anthropic.", whose
+	// prefill goes through InvokeModel; its other families do not prefill).
+	PrefillOnlyModels []string
 	// RuleFullText lets provider error rules match text markers against the
 	// whole error text (e.g. agentrouter's Chinese quota wording); other
 	// providers' rules see only the structured error code and type.
@@ -145,6 +149,14 @@ func (p Provider) Prefills(model string) bool {
 		if strings.HasPrefix(model, prefix) {
 			return false
 		}
+	}
+	if len(p.PrefillOnlyModels) > 0 {
+		for _, part := range p.PrefillOnlyModels {
+			if strings.Contains(model, part) {
+				return true
+			}
+		}
+		return false
 	}
 	return true
 }
@@ -315,8 +327,10 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools: true, Vision: true, Reasoning: true},
 		// AWS Bedrock through Converse; the base URL is the region's runtime
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
+		// Anthropic models go through InvokeModel (the Messages body) when
+		// a request thinks or prefills, which Converse cannot carry.
 		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
-			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true,
+			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
 			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
 			Tools:         true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,

@@ -92,7 +92,7 @@ func layers() []layer {
 		{"backend/resilience/breaker", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/cooldown", []string{"backend/clock", "backend/resilience/verdict"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers", nil, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/bedrock", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/bedrock", []string{"backend/providers", "backend/translate", "backend/translate/anthropic", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/catalogdoc", []string{"backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/wall", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/claude", []string{"backend/clock", "backend/providers", "backend/providers/anthropic", "backend/resilience/wall"}, []string{"gorm.io", "github.com/gorilla"}},

@@ -72,7 +72,7 @@ func wire(p providers.Provider) string {
 	case p.Dialect == providers.DialectAzure:
 		return "OpenAI Chat Completions on Azure deployments"
 	case p.Dialect == providers.DialectBedrock:
-		return "Bedrock Converse / ConverseStream (event stream)"
+		return "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill"
 	case p.Dialect == providers.DialectOllama:
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
 	case p.Dialect == providers.DialectCopilot:
@@ -89,12 +89,20 @@ func wire(p providers.Provider) string {
 	return string(p.Format)
 }
 
+// prefill names the prefill feature, narrowed to the models that have it.
+func prefill(p providers.Provider) string {
+	if len(p.PrefillOnlyModels) == 0 {
+		return "prefill"
+	}
+	return "prefill (" + code(p.PrefillOnlyModels) + " models)"
+}
+
 func features(p providers.Provider) string {
 	var f []string
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{p.Tools, "tools"}, {p.Vision, "vision"}, {p.Reasoning, "reasoning"}, {p.AssistantPrefill, "prefill"}} {
+	}{{p.Tools, "tools"}, {p.Vision, "vision"}, {p.Reasoning, "reasoning"}, {p.AssistantPrefill, prefill(p)}} {
 		if c.on {
 			f = append(f, c.name)
 		}
