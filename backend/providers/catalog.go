@@ -433,6 +433,10 @@ type Azure struct {
 	// Deployments maps the model names the connection serves to deployment
 	// names; a model without an entry is used as the deployment name.
 	Deployments map[string]string
+	// Responses: the connection's deployments are called through the
+	// Responses API ({base}/openai/v1/responses, the deployment as "model";
+	// providerSpecificData.api = "responses") instead of chat completions.
+	Responses bool
 }
 
 // Version is the api-version to send.

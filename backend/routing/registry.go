@@ -249,6 +249,10 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	}
 	models := ServedModels(row)
 	az := AzureFromData(p, row.ProviderSpecificData)
+	if az.Responses {
+		// This resource's deployments are served through the Responses API.
+		p.Format = providers.FormatResponses
+	}
 	for _, m := range sortedKeys(az.Deployments) {
 		if !slices.Contains(models, m) {
 			models = append(models, m) // a mapped model routes before any refresh
@@ -298,7 +302,7 @@ func AccountFromData(raw string) providers.Account {
 }
 
 // AzureFromData reads an Azure OpenAI connection's providerSpecificData
-// (apiVersion, deployments); zero for other providers.
+// (apiVersion, deployments, api); zero for other providers.
 func AzureFromData(p providers.Provider, raw string) providers.Azure {
 	if p.Dialect != providers.DialectAzure {
 		return providers.Azure{}
@@ -306,9 +310,10 @@ func AzureFromData(p providers.Provider, raw string) providers.Azure {
 	var d struct {
 		APIVersion  string            `json:"apiVersion"`
 		Deployments map[string]string `json:"deployments"`
+		API         string            `json:"api"`
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
-	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments}
+	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments, Responses: d.API == "responses"}
 }
 
 func sortedKeys(m map[string]string) []string {

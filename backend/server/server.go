@@ -433,7 +433,10 @@ func (s *Server) wire() error {
 		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now),
 			providers.DialectOllama: pollama.New(direct, userAgent, clk.Now)}}
 	executors := executorSet{providers.FormatOpenAI: openaiExec,
-		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
+		providers.FormatAnthropic: claudeExec,
+		// Azure connections set to the Responses API (providerSpecificData.api) have their own.
+		providers.FormatResponses: providers.Dialects{Default: codex.New(direct, userAgent),
+			By: map[providers.Dialect]providers.Executor{providers.DialectAzure: openai.NewAzureResponses(direct, userAgent)}},
 		providers.FormatGemini: pgemini.New(direct, userAgent)}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})

@@ -179,6 +179,7 @@ func New() *Upstream {
 	mux.HandleFunc("GET /v1beta/models/{call}", u.geminiGetModel)
 	mux.HandleFunc("POST /openai/deployments/{deployment}/{op...}", u.azureCall)
 	mux.HandleFunc("GET /openai/deployments", u.azureList)
+	mux.HandleFunc("POST /openai/v1/responses", u.azureResponses)
 	mux.HandleFunc("POST /model/{model}/{op}", u.bedrockCall)
 	mux.HandleFunc("GET /foundation-models", u.bedrockList)
 	mux.HandleFunc("GET /inference-profiles", u.bedrockList)
