@@ -22,7 +22,7 @@ import (
 // user approved on GitHub, then creates (or updates) the github-copilot
 // connection. The device code never leaves the gateway.
 
-// maxDeviceFlows bounds the device logins in progress at once.
+// maxDeviceFlows bounds the device logins pending at once.
 const maxDeviceFlows = 8
 
 // deviceLoginTimeout bounds one poll's calls to GitHub (token, exchange, user, discovery).
@@ -64,14 +64,33 @@ func (a *API) copilotProvider() (providers.Provider, error) {
 	return p, nil
 }
 
+// maxSettledFlows bounds the settled logins kept for their pollers.
+const maxSettledFlows = 64
+
 // prune drops the flows whose device code expired (a settled flow is kept
-// as long, so its poller reads the outcome). Called with mu held.
-func (f *deviceFlows) prune(now time.Time) {
+// as long, so its poller reads the outcome, unless more than
+// maxSettledFlows are) and returns how many are still pending. Called with
+// mu held.
+func (f *deviceFlows) prune(now time.Time) int {
+	pending, settled := 0, 0
 	for id, fl := range f.m {
-		if !now.Before(fl.dev.ExpiresAt) {
+		switch {
+		case !now.Before(fl.dev.ExpiresAt):
 			delete(f.m, id)
+		case fl.status == flowPending:
+			pending++
+		default:
+			settled++
 		}
 	}
+	if settled > maxSettledFlows {
+		for id, fl := range f.m {
+			if fl.status != flowPending {
+				delete(f.m, id)
+			}
+		}
+	}
+	return pending
 }
 
 // startCopilotLogin is POST /api/providers/login/copilot.
@@ -83,8 +102,7 @@ func (a *API) startCopilotLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.Clock.Now()
 	a.flows.mu.Lock()
-	a.flows.prune(now)
-	busy := len(a.flows.m) >= maxDeviceFlows
+	busy := a.flows.prune(now) >= maxDeviceFlows
 	a.flows.mu.Unlock()
 	if busy {
 		httpx.WriteError(w, errs.New(errs.RateLimited, "TOO_MANY_LOGINS", "%d device logins are already in progress; finish or let one expire", maxDeviceFlows).
