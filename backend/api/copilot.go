@@ -156,7 +156,9 @@ func (a *API) pollCopilotLogin(w http.ResponseWriter, r *http.Request) {
 	deviceCode, interval := fl.dev.DeviceCode, fl.interval
 	a.flows.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(r.Context(), deviceLoginTimeout)
+	// Not tied to this request: GitHub hands a device login's token over
+	// once, so a poller going away must not lose it half way.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), deviceLoginTimeout)
 	defer cancel()
 	status, result, perr := flowPending, map[string]any(nil), (*errs.Error)(nil)
 	tok, err := oauth.PollDevice(ctx, a.HTTPClient, *p.OAuth, deviceCode)
