@@ -243,3 +243,32 @@ func TestBedrockInvokeModel(t *testing.T) {
 		t.Fatalf("a cut invoke stream: %d %s", resp.StatusCode, out)
 	}
 }
+
+// TestBedrockContinuesABrokenStream: a stream cut after text on another
+// connection is finished by a Bedrock Anthropic model, its prefill sent
+// through InvokeModelWithResponseStream (Converse cannot continue it).
+func TestBedrockContinuesABrokenStream(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00003", "bedrock-secret-value-3"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "first", "apiKey": "key-a",
+		"baseUrl": e.upURL, "priority": 1, "models": []string{bedrockModel}}); code != http.StatusCreated {
+		t.Fatalf("first: %d %v", code, m)
+	}
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "priority": 2,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("bedrock: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+	_, body := e.chat(bedrockModel, true, nil)
+	text, done, _ := chatText(t, body)
+	if !strings.Contains(string(body), "omniroute continued the answer on bedrock/"+bedrockModel) || !done ||
+		!strings.HasSuffix(text, fakeupstream.BedrockPrefillAnswer) || !strings.HasPrefix(fakeupstream.Content("key-a"), strings.TrimSuffix(text, fakeupstream.BedrockPrefillAnswer)) {
+		t.Fatalf("not continued on Bedrock: %q\n%s", text, body)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	if p := e.up.LastPath(keyID); !strings.HasSuffix(p, "/invoke-with-response-stream") || gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
+		t.Fatalf("continuation sent to %s: %s", p, sent)
+	}
+}
