@@ -159,8 +159,9 @@ func TestCopilotDeviceLoginAndTokenExchange(t *testing.T) {
 // TestCopilotLoginCommand: `omniroute login copilot` prints the code and
 // URL and waits for the approval, through the running gateway (which then
 // routes the connection) and, with no gateway, in its own process (the
-// connection is there at the next start); a refused login and an account
-// without a Copilot seat fail with a clear message.
+// connection is there at the next start, and ten concurrent requests that
+// find its token expired share one exchange); a refused login and an
+// account without a Copilot seat fail with a clear message.
 func TestCopilotLoginCommand(t *testing.T) {
 	t.Parallel()
 	up := fakeupstream.New()
@@ -178,9 +179,11 @@ func TestCopilotLoginCommand(t *testing.T) {
 		t.Fatalf("denied login: code %d\n%s%s", code, out, errOut)
 	}
 
-	// Offline, approved after the first pending poll.
+	// Offline, approved after the first pending poll; the Copilot token the
+	// login stores has already expired when the gateway starts.
 	cp = fakeupstream.NewCopilot(up, copilotClientID, "gho_cli_github_token")
 	t.Cleanup(cp.Close)
+	cp.SetTokenTTL(-time.Minute)
 	env = gatewayEnv(dir, port, cp.Env()...)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -200,8 +203,33 @@ func TestCopilotLoginCommand(t *testing.T) {
 	if len(conns) != 1 || conns[0].(map[string]any)["provider"] != "github-copilot" || conns[0].(map[string]any)["baseUrl"] != cp.URL() {
 		t.Fatalf("after an offline login: %v", conns)
 	}
-	if resp, body := g.chat(g.key, "github-copilot/gpt-4o-mini", false); resp.StatusCode != 200 || !strings.Contains(string(body), fakeupstream.Content(fakeupstream.CopilotTokenN(1))) {
-		t.Fatalf("chat after an offline login: %d %s", resp.StatusCode, body)
+	// Ten concurrent chats find the token expired: they wait for one exchange.
+	cp.SetTokenTTL(30 * time.Minute)
+	if n := cp.Exchanges(); n != 1 {
+		t.Fatalf("the offline login made %d exchanges, want 1", n)
+	}
+	release := cp.Hold()
+	var wg sync.WaitGroup
+	failed := make(chan string, 10)
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, body := g.chat(g.key, "github-copilot/gpt-4o", i%2 == 1)
+			if resp.StatusCode != 200 || chatText(body) != fakeupstream.Content(fakeupstream.CopilotTokenN(2)) {
+				failed <- resp.Status + " " + string(body)
+			}
+		}()
+	}
+	waitFor(t, "the exchange", func() bool { return cp.Exchanges() == 2 })
+	release()
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Errorf("chat across the expiry: %s", f)
+	}
+	if n := cp.Exchanges(); n != 2 {
+		t.Fatalf("10 concurrent requests across the expiry made %d exchanges, want 1", n-1)
 	}
 
 	// Online: through the running gateway, an account without a seat.
