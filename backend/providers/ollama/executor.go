@@ -66,7 +66,7 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	if body, err = setModel(body, t.Model); err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, Root(t.BaseURL)+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +111,13 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 		return nil, err
 	}
 	return replaceBody(resp, out), nil
+}
+
+// Root is the server's root URL: a base URL stored for Ollama's
+// OpenAI-compatible surface (…/v1, as the "ollama" alias used to create)
+// still works, its "/v1" dropped.
+func Root(base string) string {
+	return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
 }
 
 // setModel names the target's model in an /api/chat or /api/embed body.
@@ -165,7 +172,7 @@ func replaceBody(resp *http.Response, body []byte) *http.Response {
 
 // ModelsRequest is GET {base}/api/tags, the server's local models.
 func ModelsRequest(ctx context.Context, t providers.Target, userAgent string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.BaseURL, "/")+TagsPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, Root(t.BaseURL)+TagsPath, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,11 @@ func TestExecutor(t *testing.T) {
 	}
 	for _, c := range cases {
 		d := &answer{status: c.status, body: c.upstream}
-		tg := providers.Target{Provider: p, BaseURL: "http://h:11434/", Model: "llama3.2"}
+		base := "http://h:11434/"
+		if c.name == "embeddings" {
+			base = "http://h:11434/v1" // a base URL stored for the OpenAI-compatible surface
+		}
+		tg := providers.Target{Provider: p, BaseURL: base, Model: "llama3.2"}
 		resp, err := New(d, "OmniRoute/test", now).Do(context.Background(), &tg, providers.Call{Body: []byte(c.body), Path: c.path, Stream: c.stream})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
