@@ -49,6 +49,9 @@ type Conn struct {
 	// providerSpecificData, the secret from the sealed API key, the session
 	// token from the sealed sessionTokenSealed.
 	AWS providers.AWS
+	// Google is a Vertex or Code Assist connection's project and region
+	// (providerSpecificData projectId, region).
+	Google providers.Google
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -105,7 +108,7 @@ func (c *Conn) Target(model string) providers.Target {
 	}
 	c.credMu.RUnlock()
 	return providers.Target{Provider: c.Provider, BaseURL: base, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS}
+		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS, Google: c.Google}
 }
 
 // Endpoint is the base URL to send to: the one a token exchange named last,
@@ -146,6 +149,10 @@ func (c *Conn) SetCredential(secret string, expiresAt time.Time) {
 type Quota struct {
 	FiveHour Window `json:"fiveHour"`
 	Weekly   Window `json:"weekly"`
+	// Daily is a Code Assist login's most used daily model quota
+	// (retrieveUserQuota), DailyModel the model it is of.
+	Daily      Window `json:"daily"`
+	DailyModel string `json:"dailyModel,omitempty"`
 	// Status is the upstream's overall verdict ("allowed", "allowed_warning", "rejected"), when given.
 	Status string `json:"status,omitempty"`
 	// ObservedAt is when the headers were read (zero: never).
@@ -244,6 +251,10 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
 		}
 	}
+	google := GoogleFromData(p, row.ProviderSpecificData)
+	if base == "" && p.Dialect == providers.DialectVertex {
+		base = providers.VertexBaseURL(google.Region)
+	}
 	if base == "" {
 		base = p.BaseURL
 	}
@@ -279,8 +290,8 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
-		Azure: az, AWS: aws,
-		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
+		Azure: az, AWS: aws, Google: google,
+		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}, Daily: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
 		LocalAddress: LocalAddressOf(row.ProviderSpecificData), Prefill: PrefillOf(row.ProviderSpecificData),
@@ -299,6 +310,25 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
+}
+
+// GoogleFromData reads a Vertex or Code Assist connection's
+// providerSpecificData (projectId, region; a Vertex connection without a
+// region is in providers.VertexRegion); zero for other providers.
+func GoogleFromData(p providers.Provider, raw string) providers.Google {
+	if p.Dialect != providers.DialectVertex && p.Dialect != providers.DialectCodeAssist {
+		return providers.Google{}
+	}
+	var d struct {
+		ProjectID string `json:"projectId"`
+		Region    string `json:"region"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	g := providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}
+	if p.Dialect == providers.DialectVertex && g.Region == "" {
+		g.Region = providers.VertexRegion
+	}
+	return g
 }
 
 // AzureFromData reads an Azure OpenAI connection's providerSpecificData
