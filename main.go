@@ -133,6 +133,8 @@ Usage:
   omniroute import <source> [--path FILE]
                             import a CLI login as a subscription connection
                             (claude-code, codex, gemini-cli); the CLI's file is only read
+  omniroute login copilot   sign in to GitHub Copilot (GitHub's device login: open the
+                            page it prints and enter the code) as a connection
   omniroute import-db [--from DIR]
                             copy a SQLite data directory's database (default
                             OMNIROUTE_DATA_DIR) into the empty PostgreSQL database
@@ -263,6 +265,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.AgentCommand(rest[0], rest[1:], proc, stdout, stderr)
 		case "import":
 			return app.ImportCommand(rest[1:], proc, stdout, stderr)
+		case "login":
+			return app.LoginCommand(rest[1:], proc, stdout, stderr)
 		case "import-db":
 			return app.ImportDBCommand(rest[1:], proc, stdout, stderr)
 		case "export":

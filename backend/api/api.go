@@ -118,6 +118,7 @@ type API struct {
 	log          *slog.Logger
 	leaseView    leaseView
 	auth         *authThrottle // failed authentication per source address
+	flows        deviceFlows   // GitHub Copilot device logins in progress
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
@@ -227,6 +228,8 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/catalog", a.management(a.listCatalog)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/import", a.management(a.importLogin)).Methods(http.MethodPost)
+	m.HandleFunc("/providers/login/copilot", a.management(a.startCopilotLogin)).Methods(http.MethodPost)
+	m.HandleFunc("/providers/login/copilot/{flowId}", a.management(a.pollCopilotLogin)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/{id}", a.management(a.getConnection)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/{id}", a.management(a.updateConnection)).Methods(http.MethodPut, http.MethodPatch)
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)

@@ -21,7 +21,7 @@ const maxAzureDeployments = 500
 
 // validateAzureData checks an azure-openai connection's providerSpecificData:
 // apiVersion a date (optionally -preview), deployments an object of model
-// name → deployment name, and no credential (the key goes in apiKey, where
+// name → deployment name, api "chat" or "responses", and no credential (the key goes in apiKey, where
 // it is sealed; providerSpecificData is stored and returned as given).
 func validateAzureData(raw string) error {
 	var d map[string]json.RawMessage
@@ -38,6 +38,12 @@ func validateAzureData(raw string) error {
 		var s string
 		if json.Unmarshal(v, &s) != nil || !azureAPIVersion.MatchString(s) {
 			return errs.New(errs.Invalid, "INVALID_PROVIDER_DATA", "providerSpecificData.apiVersion must be an Azure OpenAI api-version such as 2024-10-21 or 2025-01-01-preview").WithParam("providerSpecificData.apiVersion")
+		}
+	}
+	if v, ok := d["api"]; ok && string(v) != "null" {
+		var s string
+		if json.Unmarshal(v, &s) != nil || (s != "chat" && s != "responses") {
+			return errs.New(errs.Invalid, "INVALID_PROVIDER_DATA", "providerSpecificData.api must be \"chat\" (chat completions, the default) or \"responses\" (the Responses API)").WithParam("providerSpecificData.api")
 		}
 	}
 	if v, ok := d["deployments"]; ok && string(v) != "null" {

@@ -734,7 +734,7 @@ func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, d
 	}
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
-	res := a.Discovery.Discover(ctx, c.Target(""))
+	res := a.Discovery.Discover(ctx, a.freshTarget(ctx, c))
 	// Discovery is an attempt like any other for the connection's reach: an
 	// upstream nothing answers reads unreachable on every page from now on.
 	c.NoteReach(res.Err == nil || res.Err.Code != discovery.CodeUnreachable, discoveryMessage(res), a.Clock.Now())
@@ -758,6 +758,18 @@ func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, d
 	}
 	row.DiscoveredModels, row.ModelsSource, row.ModelsError, row.ModelsRefreshedAt = d.Models, d.Source, d.Error, d.RefreshedAt
 	return row, res, nil
+}
+
+// freshTarget is c's target with its OAuth token refreshed when due (a
+// failed refresh leaves the stored token: the upstream's answer says why).
+func (a *API) freshTarget(ctx context.Context, c *routing.Conn) providers.Target {
+	t := c.Target("")
+	if a.FreshToken != nil && c.AuthType == "oauth" {
+		if tok, err := a.FreshToken(ctx, c); err == nil {
+			t.Secret, t.BaseURL = tok, c.Endpoint()
+		}
+	}
+	return t
 }
 
 // discoveryMessage is discovery's error text ("" when it answered).

@@ -43,6 +43,8 @@ func (x credentialed) Do(ctx context.Context, t *providers.Target, c providers.C
 	own := *t // the caller's target keeps its secret
 	t = &own
 	t.Secret = tok
+	// A token exchange may name the upstream (GitHub Copilot's endpoint).
+	t.BaseURL = x.conn.Endpoint()
 	resp, err := x.next.Do(ctx, t, c)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || !x.conn.HasRefresh {
 		return resp, err
@@ -53,6 +55,7 @@ func (x credentialed) Do(ctx context.Context, t *providers.Target, c providers.C
 		return nil, &refreshError{err}
 	}
 	t.Secret = tok
+	t.BaseURL = x.conn.Endpoint()
 	return x.next.Do(ctx, t, c)
 }
 

@@ -45,6 +45,11 @@ type Login struct {
 	Email            string
 	OrganizationUUID string
 	Plan             string
+	// Username is the account's login name where the provider has one (GitHub).
+	Username string
+	// Endpoint is the base URL the login's token exchange named (GitHub
+	// Copilot's endpoints.api); "" keeps the provider's.
+	Endpoint string
 }
 
 // DefaultPath is where a source's CLI keeps its login under home.

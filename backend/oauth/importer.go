@@ -72,6 +72,9 @@ func Upsert(st ConnStore, box Sealer, cat *providers.Catalog, l Login, now time.
 			return Imported{}, err
 		}
 	}
+	if l.Endpoint != "" {
+		row.BaseURL = l.Endpoint
+	}
 	row.ExpiresAt = 0
 	if !l.ExpiresAt.IsZero() {
 		row.ExpiresAt = l.ExpiresAt.UnixMilli()
@@ -133,6 +136,7 @@ func mergeData(raw string, l Login, now time.Time) string {
 	set("email", l.Email)
 	set("organizationUUID", l.OrganizationUUID)
 	set("plan", l.Plan)
+	set("username", l.Username)
 	m["importedFrom"] = l.Source
 	m["importedAt"] = now.UTC().Format(time.RFC3339)
 	b, _ := json.Marshal(m)
@@ -146,6 +150,9 @@ func displayName(p providers.Provider, l Login) string {
 	}
 	if l.Email != "" {
 		return truncate(base+" ("+l.Email+")", 100)
+	}
+	if l.Username != "" {
+		return truncate(base+" ("+l.Username+")", 100)
 	}
 	return base
 }

@@ -164,7 +164,12 @@ func (r *Refresher) refresh(ctx context.Context, conn *routing.Conn, stale strin
 		}
 		xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exchangeTimeout)
 		defer cancel()
-		t, err := r.exchange(xctx, *conn.Provider.OAuth, refresh)
+		var t token
+		if conn.Provider.OAuth.Copilot {
+			t, err = r.exchangeCopilot(xctx, *conn.Provider.OAuth, refresh)
+		} else {
+			t, err = r.exchange(xctx, *conn.Provider.OAuth, refresh)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +190,9 @@ func (r *Refresher) refresh(ctx context.Context, conn *routing.Conn, stale strin
 			return nil, err
 		}
 		conn.SetCredential(t.access, expires)
+		if t.endpoint != "" {
+			conn.SetEndpoint(t.endpoint)
+		}
 		r.mu.Lock()
 		delete(r.failedAt, conn.ID)
 		r.mu.Unlock()
@@ -208,9 +216,16 @@ func (r *Refresher) refresh(ctx context.Context, conn *routing.Conn, stale strin
 type token struct {
 	access, refresh string
 	expiresIn       time.Duration
+	// expires is an absolute expiry (Copilot's expires_at); zero: use expiresIn.
+	expires time.Time
+	// endpoint is the base URL the exchange named (Copilot's endpoints.api).
+	endpoint string
 }
 
 func (t token) expiresAt(now time.Time) time.Time {
+	if !t.expires.IsZero() {
+		return t.expires
+	}
 	if t.expiresIn > 0 {
 		return now.Add(t.expiresIn)
 	}
@@ -269,6 +284,17 @@ func (r *Refresher) exchange(ctx context.Context, o providers.OAuth, refresh str
 		return token{}, &RefreshError{Status: resp.StatusCode, msg: "the token endpoint answered without an access token"}
 	}
 	return t, nil
+}
+
+// exchangeCopilot is GitHub Copilot's "refresh": the stored GitHub token
+// (the refresh token) buys a new short-lived Copilot token; the GitHub token
+// itself stays.
+func (r *Refresher) exchangeCopilot(ctx context.Context, o providers.OAuth, githubToken string) (token, error) {
+	ct, err := ExchangeCopilot(ctx, r.client, o, githubToken, r.clk.Now())
+	if err != nil {
+		return token{}, err
+	}
+	return token{access: ct.Token, refresh: githubToken, expires: ct.ExpiresAt, endpoint: ct.Endpoint}, nil
 }
 
 // safeCode keeps an OAuth error code only if it looks like one (never echo a body).

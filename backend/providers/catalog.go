@@ -56,6 +56,10 @@ type Provider struct {
 	// NoPrefillModels lists model name prefixes of a prefill-capable provider
 	// that refuse a trailing assistant message (none known today).
 	NoPrefillModels []string
+	// PrefillOnlyModels, when set, narrows a prefill-capable provider to
+	// the model ids containing one of these (Bedrock: "anthropic.", whose
+	// prefill goes through InvokeModel; its other families do not prefill).
+	PrefillOnlyModels []string
 	// RuleFullText lets provider error rules match text markers against the
 	// whole error text (e.g. agentrouter's Chinese quota wording); other
 	// providers' rules see only the structured error code and type.
@@ -81,6 +85,15 @@ type Provider struct {
 	Dialect Dialect
 }
 
+// The editor identity GitHub Copilot's APIs expect (its chat API refuses a
+// request without Editor-Version and Copilot-Integration-Id).
+const (
+	CopilotEditorVersion = "vscode/1.99.3"
+	CopilotPluginVersion = "copilot-chat/0.26.7"
+	CopilotUserAgent     = "GitHubCopilotChat/0.26.7"
+	CopilotAPIVersion    = "2025-04-01"
+)
+
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
 
@@ -88,6 +101,16 @@ type Dialect string
 // speaks in the OpenAI wire: requests signed with SigV4 from the
 // connection's AWS credentials, streams in the AWS event-stream framing.
 const DialectBedrock Dialect = "bedrock"
+
+// DialectCopilot is GitHub Copilot's chat API: OpenAI Chat Completions at
+// the endpoint the Copilot token exchange names (endpoints.api), with a
+// short-lived Copilot token as the bearer and the editor headers Copilot
+// requires (Provider.ExtraHeaders).
+const DialectCopilot Dialect = "copilot"
+
+// DialectOllama is Ollama's native API, which the ollama executor speaks in
+// the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
+const DialectOllama Dialect = "ollama"
 
 // DialectCodeAssist is Google's Code Assist API (the Gemini CLI's backend):
 // the Gemini wire inside the {model, project, request} / {response} envelope,
@@ -115,6 +138,8 @@ func (p Provider) Auth() string {
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
 	case p.Dialect == DialectBedrock:
 		return "AWS SigV4 (access key, secret, optional session token)"
+	case p.Dialect == DialectCopilot:
+		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
 	case p.Dialect == DialectVertex:
 		return "service-account JWT (RS256) → OAuth `Authorization: Bearer`"
 	case p.Dialect == DialectCodeAssist:
@@ -162,6 +187,14 @@ func (p Provider) Prefills(model string) bool {
 			return false
 		}
 	}
+	if len(p.PrefillOnlyModels) > 0 {
+		for _, part := range p.PrefillOnlyModels {
+			if strings.Contains(model, part) {
+				return true
+			}
+		}
+		return false
+	}
 	return true
 }
 
@@ -179,8 +212,18 @@ type OAuth struct {
 	Form bool
 	// Scope is sent with the refresh grant when set.
 	Scope string
-	// ImportSource is the `omniroute import` source that reads this provider's CLI login.
+	// ImportSource is the `omniroute import` source that reads this provider's
+	// CLI login (GitHub Copilot: "github-copilot", its device login's source).
 	ImportSource string
+	// Copilot marks GitHub Copilot: the stored refresh token is the GitHub
+	// OAuth token of a device login, and a "refresh" is the Copilot token
+	// exchange (GET TokenURL with "Authorization: token <GitHub token>"),
+	// answering a short-lived token, its expires_at and the chat endpoint.
+	Copilot bool
+	// DeviceCodeURL and AccessTokenURL are the GitHub device flow's
+	// endpoints (POST /login/device/code, POST /login/oauth/access_token);
+	// UserURL names the account (GET /user). Copilot only.
+	DeviceCodeURL, AccessTokenURL, UserURL string
 	// Models are the bare model names an imported connection serves at first
 	// (the names the provider's own CLI sends), so the CLI works through the
 	// gateway without renaming; the user edits the list like any connection's.
@@ -200,7 +243,10 @@ func NewCatalog() *Catalog { return NewCatalogEnv(nil) }
 // overridden by getenv (nil: none): OMNIROUTE_<PROVIDER>_OAUTH_TOKEN_URL,
 // _OAUTH_CLIENT_ID and _OAUTH_CLIENT_SECRET, where <PROVIDER> is the id in
 // upper case with '-' as '_' (OMNIROUTE_CLAUDE_OAUTH_TOKEN_URL,
-// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET). Tests point them at fakes.
+// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET); GitHub Copilot's device flow
+// also reads _OAUTH_DEVICE_CODE_URL, _OAUTH_ACCESS_TOKEN_URL and
+// _OAUTH_USER_URL (OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL). Tests
+// point them at fakes.
 func NewCatalogEnv(getenv func(string) string) *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
@@ -305,8 +351,29 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
 			Tools:         true, Vision: true, Reasoning: true},
 
-		{ID: "ollama-local", Name: "Ollama (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Aliases: []string{"ollama"},
+		// GitHub Copilot: a device login (`omniroute login copilot`) stores the
+		// GitHub token; the Copilot token exchange gives the short-lived chat
+		// token and its endpoint (individual, business or enterprise), which
+		// becomes the connection's base URL. The client id is the public one
+		// of GitHub's Copilot editor integrations; the editor headers are the
+		// ones Copilot's chat API refuses requests without.
+		{ID: "github-copilot", Name: "GitHub Copilot", Category: CategoryOAuth, Format: FormatOpenAI, Dialect: DialectCopilot, Aliases: []string{"copilot", "gh-copilot"},
+			BaseURL:       "https://api.githubcopilot.com",
+			DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
+			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,
+				"Copilot-Integration-Id": "vscode-chat", "User-Agent": CopilotUserAgent, "Openai-Intent": "conversation-panel",
+				"X-Github-Api-Version": CopilotAPIVersion},
+			HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true,
+			OAuth: &OAuth{Copilot: true, ImportSource: "github-copilot", TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
+				DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
+				UserURL: "https://api.github.com/user"}},
+		// Ollama twice: its OpenAI-compatible /v1, and its native API (the
+		// base URL is the server's root), whose chat carries thinking,
+		// images and tool calls as Ollama models emit them.
+		{ID: "ollama-local", Name: "Ollama (local, OpenAI-compatible)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1",
 			Tools: true, Vision: true, Reasoning: true},
+		{ID: "ollama", Name: "Ollama (local, native API)", Category: CategoryLocal, Format: FormatOpenAI, Dialect: DialectOllama, BaseURL: "http://127.0.0.1:11434",
+			Aliases: []string{"ollama-native"}, Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
 			Tools: true, Vision: true, Reasoning: true},
 		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
@@ -315,8 +382,10 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools: true, Vision: true, Reasoning: true},
 		// AWS Bedrock through Converse; the base URL is the region's runtime
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
+		// Anthropic models go through InvokeModel (the Messages body) when
+		// a request thinks or prefills, which Converse cannot carry.
 		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
-			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true,
+			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
 			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
 			Tools:         true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
@@ -339,6 +408,13 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			}
 			if v := strings.TrimSpace(getenv(prefix + "CLIENT_SECRET")); v != "" {
 				o.ClientSecret = v
+			}
+			if o.Copilot {
+				for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
+					if v := strings.TrimSpace(getenv(prefix + name)); v != "" {
+						*f = v
+					}
+				}
 			}
 			list[i].OAuth = &o
 		}
@@ -437,6 +513,10 @@ type Azure struct {
 	// Deployments maps the model names the connection serves to deployment
 	// names; a model without an entry is used as the deployment name.
 	Deployments map[string]string
+	// Responses: the connection's deployments are called through the
+	// Responses API ({base}/openai/v1/responses, the deployment as "model";
+	// providerSpecificData.api = "responses") instead of chat completions.
+	Responses bool
 }
 
 // Version is the api-version to send.

@@ -67,7 +67,10 @@ type Conn struct {
 	credMu    sync.RWMutex
 	secret    string
 	expiresAt time.Time
-	quota     Quota
+	// endpoint replaces BaseURL once a token exchange named the upstream
+	// (GitHub Copilot's endpoints.api); "" keeps BaseURL.
+	endpoint string
+	quota    Quota
 
 	overrides cooldownOverrides
 	// Limits are the connection's concurrency caps and request-queue overrides.
@@ -104,9 +107,32 @@ func (c *Conn) Cooldown() cooldown.State {
 
 // Target returns what an executor needs to call this connection for model.
 func (c *Conn) Target(model string) providers.Target {
-	secret, _ := c.Credential()
-	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
+	c.credMu.RLock()
+	secret, base := c.secret, c.BaseURL
+	if c.endpoint != "" {
+		base = c.endpoint
+	}
+	c.credMu.RUnlock()
+	return providers.Target{Provider: c.Provider, BaseURL: base, Secret: secret, AuthType: c.AuthType, Model: model,
 		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS, Google: c.Google}
+}
+
+// Endpoint is the base URL to send to: the one a token exchange named last,
+// else the stored BaseURL.
+func (c *Conn) Endpoint() string {
+	c.credMu.RLock()
+	defer c.credMu.RUnlock()
+	if c.endpoint != "" {
+		return c.endpoint
+	}
+	return c.BaseURL
+}
+
+// SetEndpoint records the base URL a token exchange named ("" forgets it).
+func (c *Conn) SetEndpoint(u string) {
+	c.credMu.Lock()
+	c.endpoint = u
+	c.credMu.Unlock()
 }
 
 // Credential returns the current secret (API key or access token) and when an
@@ -241,6 +267,10 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	models := ServedModels(row)
 	az := AzureFromData(p, row.ProviderSpecificData)
 	hidden := HiddenModels(row)
+	if az.Responses {
+		// This resource's deployments are served through the Responses API.
+		p.Format = providers.FormatResponses
+	}
 	for _, m := range sortedKeys(az.Deployments) {
 		if !slices.Contains(models, m) && !slices.Contains(hidden, m) {
 			models = append(models, m) // a mapped model routes before any refresh
@@ -313,7 +343,7 @@ func GoogleFromData(p providers.Provider, raw string) providers.Google {
 }
 
 // AzureFromData reads an Azure OpenAI connection's providerSpecificData
-// (apiVersion, deployments); zero for other providers.
+// (apiVersion, deployments, api); zero for other providers.
 func AzureFromData(p providers.Provider, raw string) providers.Azure {
 	if p.Dialect != providers.DialectAzure {
 		return providers.Azure{}
@@ -321,9 +351,10 @@ func AzureFromData(p providers.Provider, raw string) providers.Azure {
 	var d struct {
 		APIVersion  string            `json:"apiVersion"`
 		Deployments map[string]string `json:"deployments"`
+		API         string            `json:"api"`
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
-	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments}
+	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments, Responses: d.API == "responses"}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -164,3 +164,56 @@ func TestAzureOpenAIInput(t *testing.T) {
 		}
 	}
 }
+
+// TestAzureOpenAIResponses: an azure-openai connection set to the Responses
+// API (providerSpecificData.api "responses") sends every client format to
+// {base}/openai/v1/responses with the deployment as the body's model and the
+// key in api-key: Responses clients pass through (JSON and SSE), Chat
+// clients are translated both ways (tool calls included); a bad "api" is a 400.
+func TestAzureOpenAIResponses(t *testing.T) {
+	e := newEnv(t)
+	e.up.SetAzureDeployments(map[string]string{"codex-dep": "gpt-5-codex"})
+	conn := e.addAzureConn("az-resp", "az-resp-key", 1, map[string]any{"api": "responses", "deployments": map[string]any{"gpt-5-codex": "codex-dep"}})
+	if ch, _ := conn["providerSpecificData"].(map[string]any); ch["api"] != "responses" {
+		t.Fatalf("connection: %v", conn)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	check := func(what string) {
+		t.Helper()
+		h, sent := e.up.LastRequest("az-resp-key")
+		if p := e.up.LastPath("az-resp-key"); p != "/openai/v1/responses" || h.Get("Api-Key") != "az-resp-key" || gjson.GetBytes(sent, "model").String() != "codex-dep" {
+			t.Fatalf("%s: upstream saw %s api-key %q model %q", what, p, h.Get("Api-Key"), gjson.GetBytes(sent, "model").String())
+		}
+	}
+	input := []any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hi"}}}}
+	resp, body := e.do("POST", "/v1/responses", map[string]any{"model": "gpt-5-codex", "input": input}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "object").String() != "response" || !strings.Contains(string(body), fakeupstream.Content("az-resp-key")) {
+		t.Fatalf("responses: %d %s", resp.StatusCode, body)
+	}
+	check("responses")
+	resp, body = e.do("POST", "/v1/responses", map[string]any{"model": "gpt-5-codex", "input": input, "stream": true}, auth)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "response.completed") {
+		t.Fatalf("responses stream: %d %s", resp.StatusCode, body)
+	}
+	check("responses stream")
+	resp, body = e.chat("gpt-5-codex", false, nil)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.content").String() != fakeupstream.Content("az-resp-key") {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body)
+	}
+	check("chat")
+	resp, body = e.chat("gpt-5-codex", true, nil)
+	if text, done, _ := chatText(t, body); resp.StatusCode != 200 || !done || text != fakeupstream.Content("az-resp-key") {
+		t.Fatalf("chat stream: %d %q %s", resp.StatusCode, text, body)
+	}
+	resp, body = e.do("POST", "/v1/chat/completions", map[string]any{"model": "gpt-5-codex",
+		"tools":    []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather", "parameters": map[string]any{"type": "object"}}}},
+		"messages": []any{map[string]any{"role": "user", "content": "weather?"}}}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(body, "choices.0.message.tool_calls.0.function.name").String() != "get_weather" {
+		t.Fatalf("chat tools: %d %s", resp.StatusCode, body)
+	}
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "azure-openai", "name": "bad", "apiKey": "k",
+		"baseUrl": strings.TrimSuffix(e.upURL, "/v1"), "providerSpecificData": map[string]any{"api": "assistants"}}); code != 400 ||
+		m["error"].(map[string]any)["code"] != "INVALID_PROVIDER_DATA" {
+		t.Fatalf("bad api: %d %v", code, m)
+	}
+}

@@ -165,3 +165,110 @@ func TestBedrockInput(t *testing.T) {
 		t.Fatalf("profile chat: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestBedrockInvokeModel: an Anthropic model asked to think, or to continue
+// a trailing assistant message (which Converse cannot carry), goes to
+// InvokeModel / InvokeModelWithResponseStream with the Messages body
+// (anthropic_version, no model or stream; SigV4-signed like Converse) and
+// answers in the client's format, thinking as reasoning; other models and
+// plain requests stay on Converse; an invoke stream cut before
+// message_stop never ends clean.
+func TestBedrockInvokeModel(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00002", "bedrock-secret-value-2"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws",
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	const nova = "amazon.nova-lite-v1:0"
+	escaped := "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/"
+	cases := []struct {
+		name   string
+		model  string
+		stream bool
+		msgs   []any
+		effort string
+		path   string
+		text   string
+		think  bool
+	}{
+		{"thinking", bedrockModel, false, []any{map[string]any{"role": "user", "content": "hi"}}, "high", escaped + "invoke", fakeupstream.Content(keyID), true},
+		{"thinking streamed", bedrockModel, true, []any{map[string]any{"role": "user", "content": "hi"}}, "low", escaped + "invoke-with-response-stream", fakeupstream.Content(keyID), true},
+		{"prefill", bedrockModel, false, []any{map[string]any{"role": "user", "content": "hi"}, map[string]any{"role": "assistant", "content": "The answer is"}}, "", escaped + "invoke", fakeupstream.BedrockPrefillAnswer, false},
+		{"prefill streamed", bedrockModel, true, []any{map[string]any{"role": "user", "content": "hi"}, map[string]any{"role": "assistant", "content": "The answer is"}}, "", escaped + "invoke-with-response-stream", fakeupstream.BedrockPrefillAnswer, false},
+		{"plain stays on Converse", bedrockModel, false, []any{map[string]any{"role": "user", "content": "hi"}}, "", escaped + "converse", fakeupstream.Content(keyID), false},
+		{"not Anthropic stays on Converse", nova, false, []any{map[string]any{"role": "user", "content": "hi"}}, "high", "/model/amazon.nova-lite-v1%3A0/converse", fakeupstream.Content(keyID), false},
+	}
+	for _, c := range cases {
+		body := map[string]any{"model": "bedrock/" + c.model, "stream": c.stream, "max_tokens": 2048, "messages": c.msgs}
+		if c.effort != "" {
+			body["reasoning_effort"] = c.effort
+		}
+		resp, out := e.do("POST", "/v1/chat/completions", body, auth)
+		text, reasoning := gjson.GetBytes(out, "choices.0.message.content").String(), gjson.GetBytes(out, "choices.0.message.reasoning_content").String()
+		done := true
+		if c.stream {
+			text, done, _ = chatText(t, out)
+			reasoning = ""
+			for _, ev := range parseSSE(t, out) {
+				reasoning += gjson.Get(ev.data, "choices.0.delta.reasoning_content").String()
+			}
+		}
+		if resp.StatusCode != 200 || text != c.text || !done || (reasoning == fakeupstream.BedrockThinking) != c.think {
+			t.Fatalf("%s: %d text %q reasoning %q done %v\n%s", c.name, resp.StatusCode, text, reasoning, done, out)
+		}
+		if p := e.up.LastPath(keyID); p != c.path {
+			t.Fatalf("%s: path %s, want %s", c.name, p, c.path)
+		}
+		if _, sent := e.up.LastRequest(keyID); strings.Contains(c.path, "invoke") &&
+			(gjson.GetBytes(sent, "anthropic_version").String() != "bedrock-2023-05-31" || gjson.GetBytes(sent, "model").Exists() ||
+				(gjson.GetBytes(sent, "thinking.type").String() == "enabled") != c.think) {
+			t.Fatalf("%s: invoke body %s", c.name, sent)
+		}
+	}
+	// An Anthropic Messages client asking for thinking.
+	resp, out := e.do("POST", "/v1/messages", map[string]any{"model": bedrockModel, "max_tokens": 4096,
+		"thinking": map[string]any{"type": "enabled", "budget_tokens": 2048},
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, auth)
+	if resp.StatusCode != 200 || !strings.Contains(string(out), fakeupstream.Content(keyID)) || e.up.LastPath(keyID) != escaped+"invoke" {
+		t.Fatalf("messages client: %d %s via %s", resp.StatusCode, out, e.up.LastPath(keyID))
+	}
+	// Cut before message_stop: an error, never [DONE].
+	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": bedrockModel, "stream": true, "reasoning_effort": "high", "max_tokens": 2048,
+		"messages": []any{map[string]any{"role": "user", "content": fakeupstream.BedrockCorruptPrompt}}}, auth)
+	if strings.Contains(string(out), "[DONE]") || !strings.Contains(string(out), "error") {
+		t.Fatalf("a cut invoke stream: %d %s", resp.StatusCode, out)
+	}
+}
+
+// TestBedrockContinuesABrokenStream: a stream cut after text on another
+// connection is finished by a Bedrock Anthropic model, its prefill sent
+// through InvokeModelWithResponseStream (Converse cannot continue it).
+func TestBedrockContinuesABrokenStream(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00003", "bedrock-secret-value-3"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "first", "apiKey": "key-a",
+		"baseUrl": e.upURL, "priority": 1, "models": []string{bedrockModel}}); code != http.StatusCreated {
+		t.Fatalf("first: %d %v", code, m)
+	}
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "priority": 2,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("bedrock: %d %v", code, m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+	_, body := e.chat(bedrockModel, true, nil)
+	text, done, _ := chatText(t, body)
+	if !strings.Contains(string(body), "omniroute continued the answer on bedrock/"+bedrockModel) || !done ||
+		!strings.HasSuffix(text, fakeupstream.BedrockPrefillAnswer) || !strings.HasPrefix(fakeupstream.Content("key-a"), strings.TrimSuffix(text, fakeupstream.BedrockPrefillAnswer)) {
+		t.Fatalf("not continued on Bedrock: %q\n%s", text, body)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	if p := e.up.LastPath(keyID); !strings.HasSuffix(p, "/invoke-with-response-stream") || gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
+		t.Fatalf("continuation sent to %s: %s", p, sent)
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
+	pollama "omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
 	"omniroute/backend/providers/vertex"
 	"omniroute/backend/reqlog"
@@ -451,14 +452,17 @@ func (s *Server) wire() error {
 	}
 	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
 	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
-		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now),
+			providers.DialectOllama: pollama.New(direct, userAgent, clk.Now)}}
 	// Google's other doors to Gemini: the Gemini CLI's Code Assist backend
 	// and Vertex AI (whose Claude models take the Anthropic wire).
 	vertexExec := vertex.New(direct, userAgent, vertex.NewTokens(direct, clk.Now, strings.TrimSpace(opts.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))
 	codeAssist := codeassist.New(direct, userAgent)
 	executors := executorSet{providers.FormatOpenAI: openaiExec,
 		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec}},
-		providers.FormatResponses: codex.New(direct, userAgent),
+		// Azure connections set to the Responses API (providerSpecificData.api) have their own.
+		providers.FormatResponses: providers.Dialects{Default: codex.New(direct, userAgent),
+			By: map[providers.Dialect]providers.Executor{providers.DialectAzure: openai.NewAzureResponses(direct, userAgent)}},
 		providers.FormatGemini: providers.Dialects{Default: pgemini.New(direct, userAgent),
 			By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec, providers.DialectCodeAssist: codeAssist}}}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,

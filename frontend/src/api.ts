@@ -405,6 +405,24 @@ export interface ImportRequest {
   path?: string;
 }
 
+/** POST /api/providers/login/copilot: a GitHub device login to approve on GitHub. */
+export interface CopilotLoginStart {
+  flowId: string;
+  userCode: string;
+  verificationUri: string;
+  expiresAt: string;
+  interval: number;
+}
+
+/** GET /api/providers/login/copilot/{flowId}: where the device login stands. */
+export interface CopilotLoginPoll {
+  status: 'pending' | 'complete' | 'expired' | 'denied' | 'failed';
+  interval?: number;
+  connection?: Connection;
+  created?: boolean;
+  error?: { code: string; message: string };
+}
+
 export interface TestResult {
   ok: boolean;
   latencyMs?: number;
@@ -669,6 +687,8 @@ export const endpoints = {
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
+  startCopilotLogin: () => api.post<CopilotLoginStart>('/api/providers/login/copilot', {}),
+  pollCopilotLogin: (flowId: string, signal?: AbortSignal) => api.get<CopilotLoginPoll>(`/api/providers/login/copilot/${enc(flowId)}`, signal),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
   clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),

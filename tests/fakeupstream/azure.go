@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Azure OpenAI, as Microsoft's data-plane inference reference describes it:
@@ -113,4 +115,53 @@ func (u *Upstream) azureList(w http.ResponseWriter, r *http.Request) {
 	b, _ := json.Marshal(out)
 	w.Header()["Content-Type"] = u.ctJSON
 	_, _ = w.Write(b)
+}
+
+// azureResponses serves POST /openai/v1/responses, Azure's v1 Responses API:
+// the key in api-key (or an Entra ID bearer), the deployment as the body's
+// "model" (an unknown one: 404 DeploymentNotFound), the answer a response
+// object, or its SSE events when "stream" is true (the Responses events of
+// the Codex fake: text Content(key), a call to tools[0], a reasoning summary
+// when reasoning.effort is set). Faults apply per key.
+func (u *Upstream) azureResponses(w http.ResponseWriter, r *http.Request) {
+	key, ok := azureKey(r)
+	if !ok {
+		u.writeError(w, http.StatusUnauthorized, AzureAccessDeniedBody)
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil || !gjson.ValidBytes(body) {
+		u.writeError(w, http.StatusBadRequest, `{"error":{"code":"invalid_request_error","message":"the body is not JSON"}}`)
+		return
+	}
+	model := gjson.GetBytes(body, "model").String()
+	u.mu.Lock()
+	deps := u.azureDeployments
+	u.mu.Unlock()
+	if _, known := deps[model]; deps != nil && !known {
+		u.writeError(w, http.StatusNotFound, AzureDeploymentNotFoundBody)
+		return
+	}
+	f, n, _ := u.begin(key, r.URL.Path, r.Header, body, model, true)
+	defer u.end()
+	if f != nil && f.Mode == ModeStatus {
+		u.writeStatusFault(w, FormatOpenAI, f)
+		return
+	}
+	events := codexStream(key, model, body, n, -1)
+	if gjson.GetBytes(body, "stream").Bool() {
+		w.Header()["Content-Type"] = u.ctSSE
+		_, _ = w.Write(events)
+		return
+	}
+	for _, ev := range strings.Split(string(events), "\n\n") {
+		for _, line := range strings.Split(ev, "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok && gjson.Get(d, "type").String() == "response.completed" {
+				w.Header()["Content-Type"] = u.ctJSON
+				_, _ = w.Write([]byte(gjson.Get(d, "response").Raw))
+				return
+			}
+		}
+	}
+	u.writeError(w, http.StatusInternalServerError, `{"error":{"code":"server_error","message":"no response"}}`)
 }

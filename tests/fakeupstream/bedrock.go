@@ -3,6 +3,7 @@ package fakeupstream
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -32,6 +33,22 @@ import (
 // Answers are the key id's Content (or a call to the first tool), like the
 // other routes; stats are kept per access key id. A last user message of
 // BedrockCorruptPrompt gets a stream whose second frame fails its checksum.
+
+// InvokeModel and InvokeModelWithResponseStream with an Anthropic model's
+// Messages body (POST /model/{modelId}/invoke, …/invoke-with-response-stream):
+// the body must carry anthropic_version "bedrock-2023-05-31" and max_tokens
+// and no "model" or "stream" (400 ValidationException otherwise); the answer
+// is a Messages JSON, or event-stream "chunk" messages whose payload
+// {"bytes": <base64>} is one Messages stream event. A request with
+// "thinking" gets a thinking block first; a trailing assistant message
+// (prefill) is continued with BedrockPrefillAnswer. With
+// BedrockCorruptPrompt the stream stops before message_stop.
+
+// BedrockPrefillAnswer is the fake's continuation of a prefilled assistant turn.
+const BedrockPrefillAnswer = " and that is the rest."
+
+// BedrockThinking is the fake's thinking text when thinking is enabled.
+const BedrockThinking = "Let me think about it."
 
 // BedrockCorruptPrompt asks the fake for a stream with a checksum-failing frame.
 const BedrockCorruptPrompt = "send a corrupt frame"
@@ -83,6 +100,10 @@ func (u *Upstream) bedrockCall(w http.ResponseWriter, r *http.Request) {
 	msgs := gjson.GetBytes(body, "messages")
 	if !msgs.IsArray() || len(msgs.Array()) == 0 {
 		u.bedrockError(w, 400, "ValidationException", "1 validation error detected: Value null at 'messages' failed to satisfy constraint: Member must not be null")
+		return
+	}
+	if op := r.PathValue("op"); op == "invoke" || op == "invoke-with-response-stream" {
+		u.bedrockInvoke(w, body, keyID, op == "invoke-with-response-stream")
 		return
 	}
 	last := msgs.Array()[len(msgs.Array())-1]
@@ -288,4 +309,75 @@ func (u *Upstream) verifySigV4(r *http.Request, body []byte) (string, string) {
 		return keyID, "The request signature we calculated does not match the signature you provided."
 	}
 	return keyID, ""
+}
+
+// bedrockInvoke serves the InvokeModel operations (Anthropic Messages body).
+func (u *Upstream) bedrockInvoke(w http.ResponseWriter, body []byte, keyID string, stream bool) {
+	root := gjson.ParseBytes(body)
+	switch {
+	case root.Get("anthropic_version").String() != "bedrock-2023-05-31":
+		u.bedrockError(w, 400, "ValidationException", "Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.")
+		return
+	case root.Get("model").Exists() || root.Get("stream").Exists():
+		u.bedrockError(w, 400, "ValidationException", "Malformed input request: #: extraneous key [model] is not permitted, please reformat your input and try again.")
+		return
+	case root.Get("max_tokens").Int() <= 0:
+		u.bedrockError(w, 400, "ValidationException", "Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.")
+		return
+	}
+	msgs := root.Get("messages").Array()
+	last := msgs[len(msgs)-1]
+	text := Content(keyID)
+	if last.Get("role").String() == "assistant" {
+		text = BedrockPrefillAnswer
+	}
+	thinking := root.Get("thinking.type").String() == "enabled"
+	lastText := last.Get("content").String()
+	if c := last.Get("content"); c.IsArray() {
+		lastText = c.Get("0.text").String()
+	}
+	w.Header().Set("X-Amzn-Requestid", "fake-invoke-1")
+	usage := map[string]int{"input_tokens": 5, "output_tokens": 3}
+	if !stream {
+		var content []any
+		if thinking {
+			content = append(content, map[string]any{"type": "thinking", "thinking": BedrockThinking, "signature": "sig-fake"})
+		}
+		content = append(content, map[string]any{"type": "text", "text": text})
+		b, _ := json.Marshal(map[string]any{"id": "msg_bdrk_fake1", "type": "message", "role": "assistant", "model": "claude-fake",
+			"content": content, "stop_reason": "end_turn", "stop_sequence": nil, "usage": usage})
+		w.Header()["Content-Type"] = u.ctJSON
+		_, _ = w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	fl, _ := w.(http.Flusher)
+	send := func(v map[string]any) {
+		ev, _ := json.Marshal(v)
+		b, _ := json.Marshal(map[string]string{"bytes": base64.StdEncoding.EncodeToString(ev)})
+		_, _ = w.Write(eventFrame("chunk", b))
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	send(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_bdrk_fake1", "type": "message", "role": "assistant",
+		"model": "claude-fake", "content": []any{}, "stop_reason": nil, "usage": map[string]int{"input_tokens": 5, "output_tokens": 1}}})
+	idx := 0
+	if thinking {
+		send(map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
+		send(map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "thinking_delta", "thinking": BedrockThinking}})
+		send(map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "signature_delta", "signature": "sig-fake"}})
+		send(map[string]any{"type": "content_block_stop", "index": idx})
+		idx++
+	}
+	send(map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+	for _, piece := range splitChunks(text, DefaultStreamChunks) {
+		send(map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": piece}})
+	}
+	if lastText == BedrockCorruptPrompt {
+		return // cut before message_stop
+	}
+	send(map[string]any{"type": "content_block_stop", "index": idx})
+	send(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 3}})
+	send(map[string]any{"type": "message_stop", "amazon-bedrock-invocationMetrics": map[string]int{"inputTokenCount": 5, "outputTokenCount": 3}})
 }

@@ -52,7 +52,16 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	if t.AWS.Region == "" || t.AWS.AccessKeyID == "" || t.AWS.SecretAccessKey == "" {
 		return synthetic(http.StatusUnauthorized, "MissingCredentials", "the bedrock connection has no region or AWS credentials"), nil
 	}
-	body, err := ToConverse(c.Body)
+	// Converse, unless an Anthropic model is asked for what only its
+	// Messages body carries (thinking, a prefill): then InvokeModel.
+	invoke := NeedsInvoke(t.Model, c.Body)
+	var body []byte
+	var err error
+	if invoke {
+		body, err = ToInvoke(c.Body)
+	} else {
+		body, err = ToConverse(c.Body)
+	}
 	if err != nil {
 		return synthetic(http.StatusBadRequest, "invalid_request_error", err.Error()), nil
 	}
@@ -62,7 +71,12 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	}
 	op := "converse"
 	accept := "application/json"
-	if c.Stream {
+	switch {
+	case invoke && c.Stream:
+		op, accept = "invoke-with-response-stream", "application/vnd.amazon.eventstream"
+	case invoke:
+		op = "invoke"
+	case c.Stream:
 		op, accept = "converse-stream", "application/vnd.amazon.eventstream"
 	}
 	// A model id's ':' (…-v1:0) is escaped, as the AWS SDKs send it.
@@ -95,6 +109,12 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return restateError(resp), nil
+	case c.Stream && invoke:
+		resp.Body = NewInvokeReader(resp.Body, t.Model)
+		resp.Header.Set("Content-Type", "text/event-stream")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		return resp, nil
 	case c.Stream:
 		resp.Body = NewSSEReader(resp.Body, id, t.Model, created)
 		resp.Header.Set("Content-Type", "text/event-stream")
@@ -107,7 +127,12 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	if err != nil {
 		return nil, err
 	}
-	out, err := FromConverse(raw, id, t.Model, created)
+	var out []byte
+	if invoke {
+		out, err = FromInvoke(raw)
+	} else {
+		out, err = FromConverse(raw, id, t.Model, created)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,11 @@ func wire(p providers.Provider) string {
 	case p.Dialect == providers.DialectAzure:
 		return "OpenAI Chat Completions on Azure deployments"
 	case p.Dialect == providers.DialectBedrock:
-		return "Bedrock Converse / ConverseStream (event stream)"
+		return "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill"
+	case p.Dialect == providers.DialectOllama:
+		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
+	case p.Dialect == providers.DialectCopilot:
+		return "OpenAI Chat Completions at the Copilot token's endpoint"
 	case p.Dialect == providers.DialectCodeAssist:
 		return "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"
 	case p.Dialect == providers.DialectVertex:
@@ -89,12 +93,20 @@ func wire(p providers.Provider) string {
 	return string(p.Format)
 }
 
+// prefill names the prefill feature, narrowed to the models that have it.
+func prefill(p providers.Provider) string {
+	if len(p.PrefillOnlyModels) == 0 {
+		return "prefill"
+	}
+	return "prefill (" + code(p.PrefillOnlyModels) + " models)"
+}
+
 func features(p providers.Provider) string {
 	var f []string
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{p.Tools, "tools"}, {p.Vision, "vision"}, {p.Reasoning, "reasoning"}, {p.AssistantPrefill, "prefill"}} {
+	}{{p.Tools, "tools"}, {p.Vision, "vision"}, {p.Reasoning, "reasoning"}, {p.AssistantPrefill, prefill(p)}} {
 		if c.on {
 			f = append(f, c.name)
 		}
@@ -114,6 +126,8 @@ func discovery(p providers.Provider) string {
 		d = "`GET /openai/deployments`, else the connection's deployments map"
 	case p.Dialect == providers.DialectBedrock:
 		d = "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"
+	case p.Dialect == providers.DialectOllama:
+		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
 		d = "`GET /models` (paged)"
 	default:

@@ -24,6 +24,7 @@ import (
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/gemini"
+	"omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
 )
 
@@ -152,6 +153,34 @@ func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string,
 	return out, nil
 }
 
+// listOllama reads an Ollama server's local models (GET /api/tags).
+func (c *Client) listOllama(ctx context.Context, t providers.Target) ([]string, error) {
+	req, err := ollama.ModelsRequest(ctx, t, c.UserAgent)
+	if err != nil {
+		return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL"}
+	}
+	body, err := c.fetch(req)
+	if err != nil {
+		return nil, err
+	}
+	names, ok := ollama.ParseTags(body)
+	if !ok {
+		return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no models"}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range names {
+		if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}
+	}
+	return out, nil
+}
+
 // azureModels are the model names of an Azure connection's deployments map, sorted.
 func azureModels(t providers.Target) []string {
 	if t.Provider.Dialect != providers.DialectAzure {
@@ -171,6 +200,9 @@ func azureModels(t providers.Target) []string {
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
 	if t.Provider.Dialect == providers.DialectBedrock {
 		return c.listBedrock(ctx, t)
+	}
+	if t.Provider.Dialect == providers.DialectOllama {
+		return c.listOllama(ctx, t)
 	}
 	var out []string
 	seen := map[string]bool{}

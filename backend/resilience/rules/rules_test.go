@@ -349,6 +349,37 @@ var capturedBodies = []captured{
 		body:       `{"detail":"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens. Please reduce the length of the messages or completion."}`,
 		wantStatus: 400, wantClient: 400, wantKind: verdict.KindContextLength, wantLeaves: "nothing"},
 
+	// GitHub Copilot (issue 30): its chat API's rate-limit, quota and entitlement answers.
+	{name: "copilot 429 model rate", provider: "github-copilot", status: 429,
+		body:       `{"error":{"message":"Sorry, you have exhausted this model's rate limit. Please wait a moment before trying again, or switch to a different model.","code":"rate_limited"}}`,
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeModel, wantLeaves: "model"},
+	{name: "copilot 429 account rate", provider: "github-copilot", status: 429,
+		body:       `{"error":{"message":"Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make within a specific time period. Please try again in 2 hours.","code":"rate_limited"}}`,
+		wantStatus: 429, wantClient: 429, wantKind: verdict.KindRateLimit, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "copilot-account-rate-limit"},
+	{name: "copilot 402 quota", provider: "github-copilot", status: 402,
+		body:       `{"error":{"message":"You have exceeded your monthly premium request allowance. Upgrade your plan or wait for the allowance to reset.","code":"quota_exceeded"}}`,
+		wantStatus: 402, wantClient: 502, wantKind: verdict.KindQuota, wantScope: verdict.ScopeConnection, wantLeaves: "connection", wantRule: "copilot-quota"},
+	{name: "copilot 400 model_not_supported", provider: "github-copilot", status: 400,
+		body:       `{"error":{"message":"The requested model is not supported.","code":"model_not_supported","param":"model","type":"invalid_request_error"}}`,
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "copilot-model-not-supported", wantLock: time.Hour},
+	{name: "copilot 403 feature", provider: "github-copilot", status: 403,
+		body:       `{"error":{"message":"You are not authorized to use this Copilot feature, it requires an enterprise or organization policy to be enabled.","code":"unauthorized"}}`,
+		wantStatus: 403, wantClient: 403, wantKind: verdict.KindForbidden, wantScope: verdict.ScopeModel, wantLeaves: "model", wantRule: "copilot-feature-not-entitled", wantLock: 6 * time.Hour},
+	{name: "copilot 401 token expired", provider: "github-copilot", status: 401,
+		body:       `unauthorized: token expired`,
+		wantStatus: 401, wantClient: 502, wantKind: verdict.KindAuth, wantScope: verdict.ScopeConnection, wantLeaves: "connection"},
+
+	// Ollama's native API (errors as the ollama executor restates {"error": "…"}).
+	{name: "ollama 404 model not pulled", provider: "ollama", status: 404,
+		body:       `{"error":{"code":"model_not_found","message":"model \"llama9\" not found, try pulling it first","type":"model_not_found"}}`,
+		wantStatus: 404, wantClient: 404, wantKind: verdict.KindNotFound, wantScope: verdict.ScopeModel, wantLeaves: "nothing"},
+	{name: "ollama 500 runner", provider: "ollama", status: 500,
+		body:       `{"error":{"code":"server_error","message":"llama runner process has terminated: exit status 2","type":"server_error"}}`,
+		wantStatus: 500, wantClient: 502, wantKind: verdict.KindServer, wantScope: verdict.ScopeExact, wantLeaves: "provider"},
+	{name: "ollama 400 bad tool arguments", provider: "ollama", status: 400,
+		body:       `{"error":{"code":"ollama_error","message":"json: cannot unmarshal string into Go struct field ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments","type":"ollama_error"}}`,
+		wantStatus: 400, wantClient: 400, wantKind: verdict.KindBadRequest, wantLeaves: "nothing"},
+
 	// Azure OpenAI: the content filter is the caller's, never retried or cooled; 429 honours Retry-After.
 	{name: "azure 400 cf", provider: "azure-openai", status: 400,
 		body:       `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"violence":{"filtered":true,"severity":"medium"}}}}}`,

@@ -3,11 +3,12 @@ _omniroute() {
   local cur prev
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local cmds="token setup run import import-db export migrate rotate-secret-key backup restore --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
+  local cmds="token setup run import login import-db export migrate rotate-secret-key backup restore --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
   local agents="claude-code codex opencode continue aider cline cursor"
   case "$prev" in
     setup|run) COMPREPLY=($(compgen -W "$agents" -- "$cur")); return ;;
     import) COMPREPLY=($(compgen -W "claude-code codex gemini-cli" -- "$cur")); return ;;
+    login) COMPREPLY=($(compgen -W "copilot" -- "$cur")); return ;;
     --path|--to) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --from) COMPREPLY=($(compgen -d -- "$cur")); return ;;
   esac

@@ -1,5 +1,5 @@
 # fish completion for omniroute
-set -l cmds token setup run import import-db export migrate rotate-secret-key backup restore
+set -l cmds token setup run import login import-db export migrate rotate-secret-key backup restore
 set -l agents claude-code codex opencode continue aider cline cursor
 complete -c omniroute -f
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
@@ -16,6 +16,7 @@ complete -c omniroute -n "__fish_seen_subcommand_from setup" -l model -r -d 'mod
 complete -c omniroute -n "__fish_seen_subcommand_from setup" -l undo -d 'restore the backup'
 complete -c omniroute -n "__fish_seen_subcommand_from import" -a "claude-code codex gemini-cli"
 complete -c omniroute -n "__fish_seen_subcommand_from import" -l path -r -F
+complete -c omniroute -n "__fish_seen_subcommand_from login" -a "copilot"
 complete -c omniroute -n "__fish_seen_subcommand_from import-db" -l from -r -a "(__fish_complete_directories)"
 complete -c omniroute -n "__fish_seen_subcommand_from export" -l to -r -F
 complete -c omniroute -n "__fish_seen_subcommand_from backup restore" -F

@@ -22,7 +22,7 @@ import { healthStore, instant, stateBadge } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
-import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
 import { openModelsDialog } from './models-dialog';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
@@ -38,6 +38,7 @@ export const PROVIDERS = [
   'minimax',
   'agentrouter',
   'opencode',
+  'ollama',
   'ollama-local',
   'lm-studio',
   'openai-compatible',
@@ -46,7 +47,7 @@ export const PROVIDERS = [
 ];
 
 /** Local servers that usually run without an API key. */
-const KEYLESS_PROVIDERS = new Set(['ollama-local', 'lm-studio']);
+const KEYLESS_PROVIDERS = new Set(['ollama', 'ollama-local', 'lm-studio']);
 
 const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
 
@@ -158,6 +159,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true);
     }),
     renderImportCard(ctx.signal, async () => {
+      await load(true);
+    }),
+    renderCopilotCard(ctx.signal, async () => {
       await load(true);
     }),
   );

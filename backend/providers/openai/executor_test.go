@@ -1,0 +1,73 @@
+package openai
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/providers"
+)
+
+// capture is a Doer that records the request and answers 200 {}.
+type capture struct {
+	req  *http.Request
+	body []byte
+}
+
+func (c *capture) Do(req *http.Request) (*http.Response, error) {
+	c.req = req
+	c.body, _ = io.ReadAll(req.Body)
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+}
+
+func TestCopilotHeaders(t *testing.T) {
+	p, _ := providers.NewCatalog().Lookup("github-copilot")
+	cases := []struct {
+		name, body string
+		vision     bool
+	}{
+		{"text", `{"model":"x","messages":[{"role":"user","content":"hi"}]}`, false},
+		{"image", `{"model":"x","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, true},
+	}
+	for _, c := range cases {
+		d := &capture{}
+		t0 := providers.Target{Provider: p, BaseURL: "https://api.individual.githubcopilot.com", Secret: "cpt-1", AuthType: "oauth", Model: "gpt-4o"}
+		if _, err := New(d, "OmniRoute/test").Do(context.Background(), &t0, providers.Call{Body: []byte(c.body)}); err != nil {
+			t.Fatal(err)
+		}
+		h := d.req.Header
+		if d.req.URL.String() != "https://api.individual.githubcopilot.com/chat/completions" || h.Get("Authorization") != "Bearer cpt-1" ||
+			h.Get("Editor-Version") != providers.CopilotEditorVersion || h.Get("Editor-Plugin-Version") != providers.CopilotPluginVersion ||
+			h.Get("Copilot-Integration-Id") != "vscode-chat" || h.Get("User-Agent") != providers.CopilotUserAgent {
+			t.Fatalf("%s: %s %v", c.name, d.req.URL, h)
+		}
+		if got := h.Get("Copilot-Vision-Request") == "true"; got != c.vision {
+			t.Errorf("%s: Copilot-Vision-Request %q", c.name, h.Get("Copilot-Vision-Request"))
+		}
+		if gjson.GetBytes(d.body, "model").String() != "gpt-4o" {
+			t.Errorf("%s: body model %s", c.name, d.body)
+		}
+	}
+}
+
+func TestAzureResponses(t *testing.T) {
+	p, _ := providers.NewCatalog().Lookup("azure-openai")
+	for _, c := range []struct {
+		auth, header, value string
+	}{{"apikey", "Api-Key", "k1"}, {"oauth", "Authorization", "Bearer k1"}} {
+		d := &capture{}
+		tg := providers.Target{Provider: p, BaseURL: "https://res.openai.azure.com/", Secret: "k1", AuthType: c.auth, Model: "gpt-5-codex",
+			Azure: providers.Azure{Responses: true, Deployments: map[string]string{"gpt-5-codex": "codex-dep"}}}
+		if _, err := NewAzureResponses(d, "OmniRoute/test").Do(context.Background(), &tg, providers.Call{Body: []byte(`{"model":"gpt-5-codex","input":"hi"}`), Stream: true}); err != nil {
+			t.Fatal(err)
+		}
+		if d.req.URL.String() != "https://res.openai.azure.com/openai/v1/responses" || d.req.Header.Get(c.header) != c.value ||
+			gjson.GetBytes(d.body, "model").String() != "codex-dep" || d.req.Header.Get("Accept") != "text/event-stream" {
+			t.Fatalf("%s: %s %v %s", c.auth, d.req.URL, d.req.Header, d.body)
+		}
+	}
+}

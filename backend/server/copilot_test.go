@@ -1,0 +1,100 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// TestCopilotLoginFlows: the management API's device logins on the
+// gateway's clock — GitHub is asked at most once per interval; a refused
+// login, a login without a Copilot seat and an expired code each end with
+// their code; at most 8 run at once, and an expired one is forgotten.
+func TestCopilotLoginFlows(t *testing.T) {
+	e := newEnv(t)
+	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
+	}
+	e.restart()
+	start := func() string {
+		t.Helper()
+		code, m := e.mgmt("POST", "/api/providers/login/copilot", nil)
+		if code != http.StatusCreated {
+			t.Fatalf("start: %d %v", code, m)
+		}
+		return "/api/providers/login/copilot/" + m["flowId"].(string)
+	}
+	poll := func(flow string) map[string]any {
+		t.Helper()
+		code, m := e.mgmt("GET", flow, nil)
+		if code != 200 {
+			t.Fatalf("poll: %d %v", code, m)
+		}
+		return m
+	}
+	errCode := func(m map[string]any) string {
+		e, _ := m["error"].(map[string]any)
+		c, _ := e["code"].(string)
+		return c
+	}
+
+	// Refused on GitHub: asked once the interval (1 s) has passed, not before.
+	flow := start()
+	e.clk.Advance(999 * time.Millisecond)
+	if m := poll(flow); m["status"] != "pending" || cp.Polls() != 0 {
+		t.Fatalf("before the interval: %v, %d polls", m, cp.Polls())
+	}
+	e.clk.Advance(time.Millisecond)
+	if m := poll(flow); m["status"] != "pending" || cp.Polls() != 1 {
+		t.Fatalf("at the interval: %v, %d polls", m, cp.Polls())
+	}
+	cp.Deny()
+	e.clk.Advance(time.Second)
+	if m := poll(flow); m["status"] != "denied" || errCode(m) != "DEVICE_LOGIN_DENIED" {
+		t.Fatalf("denied: %v", m)
+	}
+	if m := poll(flow); m["status"] != "denied" || cp.Polls() != 2 {
+		t.Fatalf("a settled login asks GitHub again: %v, %d polls", m, cp.Polls())
+	}
+
+	// Approved, but the account has no Copilot seat.
+	cp = fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
+	}
+	e.restart()
+	cp.SetEntitled(false)
+	cp.Approve()
+	flow = start()
+	e.clk.Advance(time.Second)
+	if m := poll(flow); m["status"] != "failed" || errCode(m) != "COPILOT_NOT_ENTITLED" {
+		t.Fatalf("no seat: %v", m)
+	}
+	if _, m := e.mgmt("GET", "/api/providers", nil); len(m["connections"].([]any)) != 0 {
+		t.Fatalf("a connection without a seat was created: %v", m)
+	}
+
+	// At most 8 at once; an expired code frees its place and is forgotten.
+	cp.SetEntitled(true)
+	var flows []string
+	for range 8 {
+		flows = append(flows, start())
+	}
+	code, m := e.mgmt("POST", "/api/providers/login/copilot", nil)
+	if code != http.StatusTooManyRequests || m["error"].(map[string]any)["code"] != "TOO_MANY_LOGINS" {
+		t.Fatalf("ninth login: %d %v", code, m)
+	}
+	e.clk.Advance(900 * time.Second)
+	start()
+	if code, m := e.mgmt("GET", flows[0], nil); code != 404 || m["error"].(map[string]any)["code"] != "LOGIN_NOT_FOUND" {
+		t.Fatalf("an expired login: %d %v", code, m)
+	}
+}
