@@ -123,6 +123,7 @@ type Ledger struct {
 // crossed, as on one instance).
 type Shared interface {
 	ChargeKeySpend(keyID string, periodStart int64, usd float64, tokens int64) (store.KeySpend, error)
+	ReserveKeySpend(keyID string, periodStart int64, usd float64, tokens int64, capUSD float64, capTokens int64) (store.KeySpend, bool, error)
 	SeedKeySpend(keyID string, periodStart int64, sp store.KeySpend) error
 	KeySpendIn(keyID string, periodStart int64) (store.KeySpend, bool, error)
 }
@@ -250,37 +251,170 @@ func retryIn(d time.Duration) time.Duration {
 // Admit refuses a request of keyID that its budget or rate limits do not
 // allow now; an admitted request counts towards the key's RPM window. A key
 // the ledger does not know (no budget, no limits) is always admitted.
+// (Reserve with nothing to hold.)
 func (l *Ledger) Admit(keyID string) error {
-	if keyID == "" {
-		return nil
-	}
-	if l.shared != nil {
-		l.refresh(keyID)
-	}
+	_, err := l.Reserve(keyID, 0, 0)
+	return err
+}
+
+// Hold is what an admitted request holds of its key's budget, from its
+// admission until Settle replaces it with what the answer cost.
+type Hold struct {
+	Key    string
+	USD    float64
+	Tokens int64
+	// PeriodStart is the budget period the hold was taken in (unix ms, 0
+	// for a total budget); Held reports a hold at all (a budgeted key);
+	// Shared, a hold taken in the shared database (not only in memory).
+	PeriodStart  int64
+	Held, Shared bool
+}
+
+// Budgeted reports whether keyID has a budget (its requests are estimated
+// and held at admission).
+func (l *Ledger) Budgeted(keyID string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.keys[keyID]
+	return a != nil && a.budget != nil
+}
+
+// Reserve is Admit that also holds an admitted request's estimated cost
+// (usd) and tokens against its key's budget, so requests admitted together
+// cannot all pass a budget that only the first of them fits: each admission
+// sees what the requests in flight may cost. Settle gives the hold back for
+// what the answer really cost. With a shared database the check and the
+// hold are one conditional statement there (ReserveKeySpend), so the
+// instances of a team server admit against one another's holds: a key
+// overspends by at most one request (the one admitted under the budget
+// whose answer crosses it), as long as answers cost no more than estimated.
+func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) {
+	if keyID == "" {
+		return Hold{}, nil
+	}
+	l.mu.Lock()
+	a := l.keys[keyID]
 	if a == nil || (a.budget == nil && a.limits == nil) {
-		return nil
+		l.mu.Unlock()
+		return Hold{}, nil
 	}
 	now := l.clk.Now()
 	a.roll(now)
-	if b := a.budget; b != nil {
-		over := ""
-		switch {
-		case b.USD != nil && a.usd >= *b.USD:
-			over = fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD)
-		case b.Tokens != nil && a.tokens >= *b.Tokens:
-			over = fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens)
-		}
-		if over != "" {
-			e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
-			if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
-				e = e.WithRetryAfter(retryIn(end.Sub(now)))
-			}
-			return e
-		}
+	if err := a.limited(now); err != nil {
+		l.mu.Unlock()
+		return Hold{}, err
 	}
+	if a.budget == nil {
+		a.admitted(now)
+		l.mu.Unlock()
+		return Hold{}, nil
+	}
+	h := Hold{Key: keyID, USD: max(usd, 0), Tokens: max(tokens, 0), PeriodStart: ms(a.periodStart), Held: true}
+	if l.shared == nil {
+		defer l.mu.Unlock()
+		if err := a.overBudget(now); err != nil {
+			return Hold{}, err
+		}
+		a.usd += h.USD
+		a.tokens += h.Tokens
+		a.admitted(now)
+		return h, nil
+	}
+	// The check and the hold in the database, in one statement against
+	// every instance's spend and holds (outside the lock: the database
+	// orders them); its totals replace this instance's view.
+	caps := *a.budget
+	l.mu.Unlock()
+	sp, ok, err := l.reserveShared(caps, h)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// The database did not answer: this instance's view decides.
+		if err := a.overBudget(now); err != nil {
+			return Hold{}, err
+		}
+		a.usd += h.USD
+		a.tokens += h.Tokens
+		a.admitted(now)
+		return h, nil
+	}
+	if ms(a.periodStart) == h.PeriodStart {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	if !ok {
+		if e := a.overBudget(now); e != nil {
+			return Hold{}, e
+		}
+		return Hold{}, a.refusal(now, fmt.Sprintf("$%.4f and %d tokens with the requests in flight of its", sp.USD, sp.Tokens))
+	}
+	a.admitted(now)
+	h.Shared = true
+	return h, nil
+}
+
+// reserveShared holds h in the shared database unless the key's stored
+// spend (with every instance's holds) has reached its budget; a key without
+// a row for the period gets one first (a new period starts at 0).
+func (l *Ledger) reserveShared(b Budget, h Hold) (store.KeySpend, bool, error) {
+	capUSD, capTokens := math.MaxFloat64, int64(math.MaxInt64)
+	if b.USD != nil {
+		capUSD = *b.USD
+	}
+	if b.Tokens != nil {
+		capTokens = *b.Tokens
+	}
+	sp, ok, err := l.shared.ReserveKeySpend(h.Key, h.PeriodStart, h.USD, h.Tokens, capUSD, capTokens)
+	if err != nil || ok {
+		return sp, ok, err
+	}
+	cur, found, err := l.shared.KeySpendIn(h.Key, h.PeriodStart)
+	if err != nil {
+		return sp, false, err
+	}
+	if found {
+		return cur, false, nil // refused: at the budget
+	}
+	if _, err := l.shared.ChargeKeySpend(h.Key, h.PeriodStart, 0, 0); err != nil {
+		return sp, false, err
+	}
+	return l.shared.ReserveKeySpend(h.Key, h.PeriodStart, h.USD, h.Tokens, capUSD, capTokens)
+}
+
+// overBudget is the refusal of a key whose spend reached its budget (nil:
+// under it).
+func (a *account) overBudget(now time.Time) error {
+	b := a.budget
+	if b == nil {
+		return nil
+	}
+	switch {
+	case b.USD != nil && a.usd >= *b.USD:
+		return a.refusal(now, fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD))
+	case b.Tokens != nil && a.tokens >= *b.Tokens:
+		return a.refusal(now, fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens))
+	}
+	return nil
+}
+
+// refusal is KEY_BUDGET_EXCEEDED, with Retry-After = the period's reset.
+func (a *account) refusal(now time.Time, over string) error {
+	b := a.budget
+	e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
+	if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
+		e = e.WithRetryAfter(retryIn(end.Sub(now)))
+	}
+	return e
+}
+
+// admitted counts an admitted request in the key's RPM window.
+func (a *account) admitted(now time.Time) {
+	if a.limits != nil && a.limits.RPM != nil {
+		a.requests = append(a.requests, now)
+	}
+}
+
+// limited is the refusal of a key at its rate limits (nil: within them).
+func (a *account) limited(now time.Time) error {
 	if lim := a.limits; lim != nil {
 		a.prune(now)
 		if lim.RPM != nil && len(a.requests) >= *lim.RPM {
@@ -305,9 +439,6 @@ func (l *Ledger) Admit(keyID string) error {
 					WithRetryAfter(retryIn(wait))
 			}
 		}
-		if lim.RPM != nil {
-			a.requests = append(a.requests, now)
-		}
 	}
 	return nil
 }
@@ -315,6 +446,15 @@ func (l *Ledger) Admit(keyID string) error {
 // Charge adds an answer's cost and tokens to keyID's spend and TPM window.
 // Every key is tracked, budget or not (its spend is shown).
 func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
+	l.Settle(Hold{Key: keyID}, usd, tokens)
+}
+
+// Settle replaces a request's hold (Reserve; a zero Hold but for its Key:
+// none) with what its answer cost: usd and tokens (0 and 0 for a request
+// that was not served). A hold taken in a period that has since ended was
+// reset with it: the answer is charged in full to the current one.
+func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
+	keyID := h.Key
 	if keyID == "" {
 		return
 	}
@@ -326,20 +466,27 @@ func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
 	}
 	now := l.clk.Now()
 	a.roll(now)
-	a.usd += usd
-	a.tokens += tokens
+	dUSD, dTokens := usd, tokens
+	if h.Held && ms(a.periodStart) == h.PeriodStart {
+		dUSD, dTokens = usd-h.USD, tokens-h.Tokens
+	}
+	a.usd += dUSD
+	a.tokens += dTokens
 	if a.limits != nil && a.limits.TPM != nil && tokens > 0 {
 		a.prune(now)
 		a.charged = append(a.charged, event{now, tokens})
 	}
 	budgeted, ps := a.budget != nil, a.periodStart
 	l.mu.Unlock()
-	if l.shared == nil || !budgeted {
+	if !h.Shared {
+		dUSD, dTokens = usd, tokens // the database never saw the hold
+	}
+	if l.shared == nil || !budgeted || (dUSD == 0 && dTokens == 0) {
 		return
 	}
 	// The charge in the database, outside the lock; its totals (every
 	// instance's charges) replace this instance's view.
-	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), usd, tokens)
+	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), dUSD, dTokens)
 	if err != nil {
 		return
 	}

@@ -172,3 +172,51 @@ func TestUnknownKeysAndValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveHoldsUntilSettled: a request admitted under the budget holds its
+// estimate, so the next one is refused while it is in flight; settling at
+// the real cost gives back the rest (and a request that was not served gives
+// back everything); a hold taken before the period ended is not taken off
+// the next period's spend.
+func TestReserveHoldsUntilSettled(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 23, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", &Budget{USD: usd(1), Tokens: i64(1000), Period: Day}, nil, Spend{USD: 0.5})
+	h1, err := l.Reserve("k", 0.5, 100)
+	if err != nil || !h1.Held || h1.USD != 0.5 {
+		t.Fatalf("first hold: %+v %v", h1, err)
+	}
+	if _, err := l.Reserve("k", 0.01, 1); code(err) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatalf("a second request while the first holds the rest of the budget: %v", err)
+	}
+	l.Settle(h1, 0.2, 30) // it cost less than estimated
+	if sp := l.Spend("k"); sp.USD != 0.7 || sp.Tokens != 30 {
+		t.Fatalf("spend after settling %+v, want 0.7 and 30 tokens", sp)
+	}
+	h2, err := l.Reserve("k", 0.29, 10)
+	if err != nil {
+		t.Fatalf("a cent under the budget with the hold: %v", err)
+	}
+	l.Settle(h2, 0, 0) // not served
+	if sp := l.Spend("k"); sp.USD != 0.7 || sp.Tokens != 30 {
+		t.Fatalf("spend after an unserved request %+v", sp)
+	}
+	h3, _ := l.Reserve("k", 0.1, 10)
+	clk.Advance(2 * time.Hour) // the day ended while it was in flight
+	l.Settle(h3, 0.05, 5)
+	if sp := l.Spend("k"); sp.USD != 0.05 || sp.Tokens != 5 {
+		t.Fatalf("the next day's spend %+v, want the answer's 0.05 alone", sp)
+	}
+	// Tokens are held like USD.
+	l.Set("t", &Budget{Tokens: i64(100), Period: Total}, nil, Spend{})
+	if _, err := l.Reserve("t", 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reserve("t", 0, 1); code(err) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatalf("the token budget held: %v", err)
+	}
+	// A key without a budget holds nothing.
+	if h, err := l.Reserve("free", 1, 1); err != nil || h.Held {
+		t.Fatalf("no budget: %+v %v", h, err)
+	}
+}

@@ -44,6 +44,8 @@ type request struct {
 	// exclusions of a request no target could take.
 	steps []AttemptRecord
 	log   storeLog
+	// hold is what the request holds of its key's budget (Spend.Admit).
+	hold Hold
 	// upstreamStatus is the upstream's own status for a client error relayed as is.
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.

@@ -112,6 +112,7 @@ type key struct{ provider, model string }
 type Table struct {
 	shipped []Entry
 	byKey   map[key]Price
+	byModel map[string][]Price // every provider's price of a model name (Estimate)
 	// apiOf names the provider whose API prices a provider's models when it
 	// has none of its own (a subscription priced as the API it stands in for).
 	apiOf map[string]string
@@ -134,12 +135,13 @@ func New(apiOf map[string]string, flatDefault []string) (*Table, error) {
 		return nil, fmt.Errorf("pricing: shipped catalogue: %w", err)
 	}
 	t := &Table{shipped: doc.Entries, byKey: make(map[key]Price, len(doc.Entries)), apiOf: maps.Clone(apiOf),
-		flatDefault: map[string]bool{}, overrides: map[string]Override{}}
+		byModel: map[string][]Price{}, flatDefault: map[string]bool{}, overrides: map[string]Override{}}
 	for _, e := range doc.Entries {
 		if err := e.Validate(); err != nil || e.Provider == "" || e.Model == "" || e.Date == "" || e.Source == "" {
 			return nil, fmt.Errorf("pricing: shipped entry %s/%s incomplete or invalid (%v)", e.Provider, e.Model, err)
 		}
 		t.byKey[key{e.Provider, e.Model}] = e.Price
+		t.byModel[e.Model] = append(t.byModel[e.Model], e.Price)
 	}
 	for _, p := range flatDefault {
 		t.flatDefault[p] = true
