@@ -106,12 +106,66 @@ type account struct {
 	tokens      int64
 	requests    []time.Time // admitted requests in the window (with an RPM limit)
 	charged     []event     // tokens charged in the window (with a TPM limit)
+	alerted     int         // the alert level (80, 100) already sent this period
+}
+
+// Alert reports a key whose spend crossed 80 % or 100 % of its budget in the
+// current period (once per level and period): the dashboard's live feed
+// and the desktop notification show it.
+type Alert struct {
+	KeyID   string `json:"keyId"`
+	Percent int    `json:"percent"` // 80 or 100
+	Spend
+	Budget Budget `json:"budget"`
+}
+
+// OnAlert makes the ledger call f (outside its lock) for each alert (set
+// once, at wiring, before the ledger is used).
+func (l *Ledger) OnAlert(f func(Alert)) { l.alert = f }
+
+// level is the alert level the key's spend has reached: 100 at or over its
+// budget (USD or tokens), 80 at 80 % of it, else 0.
+func (a *account) level() int {
+	b := a.budget
+	if b == nil {
+		return 0
+	}
+	frac := 0.0
+	if b.USD != nil && *b.USD > 0 {
+		frac = a.usd / *b.USD
+	}
+	if b.Tokens != nil && *b.Tokens > 0 {
+		frac = max(frac, float64(a.tokens)/float64(*b.Tokens))
+	}
+	switch {
+	case frac >= 1:
+		return 100
+	case frac >= 0.8:
+		return 80
+	}
+	return 0
+}
+
+// crossed is the alert due after a change of the key's spend, if any.
+func (a *account) crossed(keyID string) (Alert, bool) {
+	lv := a.level()
+	if lv <= a.alerted {
+		return Alert{}, false
+	}
+	a.alerted = lv
+	al := Alert{KeyID: keyID, Percent: lv, Spend: Spend{USD: a.usd, Tokens: a.tokens}, Budget: *a.budget}
+	if !a.periodStart.IsZero() {
+		ms := a.periodStart.UnixMilli()
+		al.PeriodStart = &ms
+	}
+	return al, true
 }
 
 // Ledger is every key's spend and rate windows.
 type Ledger struct {
 	clk    clock.Clock
-	shared Shared // nil: this instance alone (SQLite)
+	shared Shared      // nil: this instance alone (SQLite)
+	alert  func(Alert) // nil: alerts go nowhere
 	mu     sync.Mutex
 	keys   map[string]*account
 }
@@ -209,6 +263,7 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 		a.periodStart = PeriodStart(b.Period, l.clk.Now())
 	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
+	a.alerted = a.level() // what was spent before is no news
 }
 
 // Remove forgets a key.
@@ -224,7 +279,7 @@ func (a *account) roll(now time.Time) {
 		return
 	}
 	if start := PeriodStart(a.budget.Period, now); !start.Equal(a.periodStart) {
-		a.periodStart, a.usd, a.tokens = start, 0, 0
+		a.periodStart, a.usd, a.tokens, a.alerted = start, 0, 0, 0
 	}
 }
 
@@ -477,7 +532,14 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 		a.charged = append(a.charged, event{now, tokens})
 	}
 	budgeted, ps := a.budget != nil, a.periodStart
+	al, alert := Alert{}, false
+	if budgeted && l.shared == nil {
+		al, alert = a.crossed(keyID)
+	}
 	l.mu.Unlock()
+	if alert && l.alert != nil {
+		l.alert(al)
+	}
 	if !h.Shared {
 		dUSD, dTokens = usd, tokens // the database never saw the hold
 	}
@@ -493,8 +555,14 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 	l.mu.Lock()
 	if a.periodStart.Equal(ps) {
 		a.usd, a.tokens = sp.USD, sp.Tokens
+		if a.budget != nil {
+			al, alert = a.crossed(keyID)
+		}
 	}
 	l.mu.Unlock()
+	if alert && l.alert != nil {
+		l.alert(al)
+	}
 }
 
 // Spend is keyID's spend in its current period.

@@ -220,3 +220,44 @@ func TestReserveHoldsUntilSettled(t *testing.T) {
 		t.Fatalf("no budget: %+v %v", h, err)
 	}
 }
+
+// TestAlertsAt80And100Percent: one alert when the settled spend reaches 80 %
+// of the budget and one at 100 %, never twice per period; a new period alerts
+// again; a key set at 90 % (spend read back at start) is no news.
+func TestAlertsAt80And100Percent(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	l := New(clk)
+	var got []int
+	l.OnAlert(func(a Alert) { got = append(got, a.Percent) })
+	l.Set("k", &Budget{USD: usd(1), Period: Day}, nil, Spend{})
+	for _, c := range []struct {
+		charge float64
+		want   []int
+	}{
+		{0.79, nil},
+		{0.01, []int{80}}, // exactly 80 %
+		{0.1, []int{80}},
+		{0.0999, []int{80}}, // 99.99 %
+		{0.0001, []int{80, 100}},
+		{0.5, []int{80, 100}},
+	} {
+		l.Charge("k", c.charge, 1)
+		if len(got) != len(c.want) || (len(got) > 0 && got[len(got)-1] != c.want[len(c.want)-1]) {
+			t.Fatalf("after +%v: alerts %v, want %v", c.charge, got, c.want)
+		}
+	}
+	clk.Advance(12 * time.Hour) // the next day
+	l.Charge("k", 0.85, 1)
+	if len(got) != 3 || got[2] != 80 {
+		t.Fatalf("the next day: %v", got)
+	}
+	l.Set("s", &Budget{Tokens: i64(100), Period: Total}, nil, Spend{Tokens: 90})
+	l.Charge("s", 0, 5)
+	if len(got) != 3 {
+		t.Fatalf("a key set at 90 %% alerted: %v", got)
+	}
+	l.Charge("s", 0, 5)
+	if len(got) != 4 || got[3] != 100 {
+		t.Fatalf("the token budget reached: %v", got)
+	}
+}

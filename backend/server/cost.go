@@ -86,3 +86,9 @@ func loadBudgets(st *store.Store, ledger *budget.Ledger, rows []store.APIKey) er
 	}
 	return nil
 }
+
+// budgetEvent is the "budget" event: a key's alert with its name.
+type budgetEvent struct {
+	budget.Alert
+	KeyName string `json:"keyName"`
+}

@@ -452,6 +452,15 @@ func (s *Server) wire() error {
 		ledger.Share(st) // a team server: keys are charged in the database
 	}
 	var keys *api.Keyring
+	// A key's spend crossing 80 % or 100 % of its budget: the "budget" event
+	// (the dashboard's live feed, the desktop notification).
+	ledger.OnAlert(func(a budget.Alert) {
+		name := ""
+		if keys != nil {
+			name = keys.NameOf(a.KeyID)
+		}
+		bus.Publish("budget", budgetEvent{Alert: a, KeyName: name})
+	})
 	var lines *requestLines
 	if opts.RequestLines != nil {
 		lines = &requestLines{w: opts.RequestLines, keyName: func(id string) string { return keys.NameOf(id) },
