@@ -257,10 +257,18 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 		a = &account{}
 		l.keys[keyID] = a
 	}
+	// A budget changed within the same period keeps what this ledger
+	// counted when that is more than the seed: the request log's newest
+	// rows may not be written yet.
+	same := a.budget != nil && b != nil && a.budget.Period == b.Period
 	a.budget, a.limits = b, lim
+	prev := a.periodStart
 	a.periodStart = time.Time{}
 	if b != nil {
 		a.periodStart = PeriodStart(b.Period, l.clk.Now())
+	}
+	if same && prev.Equal(a.periodStart) {
+		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
 	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
 	a.alerted = a.level() // what was spent before is no news

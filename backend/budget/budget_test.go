@@ -261,3 +261,24 @@ func TestAlertsAt80And100Percent(t *testing.T) {
 		t.Fatalf("the token budget reached: %v", got)
 	}
 }
+
+// TestSetKeepsTheCountedSpend: a budget changed within its period keeps the
+// spend the ledger counted when the seed (the request log, whose newest rows
+// may not be written yet) has less; a seed with more wins.
+func TestSetKeepsTheCountedSpend(t *testing.T) {
+	l := New(clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)))
+	l.Set("k", &Budget{USD: usd(1), Period: Day}, nil, Spend{})
+	l.Charge("k", 0.3, 30)
+	l.Set("k", &Budget{USD: usd(2), Period: Day}, nil, Spend{USD: 0.1, Tokens: 10})
+	if sp := l.Spend("k"); sp.USD != 0.3 || sp.Tokens != 30 {
+		t.Fatalf("spend %+v, want the counted 0.3", sp)
+	}
+	l.Set("k", &Budget{USD: usd(2), Period: Day}, nil, Spend{USD: 0.5, Tokens: 50})
+	if sp := l.Spend("k"); sp.USD != 0.5 {
+		t.Fatalf("spend %+v, want the seed's 0.5", sp)
+	}
+	l.Set("k", &Budget{USD: usd(2), Period: Month}, nil, Spend{USD: 0.2, Tokens: 20})
+	if sp := l.Spend("k"); sp.USD != 0.2 {
+		t.Fatalf("another period: spend %+v, want the seed's 0.2", sp)
+	}
+}
