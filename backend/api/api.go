@@ -85,6 +85,9 @@ type Deps struct {
 	// Pricing prices answers (GET /api/pricing, connection overrides) and
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
+	// PricingFile loads the user's pricing file (the pricingFile setting;
+	// optional).
+	PricingFile *pricing.FileLoader
 	Budgets *budget.Ledger
 }
 

@@ -49,11 +49,17 @@ func (t *Table) Estimate(model string) (Price, bool) {
 		best.InputPerMTok = max(best.InputPerMTok, p.InputPerMTok, deref(p.CacheWritePerMTok))
 		best.OutputPerMTok = max(best.OutputPerMTok, p.OutputPerMTok, deref(p.ReasoningPerMTok))
 	}
+	u := t.user()
 	for _, name := range names[:n] {
 		c, cn := candidates(name)
 		for _, m := range c[:cn] {
 			for _, p := range t.byModel[m] {
 				take(p)
+			}
+			if u != nil {
+				for _, p := range u.byModel[m] {
+					take(p)
+				}
 			}
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"omniroute/backend/instances"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
+	"omniroute/backend/pricing"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
@@ -126,6 +127,8 @@ type Server struct {
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
+	// pricingWatch follows the user's pricing file (the pricingFile setting).
+	pricingWatch *pricingWatch
 }
 
 // New builds every component. Close releases them.
@@ -188,6 +191,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if err != nil {
 		s.follow.stop()
+		s.pricingWatch.stop()
 		s.behind.stop()
 		_ = st.Close()
 		dd.Close()
@@ -447,6 +451,13 @@ func (s *Server) wire() error {
 	if err := api.LoadPricing(st, prices); err != nil {
 		return err
 	}
+	// The user's pricing file: read at start (a bad one is logged, never
+	// fatal), then followed.
+	pricingFile := pricing.NewFileLoader(prices, clk.Now)
+	if err := pricingFile.Load(settings.General().PricingFile); err != nil {
+		opts.Log.Warn("pricing file not taken: the shipped prices stand", slog.String("error", err.Error()))
+	}
+	s.pricingWatch = startPricingWatch(pricingFile, func() string { return settings.General().PricingFile }, pricingFileEvery, opts.Log)
 	ledger := budget.New(clk)
 	if st.Shared() {
 		ledger.Share(st) // a team server: keys are charged in the database
@@ -497,7 +508,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -672,6 +683,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.ckpt.stop()
+	s.pricingWatch.stop()
 	s.follow.stop()
 	s.behind.stop()
 	if s.instances != nil {
