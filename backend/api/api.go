@@ -88,7 +88,7 @@ type Deps struct {
 	// PricingFile loads the user's pricing file (the pricingFile setting;
 	// optional).
 	PricingFile *pricing.FileLoader
-	Budgets *budget.Ledger
+	Budgets     *budget.Ledger
 }
 
 // API serves every HTTP route.
