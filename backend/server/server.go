@@ -528,8 +528,10 @@ func (s *Server) wire() error {
 			keys: func() error {
 				rows, err := st.APIKeys()
 				if err == nil {
-					keys.Load(rows)
+					// Budgets first: a key another instance created is
+					// never served here before its budget holds.
 					err = loadBudgets(st, ledger, rows)
+					keys.Load(rows)
 				}
 				return err
 			},
