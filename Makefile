@@ -80,7 +80,8 @@ PIN_PKGS := $(shell grep -rl --include='*_test.go' '^//go:build !race' backend t
 test-pins:
 	CGO_ENABLED=0 $(GO) test -count=1 -timeout 5m $(PIN_PKGS)
 
-# The real clients (Claude Code, Codex CLI, the OpenAI and Anthropic SDKs,
+# The real clients (Claude Code, Codex CLI, Gemini CLI, opencode, Kilo Code CLI,
+# Continue CLI, Cline CLI, the OpenAI, Anthropic and Ollama SDKs,
 # pinned in tests/clients/package-lock.json) against the built binary and the
 # fake upstreams; the suite fails when a client is missing.
 tests/clients/node_modules/.package-lock.json: tests/clients/package-lock.json

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"omniroute/app"
 	"omniroute/backend/config"
@@ -93,7 +94,15 @@ type runFlags struct {
 	// journal, under systemd): time, key, model, connection, status,
 	// attempts, latency, error code.
 	logRequests bool
+	// waitForDB is how long start-up waits for an unreachable team-server
+	// database (--wait-for-db; default defaultWaitForDB).
+	waitForDB time.Duration
 }
+
+// defaultWaitForDB is how long a team-server instance waits at start for a
+// PostgreSQL that does not answer yet (a host booting, a database
+// restarting) before it gives up.
+const defaultWaitForDB = time.Minute
 
 const usage = `OmniRoute Desktop — a local LLM gateway for AI coding agents.
 
@@ -105,6 +114,10 @@ Usage:
                             model, connection, status, attempts, latency, error code
   omniroute --reset         start fresh: move the data directory's database, secret.key
                             and token aside (into reset-<time>/), never deleting them
+  omniroute --wait-for-db DURATION
+                            with OMNIROUTE_DATABASE_URL: how long start-up waits for a
+                            database that does not answer, retrying with a logged
+                            backoff (default 1m; 0 fails at once)
   omniroute --accept-damaged-wal
                             start although omniroute.db-wal is damaged, with the
                             transactions before the damage (the log is copied aside first)
@@ -127,6 +140,10 @@ Usage:
   omniroute export --to FILE
                             copy the database (PostgreSQL or SQLite) into a new SQLite file
   omniroute migrate         apply pending schema migrations and print the version
+  omniroute rotate-secret-key [--new-key-file FILE]
+                            re-seal every stored credential with a new sealing key
+                            (every gateway on the database stopped); the new key
+                            replaces secret.key, or comes from FILE
   omniroute --version       print the version
   omniroute --help          show this help
 
@@ -140,18 +157,35 @@ Environment:
   OMNIROUTE_DATABASE_URL    PostgreSQL URL (postgres://…) instead of the embedded SQLite:
                             a team server of several instances (README)
   OMNIROUTE_INSTANCE_NAME   a team server instance's name (default host name:port)
+  OMNIROUTE_SECRET_KEY      the credential-sealing key (64 hex characters) instead of
+                            the data directory's secret.key (containers, secret managers)
+  OMNIROUTE_SECRET_KEY_FILE a file holding that key (e.g. a mounted secret)
   OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}
                             provider circuit breaker defaults
 `
+
+// parseWait reads --wait-for-db's duration: a Go duration (30s, 2m) or 0,
+// between 0 and 24 h.
+func parseWait(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if v == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("--wait-for-db %q: want a duration between 0 and 24h (e.g. 30s, 2m)", v)
+	}
+	return d, nil
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	var flags runFlags
+	flags := runFlags{waitForDB: defaultWaitForDB}
 	var rest []string
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "setup" || a == "run" {
 			// Everything after a subcommand is its own: `omniroute run codex
 			// exec --help` hands --help to codex.
@@ -175,7 +209,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flags.acceptDamagedWAL = true
 		case "--log-requests", "-log-requests":
 			flags.logRequests = true
+		case "--wait-for-db", "-wait-for-db":
+			if i+1 >= len(args) {
+				fmt.Fprintln(stderr, "omniroute: --wait-for-db needs a duration (e.g. 2m, 30s, 0)")
+				return 2
+			}
+			i++
+			d, err := parseWait(args[i])
+			if err != nil {
+				fmt.Fprintln(stderr, "omniroute:", err)
+				return 2
+			}
+			flags.waitForDB = d
 		default:
+			if v, ok := strings.CutPrefix(a, "--wait-for-db="); ok {
+				d, err := parseWait(v)
+				if err != nil {
+					fmt.Fprintln(stderr, "omniroute:", err)
+					return 2
+				}
+				flags.waitForDB = d
+				continue
+			}
 			rest = append(rest, a)
 		}
 	}
@@ -204,6 +259,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return app.ExportCommand(rest[1:], proc, stdout, stderr)
 		case "migrate":
 			return app.MigrateCommand(rest[1:], proc, stdout, stderr)
+		case "rotate-secret-key":
+			return app.RotateKeyCommand(rest[1:], proc, stdout, stderr)
 		default:
 			fmt.Fprintf(stderr, "omniroute: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
 			return 2
@@ -223,7 +280,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.SetFlags(0)
 	log.SetPrefix("")
 	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
-	opts := server.Options{Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
+	opts := server.Options{WaitForDB: flags.waitForDB, Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
 		opts.SetMemoryLimit = debug.SetMemoryLimit
 	}

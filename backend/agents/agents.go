@@ -1,5 +1,6 @@
 // Package agents points IDE coding agents (Claude Code, Codex CLI, Gemini CLI, opencode,
-// Continue, aider, Cline, Cursor) at the local OmniRoute gateway.
+// Kilo Code CLI, Qwen Code, Continue, aider, the Cline CLI and extension, Cursor) at the local
+// OmniRoute gateway.
 //
 // For agents with a config file it merges the minimal OmniRoute settings into
 // that file, keeping a backup of the previous version so the change can be
@@ -57,7 +58,8 @@ type Options struct {
 	// unless an agent-specific variable in Env overrides it.
 	Home string
 	// Env is an environment snapshot used for path resolution only
-	// (XDG_CONFIG_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, CONTINUE_GLOBAL_DIR).
+	// (XDG_CONFIG_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR, CONTINUE_GLOBAL_DIR,
+	// CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH).
 	Env map[string]string
 	// BaseURL is the gateway root, e.g. http://127.0.0.1:20128 (no /v1).
 	BaseURL string
@@ -70,6 +72,16 @@ type Options struct {
 	// resolve to (ANTHROPIC_DEFAULT_{OPUS,SONNET,HAIKU}_MODEL); Haiku is also
 	// its small-fast (background) model. Empty ones fall back to Model.
 	Opus, Sonnet, Haiku string
+	// Autocomplete and Embed are the models of Continue's autocomplete role
+	// (fill-in-the-middle through /v1/completions) and embed role
+	// (/v1/embeddings, for indexing). An empty Autocomplete falls back to
+	// Model; an empty Embed writes no embed entry (Continue then embeds
+	// locally).
+	Autocomplete, Embed string
+	// ContextWindow is Model's context window in tokens (0: unknown); Claude
+	// Code gets it as CLAUDE_CODE_MAX_CONTEXT_TOKENS for a non-Claude model,
+	// whose window it cannot know (it would assume 1M and never compact).
+	ContextWindow int
 	// Now returns the current time, for backup names; defaults to time.Now.
 	Now func() time.Time
 }
@@ -142,6 +154,7 @@ func New(o Options) *Manager {
 	o.BaseURL = strings.TrimRight(strings.TrimSuffix(o.BaseURL, "/v1"), "/")
 	o.Model = strings.TrimSpace(o.Model)
 	o.Opus, o.Sonnet, o.Haiku = strings.TrimSpace(o.Opus), strings.TrimSpace(o.Sonnet), strings.TrimSpace(o.Haiku)
+	o.Autocomplete, o.Embed = strings.TrimSpace(o.Autocomplete), strings.TrimSpace(o.Embed)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -153,6 +166,22 @@ func New(o Options) *Manager {
 func (m *Manager) WithModels(model, opus, sonnet, haiku string) *Manager {
 	o := m.o
 	o.Model, o.Opus, o.Sonnet, o.Haiku = model, opus, sonnet, haiku
+	return New(o)
+}
+
+// WithContextWindow returns a Manager like m that writes n as the main
+// model's context window (Options.ContextWindow).
+func (m *Manager) WithContextWindow(n int) *Manager {
+	o := m.o
+	o.ContextWindow = n
+	return New(o)
+}
+
+// WithRoles returns a Manager like m that also writes Continue's
+// autocomplete and embed models (Options.Autocomplete, Embed).
+func (m *Manager) WithRoles(autocomplete, embed string) *Manager {
+	o := m.o
+	o.Autocomplete, o.Embed = autocomplete, embed
 	return New(o)
 }
 
@@ -189,8 +218,11 @@ var agentTable = [...]spec{
 	codexSpec,
 	geminiSpec,
 	opencodeSpec,
+	kiloSpec,
+	qwenSpec,
 	continueSpec,
 	aiderSpec,
+	clineCLISpec,
 	clineSpec,
 	cursorSpec,
 }
@@ -387,7 +419,7 @@ func (m *Manager) validate(needKey bool) error {
 	if strings.IndexFunc(m.o.APIKey, badKeyRune) >= 0 {
 		return errors.New("agents: API key contains whitespace or control characters")
 	}
-	for _, name := range []string{m.o.Model, m.o.Opus, m.o.Sonnet, m.o.Haiku} {
+	for _, name := range []string{m.o.Model, m.o.Opus, m.o.Sonnet, m.o.Haiku, m.o.Autocomplete, m.o.Embed} {
 		if strings.IndexFunc(name, isControl) >= 0 {
 			return errors.New("agents: model id contains control characters")
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,8 +280,7 @@ func fileCases() []fileCase {
 			id:  "continue",
 			rel: ".continue/config.yaml",
 			fresh: func(t *testing.T, data []byte) {
-				want := "name: OmniRoute\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: OmniRoute\n    provider: openai\n" +
-					"    model: gpt-4o-mini\n    apiBase: " + testBase + "/v1\n    apiKey: " + testKey + "\n"
+				want := "name: OmniRoute\nversion: 1.0.0\nschema: v1\nmodels:\n" + continueItemText("  ", "gpt-4o-mini")
 				if string(data) != want {
 					t.Errorf("config.yaml:\n%s\nwant:\n%s", data, want)
 				}
@@ -290,15 +290,14 @@ func fileCases() []fileCase {
 			merged: func(t *testing.T, data []byte) {
 				want := "name: Local Assistant\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: Llama 3\n    provider: ollama\n" +
 					"    model: llama3.1:8b\n    roles:\n      - chat\n      - edit\n" +
-					"  - name: OmniRoute\n    provider: openai\n    model: gpt-4o-mini\n    apiBase: " + testBase + "/v1\n" +
-					"    apiKey: " + testKey + "\n" +
+					continueItemText("  ", "gpt-4o-mini") +
 					"\n# context providers\ncontext:\n  - provider: code\n"
 				if string(data) != want {
 					t.Errorf("config.yaml:\n%s\nwant:\n%s", data, want)
 				}
 			},
 			once: func(t *testing.T, data []byte) {
-				if n := strings.Count(string(data), "- name: OmniRoute"); n != 1 {
+				if n := strings.Count(string(data), "- name: OmniRoute\n"); n != 1 {
 					t.Errorf("OmniRoute entry appears %d times", n)
 				}
 			},
@@ -762,7 +761,7 @@ func TestList(t *testing.T) {
 		return out
 	}
 	got := status()
-	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider", "cline", "cursor"}
+	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli", "cline", "cursor"}
 	if len(got) != len(ids) {
 		t.Fatalf("List returned %d agents", len(got))
 	}
@@ -785,7 +784,7 @@ func TestList(t *testing.T) {
 
 	// A file pointing elsewhere is neither configured nor undoable.
 	writeFile(t, filepath.Join(home, ".aider.conf.yml"), []byte("openai-api-base: https://other/v1\n"), 0o600)
-	for _, id := range ids[:6] {
+	for _, id := range ids[:9] {
 		if _, err := m.Setup(id); err != nil {
 			t.Fatal(err)
 		}
@@ -796,7 +795,7 @@ func TestList(t *testing.T) {
 			t.Errorf("after setup %s: %+v", id, a)
 		}
 	}
-	for _, id := range ids[:6] {
+	for _, id := range ids[:9] {
 		if _, err := m.Undo(id); err != nil {
 			t.Fatal(err)
 		}
@@ -820,6 +819,8 @@ func TestConfigPathsFromEnv(t *testing.T) {
 		{"codex", "CODEX_HOME", "config.toml"},
 		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
 		{"continue", "CONTINUE_GLOBAL_DIR", "config.yaml"},
+		{"kilo", "XDG_CONFIG_HOME", "kilo/kilo.json"},
+		{"cline-cli", "CLINE_DATA_DIR", "settings/providers.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -885,7 +886,7 @@ func TestConcurrentSetup(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := 0; i < 4; i++ {
-		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "continue", "aider"} {
+		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -931,5 +932,121 @@ func TestContinueLegacyConfigNote(t *testing.T) {
 				t.Errorf("legacy note present = %v, want %v", noted, tt.legacy)
 			}
 		})
+	}
+}
+
+// TestClineCLISetupMerges: setup for the Cline CLI makes the
+// openai-compatible provider the one a run uses, with the gateway's base URL,
+// key and model, and keeps the user's other providers and modes.
+func TestClineCLISetupMerges(t *testing.T) {
+	m, home := newTestManager(t, func(o *Options) { o.Model = "glm-4.6" })
+	path := filepath.Join(home, ".cline", "data", "settings", "providers.json")
+	writeFile(t, path, []byte(`{"version": 1, "lastUsedProvider": "anthropic", "modes": {"plan": "x"},
+  "providers": {"anthropic": {"settings": {"provider": "anthropic", "apiKey": "sk-ant"}},
+    "openai-compatible": {"settings": {"provider": "openai-compatible", "baseUrl": "https://old/v1", "headers": {"A": "b"}}}}}`), 0o600)
+	if _, err := m.Setup("cline-cli"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Version          int            `json:"version"`
+		LastUsedProvider string         `json:"lastUsedProvider"`
+		Modes            map[string]any `json:"modes"`
+		Providers        map[string]struct {
+			Settings map[string]any `json:"settings"`
+		} `json:"providers"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	oa := got.Providers["openai-compatible"].Settings
+	if got.Version != 1 || got.LastUsedProvider != "openai-compatible" || got.Modes["plan"] != "x" ||
+		got.Providers["anthropic"].Settings["apiKey"] != "sk-ant" || oa["baseUrl"] != testBase+"/v1" ||
+		oa["apiKey"] != testKey || oa["model"] != "glm-4.6" || oa["headers"] == nil {
+		t.Errorf("providers.json:\n%s", data)
+	}
+}
+
+// TestQwenSetupMerges: setup for Qwen Code selects OpenAI-compatible auth and
+// the model, puts the gateway's provider entry first (replacing an older one
+// of its own, keeping the user's) and sets the key variable it names.
+func TestQwenSetupMerges(t *testing.T) {
+	m, home := newTestManager(t, func(o *Options) { o.Model = "glm-4.6" })
+	path := filepath.Join(home, ".qwen", "settings.json")
+	writeFile(t, path, []byte(`{"ui": {"theme": "dark"}, "modelProviders": {"openai": [
+  {"id": "old", "baseUrl": "http://old/v1", "envKey": "OMNIROUTE_API_KEY"},
+  {"id": "mine", "baseUrl": "https://example/v1", "envKey": "MY_KEY"}]}, "env": {"MY_KEY": "k"}}`), 0o600)
+	if _, err := m.Setup("qwen-code"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		UI       map[string]any `json:"ui"`
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+		Model struct {
+			Name string `json:"name"`
+		} `json:"model"`
+		ModelProviders struct {
+			OpenAI []struct{ ID, BaseURL, EnvKey string } `json:"openai"`
+		} `json:"modelProviders"`
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	list := got.ModelProviders.OpenAI
+	if got.UI["theme"] != "dark" || got.Security.Auth.SelectedType != "openai" || got.Model.Name != "glm-4.6" ||
+		len(list) != 2 || list[0].ID != "glm-4.6" || list[0].BaseURL != testBase+"/v1" || list[0].EnvKey != "OMNIROUTE_API_KEY" ||
+		list[1].ID != "mine" || got.Env["OMNIROUTE_API_KEY"] != testKey || got.Env["MY_KEY"] != "k" {
+		t.Errorf("settings.json:\n%s", data)
+	}
+	if a := m.List(); !slices.ContainsFunc(a, func(a Agent) bool { return a.ID == "qwen-code" && a.Configured }) {
+		t.Errorf("qwen-code not listed as configured: %+v", a)
+	}
+}
+
+// TestClaudeSetupWritesTheContextWindow: a known window of a non-Claude
+// model is written as CLAUDE_CODE_MAX_CONTEXT_TOKENS; a later setup for a
+// Claude model (whose window Claude Code knows) or an unknown window removes
+// it, keeping the user's other variables.
+func TestClaudeSetupWritesTheContextWindow(t *testing.T) {
+	m, home := newTestManager(t, nil)
+	path := filepath.Join(home, ".claude", "settings.json")
+	writeFile(t, path, []byte(`{"env": {"MY_VAR": "1"}}`), 0o600)
+	tests := []struct {
+		model  string
+		window int
+		want   string // the variable's value, "" for absent
+	}{
+		{"glm-4.6", 200000, "200000"},
+		{"claude-sonnet-5-0", 200000, ""},
+		{"glm-4.6", 131072, "131072"},
+		{"mystery-model", 0, ""},
+	}
+	for _, tt := range tests {
+		if _, err := m.WithModels(tt.model, "", "", "").WithContextWindow(tt.window).Setup("claude-code"); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Env map[string]string }
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] != tt.want || got.Env["MY_VAR"] != "1" || got.Env["ANTHROPIC_MODEL"] != tt.model {
+			t.Errorf("%s (window %d): settings.json:\n%s", tt.model, tt.window, data)
+		}
 	}
 }

@@ -117,9 +117,16 @@ func TestApplyCodexRefuses(t *testing.T) {
 	}
 }
 
+// continueEntry is one model entry Setup writes in Continue's config.yaml.
+func continueEntry(indent, name, model, roles string) string {
+	return indent + "- name: " + name + "\n" + indent + "  provider: openai\n" + indent + "  model: " + model + "\n" +
+		indent + "  apiBase: " + testBase + "/v1\n" + indent + "  apiKey: " + testKey + "\n" + indent + "  roles: [" + roles + "]\n"
+}
+
+// continueItemText is what Setup writes with no embed model: the chat entry
+// and the autocomplete entry, both on model.
 func continueItemText(indent string, model string) string {
-	return indent + "- name: OmniRoute\n" + indent + "  provider: openai\n" + indent + "  model: " + model + "\n" +
-		indent + "  apiBase: " + testBase + "/v1\n" + indent + "  apiKey: " + testKey + "\n"
+	return continueEntry(indent, "OmniRoute", model, "chat, edit, apply") + continueEntry(indent, "OmniRoute Autocomplete", model, "autocomplete")
 }
 
 func TestApplyContinue(t *testing.T) {
@@ -177,6 +184,51 @@ func TestApplyContinue(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 			again, err := applyContinue(testOptions(""), got, true)
+			if err != nil || string(again) != string(got) {
+				t.Errorf("not idempotent (err %v):\n%s", err, again)
+			}
+		})
+	}
+}
+
+// TestApplyContinueRoles: with autocomplete and embed models the three
+// entries are written, and a second setup replaces every entry OmniRoute
+// owns (an old embed entry goes when no embed model is served any more)
+// where the first of them was, leaving the user's own entries alone.
+func TestApplyContinueRoles(t *testing.T) {
+	roles := testOptions("glm-4.6")
+	roles.Autocomplete, roles.Embed = "qwen2.5-coder", "nomic-embed-text"
+	windowed := testOptions("glm-4.6")
+	windowed.ContextWindow = 200000
+	three := continueEntry("  ", "OmniRoute", "glm-4.6", "chat, edit, apply") +
+		continueEntry("  ", "OmniRoute Autocomplete", "qwen2.5-coder", "autocomplete") +
+		continueEntry("  ", "OmniRoute Embed", "nomic-embed-text", "embed")
+	tests := []struct {
+		name     string
+		o        *Options
+		in, want string
+	}{
+		{"all three roles", roles, "models:\n  - name: A\n    provider: x\n", "models:\n  - name: A\n    provider: x\n" + three},
+		{"the chat model's context window", windowed, "models: []\n", "models:\n" +
+			continueEntry("  ", "OmniRoute", "glm-4.6", "chat, edit, apply") + "    defaultCompletionOptions:\n      contextLength: 200000\n" +
+			continueEntry("  ", "OmniRoute Autocomplete", "glm-4.6", "autocomplete")},
+		{"owned entries replaced where the first was", testOptions("glm-4.6"),
+			"models:\n" + three + "  - name: B\n    provider: y\n",
+			"models:\n" + continueItemText("  ", "glm-4.6") + "  - name: B\n    provider: y\n"},
+		{"an entry named like the embed one but the user's order kept", roles,
+			"models:\n  - name: OmniRoute Embed\n    model: old\n  - name: C\n    provider: z\n",
+			"models:\n" + three + "  - name: C\n    provider: z\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := applyContinue(tt.o, []byte(tt.in), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+			again, err := applyContinue(tt.o, got, true)
 			if err != nil || string(again) != string(got) {
 				t.Errorf("not idempotent (err %v):\n%s", err, again)
 			}

@@ -92,6 +92,17 @@ func (o *jsonObject) set(key string, val json.RawMessage) {
 	o.members = out
 }
 
+// remove drops every member named key.
+func (o *jsonObject) remove(key string) {
+	out := o.members[:0]
+	for _, m := range o.members {
+		if m.key != key {
+			out = append(out, m)
+		}
+	}
+	o.members = out
+}
+
 // setString sets key to the JSON string s.
 func (o *jsonObject) setString(key, s string) { o.set(key, jsonString(s)) }
 

@@ -10,7 +10,7 @@ import (
 func ForCurrentUser(baseURL, apiKey string) *Manager {
 	home, _ := os.UserHomeDir()
 	env := map[string]string{}
-	for _, k := range []string{"XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "CONTINUE_GLOBAL_DIR", "APPDATA"} {
+	for _, k := range []string{"XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "CONTINUE_GLOBAL_DIR", "CLINE_DATA_DIR", "CLINE_PROVIDER_SETTINGS_PATH", "APPDATA"} {
 		if v := os.Getenv(k); v != "" {
 			env[k] = v
 		}

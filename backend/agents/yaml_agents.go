@@ -6,11 +6,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
-// continueModelName names the model entry Setup owns in Continue's config.
-const continueModelName = "OmniRoute"
+// Names of the model entries Setup owns in Continue's config: the chat model
+// (roles chat, edit, apply), the autocomplete model and the embed model.
+const (
+	continueModelName        = "OmniRoute"
+	continueAutocompleteName = "OmniRoute Autocomplete"
+	continueEmbedName        = "OmniRoute Embed"
+)
+
+// continueOwned reports whether a model entry's name is one Setup owns.
+func continueOwned(name string) bool {
+	return name == continueModelName || name == continueAutocompleteName || name == continueEmbedName
+}
 
 // Continue reads ~/.continue/config.yaml (CONTINUE_GLOBAL_DIR moves the
 // directory); OpenAI-compatible endpoints use provider "openai" with apiBase.
@@ -38,7 +49,7 @@ var continueSpec = spec{
 		return Instructions{
 			Env: map[string]string{},
 			Steps: []string{
-				fmt.Sprintf("Add this entry under models: in %s:\n%s", path, continueItem(o, 2, "\n")),
+				fmt.Sprintf("Add these entries under models: in %s:\n%s", path, continueItem(o, 2, "\n")),
 				"Reload Continue and pick \"" + continueModelName + "\" in the model selector.",
 			},
 		}
@@ -52,14 +63,35 @@ var continueSpec = spec{
 	},
 }
 
-// continueItem renders the OmniRoute model entry at the given indentation.
+// continueItem renders the OmniRoute model entries at the given
+// indentation: the chat model, the autocomplete model (Continue's "openai"
+// provider sends its fill-in-the-middle prompt to the legacy /v1/completions)
+// and, when one is served, the embed model (/v1/embeddings). The chat
+// entry carries the model's context window when the gateway knows it.
 func continueItem(o *Options, indent int, nl string) string {
 	pad := strings.Repeat(" ", indent)
-	return pad + "- name: " + continueModelName + nl +
-		pad + "  provider: openai" + nl +
-		pad + "  model: " + yamlScalarText(o.model()) + nl +
-		pad + "  apiBase: " + yamlScalarText(o.v1()) + nl +
-		pad + "  apiKey: " + yamlScalarText(o.APIKey) + nl
+	entry := func(name, model, roles string) string {
+		return pad + "- name: " + name + nl +
+			pad + "  provider: openai" + nl +
+			pad + "  model: " + yamlScalarText(model) + nl +
+			pad + "  apiBase: " + yamlScalarText(o.v1()) + nl +
+			pad + "  apiKey: " + yamlScalarText(o.APIKey) + nl +
+			pad + "  roles: [" + roles + "]" + nl
+	}
+	auto := o.Autocomplete
+	if auto == "" {
+		auto = o.model()
+	}
+	chat := entry(continueModelName, o.model(), "chat, edit, apply")
+	if o.ContextWindow > 0 {
+		// Continue trims the conversation to the model's window (else 32k).
+		chat += pad + "  defaultCompletionOptions:" + nl + pad + "    contextLength: " + strconv.Itoa(o.ContextWindow) + nl
+	}
+	out := chat + entry(continueAutocompleteName, auto, "autocomplete")
+	if o.Embed != "" {
+		out += entry(continueEmbedName, o.Embed, "embed")
+	}
+	return out
 }
 
 // continueDoc is the parsed shape of config.yaml around its models list.
@@ -165,7 +197,8 @@ func (d *continueDoc) field(it [2]int, key string) string {
 	return ""
 }
 
-// applyContinue adds or replaces the OmniRoute entry under models:.
+// applyContinue adds or replaces the OmniRoute entries under models: (every
+// entry it owns is replaced by the new set, where the first one was).
 func applyContinue(o *Options, src []byte, exists bool) ([]byte, error) {
 	nl := newlineOf(src)
 	if !exists || len(bytes.TrimSpace(src)) == 0 {
@@ -190,7 +223,7 @@ func applyContinue(o *Options, src []byte, exists bool) ([]byte, error) {
 	var edits []tomlEdit
 	found := false
 	for _, it := range doc.items {
-		if doc.field(it, "name") != continueModelName {
+		if !continueOwned(doc.field(it, "name")) {
 			continue
 		}
 		start, end := lineRange(doc.lines, it[0], it[1])

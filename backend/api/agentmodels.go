@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,15 @@ type AgentModels struct {
 	Opus   string `json:"opus,omitempty"`
 	Sonnet string `json:"sonnet,omitempty"`
 	Haiku  string `json:"haiku,omitempty"`
+	// Autocomplete and Embed are Continue's autocomplete model (a served
+	// code model, else Model) and embed model (a served embedding model, else
+	// empty: no embed entry). Empty for other agents.
+	Autocomplete string `json:"autocomplete,omitempty"`
+	Embed        string `json:"embed,omitempty"`
+	// ContextWindow is Model's context window in tokens as the gateway
+	// knows it (a combo's targets, else its catalogue); 0 when unknown.
+	// Claude Code's setup writes it so it compacts in time.
+	ContextWindow int `json:"contextWindow,omitempty"`
 	// Source says where Model came from: "requested", "setting" (the agent
 	// model map) or "default" (the first healthy combo, else the first served model).
 	Source string `json:"source"`
@@ -36,7 +46,23 @@ type AgentModels struct {
 
 // Manager returns base configured to write these names.
 func (m AgentModels) Manager(base *agents.Manager) *agents.Manager {
-	return base.WithModels(m.Model, m.Opus, m.Sonnet, m.Haiku)
+	return base.WithModels(m.Model, m.Opus, m.Sonnet, m.Haiku).WithRoles(m.Autocomplete, m.Embed).WithContextWindow(m.ContextWindow)
+}
+
+// nameHas reports whether model's name contains one of the parts, ignoring case.
+func nameHas(model string, parts ...string) bool {
+	lower := strings.ToLower(model)
+	return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(lower, p) })
+}
+
+// isEmbedModel: an embedding model by its name (text-embedding-3-small,
+// nomic-embed-text, gemini-embedding-001, bge-m3, …).
+func isEmbedModel(model string) bool { return nameHas(model, "embed", "bge-", "e5-") }
+
+// isCodeModel: a code model trained for fill-in-the-middle by its name
+// (qwen2.5-coder, codestral, deepseek-coder, starcoder2, codegemma, …).
+func isCodeModel(model string) bool {
+	return !isEmbedModel(model) && nameHas(model, "coder", "codestral", "codegemma", "codellama", "-fim")
 }
 
 // AgentModels decides which model names setup writes for an agent: the
@@ -90,6 +116,15 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 			"no connection serves any model yet: add a provider connection (dashboard Connections page or POST /api/providers), then run setup again")
 	}
 	main.Warning = a.unservable(main.Model)
+	main.ContextWindow = a.contextWindow(main.Model)
+	if agentID == "continue" {
+		main.Autocomplete = a.Engine.ServedMatching(isCodeModel)
+		if main.Autocomplete == "" || isCodeModel(main.Model) {
+			main.Autocomplete = main.Model
+		}
+		main.Embed = a.Engine.ServedMatching(isEmbedModel)
+		return main, nil
+	}
 	if agentID != "claude-code" {
 		return main, nil
 	}
@@ -99,6 +134,12 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 		}
 		if t := setting(family); t != "" {
 			return t
+		}
+		if requested == "" {
+			// Each family on the user's Claude connection's own model of it.
+			if m := a.Engine.ClaudeFamilyModel(family); m != "" {
+				return m
+			}
 		}
 		return main.Model
 	}
@@ -238,6 +279,18 @@ func (a *API) AgentChoices(agentID string) []AgentChoice {
 			if strings.EqualFold(out[i].Name, t) && out[i].Serving {
 				pick = i
 				out[i].Why = "your choice in the agent model map"
+			}
+		}
+	}
+	if pick < 0 && agentID == "claude-code" {
+		// Claude Code on the user's Claude subscription or API key when
+		// there is one, before an unrelated endpoint.
+		if m := a.Engine.ClaudeFamilyModel(routing.FamilySonnet); m != "" {
+			for i := range out {
+				if out[i].Name == m && out[i].Serving {
+					pick = i
+					out[i].Why = "your Claude connection's sonnet model"
+				}
 			}
 		}
 	}

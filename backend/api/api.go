@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/budget"
+	"omniroute/backend/capture"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
@@ -27,6 +29,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
@@ -38,6 +41,10 @@ import (
 
 // Deps are the API's collaborators, built by package server.
 type Deps struct {
+	// KeysFresh, when set (a team server), refuses client keys an instance
+	// cut from its database has not seen revalidated within
+	// team.maxStalenessMs (503 DATABASE_UNAVAILABLE); nil: always fresh.
+	KeysFresh    func() error
 	Store        *store.Store
 	Box          *secrets.Box
 	Catalog      *providers.Catalog
@@ -59,7 +66,14 @@ type Deps struct {
 	// Executors send the credential check's one-token completion (create,
 	// edit, Test); nil skips that step.
 	Executors Executors
-	Events    *events.Bus
+	// FreshToken is a subscription connection's access token, refreshed
+	// when due (the gateway's refresher), for the checks that send a
+	// request with it; nil skips those.
+	FreshToken func(ctx context.Context, c *routing.Conn) (string, error)
+	// CodeAssist reads a Gemini CLI login's quota buckets during its check
+	// (nil: not read).
+	CodeAssist *codeassist.Executor
+	Events     *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Leases is the exclusive session lease service.
@@ -89,6 +103,9 @@ type Deps struct {
 	// optional).
 	PricingFile *pricing.FileLoader
 	Budgets     *budget.Ledger
+	// Capture keeps request and response bodies on demand (GET/PATCH
+	// /api/capture, GET /api/logs/{requestId}/bodies); nil: no such routes.
+	Capture *capture.Service
 }
 
 // API serves every HTTP route.
@@ -228,6 +245,13 @@ func (a *API) Handler() http.Handler {
 	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/logs/export", a.management(a.exportLogs)).Methods(http.MethodGet)
+	if a.Capture != nil {
+		m.HandleFunc("/capture", a.management(a.getCapture)).Methods(http.MethodGet)
+		m.HandleFunc("/capture", a.management(a.patchCapture)).Methods(http.MethodPatch, http.MethodPut)
+		m.HandleFunc("/logs/{requestId}/bodies", a.management(a.requestBodies)).Methods(http.MethodGet)
+	}
+	m.HandleFunc("/playground/key", a.management(a.getPlaygroundKey)).Methods(http.MethodPost)
+	m.PathPrefix("/playground/").Handler(a.management(a.playground)).Methods(http.MethodPost)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)

@@ -295,7 +295,7 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 	newCreds := false
 	if in.APIKey != nil {
 		v := strings.TrimSpace(*in.APIKey)
-		if len(v) > 4096 {
+		if limit := 4096; len(v) > limit && (p.Dialect != providers.DialectVertex || len(v) > maxServiceAccountKey) {
 			return errs.New(errs.Invalid, "INVALID_API_KEY", "apiKey is too long").WithParam("apiKey")
 		}
 		sealed, err := a.Box.Seal(v)
@@ -430,6 +430,11 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		row.ProviderSpecificData = s
 	} else if creating && p.Dialect == providers.DialectBedrock {
 		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}").WithParam("providerSpecificData")
+	}
+	if p.Dialect == providers.DialectVertex && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
+		if err := a.applyVertex(row, in.APIKey); err != nil {
+			return err
+		}
 	}
 	if in.Models != nil {
 		s, err := modelList(*in.Models, "models")

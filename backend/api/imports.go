@@ -102,8 +102,8 @@ func (a *API) subscriptionJSON(c *routing.Conn, now time.Time) map[string]any {
 			}
 			return m
 		}
-		out["quota"] = map[string]any{"fiveHour": win(q.FiveHour), "weekly": win(q.Weekly), "status": q.Status,
-			"observedAt": q.ObservedAt.UTC().Format(time.RFC3339)}
+		out["quota"] = map[string]any{"fiveHour": win(q.FiveHour), "weekly": win(q.Weekly), "daily": win(q.Daily), "dailyModel": q.DailyModel,
+			"status": q.Status, "observedAt": q.ObservedAt.UTC().Format(time.RFC3339)}
 	}
 	if a.Walls != nil && c.Provider.ID == "claude" {
 		s := a.Walls.Get(c.ID)
@@ -140,6 +140,9 @@ func (a *API) subscriptionHealth() []map[string]any {
 		w, name := q.FiveHour, "fiveHour"
 		if q.Weekly.Known() && (!w.Known() || q.Weekly.Utilization >= w.Utilization) {
 			w, name = q.Weekly, "weekly"
+		}
+		if q.Daily.Known() && (!w.Known() || q.Daily.Utilization >= w.Utilization) {
+			w, name = q.Daily, "daily"
 		}
 		e := map[string]any{"connectionId": c.ID, "provider": c.Provider.ID, "status": q.Status, "window": name, "utilization": w.Utilization}
 		if !w.ResetsAt.IsZero() {

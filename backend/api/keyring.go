@@ -37,6 +37,7 @@ func (k *Keyring) Load(rows []store.APIKey) {
 	m := make(map[string]*KeyInfo, len(rows))
 	for _, row := range rows {
 		info := &KeyInfo{ID: row.ID, Name: row.Name}
+		info.Access.Private = row.Private
 		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
 		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
 		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
@@ -166,6 +167,12 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 	if !slices.Contains(info.Scopes, "inference") {
 		writeClientError(w, r, errs.New(errs.Permission, "SCOPE_REQUIRED", "this API key lacks the \"inference\" scope"))
 		return c, false
+	}
+	if a.KeysFresh != nil {
+		if err := a.KeysFresh(); err != nil {
+			writeClientError(w, r, errs.As(err))
+			return c, false
+		}
 	}
 	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
 }

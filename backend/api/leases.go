@@ -167,6 +167,12 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, leases.ErrAPIKeyInvalid)
 		return
 	}
+	if a.KeysFresh != nil {
+		if err := a.KeysFresh(); err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+	}
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		httpx.WriteError(w, leases.ErrContentTypeRequired)
 		return
@@ -229,6 +235,11 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusOK, out)
 	case "release":
 		l, err := h.svc.Release(info.ID, owner, in.generation, in.reason)
+		if errors.Is(err, leases.ErrReleaseQueued) {
+			// The database did not answer: applied when it does.
+			httpx.WriteJSON(w, http.StatusAccepted, map[string]any{"state": "RELEASE_QUEUED", "generation": l.Generation})
+			return
+		}
 		if err != nil {
 			h.fail(w, err)
 			return

@@ -130,6 +130,9 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 		auth.Skipped, auth.OK = true, false
 		auth.Message = "not known: the upstream could not be reached"
 	}
+	if comp.OK && c.Provider.Dialect == providers.DialectCodeAssist {
+		a.readCodeAssistQuota(ctx, c)
+	}
 	// The completion is an attempt like any other for the connection's reach
 	// (discovery noted its own in refreshModels).
 	if !comp.Skipped {
@@ -176,36 +179,48 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 // the connection's wire format and reports what the upstream answered.
 func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string) CheckStep {
 	step := CheckStep{Step: stepCompletion, Model: model}
+	t := c.Target(model)
 	if c.AuthType == "oauth" {
 		// A subscription token is checked by its refresh and its usage wall;
-		// a bare completion is not what its client sends (and would spend it).
-		step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
-		return step
+		// a bare completion is not what its client sends (and would spend
+		// it), except on Code Assist, where the CLI's own call is one.
+		if c.Provider.Dialect != providers.DialectCodeAssist || a.FreshToken == nil {
+			step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
+			return step
+		}
+		tok, err := a.FreshToken(ctx, c)
+		if err != nil {
+			step.Status, step.Message = http.StatusUnauthorized, capString("the access token could not be refreshed: "+err.Error())
+			return step
+		}
+		t.Secret = tok
 	}
+	format := c.Provider.FormatOf(model)
 	var body []byte
-	switch c.Provider.Format {
+	switch format {
 	case providers.FormatOpenAI:
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
 	case providers.FormatAnthropic:
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
+	case providers.FormatGemini:
+		body = []byte(`{"contents":[{"role":"user","parts":[{"text":"ping"}]}],"generationConfig":{"maxOutputTokens":1}}`)
 	default:
-		step.Skipped, step.Message = true, "not tried: no minimal request for the "+string(c.Provider.Format)+" wire format"
+		step.Skipped, step.Message = true, "not tried: no minimal request for the "+string(format)+" wire format"
 		return step
 	}
 	if a.Executors == nil {
 		step.Skipped, step.Message = true, "not tried: no executor"
 		return step
 	}
-	exec, ok := a.Executors.For(c.Provider.Format)
+	exec, ok := a.Executors.For(format)
 	if !ok {
-		step.Skipped, step.Message = true, "not tried: no executor for the "+string(c.Provider.Format)+" wire format"
+		step.Skipped, step.Message = true, "not tried: no executor for the "+string(format)+" wire format"
 		return step
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	t := c.Target(model)
 	resp, err := exec.Do(ctx, &t, providers.Call{Body: body})
 	if err != nil {
 		step.Message = "upstream unreachable: " + redactIn(transportMessage(err), t.Secret)
@@ -283,4 +298,33 @@ func redactIn(s, secret string) string {
 		s = strings.ReplaceAll(s, q, "[redacted]")
 	}
 	return s
+}
+
+// readCodeAssistQuota reads a Gemini CLI login's quota buckets
+// (retrieveUserQuota) into its usage windows for the Subscriptions card:
+// the most used daily model quota. Nothing changes when they cannot be read.
+func (a *API) readCodeAssistQuota(ctx context.Context, c *routing.Conn) {
+	if a.CodeAssist == nil || a.FreshToken == nil {
+		return
+	}
+	tok, err := a.FreshToken(ctx, c)
+	if err != nil {
+		return
+	}
+	t := c.Target("")
+	t.Secret = tok
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	buckets, status, err := a.CodeAssist.Quota(ctx, &t)
+	if err != nil || status != http.StatusOK || len(buckets) == 0 {
+		return
+	}
+	q := c.QuotaWindows()
+	q.Daily, q.DailyModel, q.ObservedAt = routing.Window{Utilization: -1}, "", a.Clock.Now()
+	for _, b := range buckets {
+		if used := 1 - b.Remaining; used > q.Daily.Utilization {
+			q.Daily, q.DailyModel = routing.Window{Utilization: used, ResetsAt: b.ResetsAt}, b.Model
+		}
+	}
+	c.SetQuotaWindows(q)
 }

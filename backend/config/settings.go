@@ -73,6 +73,33 @@ type General struct {
 	// the shipped catalogue's shape), whose prices win over the shipped
 	// ones; read when set and at start, reloaded when it changes ("" none).
 	PricingFile string `json:"pricingFile"`
+	// Team are the team server's settings (several instances on one
+	// PostgreSQL); a desktop install ignores them.
+	Team Team `json:"team"`
+}
+
+// Team limit modes.
+const (
+	// TeamLimitsShared holds a connection's maxConcurrent,
+	// requestsPerMinute / minTimeMs and queue depth across every instance
+	// (the default).
+	TeamLimitsShared = "shared"
+	// TeamLimitsInstance applies them in each instance alone: with N
+	// instances a connection may see N times its limits.
+	TeamLimitsInstance = "instance"
+)
+
+// Team are the settings of a team server.
+type Team struct {
+	// Limits is TeamLimitsShared or TeamLimitsInstance.
+	Limits string `json:"limits"`
+	// SlotLeaseMs is how long a shared concurrency slot outlives an instance
+	// that stopped renewing it (died, frozen, cut from the database).
+	SlotLeaseMs int64 `json:"slotLeaseMs"`
+	// MaxStalenessMs bounds how long an instance that cannot reach the
+	// database keeps honouring client keys it has not seen revalidated: past
+	// it their new requests are refused with 503 DATABASE_UNAVAILABLE.
+	MaxStalenessMs int64 `json:"maxStalenessMs"`
 }
 
 // DefaultUpdateURL is where the signed release manifest is published.
@@ -144,6 +171,7 @@ func DefaultGeneral() General {
 		BodyBudgetBytes:      256 << 20,
 		ProviderErrorRules:   []rules.Rule{},
 		UpdateURL:            DefaultUpdateURL,
+		Team:                 Team{Limits: TeamLimitsShared, SlotLeaseMs: 10_000, MaxStalenessMs: 60_000},
 	}
 }
 
@@ -190,6 +218,12 @@ func (g General) Validate() error {
 		return &FieldError{"pricingFile", "must be a path of at most 4096 characters"}
 	case g.PricingFile != "" && !filepath.IsAbs(g.PricingFile):
 		return &FieldError{"pricingFile", "must be an absolute path (or \"\" for none)"}
+	case g.Team.Limits != TeamLimitsShared && g.Team.Limits != TeamLimitsInstance:
+		return &FieldError{"team.limits", `must be "shared" (limits hold across the instances) or "instance" (each instance alone)`}
+	case g.Team.SlotLeaseMs < 2000 || g.Team.SlotLeaseMs > 120_000:
+		return &FieldError{"team.slotLeaseMs", "must be between 2000 and 120000"}
+	case g.Team.MaxStalenessMs < 1000 || g.Team.MaxStalenessMs > 86_400_000:
+		return &FieldError{"team.maxStalenessMs", "must be between 1000 and 86400000"}
 	case len(g.FeatureFlags.EmergencyFallbackModel) > 200:
 		return &FieldError{"featureFlags.emergencyFallbackModel", "must be at most 200 characters"}
 	}

@@ -71,12 +71,31 @@ const CodeInsufficientStorage = "INSUFFICIENT_STORAGE"
 // without knowing the store.
 type storageFull interface{ StorageFull() bool }
 
+// CodeDatabaseUnavailable is the code of a change refused because the shared
+// database did not answer (a team server during an outage).
+const CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE"
+
+// databaseUnavailable is implemented by the store's errors for a database
+// that did not answer.
+type databaseUnavailable interface{ DatabaseUnavailable() bool }
+
+// DatabaseUnavailable is the 503 of something that needs the shared database
+// while it does not answer: retry after retry.
+func DatabaseUnavailable(retry time.Duration) *Error {
+	return New(Unavailable, CodeDatabaseUnavailable,
+		"the database is unreachable, so this could not be done now; retry shortly").WithRetryAfter(retry)
+}
+
 // As extracts an *Error from err, maps a full disk to
 // InsufficientStorage, or wraps err as an internal error.
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var du databaseUnavailable
+	if errors.As(err, &du) && du.DatabaseUnavailable() {
+		return DatabaseUnavailable(5 * time.Second)
 	}
 	var sf storageFull
 	if errors.As(err, &sf) && sf.StorageFull() {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -33,12 +34,35 @@ type admission struct {
 	// execExpired is set when the execution bound (executionMaxWaitMs) ended
 	// the attempt.
 	execExpired atomic.Bool
+	// team releases the connection's team-wide slot (nil: none held).
+	team func()
 }
 
 func (a *admission) release() {
 	if a != nil {
 		a.permit.Release()
+		if a.team != nil {
+			// The slot goes back off the request's goroutine: the answer
+			// does not wait for the database statement.
+			go a.team()
+			a.team = nil
+		}
 	}
+}
+
+// TeamLimits holds a connection's limits across the instances of a team
+// server (backend/teamlimits).
+type TeamLimits interface {
+	// Slot takes one of the connection's max slots before deadline: ok
+	// false (nil error) when none came free in time; a nil release with ok
+	// when nothing is held (limits per instance, or the database does not
+	// answer: the instance's own limit applies alone).
+	Slot(ctx context.Context, connectionID string, max int, deadline time.Time) (release func(), ok bool, err error)
+	// Pace takes and waits for the connection's next dispatch turn, one per
+	// interval across the instances; shared false: pace locally.
+	// refusedUntil is set when the turn would come after deadline.
+	Pace(ctx context.Context, connectionID string, interval time.Duration, now, deadline time.Time) (waited time.Duration,
+		refusedUntil time.Time, shared bool, err error)
 }
 
 // execCuts reports whether the execution bound, raised to the first-byte
@@ -152,6 +176,15 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 			return a, queueError(err)
 		}
 		defer a.q.Leave()
+		if g.team != nil && a.settings.MaxDepth > 0 {
+			leave, err := g.teamQueue(ctx, cand, a.settings.MaxDepth, start)
+			if err != nil {
+				return a, err
+			}
+			if leave != nil {
+				defer leave()
+			}
+		}
 		// A pause longer than the budget refuses at once, before the gate:
 		// waiting for a slot behind a paused request would only burn the
 		// budget (docs/CONCURRENCY.md).
@@ -190,10 +223,15 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	default:
 		return a, gateError(err, a.protected, a.settings.MaxWait)
 	}
+	if g.team != nil && keys[2].Limit > 0 && a.permit != nil {
+		if err := g.teamSlot(ctx, a, cand, keys[2], deadline); err != nil {
+			return a, err
+		}
+	}
 	if a.protected {
 		now := g.clk.Now()
 		paused := a.q.PausedUntil().After(now)
-		waited, err := a.q.Pace(ctx, now, deadline, a.settings.Interval)
+		waited, err := g.pace(ctx, a, cand, now, deadline)
 		if err != nil {
 			a.release()
 			a.permit = nil
@@ -210,6 +248,71 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 		}
 	}
 	return a, nil
+}
+
+// teamSlot takes the connection's slot across a team server's instances
+// after the instance's own gate admitted the request, within the same wait
+// budget; a refusal releases the gate's permit and answers as the gate does.
+func (g *Gateway) teamSlot(ctx context.Context, a *admission, cand routing.Candidate, key gate.Key, deadline time.Time) error {
+	start := g.clk.Now()
+	release, ok, err := g.team.Slot(ctx, cand.Conn.ID, key.Limit, deadline)
+	if err == nil && !ok {
+		err = gateError(&gate.Error{Code: gate.CodeTimeout, Key: key.Name, Limit: key.Limit}, a.protected, a.settings.MaxWait)
+	}
+	if err != nil {
+		a.release()
+		a.permit = nil
+		return err
+	}
+	a.team = release
+	if a.reason == "" && g.clk.Now().Sub(start) >= 50*time.Millisecond {
+		a.reason = "connection maxConcurrent (team-wide)"
+	}
+	return nil
+}
+
+// teamQueue counts the caller in the connection's queue across a team
+// server's instances (maxQueueDepth team-wide): one of MaxDepth queue
+// tickets, held like a slot until the caller leaves the queue, taken at once
+// or refused with RATE_LIMIT_QUEUE_FULL. leave is nil when nothing is held.
+func (g *Gateway) teamQueue(ctx context.Context, cand routing.Candidate, maxDepth int, now time.Time) (leave func(), err error) {
+	leave, ok, err := g.team.Slot(ctx, TeamQueueKey(cand.Conn.ID), maxDepth, now)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, queueError(&queue.Error{Code: queue.CodeQueueFull, RetryAfter: time.Second,
+			Message: fmt.Sprintf("the connection's request queue is full across the team's instances (maxQueueDepth %d); retry shortly", maxDepth)})
+	}
+	return leave, nil
+}
+
+// TeamQueueKey names a connection's team-wide queue tickets among the
+// shared slots (apart from its maxConcurrent slots).
+func TeamQueueKey(connID string) string { return "queue|" + connID }
+
+// pace waits for a protected connection's dispatch turn: team-wide on a
+// team server whose database answers, else in the instance's queue.
+func (g *Gateway) pace(ctx context.Context, a *admission, cand routing.Candidate, now, deadline time.Time) (time.Duration, error) {
+	if g.team != nil && a.settings.Interval > 0 {
+		if err := queue.CheckPause(now, a.q.PausedUntil(), deadline); err != nil {
+			return 0, err
+		}
+		start := now
+		if p := a.q.PausedUntil(); p.After(now) {
+			start = p
+		}
+		waited, refused, shared, err := g.team.Pace(ctx, cand.Conn.ID, a.settings.Interval, start, deadline)
+		if shared {
+			if err == nil && !refused.IsZero() {
+				err = &queue.Error{Code: queue.CodeQueueTimeout, RetryAfter: refused.Sub(now),
+					Message: fmt.Sprintf("the connection's pacing (team-wide) has no turn within the wait budget (next in %s)",
+						refused.Sub(now).Round(time.Millisecond))}
+			}
+			return waited, err // the wait includes the pause
+		}
+	}
+	return a.q.Pace(ctx, now, deadline, a.settings.Interval)
 }
 
 // errPausedPastBudget ends a gate wait when the connection's queue is

@@ -109,11 +109,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict) (wrote, ok bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
-		codec: newCodec(req.format, cand.Conn.Provider.Format),
+		codec: newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model)),
 		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
 			ContinuedFromChars: from}}
 	a.codec.gemini = req.gemini
-	next, found := g.executors.For(cand.Conn.Provider.Format)
+	next, found := g.executors.For(cand.Conn.Provider.FormatOf(cand.Model))
 	if !found {
 		ticket.Abandon()
 		return false, false
@@ -143,6 +143,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		return false, false
 	}
 	defer resp.Body.Close()
+	if a.req.cap != nil {
+		a.captureContinuation(resp)
+	}
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -35,6 +35,10 @@ type LeaseFence interface {
 // Pinner records which connection served a session.
 type Pinner interface {
 	Served(sessionKey, connectionID, provider string) error
+	// Claim decides, right before a session's first attempt on
+	// connectionID, which connection holds the session (a team server's
+	// database decides: the first writer wins) and returns it.
+	Claim(sessionKey, connectionID, provider string) string
 }
 
 // leaseCtx is a fenced request's lease.

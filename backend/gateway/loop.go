@@ -175,7 +175,34 @@ func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
 		in.LeaseConnection = lease.connectionID
 	}
 	req.plan, req.planned = plan, true
+	if lease == nil {
+		g.claimPin(req)
+	}
 	return nil
+}
+
+// claimPin decides a session's pin before its first attempt is dispatched:
+// the plan's first choice is claimed, and when another instance pinned the
+// session first (a team server) its connection, if a candidate, goes first.
+//
+//go:noinline
+func (g *Gateway) claimPin(req *request) {
+	key, c := req.planIn.SessionKey, req.plan.Candidates
+	if key == "" || g.pins == nil || len(c) == 0 {
+		return
+	}
+	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey)
+	if won == c[0].Conn.ID {
+		return
+	}
+	for i := 1; i < len(c); i++ {
+		if c[i].Conn.ID == won {
+			first := c[i]
+			copy(c[1:i+1], c[:i])
+			c[0] = first
+			return
+		}
+	}
 }
 
 // endRound takes the picture after a round (the layers' exclusions now and
@@ -671,7 +698,7 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	now := g.clk.Now()
 	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
-	a.codec = newCodec(req.format, cand.Conn.Provider.Format)
+	a.codec = newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model))
 	if translate.IsOllama(req.format) {
 		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
 	}
@@ -716,6 +743,9 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 		return nil, a.transportFailure(err)
 	}
 	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.g.clk.Now())
+	if a.req.cap != nil {
+		a.captureAnswer(resp)
+	}
 	a.rec.Status = resp.StatusCode
 	return resp, nil
 }
@@ -726,13 +756,14 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 //go:noinline
 func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	g, req, cand := a.g, a.req, a.cand
-	exec, ok := g.executors.For(cand.Conn.Provider.Format)
+	format := cand.Conn.Provider.FormatOf(cand.Model)
+	exec, ok := g.executors.For(format)
 	if !ok || a.codec.unsupported() {
 		a.ticket.Abandon()
 		v := verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
-			Message: "this gateway cannot speak " + string(cand.Conn.Provider.Format) + " to " + cand.Conn.Provider.ID}
+			Message: "this gateway cannot speak " + string(format) + " to " + cand.Conn.Provider.ID}
 		if ok {
-			v.Message = cand.Conn.Provider.ID + " (" + string(cand.Conn.Provider.Format) + " wire) serves no " + string(req.format) + " endpoint"
+			v.Message = cand.Conn.Provider.ID + " (" + string(format) + " wire) serves no " + string(req.format) + " endpoint"
 		}
 		a.rec.Verdict, a.rec.Code, a.rec.Detail = string(v.Kind), v.Code, attemptDetail(v.Message, cand)
 		req.attempts = append(req.attempts, a.rec)
@@ -744,6 +775,9 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 		return nil, nil, &failure{err: err}
 	}
 	a.target = cand.Conn.Target(cand.Model)
+	if req.cap != nil {
+		a.captureUpstream(body)
+	}
 	a.fb = time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
 	a.startTimer(a.fb, req.adm.execCuts(a.fb))

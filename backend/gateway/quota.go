@@ -95,7 +95,7 @@ func observeWindows(t *routing.Ticket, c *routing.Conn, h http.Header, now time.
 // used, the window length in minutes and seconds until reset (primary is the
 // short window, secondary the weekly one; the length decides when given).
 func WindowsFromHeaders(h http.Header, now time.Time) (routing.Quota, bool) {
-	q := routing.Quota{FiveHour: routing.Window{Utilization: -1}, Weekly: routing.Window{Utilization: -1}, ObservedAt: now}
+	q := routing.Quota{FiveHour: routing.Window{Utilization: -1}, Weekly: routing.Window{Utilization: -1}, Daily: routing.Window{Utilization: -1}, ObservedAt: now}
 	found := false
 	if w, ok := unifiedWindow(h, unifiedHeaders{"Anthropic-Ratelimit-Unified-5h-Utilization", "Anthropic-Ratelimit-Unified-5h-Reset"}); ok {
 		q.FiveHour, found = w, true

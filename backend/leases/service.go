@@ -48,6 +48,8 @@ type Service struct {
 	gen        uint64 // counts local writes (invalidate): a read begun before one is not kept
 	// readHeld loads the view from the database (read; tests slow it down).
 	readHeld func() (map[string]holder, error)
+	// pending are releases the database did not answer (queued.go).
+	pending []queuedRelease
 }
 
 // New returns a lease service over st, deciding with clk.
@@ -225,6 +227,7 @@ func (s *Service) Acquire(keyID, ownerToken, model string, eligible []string, tt
 	if keyID == "" {
 		return Lease{}, ErrAuthenticationRequired
 	}
+	s.dropQueued(hash)
 	eligible = uniqueIDs(eligible)
 	if len(eligible) == 0 {
 		return Lease{}, ErrNoEligibleConnection
@@ -355,6 +358,7 @@ func (s *Service) Renew(keyID, ownerToken string, generation int64, ttl time.Dur
 		return Lease{}, err
 	}
 	ttl = ClampTTL(ttl)
+	s.dropQueued(hash)
 	now := s.clk.Now()
 	if err := s.expire(now); err != nil {
 		return Lease{}, err
@@ -403,7 +407,9 @@ func (s *Service) Status(keyID, ownerToken string, generation int64) (connection
 // means OWNER_EXIT) and returns it with state RELEASED. Releasing a lease
 // already released by this owner, key and generation succeeds again, so a
 // retried release is harmless. Errors: ErrContextInvalid, ErrLeaseRequired,
-// ErrKeyMismatch, ErrFenceStale.
+// ErrKeyMismatch, ErrFenceStale. When the database does not answer (a team
+// server's outage) the release is queued and ErrReleaseQueued returned: it
+// is applied when the database answers (FlushReleases).
 func (s *Service) Release(keyID, ownerToken string, generation int64, reason string) (Lease, error) {
 	hash, err := OwnerHash(ownerToken)
 	if err != nil {
@@ -412,6 +418,16 @@ func (s *Service) Release(keyID, ownerToken string, generation int64, reason str
 	if reason == "" {
 		reason = ReasonOwnerExit
 	}
+	l, err := s.release(hash, keyID, generation, reason)
+	if err != nil && store.IsUnreachable(err) {
+		s.queue(queuedRelease{hash: hash, keyID: keyID, generation: generation, reason: reason})
+		return Lease{OwnerHash: hash, APIKeyID: keyID, Generation: generation}, ErrReleaseQueued
+	}
+	return l, err
+}
+
+// release is Release with a validated owner.
+func (s *Service) release(hash, keyID string, generation int64, reason string) (Lease, error) {
 	now := s.clk.Now()
 	if err := s.expire(now); err != nil {
 		return Lease{}, err

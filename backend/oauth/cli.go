@@ -95,7 +95,7 @@ func ReadLogin(source, path string) (Login, error) {
 	case SourceCodex:
 		l = codexLogin(root)
 	case SourceGeminiCLI:
-		l = geminiLogin(root)
+		l = geminiLogin(root, path)
 	}
 	l.Source = source
 	if l.AccessToken == "" && l.RefreshToken == "" {
@@ -176,14 +176,22 @@ func codexLogin(root gjson.Result) Login {
 	return l
 }
 
-// geminiLogin reads ~/.gemini/oauth_creds.json (Google's token shape).
-func geminiLogin(root gjson.Result) Login {
+// geminiLogin reads ~/.gemini/oauth_creds.json (Google's token shape:
+// access_token, refresh_token, expiry_date in ms, id_token); the account is
+// the id token's sub and email, else the e-mail the CLI keeps as "active" in
+// google_accounts.json beside it.
+func geminiLogin(root gjson.Result, path string) Login {
 	l := Login{AccessToken: root.Get("access_token").String(), RefreshToken: root.Get("refresh_token").String()}
 	if ms := root.Get("expiry_date").Int(); ms > 0 {
 		l.ExpiresAt = time.UnixMilli(ms)
 	}
 	id := jwtClaims(root.Get("id_token").String())
 	l.AccountID, l.Email = id.Get("sub").String(), id.Get("email").String()
+	if l.Email == "" {
+		if b, err := readSmall(filepath.Join(filepath.Dir(path), "google_accounts.json")); err == nil && gjson.ValidBytes(b) {
+			l.Email = gjson.GetBytes(b, "active").String()
+		}
+	}
 	return l
 }
 

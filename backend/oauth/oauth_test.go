@@ -55,6 +55,12 @@ func TestReadLoginPerSource(t *testing.T) {
 	geminiPath, _ := oauth.DefaultPath(oauth.SourceGeminiCLI, home)
 	write(t, geminiPath, `{"access_token":"ya29.x","refresh_token":"1//rt","expiry_date":1767225600000,"id_token":"`+jwt(`{"sub":"g-1","email":"g@x"}`)+`"}`)
 
+	// A Gemini CLI file without an id token: the CLI's active account names the login.
+	noIDHome := t.TempDir()
+	geminiNoID, _ := oauth.DefaultPath(oauth.SourceGeminiCLI, noIDHome)
+	write(t, geminiNoID, `{"access_token":"ya29.y","refresh_token":"1//rt2","expiry_date":1767225600000,"token_type":"Bearer"}`)
+	write(t, filepath.Join(noIDHome, ".gemini", "google_accounts.json"), `{"active":"active@gmail.com","old":[]}`)
+
 	exp := time.UnixMilli(1767225600000)
 	cases := []struct {
 		source, path string
@@ -64,9 +70,10 @@ func TestReadLoginPerSource(t *testing.T) {
 			AccountID: "a1", Email: "e@x", OrganizationUUID: "o1", Plan: "pro"}},
 		{oauth.SourceCodex, codexPath, oauth.Login{Source: "codex", RefreshToken: "rt", ExpiresAt: exp, AccountID: "acc-from-jwt", Email: "c@x", Plan: "plus"}},
 		{oauth.SourceGeminiCLI, geminiPath, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.x", RefreshToken: "1//rt", ExpiresAt: exp, AccountID: "g-1", Email: "g@x"}},
+		{oauth.SourceGeminiCLI, geminiNoID, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.y", RefreshToken: "1//rt2", ExpiresAt: exp, Email: "active@gmail.com"}},
 	}
 	for _, c := range cases {
-		t.Run(c.source, func(t *testing.T) {
+		t.Run(c.source+" "+filepath.Base(filepath.Dir(filepath.Dir(c.path))), func(t *testing.T) {
 			got, err := oauth.ReadLogin(c.source, c.path)
 			if err != nil {
 				t.Fatal(err)

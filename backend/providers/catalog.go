@@ -89,6 +89,21 @@ type Dialect string
 // connection's AWS credentials, streams in the AWS event-stream framing.
 const DialectBedrock Dialect = "bedrock"
 
+// DialectCodeAssist is Google's Code Assist API (the Gemini CLI's backend):
+// the Gemini wire inside the {model, project, request} / {response} envelope,
+// with an OAuth bearer token and a project found by loadCodeAssist.
+const DialectCodeAssist Dialect = "codeassist"
+
+// DialectVertex is Vertex AI: a service account's minted access token,
+// Gemini models on publishers/google and Claude models on publishers/anthropic
+// (FormatOf sends those through the Anthropic wire).
+const DialectVertex Dialect = "vertex"
+
+// geminiCLIClientSecret is the Gemini CLI's installed-app OAuth client secret,
+// public in the CLI's own source (Google's installed-app flow needs one at
+// the token endpoint; it identifies the app, not the user).
+const geminiCLIClientSecret = "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"
+
 // DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
 // the key in an api-key header (or an Entra ID bearer token).
 const DialectAzure Dialect = "azure"
@@ -100,6 +115,10 @@ func (p Provider) Auth() string {
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
 	case p.Dialect == DialectBedrock:
 		return "AWS SigV4 (access key, secret, optional session token)"
+	case p.Dialect == DialectVertex:
+		return "service-account JWT (RS256) → OAuth `Authorization: Bearer`"
+	case p.Dialect == DialectCodeAssist:
+		return "Google OAuth `Authorization: Bearer` (Gemini CLI login)"
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -114,9 +133,27 @@ func (p Provider) Auth() string {
 	return "`Authorization: Bearer`"
 }
 
+// FormatOf is the wire format model is served on: the provider's, except
+// Claude models on Vertex AI, which take the Anthropic Messages wire.
+func (p Provider) FormatOf(model string) Format {
+	if p.Dialect == DialectVertex && IsVertexAnthropic(model) {
+		return FormatAnthropic
+	}
+	return p.Format
+}
+
+// IsVertexAnthropic reports a Vertex model name that is Anthropic's
+// (publishers/anthropic): "claude-…", with or without a "@version".
+func IsVertexAnthropic(model string) bool {
+	return strings.HasPrefix(strings.ToLower(model), "claude-")
+}
+
 // Prefills reports whether model on this provider continues a trailing
 // assistant message: the provider's capability, minus its NoPrefillModels.
 func (p Provider) Prefills(model string) bool {
+	if p.FormatOf(model) == FormatAnthropic && p.Dialect == DialectVertex {
+		return true // Claude on Vertex continues a trailing assistant turn as Claude does
+	}
 	if !p.AssistantPrefill {
 		return false
 	}
@@ -181,9 +218,27 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools:         true, Vision: true, Reasoning: true,
 			OAuth: &OAuth{TokenURL: "https://auth.openai.com/oauth/token", ClientID: "app_EMoamEEZ73f0CkXaXp7hrann", Scope: "openid profile email", ImportSource: "codex",
 				Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}},
-		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth)", Category: CategoryOAuth, Format: FormatOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai",
-			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, Tools: true, Vision: true, Reasoning: true,
-			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", Form: true, ImportSource: "gemini-cli"}},
+		// Gemini CLI logins speak Google's Code Assist API (cloudcode-pa
+		// v1internal:generateContent), the backend the CLI itself calls: the
+		// Gemini request inside {model, project, request}, the project from
+		// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
+		// The client id and secret are the CLI's public installed-app pair.
+		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: CategoryOAuth, Format: FormatGemini, Dialect: DialectCodeAssist,
+			BaseURL:       "https://cloudcode-pa.googleapis.com",
+			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
+			HonorsRuleScope: true,
+			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",
+				ClientSecret: geminiCLIClientSecret, Form: true, ImportSource: "gemini-cli",
+				Models: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}}},
+		// Vertex AI from a Google Cloud service account (its JSON key is the
+		// connection's sealed apiKey; providerSpecificData holds projectId and
+		// region): Gemini models on publishers/google generateContent, Claude
+		// models on publishers/anthropic rawPredict (the Messages wire).
+		{ID: "vertex", Name: "Google Vertex AI (service account)", Category: CategoryAPIKey, Format: FormatGemini, Dialect: DialectVertex, Aliases: []string{"vertex-ai", "gcp-vertex"},
+			BaseURL: "https://us-central1-aiplatform.googleapis.com/v1",
+			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
+				"claude-sonnet-4-5@20250929", "claude-opus-4-1@20250805", "claude-haiku-4-5@20251001"},
+			NoModelList: true, Tools: true, Vision: true, Reasoning: true},
 		// The native Gemini API (generateContent, x-goog-api-key); a base URL
 		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
 		// still works: the executor drops the "/openai".
@@ -338,6 +393,31 @@ type Target struct {
 	Azure Azure
 	// AWS is a Bedrock connection's region and credentials (never logged).
 	AWS AWS
+	// Google is a Vertex or Code Assist connection's project and region.
+	Google Google
+}
+
+// Google is what a Google Cloud connection's providerSpecificData says:
+// {"projectId": "my-proj", "region": "us-central1"}. Vertex needs both (the
+// project defaults to the service account's own); Code Assist uses a set
+// projectId instead of asking loadCodeAssist.
+type Google struct {
+	Project, Region string
+}
+
+// VertexRegion is the region a Vertex connection uses when it names none.
+const VertexRegion = "us-central1"
+
+// VertexBaseURL is Vertex AI's endpoint for region: the regional host, or
+// aiplatform.googleapis.com for "global".
+func VertexBaseURL(region string) string {
+	if region == "" {
+		region = VertexRegion
+	}
+	if region == "global" {
+		return "https://aiplatform.googleapis.com/v1"
+	}
+	return "https://" + region + "-aiplatform.googleapis.com/v1"
 }
 
 // AWS is what a Bedrock call is signed with (SigV4).

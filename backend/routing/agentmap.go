@@ -148,6 +148,9 @@ func (e *Engine) AgentTarget(family string) (target, source string) {
 	if t != "" {
 		return t, MapSetting
 	}
+	if m := e.ClaudeFamilyModel(family); m != "" {
+		return m, MapDefault
+	}
 	if d := e.DefaultModel(); d != "" {
 		return d, MapDefault
 	}
@@ -191,4 +194,52 @@ func (e *Engine) DefaultModel() string {
 		}
 	}
 	return fallback
+}
+
+// ServedMatching is the first model whose name match accepts, served by an
+// admissible connection in priority order (as DefaultModel orders them);
+// "" when none is. Setup uses it to find a model for a role the main model
+// cannot play (Continue's embed and autocomplete roles).
+func (e *Engine) ServedMatching(match func(model string) bool) string {
+	for _, c := range e.reg.All() {
+		if !c.Active {
+			continue
+		}
+		for _, m := range c.Models {
+			if match(m) && e.Check(Candidate{Conn: c, Model: m}) == nil {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// ClaudeFamilyModel is where a Claude family (opus, sonnet, haiku) goes by
+// default: the newest served name of that family (by name: claude-opus-5-5
+// before claude-opus-4-8) on a Claude subscription or Anthropic API
+// connection, else on any connection; "" for another family or when no
+// admissible connection serves one. So Claude Code's own names reach the
+// user's Claude account before an unrelated endpoint that happens to come
+// first.
+func (e *Engine) ClaudeFamilyModel(family string) string {
+	if family != FamilyOpus && family != FamilySonnet && family != FamilyHaiku {
+		return ""
+	}
+	for _, claudeOnly := range []bool{true, false} {
+		best := ""
+		for _, c := range e.reg.All() {
+			if !c.Active || claudeOnly && c.Provider.ID != "claude" && c.Provider.ID != "anthropic" {
+				continue
+			}
+			for _, m := range c.Models {
+				if AgentFamily(m) == family && lower(m) > lower(best) && e.Check(Candidate{Conn: c, Model: m}) == nil {
+					best = m
+				}
+			}
+		}
+		if best != "" {
+			return best
+		}
+	}
+	return ""
 }

@@ -223,3 +223,44 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeFamiliesGoToTheClaudeConnectionFirst: with no map target, a
+// Claude family name nobody serves goes to the newest name of that family
+// on a Claude subscription or Anthropic API connection, even behind an
+// unrelated endpoint of higher priority and another connection serving a
+// "newer" name of the family; with no Claude connection, to any connection
+// serving the family; other families keep the automatic default.
+func TestClaudeFamiliesGoToTheClaudeConnectionFirst(t *testing.T) {
+	sub := conn("sub", 5, `["claude-opus-4-8","claude-opus-5-5","claude-sonnet-5-0","claude-haiku-4-5"]`)
+	sub.Provider = "claude"
+	rows := []store.Connection{conn("oa", 1, `["glm-4.6"]`), conn("relay", 2, `["claude-sonnet-9"]`), sub}
+	m := newMapEnv(t, rows, nil)
+	for model, want := range map[string]string{
+		"claude-opus-4-1[1m]": "claude-opus-5-5", "claude-sonnet-4-5-20250929": "claude-sonnet-5-0",
+		"claude-3-5-haiku-20241022": "claude-haiku-4-5", "gpt-5-codex": "glm-4.6",
+	} {
+		p, err := m.e.Plan(PlanInput{Model: model})
+		if err != nil || p.Mapped == nil || p.Mapped.Source != MapDefault || p.Candidates[0].Model != want {
+			t.Errorf("%s: %+v %v, want %s", model, p.Mapped, err, want)
+		}
+	}
+	// The user's choice still wins.
+	m.targets[FamilySonnet] = "glm-4.6"
+	if p, err := m.e.Plan(PlanInput{Model: "claude-sonnet-4-5"}); err != nil || p.Candidates[0].Model != "glm-4.6" {
+		t.Errorf("map target: %+v %v", p.Mapped, err)
+	}
+	delete(m.targets, FamilySonnet)
+	// Without the Claude connection: any connection serving the family.
+	if err := m.reg.Load(rows[:2], plainBox{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.e.ClaudeFamilyModel(FamilySonnet); got != "claude-sonnet-9" {
+		t.Errorf("sonnet without a Claude connection: %q", got)
+	}
+	if got := m.e.ClaudeFamilyModel(FamilyOpus); got != "" {
+		t.Errorf("opus served nowhere: %q", got)
+	}
+	if got := m.e.ClaudeFamilyModel(FamilyCodex); got != "" {
+		t.Errorf("codex is not a Claude family: %q", got)
+	}
+}

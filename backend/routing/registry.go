@@ -49,6 +49,9 @@ type Conn struct {
 	// providerSpecificData, the secret from the sealed API key, the session
 	// token from the sealed sessionTokenSealed.
 	AWS providers.AWS
+	// Google is a Vertex or Code Assist connection's project and region
+	// (providerSpecificData projectId, region).
+	Google providers.Google
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -97,7 +100,7 @@ func (c *Conn) Cooldown() cooldown.State {
 func (c *Conn) Target(model string) providers.Target {
 	secret, _ := c.Credential()
 	return providers.Target{Provider: c.Provider, BaseURL: c.BaseURL, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS}
+		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS, Google: c.Google}
 }
 
 // Credential returns the current secret (API key or access token) and when an
@@ -120,6 +123,10 @@ func (c *Conn) SetCredential(secret string, expiresAt time.Time) {
 type Quota struct {
 	FiveHour Window `json:"fiveHour"`
 	Weekly   Window `json:"weekly"`
+	// Daily is a Code Assist login's most used daily model quota
+	// (retrieveUserQuota), DailyModel the model it is of.
+	Daily      Window `json:"daily"`
+	DailyModel string `json:"dailyModel,omitempty"`
 	// Status is the upstream's overall verdict ("allowed", "allowed_warning", "rejected"), when given.
 	Status string `json:"status,omitempty"`
 	// ObservedAt is when the headers were read (zero: never).
@@ -218,6 +225,10 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
 		}
 	}
+	google := GoogleFromData(p, row.ProviderSpecificData)
+	if base == "" && p.Dialect == providers.DialectVertex {
+		base = providers.VertexBaseURL(google.Region)
+	}
 	if base == "" {
 		base = p.BaseURL
 	}
@@ -249,8 +260,8 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
-		Azure: az, AWS: aws,
-		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}},
+		Azure: az, AWS: aws, Google: google,
+		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}, Daily: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
 		LocalAddress: LocalAddressOf(row.ProviderSpecificData), Prefill: PrefillOf(row.ProviderSpecificData),
@@ -269,6 +280,25 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
+}
+
+// GoogleFromData reads a Vertex or Code Assist connection's
+// providerSpecificData (projectId, region; a Vertex connection without a
+// region is in providers.VertexRegion); zero for other providers.
+func GoogleFromData(p providers.Provider, raw string) providers.Google {
+	if p.Dialect != providers.DialectVertex && p.Dialect != providers.DialectCodeAssist {
+		return providers.Google{}
+	}
+	var d struct {
+		ProjectID string `json:"projectId"`
+		Region    string `json:"region"`
+	}
+	_ = json.Unmarshal([]byte(raw), &d)
+	g := providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}
+	if p.Dialect == providers.DialectVertex && g.Region == "" {
+		g.Region = providers.VertexRegion
+	}
+	return g
 }
 
 // AzureFromData reads an Azure OpenAI connection's providerSpecificData

@@ -253,9 +253,11 @@ func (b behindStore) SaveBreaker(r store.BreakerRow) error {
 	return nil
 }
 
-// SavePin queues the newest pin of a session.
+// SavePin queues the newest pin of a session, written only while the stored
+// pin still names the connection it moves from (store.MovePin): a pin
+// another instance decided meanwhile stands, and is adopted instead.
 func (b behindStore) SavePin(p store.AffinityPin) error {
-	b.w.put("pin|"+p.SessionKey, func() error { return b.st.SavePin(p) })
+	b.w.put("pin|"+p.SessionKey, func() error { return b.st.MovePin(p, p.Prev, time.Now().UnixMilli()) })
 	return nil
 }
 

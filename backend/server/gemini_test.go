@@ -197,8 +197,10 @@ func TestGeminiDiscoveryAndResponsesClient(t *testing.T) {
 	if got := strs(c["discoveredModels"]); strings.Join(got, ",") != "gemini-2.5-flash,gemini-2.5-pro,gemini-x" || c["modelsSource"] != "upstream" {
 		t.Fatalf("discovered %v source %v", got, c["modelsSource"])
 	}
-	if h, _ := e.up.LastRequest("gk-d"); h.Get("X-Goog-Api-Key") != "gk-d" || e.up.Hits("gk-d") != 2 {
-		t.Fatalf("discovery headers %v, %d hits", h, e.up.Hits("gk-d"))
+	// Two model list pages, then the credential check's one-token request.
+	if h, body := e.up.LastRequest("gk-d"); h.Get("X-Goog-Api-Key") != "gk-d" || e.up.Hits("gk-d") != 3 ||
+		e.up.LastPath("gk-d") != "/v1beta/models/gemini-2.5-flash:generateContent" || gjson.GetBytes(body, "generationConfig.maxOutputTokens").Int() != 1 {
+		t.Fatalf("discovery and check: headers %v, %d hits, last %s %s", h, e.up.Hits("gk-d"), e.up.LastPath("gk-d"), body)
 	}
 
 	req := map[string]any{"model": "gemini/gemini-x", "instructions": "Be brief.", "stream": true,

@@ -257,3 +257,68 @@ func TestAgentSetupChoosesRoutableModels(t *testing.T) {
 		t.Fatalf("unknown agent: %d", code)
 	}
 }
+
+// TestContinueSetupPicksRoleModels: setup for Continue writes a served code
+// model as the autocomplete model and a served embedding model as the embed
+// model, whatever the main model is; with neither served, autocomplete uses
+// the main model and no embed entry is written.
+func TestContinueSetupPicksRoleModels(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CONTINUE_GLOBAL_DIR", "")
+	e := newEnv(t)
+	e.createConn(map[string]any{"provider": "openai-compatible", "name": "a", "apiKey": "key-a", "baseUrl": e.upURL, "models": []string{"glm-4.6"}})
+	code, m := e.mgmt("GET", "/api/agents/continue/models", nil)
+	models, _ := m["models"].(map[string]any)
+	if code != 200 || models["model"] != "glm-4.6" || models["autocomplete"] != "glm-4.6" || models["embed"] != nil {
+		t.Fatalf("continue models with a chat model only: %d %v", code, m)
+	}
+	e.createConn(map[string]any{"provider": "openai-compatible", "name": "b", "apiKey": "key-b", "baseUrl": e.upURL,
+		"models": []string{"text-embedding-3-small", "qwen2.5-coder-7b"}})
+	code, m = e.mgmt("POST", "/api/agents/continue/setup", map[string]any{"model": "glm-4.6"})
+	if code != 200 {
+		t.Fatalf("setup: %d %v", code, m)
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".continue", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"model: glm-4.6\n", "model: qwen2.5-coder-7b\n", "roles: [autocomplete]", "model: text-embedding-3-small\n", "roles: [embed]"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("config.yaml lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+// TestClaudeCodeSetupDefaultsToTheClaudeConnection: without --model, setup
+// for Claude Code writes the Claude connection's own model of each family,
+// not the first served model of an unrelated endpoint that comes first.
+func TestClaudeCodeSetupDefaultsToTheClaudeConnection(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	e := newEnv(t)
+	e.createConn(map[string]any{"provider": "openai-compatible", "name": "a", "apiKey": "key-a", "baseUrl": e.upURL, "priority": 1, "models": []string{"glm-4.6"}})
+	e.createConn(map[string]any{"provider": "anthropic", "name": "claude", "apiKey": "key-c", "baseUrl": e.upURL, "priority": 2,
+		"models": []string{"claude-opus-5-5", "claude-sonnet-5-0", "claude-haiku-4-5"}})
+	code, m := e.mgmt("GET", "/api/agents/claude-code/models", nil)
+	models, _ := m["models"].(map[string]any)
+	if code != 200 || models["model"] != "claude-sonnet-5-0" || models["opus"] != "claude-opus-5-5" ||
+		models["sonnet"] != "claude-sonnet-5-0" || models["haiku"] != "claude-haiku-4-5" {
+		t.Fatalf("claude-code models: %d %v", code, m)
+	}
+	// An explicit model still wins for every family but haiku's map target.
+	code, m = e.mgmt("GET", "/api/agents/claude-code/models?model=glm-4.6", nil)
+	models, _ = m["models"].(map[string]any)
+	if code != 200 || models["model"] != "glm-4.6" || models["opus"] != "glm-4.6" || models["haiku"] != "glm-4.6" ||
+		models["contextWindow"] != float64(200000) {
+		t.Fatalf("claude-code models with --model: %d %v", code, m)
+	}
+	// A combo's window is the smallest of its targets' (declared, else known).
+	e.addCombo("mix", "priority", map[string]any{"model": "glm-4.6"}, map[string]any{"model": "claude-sonnet-5-0", "contextWindow": 150000})
+	code, m = e.mgmt("GET", "/api/agents/claude-code/models?model=mix", nil)
+	models, _ = m["models"].(map[string]any)
+	if code != 200 || models["contextWindow"] != float64(150000) {
+		t.Fatalf("claude-code models for a combo: %d %v", code, m)
+	}
+}

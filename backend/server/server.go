@@ -20,6 +20,7 @@ import (
 	"omniroute/backend/agents"
 	"omniroute/backend/api"
 	"omniroute/backend/budget"
+	"omniroute/backend/capture"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
@@ -35,10 +36,12 @@ import (
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
+	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/openai"
+	"omniroute/backend/providers/vertex"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
@@ -50,11 +53,16 @@ import (
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/backend/teamlimits"
 	"omniroute/backend/update"
 )
 
 // Options configure a server.
 type Options struct {
+	// WaitForDB is how long start-up waits for an unreachable PostgreSQL
+	// (OMNIROUTE_DATABASE_URL), retrying with a logged, growing pause
+	// (`--wait-for-db`); 0: fail at once.
+	WaitForDB time.Duration
 	Process   config.Process
 	Dashboard fs.FS
 	Version   string
@@ -126,6 +134,8 @@ type Server struct {
 	follow    *follower // follows other instances' writes (PostgreSQL only)
 	instances *instances.Registry
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
+	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
+	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
 	// pricingWatch follows the user's pricing file (the pricingFile setting).
 	pricingWatch *pricingWatch
@@ -169,7 +179,7 @@ func New(opts Options) (*Server, error) {
 	}
 	var st *store.Store
 	if shared {
-		st, err = store.OpenPostgres(opts.Process.DatabaseURL)
+		st, err = openPostgresWaiting(opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, time.Sleep)
 	} else {
 		st, err = openSQLite(dd)
 	}
@@ -193,6 +203,7 @@ func New(opts Options) (*Server, error) {
 		s.follow.stop()
 		s.pricingWatch.stop()
 		s.behind.stop()
+		s.stopTeam()
 		_ = st.Close()
 		dd.Close()
 		return nil, err
@@ -224,6 +235,9 @@ func openSQLite(dd *datadir.Dir) (*store.Store, error) {
 // values sealed with it: a new key would open none of them (and writing one
 // would make the loss permanent).
 func (s *Server) checkKey() error {
+	if s.opts.Getenv(secrets.EnvKey) != "" || s.opts.Getenv(secrets.EnvKeyFile) != "" {
+		return nil // the key is provided; a wrong one fails to open the credentials at load
+	}
 	if _, err := os.Stat(s.dir.File(datadir.KeyFile)); !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -247,7 +261,7 @@ func (s *Server) checkKey() error {
 func (s *Server) wire() error {
 	opts, st, clk := s.opts, s.store, s.opts.Clock
 	dir := opts.Process.DataDir
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, datadir.KeyFile))
+	key, _, err := secrets.LoadKeyFrom(opts.Getenv, filepath.Join(dir, datadir.KeyFile))
 	if err != nil {
 		return err
 	}
@@ -291,8 +305,8 @@ func (s *Server) wire() error {
 	}
 	if err := reload(); err != nil {
 		if st.Shared() {
-			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s",
-				err, datadir.KeyFile, dir)
+			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s (or give every instance the same %s / %s)",
+				err, datadir.KeyFile, dir, secrets.EnvKey, secrets.EnvKeyFile)
 		}
 		return err
 	}
@@ -340,6 +354,14 @@ func (s *Server) wire() error {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
 	}
 	pins := affinity.New(clk, pinTTL, pinSaver{sw})
+	var dbh *dbHealth
+	if st.Shared() {
+		dbh = newDBHealth(clk)
+		s.dbh = dbh
+		// One pin per session team-wide, decided by the database when a
+		// session's first attempt is dispatched.
+		pins.ShareWith(pinClaimer{st: st, clk: clk, db: dbh})
+	}
 	livePins, err := st.LivePins(clk.Now().UnixMilli())
 	if err != nil {
 		return err
@@ -434,13 +456,23 @@ func (s *Server) wire() error {
 	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
 	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
 		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now)}}
+	// Google's other doors to Gemini: the Gemini CLI's Code Assist backend
+	// and Vertex AI (whose Claude models take the Anthropic wire).
+	vertexExec := vertex.New(direct, userAgent, vertex.NewTokens(direct, clk.Now, strings.TrimSpace(opts.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))
+	codeAssist := codeassist.New(direct, userAgent)
 	executors := executorSet{providers.FormatOpenAI: openaiExec,
-		providers.FormatAnthropic: claudeExec, providers.FormatResponses: codex.New(direct, userAgent),
-		providers.FormatGemini: pgemini.New(direct, userAgent)}
+		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec}},
+		providers.FormatResponses: codex.New(direct, userAgent),
+		providers.FormatGemini: providers.Dialects{Default: pgemini.New(direct, userAgent),
+			By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec, providers.DialectCodeAssist: codeAssist}}}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
+	bodies, err := capture.New(clk, st) // captured bodies expire as the request log is pruned
+	if err != nil {
+		return err
+	}
+	s.logs = reqlog.New(bodySweeper{st.RequestLogSink(), bodies}, time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
@@ -482,10 +514,40 @@ func (s *Server) wire() error {
 				return id
 			}}
 	}
-	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
+	var team gateway.TeamLimits
+	if st.Shared() {
+		// A connection's maxConcurrent and pacing hold across the
+		// instances (team.limits "shared"), in the database.
+		tl := teamlimits.New(st, clk, secrets.RandomID(), teamlimits.Options{
+			Shared: func() bool { return settings.GeneralRef().Team.Limits != config.TeamLimitsInstance },
+			Lease:  func() time.Duration { return time.Duration(settings.GeneralRef().Team.SlotLeaseMs) * time.Millisecond },
+			OnError: func(err error) {
+				opts.Log.Warn("shared database: connection limits apply per instance until it answers", slog.String("error", err.Error()))
+			},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{}, 2)
+		go func() {
+			defer func() { done <- struct{}{} }()
+			tl.Run(ctx)
+		}()
+		// Lease releases the database did not answer are applied when it
+		// answers again.
+		go func() {
+			defer func() { done <- struct{}{} }()
+			leaseSvc.RunReleases(ctx, time.Second)
+		}()
+		s.teamStop = func() {
+			cancel()
+			<-done
+			<-done
+		}
+		team = tl
+	}
+	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
-		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
+		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
 	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -499,16 +561,25 @@ func (s *Server) wire() error {
 	if err := loadBudgets(st, ledger, keyRows); err != nil {
 		return err
 	}
+	var fresh *keyFreshness
+	var keysFresh func() error
+	if st.Shared() {
+		fresh = &keyFreshness{st: st, clk: clk, bound: func() time.Duration {
+			return time.Duration(settings.GeneralRef().Team.MaxStalenessMs) * time.Millisecond
+		}}
+		fresh.revalidated()
+		keysFresh = fresh.check
+	}
 
 	s.instances = instances.New(st, clk, st.Shared(), instanceName(opts), opts.Version, opts.Process.BaseURL())
 	updates, err := update.New(client, releaseKey(opts), clk, opts.Version)
 	if err != nil {
 		return err
 	}
-	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
+	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -532,10 +603,16 @@ func (s *Server) wire() error {
 					// never served here before its budget holds.
 					err = loadBudgets(st, ledger, rows)
 					keys.Load(rows)
+					fresh.revalidated()
 				}
 				return err
 			},
-			settings: settings.Reload,
+			settings: func() error {
+				if err := settings.Reload(); err != nil {
+					return err
+				}
+				return bodies.Reload() // body capture settings live in key_value too
+			},
 			cooldowns: func() error {
 				rows, err := st.Connections()
 				if err == nil {
@@ -557,6 +634,14 @@ func (s *Server) wire() error {
 		})
 	}
 	return nil
+}
+
+// stopTeam stops the shared limits' renewals, if running.
+func (s *Server) stopTeam() {
+	if s.teamStop != nil {
+		s.teamStop()
+		s.teamStop = nil
+	}
 }
 
 // probeClaimTTL is how long an instance's claim on a HALF_OPEN probe keeps
@@ -688,6 +773,7 @@ func (s *Server) Close() error {
 	s.pricingWatch.stop()
 	s.follow.stop()
 	s.behind.stop()
+	s.stopTeam()
 	if s.instances != nil {
 		if err := s.instances.Leave(); err != nil {
 			s.opts.Log.Warn("shared database: could not remove this instance's heartbeat", slog.String("error", err.Error()))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func DefaultKeyFromDataDir(proc config.Process) (string, error) {
 		return "", err
 	}
 	defer st.Close()
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(os.Getenv, filepath.Join(dir, "secret.key"))
 	if err != nil {
 		return "", err
 	}
@@ -108,7 +109,7 @@ func DefaultKeyFromDataDir(proc config.Process) (string, error) {
 
 // DefaultKey returns the default client key's value.
 func (s *Server) DefaultKey() (string, error) {
-	key, err := secrets.LoadOrCreateKey(filepath.Join(s.opts.Process.DataDir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(s.opts.Getenv, filepath.Join(s.opts.Process.DataDir, "secret.key"))
 	if err != nil {
 		return "", err
 	}
@@ -163,7 +164,37 @@ type pinSaver struct{ st stateWriter }
 
 func (p pinSaver) SavePin(pin affinity.Pin) error {
 	return p.st.SavePin(store.AffinityPin{SessionKey: pin.SessionKey, ConnectionID: pin.ConnectionID, Provider: pin.Provider,
-		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli()})
+		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli(), Prev: pin.Prev})
+}
+
+// pinClaimWait bounds how long a session's first attempt waits for the
+// database's pin decision; past it the local choice stands.
+const pinClaimWait = 500 * time.Millisecond
+
+// pinClaimer is a team server's pin decision: the database's conditional
+// upsert (store.ClaimPin), skipped while the database is known unreachable
+// (db), so a new session never waits on a database that does not answer.
+type pinClaimer struct {
+	st  *store.Store
+	clk clock.Clock
+	db  *dbHealth
+}
+
+func (c pinClaimer) ClaimPin(p affinity.Pin) (affinity.Pin, error) {
+	if !c.db.usable() {
+		return affinity.Pin{}, errDatabaseDown
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pinClaimWait)
+	defer cancel()
+	now := c.clk.Now().UnixMilli()
+	row, err := c.st.ClaimPin(ctx, store.AffinityPin{SessionKey: p.SessionKey, ConnectionID: p.ConnectionID, Provider: p.Provider,
+		ExpiresAt: p.ExpiresAt.UnixMilli(), UpdatedAt: now}, p.Prev, now)
+	c.db.note(err)
+	if err != nil {
+		return affinity.Pin{}, err
+	}
+	return affinity.Pin{SessionKey: row.SessionKey, ConnectionID: row.ConnectionID, Provider: row.Provider,
+		ExpiresAt: time.UnixMilli(row.ExpiresAt)}, nil
 }
 
 // pinsFromRows reads stored pins, each expiring no later than bound (now +
@@ -199,7 +230,7 @@ func ImportOffline(proc config.Process, getenv func(string) string, source, path
 		return oauth.Imported{}, err
 	}
 	defer st.Close()
-	key, err := secrets.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
+	key, _, err := secrets.LoadKeyFrom(getenv, filepath.Join(dir, "secret.key"))
 	if err != nil {
 		return oauth.Imported{}, err
 	}

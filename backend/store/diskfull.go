@@ -49,7 +49,11 @@ func IsDiskFull(err error) bool {
 func (s *Store) noteErr(err error) error {
 	if err == nil {
 		s.fullSince.Store(0)
+		s.noteReached()
 		return nil
+	}
+	if s.dialect == Postgres && IsUnreachable(err) {
+		return s.noteDown(err)
 	}
 	if !IsDiskFull(err) {
 		return err
@@ -78,6 +82,8 @@ func (s *Store) watchDiskFull() error {
 	read := func(db *gorm.DB) {
 		if db.Error != nil {
 			db.Error = s.noteErr(db.Error)
+		} else {
+			s.noteReached()
 		}
 	}
 	cb := s.db.Callback()

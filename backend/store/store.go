@@ -62,6 +62,10 @@ type Store struct {
 	// fullSince is when writes began failing for a full disk (unix ms; 0:
 	// the last write succeeded): DiskFullSince, diskfull.go.
 	fullSince atomic.Int64
+	// downSince is when statements began failing because a shared database
+	// did not answer (unix ms; 0: the last one reached it); reachedAt is
+	// when one last reached it.
+	downSince, reachedAt atomic.Int64
 }
 
 func gormConfig() *gorm.Config {
@@ -218,7 +222,11 @@ func OpenPostgres(rawURL string) (*Store, error) {
 	}
 	db, err := gorm.Open(postgres.Open(withConnectTimeout(rawURL)), gormConfig())
 	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): %s", redactErr(err, rawURL))
+		msg := errors.New("connect to PostgreSQL (OMNIROUTE_DATABASE_URL): " + redactErr(err, rawURL))
+		if IsUnreachable(err) {
+			return nil, &unavailableError{err: msg} // a caller may wait and retry (--wait-for-db)
+		}
+		return nil, msg
 	}
 	sqlDB, err := db.DB()
 	if err != nil {

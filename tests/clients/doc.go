@@ -1,6 +1,8 @@
 // Package clients drives the real clients users point at the gateway — Claude
-// Code, Codex CLI, the Gemini CLI (on the Gemini-native /v1beta API) and the
-// official OpenAI and Anthropic SDKs, pinned in
+// Code, Codex CLI, the Gemini CLI (on the Gemini-native /v1beta API),
+// opencode, the Kilo Code CLI, the Continue CLI (cn), the Cline CLI, Qwen Code
+// (on a Node 22 pinned from npm: it needs one newer than the machine's) and
+// the official OpenAI, Anthropic and Ollama SDKs, pinned in
 // package.json / package-lock.json and installed with `npm ci` — against the
 // real built binary (`omniroute --headless` with a temporary data directory
 // and port) and the fake upstream of both wire formats (tests/fakeupstream).
@@ -12,6 +14,11 @@
 //	go test -tags clients -count=1 ./tests/clients/
 //
 // and the suite fails, never skips, when a client is missing.
+//
+// The agents with an `omniroute setup` run right after the real setup, in
+// the HOME it wrote to, with nothing else configured. Crush
+// (@charmland/crush) is not here: its npm package downloads its binary from
+// GitHub at install time, which this machine cannot reach.
 //
 // Every client runs in a fresh temporary HOME (and CODEX_HOME) with the
 // non-essential traffic of each client switched off, under a time bound.

@@ -59,7 +59,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	clientsDir = wd
-	for _, p := range []string{claudeBin, codexBin, geminiBin, "node_modules/openai/package.json", "node_modules/@anthropic-ai/sdk/package.json"} {
+	for _, p := range []string{claudeBin, codexBin, geminiBin, opencodeBin, continueBin, kiloBin, clineBin, qwenBin, node22Dir + "/node", "node_modules/openai/package.json", "node_modules/@anthropic-ai/sdk/package.json"} {
 		if _, err := os.Stat(filepath.Join(clientsDir, p)); err != nil {
 			return 0, fmt.Errorf("%s is missing: run `npm ci` in tests/clients (make test-clients does)", p)
 		}
@@ -214,7 +214,14 @@ func (s *stack) addConn(provider, upstreamKey string, priority int, models ...st
 // code (-1 when it could not run or was killed at the bound).
 func run(t *testing.T, dir string, env []string, name string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	return runWithin(t, clientTimeout, dir, env, name, args...)
+}
+
+// runWithin is run with its own bound, for a client whose start-up alone
+// takes tens of seconds on a loaded machine (the Kilo Code CLI).
+func runWithin(t *testing.T, bound time.Duration, dir string, env []string, name string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	path := name
 	if strings.HasPrefix(name, "node_modules/") {
@@ -228,7 +235,7 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) (s
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %q did not finish within %v\nstdout:\n%s\nstderr:\n%s", name, args, clientTimeout, stdout.String(), stderr.String())
+		t.Fatalf("%s %q did not finish within %v\nstdout:\n%s\nstderr:\n%s", name, args, bound, stdout.String(), stderr.String())
 	}
 	code := 0
 	if err != nil {

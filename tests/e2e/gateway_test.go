@@ -118,9 +118,15 @@ var ()
 
 func tryStart(t *testing.T, dir string, port int, extraEnv ...string) (*gatewayProc, error) {
 	t.Helper()
+	return tryStartArgs(t, dir, port, []string{"--headless"}, extraEnv...)
+}
+
+// tryStartArgs is tryStart with the binary's arguments.
+func tryStartArgs(t *testing.T, dir string, port int, args []string, extraEnv ...string) (*gatewayProc, error) {
+	t.Helper()
 	g := &gatewayProc{t: t, dir: dir, port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port),
 		stdout: newSyncBuffer(), stderr: newSyncBuffer(), exited: make(chan struct{})}
-	g.cmd = exec.Command(binPath, "--headless")
+	g.cmd = exec.Command(binPath, args...)
 	g.cmd.Env = gatewayEnv(dir, port, extraEnv...)
 	g.cmd.Stdout, g.cmd.Stderr = g.stdout, g.stderr
 	g.cmd.WaitDelay = 5 * time.Second

@@ -50,9 +50,13 @@
 // Converse API with SigV4 checks (bedrock.go) and Google's Gemini API (/v1beta/models/{model}:generateContent,
 // :streamGenerateContent with and without alt=sse, :countTokens, the model
 // list: gemini.go), the ChatGPT Codex backend (POST /backend-api/codex/responses,
-// checking its wire contract: codex.go), Anthropic's limit reset endpoints
-// (SetLimitReset), and, as a separate server, an OAuth token endpoint
-// (NewTokenServer: oauth.go).
+// checking its wire contract: codex.go), Google's Code Assist API (POST
+// /v1internal:{loadCodeAssist,onboardUser,generateContent,streamGenerateContent,
+// retrieveUserQuota}) and Vertex AI's publisher routes (google.go),
+// Anthropic's limit reset endpoints (SetLimitReset), and, as separate
+// servers, an OAuth token endpoint (NewTokenServer: oauth.go) and a
+// service-account token endpoint that verifies JWT signatures
+// (NewJWTTokenServer: google.go).
 //
 // Control API (JSON, no auth): POST /_fake/faults {"key":K,"fault":{...},
 // "append":bool} (key "*" = every key), GET and DELETE /_fake/faults
@@ -128,6 +132,7 @@ type Upstream struct {
 	limitReset  *LimitReset
 	claims      []string
 	servers     []*http.Server
+	google      *googleState // Code Assist and Vertex calls (google.go)
 
 	cacheMu sync.RWMutex
 	cache   map[answerKey]*answer
@@ -182,6 +187,8 @@ func New() *Upstream {
 	mux.HandleFunc("POST /model/{model}/{op}", u.bedrockCall)
 	mux.HandleFunc("GET /foundation-models", u.bedrockList)
 	mux.HandleFunc("GET /inference-profiles", u.bedrockList)
+	mux.HandleFunc("POST /{call}", u.codeAssistCall)
+	mux.HandleFunc("POST /v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{call}", u.vertexCall)
 	mux.HandleFunc("GET /api/oauth/usage", u.limitResetHandler(false))
 	mux.HandleFunc("POST /api/organizations/{org}/reset_rate_limits", u.limitResetHandler(true))
 	mux.HandleFunc("GET /api/claude_cli/bootstrap", u.accountLookup(false))
@@ -194,7 +201,7 @@ func New() *Upstream {
 
 // resetLocked puts the mutable state back to what New makes.
 func (u *Upstream) resetLocked() {
-	u.limitReset, u.claims = nil, nil
+	u.limitReset, u.claims, u.google = nil, nil, nil
 	u.stats = make(map[string]*keyRecord)
 	u.modelInFlight, u.modelPeak, u.canceled, u.peakInFlight = map[string]int{}, map[string]int{}, 0, 0
 	u.faults = make(map[string][]*faultState)

@@ -73,6 +73,10 @@ func wire(p providers.Provider) string {
 		return "OpenAI Chat Completions on Azure deployments"
 	case p.Dialect == providers.DialectBedrock:
 		return "Bedrock Converse / ConverseStream (event stream)"
+	case p.Dialect == providers.DialectCodeAssist:
+		return "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"
+	case p.Dialect == providers.DialectVertex:
+		return "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:

@@ -18,6 +18,18 @@ type Pin struct {
 	ConnectionID string
 	Provider     string
 	ExpiresAt    time.Time
+	// Prev is the connection this pin replaces ("" for a new session): on a
+	// team server the stored pin is overwritten only while it still names
+	// Prev (or has expired), so two instances moving one session at once
+	// cannot both win.
+	Prev string
+}
+
+// Claimer decides a session's pin for every instance sharing a database (a
+// team server): the first writer's pin stands until it expires. It returns
+// the pin that holds (p, or the one written first).
+type Claimer interface {
+	ClaimPin(p Pin) (Pin, error)
 }
 
 // Saver persists pins (write-through).
@@ -33,8 +45,10 @@ type Pins struct {
 	clk   clock.Clock
 	ttl   func() time.Duration
 	saver Saver
-	mu    sync.Mutex
-	m     map[string]Pin
+	// claimer, when set, decides new and moved pins at dispatch (Claim).
+	claimer Claimer
+	mu      sync.Mutex
+	m       map[string]Pin
 	// occ counts the pins in m per connection: its session occupancy, which
 	// spreads new sessions over a provider's accounts (Occupancy).
 	occ map[string]int
@@ -43,6 +57,49 @@ type Pins struct {
 // New returns an empty pin set; ttl is read per call (0 disables affinity).
 func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
 	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}, occ: map[string]int{}}
+}
+
+// ShareWith makes the pins team-wide: Claim asks c before a session's first
+// attempt on a connection. Call it before serving.
+func (p *Pins) ShareWith(c Claimer) { p.claimer = c }
+
+// Claim is called right before a session request's first attempt is sent to
+// connectionID (the plan's first choice). Without a claimer, or when the
+// session's live pin already names connectionID, it returns connectionID.
+// Otherwise the claimer decides — the pin is written now, before the
+// upstream answers, so a next turn reaching any instance finds it — and the
+// connection that holds the session team-wide is returned and kept as this
+// instance's pin. When the claimer fails (the database is unreachable) the
+// local choice stands and is written behind the response, as without one.
+func (p *Pins) Claim(key, connectionID, provider string) string {
+	ttl := p.ttl()
+	if p.claimer == nil || key == "" || ttl <= 0 {
+		return connectionID
+	}
+	now := p.clk.Now()
+	p.mu.Lock()
+	cur, had := p.m[key]
+	live := had && now.Before(cur.ExpiresAt)
+	p.mu.Unlock()
+	if live && cur.ConnectionID == connectionID {
+		return connectionID
+	}
+	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
+	if live {
+		pin.Prev = cur.ConnectionID
+	}
+	won, err := p.claimer.ClaimPin(pin)
+	if err != nil || won.ConnectionID == "" {
+		return connectionID
+	}
+	won.Prev = ""
+	if won.ExpiresAt.After(pin.ExpiresAt) {
+		won.ExpiresAt = pin.ExpiresAt // written with another instance's clock ahead
+	}
+	p.mu.Lock()
+	p.setLocked(won)
+	p.mu.Unlock()
+	return won.ConnectionID
 }
 
 // Key normalises a header value into a session key ("" when unusable).
@@ -96,10 +153,11 @@ func (p *Pins) Occupancy(connectionID string) int {
 	return p.occ[connectionID]
 }
 
-// Adopt takes pins another instance sharing the database wrote: a live pin
-// replaces this instance's pin of the same session when it expires later (it
-// was written more recently), and is kept as is otherwise. Nothing is saved.
-// It returns how many pins it took.
+// Adopt takes pins another instance sharing the database wrote: the database
+// decides a session's pin (Claim), so a live stored pin replaces this
+// instance's pin of the same session when it names another connection, or
+// the same one with a later expiry. Nothing is saved. It returns how many
+// pins it took.
 func (p *Pins) Adopt(pins []Pin) int {
 	now := p.clk.Now()
 	p.mu.Lock()
@@ -109,7 +167,7 @@ func (p *Pins) Adopt(pins []Pin) int {
 		if !now.Before(pin.ExpiresAt) {
 			continue
 		}
-		if cur, ok := p.m[pin.SessionKey]; ok && !pin.ExpiresAt.After(cur.ExpiresAt) {
+		if cur, ok := p.m[pin.SessionKey]; ok && cur.ConnectionID == pin.ConnectionID && !pin.ExpiresAt.After(cur.ExpiresAt) {
 			continue
 		}
 		p.setLocked(pin)
@@ -150,6 +208,9 @@ func (p *Pins) Served(key, connectionID, provider string) error {
 	old, had := p.m[key]
 	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
 	write := !had || old.ConnectionID != connectionID || old.ExpiresAt.Sub(now) < ttl/2
+	if had && now.Before(old.ExpiresAt) {
+		pin.Prev = old.ConnectionID
+	}
 	if write || !had {
 		p.setLocked(pin)
 	}

@@ -157,6 +157,24 @@ func BuiltinRules() []Rule {
 			Description: "Bedrock model-side failures (424 ModelErrorException, 408 ModelTimeoutException): evidence for the provider breaker, the key is not cooled",
 		},
 		{
+			ID: "gemini-cli-quota-exhausted", Provider: "gemini-cli",
+			Match:  Match{Statuses: []int{429}, Codes: []string{"QUOTA_EXHAUSTED"}},
+			Reason: "quota_exhausted", Scope: ScopeModel,
+			Description: "Code Assist's daily quota of one model is used up (ErrorInfo QUOTA_EXHAUSTED): only that model leaves the login, until the reset Google names (RetryInfo or \"reset after\")",
+		},
+		{
+			ID: "gemini-cli-model-capacity", Provider: "gemini-cli",
+			Match:  Match{Statuses: []int{429, 503}, Codes: []string{"MODEL_CAPACITY_EXHAUSTED"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 60 * 1000,
+			Description: "Code Assist has no capacity for this model right now (MODEL_CAPACITY_EXHAUSTED): Google's load, not the account's quota; the model leaves the login for a minute",
+		},
+		{
+			ID: "gemini-cli-rate-limit", Provider: "gemini-cli",
+			Match:  Match{Statuses: []int{429}, Codes: []string{"RATE_LIMIT_EXCEEDED"}},
+			Reason: "rate_limit_exceeded", Scope: ScopeModel,
+			Description: "Code Assist's per-minute limit of one model (RATE_LIMIT_EXCEEDED): the model leaves the login for the RetryInfo delay (else 5 min)",
+		},
+		{
 			ID: "tool-count-limit", Provider: AnyProvider,
 			Match: Match{Statuses: []int{400, 413, 422}, TextMarkers: []string{
 				"too many tools", "maximum number of tools", "tools: list should have at most",

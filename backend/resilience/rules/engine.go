@@ -327,6 +327,9 @@ func apply(base verdict.Verdict, r *Rule, honoured bool) verdict.Verdict {
 	case ScopeModel:
 		v.Scope, v.CoolConnection, v.Terminal = verdict.ScopeModel, false, ""
 		v.ModelLock = cd
+		if v.ModelLock <= 0 && base.RetryAfter > 0 && base.RetryAfter <= maxRuleCooldownMs*time.Millisecond {
+			v.ModelLock = base.RetryAfter // the upstream said when the model is back (a quota's reset)
+		}
 		if v.ModelLock <= 0 {
 			v.ModelLock = defaultModelLockMs * time.Millisecond
 		}
@@ -360,7 +363,9 @@ func errorCodes(body []byte) []string {
 		return nil
 	}
 	var out []string
-	for _, p := range [...]string{"error.code", "code", "error.type", "type", "error.status", "base_resp.status_code", "0.error.status"} {
+	// Google's google.rpc.ErrorInfo reason (QUOTA_EXHAUSTED, API_KEY_INVALID, …) is one too.
+	for _, p := range [...]string{"error.code", "code", "error.type", "type", "error.status", "base_resp.status_code", "0.error.status",
+		`error.details.#(reason!="").reason`} {
 		r := gjson.GetBytes(body, p)
 		if (r.Type == gjson.String || r.Type == gjson.Number) && strings.TrimSpace(r.String()) != "" {
 			out = append(out, strings.TrimSpace(r.String()))

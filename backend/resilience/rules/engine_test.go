@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -121,5 +122,43 @@ func TestValidate(t *testing.T) {
 	bad.Match.TextMarkers = []string{" "}
 	if rules.Validate([]rules.Rule{bad}) == nil {
 		t.Fatal("a blank marker accepted")
+	}
+}
+
+// TestCodeAssistQuotaRules: Code Assist's 429s (ErrorInfo reasons) lock the
+// one model on the gemini-cli login, never the login: a used-up daily quota
+// until the reset Google names (RetryInfo, else its "reset after" prose),
+// Google's missing capacity for a minute, a per-minute limit for its delay.
+// The same bodies from another provider match none of these rules.
+func TestCodeAssistQuotaRules(t *testing.T) {
+	const quota = `{"error":{"code":429,"message":"You have exhausted your capacity on this model. Your quota will reset after 2h36m24s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"QUOTA_EXHAUSTED","domain":"cloudcode-pa.googleapis.com","metadata":{"model":"gemini-2.5-pro"}}%s]}}`
+	retry := func(d string) string {
+		return `,{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + d + `"}`
+	}
+	cases := []struct {
+		name, provider, body string
+		rule                 string
+		kind                 verdict.Kind
+		lock                 time.Duration
+	}{
+		{"quota with RetryInfo", "gemini-cli", fmt.Sprintf(quota, retry("9384.5s")), "gemini-cli-quota-exhausted", verdict.KindQuota, 9384500 * time.Millisecond},
+		{"quota, reset in prose only", "gemini-cli", fmt.Sprintf(quota, ""), "gemini-cli-quota-exhausted", verdict.KindQuota, 2*time.Hour + 36*time.Minute + 24*time.Second},
+		{"capacity", "gemini-cli", `{"error":{"code":429,"message":"No capacity available for model gemini-2.5-pro on the server","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"MODEL_CAPACITY_EXHAUSTED","domain":"cloudcode-pa.googleapis.com"}]}}`,
+			"gemini-cli-model-capacity", verdict.KindRateLimit, time.Minute},
+		{"per-minute limit", "gemini-cli", `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","domain":"cloudcode-pa.googleapis.com"}` + retry("31s") + `]}}`,
+			"gemini-cli-rate-limit", verdict.KindRateLimit, 31 * time.Second},
+		{"another provider", "gemini", fmt.Sprintf(quota, retry("9384.5s")), "", verdict.KindQuota, 0},
+	}
+	e := rules.New(nil)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := e.Classify(verdict.Outcome{Status: 429, Provider: c.provider, Now: now, Body: []byte(c.body)}, rules.Traits{HonorsScope: c.provider == "gemini-cli"})
+			if v.Rule != c.rule || v.Kind != c.kind || v.ModelLock != c.lock {
+				t.Fatalf("rule %q kind %s lock %v; want %q %s %v", v.Rule, v.Kind, v.ModelLock, c.rule, c.kind, c.lock)
+			}
+			if c.rule != "" && (v.CoolConnection || v.Scope != verdict.ScopeModel || !v.Failover) {
+				t.Fatalf("the login is blamed: %+v", v)
+			}
+		})
 	}
 }

@@ -64,7 +64,8 @@ type Rule struct {
 	// Scope is "model", "connection" or "provider".
 	Scope string `json:"scope"`
 	// CooldownMs is the rule's own cooldown (model lock or connection
-	// cooldown); 0 lets the ordinary ladder decide (model scope: 5 min).
+	// cooldown); 0 lets the ordinary ladder decide (model scope: the
+	// upstream's retry hint when it gives one, else 5 min).
 	CooldownMs int64 `json:"cooldownMs,omitempty"`
 	// Description says what the rule is for (shown on the Rules page).
 	Description string `json:"description,omitempty"`

@@ -182,6 +182,7 @@ var bodyRetryPhrases = [...]string{
 	"try again in ",
 	"try again after ",
 	"retry in ",
+	"reset after ", // Code Assist: "Your quota will reset after 2h36m24s."
 }
 
 // bodyResetPhrases introduce an absolute reset time in error prose.

@@ -3,7 +3,7 @@ _omniroute() {
   local cur prev
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local cmds="token setup run import import-db export migrate --headless --hidden --log-requests --reset --accept-damaged-wal --version --help"
+  local cmds="token setup run import import-db export migrate rotate-secret-key --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
   local agents="claude-code codex opencode continue aider cline cursor"
   case "$prev" in
     setup|run) COMPREPLY=($(compgen -W "$agents" -- "$cur")); return ;;

@@ -1,11 +1,12 @@
 # fish completion for omniroute
-set -l cmds token setup run import import-db export migrate
+set -l cmds token setup run import import-db export migrate rotate-secret-key
 set -l agents claude-code codex opencode continue aider cline cursor
 complete -c omniroute -f
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l headless -d 'start only the gateway'
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l hidden -d 'start with the window hidden'
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l log-requests -d 'print one line per request on stdout'
+complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l wait-for-db -r -d 'how long start-up waits for an unreachable team-server database'
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l reset -d 'move the old database aside and start fresh'
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l accept-damaged-wal -d 'start on what precedes a damaged WAL'
 complete -c omniroute -l version -d 'print the version'

@@ -25,7 +25,7 @@ export interface WallState {
 
 export interface SubscriptionView {
   providerSpecificData?: unknown;
-  quota?: { fiveHour?: QuotaWindow | null; weekly?: QuotaWindow | null; status?: string } | null;
+  quota?: { fiveHour?: QuotaWindow | null; weekly?: QuotaWindow | null; daily?: QuotaWindow | null; dailyModel?: string; status?: string } | null;
   wall?: WallState | null;
   testStatus?: string | null;
   authType?: string;
@@ -59,11 +59,16 @@ export function meter(label: string, w: QuotaWindow | null | undefined, now = ne
   return { label, percent, text: `${label} ${percent}%${w.resetsAt ? ` · resets ${time(w.resetsAt, now)}` : ''}` };
 }
 
-/** The quota meters of a connection (5-hour then weekly), empty when never reported. */
+/**
+ * The quota meters of a connection (5-hour, weekly, then a Gemini CLI
+ * login's most used daily model quota, labelled with its model), empty when
+ * never reported.
+ */
 export function meters(c: SubscriptionView, now = new Date()) {
   const q = c.quota;
   if (!q) return [];
-  return [meter('5h', q.fiveHour, now), meter('week', q.weekly, now)].filter((m): m is NonNullable<typeof m> => m !== null);
+  const day = q.dailyModel ? `day (${q.dailyModel})` : 'day';
+  return [meter('5h', q.fiveHour, now), meter('week', q.weekly, now), meter(day, q.daily, now)].filter((m): m is NonNullable<typeof m> => m !== null);
 }
 
 /** Human lines for the usage wall state, e.g. "slow lane until 14:05", "reset used, next Tue 09:00". */

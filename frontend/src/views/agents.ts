@@ -287,7 +287,7 @@ function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HT
       'p',
       { class: 'muted small' },
       'Agents ask for their own model names (Claude Code: claude-opus-4-…, its haiku background model; Codex: gpt-5-codex). ' +
-        'When no connection serves such a name, the gateway sends it where this map says; empty means automatic: the first healthy combo, else the first served model. Any other unknown name is answered “model not found” with the closest served name.',
+        'When no connection serves such a name, the gateway sends it where this map says; empty means automatic: for opus, sonnet and haiku the newest model of that family on your Claude connection, else the first healthy combo, else the first served model. Any other unknown name is answered “model not found” with the closest served name.',
     ),
     datalist,
     h('fieldset', { class: 'form-grid' }, field('Model for Configure', setupModel, 'What Configure writes: the recommended one (your map’s choice, else the combo used most this week), or any served combo or model.')),

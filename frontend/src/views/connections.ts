@@ -23,6 +23,7 @@ import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
 
 export const PROVIDERS = [
   'openai',
@@ -39,6 +40,7 @@ export const PROVIDERS = [
   'lm-studio',
   'openai-compatible',
   'anthropic-compatible',
+  'vertex',
 ];
 
 /** Local servers that usually run without an API key. */
@@ -379,6 +381,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         h('div', { class: 'cell-main' }, label),
         c.prefix ? h('small', { class: 'muted' }, `prefix ${c.prefix}`) : null,
         renderModels(c),
+        accountSummary(c),
       ),
       h('td', null, h('span', { title: c.provider, class: 'provider-name' }, model?.providerName || c.provider)),
       h('td', { class: 'num' }, c.priority ?? '—'),
@@ -451,11 +454,15 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
     const optIns = wallOptIns(c);
-    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const google = googleEditFields(c);
+    // A vertex connection's key is its service account's file (the Google fields).
+    if (c.provider === 'vertex') (apiKey.closest('.field') as HTMLElement | null)?.setAttribute('hidden', '');
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, optIns?.element ?? null, google?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
     const controls: Record<string, HTMLInputElement> = {
       name, baseUrl, prefix, priority, maxConcurrent, models, apiKey,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
       rateLimitOverrides: modelCaps as unknown as HTMLInputElement,
+      ...(google?.controls ?? {}),
     };
 
     const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });
@@ -501,6 +508,13 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       if (body.apiKey !== undefined || body.baseUrl !== undefined) body.verify = true;
       const psd = optIns?.value();
       if (psd) body.providerSpecificData = psd;
+      const g = await google?.value();
+      if (g && 'error' in g) errors.push([g.control, g.error]);
+      else if (g) {
+        if (g.apiKey) body.apiKey = g.apiKey;
+        if (g.providerSpecificData) body.providerSpecificData = { ...(body.providerSpecificData ?? {}), ...g.providerSpecificData };
+        if (g.apiKey) body.verify = true;
+      }
 
       if (errors.length) {
         for (const [el, msg] of errors) showFieldError(el, msg);
@@ -626,6 +640,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
   const models = h('input', { id: 'conn-models', name: 'models', autocomplete: 'off', spellcheck: 'false', placeholder: 'gpt-4o, gpt-4o-mini' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add connection');
   const status = h('div', { class: 'form-status' });
+  const vertex = vertexAddFields();
   const fieldset = h(
     'fieldset',
     { class: 'form-grid' },
@@ -643,7 +658,10 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
   const syncRequired = () => {
     const p = provider.value.trim().toLowerCase();
     setRequired(baseUrl, needsBaseUrl(p));
-    setRequired(apiKey, !KEYLESS_PROVIDERS.has(p));
+    // A vertex connection's key is its service account's file, in its own fields.
+    const isVertex = vertex.sync(p);
+    setRequired(apiKey, !KEYLESS_PROVIDERS.has(p) && !isVertex);
+    (apiKey.closest('.field') as HTMLElement | null)?.toggleAttribute('hidden', isVertex);
     name.placeholder = p;
   };
   provider.addEventListener('input', syncRequired);
@@ -654,15 +672,18 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
     h('h2', { id: 'add-connection-title' }, 'Add connection'),
     datalist,
     fieldset,
+    vertex.element,
     status,
     h('div', { class: 'form-actions' }, submit),
   );
 
   const controls: Record<string, HTMLInputElement> = { provider, name, apiKey, baseUrl, prefix, priority, maxConcurrent, models };
+  const controlFor = (param: string): HTMLInputElement | undefined =>
+    (vertex.sync(provider.value.trim().toLowerCase()) ? vertex.controls[param] : undefined) ?? controls[param];
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    for (const el of Object.values(controls)) showFieldError(el, null);
+    for (const el of [...Object.values(controls), ...Object.values(vertex.controls)]) showFieldError(el, null);
     if (!form.reportValidity()) return;
     const body: NewConnection = {
       provider: provider.value.trim(),
@@ -677,6 +698,16 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
     if (maxConcurrent.value.trim() !== '') body.maxConcurrent = Number(maxConcurrent.value);
     const modelList = parseList(models.value);
     if (modelList.length) body.models = modelList;
+    if (vertex.sync(body.provider.toLowerCase())) {
+      const v = await vertex.value();
+      if ('error' in v) {
+        showFieldError(v.control, v.error);
+        v.control.focus();
+        return;
+      }
+      body.apiKey = v.apiKey;
+      body.providerSpecificData = v.providerSpecificData;
+    }
 
     status.replaceChildren();
     const outcome = await busy(
@@ -697,6 +728,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
     if (ctx.signal.aborted) return;
     if ('created' in outcome) {
       form.reset(); // the API key leaves the page with it
+      vertex.reset();
       syncRequired();
       await onCreated(outcome.created, outcome.warning);
       provider.focus();
@@ -709,7 +741,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
   /** If the gateway names the offending field, mark it and move focus there. */
   function focusParam(err: unknown): void {
     const param = err instanceof ApiError ? err.param : undefined;
-    const target = param ? controls[param] : undefined;
+    const target = param ? controlFor(param) : undefined;
     if (target && err instanceof ApiError) {
       showFieldError(target, err.message);
       target.focus();

@@ -16,6 +16,10 @@ describe('meters', () => {
     expect(meters({ quota: { fiveHour: null, weekly: { utilization: 0.1 } } }, now)).toHaveLength(1);
     expect(meters({}, now)).toEqual([]);
   });
+  it('shows a Gemini CLI login\'s daily model quota with its model', () => {
+    const m = meters({ quota: { fiveHour: null, weekly: null, daily: { utilization: 0.25 }, dailyModel: 'gemini-2.5-pro' } }, now);
+    expect(m.map((x) => [x.label, x.percent])).toEqual([['day (gemini-2.5-pro)', 25]]);
+  });
   it('names the reset time', () => {
     const [m] = meters({ quota: { fiveHour: { utilization: 0.5, resetsAt: new Date('2026-01-01T14:05:00').toISOString() } } }, now);
     expect(m!.text).toMatch(/^5h 50% · resets \d{2}.05/);

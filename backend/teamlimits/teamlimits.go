@@ -1,0 +1,283 @@
+// Package teamlimits holds a connection's maxConcurrent and
+// requestsPerMinute / minTimeMs for every instance of a team server together,
+// in the shared database: a request in flight holds one of the connection's
+// numbered slots, a short lease of its instance renewed while it runs and
+// fenced by a counter bumped at each acquisition (store.AcquireSlot), so the
+// slots of an instance that died or froze free themselves when their lease
+// lapses (seconds) and its late release or renewal changes nothing; pacing
+// takes the connection's next dispatch turn from one shared row
+// (store.ReservePace). A connection's queue depth uses the same slots under
+// another name (the gateway's TeamQueueKey), taken without waiting. Each
+// instance's own gate and queue still run first.
+//
+// When the database does not answer, the instance applies the limits alone
+// (fail open to per-instance limits, as before this package) and tries the
+// database again after a short pause; a release the database refused is
+// kept and applied when it answers again, before any renewal, so the slot
+// is not renewed meanwhile and frees itself at the latest when its lease
+// lapses.
+package teamlimits
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/store"
+)
+
+// Store is the shared database (store.Store).
+type Store interface {
+	AcquireSlot(ctx context.Context, connectionID string, max int, holder string, nowMs, ttlMs int64) (store.Slot, bool, error)
+	ReleaseSlot(ctx context.Context, sl store.Slot, holder string) error
+	RenewSlots(ctx context.Context, holder string, nowMs, ttlMs int64) (int64, error)
+	ReservePace(ctx context.Context, connectionID string, intervalMs, nowMs, deadlineMs int64) (int64, bool, error)
+	CancelPace(ctx context.Context, connectionID string, turnMs, intervalMs int64) error
+}
+
+// Defaults.
+const (
+	// DefaultLease is how long a slot outlives an instance that stopped
+	// renewing it.
+	DefaultLease = 10 * time.Second
+	// Poll is how often a caller waiting for a slot asks again.
+	Poll = 25 * time.Millisecond
+	// CallTimeout bounds one database statement on the request path.
+	CallTimeout = time.Second
+	// RetryAfterDown is how long the database is left alone after it did
+	// not answer (the limits apply per instance meanwhile).
+	RetryAfterDown = 2 * time.Second
+)
+
+// Options configure Limits.
+type Options struct {
+	// Shared reports whether the limits are shared (the team.limits
+	// setting); false: every call is a no-op and the instance's own limits
+	// alone apply.
+	Shared func() bool
+	// Lease is the slot lease (DefaultLease when nil or ≤ 0).
+	Lease func() time.Duration
+	// OnError hears of database failures (logging).
+	OnError func(error)
+}
+
+// Limits is one instance's side of the shared limits.
+type Limits struct {
+	st     Store
+	clk    clock.Clock
+	holder string
+	opts   Options
+
+	held atomic.Int64 // slots this instance holds (renewed while > 0)
+
+	flushMu   sync.Mutex // one flush of pending at a time
+	mu        sync.Mutex
+	pending   []store.Slot // releases the database refused, applied when it answers
+	skipUntil time.Time    // the database did not answer: per-instance limits until then
+}
+
+// New returns the limits of one instance (holder: its unique id) over st.
+func New(st Store, clk clock.Clock, holder string, opts Options) *Limits {
+	return &Limits{st: st, clk: clk, holder: holder, opts: opts}
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func (l *Limits) shared() bool { return l.opts.Shared == nil || l.opts.Shared() }
+
+func (l *Limits) lease() time.Duration {
+	if l.opts.Lease != nil {
+		if d := l.opts.Lease(); d > 0 {
+			return d
+		}
+	}
+	return DefaultLease
+}
+
+// usable reports whether the database should be asked now.
+func (l *Limits) usable() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.clk.Now().Before(l.skipUntil)
+}
+
+// failed records a statement that failed: the database is left alone for
+// RetryAfterDown.
+func (l *Limits) failed(err error) {
+	l.mu.Lock()
+	l.skipUntil = l.clk.Now().Add(RetryAfterDown)
+	l.mu.Unlock()
+	if l.opts.OnError != nil {
+		l.opts.OnError(err)
+	}
+}
+
+// Slot takes one of the connection's max slots, waiting (polling) until
+// deadline. It returns release (call it once, when the request ends) and ok.
+// ok false with a nil error: no slot came free before deadline. ok true with
+// a nil release: nothing to hold — the limits are per instance, max is 0, or
+// the database does not answer (the instance's own limit applies alone).
+// err is ctx's error when the caller went away.
+func (l *Limits) Slot(ctx context.Context, connectionID string, max int, deadline time.Time) (release func(), ok bool, err error) {
+	if max <= 0 || !l.shared() {
+		return nil, true, nil
+	}
+	for {
+		if !l.usable() {
+			return nil, true, nil
+		}
+		now := l.clk.Now()
+		cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+		sl, got, err := l.st.AcquireSlot(cctx, connectionID, max, l.holder, ms(now), l.lease().Milliseconds())
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, ctx.Err()
+			}
+			l.failed(err)
+			return nil, true, nil
+		}
+		if got {
+			l.held.Add(1)
+			var once sync.Once
+			return func() { once.Do(func() { l.release(sl) }) }, true, nil
+		}
+		if !l.clk.Now().Add(Poll).Before(deadline) {
+			return nil, false, nil
+		}
+		t := time.NewTimer(Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// release frees a slot; a release the database refuses waits in pending.
+func (l *Limits) release(sl store.Slot) {
+	l.held.Add(-1)
+	if l.usable() && l.flushPending() {
+		ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		err := l.st.ReleaseSlot(ctx, sl, l.holder)
+		cancel()
+		if err == nil {
+			return
+		}
+		l.failed(err)
+	}
+	l.mu.Lock()
+	l.pending = append(l.pending, sl)
+	l.mu.Unlock()
+}
+
+// flushPending applies the queued releases in order and reports whether
+// none is left (the database answered).
+func (l *Limits) flushPending() bool {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	for {
+		l.mu.Lock()
+		if len(l.pending) == 0 {
+			l.mu.Unlock()
+			return true
+		}
+		sl := l.pending[0]
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		err := l.st.ReleaseSlot(ctx, sl, l.holder)
+		cancel()
+		if err != nil {
+			l.failed(err)
+			return false
+		}
+		l.mu.Lock()
+		l.pending = l.pending[1:]
+		l.mu.Unlock()
+	}
+}
+
+// Pending is how many releases wait for the database.
+func (l *Limits) Pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending)
+}
+
+// Tick is the renewal step, run every lease/3 by Run: the queued releases
+// first (a slot released meanwhile must not be renewed), then the
+// instance's live slots are extended by one lease.
+func (l *Limits) Tick() {
+	if !l.flushPending() {
+		return
+	}
+	if l.held.Load() <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	defer cancel()
+	now := l.clk.Now()
+	if _, err := l.st.RenewSlots(ctx, l.holder, ms(now), l.lease().Milliseconds()); err != nil {
+		l.failed(err)
+	}
+}
+
+// Run renews the instance's slots and applies queued releases until ctx
+// ends.
+func (l *Limits) Run(ctx context.Context) {
+	for {
+		t := time.NewTimer(l.lease() / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		l.Tick()
+	}
+}
+
+// Pace takes the connection's next dispatch turn, one per interval across
+// the instances, and waits for it. shared is false when the database does
+// not answer or the limits are per instance (the caller paces locally).
+// A turn that would come after deadline is not taken: refusedUntil says
+// when it would. err is ctx's error (the turn is handed back).
+func (l *Limits) Pace(ctx context.Context, connectionID string, interval time.Duration, now, deadline time.Time) (
+	waited time.Duration, refusedUntil time.Time, shared bool, err error) {
+	if interval <= 0 || !l.shared() || !l.usable() {
+		return 0, time.Time{}, false, nil
+	}
+	iv := interval.Milliseconds()
+	cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	turnMs, ok, err := l.st.ReservePace(cctx, connectionID, iv, ms(now), ms(deadline))
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, time.Time{}, true, ctx.Err()
+		}
+		l.failed(err)
+		return 0, time.Time{}, false, nil
+	}
+	turn := time.UnixMilli(turnMs)
+	if !ok {
+		return 0, turn, true, nil
+	}
+	wait := turn.Sub(l.clk.Now())
+	if wait <= 0 {
+		return 0, time.Time{}, true, nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return wait, time.Time{}, true, nil
+	case <-ctx.Done():
+		cctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		_ = l.st.CancelPace(cctx, connectionID, turnMs, iv)
+		cancel()
+		return 0, time.Time{}, true, ctx.Err()
+	}
+}

@@ -1,0 +1,137 @@
+// Browser test of the Connections page's Google Cloud parts against the real
+// headless gateway: a Gemini CLI login imported from a temporary HOME shows
+// its account; a Vertex AI connection is added from a service account's key
+// file (uploaded) with its region, shows its service account, project and
+// region, the key never reaching the page; a key file of the wrong kind is
+// refused at its field; the Gemini CLI login's Code Assist project is set in
+// the edit dialog.
+//
+//   cd frontend && npm run test:browser     (OMNIROUTE_BIN, CHROMIUM_BIN as in dashboard.e2e)
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-google-'));
+const home = path.join(tmp, 'home');
+let gateway;
+let browser;
+after(async () => {
+  await browser?.close();
+  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function startGateway(port) {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, HOME: home, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
+    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
+    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
+    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
+    const rl = readline.createInterface({ input: gateway.stdout });
+    rl.on('line', (line) => {
+      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ link: m[1], token: m[2], base: `http://127.0.0.1:${port}` });
+      }
+    });
+    gateway.stderr.resume();
+  });
+}
+
+test('Gemini CLI login and Vertex AI service account on the Connections page', async () => {
+  const credFile = path.join(home, '.gemini', 'oauth_creds.json');
+  mkdirSync(path.dirname(credFile), { recursive: true });
+  const idToken = ['{"alg":"RS256"}', '{"sub":"1077","email":"gem@example.com"}', 'sig'].map((s, i) => (i < 2 ? Buffer.from(s).toString('base64url') : s)).join('.');
+  writeFileSync(credFile, JSON.stringify({ access_token: 'ya29.browser-gemini-token', refresh_token: '1//rt', expiry_date: 4102444800000, id_token: idToken }));
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const saFile = path.join(tmp, 'sa.json');
+  writeFileSync(saFile, JSON.stringify({ type: 'service_account', project_id: 'browser-proj', private_key_id: 'k1', private_key: privateKey,
+    client_email: 'omni@browser-proj.iam.gserviceaccount.com', token_uri: 'http://127.0.0.1:9/token' }));
+  const wrongFile = path.join(tmp, 'user.json');
+  writeFileSync(wrongFile, JSON.stringify({ type: 'authorized_user', client_id: 'x', refresh_token: 'y' }));
+  const g = await startGateway(await freePort());
+  const mgmt = async (p) => (await fetch(g.base + p, { headers: { Authorization: `Bearer ${g.token}` } })).json();
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(g.link);
+  await page.getByRole('navigation', { name: 'Dashboard pages' }).getByRole('link', { name: 'Connections', exact: true }).click();
+
+  // The Gemini CLI login, with its account on the row.
+  const card = page.getByTestId('import-card');
+  await card.getByLabel('Import from').selectOption('gemini-cli');
+  await card.getByRole('button', { name: 'Import login' }).click();
+  await card.getByText('Added “Gemini CLI (gem@example.com)”.').waitFor({ timeout: 10_000 });
+  const login = page.getByRole('row', { name: /Gemini CLI \(gem@example\.com\)/ });
+  await login.getByTestId('account').waitFor({ timeout: 10_000 });
+  assert.equal(await login.getByTestId('account').innerText(), 'account gem@example.com');
+
+  // Vertex: the key field is the service account's file; the API key field goes.
+  const add = page.locator('form', { has: page.getByRole('heading', { name: 'Add connection' }) });
+  await add.getByLabel('Provider').fill('vertex');
+  await add.getByTestId('vertex-fields').waitFor({ state: 'visible' });
+  assert.equal(await add.getByLabel('API key').isVisible(), false, 'no API key field for vertex');
+  await add.getByLabel('Name').fill('vertex browser');
+  await add.getByLabel('Service-account key (JSON)').setInputFiles(wrongFile);
+  await add.getByRole('button', { name: 'Add connection' }).click();
+  await add.getByText(/not a service account key/).waitFor({ timeout: 5_000 });
+  await add.getByLabel('Service-account key (JSON)').setInputFiles(saFile);
+  await add.getByLabel('Region').fill('europe-west4');
+  await add.getByRole('button', { name: 'Add connection' }).click();
+  const row = page.getByRole('row', { name: /vertex browser/ });
+  await row.getByTestId('account').waitFor({ timeout: 15_000 });
+  assert.equal(await row.getByTestId('account').innerText(), 'omni@browser-proj.iam.gserviceaccount.com — browser-proj · europe-west4');
+  assert.doesNotMatch(await page.content(), /PRIVATE KEY|browser-gemini-token/, 'no secret reaches the page');
+
+  // The login's Code Assist project, set in the edit dialog.
+  await login.getByRole('button', { name: /^Edit / }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Google Cloud project').fill('my-gcp-project');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  const { connections } = await mgmt('/api/providers');
+  const gc = connections.find((x) => x.provider === 'gemini-cli');
+  assert.equal(gc.providerSpecificData.projectId, 'my-gcp-project');
+  assert.equal(gc.providerSpecificData.email, 'gem@example.com', 'other providerSpecificData keys are kept');
+  const vx = connections.find((x) => x.provider === 'vertex');
+  assert.deepEqual([vx.providerSpecificData.projectId, vx.providerSpecificData.region], ['browser-proj', 'europe-west4']);
+  await login.getByText('account gem@example.com · project my-gcp-project').waitFor({ timeout: 10_000 });
+
+  // A region Vertex does not have is refused at its field, in plain words.
+  await row.getByRole('button', { name: /^Edit / }).click();
+  const vdialog = page.getByRole('dialog');
+  await vdialog.getByLabel('Region').fill('moon-base');
+  await vdialog.getByRole('button', { name: 'Save changes' }).click();
+  await vdialog.getByText(/must be a Vertex AI location/).waitFor({ timeout: 10_000 });
+  assert.equal(await vdialog.getByLabel('Region').getAttribute('aria-invalid'), 'true');
+  await vdialog.getByRole('button', { name: 'Cancel' }).click();
+  assert.deepEqual(errors, []);
+});
