@@ -467,9 +467,22 @@ func (d *desktop) watchHealth() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-sub.C:
+		case ev := <-sub.C:
+			if ev.Type == "budget" {
+				d.budgetNote(ev.Data)
+			}
 		case <-tick.C:
 		}
 		d.refreshIcon()
+	}
+}
+
+// budgetNote announces a key's budget alert (80 % or 100 %) on the desktop,
+// through the health notifications' watcher (its rate limits and mute).
+func (d *desktop) budgetNote(data []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.notes != nil {
+		d.notes.Budget(data, d.srv.API().Settings.General().MuteNotifications)
 	}
 }

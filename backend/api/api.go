@@ -99,7 +99,10 @@ type Deps struct {
 	// Pricing prices answers (GET /api/pricing, connection overrides) and
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
-	Budgets *budget.Ledger
+	// PricingFile loads the user's pricing file (the pricingFile setting;
+	// optional).
+	PricingFile *pricing.FileLoader
+	Budgets     *budget.Ledger
 	// Capture keeps request and response bodies on demand (GET/PATCH
 	// /api/capture, GET /api/logs/{requestId}/bodies); nil: no such routes.
 	Capture *capture.Service

@@ -37,14 +37,19 @@ func LoadPricing(st *store.Store, t *pricing.Table) error {
 	return nil
 }
 
-// listPricing serves GET /api/pricing: the shipped catalogue and the
-// connections' overrides.
+// listPricing serves GET /api/pricing: the catalogue (the user's pricing
+// file's entries and the shipped ones, each with its origin and source),
+// the connections' overrides and the pricing file's state.
 func (a *API) listPricing(w http.ResponseWriter, r *http.Request) {
 	if a.Pricing == nil {
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": []pricing.Entry{}, "overrides": map[string]pricing.Override{}})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": []pricing.Entry{}, "overrides": map[string]pricing.Override{}, "file": nil})
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": a.Pricing.Catalogue(), "overrides": a.Pricing.Overrides()})
+	var file *pricing.FileState
+	if a.PricingFile != nil {
+		file = a.PricingFile.State()
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"catalogue": a.Pricing.Catalogue(), "overrides": a.Pricing.Overrides(), "file": file})
 }
 
 // applyPricingInput validates and stores a connection's pricing and

@@ -2,11 +2,15 @@ package api
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
+
+	"github.com/tidwall/gjson"
 
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
+	"omniroute/backend/pricing"
 )
 
 func (a *API) getSettings(w http.ResponseWriter, r *http.Request) {
@@ -36,10 +40,25 @@ func (a *API) patchSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A pricing file is read before it is saved: a file that cannot be used
+	// is the write's 400, never a setting that silently prices nothing. (A
+	// PATCH naming the same file reads it again.)
+	filePatched := gjson.GetBytes(body, "pricingFile").Exists()
+	if filePatched {
+		if _, err := pricing.Check(next.PricingFile); err != nil {
+			httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_SETTING", "pricingFile: %s %v", next.PricingFile, err).WithParam("pricingFile"))
+			return
+		}
+	}
 	g, err := a.Settings.PatchGeneral(body)
 	if err != nil {
 		httpx.WriteError(w, settingsError(err))
 		return
+	}
+	if filePatched && a.PricingFile != nil {
+		if err := a.PricingFile.Load(g.PricingFile); err != nil && a.Log != nil {
+			a.Log.Warn("pricing file not taken", slog.String("error", err.Error()))
+		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, g)
 }

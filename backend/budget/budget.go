@@ -106,12 +106,66 @@ type account struct {
 	tokens      int64
 	requests    []time.Time // admitted requests in the window (with an RPM limit)
 	charged     []event     // tokens charged in the window (with a TPM limit)
+	alerted     int         // the alert level (80, 100) already sent this period
+}
+
+// Alert reports a key whose spend crossed 80 % or 100 % of its budget in the
+// current period (once per level and period): the dashboard's live feed
+// and the desktop notification show it.
+type Alert struct {
+	KeyID   string `json:"keyId"`
+	Percent int    `json:"percent"` // 80 or 100
+	Spend
+	Budget Budget `json:"budget"`
+}
+
+// OnAlert makes the ledger call f (outside its lock) for each alert (set
+// once, at wiring, before the ledger is used).
+func (l *Ledger) OnAlert(f func(Alert)) { l.alert = f }
+
+// level is the alert level the key's spend has reached: 100 at or over its
+// budget (USD or tokens), 80 at 80 % of it, else 0.
+func (a *account) level() int {
+	b := a.budget
+	if b == nil {
+		return 0
+	}
+	frac := 0.0
+	if b.USD != nil && *b.USD > 0 {
+		frac = a.usd / *b.USD
+	}
+	if b.Tokens != nil && *b.Tokens > 0 {
+		frac = max(frac, float64(a.tokens)/float64(*b.Tokens))
+	}
+	switch {
+	case frac >= 1:
+		return 100
+	case frac >= 0.8:
+		return 80
+	}
+	return 0
+}
+
+// crossed is the alert due after a change of the key's spend, if any.
+func (a *account) crossed(keyID string) (Alert, bool) {
+	lv := a.level()
+	if lv <= a.alerted {
+		return Alert{}, false
+	}
+	a.alerted = lv
+	al := Alert{KeyID: keyID, Percent: lv, Spend: Spend{USD: a.usd, Tokens: a.tokens}, Budget: *a.budget}
+	if !a.periodStart.IsZero() {
+		ms := a.periodStart.UnixMilli()
+		al.PeriodStart = &ms
+	}
+	return al, true
 }
 
 // Ledger is every key's spend and rate windows.
 type Ledger struct {
 	clk    clock.Clock
-	shared Shared // nil: this instance alone (SQLite)
+	shared Shared      // nil: this instance alone (SQLite)
+	alert  func(Alert) // nil: alerts go nowhere
 	mu     sync.Mutex
 	keys   map[string]*account
 }
@@ -123,6 +177,7 @@ type Ledger struct {
 // crossed, as on one instance).
 type Shared interface {
 	ChargeKeySpend(keyID string, periodStart int64, usd float64, tokens int64) (store.KeySpend, error)
+	ReserveKeySpend(keyID string, periodStart int64, usd float64, tokens int64, capUSD float64, capTokens int64) (store.KeySpend, bool, error)
 	SeedKeySpend(keyID string, periodStart int64, sp store.KeySpend) error
 	KeySpendIn(keyID string, periodStart int64) (store.KeySpend, bool, error)
 }
@@ -202,12 +257,21 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 		a = &account{}
 		l.keys[keyID] = a
 	}
+	// A budget changed within the same period keeps what this ledger
+	// counted when that is more than the seed: the request log's newest
+	// rows may not be written yet.
+	same := a.budget != nil && b != nil && a.budget.Period == b.Period
 	a.budget, a.limits = b, lim
+	prev := a.periodStart
 	a.periodStart = time.Time{}
 	if b != nil {
 		a.periodStart = PeriodStart(b.Period, l.clk.Now())
 	}
+	if same && prev.Equal(a.periodStart) {
+		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
+	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
+	a.alerted = a.level() // what was spent before is no news
 }
 
 // Remove forgets a key.
@@ -223,7 +287,7 @@ func (a *account) roll(now time.Time) {
 		return
 	}
 	if start := PeriodStart(a.budget.Period, now); !start.Equal(a.periodStart) {
-		a.periodStart, a.usd, a.tokens = start, 0, 0
+		a.periodStart, a.usd, a.tokens, a.alerted = start, 0, 0, 0
 	}
 }
 
@@ -250,37 +314,170 @@ func retryIn(d time.Duration) time.Duration {
 // Admit refuses a request of keyID that its budget or rate limits do not
 // allow now; an admitted request counts towards the key's RPM window. A key
 // the ledger does not know (no budget, no limits) is always admitted.
+// (Reserve with nothing to hold.)
 func (l *Ledger) Admit(keyID string) error {
-	if keyID == "" {
-		return nil
-	}
-	if l.shared != nil {
-		l.refresh(keyID)
-	}
+	_, err := l.Reserve(keyID, 0, 0)
+	return err
+}
+
+// Hold is what an admitted request holds of its key's budget, from its
+// admission until Settle replaces it with what the answer cost.
+type Hold struct {
+	Key    string
+	USD    float64
+	Tokens int64
+	// PeriodStart is the budget period the hold was taken in (unix ms, 0
+	// for a total budget); Held reports a hold at all (a budgeted key);
+	// Shared, a hold taken in the shared database (not only in memory).
+	PeriodStart  int64
+	Held, Shared bool
+}
+
+// Budgeted reports whether keyID has a budget (its requests are estimated
+// and held at admission).
+func (l *Ledger) Budgeted(keyID string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.keys[keyID]
+	return a != nil && a.budget != nil
+}
+
+// Reserve is Admit that also holds an admitted request's estimated cost
+// (usd) and tokens against its key's budget, so requests admitted together
+// cannot all pass a budget that only the first of them fits: each admission
+// sees what the requests in flight may cost. Settle gives the hold back for
+// what the answer really cost. With a shared database the check and the
+// hold are one conditional statement there (ReserveKeySpend), so the
+// instances of a team server admit against one another's holds: a key
+// overspends by at most one request (the one admitted under the budget
+// whose answer crosses it), as long as answers cost no more than estimated.
+func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) {
+	if keyID == "" {
+		return Hold{}, nil
+	}
+	l.mu.Lock()
+	a := l.keys[keyID]
 	if a == nil || (a.budget == nil && a.limits == nil) {
-		return nil
+		l.mu.Unlock()
+		return Hold{}, nil
 	}
 	now := l.clk.Now()
 	a.roll(now)
-	if b := a.budget; b != nil {
-		over := ""
-		switch {
-		case b.USD != nil && a.usd >= *b.USD:
-			over = fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD)
-		case b.Tokens != nil && a.tokens >= *b.Tokens:
-			over = fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens)
-		}
-		if over != "" {
-			e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
-			if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
-				e = e.WithRetryAfter(retryIn(end.Sub(now)))
-			}
-			return e
-		}
+	if err := a.limited(now); err != nil {
+		l.mu.Unlock()
+		return Hold{}, err
 	}
+	if a.budget == nil {
+		a.admitted(now)
+		l.mu.Unlock()
+		return Hold{}, nil
+	}
+	h := Hold{Key: keyID, USD: max(usd, 0), Tokens: max(tokens, 0), PeriodStart: ms(a.periodStart), Held: true}
+	if l.shared == nil {
+		defer l.mu.Unlock()
+		if err := a.overBudget(now); err != nil {
+			return Hold{}, err
+		}
+		a.usd += h.USD
+		a.tokens += h.Tokens
+		a.admitted(now)
+		return h, nil
+	}
+	// The check and the hold in the database, in one statement against
+	// every instance's spend and holds (outside the lock: the database
+	// orders them); its totals replace this instance's view.
+	caps := *a.budget
+	l.mu.Unlock()
+	sp, ok, err := l.reserveShared(caps, h)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// The database did not answer: this instance's view decides.
+		if err := a.overBudget(now); err != nil {
+			return Hold{}, err
+		}
+		a.usd += h.USD
+		a.tokens += h.Tokens
+		a.admitted(now)
+		return h, nil
+	}
+	if ms(a.periodStart) == h.PeriodStart {
+		a.usd, a.tokens = sp.USD, sp.Tokens
+	}
+	if !ok {
+		if e := a.overBudget(now); e != nil {
+			return Hold{}, e
+		}
+		return Hold{}, a.refusal(now, fmt.Sprintf("$%.4f and %d tokens with the requests in flight of its", sp.USD, sp.Tokens))
+	}
+	a.admitted(now)
+	h.Shared = true
+	return h, nil
+}
+
+// reserveShared holds h in the shared database unless the key's stored
+// spend (with every instance's holds) has reached its budget; a key without
+// a row for the period gets one first (a new period starts at 0).
+func (l *Ledger) reserveShared(b Budget, h Hold) (store.KeySpend, bool, error) {
+	capUSD, capTokens := math.MaxFloat64, int64(math.MaxInt64)
+	if b.USD != nil {
+		capUSD = *b.USD
+	}
+	if b.Tokens != nil {
+		capTokens = *b.Tokens
+	}
+	sp, ok, err := l.shared.ReserveKeySpend(h.Key, h.PeriodStart, h.USD, h.Tokens, capUSD, capTokens)
+	if err != nil || ok {
+		return sp, ok, err
+	}
+	cur, found, err := l.shared.KeySpendIn(h.Key, h.PeriodStart)
+	if err != nil {
+		return sp, false, err
+	}
+	if found {
+		return cur, false, nil // refused: at the budget
+	}
+	if _, err := l.shared.ChargeKeySpend(h.Key, h.PeriodStart, 0, 0); err != nil {
+		return sp, false, err
+	}
+	return l.shared.ReserveKeySpend(h.Key, h.PeriodStart, h.USD, h.Tokens, capUSD, capTokens)
+}
+
+// overBudget is the refusal of a key whose spend reached its budget (nil:
+// under it).
+func (a *account) overBudget(now time.Time) error {
+	b := a.budget
+	if b == nil {
+		return nil
+	}
+	switch {
+	case b.USD != nil && a.usd >= *b.USD:
+		return a.refusal(now, fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD))
+	case b.Tokens != nil && a.tokens >= *b.Tokens:
+		return a.refusal(now, fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens))
+	}
+	return nil
+}
+
+// refusal is KEY_BUDGET_EXCEEDED, with Retry-After = the period's reset.
+func (a *account) refusal(now time.Time, over string) error {
+	b := a.budget
+	e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
+	if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
+		e = e.WithRetryAfter(retryIn(end.Sub(now)))
+	}
+	return e
+}
+
+// admitted counts an admitted request in the key's RPM window.
+func (a *account) admitted(now time.Time) {
+	if a.limits != nil && a.limits.RPM != nil {
+		a.requests = append(a.requests, now)
+	}
+}
+
+// limited is the refusal of a key at its rate limits (nil: within them).
+func (a *account) limited(now time.Time) error {
 	if lim := a.limits; lim != nil {
 		a.prune(now)
 		if lim.RPM != nil && len(a.requests) >= *lim.RPM {
@@ -305,9 +502,6 @@ func (l *Ledger) Admit(keyID string) error {
 					WithRetryAfter(retryIn(wait))
 			}
 		}
-		if lim.RPM != nil {
-			a.requests = append(a.requests, now)
-		}
 	}
 	return nil
 }
@@ -315,6 +509,15 @@ func (l *Ledger) Admit(keyID string) error {
 // Charge adds an answer's cost and tokens to keyID's spend and TPM window.
 // Every key is tracked, budget or not (its spend is shown).
 func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
+	l.Settle(Hold{Key: keyID}, usd, tokens)
+}
+
+// Settle replaces a request's hold (Reserve; a zero Hold but for its Key:
+// none) with what its answer cost: usd and tokens (0 and 0 for a request
+// that was not served). A hold taken in a period that has since ended was
+// reset with it: the answer is charged in full to the current one.
+func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
+	keyID := h.Key
 	if keyID == "" {
 		return
 	}
@@ -326,28 +529,48 @@ func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
 	}
 	now := l.clk.Now()
 	a.roll(now)
-	a.usd += usd
-	a.tokens += tokens
+	dUSD, dTokens := usd, tokens
+	if h.Held && ms(a.periodStart) == h.PeriodStart {
+		dUSD, dTokens = usd-h.USD, tokens-h.Tokens
+	}
+	a.usd += dUSD
+	a.tokens += dTokens
 	if a.limits != nil && a.limits.TPM != nil && tokens > 0 {
 		a.prune(now)
 		a.charged = append(a.charged, event{now, tokens})
 	}
 	budgeted, ps := a.budget != nil, a.periodStart
+	al, alert := Alert{}, false
+	if budgeted && l.shared == nil {
+		al, alert = a.crossed(keyID)
+	}
 	l.mu.Unlock()
-	if l.shared == nil || !budgeted {
+	if alert && l.alert != nil {
+		l.alert(al)
+	}
+	if !h.Shared {
+		dUSD, dTokens = usd, tokens // the database never saw the hold
+	}
+	if l.shared == nil || !budgeted || (dUSD == 0 && dTokens == 0) {
 		return
 	}
 	// The charge in the database, outside the lock; its totals (every
 	// instance's charges) replace this instance's view.
-	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), usd, tokens)
+	sp, err := l.shared.ChargeKeySpend(keyID, ms(ps), dUSD, dTokens)
 	if err != nil {
 		return
 	}
 	l.mu.Lock()
 	if a.periodStart.Equal(ps) {
 		a.usd, a.tokens = sp.USD, sp.Tokens
+		if a.budget != nil {
+			al, alert = a.crossed(keyID)
+		}
 	}
 	l.mu.Unlock()
+	if alert && l.alert != nil {
+		l.alert(al)
+	}
 }
 
 // Spend is keyID's spend in its current period.

@@ -172,3 +172,113 @@ func TestUnknownKeysAndValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveHoldsUntilSettled: a request admitted under the budget holds its
+// estimate, so the next one is refused while it is in flight; settling at
+// the real cost gives back the rest (and a request that was not served gives
+// back everything); a hold taken before the period ended is not taken off
+// the next period's spend.
+func TestReserveHoldsUntilSettled(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 23, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", &Budget{USD: usd(1), Tokens: i64(1000), Period: Day}, nil, Spend{USD: 0.5})
+	h1, err := l.Reserve("k", 0.5, 100)
+	if err != nil || !h1.Held || h1.USD != 0.5 {
+		t.Fatalf("first hold: %+v %v", h1, err)
+	}
+	if _, err := l.Reserve("k", 0.01, 1); code(err) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatalf("a second request while the first holds the rest of the budget: %v", err)
+	}
+	l.Settle(h1, 0.2, 30) // it cost less than estimated
+	if sp := l.Spend("k"); sp.USD != 0.7 || sp.Tokens != 30 {
+		t.Fatalf("spend after settling %+v, want 0.7 and 30 tokens", sp)
+	}
+	h2, err := l.Reserve("k", 0.29, 10)
+	if err != nil {
+		t.Fatalf("a cent under the budget with the hold: %v", err)
+	}
+	l.Settle(h2, 0, 0) // not served
+	if sp := l.Spend("k"); sp.USD != 0.7 || sp.Tokens != 30 {
+		t.Fatalf("spend after an unserved request %+v", sp)
+	}
+	h3, _ := l.Reserve("k", 0.1, 10)
+	clk.Advance(2 * time.Hour) // the day ended while it was in flight
+	l.Settle(h3, 0.05, 5)
+	if sp := l.Spend("k"); sp.USD != 0.05 || sp.Tokens != 5 {
+		t.Fatalf("the next day's spend %+v, want the answer's 0.05 alone", sp)
+	}
+	// Tokens are held like USD.
+	l.Set("t", &Budget{Tokens: i64(100), Period: Total}, nil, Spend{})
+	if _, err := l.Reserve("t", 0, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reserve("t", 0, 1); code(err) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatalf("the token budget held: %v", err)
+	}
+	// A key without a budget holds nothing.
+	if h, err := l.Reserve("free", 1, 1); err != nil || h.Held {
+		t.Fatalf("no budget: %+v %v", h, err)
+	}
+}
+
+// TestAlertsAt80And100Percent: one alert when the settled spend reaches 80 %
+// of the budget and one at 100 %, never twice per period; a new period alerts
+// again; a key set at 90 % (spend read back at start) is no news.
+func TestAlertsAt80And100Percent(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	l := New(clk)
+	var got []int
+	l.OnAlert(func(a Alert) { got = append(got, a.Percent) })
+	l.Set("k", &Budget{USD: usd(1), Period: Day}, nil, Spend{})
+	for _, c := range []struct {
+		charge float64
+		want   []int
+	}{
+		{0.79, nil},
+		{0.01, []int{80}}, // exactly 80 %
+		{0.1, []int{80}},
+		{0.0999, []int{80}}, // 99.99 %
+		{0.0001, []int{80, 100}},
+		{0.5, []int{80, 100}},
+	} {
+		l.Charge("k", c.charge, 1)
+		if len(got) != len(c.want) || (len(got) > 0 && got[len(got)-1] != c.want[len(c.want)-1]) {
+			t.Fatalf("after +%v: alerts %v, want %v", c.charge, got, c.want)
+		}
+	}
+	clk.Advance(12 * time.Hour) // the next day
+	l.Charge("k", 0.85, 1)
+	if len(got) != 3 || got[2] != 80 {
+		t.Fatalf("the next day: %v", got)
+	}
+	l.Set("s", &Budget{Tokens: i64(100), Period: Total}, nil, Spend{Tokens: 90})
+	l.Charge("s", 0, 5)
+	if len(got) != 3 {
+		t.Fatalf("a key set at 90 %% alerted: %v", got)
+	}
+	l.Charge("s", 0, 5)
+	if len(got) != 4 || got[3] != 100 {
+		t.Fatalf("the token budget reached: %v", got)
+	}
+}
+
+// TestSetKeepsTheCountedSpend: a budget changed within its period keeps the
+// spend the ledger counted when the seed (the request log, whose newest rows
+// may not be written yet) has less; a seed with more wins.
+func TestSetKeepsTheCountedSpend(t *testing.T) {
+	l := New(clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)))
+	l.Set("k", &Budget{USD: usd(1), Period: Day}, nil, Spend{})
+	l.Charge("k", 0.3, 30)
+	l.Set("k", &Budget{USD: usd(2), Period: Day}, nil, Spend{USD: 0.1, Tokens: 10})
+	if sp := l.Spend("k"); sp.USD != 0.3 || sp.Tokens != 30 {
+		t.Fatalf("spend %+v, want the counted 0.3", sp)
+	}
+	l.Set("k", &Budget{USD: usd(2), Period: Day}, nil, Spend{USD: 0.5, Tokens: 50})
+	if sp := l.Spend("k"); sp.USD != 0.5 {
+		t.Fatalf("spend %+v, want the seed's 0.5", sp)
+	}
+	l.Set("k", &Budget{USD: usd(2), Period: Month}, nil, Spend{USD: 0.2, Tokens: 20})
+	if sp := l.Spend("k"); sp.USD != 0.2 {
+		t.Fatalf("another period: spend %+v, want the seed's 0.2", sp)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -68,6 +69,10 @@ type General struct {
 	// connection out of service, a key rejected, a quota exhausted, all
 	// serving again).
 	MuteNotifications bool `json:"muteNotifications"`
+	// PricingFile is the absolute path of the user's pricing file (JSON of
+	// the shipped catalogue's shape), whose prices win over the shipped
+	// ones; read when set and at start, reloaded when it changes ("" none).
+	PricingFile string `json:"pricingFile"`
 	// Team are the team server's settings (several instances on one
 	// PostgreSQL); a desktop install ignores them.
 	Team Team `json:"team"`
@@ -209,6 +214,10 @@ func (g General) Validate() error {
 		return &FieldError{"bodyBudgetBytes", "must be between 1048576 and 17179869184"}
 	case !validUpdateURL(g.UpdateURL):
 		return &FieldError{"updateUrl", "must be an https URL (or http on a loopback address)"}
+	case len(g.PricingFile) > 4096 || strings.ContainsRune(g.PricingFile, 0):
+		return &FieldError{"pricingFile", "must be a path of at most 4096 characters"}
+	case g.PricingFile != "" && !filepath.IsAbs(g.PricingFile):
+		return &FieldError{"pricingFile", "must be an absolute path (or \"\" for none)"}
 	case g.Team.Limits != TeamLimitsShared && g.Team.Limits != TeamLimitsInstance:
 		return &FieldError{"team.limits", `must be "shared" (limits hold across the instances) or "instance" (each instance alone)`}
 	case g.Team.SlotLeaseMs < 2000 || g.Team.SlotLeaseMs > 120_000:

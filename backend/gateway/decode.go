@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"omniroute/backend/capture"
 	"omniroute/backend/config"
@@ -25,14 +26,18 @@ import (
 
 // request is one client request being served.
 type request struct {
-	id       string
-	start    time.Time
-	body     []byte
-	model    string
-	stream   bool
-	client   Client
-	format   translate.Format
-	attempts []AttemptRecord
+	id     string
+	start  time.Time
+	body   []byte
+	model  string
+	stream bool
+	// hideUsage: a Chat or Completions client streams without asking for
+	// usage. The gateway asks the upstream for it all the same (the key is
+	// charged from it) and keeps it out of the client's stream.
+	hideUsage bool
+	client    Client
+	format    translate.Format
+	attempts  []AttemptRecord
 	// firstAttempts backs attempts for the common request of one or two
 	// attempts (no allocation per request for them).
 	firstAttempts [2]AttemptRecord
@@ -40,6 +45,8 @@ type request struct {
 	// exclusions of a request no target could take.
 	steps []AttemptRecord
 	log   storeLog
+	// hold is what the request holds of its key's budget (Spend.Admit).
+	hold Hold
 	// upstreamStatus is the upstream's own status for a client error relayed as is.
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.
@@ -171,6 +178,18 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	req.model, req.stream = g.models.intern(model), stream == "true"
 	if req.format == translate.OllamaChat || req.format == translate.OllamaGenerate {
 		req.stream = stream != "false" // Ollama streams unless told not to
+	}
+	if req.stream && (req.format == translate.Chat || req.format == translate.Completions) {
+		req.hideUsage = !gjson.GetBytes(req.body, "stream_options.include_usage").Bool()
+	}
+	if req.hideUsage {
+		// Asked once, in the body every attempt and continuation starts
+		// from (a translation asks for usage anyway).
+		b, err := askUsage(req.body)
+		if err != nil {
+			return errs.New(errs.Invalid, "INVALID_FIELD", "field \"stream_options\": %v", err).WithParam("stream_options")
+		}
+		req.body = b
 	}
 	return nil
 }
@@ -334,4 +353,18 @@ func untranslatable(c codec, err error) string {
 		return msg + ")" // no upstream speaks Responses: there is no other model to suggest
 	}
 	return msg + ", or use a model served by an " + formatNames[c.client] + "-format connection)"
+}
+
+// askUsage sets stream_options.include_usage in a Chat or Completions body
+// (passed through to an OpenAI-compatible upstream), so a stream whose client
+// did not ask for usage still reports it (the key is charged from it; the
+// relay keeps it out of the client's stream: hiddenUsage). The client's own
+// stream_options are kept; one that is not an object is replaced.
+//
+//go:noinline
+func askUsage(body []byte) ([]byte, error) {
+	if o := gjson.GetBytes(body, "stream_options"); o.Exists() && !o.IsObject() {
+		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
+	}
+	return sjson.SetBytes(body, "stream_options.include_usage", true)
 }

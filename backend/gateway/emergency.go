@@ -30,7 +30,7 @@ func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *r
 	if g.spend != nil {
 		// The key's budget and rate limits, checked before dispatch like its
 		// allowed models (routing.Access): a refusal is logged, never sent on.
-		if err := g.spend.Admit(req.client.KeyID); err != nil {
+		if err := g.admitSpend(req); err != nil {
 			return err
 		}
 	}
@@ -39,6 +39,15 @@ func (g *Gateway) runWithFallback(w http.ResponseWriter, r *http.Request, req *r
 		return err
 	}
 	return g.emergencyRun(w, r, req, err)
+}
+
+// admitSpend asks the Spend hook to admit the request and keeps its hold.
+//
+//go:noinline
+func (g *Gateway) admitSpend(req *request) error {
+	h, err := g.spend.Admit(req.client.KeyID, req.model, req.body)
+	req.hold = h
+	return err
 }
 
 // emergencyRun runs the request again on the emergency model, keeping the

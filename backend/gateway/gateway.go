@@ -155,14 +155,29 @@ type Deps struct {
 // Spend is the gateway's cost hook.
 type Spend interface {
 	// Admit refuses a request of the key that its budget or rate limits do
-	// not allow now (KEY_BUDGET_EXCEEDED, KEY_RATE_LIMITED; nil: go on).
-	Admit(keyID string) error
+	// not allow now (KEY_BUDGET_EXCEEDED, KEY_RATE_LIMITED; nil: go on) and
+	// holds the request's estimated cost (from the client's model and body)
+	// against the key's budget until Charge or Release.
+	Admit(keyID, model string, body []byte) (Hold, error)
 	// Charge prices a served answer of model with usage u on the row's
-	// connection and charges the row's key; it returns the row's cost (not
-	// valid: unknown) and what a flat-rate connection saved. It runs once per
-	// request, after the answer, and must not block. (The row goes by value:
-	// a pointer to it would move every request's row to the heap.)
-	Charge(l store.RequestLog, model string, u pricing.Usage) (cost sql.NullFloat64, saved float64)
+	// connection and charges the row's key in place of its hold h; it
+	// returns the row's cost (not valid: unknown) and what a flat-rate
+	// connection saved. It runs once per request, after the answer, and
+	// must not block. (The row goes by value: a pointer to it would move
+	// every request's row to the heap.)
+	Charge(l store.RequestLog, model string, u pricing.Usage, h Hold) (cost sql.NullFloat64, saved float64)
+	// Release gives back the hold of a request that was not served (or
+	// whose answer reported no usage).
+	Release(keyID string, h Hold)
+}
+
+// Hold is what an admitted request holds of its key's budget (the Spend
+// hook's; the gateway only carries it from Admit to Charge or Release).
+type Hold struct {
+	USD          float64
+	Tokens       int64
+	PeriodStart  int64
+	Held, Shared bool
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.

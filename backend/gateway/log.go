@@ -55,8 +55,12 @@ func (g *Gateway) finishLog(req *request) {
 		g.finishCapture(l.RequestID, req)
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
-	if g.spend != nil && req.round.bill.ok && l.Status < 400 {
-		l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage)
+	if g.spend != nil {
+		if req.round.bill.ok && l.Status < 400 {
+			l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage, req.hold)
+		} else if req.hold.Held {
+			g.spend.Release(l.APIKeyID, req.hold)
+		}
 	}
 	g.logs.Log(l)
 }

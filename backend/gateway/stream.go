@@ -358,7 +358,11 @@ func (s *streamState) handle(ev sse.Event) bool {
 		if ev.Comment {
 			s.pending = append(s.pending, ":\n\n"...)
 		} else {
-			s.pending = sse.Append(s.pending, ev.Event, ev.Data)
+			if s.a.req.hideUsage {
+				s.appendHidingUsage(ev.Event, ev.Data)
+			} else {
+				s.pending = sse.Append(s.pending, ev.Event, ev.Data)
+			}
 			if s.keepText && s.a.req.format == translate.Messages {
 				s.blocks.noteEvent(ev.Event, ev.Data)
 			} else if s.keepText && s.a.req.format == translate.Responses {

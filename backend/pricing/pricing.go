@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 //go:embed catalogue.json
@@ -51,7 +52,16 @@ type Entry struct {
 	// Date is when the price was read (YYYY-MM-DD); Source names where.
 	Date   string `json:"date"`
 	Source string `json:"source"`
+	// Origin is where the entry comes from: the catalogue shipped in the
+	// binary or the user's pricing file (which wins).
+	Origin string `json:"origin"`
 }
+
+// Origins of a catalogue entry.
+const (
+	OriginShipped = "shipped"
+	OriginFile    = "file"
+)
 
 // Usage is an answer's token counts as the upstream reported them. Prompt is
 // every prompt token, CacheRead and CacheWrite included; Output every
@@ -112,6 +122,7 @@ type key struct{ provider, model string }
 type Table struct {
 	shipped []Entry
 	byKey   map[key]Price
+	byModel map[string][]Price // every provider's price of a model name (Estimate)
 	// apiOf names the provider whose API prices a provider's models when it
 	// has none of its own (a subscription priced as the API it stands in for).
 	apiOf map[string]string
@@ -121,6 +132,9 @@ type Table struct {
 
 	mu        sync.RWMutex
 	overrides map[string]Override // connection id → override
+
+	// users is the user's pricing file (nil: none), swapped whole.
+	users atomic.Pointer[userSet]
 }
 
 // New returns the shipped catalogue. apiOf maps a provider to the provider
@@ -134,12 +148,14 @@ func New(apiOf map[string]string, flatDefault []string) (*Table, error) {
 		return nil, fmt.Errorf("pricing: shipped catalogue: %w", err)
 	}
 	t := &Table{shipped: doc.Entries, byKey: make(map[key]Price, len(doc.Entries)), apiOf: maps.Clone(apiOf),
-		flatDefault: map[string]bool{}, overrides: map[string]Override{}}
-	for _, e := range doc.Entries {
+		byModel: map[string][]Price{}, flatDefault: map[string]bool{}, overrides: map[string]Override{}}
+	for i, e := range doc.Entries {
 		if err := e.Validate(); err != nil || e.Provider == "" || e.Model == "" || e.Date == "" || e.Source == "" {
 			return nil, fmt.Errorf("pricing: shipped entry %s/%s incomplete or invalid (%v)", e.Provider, e.Model, err)
 		}
 		t.byKey[key{e.Provider, e.Model}] = e.Price
+		t.byModel[e.Model] = append(t.byModel[e.Model], e.Price)
+		t.shipped[i].Origin = OriginShipped
 	}
 	for _, p := range flatDefault {
 		t.flatDefault[p] = true
@@ -147,14 +163,21 @@ func New(apiOf map[string]string, flatDefault []string) (*Table, error) {
 	return t, nil
 }
 
-// Catalogue returns the shipped entries, sorted by provider then model.
+// Catalogue returns the user file's entries and the shipped ones, sorted by
+// provider then model (a file entry first).
 func (t *Table) Catalogue() []Entry {
 	out := slices.Clone(t.shipped)
+	if u := t.user(); u != nil {
+		out = append(slices.Clone(u.entries), out...)
+	}
 	slices.SortFunc(out, func(a, b Entry) int {
 		if c := strings.Compare(a.Provider, b.Provider); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Model, b.Model)
+		if c := strings.Compare(a.Model, b.Model); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Origin, b.Origin) // "file" before "shipped"
 	})
 	return out
 }
@@ -210,11 +233,29 @@ func (t *Table) FlatRate(connID, provider string) bool {
 
 // Lookup finds the catalogue price of provider's model: the exact name, then
 // the name without a dated suffix (-2025-08-07, -20250929) or -latest, each
-// first under provider, then under the provider whose API prices it.
+// first in the user's pricing file (under provider, the provider whose API
+// prices it, then any provider), then shipped under provider and under the
+// provider whose API prices it.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
 	provider = baseProvider(provider)
 	names, n := candidates(model)
+	u := t.user()
 	for _, m := range names[:n] {
+		if u != nil {
+			// The user's file first: under the provider, the provider whose
+			// API prices it, then any provider.
+			if p, ok := u.byKey[key{provider, m}]; ok {
+				return p, true
+			}
+			if api := t.apiOf[provider]; api != "" {
+				if p, ok := u.byKey[key{api, m}]; ok {
+					return p, true
+				}
+			}
+			if p, ok := u.byKey[key{"", m}]; ok {
+				return p, true
+			}
+		}
 		if p, ok := t.byKey[key{provider, m}]; ok {
 			return p, true
 		}

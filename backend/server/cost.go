@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"omniroute/backend/budget"
+	"omniroute/backend/gateway"
 	"omniroute/backend/metrics"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
@@ -19,19 +20,44 @@ type costHook struct {
 	meter  *metrics.Metrics
 }
 
-// Admit is the ledger's.
-func (h costHook) Admit(keyID string) error { return h.ledger.Admit(keyID) }
+// Admit is the ledger's: a budgeted key's request holds its estimated cost,
+// its usage estimated from the body (pricing.EstimateUsage) at the highest
+// price its model may be served at (an unknown price holds its tokens only).
+func (h costHook) Admit(keyID, model string, body []byte) (gateway.Hold, error) {
+	if keyID == "" {
+		return gateway.Hold{}, nil
+	}
+	var usd float64
+	var tokens int64
+	if h.ledger.Budgeted(keyID) {
+		u := pricing.EstimateUsage(body)
+		tokens = int64(u.Prompt + u.Output)
+		if p, ok := h.prices.Estimate(model); ok {
+			usd = p.Of(u)
+		}
+	}
+	b, err := h.ledger.Reserve(keyID, usd, tokens)
+	return gateway.Hold{USD: b.USD, Tokens: b.Tokens, PeriodStart: b.PeriodStart, Held: b.Held, Shared: b.Shared}, err
+}
+
+// Release gives a request's hold back: it was not served.
+func (h costHook) Release(keyID string, g gateway.Hold) { h.ledger.Settle(ledgerHold(keyID, g), 0, 0) }
+
+func ledgerHold(keyID string, g gateway.Hold) budget.Hold {
+	return budget.Hold{Key: keyID, USD: g.USD, Tokens: g.Tokens, PeriodStart: g.PeriodStart, Held: g.Held, Shared: g.Shared}
+}
 
 // Charge prices the answer at its connection's prices; an answer of unknown
 // price leaves the row's cost NULL and charges the key its tokens only.
-func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage) (sql.NullFloat64, float64) {
+// Either replaces the request's hold.
+func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage, g gateway.Hold) (sql.NullFloat64, float64) {
 	c := h.prices.Charge(l.ConnectionID, l.Provider, model, u)
 	tokens := int64(u.Prompt + u.Output)
 	if !c.Known {
-		h.ledger.Charge(l.APIKeyID, 0, tokens)
+		h.ledger.Settle(ledgerHold(l.APIKeyID, g), 0, tokens)
 		return sql.NullFloat64{}, 0
 	}
-	h.ledger.Charge(l.APIKeyID, c.USD, tokens)
+	h.ledger.Settle(ledgerHold(l.APIKeyID, g), c.USD, tokens)
 	h.meter.Spend(l.APIKeyID, model, l.Provider, c.USD)
 	return sql.NullFloat64{Float64: c.USD, Valid: true}, c.Saved
 }
@@ -59,4 +85,10 @@ func loadBudgets(st *store.Store, ledger *budget.Ledger, rows []store.APIKey) er
 		}
 	}
 	return nil
+}
+
+// budgetEvent is the "budget" event: a key's alert with its name.
+type budgetEvent struct {
+	budget.Alert
+	KeyName string `json:"keyName"`
 }

@@ -207,3 +207,51 @@ func TestKeyBudgetHoldsAcrossInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryClientFormatsStreamIsCharged: a streamed answer is priced from
+// its final usage whatever the client's format (Chat without asking for
+// usage, Completions, Messages, Responses, Gemini-native) when the upstream
+// speaks OpenAI Chat: each row carries its tokens and its cost.
+func TestEveryClientFormatsStreamIsCharged(t *testing.T) {
+	e := newEnv(t)
+	conn := e.addConn("metered", "key-a", 1)
+	if code, m := e.mgmt("PATCH", "/api/providers/"+conn, map[string]any{
+		"pricing": map[string]any{"gpt-4o-mini": map[string]any{"inputPerMTok": 100, "outputPerMTok": 100}}}); code != 200 {
+		t.Fatalf("pricing: %d %v", code, m)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + e.key}
+	hi := []any{map[string]any{"role": "user", "content": "hi"}}
+	calls := []struct {
+		name, path string
+		body       map[string]any
+		hdr        map[string]string
+	}{
+		{"chat", "/v1/chat/completions", map[string]any{"model": "gpt-4o-mini", "stream": true, "messages": hi}, bearer},
+		{"completions", "/v1/completions", map[string]any{"model": "gpt-4o-mini", "stream": true, "prompt": "hi"}, bearer},
+		{"messages", "/v1/messages", map[string]any{"model": "gpt-4o-mini", "stream": true, "max_tokens": 16, "messages": hi}, bearer},
+		{"responses", "/v1/responses", map[string]any{"model": "gpt-4o-mini", "stream": true, "input": "hi"}, bearer},
+		{"gemini", "/v1beta/models/gpt-4o-mini:streamGenerateContent?alt=sse", map[string]any{"contents": []any{
+			map[string]any{"role": "user", "parts": []any{map[string]any{"text": "hi"}}}}}, map[string]string{"x-goog-api-key": e.key}},
+	}
+	for _, c := range calls {
+		resp, body := e.do("POST", c.path, c.body, c.hdr)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("%s: %d %s %s", c.name, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	e.restart() // flushes the request log
+	_, m := e.mgmt("GET", "/api/logs?limit=100", nil)
+	logs := m["logs"].([]any)
+	if len(logs) != len(calls) {
+		t.Fatalf("%d rows, want %d", len(logs), len(calls))
+	}
+	for i, l := range logs {
+		l := l.(map[string]any)
+		name := calls[len(calls)-1-i].name // newest first
+		cost, ok := l["costUsd"].(float64)
+		in, out := l["promptTokens"].(float64), l["completionTokens"].(float64)
+		if !ok || in == 0 || out == 0 || math.Abs(cost-(in+out)*100/1e6) > 1e-12 || l["stream"] != true {
+			t.Errorf("%s: the stream was not charged from its usage: cost %v tokens %v+%v (%v)", name, l["costUsd"], in, out, l)
+		}
+	}
+}

@@ -11,8 +11,10 @@ import (
 // TestSameFormatRelayIsByteIdentical checks the same-format fast path end to
 // end: an OpenAI Chat body reaches an OpenAI-compatible upstream byte for byte
 // as the client wrote it apart from "model" (odd spacing, key order, escapes
-// and unknown fields kept), and the upstream's answer, JSON or stream, reaches
-// the client byte for byte as the upstream wrote it.
+// and unknown fields kept) and, for a stream whose client did not ask for
+// usage, the stream_options.include_usage the gateway adds to charge it; and
+// the upstream's answer to the client's own body, JSON or stream, reaches the
+// client byte for byte as the upstream writes it.
 func TestSameFormatRelayIsByteIdentical(t *testing.T) {
 	e := newEnv(t)
 	e.addConn("a", "key-a", 0)
@@ -27,8 +29,12 @@ func TestSameFormatRelayIsByteIdentical(t *testing.T) {
 			}
 			_, upBody := e.up.LastRequest("key-a")
 			wantUp := bytes.Replace(client, []byte(gwModel), []byte(upModel), 1)
-			if !bytes.Equal(upBody, wantUp) {
-				t.Fatalf("upstream got\n%s\nwant (the client's body, model rewritten)\n%s", upBody, wantUp)
+			sent := wantUp
+			if stream == "true" {
+				sent = append(bytes.TrimSuffix(bytes.Clone(wantUp), []byte("}")), `,"stream_options":{"include_usage":true}}`...)
+			}
+			if !bytes.Equal(upBody, sent) {
+				t.Fatalf("upstream got\n%s\nwant (the client's body, model rewritten)\n%s", upBody, sent)
 			}
 
 			// The same upstream body sent straight to the fake: what the gateway

@@ -31,6 +31,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/oauth"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/bedrock"
@@ -137,6 +138,8 @@ type Server struct {
 	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
 	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
+	// pricingWatch follows the user's pricing file (the pricingFile setting).
+	pricingWatch *pricingWatch
 }
 
 // New builds every component. Close releases them.
@@ -199,6 +202,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if err != nil {
 		s.follow.stop()
+		s.pricingWatch.stop()
 		s.behind.stop()
 		s.stopTeam()
 		_ = st.Close()
@@ -483,11 +487,27 @@ func (s *Server) wire() error {
 	if err := api.LoadPricing(st, prices); err != nil {
 		return err
 	}
+	// The user's pricing file: read at start (a bad one is logged, never
+	// fatal), then followed.
+	pricingFile := pricing.NewFileLoader(prices, clk.Now)
+	if err := pricingFile.Load(settings.General().PricingFile); err != nil {
+		opts.Log.Warn("pricing file not taken: the shipped prices stand", slog.String("error", err.Error()))
+	}
+	s.pricingWatch = startPricingWatch(pricingFile, func() string { return settings.General().PricingFile }, pricingFileEvery, opts.Log)
 	ledger := budget.New(clk)
 	if st.Shared() {
 		ledger.Share(st) // a team server: keys are charged in the database
 	}
 	var keys *api.Keyring
+	// A key's spend crossing 80 % or 100 % of its budget: the "budget" event
+	// (the dashboard's live feed, the desktop notification).
+	ledger.OnAlert(func(a budget.Alert) {
+		name := ""
+		if keys != nil {
+			name = keys.NameOf(a.KeyID)
+		}
+		bus.Publish("budget", budgetEvent{Alert: a, KeyName: name})
+	})
 	var lines *requestLines
 	if opts.RequestLines != nil {
 		lines = &requestLines{w: opts.RequestLines, keyName: func(id string) string { return keys.NameOf(id) },
@@ -563,7 +583,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, Capture: bodies,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
 		},
@@ -586,9 +606,11 @@ func (s *Server) wire() error {
 			keys: func() error {
 				rows, err := st.APIKeys()
 				if err == nil {
+					// Budgets first: a key another instance created is
+					// never served here before its budget holds.
+					err = loadBudgets(st, ledger, rows)
 					keys.Load(rows)
 					fresh.revalidated()
-					err = loadBudgets(st, ledger, rows)
 				}
 				return err
 			},
@@ -755,6 +777,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.ckpt.stop()
+	s.pricingWatch.stop()
 	s.follow.stop()
 	s.behind.stop()
 	s.stopTeam()

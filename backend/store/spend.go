@@ -58,3 +58,20 @@ func (s *Store) KeySpendIn(keyID string, periodStart int64) (sp KeySpend, ok boo
 	}
 	return sp, err == nil, err
 }
+
+// ReserveKeySpend adds usd and tokens (a request's estimated cost, held at
+// its admission) to a key's spend in the period starting at periodStart,
+// unless that spend has already reached capUSD or capTokens: one
+// conditional statement, so instances admitting requests of one key at once
+// each see the others' holds (the row lock orders them). ok is false when
+// it was refused or the table holds another period or none (the caller
+// tells which with KeySpendIn); the totals are the period's after the hold.
+func (s *Store) ReserveKeySpend(keyID string, periodStart int64, usd float64, tokens int64, capUSD float64, capTokens int64) (sp KeySpend, ok bool, err error) {
+	err = s.db.Raw(`UPDATE key_spend SET usd = usd + ?, tokens = tokens + ?
+		WHERE api_key_id = ? AND period_start = ? AND usd < ? AND tokens < ?
+		RETURNING usd, tokens`, usd, tokens, keyID, periodStart, capUSD, capTokens).Row().Scan(&sp.USD, &sp.Tokens)
+	if errors.Is(err, sql.ErrNoRows) {
+		return KeySpend{}, false, nil
+	}
+	return sp, err == nil, err
+}

@@ -489,6 +489,35 @@ export interface ApiKey {
   /** Private keys' requests are never body-captured. */
   private?: boolean;
   createdAt?: string | number | null;
+  budget?: KeyBudget | null;
+  limits?: KeyLimits | null;
+  spend?: KeySpend | null;
+}
+
+/** A key's spend cap per period (docs/COST.md): USD and/or tokens. */
+export interface KeyBudget {
+  usd?: number;
+  tokens?: number;
+  period: 'day' | 'month' | 'total';
+}
+
+/** A key's rate limits per sliding minute. */
+export interface KeyLimits {
+  rpm?: number;
+  tpm?: number;
+}
+
+/** What a key spent in its budget's current period (with its requests in flight). */
+export interface KeySpend {
+  usd: number;
+  tokens: number;
+  periodStart?: number | null;
+}
+
+/** POST /api/keys, PATCH /api/keys/{id}: budget and limits (null removes them). */
+export interface KeyMoney {
+  budget?: KeyBudget | null;
+  limits?: KeyLimits | null;
 }
 
 /** PUT /api/keys/{id}: what a key may do and reach (empty lists allow everything). */
@@ -710,7 +739,8 @@ export const endpoints = {
     const data = await api.get<{ keys?: ApiKey[] }>('/api/keys', signal);
     return Array.isArray(data?.keys) ? data.keys : [];
   },
-  createKey: (name: string) => api.post<CreatedApiKey>('/api/keys', { name }),
+  createKey: (name: string, money: KeyMoney = {}) => api.post<CreatedApiKey>('/api/keys', { name, ...money }),
+  updateKeyMoney: (id: string, money: KeyMoney) => api.patch<ApiKey>(`/api/keys/${enc(id)}`, money),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
   updateKeyAccess: (id: string, access: KeyAccess) => api.put<ApiKey>(`/api/keys/${enc(id)}`, access),
   defaultKey: (signal?: AbortSignal) => api.get<DefaultKey>('/api/keys/default', signal),

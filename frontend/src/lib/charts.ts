@@ -92,10 +92,18 @@ function frame(label: string): SVGSVGElement {
   return svg;
 }
 
-/** A stacked bar chart; titles give each bar's exact value on hover. */
-export function barChart(label: string, series: readonly (readonly number[])[], colours: readonly string[], titles: (series: number, index: number, value: number) => string): SVGSVGElement {
+/** A round upper bound for an axis of any scale (USD cents too): 1, 2, 2.5, 5 × 10^n at or above v; 1 for nothing. */
+export function niceScale(v: number): number {
+  if (!Number.isFinite(v) || v <= 0) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v * (1 - 1e-12)) return m * p;
+  return 10 * p;
+}
+
+/** A stacked bar chart; titles give each bar's exact value on hover; max scales it (niceMax of the tallest column when omitted). */
+export function barChart(label: string, series: readonly (readonly number[])[], colours: readonly string[], titles: (series: number, index: number, value: number) => string, max?: number): SVGSVGElement {
   const svg = frame(label);
-  for (const r of stackedBars(series, W, H)) {
+  for (const r of stackedBars(series, W, H, max)) {
     const rect = el('rect', { x: round(r.x), y: round(r.y), width: round(r.w), height: round(r.h), fill: colours[r.series] ?? OTHER_COLOUR });
     const t = el('title', {});
     t.textContent = titles(r.series, r.index, r.value);

@@ -78,6 +78,16 @@ export interface SubscriptionEventData {
   wall?: string;
 }
 
+/** A key's spend crossed 80 % or 100 % of its budget (docs/COST.md). */
+export interface BudgetEventData {
+  keyId: string;
+  keyName?: string;
+  percent: number;
+  usd?: number;
+  tokens?: number;
+  budget?: { usd?: number; tokens?: number; period?: string };
+}
+
 /** The client API was paused or resumed (tray or PATCH /api/gateway). */
 export interface GatewayEventData {
   paused: boolean;
@@ -101,11 +111,12 @@ export type LiveEvent =
   | Base<'gateway', GatewayEventData>
   | Base<'lockout', LockoutEventData>
   | Base<'lease', LeaseEventData>
-  | Base<'subscription', SubscriptionEventData>;
+  | Base<'subscription', SubscriptionEventData>
+  | Base<'budget', BudgetEventData>;
 
 export type LiveEventType = LiveEvent['type'];
 
-export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout', 'lease', 'subscription'];
+export const LIVE_EVENT_TYPES: readonly LiveEventType[] = ['health', 'breaker', 'connection', 'request', 'settings', 'gateway', 'lockout', 'lease', 'subscription', 'budget'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -152,6 +163,9 @@ export function parseLiveEvent(type: string, raw: string, now: () => Date = () =
     case 'lockout':
     case 'lease':
       if (typeof data['action'] !== 'string') return null;
+      break;
+    case 'budget':
+      if (typeof data['keyId'] !== 'string' || typeof data['percent'] !== 'number') return null;
       break;
   }
   return { id, type, at, data } as unknown as LiveEvent;
@@ -278,6 +292,16 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
         title: `Lease ${action}${where ? ` on ${where}` : ''}`,
         detail: bits.join(' · '),
         tone: action === 'acquired' || action === 'renewed' ? 'ok' : 'muted',
+      };
+    }
+    case 'budget': {
+      const d = ev.data;
+      const b = d.budget ?? {};
+      const spent = b.usd != null ? `$${(d.usd ?? 0).toFixed(4)} of $${b.usd.toFixed(4)}` : b.tokens != null ? `${d.tokens ?? 0} of ${b.tokens} tokens` : '';
+      return {
+        title: `Key “${d.keyName || d.keyId}” at ${d.percent} % of its ${b.period ?? ''} budget`.replace('  ', ' '),
+        detail: d.percent >= 100 ? `${spent}; its requests are refused` : spent,
+        tone: d.percent >= 100 ? 'bad' : 'warn',
       };
     }
     case 'gateway':

@@ -1,6 +1,8 @@
-import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey } from '../api';
-import { busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
+import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney } from '../api';
+import { badge, busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
+import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
+import { live } from '../live';
 import type { ViewContext } from '../router';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
@@ -72,7 +74,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
             h(
               'tr',
               null,
-              ['Name', 'Key', 'Scopes', 'Access', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Key', 'Scopes', 'Access', 'Spend', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
@@ -121,6 +123,8 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     const scopes = Array.isArray(k.scopes) && k.scopes.length ? k.scopes : null;
     const edit = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Edit access of key ${label}` }, 'Edit access');
     edit.addEventListener('click', () => openAccessDialog(k));
+    const money = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Edit budget of key ${label}` }, 'Budget');
+    money.addEventListener('click', () => openMoneyDialog(k));
     const privacy = h(
       'button',
       { type: 'button', class: 'btn btn-small', 'aria-pressed': String(!!k.private), 'aria-label': `Private key ${label}: its requests are never body-captured` },
@@ -161,9 +165,70 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         conns.length ? h('div', null, 'Connections: ', conns.map((id) => h('span', { class: 'chip', title: id }, connName(id)))) : h('div', { class: 'muted' }, 'All connections'),
         models.length ? h('div', null, 'Models: ', models.map((m) => h('span', { class: 'chip' }, m))) : h('div', { class: 'muted' }, 'All models'),
       ),
+      h('td', { 'data-testid': 'key-spend' }, spendCell(k)),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, privacy, del)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, del)),
     );
+  }
+
+  /** A key's spend: a meter against its budget (warn from 80 %, refused at 100 %), else what it spent. */
+  function spendCell(k: ApiKey): HTMLElement {
+    const m = meterOf(k);
+    const lim = k.limits;
+    const limits = lim && (lim.rpm != null || lim.tpm != null)
+      ? h('div', { class: 'muted small' }, [lim.rpm != null ? `${lim.rpm} req/min` : '', lim.tpm != null ? `${lim.tpm.toLocaleString('en-US')} tokens/min` : ''].filter(Boolean).join(' · '))
+      : null;
+    if (!m) return h('div', null, h('div', { class: 'muted' }, `${formatUSD(k.spend?.usd ?? 0)} spent`), limits);
+    return h(
+      'div',
+      { class: 'spend-cell' },
+      h(
+        'div',
+        {
+          class: `spend-meter spend-${m.level}`,
+          role: 'meter',
+          'aria-label': `Spend of key ${k.name || k.id} against its budget`,
+          'aria-valuemin': '0',
+          'aria-valuemax': '100',
+          'aria-valuenow': String(Math.min(m.percent, 100)),
+          'aria-valuetext': `${m.percent} %: ${m.text}`,
+          'data-testid': 'key-spend-meter',
+          'data-level': m.level,
+        },
+        h('div', { class: 'spend-meter-fill', style: `width:${(m.fraction * 100).toFixed(1)}%` }),
+      ),
+      h('div', { class: 'small spend-text' }, `${m.percent} % · ${m.text}`, m.level === 'bad' ? [' ', badge('refused', 'bad')] : null),
+      limits,
+    );
+  }
+
+  /** The budget and rate limits of one key. */
+  function openMoneyDialog(k: ApiKey): void {
+    const label = k.name || k.id;
+    const fields = moneyFields('edit', k);
+    const status = h('div', { class: 'form-status' });
+    const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save budget');
+    const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel');
+    const form = h('form', { class: 'money-form' }, fields.el, status, h('div', { class: 'form-actions' }, save, cancel));
+    const handle = openDialog({ title: `Budget of “${label}”`, content: form });
+    cancel.addEventListener('click', () => handle.close());
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const money = fields.read(status);
+      if (!money) return;
+      save.disabled = true;
+      try {
+        await endpoints.updateKeyMoney(k.id, money);
+        if (ctx.signal.aborted) return;
+        handle.close();
+        clear(message, notice(`Saved the budget of “${label}”.`, 'success'));
+        await load(true);
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        save.disabled = false;
+        clear(status, errorBox(err));
+      }
+    });
   }
 
   /** Scopes, allowed connections and allowed models of one key (so leases can be set up by hand). */
@@ -267,7 +332,8 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     const name = h('input', { id: 'key-name', name: 'name', required: true, autocomplete: 'off', maxlength: '100' });
     const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create key');
     const status = h('div', { class: 'form-status' });
-    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'));
+    const money = moneyFields('new');
+    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), money.el);
     const form = h(
       'form',
       { class: 'card', 'aria-labelledby': 'create-key-title' },
@@ -280,11 +346,13 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       ev.preventDefault();
       if (!form.reportValidity()) return;
       status.replaceChildren();
+      const m = money.read(status);
+      if (!m) return;
       const outcome = await busy(
         [fieldset, submit],
         async (): Promise<{ created: CreatedApiKey } | { failure: unknown }> => {
           try {
-            return { created: await endpoints.createKey(name.value.trim()) };
+            return { created: await endpoints.createKey(name.value.trim(), m) };
           } catch (err) {
             return { failure: err };
           }
@@ -310,5 +378,48 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   }
 
   refreshBtn.addEventListener('click', () => void load());
+  // A budget alert (80 %, 100 %) moves a meter: show it.
+  const off = live.subscribe('budget', () => void load(true));
+  ctx.signal.addEventListener('abort', off);
   void load();
+}
+
+/** The budget and rate limit fields of a key (prefix keeps the ids unique on the page). */
+function moneyFields(prefix: string, k?: ApiKey): { el: HTMLElement; read: (status: HTMLElement) => KeyMoney | null } {
+  const input = (id: string, value: number | undefined, attrs: Record<string, string> = {}) => {
+    const el = h('input', { id: `${prefix}-${id}`, inputmode: 'decimal', autocomplete: 'off', ...attrs });
+    el.value = value == null ? '' : String(value);
+    return el;
+  };
+  const usd = input('budget-usd', k?.budget?.usd, { placeholder: 'none' });
+  const tokens = input('budget-tokens', k?.budget?.tokens, { inputmode: 'numeric', placeholder: 'none' });
+  const period = h(
+    'select',
+    { id: `${prefix}-budget-period` },
+    (['day', 'month', 'total'] as const).map((p) => h('option', { value: p, selected: (k?.budget?.period ?? 'month') === p ? '' : null }, p === 'day' ? 'per day (UTC)' : p === 'month' ? 'per month (UTC)' : 'in total')),
+  );
+  const rpm = input('limit-rpm', k?.limits?.rpm, { inputmode: 'numeric', placeholder: 'none' });
+  const tpm = input('limit-tpm', k?.limits?.tpm, { inputmode: 'numeric', placeholder: 'none' });
+  const controls: Record<keyof MoneyInput, HTMLInputElement | HTMLSelectElement> = { usd, tokens, period, rpm, tpm };
+  const el = h(
+    'fieldset',
+    { class: 'form-grid money-fields' },
+    h('legend', null, 'Budget and limits'),
+    field('Budget (USD)', usd, 'Requests are refused once the key has spent this much in the period. Empty: no cap.'),
+    field('Budget (tokens)', tokens, 'Prompt and output tokens. Empty: no cap.'),
+    field('Budget period', period),
+    field('Requests per minute', rpm, 'Empty: no limit.'),
+    field('Tokens per minute', tpm, 'Empty: no limit.'),
+  );
+  const read = (status: HTMLElement): KeyMoney | null => {
+    const parsed = parseMoney({ usd: usd.value, tokens: tokens.value, period: period.value, rpm: rpm.value, tpm: tpm.value });
+    if ('error' in parsed) {
+      clear(status, h('p', { class: 'field-error', role: 'alert' }, parsed.error));
+      controls[parsed.field].focus();
+      return null;
+    }
+    status.replaceChildren();
+    return parsed;
+  };
+  return { el, read };
 }

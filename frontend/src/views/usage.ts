@@ -1,4 +1,5 @@
-// Usage at a glance: requests, tokens (in / out / cached) and errors per
+// Usage at a glance: requests, tokens (in / out / cached), spend (and what
+// subscriptions saved) and errors per
 // connection, model, key or provider over the last hour / day / week, latency
 // percentiles, the breaker / cooldown timeline per provider, and CSV export.
 // Data: GET /api/usage, /api/usage/timeline, /api/usage.csv (bounded: at most
@@ -6,7 +7,8 @@
 
 import { api, getToken, isAbortError } from '../api';
 import { badge, clear, emptyState, errorBox, h, loading } from '../dom';
-import { barChart, lineChart, OTHER_COLOUR, PALETTE, timelineBar, type Segment } from '../lib/charts';
+import { barChart, columnTotals, lineChart, niceScale, OTHER_COLOUR, PALETTE, timelineBar, type Segment } from '../lib/charts';
+import { compactUSD, formatUSD } from '../lib/spend';
 import { exactMs, formatDuration } from '../lib/format';
 import { live } from '../live';
 import type { ViewContext } from '../router';
@@ -17,6 +19,9 @@ interface Totals {
   tokensIn: number;
   tokensOut: number;
   tokensCached: number;
+  costUsd?: number;
+  savedUsd?: number;
+  unpriced?: number;
 }
 
 interface Series {
@@ -27,6 +32,9 @@ interface Series {
   tokensIn: number[];
   tokensOut: number[];
   tokensCached: number[];
+  costUsd?: number[];
+  savedUsd?: number[];
+  unpriced?: number[];
   total: Totals;
 }
 
@@ -116,7 +124,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   clear(
     root,
     h('div', { class: 'page-head' }, heading),
-    h('p', { class: 'muted page-intro' }, 'Requests, tokens and errors from the request log, split by what served them.'),
+    h('p', { class: 'muted page-intro' }, 'Requests, tokens, spend and errors from the request log, split by what served them.'),
     h(
       'div',
       { class: 'usage-toolbar' },
@@ -203,6 +211,8 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
       stat('Tokens in', compact(t.tokensIn), num(t.tokensIn)),
       stat('Tokens out', compact(t.tokensOut), num(t.tokensOut)),
       stat('Cached', compact(t.tokensCached), num(t.tokensCached)),
+      stat('Spend', formatUSD(t.costUsd ?? 0), t.unpriced ? `${num(t.unpriced)} served requests of unknown price are not included` : 'at the connections’ prices'),
+      stat('Saved by subscriptions', formatUSD(t.savedUsd ?? 0), 'what flat-rate (subscription and local) connections’ answers would have cost at API prices'),
       h(
         'div',
         { class: 'stat stat-latency', title: `upper bounds of histogram bins: ${exactMs(lat.p50)}, ${exactMs(lat.p90)}, ${exactMs(lat.p99)}` },
@@ -217,6 +227,9 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
     const sum = (k: 'tokensIn' | 'tokensOut' | 'tokensCached') => rep.series.reduce<number[]>((acc, s) => acc.map((v, i) => v + (s[k][i] ?? 0)), new Array<number>(rep.buckets).fill(0));
     const tokenCols = ['#3b6fd6', '#1f9d6b', '#9aa0a8'];
     const tokens = barChart('Tokens per bucket', [sum('tokensIn'), sum('tokensOut'), sum('tokensCached')], tokenCols, (si, i, v) => `${['in', 'out', 'cached'][si]}: ${num(v)} tokens, ${bucketTitle(i)}`);
+    const costs = rep.series.map((s) => s.costUsd ?? new Array<number>(rep.buckets).fill(0));
+    const costTop = Math.max(0, ...columnTotals(costs));
+    const spend = barChart('Spend per bucket (USD)', costs, colours, (si, i, v) => `${rep.series[si]!.label}: ${formatUSD(v)}, ${bucketTitle(i)}`, niceScale(costTop));
     const latCols = ['#1f9d6b', '#d98b1e', '#d24a4a'];
     const latency = lineChart('Latency percentiles per bucket', [rep.latency.p50, rep.latency.p90, rep.latency.p99], latCols);
     const tableRows = rep.series.map((s, i) =>
@@ -233,6 +246,8 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
         h('td', { class: 'num', 'data-label': 'Tokens in' }, num(s.total.tokensIn)),
         h('td', { class: 'num', 'data-label': 'Tokens out' }, num(s.total.tokensOut)),
         h('td', { class: 'num', 'data-label': 'Cached' }, num(s.total.tokensCached)),
+        h('td', { class: 'num', 'data-label': 'Spend' }, formatUSD(s.total.costUsd ?? 0)),
+        h('td', { class: 'num', 'data-label': 'Saved' }, formatUSD(s.total.savedUsd ?? 0)),
       ),
     );
     clear(
@@ -243,6 +258,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
         { class: 'chart-grid' },
         chartCard('Requests', `max ${compact(maxOf(rep.series.map((s) => s.requests)))} per bucket`, requests, rep, legend, 'chart-requests', yTicks(maxOf(rep.series.map((s) => s.requests)))),
         chartCard('Tokens', 'in · out · cached', tokens, rep, legendOf([['in', tokenCols[0]!], ['out', tokenCols[1]!], ['cached', tokenCols[2]!]]), 'chart-tokens', yTicks(Math.max(0, ...sum('tokensIn'), ...sum('tokensOut'), ...sum('tokensCached')))),
+        chartCard('Spend', `${formatUSD(t.costUsd ?? 0)} in range · saved ${formatUSD(t.savedUsd ?? 0)}`, spend, rep, legend.cloneNode(true) as HTMLElement, 'chart-spend', costTop > 0 ? [compactUSD(niceScale(costTop)), compactUSD(niceScale(costTop) / 2), compactUSD(0)] : [compactUSD(0)]),
         chartCard('Errors', `${num(t.errors)} in range`, errors, rep, null, 'chart-errors', yTicks(maxOf(rep.series.map((s) => s.errors)))),
         chartCard('Latency', 'p50 · p90 · p99', latency, rep, legendOf([['p50', latCols[0]!], ['p90', latCols[1]!], ['p99', latCols[2]!]]), 'chart-latency', yTicks(Math.max(0, ...rep.latency.p99), (n) => formatDuration(n))),
       ),
@@ -256,7 +272,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
           h(
             'table',
             { class: 'table table-cards' },
-            h('thead', null, h('tr', null, [DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key', 'Requests', 'Errors', 'Tokens in', 'Tokens out', 'Cached'].map((x) => h('th', { scope: 'col' }, x)))),
+            h('thead', null, h('tr', null, [DIMS.find(([d]) => d === rep.by)?.[1] ?? 'Key', 'Requests', 'Errors', 'Tokens in', 'Tokens out', 'Cached', 'Spend', 'Saved'].map((x) => h('th', { scope: 'col' }, x)))),
             h('tbody', null, tableRows),
           ),
         ),
