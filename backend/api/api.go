@@ -32,6 +32,7 @@ import (
 	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
+	"omniroute/backend/sso"
 	"omniroute/backend/store"
 	"omniroute/backend/update"
 )
@@ -86,6 +87,8 @@ type Deps struct {
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
 	Budgets *budget.Ledger
+	// SSO signs people in through OpenID Connect (nil: not configured).
+	SSO *sso.Client
 }
 
 // API serves every HTTP route.
@@ -236,6 +239,7 @@ func (a *API) Handler() http.Handler {
 	a.agentRoutes(m)
 	a.instanceRoutes(m)
 	a.updateRoutes(m)
+	a.peopleRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -24,6 +25,8 @@ type keyInput struct {
 	// Budget and Limits (backend/budget): absent leaves them, null removes them.
 	Budget json.RawMessage `json:"budget"`
 	Limits json.RawMessage `json:"limits"`
+	// OwnerUserID is the user the key belongs to ("" for none).
+	OwnerUserID *string `json:"ownerUserId"`
 }
 
 var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
@@ -48,7 +51,7 @@ func keyJSON(row store.APIKey) map[string]any {
 	_ = json.Unmarshal([]byte(row.AllowedModels), &models)
 	return map[string]any{"id": row.ID, "name": row.Name, "keyMasked": row.KeyPrefix + "…", "scopes": nonNil(scopes),
 		"allowedConnections": nonNil(conns), "allowedModels": nonNil(models), "isDefault": row.IsDefault,
-		"createdAt": rfc3339(row.CreatedAt)}
+		"createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID}
 }
 
 func nonNil(s []string) []string {
@@ -73,9 +76,22 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	users, err := a.Store.Users()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	emails := make(map[string]string, len(users))
+	for _, u := range users {
+		emails[u.ID] = u.Email
+	}
 	out := make([]map[string]any, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, a.addKeyCost(keyJSON(row), row))
+		k := a.addKeyCost(keyJSON(row), row)
+		if row.OwnerUserID != "" {
+			k["owner"] = emails[row.OwnerUserID]
+		}
+		out = append(out, k)
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"keys": out})
 }
@@ -89,6 +105,14 @@ func (a *API) validateKeyInput(in keyInput) error {
 			if !knownScopes[s] {
 				return errs.New(errs.Invalid, "INVALID_SCOPE", "unknown scope %q (known: inference, lease:exclusive)", truncate(s, 40)).WithParam("scopes")
 			}
+		}
+	}
+	if in.OwnerUserID != nil && *in.OwnerUserID != "" {
+		if _, err := a.Store.User(*in.OwnerUserID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New(errs.Invalid, "UNKNOWN_USER", "ownerUserId names an unknown user %q", truncate(*in.OwnerUserID, 40)).WithParam("ownerUserId")
+			}
+			return err
 		}
 	}
 	if in.AllowedConnections != nil {
@@ -114,6 +138,9 @@ func applyKeyInput(row *store.APIKey, in keyInput) {
 	}
 	if in.AllowedModels != nil {
 		row.AllowedModels = enc(*in.AllowedModels)
+	}
+	if in.OwnerUserID != nil {
+		row.OwnerUserID = *in.OwnerUserID
 	}
 }
 

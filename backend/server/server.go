@@ -485,10 +485,19 @@ func (s *Server) wire() error {
 	if err != nil {
 		return err
 	}
+	ssoClient, err := ssoFromEnv(opts.Getenv, opts.Process.BaseURL(), clk)
+	if err != nil {
+		return err
+	}
+	if st.Shared() {
+		if err := publishInstanceToken(st, s.instances.Name(), token, clk.Now().UnixMilli()); err != nil {
+			return err
+		}
+	}
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, SSO: ssoClient,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)

@@ -78,10 +78,12 @@ type APIKey struct {
 	IsDefault          bool   `gorm:"column:is_default"`
 	// Budget and Limits are the key's spend budget and rate limits as JSON
 	// ("" for none; see backend/budget).
-	Budget     string `gorm:"column:budget"`
-	Limits     string `gorm:"column:limits"`
-	CreatedAt  int64  `gorm:"column:created_at;autoCreateTime:milli"`
-	LastUsedAt int64  `gorm:"column:last_used_at"`
+	Budget string `gorm:"column:budget"`
+	Limits string `gorm:"column:limits"`
+	// OwnerUserID is the user the key belongs to ("" for none).
+	OwnerUserID string `gorm:"column:owner_user_id"`
+	CreatedAt   int64  `gorm:"column:created_at;autoCreateTime:milli"`
+	LastUsedAt  int64  `gorm:"column:last_used_at"`
 }
 
 // TableName names the table.
