@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -24,13 +23,6 @@ const (
 	minPasswordLen = 10
 	maxPasswordLen = 72
 )
-
-// dummyHash is compared against when a sign-in names no user, so that an
-// unknown email takes as long as a wrong password.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), bcrypt.DefaultCost)
-	return h
-})
 
 func (a *API) peopleRoutes(m *mux.Router) {
 	m.HandleFunc("/auth", a.authInfo).Methods(http.MethodGet)
@@ -120,7 +112,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	}
 	hash := []byte(u.PasswordHash)
 	if err != nil || len(hash) == 0 {
-		hash = dummyHash()
+		hash = a.dummyHash()
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(in.Password)) != nil || err != nil || u.PasswordHash == "" {
 		a.recordAudit(r, principal{Kind: kindUser, Name: truncate(strings.ToLower(strings.TrimSpace(in.Email)), 254)},
@@ -192,8 +184,8 @@ func (in userInput) validate() error {
 	return nil
 }
 
-func hashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+func (a *API) hashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), a.PasswordCost)
 	return string(h), err
 }
 
@@ -220,7 +212,7 @@ func (a *API) createUser(w http.ResponseWriter, r *http.Request) {
 		u.Name = strings.TrimSpace(*in.Name)
 	}
 	if in.Password != nil {
-		h, err := hashPassword(*in.Password)
+		h, err := a.hashPassword(*in.Password)
 		if err != nil {
 			httpx.WriteError(w, err)
 			return
@@ -263,7 +255,7 @@ func (a *API) updateUser(w http.ResponseWriter, r *http.Request) {
 		u.Role = *in.Role
 	}
 	if in.Password != nil {
-		h, err := hashPassword(*in.Password)
+		h, err := a.hashPassword(*in.Password)
 		if err != nil {
 			httpx.WriteError(w, err)
 			return

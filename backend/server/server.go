@@ -71,6 +71,9 @@ type Options struct {
 	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
 	// database file (DefaultCheckpointEvery when 0; negative: never).
 	CheckpointEvery time.Duration
+	// PasswordCost is the bcrypt cost of users' passwords (bcrypt's default
+	// when 0; tests lower it).
+	PasswordCost int
 	// SetMemoryLimit sets the process's soft memory limit (the binary passes
 	// runtime/debug.SetMemoryLimit; nil leaves it alone, as in tests): the
 	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
@@ -497,7 +500,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, SSO: ssoClient,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, SSO: ssoClient, PasswordCost: opts.PasswordCost,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
