@@ -379,3 +379,48 @@ func TestKeyOwner(t *testing.T) {
 		t.Fatalf("owner kept after the user was deleted: %s", out)
 	}
 }
+
+// TestTeamSharesPeople: on a team server every instance accepts each
+// instance's management token, the stored tokens and the sessions (all in
+// the database); a revocation on one applies on the other at once; the audit
+// log holds both instances' writes.
+func TestTeamSharesPeople(t *testing.T) {
+	a, b := newTeam(t)
+	if code, _, out := b.sendAs("GET", "/api/providers", nil, a.token, ""); code != 200 {
+		t.Fatalf("a's token on b: %d %s", code, out)
+	}
+	if code, _, out := a.sendAs("GET", "/api/providers", nil, b.token, ""); code != 200 {
+		t.Fatalf("b's token on a: %d %s", code, out)
+	}
+	op := a.createToken("ops-bot", api.RoleOperator)
+	if code, _, out := b.sendAs("POST", "/api/resilience/reset", map[string]any{}, op, ""); code != 200 {
+		t.Fatalf("a's stored token on b: %d %s", code, out)
+	}
+	a.createUser("dana@example.com", api.RoleViewer, "dana-password")
+	sess := a.login("dana@example.com", "dana-password").Value
+	if code, _, out := b.sendAs("GET", "/api/session", nil, "", sess); code != 200 || !strings.Contains(string(out), "dana@example.com") {
+		t.Fatalf("a's session on b: %d %s", code, out)
+	}
+	resp, _ := b.do("POST", "/api/logout", nil, map[string]string{"Cookie": api.SessionCookie + "=" + sess})
+	if resp.StatusCode != 200 {
+		t.Fatalf("logout on b: %d", resp.StatusCode)
+	}
+	if code, _, _ := a.sendAs("GET", "/api/session", nil, "", sess); code != 401 {
+		t.Fatalf("a session signed out on b still works on a: %d", code)
+	}
+	_, _, out := a.sendAs("GET", "/api/tokens", nil, a.token, "")
+	var list struct{ Tokens []struct{ ID, Name string } }
+	_ = json.Unmarshal(out, &list)
+	for _, tk := range list.Tokens {
+		if tk.Name == "ops-bot" {
+			a.mgmt("DELETE", "/api/tokens/"+tk.ID, nil)
+		}
+	}
+	if code, _, _ := b.sendAs("GET", "/api/providers", nil, op, ""); code != 401 {
+		t.Fatalf("a token revoked on a still works on b: %d", code)
+	}
+	_, _, out = b.sendAs("GET", "/api/audit?action=resilience/reset", nil, a.token, "")
+	if !strings.Contains(string(out), `"actor":"token:ops-bot"`) {
+		t.Fatalf("b's write in the audit log: %s", out)
+	}
+}
