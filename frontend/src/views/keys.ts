@@ -1,4 +1,4 @@
-import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey } from '../api';
+import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type User } from '../api';
 import { busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
 import type { ViewContext } from '../router';
@@ -12,6 +12,8 @@ export const SCOPES: ReadonlyArray<[string, string]> = [
 export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   let keys: ApiKey[] | null = null;
   let connections: Connection[] = [];
+  /** Users a key can belong to (admins only see them; others get none). */
+  let users: User[] = [];
 
   const heading = h('h1', { tabindex: '-1' }, 'API Keys');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -37,10 +39,16 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     }
     refreshBtn.disabled = true;
     try {
-      const [list, conns] = await Promise.all([endpoints.listKeys(ctx.signal), endpoints.listConnections(ctx.signal).catch(() => [])]);
+      const [list, conns, people] = await Promise.all([
+        endpoints.listKeys(ctx.signal),
+        endpoints.listConnections(ctx.signal).catch(() => []),
+        endpoints.listUsers(ctx.signal).catch(() => []),
+      ]);
       if (ctx.signal.aborted) return;
       keys = list;
       connections = conns;
+      users = people;
+      fillOwners();
       renderList();
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return;
@@ -72,7 +80,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
             h(
               'tr',
               null,
-              ['Name', 'Key', 'Scopes', 'Access', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Key', 'Owner', 'Scopes', 'Access', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
@@ -129,6 +137,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       { 'data-key-id': k.id },
       h('td', null, h('div', { class: 'cell-main' }, label, k.isDefault ? [' ', h('span', { class: 'chip' }, 'default')] : null)),
       h('td', null, k.keyMasked ? h('code', { class: 'nowrap' }, k.keyMasked) : h('span', { class: 'muted' }, '—')),
+      h('td', { 'data-testid': 'key-owner' }, k.owner ? h('span', { class: 'wrap-anywhere' }, k.owner) : h('span', { class: 'muted' }, '—')),
       h('td', null, scopes ? scopes.map((s) => h('span', { class: 'chip' }, s)) : h('span', { class: 'muted' }, 'all')),
       h(
         'td',
@@ -238,11 +247,23 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     input.focus();
   }
 
+  const owner = h('select', { id: 'key-owner' }, h('option', { value: '' }, 'Nobody')) as HTMLSelectElement;
+  const ownerField = field('Owner', owner, 'The user this key belongs to (for their spend and budgets).');
+  ownerField.hidden = true;
+
+  /** The owner choices: shown once there are users to choose from. */
+  function fillOwners(): void {
+    const chosen = owner.value;
+    owner.replaceChildren(h('option', { value: '' }, 'Nobody'), ...users.map((u) => h('option', { value: u.id }, u.email)));
+    owner.value = users.some((u) => u.id === chosen) ? chosen : '';
+    ownerField.hidden = users.length === 0;
+  }
+
   function renderCreateForm(): HTMLElement {
     const name = h('input', { id: 'key-name', name: 'name', required: true, autocomplete: 'off', maxlength: '100' });
     const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create key');
     const status = h('div', { class: 'form-status' });
-    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'));
+    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), ownerField);
     const form = h(
       'form',
       { class: 'card', 'aria-labelledby': 'create-key-title' },
@@ -259,7 +280,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         [fieldset, submit],
         async (): Promise<{ created: CreatedApiKey } | { failure: unknown }> => {
           try {
-            return { created: await endpoints.createKey(name.value.trim()) };
+            return { created: await endpoints.createKey(name.value.trim(), owner.value || undefined) };
           } catch (err) {
             return { failure: err };
           }
