@@ -14,6 +14,9 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   let connections: Connection[] = [];
   /** Users a key can belong to (admins only see them; others get none). */
   let users: User[] = [];
+  const owner = h('select', { id: 'key-owner' }, h('option', { value: '' }, 'Nobody')) as HTMLSelectElement;
+  const ownerField = field('Owner', owner, 'The user this key belongs to (for their spend and budgets).');
+  ownerField.hidden = true;
 
   const heading = h('h1', { tabindex: '-1' }, 'API Keys');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -247,9 +250,6 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     input.focus();
   }
 
-  const owner = h('select', { id: 'key-owner' }, h('option', { value: '' }, 'Nobody')) as HTMLSelectElement;
-  const ownerField = field('Owner', owner, 'The user this key belongs to (for their spend and budgets).');
-  ownerField.hidden = true;
 
   /** The owner choices: shown once there are users to choose from. */
   function fillOwners(): void {
