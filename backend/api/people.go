@@ -281,6 +281,11 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 	if sw.status == 0 {
 		sw.status = http.StatusOK
 	}
+	if sw.status == http.StatusInsufficientStorage {
+		// The disk is full: nothing changed, and an entry that still fit
+		// would count as a successful write and hide the full disk from health.
+		return
+	}
 	a.recordAudit(r, p, routeKey(r), sw.status, auditDetail(mux.Vars(r), body))
 }
 
