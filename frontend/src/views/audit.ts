@@ -28,8 +28,11 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
   const form = h(
     'form',
     { class: 'card filters', 'aria-label': 'Audit filters' },
-    h('div', { class: 'form-grid' }, field('Actor', actor), field('Action', action), field('Since', since), field('Until', until)),
-    h('div', { class: 'form-actions' }, apply),
+    field('Actor', actor),
+    field('Action', action),
+    field('Since', since),
+    field('Until', until),
+    apply,
   );
   clear(
     root,
