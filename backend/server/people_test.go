@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,6 +139,19 @@ func TestRolesOnEveryRoute(t *testing.T) {
 		e.createUser(role+"@example.com", role, "correct horse "+role)
 		creds[role] = []cred{{token: e.createToken("t-"+role, role)}, {session: e.login(role+"@example.com", "correct horse "+role).Value}}
 	}
+	// audited counts the audit entries of a route.
+	audited := func(route string) int {
+		_, _, out := e.sendAs("GET", "/api/audit?limit=500&action="+url.QueryEscape(route), nil, e.token, "")
+		var page struct{ Entries []struct{ Action string } }
+		_ = json.Unmarshal(out, &page)
+		n := 0
+		for _, en := range page.Entries {
+			if en.Action == route {
+				n++
+			}
+		}
+		return n
+	}
 	for _, route := range e.srv.API().Routes() {
 		need, _ := api.RouteRole(route)
 		if need == "public" {
@@ -149,10 +163,14 @@ func TestRolesOnEveryRoute(t *testing.T) {
 		if method != http.MethodGet {
 			body = map[string]any{}
 		}
+		wantAudited, before := 0, audited(route)
 		for role, cs := range creds {
 			for _, c := range cs {
 				code, ecode, out := e.sendAs(method, path, body, c.token, c.session)
 				allowed := rank(role) >= rank(need)
+				if allowed {
+					wantAudited++
+				}
 				switch {
 				case allowed && (ecode == "ROLE_FORBIDDEN" || code == http.StatusUnauthorized):
 					t.Errorf("%s as %s (session %v): %d %s, want the handler (needs %s)", route, role, c.session != "", code, out, need)
@@ -163,6 +181,14 @@ func TestRolesOnEveryRoute(t *testing.T) {
 		}
 		if code, ecode, _ := e.sendAs(method, path, body, "", ""); code != http.StatusUnauthorized || ecode != "MANAGEMENT_AUTH_REQUIRED" {
 			t.Errorf("%s without credentials: %d %s", route, code, ecode)
+		}
+		// The audit trail of each write: one entry per request that reached
+		// the handler (refused ones did not), none for a read or a preview.
+		if method == http.MethodGet || route == "POST /api/rules/preview" {
+			wantAudited = 0
+		}
+		if got := audited(route) - before; got != wantAudited {
+			t.Errorf("%s: %d audit entries, want %d", route, got, wantAudited)
 		}
 	}
 }
