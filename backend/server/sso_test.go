@@ -117,8 +117,10 @@ func TestOIDCSignIn(t *testing.T) {
 	if code != 200 || !strings.Contains(string(out), `"name":"alice@example.com"`) || !strings.Contains(string(out), `"role":"admin"`) {
 		t.Fatalf("session: %d %s", code, out)
 	}
-	if len(iss.Challenges) != 1 || iss.Challenges[0] != "S256" {
-		t.Fatalf("challenge methods: %v", iss.Challenges)
+	var methods []string
+	iss.Set(func(i *fakeissuer.Issuer) { methods = append(methods, i.Challenges...) })
+	if len(methods) != 1 || methods[0] != "S256" {
+		t.Fatalf("challenge methods: %v", methods)
 	}
 	// Again: the same user, not a second one.
 	if resp, body := e.ssoSignIn(nil); resp.StatusCode != http.StatusFound {
