@@ -29,6 +29,7 @@ import (
 	"omniroute/app/autostart"
 	"omniroute/app/tray"
 	"omniroute/backend/server"
+	"omniroute/backend/update"
 )
 
 // DesktopOptions configure the desktop shell.
@@ -46,13 +47,19 @@ type desktop struct {
 	baseURL string
 	log     *slog.Logger
 	auto    autostart.Entry
+	// ui draws the tray (set before the tray starts, never changed).
+	ui trayUI
 
 	mu      sync.Mutex
 	wctx    context.Context // Wails' context, set at startup
 	status  tray.Status
-	pauseIt *systray.MenuItem
+	pauseIt trayItem
 	// statusIt is the status line at the top of the menu.
-	statusIt *systray.MenuItem
+	statusIt trayItem
+	// updateIt announces a newer release (hidden until the check finds one);
+	// release is that release's version and page.
+	updateIt trayItem
+	release  update.Status
 	// notes turns health changes into desktop notifications (nil: no
 	// notification service).
 	notes *tray.Watcher
@@ -95,15 +102,25 @@ func RunDesktop(ctx context.Context, o DesktopOptions) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	cfg, _ := os.UserConfigDir()
-	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: autostart.Entry{ConfigDir: cfg}}
+	home, _ := os.UserHomeDir()
+	auto := autostart.Entry{ConfigDir: cfg, Home: home, OS: runtime.GOOS}
+	d := &desktop{o: o, srv: srv, baseURL: "http://" + l.Addr().String(), log: log, auto: auto}
 	if n, err := tray.NewDBusNotifier("omniroute"); err == nil {
 		d.notes = tray.NewWatcher(n, time.Now)
 	} else {
 		log.Info("desktop notifications off: no session bus", slog.String("error", err.Error()))
 	}
 
-	// The tray joins Wails' GTK loop: register it on the main thread before wails.Run.
-	systray.Register(d.trayReady, nil)
+	// Our StatusNotifierItem where a Linux panel reads one; otherwise systray,
+	// which joins Wails' GTK loop: register it on the main thread before wails.Run.
+	if ui, err := newSNITray(d.show); err == nil {
+		d.ui = ui
+		go d.trayReady()
+	} else {
+		log.Info("tray: systray", slog.String("why", err.Error()))
+		d.ui = systrayUI{}
+		systray.Register(func() { systray.SetTitle("OmniRoute"); d.trayReady() }, nil)
+	}
 	appIcon, _ := fs.ReadFile(o.Icons, "appicon.png")
 	go func() {
 		<-ctx.Done() // SIGINT/SIGTERM: quit through Wails, which stops the tray too
@@ -270,24 +287,24 @@ func (d *desktop) trayReady() {
 	d.refreshStatus()
 	st := d.currentStatus()
 	if b := d.icon(st.Health); b != nil {
-		systray.SetIcon(b)
+		d.ui.SetIcon(b, tray.Headline(st))
 	}
-	systray.SetTitle("OmniRoute")
-	systray.SetTooltip(tray.Tooltip(st))
+	d.ui.SetTooltip(tray.Tooltip(st))
 	for _, it := range tray.Menu(st, trayAgents(), d.auto.Enabled()) {
 		if it.Sep {
-			systray.AddSeparator()
+			d.ui.AddSeparator()
 		}
-		var mi *systray.MenuItem
-		if it.Checkbox {
-			mi = systray.AddMenuItemCheckbox(it.Title, it.Tooltip, it.Checked)
-		} else {
-			mi = systray.AddMenuItem(it.Title, it.Tooltip)
-		}
+		mi := d.ui.AddItem(it.Title, it.Tooltip, it.Checkbox, it.Checked)
 		if it.Disabled {
 			mi.Disable()
 			d.statusIt = mi
 			continue
+		}
+		if it.Action == tray.ActOpenRelease {
+			d.updateIt = mi
+			if it.Hidden {
+				mi.Hide()
+			}
 		}
 		if it.Action == tray.ActPause || it.Action == tray.ActResume {
 			d.pauseIt = mi
@@ -300,15 +317,36 @@ func (d *desktop) trayReady() {
 		}
 	}
 	go d.watchHealth()
+	go d.watchUpdates()
 }
 
-func (d *desktop) onClick(mi *systray.MenuItem, it tray.Item) {
-	for range mi.ClickedCh {
+// watchUpdates asks the opt-in release check (which reads the manifest at
+// most once a day, and never when off) and shows the menu line once a newer
+// release is verified.
+func (d *desktop) watchUpdates() {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		st, ok := d.srv.API().UpdateStatus(ctx)
+		cancel()
+		if ok {
+			d.mu.Lock()
+			d.release = st
+			d.mu.Unlock()
+			d.refreshIcon()
+		}
+		<-tick.C
+	}
+}
+
+func (d *desktop) onClick(mi trayItem, it tray.Item) {
+	for range mi.Clicked() {
 		d.handle(mi, it)
 	}
 }
 
-func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
+func (d *desktop) handle(mi trayItem, it tray.Item) {
 	ctx := d.wailsCtx()
 	switch it.Action {
 	case tray.ActOpen:
@@ -352,6 +390,13 @@ func (d *desktop) handle(mi *systray.MenuItem, it tray.Item) {
 		} else {
 			mi.Uncheck()
 		}
+	case tray.ActOpenRelease:
+		d.mu.Lock()
+		url := d.release.URL
+		d.mu.Unlock()
+		if ctx != nil && url != "" {
+			wruntime.BrowserOpenURL(ctx, url)
+		}
 	case tray.ActQuit:
 		d.quit()
 	}
@@ -361,6 +406,9 @@ func (d *desktop) refreshStatus() {
 	report := d.srv.Health().Report
 	st := tray.FromReport(report, d.srv.API().Paused())
 	d.mu.Lock()
+	if d.release.Available {
+		st.Update = d.release.Latest
+	}
 	d.status = st
 	if d.notes != nil {
 		// Under d.mu: the watcher is not safe for concurrent use.
@@ -382,15 +430,23 @@ func (d *desktop) refreshIcon() {
 	after := d.currentStatus()
 	if after.Health != before.Health {
 		if b := d.icon(after.Health); b != nil {
-			systray.SetIcon(b)
+			d.ui.SetIcon(b, tray.Headline(after))
 		}
 		d.log.Info("tray icon", slog.String("health", string(after.Health)), slog.String("status", tray.StatusLine(after)))
 	}
 	if line := tray.StatusLine(after); line != tray.StatusLine(before) || tray.Tooltip(after) != tray.Tooltip(before) {
-		systray.SetTooltip(tray.Tooltip(after))
+		d.ui.SetTooltip(tray.Tooltip(after))
 		if d.statusIt != nil {
 			d.statusIt.SetTitle(line)
 			d.statusIt.SetTooltip(tray.Tooltip(after))
+		}
+	}
+	if after.Update != before.Update && d.updateIt != nil {
+		d.updateIt.SetTitle(tray.UpdateTitle(after.Update))
+		if after.Update != "" {
+			d.updateIt.Show()
+		} else {
+			d.updateIt.Hide()
 		}
 	}
 	if after.Paused != before.Paused && d.pauseIt != nil {

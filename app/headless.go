@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"omniroute/backend/server"
 )
@@ -41,7 +43,7 @@ func PrintBanner(w io.Writer, srv *server.Server, opts server.Options, addr net.
 	fmt.Fprintf(w, "  Dashboard:   %s/dashboard/#token=%s\n", base, srv.Token())
 	fmt.Fprintf(w, "  Data dir:    %s\n", opts.Process.DataDir)
 	if exe, err := os.Executable(); err == nil {
-		if hint := pathHint(exe, os.Getenv("PATH")); hint != "" {
+		if hint := pathHint(exe, os.Getenv("PATH"), runtime.GOOS); hint != "" {
 			fmt.Fprintln(w, hint)
 		}
 	}
@@ -49,13 +51,18 @@ func PrintBanner(w io.Writer, srv *server.Server, opts server.Options, addr net.
 
 // pathHint is the banner's last line when the directory of the running
 // binary is not on PATH (so `omniroute token` and `omniroute setup` would not
-// be found in a new shell): how to add it. "" when it is on PATH.
-func pathHint(exe, path string) string {
+// be found in a new shell): how to add it, in goos's own terms. "" when it is
+// on PATH.
+func pathHint(exe, path, goos string) string {
 	dir := filepath.Dir(exe)
 	for _, p := range filepath.SplitList(path) {
-		if filepath.Clean(p) == dir {
+		if filepath.Clean(p) == dir || goos == "windows" && strings.EqualFold(filepath.Clean(p), dir) {
 			return ""
 		}
+	}
+	if goos == "windows" {
+		return "  PATH:        " + dir + " is not on your PATH; for the omniroute command in a new terminal run in PowerShell\n" +
+			"               [Environment]::SetEnvironmentVariable('Path', [Environment]::GetEnvironmentVariable('Path', 'User') + ';" + dir + "', 'User')"
 	}
 	return "  PATH:        " + dir + " is not on your PATH; for the omniroute command in a new shell add\n" +
 		"               export PATH=\"" + dir + ":$PATH\"   to your shell profile (~/.bashrc, ~/.zshrc)"

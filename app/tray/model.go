@@ -51,6 +51,8 @@ type Status struct {
 	// At is when the status was computed (countdowns are relative to it).
 	At     time.Time
 	Paused bool
+	// Update is a newer release the opt-in check verified ("" when none).
+	Update string
 }
 
 // FromReport builds the tray status from the health model's report.
@@ -105,8 +107,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Tooltip is the summary shown on hover: the health in words, then the status line.
-func Tooltip(s Status) string {
+// Headline is the tooltip's first line, "OmniRoute — degraded": also what a
+// screen reader says for the icon.
+func Headline(s Status) string {
 	word := map[Health]string{Setup: "set up needed", Healthy: "healthy", Degraded: "degraded", Unhealthy: "unhealthy", Paused: "paused"}[s.Health]
 	if word == "" {
 		word = string(s.Health)
@@ -116,7 +119,23 @@ func Tooltip(s Status) string {
 	} else if s.Connections == 0 {
 		word = "set up needed"
 	}
-	return "OmniRoute — " + word + "\n" + StatusLine(s)
+	return "OmniRoute — " + word
+}
+
+// Tooltip is the summary shown on hover: the health in words, then the status
+// line (and a newer release, when there is one).
+func Tooltip(s Status) string {
+	tip := Headline(s) + "\n" + StatusLine(s)
+	if s.Update != "" {
+		tip += "\n" + UpdateTitle(s.Update)
+	}
+	return tip
+}
+
+// UpdateTitle is the menu line announcing a newer release; clicking it opens
+// the release page (nothing is downloaded).
+func UpdateTitle(version string) string {
+	return "Version " + version + " is available…"
 }
 
 // Action identifies what a menu item does.
@@ -134,6 +153,8 @@ const (
 	ActResume         Action = "resume"
 	ActStartAtLogin   Action = "start-at-login"
 	ActQuit           Action = "quit"
+	// ActOpenRelease opens the newer release's page (shown only when one exists).
+	ActOpenRelease Action = "open-release"
 	// ActNone is a disabled line (the status line).
 	ActNone Action = ""
 )
@@ -149,6 +170,7 @@ type Item struct {
 	Children []Item
 	Sep      bool // a separator before this item
 	Disabled bool // shown greyed out, not clickable (the status line)
+	Hidden   bool // built but not shown (the update line until a release exists)
 }
 
 // Agent is one entry of the Configure Agent submenu.
@@ -166,6 +188,7 @@ func Menu(s Status, agents []Agent, startAtLogin bool) []Item {
 	}
 	return []Item{
 		{Title: StatusLine(s), Tooltip: Tooltip(s), Disabled: true},
+		{Title: UpdateTitle(s.Update), Tooltip: "Open the release page", Action: ActOpenRelease, Hidden: s.Update == ""},
 		{Title: "Open Dashboard", Action: ActOpen, Sep: true},
 		{Title: "Copy Endpoint URL", Action: ActCopyEndpoint},
 		{Title: "Copy API Key", Action: ActCopyKey},

@@ -94,20 +94,54 @@ func TestMenu(t *testing.T) {
 	m := Menu(Status{Health: Healthy}, agents, true)
 	var titles []string
 	for _, it := range m {
-		titles = append(titles, it.Title)
+		if !it.Hidden {
+			titles = append(titles, it.Title)
+		}
 	}
 	want := "Set up: add a provider connection|Open Dashboard|Copy Endpoint URL|Copy API Key|Configure Agent|Reset Circuit Breakers|Clear All Cooldowns|Pause Gateway|Start at Login|Quit OmniRoute"
 	if got := strings.Join(titles, "|"); got != want {
 		t.Fatalf("menu %s", got)
 	}
-	if len(m[4].Children) != 2 || m[4].Children[1].Action != ActConfigureAgent || m[4].Children[1].Arg != "codex" {
-		t.Fatalf("agents submenu %+v", m[4].Children)
+	if agentsMenu := item(m, ""); len(agentsMenu.Children) != 2 || agentsMenu.Children[1].Action != ActConfigureAgent || agentsMenu.Children[1].Arg != "codex" {
+		t.Fatalf("agents submenu %+v", agentsMenu.Children)
 	}
-	if !m[8].Checkbox || !m[8].Checked {
+	if login := item(m, ActStartAtLogin); !login.Checkbox || !login.Checked {
 		t.Fatal("start at login not checked")
 	}
 	paused := Menu(Status{Paused: true}, agents, false)
-	if paused[7].Title != "Resume Gateway" || paused[7].Action != ActResume || paused[8].Checked {
-		t.Fatalf("paused menu %+v", paused[7])
+	if resume := item(paused, ActResume); resume.Title != "Resume Gateway" || item(paused, ActStartAtLogin).Checked {
+		t.Fatalf("paused menu %+v", resume)
 	}
+}
+
+// TestMenuAnnouncesANewerRelease: the update line is built hidden and shown,
+// with the version in the tooltip too, only once the check found a release.
+func TestMenuAnnouncesANewerRelease(t *testing.T) {
+	for _, tt := range []struct {
+		update string
+		hidden bool
+	}{{"", true}, {"0.3.0", false}} {
+		s := Status{Health: Healthy, Connections: 1, Serving: 1, Update: tt.update}
+		it := item(Menu(s, nil, false), ActOpenRelease)
+		if it.Hidden != tt.hidden {
+			t.Errorf("update %q: hidden %v", tt.update, it.Hidden)
+		}
+		tip := Tooltip(s)
+		if got := strings.Contains(tip, "is available"); got == tt.hidden {
+			t.Errorf("update %q: tooltip %q", tt.update, tip)
+		}
+		if !tt.hidden && (it.Title != "Version 0.3.0 is available…" || !strings.HasSuffix(tip, "\nVersion 0.3.0 is available…")) {
+			t.Errorf("update line %q, tooltip %q", it.Title, tip)
+		}
+	}
+}
+
+// item is the menu's entry for action (ActNone: the one with children).
+func item(m []Item, a Action) Item {
+	for _, it := range m {
+		if it.Action == a && (a != ActNone || len(it.Children) > 0) {
+			return it
+		}
+	}
+	return Item{}
 }

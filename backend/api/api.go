@@ -18,6 +18,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/budget"
+	"omniroute/backend/capture"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
@@ -88,6 +89,9 @@ type Deps struct {
 	// Budgets holds keys to their budgets and limits; nil: neither is shown.
 	Pricing *pricing.Table
 	Budgets *budget.Ledger
+	// Capture keeps request and response bodies on demand (GET/PATCH
+	// /api/capture, GET /api/logs/{requestId}/bodies); nil: no such routes.
+	Capture *capture.Service
 	// SSO signs people in through OpenID Connect (nil: not configured).
 	SSO *sso.Client
 	// PasswordCost is the bcrypt cost of new password hashes (bcrypt's
@@ -252,6 +256,13 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	m.HandleFunc("/feature-flags", a.management(a.featureFlags)).Methods(http.MethodGet)
 	m.HandleFunc("/logs", a.management(a.listLogs)).Methods(http.MethodGet)
 	m.HandleFunc("/logs/export", a.management(a.exportLogs)).Methods(http.MethodGet)
+	if a.Capture != nil {
+		m.HandleFunc("/capture", a.management(a.getCapture)).Methods(http.MethodGet)
+		m.HandleFunc("/capture", a.management(a.patchCapture)).Methods(http.MethodPatch, http.MethodPut)
+		m.HandleFunc("/logs/{requestId}/bodies", a.management(a.requestBodies)).Methods(http.MethodGet)
+	}
+	m.HandleFunc("/playground/key", a.management(a.getPlaygroundKey)).Methods(http.MethodPost)
+	m.PathPrefix("/playground/").Handler(a.management(a.playground)).Methods(http.MethodPost)
 	m.HandleFunc("/events", a.management(a.events)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.gatewayState)).Methods(http.MethodGet)
 	m.HandleFunc("/gateway", a.management(a.setGatewayState)).Methods(http.MethodPatch)

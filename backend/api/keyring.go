@@ -37,6 +37,7 @@ func (k *Keyring) Load(rows []store.APIKey) {
 	m := make(map[string]*KeyInfo, len(rows))
 	for _, row := range rows {
 		info := &KeyInfo{ID: row.ID, Name: row.Name}
+		info.Access.Private = row.Private
 		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
 		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
 		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)

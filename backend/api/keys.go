@@ -22,6 +22,8 @@ type keyInput struct {
 	Scopes             *[]string `json:"scopes"`
 	AllowedConnections *[]string `json:"allowedConnections"`
 	AllowedModels      *[]string `json:"allowedModels"`
+	// Private keys' requests are never body-captured.
+	Private *bool `json:"private"`
 	// Budget and Limits (backend/budget): absent leaves them, null removes them.
 	Budget json.RawMessage `json:"budget"`
 	Limits json.RawMessage `json:"limits"`
@@ -51,7 +53,7 @@ func keyJSON(row store.APIKey) map[string]any {
 	_ = json.Unmarshal([]byte(row.AllowedModels), &models)
 	return map[string]any{"id": row.ID, "name": row.Name, "keyMasked": row.KeyPrefix + "…", "scopes": nonNil(scopes),
 		"allowedConnections": nonNil(conns), "allowedModels": nonNil(models), "isDefault": row.IsDefault,
-		"createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID}
+		"private": row.Private, "createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID}
 }
 
 func nonNil(s []string) []string {
@@ -138,6 +140,9 @@ func applyKeyInput(row *store.APIKey, in keyInput) {
 	}
 	if in.AllowedModels != nil {
 		row.AllowedModels = enc(*in.AllowedModels)
+	}
+	if in.Private != nil {
+		row.Private = *in.Private
 	}
 	if in.OwnerUserID != nil {
 		row.OwnerUserID = *in.OwnerUserID

@@ -27,7 +27,7 @@ const maxLogString = 256
 // substring of the model, provider, error code, connection or key — by id or
 // by name).
 func (a *API) logFilter(q url.Values) (store.RequestLogFilter, error) {
-	f := store.RequestLogFilter{Status: q.Get("status"), ConnectionID: q.Get("connectionId"), Model: q.Get("model"), APIKeyID: q.Get("keyId")}
+	f := store.RequestLogFilter{Status: q.Get("status"), ConnectionID: q.Get("connectionId"), Model: q.Get("model"), APIKeyID: q.Get("keyId"), RequestID: q.Get("requestId")}
 	for _, p := range []struct {
 		name string
 		dst  *int64
@@ -138,8 +138,13 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 	out := make([]json.RawMessage, 0, len(rows))
 	size, truncated := 0, false
 	var lastID int64
+	withBodies := a.rowsWithBodies(rows)
 	for _, l := range rows {
-		row, err := json.Marshal(logRowJSON(l))
+		fields := logRowJSON(l)
+		if withBodies[l.RequestID] {
+			fields["hasBodies"] = true
+		}
+		row, err := json.Marshal(fields)
 		if err != nil {
 			continue
 		}
@@ -284,4 +289,20 @@ func msTime(ms int64) string {
 		return ""
 	}
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+}
+
+// rowsWithBodies is which of rows' requests have captured bodies (none
+// without body capture).
+func (a *API) rowsWithBodies(rows []store.RequestLog) map[string]bool {
+	if a.Capture == nil || len(rows) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(rows))
+	for _, l := range rows {
+		if l.RequestID != "" {
+			ids = append(ids, l.RequestID)
+		}
+	}
+	m, _ := a.Store.RequestIDsWithBodies(ids, a.Capture.ExpiredBefore()) // expired bodies are not offered
+	return m
 }

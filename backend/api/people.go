@@ -83,6 +83,12 @@ var routeRoles = map[string]string{
 	"GET /api/feature-flags":                  RoleViewer,
 	"GET /api/logs":                           RoleViewer,
 	"GET /api/logs/export":                    RoleViewer,
+	"GET /api/capture":                        RoleViewer,
+	"PATCH /api/capture":                      RoleAdmin,
+	"PUT /api/capture":                        RoleAdmin,
+	"GET /api/logs/{requestId}/bodies":        RoleAdmin, // people's prompts and answers
+	"POST /api/playground/key":                RoleAdmin,
+	"POST /api/playground/":                   RoleAdmin, // inference with the playground's key
 	"GET /api/events":                         RoleViewer,
 	"GET /api/gateway":                        RoleViewer,
 	"PATCH /api/gateway":                      RoleOperator, // pause, resume
@@ -128,8 +134,10 @@ var routeRoles = map[string]string{
 	"GET /metrics":                            RoleViewer,
 }
 
-// readOnlyWrites are POST routes that change nothing (not audited).
-var readOnlyWrites = map[string]bool{"POST /api/rules/preview": true}
+// readOnlyWrites are POST routes that change nothing (not audited): a rule
+// preview, and the playground's inference (a request, not a change; its
+// prompt is no audit material).
+var readOnlyWrites = map[string]bool{"POST /api/rules/preview": true, "POST /api/playground/": true}
 
 // routeKey is "METHOD path-template" of the matched route.
 func routeKey(r *http.Request) string {

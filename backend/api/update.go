@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -8,6 +9,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
+	"omniroute/backend/update"
 )
 
 // updateRoutes serves the opt-in release check: GET the status (checked
@@ -24,6 +26,17 @@ func (a *API) updateURL() (enabled bool, url string) {
 		url = config.DefaultUpdateURL
 	}
 	return g.UpdateCheck, url
+}
+
+// UpdateStatus is the release check's status as GET /api/update reports it
+// (checked first when on and a day old); ok is false when this build has no
+// check. The tray asks it to show "version X is available".
+func (a *API) UpdateStatus(ctx context.Context) (st update.Status, ok bool) {
+	if a.Updates == nil {
+		return update.Status{}, false
+	}
+	enabled, url := a.updateURL()
+	return a.Updates.Status(ctx, enabled, url), true
 }
 
 func (a *API) updateStatus(w http.ResponseWriter, r *http.Request) {

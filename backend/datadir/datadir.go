@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -311,7 +312,13 @@ func (d *Dir) reset(now time.Time) error {
 
 // Tighten makes every known file owner-only (0600). Call it again after the
 // database is opened: SQLite creates its -wal and -shm files with the umask.
+// On Windows mode bits only toggle "read-only" (the profile directory's ACL is
+// what keeps other users out), and changing them on the open database fails
+// with a sharing violation, so there is nothing to do.
 func (d *Dir) Tighten() error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	for _, n := range []string{DBFile, DBFile + "-wal", DBFile + "-shm", KeyFile, TokenFile, LockFile} {
 		if err := os.Chmod(d.File(n), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("restrict %s to its owner: %w", d.File(n), err)

@@ -143,6 +143,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		return false, false
 	}
 	defer resp.Body.Close()
+	if a.req.cap != nil {
+		a.captureContinuation(resp)
+	}
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/capture"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
@@ -59,6 +60,8 @@ type request struct {
 	tools int
 	// gemini is a Gemini-native call's URL part (model, stream, framing).
 	gemini geminiCall
+	// cap is the request's body capture (nil: not captured).
+	cap *capture.Request
 
 	// The first admission, attempt, ticket and candidate list live in the
 	// request, saving an allocation each for the common request (one target,

@@ -31,6 +31,18 @@ type Client struct {
 	Access *routing.Access // the key's restrictions, read-only (nil: none)
 }
 
+// Client holds two words on purpose: it is passed by value through the
+// frames under every open stream. What else a key says lives behind Access
+// (its Private flag) or in the request's context (a chosen request id).
+
+type requestIDKey struct{}
+
+// WithRequestID names the request's log row in advance (the dashboard
+// playground, which then reads the row's timeline by it).
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
 // access is the client's restrictions (none when it has none).
 func (c Client) access() routing.Access {
 	if c.Access == nil {
@@ -79,6 +91,7 @@ type Gateway struct {
 	creds     Credentials
 	rules     *rules.Engine
 	spend     Spend
+	capture   Capture
 	log       *slog.Logger
 	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
 	// operator sets the feature flag.
@@ -126,6 +139,8 @@ type Deps struct {
 	// Spend holds keys to their budgets and rate limits and prices each
 	// served answer (optional: without it rows carry no cost).
 	Spend Spend
+	// Capture keeps request and response bodies on demand (optional).
+	Capture Capture
 	// Log receives operator warnings such as the [COMBO] all-excluded line (optional).
 	Log *slog.Logger
 	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
@@ -166,7 +181,7 @@ func New(d Deps) *Gateway {
 	}
 	g := &Gateway{engine: d.Engine, executors: d.Executors, clk: d.Clock, logs: d.Logs, general: d.General,
 		resil: d.Resilience, wall: d.Wall, leases: d.Leases, pins: d.Pins, meter: d.Meter, gate: d.Gate, queues: d.Queues,
-		creds: d.Credentials, rules: d.Rules, spend: d.Spend, log: d.Log, emergencyDefault: d.EmergencyFallback}
+		creds: d.Credentials, rules: d.Rules, spend: d.Spend, capture: d.Capture, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()
 	}

@@ -123,6 +123,10 @@ func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, 
 	}
 	if err == nil {
 		defer g.inFlight.Add(-1)
+		if g.capture != nil && g.beginCapture(req) {
+			g.runCaptured(w, r, req)
+			return
+		}
 		err = g.runWithFallback(w, r, req)
 	}
 	g.end(w, req, err)

@@ -126,6 +126,10 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 	}
 	if err == nil {
 		defer g.inFlight.Add(-1)
+		if g.capture != nil && g.beginCapture(req) {
+			g.runCaptured(w, r, req)
+			return
+		}
 		err = g.runWithFallback(w, r, req)
 	}
 	g.end(w, req, err)
@@ -144,7 +148,8 @@ func (g *Gateway) beginCall(w http.ResponseWriter, r *http.Request, format trans
 	// Set field by field: a literal of the whole request may be built on
 	// this frame first (3.5 KB of stack under a streaming request's frames).
 	req := new(request)
-	req.start, req.client, req.format, req.tools = g.clk.Now(), client, format, -1 // its id is made with the log row
+	req.start, req.client, req.format, req.tools = g.clk.Now(), client, format, -1
+	req.id, _ = r.Context().Value(requestIDKey{}).(string) // "": made with the log row
 	req.attempts = req.firstAttempts[:0]
 	req.gemini = call // a Gemini-native call's model and stream flag (from its URL)
 	if err := g.decode(w, r, req, set); err != nil {

@@ -51,6 +51,9 @@ func (g *Gateway) finishLog(req *request) {
 	if l.RequestID = req.id; idLen > 0 {
 		l.RequestID = s[:idLen]
 	}
+	if req.cap != nil {
+		g.finishCapture(l.RequestID, req)
+	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	if g.spend != nil && req.round.bill.ok && l.Status < 400 {
 		l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage)

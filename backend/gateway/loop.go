@@ -716,6 +716,9 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 		return nil, a.transportFailure(err)
 	}
 	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.g.clk.Now())
+	if a.req.cap != nil {
+		a.captureAnswer(resp)
+	}
 	a.rec.Status = resp.StatusCode
 	return resp, nil
 }
@@ -744,6 +747,9 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 		return nil, nil, &failure{err: err}
 	}
 	a.target = cand.Conn.Target(cand.Model)
+	if req.cap != nil {
+		a.captureUpstream(body)
+	}
 	a.fb = time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
 	a.startTimer(a.fb, req.adm.execCuts(a.fb))

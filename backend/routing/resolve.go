@@ -20,6 +20,9 @@ type Candidate struct {
 type Access struct {
 	AllowedConnections []string
 	AllowedModels      []string
+	// Private: the key's requests are never body-captured (not a routing
+	// restriction; carried here so the gateway's client stays two words).
+	Private bool
 }
 
 func (a Access) allowsConn(id string) bool {

@@ -20,6 +20,7 @@ import (
 	"omniroute/backend/agents"
 	"omniroute/backend/api"
 	"omniroute/backend/budget"
+	"omniroute/backend/capture"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
@@ -439,7 +440,11 @@ func (s *Server) wire() error {
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
-	s.logs = reqlog.New(st.RequestLogSink(), time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
+	bodies, err := capture.New(clk, st) // captured bodies expire as the request log is pruned
+	if err != nil {
+		return err
+	}
+	s.logs = reqlog.New(bodySweeper{st.RequestLogSink(), bodies}, time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
 	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules })
@@ -468,7 +473,7 @@ func (s *Server) wire() error {
 	gw = gateway.New(gateway.Deps{Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
-		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
+		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
 
 	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -500,7 +505,8 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, SSO: ssoClient, PasswordCost: opts.PasswordCost,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, Budgets: ledger, Capture: bodies,
+		SSO: ssoClient, PasswordCost: opts.PasswordCost,
 		Agents: func() *agents.Manager {
 			key, _ := s.DefaultKey()
 			return agents.ForCurrentUser(opts.Process.BaseURL(), key)
@@ -525,7 +531,12 @@ func (s *Server) wire() error {
 				}
 				return err
 			},
-			settings: settings.Reload,
+			settings: func() error {
+				if err := settings.Reload(); err != nil {
+					return err
+				}
+				return bodies.Reload() // body capture settings live in key_value too
+			},
 			cooldowns: func() error {
 				rows, err := st.Connections()
 				if err == nil {

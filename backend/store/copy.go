@@ -14,11 +14,11 @@ import (
 var copyTables = []string{
 	"provider_connections", "api_keys", "combos", "key_value", "domain_circuit_breakers",
 	"session_account_affinity", "exclusive_connection_leases", "request_logs", "usage_rollup", "state_events",
-	"model_locks", "key_spend", "users", "user_sessions", "management_tokens", "audit_log",
+	"model_locks", "key_spend", "request_bodies", "users", "user_sessions", "management_tokens", "audit_log",
 }
 
 // boolColumns are stored as 0/1 integers in SQLite and as BOOLEAN in PostgreSQL.
-var boolColumns = map[string]bool{"is_active": true, "rate_limit_protection": true, "is_default": true, "stream": true, "cleared": true}
+var boolColumns = map[string]bool{"is_active": true, "rate_limit_protection": true, "is_default": true, "stream": true, "cleared": true, "private": true}
 
 // identityTables have an auto-increment id whose PostgreSQL sequence must
 // continue after the copied rows.

@@ -26,7 +26,8 @@ func populate(t *testing.T, s *Store) {
 	for i, k := range []APIKey{
 		{ID: "k1", Name: "Default key", KeyHash: "h1", KeyEnc: "e1", KeyPrefix: "sk-omni-ab", Scopes: `["inference"]`,
 			AllowedConnections: "[]", AllowedModels: "[]", IsDefault: true, CreatedAt: 5, LastUsedAt: 6},
-		{ID: "k2", Name: "ci", KeyHash: "h2", Scopes: `["inference","lease:exclusive"]`, AllowedConnections: `["c1"]`, AllowedModels: "[]", CreatedAt: 7},
+		{ID: "k2", Name: "ci", KeyHash: "h2", Scopes: `["inference","lease:exclusive"]`, AllowedConnections: `["c1"]`, AllowedModels: "[]", CreatedAt: 7,
+			Private: true},
 	} {
 		if err := s.CreateAPIKey(&k); err != nil {
 			t.Fatalf("key %d: %v", i, err)
@@ -36,6 +37,11 @@ func populate(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	if err := s.SetValue("settings", "general", `{"maxAttempts":4}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRequestBodies(&RequestBodies{RequestID: "r1", CreatedAt: 8, APIKeyID: "k1", Model: "m", ClientFormat: "anthropic",
+		UpstreamFormat: "openai", Stream: true, ClientRequest: `{"a":1}`, UpstreamRequest: `{"b":2}`, UpstreamResponse: "data: {}\n\n",
+		ClientResponse: "event: x\ndata: {}\n\n", Bytes: 40, Truncated: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SaveBreaker(BreakerRow{Provider: "openai", State: "OPEN", Failures: 5, OpenCycles: 1, OpenedAt: 100, StateChangedAt: 100}); err != nil {
@@ -174,6 +180,16 @@ func TestCopyRoundTrip(t *testing.T) {
 	c2, err := back.Connections()
 	if err != nil || !reflect.DeepEqual(c1, c2) {
 		t.Fatalf("connections after the round trip differ (%v):\n%+v\n%+v", err, c1, c2)
+	}
+	k1, _ := src.APIKeys()
+	k2, err := back.APIKeys()
+	if err != nil || !reflect.DeepEqual(k1, k2) || !k2[1].Private {
+		t.Fatalf("keys after the round trip differ (%v):\n%+v\n%+v", err, k1, k2)
+	}
+	b1, _ := src.RequestBodies("r1")
+	b2, err := back.RequestBodies("r1")
+	if err != nil || b1 != b2 || !b2.Stream {
+		t.Fatalf("captured bodies after the round trip differ (%v):\n%+v\n%+v", err, b1, b2)
 	}
 	r1, _ := src.RecentRequestLogs(1000)
 	r2, err := back.RecentRequestLogs(1000)

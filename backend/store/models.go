@@ -80,6 +80,8 @@ type APIKey struct {
 	// ("" for none; see backend/budget).
 	Budget string `gorm:"column:budget"`
 	Limits string `gorm:"column:limits"`
+	// Private keys' requests are never body-captured (backend/capture).
+	Private bool `gorm:"column:private"`
 	// OwnerUserID is the user the key belongs to ("" for none).
 	OwnerUserID string `gorm:"column:owner_user_id"`
 	CreatedAt   int64  `gorm:"column:created_at;autoCreateTime:milli"`
@@ -166,3 +168,25 @@ type Combo struct {
 
 // TableName names the table.
 func (Combo) TableName() string { return "combos" }
+
+// RequestBodies are one request's captured bodies (backend/capture), redacted
+// and capped: the client's request and answer, and what went to and came
+// from the upstream (its last attempt). Truncated counts the bytes cut.
+type RequestBodies struct {
+	RequestID        string `gorm:"column:request_id;primaryKey"`
+	CreatedAt        int64  `gorm:"column:created_at"`
+	APIKeyID         string `gorm:"column:api_key_id"`
+	Model            string `gorm:"column:model"`
+	ClientFormat     string `gorm:"column:client_format"`
+	UpstreamFormat   string `gorm:"column:upstream_format"`
+	Stream           bool   `gorm:"column:stream"`
+	ClientRequest    string `gorm:"column:client_request"`
+	UpstreamRequest  string `gorm:"column:upstream_request"`
+	UpstreamResponse string `gorm:"column:upstream_response"`
+	ClientResponse   string `gorm:"column:client_response"`
+	Bytes            int64  `gorm:"column:bytes"`
+	Truncated        int64  `gorm:"column:truncated"`
+}
+
+// TableName names the table.
+func (RequestBodies) TableName() string { return "request_bodies" }

@@ -120,7 +120,8 @@ func (s *Store) CreateAPIKey(k *APIKey) error {
 func (s *Store) SaveAPIKey(k *APIKey) error {
 	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
 		"name": k.Name, "scopes": k.Scopes, "allowed_connections": k.AllowedConnections,
-		"allowed_models": k.AllowedModels, "budget": k.Budget, "limits": k.Limits, "owner_user_id": k.OwnerUserID,
+		"allowed_models": k.AllowedModels, "budget": k.Budget, "limits": k.Limits, "private": k.Private,
+		"owner_user_id": k.OwnerUserID,
 	})
 	if res.Error != nil {
 		return res.Error
@@ -311,6 +312,8 @@ type RequestLogFilter struct {
 	ConnectionID string
 	Model        string
 	APIKeyID     string
+	// RequestID picks one request's row (the playground's timeline).
+	RequestID string
 	// Before pages: only rows with a smaller id (0: from the newest).
 	Before int64
 	// After pages towards newer rows: only rows with a larger id, the
@@ -386,6 +389,9 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	}
 	if f.APIKeyID != "" {
 		q = q.Where("api_key_id = ?", f.APIKeyID)
+	}
+	if f.RequestID != "" {
+		q = q.Where("request_id = ?", f.RequestID)
 	}
 	var out []RequestLog
 	if err := q.Find(&out).Error; err != nil {

@@ -3,7 +3,8 @@
 ; rights, installed under %LOCALAPPDATA%\Programs\OmniRoute. The uninstaller
 ; removes the program, its shortcuts and its start-at-login entry, never the
 ; user's data (%APPDATA%\omniroute: connections, keys, the database).
-Unicode true
+; A 64-bit installer for the 64-bit programs (it also runs under a 64-bit-only Wine).
+Target amd64-unicode
 !include "LogicLib.nsh"
 !ifndef VERSION
   !define VERSION "0.0.0"

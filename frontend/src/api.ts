@@ -502,6 +502,8 @@ export interface ApiKey {
   allowedConnections?: string[] | null;
   allowedModels?: string[] | null;
   isDefault?: boolean;
+  /** Private keys' requests are never body-captured. */
+  private?: boolean;
   createdAt?: string | number | null;
   /** The user the key belongs to ('' for none) and their email. */
   ownerUserId?: string;
@@ -617,12 +619,55 @@ export interface RequestLog {
   upstreamMs?: number;
   /** What the request waited for, or the admission code that refused it. */
   queueReason?: string;
+  /** Its request and response bodies were captured (GET /api/logs/{requestId}/bodies). */
+  hasBodies?: boolean;
+}
+
+/** GET/PATCH /api/capture: when bodies are captured and how long they are kept. */
+export interface CaptureSettings {
+  enabled: boolean;
+  /** Capture is on now (enabled and the window not over). */
+  active?: boolean;
+  until?: string | null;
+  keyIds: string[];
+  models: string[];
+  retentionMinutes: number;
+  maxBodyBytes: number;
+  maxTotalBytes: number;
+}
+
+/** GET /api/logs/{requestId}/bodies: one request's captured bodies, redacted. */
+export interface RequestBodies {
+  requestId: string;
+  clientFormat: string;
+  upstreamFormat: string;
+  stream: boolean;
+  clientRequest: string;
+  upstreamRequest: string;
+  upstreamResponse: string;
+  clientResponse: string;
+  bytes: number;
+  truncatedBytes: number;
 }
 
 /** POST /api/combos and PUT /api/combos/{id}: the combo and sentences to show (e.g. a shadowed model name). */
 export interface ComboSaveResult {
   combo: Combo;
   warnings?: string[] | null;
+}
+
+/** GET /api/update: the opt-in release check (never downloads anything). */
+export interface UpdateStatus {
+  enabled: boolean;
+  current: string;
+  latest?: string;
+  available: boolean;
+  /** The release page the user is pointed at. */
+  url?: string;
+  notes?: string;
+  checkedAt?: string;
+  /** Why the last check found nothing (unreachable, bad signature …). */
+  error?: string;
 }
 
 /** GET/PATCH /api/resilience: a nested settings document (see lib/resilience-form.ts). */
@@ -632,6 +677,8 @@ const enc = encodeURIComponent;
 
 export const endpoints = {
   health: (signal?: AbortSignal) => api.get<Health>('/api/monitoring/health', signal),
+  updateStatus: (signal?: AbortSignal) => api.get<UpdateStatus>('/api/update', signal),
+  checkUpdate: () => api.post<UpdateStatus>('/api/update/check', {}),
 
   authInfo: () => api.get<AuthInfo>('/api/auth'),
   login: (email: string, password: string) => api.post<{ user: User }>('/api/login', { email, password }),
@@ -651,6 +698,17 @@ export const endpoints = {
     return api.get<AuditPage>(`/api/audit${qs ? `?${qs}` : ''}`, signal);
   },
 
+  captureSettings: (signal?: AbortSignal) => api.get<CaptureSettings>('/api/capture', signal),
+  saveCapture: (body: Partial<CaptureSettings> & { forMinutes?: number; until?: string | null }) => api.patch<CaptureSettings>('/api/capture', body),
+  requestBodies: (requestId: string, signal?: AbortSignal) => api.get<RequestBodies>(`/api/logs/${enc(requestId)}/bodies`, signal),
+  /** The playground's own key (created on first use); never its secret. */
+  playgroundKey: () => api.post<ApiKey>('/api/playground/key'),
+  /** One log row by request id (the playground's timeline). */
+  logByRequestId: async (requestId: string, signal?: AbortSignal): Promise<RequestLog | null> => {
+    const data = await api.get<{ logs?: RequestLog[] }>(`/api/logs?requestId=${enc(requestId)}`, signal);
+    return Array.isArray(data?.logs) && data.logs.length ? data.logs[0]! : null;
+  },
+  setKeyPrivate: (id: string, priv: boolean) => api.patch<ApiKey>(`/api/keys/${enc(id)}`, { private: priv }),
   listConnections: async (signal?: AbortSignal): Promise<Connection[]> => {
     const data = await api.get<{ connections?: Connection[] }>('/api/providers', signal);
     return Array.isArray(data?.connections) ? data.connections : [];

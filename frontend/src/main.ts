@@ -19,6 +19,7 @@ import { renderLockoutSettings } from './views/lockout-settings';
 import { renderLogs } from './views/logs';
 import { renderModelCooldowns } from './views/model-cooldowns';
 import { renderOverview } from './views/overview';
+import { renderPlayground } from './views/playground';
 import { renderResilience } from './views/resilience';
 import { renderUsage } from './views/usage';
 import { renderSignIn } from './views/signin';
@@ -41,6 +42,7 @@ const routes: readonly Route[] = [
   { path: '/agents', title: 'Agents', view: renderAgents },
   { path: '/usage', title: 'Usage', view: renderUsage },
   { path: '/logs', title: 'Logs', view: renderLogs },
+  { path: '/playground', title: 'Playground', view: renderPlayground, role: 'admin' },
   { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
   { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
   { path: '/leases', title: 'Leases', view: renderLeases, group: 'Resilience' },

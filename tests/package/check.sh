@@ -137,16 +137,63 @@ check "tarball: install.sh --uninstall" "$SRC/install.sh" --uninstall --prefix "
 check "tarball: nothing left in the prefix" sh -c "test -z \"\$(find '$PREFIX' -type f)\""
 
 # --- Windows: the cross-compiled binaries and the NSIS installer ---------------
-# (Debian's Wine 8.0 cannot start a Go 1.26 binary: it lacks bcryptprimitives.dll,
-# which Go's runtime loads first; so the binaries are checked, not run.)
 SETUP=bin/omniroute-${VERSION}-windows-amd64-setup.exe
 check "windows: installer built" test -s "$SETUP"
-check "windows: installer is an NSIS installer" sh -c "file '$SETUP' | grep -q 'Nullsoft Installer'"
+check "windows: installer is a 64-bit NSIS installer" sh -c "file '$SETUP' | grep -q 'PE32+ executable (GUI) x86-64' && grep -aq Nullsoft '$SETUP'"
 check "windows: gateway is a 64-bit console program" sh -c "file dist-pkg/windows/omniroute.exe | grep -q 'PE32+ executable (console) x86-64'"
 check "windows: desktop app is a 64-bit GUI program" sh -c "file dist-pkg/windows/omniroute-desktop.exe | grep -q 'PE32+ executable (GUI) x86-64'"
 check "windows: installer carries the version" sh -c "strings -el '$SETUP' | grep -q '$VERSION' || strings '$SETUP' | grep -q '$VERSION'"
 check "windows: start at login is optional and the uninstaller keeps the data" bash -c \
 	"grep -q 'Section /o \"Start OmniRoute at login\"' build/windows/installer.nsi && ! grep -iE '^ *(RMDir|Delete)' build/windows/installer.nsi | grep -qi appdata"
+
+# --- Windows under Wine: install, run the gateway, proxy a request, uninstall -----
+# Debian's Wine 8.0 lacks bcryptprimitives.dll, which Go's runtime loads from
+# System32 first: a stand-in built here with MinGW (tests/package/wine, never
+# shipped) goes into the throw-away prefix. Everything else is the real
+# installer and the real programs.
+WINE=/usr/lib/wine/wine64
+if [ -x "$WINE" ] && command -v x86_64-w64-mingw32-gcc >/dev/null; then
+	export WINEPREFIX=$TMP/wine WINEDEBUG=-all WINEDLLOVERRIDES="bcryptprimitives=n;mscoree,mshtml="
+	win_stop() { WINEPREFIX=$TMP/wine /usr/lib/wine/wineserver -k >/dev/null 2>&1 || true; }
+	trap 'win_stop; cleanup' EXIT
+	check "wine: prefix" "$WINE" wineboot -i
+	check "wine: the bcryptprimitives stand-in builds" x86_64-w64-mingw32-gcc -shared -O2 -s -o "$TMP/bcryptprimitives.dll" \
+		tests/package/wine/bcryptprimitives.c tests/package/wine/bcryptprimitives.def -ladvapi32
+	cp "$TMP/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
+	check "wine: the installer runs silently (/S)" "$WINE" "$SETUP" /S
+	APPDIR=$(find "$WINEPREFIX/drive_c/users" -maxdepth 5 -type d -path '*/AppData/Local/Programs/OmniRoute' | head -n 1)
+	check "wine: installed under %LOCALAPPDATA%\\Programs\\OmniRoute" sh -c "test -f '$APPDIR/omniroute.exe' && test -f '$APPDIR/omniroute-desktop.exe' && test -f '$APPDIR/uninstall.exe'"
+	check "wine: Start-menu entry" sh -c "find '$WINEPREFIX/drive_c/users' -path '*Start Menu/Programs/OmniRoute/OmniRoute.lnk' | grep -q ."
+	check "wine: installed gateway prints the version" sh -c "'$WINE' '$APPDIR/omniroute.exe' --version | grep -q '^omniroute $VERSION'"
+	go build -o "$TMP/fakeupstream" ./tests/cmd/fakeupstream
+	"$TMP/fakeupstream" -addr 127.0.0.1:0 >"$TMP/fake.log" 2>&1 &
+	FAKEPID=$!
+	for _ in $(seq 50); do grep -q listening "$TMP/fake.log" && break; sleep 0.1; done
+	FAKE=$(sed -n 's/^listening on //p' "$TMP/fake.log")
+	WPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	OMNIROUTE_PORT=$WPORT "$WINE" "$APPDIR/omniroute.exe" --headless >"$TMP/win-run.log" 2>"$TMP/win-run.err" &
+	WINPID=$!
+	for _ in $(seq 300); do grep -q "Dashboard:" "$TMP/win-run.log" 2>/dev/null && break; sleep 0.1; done
+	WKEY=$(sed -n 's/^ *API key: *\(sk-omni-[^ ]*\).*/\1/p' "$TMP/win-run.log")
+	WTOKEN=$(sed -n 's/.*#token=\([^ ]*\).*/\1/p' "$TMP/win-run.log")
+	check "wine: gateway answers /api/monitoring/health" sh -c "curl -fsS http://127.0.0.1:$WPORT/api/monitoring/health | grep -q '\"status\"'"
+	check "wine: data in %APPDATA%\\omniroute" sh -c "find '$WINEPREFIX/drive_c/users' -path '*AppData/Roaming/omniroute/omniroute.db' | grep -q ."
+	check "wine: a connection is added" sh -c "curl -fsS -H 'Authorization: Bearer $WTOKEN' -H 'Content-Type: application/json' \
+		-d '{\"provider\":\"openai-compatible\",\"name\":\"fake\",\"prefix\":\"fake\",\"apiKey\":\"sk-fake-wine\",\"baseUrl\":\"$FAKE/v1\",\"models\":[\"gpt-4o-mini\"]}' \
+		http://127.0.0.1:$WPORT/api/providers"
+	check "wine: a chat request is proxied to the upstream" sh -c "curl -fsS -H 'Authorization: Bearer $WKEY' -H 'Content-Type: application/json' \
+		-d '{\"model\":\"fake/gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hello from wine\"}]}' \
+		http://127.0.0.1:$WPORT/v1/chat/completions | grep -q '\"chat.completion\"'"
+	kill "$WINPID" "$FAKEPID" 2>/dev/null || true
+	win_stop
+	check "wine: the uninstaller runs silently" "$WINE" "$APPDIR/uninstall.exe" /S
+	for _ in $(seq 100); do [ -e "$APPDIR/omniroute.exe" ] || break; sleep 0.1; done
+	check "wine: the uninstaller removed the programs" sh -c "! test -e '$APPDIR/omniroute.exe' && ! find '$WINEPREFIX/drive_c/users' -path '*Start Menu/Programs/OmniRoute*' | grep -q ."
+	check "wine: the uninstaller kept the user's data" sh -c "find '$WINEPREFIX/drive_c/users' -path '*AppData/Roaming/omniroute/omniroute.db' | grep -q ."
+	win_stop
+else
+	bad "wine64 or MinGW missing (apt-get install wine64 gcc-mingw-w64-x86-64-win32)"
+fi
 
 echo "package: $PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

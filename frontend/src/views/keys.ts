@@ -132,13 +132,38 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     const scopes = Array.isArray(k.scopes) && k.scopes.length ? k.scopes : null;
     const edit = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Edit access of key ${label}` }, 'Edit access');
     edit.addEventListener('click', () => openAccessDialog(k));
+    const privacy = h(
+      'button',
+      { type: 'button', class: 'btn btn-small', 'aria-pressed': String(!!k.private), 'aria-label': `Private key ${label}: its requests are never body-captured` },
+      k.private ? 'Private ✓' : 'Private',
+    );
+    privacy.addEventListener('click', () =>
+      busy([privacy], async () => {
+        try {
+          await endpoints.setKeyPrivate(k.id, !k.private);
+          await load(true);
+        } catch (err) {
+          if (!ctx.signal.aborted) clear(message, errorBox(err));
+        }
+      }),
+    );
     const conns = k.allowedConnections ?? [];
     const models = k.allowedModels ?? [];
     const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;
     return h(
       'tr',
       { 'data-key-id': k.id },
-      h('td', null, h('div', { class: 'cell-main' }, label, k.isDefault ? [' ', h('span', { class: 'chip' }, 'default')] : null)),
+      h(
+        'td',
+        null,
+        h(
+          'div',
+          { class: 'cell-main' },
+          label,
+          k.isDefault ? [' ', h('span', { class: 'chip' }, 'default')] : null,
+          k.private ? [' ', h('span', { class: 'chip', title: 'Its requests are never body-captured' }, 'private')] : null,
+        ),
+      ),
       h('td', null, k.keyMasked ? h('code', { class: 'nowrap' }, k.keyMasked) : h('span', { class: 'muted' }, '—')),
       h('td', { 'data-testid': 'key-owner' }, k.owner ? h('span', { class: 'wrap-anywhere' }, k.owner) : h('span', { class: 'muted' }, '—')),
       h('td', null, scopes ? scopes.map((s) => h('span', { class: 'chip' }, s)) : h('span', { class: 'muted' }, 'all')),
@@ -149,7 +174,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         models.length ? h('div', null, 'Models: ', models.map((m) => h('span', { class: 'chip' }, m))) : h('div', { class: 'muted' }, 'All models'),
       ),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, del)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, privacy, del)),
     );
   }
 

@@ -5,6 +5,8 @@ import { formatDuration } from '../lib/format';
 import { live } from '../live';
 import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
+import { openBodies } from './bodies';
+import { renderCaptureSettings } from './capture-settings';
 
 const LIMIT = 100;
 /** The gateway writes request logs in batches (about once a second). */
@@ -223,6 +225,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       countLine,
     ),
     h('div', { class: 'log-pager', role: 'group', 'aria-label': 'Pages and export' }, newestBtn, newerBtn, olderBtn, pageNote, exportCsv, exportJson),
+    renderCaptureSettings(ctx.signal),
     h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title', class: 'visually-hidden' }, 'Request log'), listArea),
   );
 
@@ -358,7 +361,13 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         null,
         h('td', null, toggle),
         h('td', { class: 'nowrap' }, logTime(rowTime(l))),
-        h('td', null, h('code', { class: 'model-name' }, l.model || '—'), l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null),
+        h(
+          'td',
+          null,
+          h('code', { class: 'model-name' }, l.model || '—'),
+          l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null,
+          l.hasBodies ? bodiesButton(l) : null,
+        ),
         // A failed request names no connection; its last attempt does. A
         // refusal reached none: it says so instead of naming a connection.
         h(
@@ -382,6 +391,16 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       ),
       isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '10' }, renderAttempts(l))) : null,
     );
+  }
+
+  function bodiesButton(l: Row): HTMLElement {
+    const btn = h(
+      'button',
+      { type: 'button', class: 'btn btn-small btn-ghost', 'aria-label': `Bodies of the ${l.model || ''} request at ${formatDate(l.createdAt)}`, 'data-testid': 'bodies-button' },
+      'Bodies',
+    );
+    btn.addEventListener('click', () => openBodies(l.requestId));
+    return btn;
   }
 
   function renderAttempts(l: Row): HTMLElement {

@@ -1,4 +1,4 @@
-import { ApiError, endpoints, isAbortError, type Health } from '../api';
+import { ApiError, endpoints, isAbortError, type Health, type UpdateStatus } from '../api';
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
 import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge } from '../lib/health';
@@ -28,6 +28,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   const upMs = () => (startedAt == null ? 0 : Math.max(0, Math.floor((Date.now() - startedAt) / 1000) * 1000));
   const cleanups: Array<() => void> = [];
   const pauseError = h('div', { class: 'pause-error' });
+  /** The opt-in release check: "version X is available" or a button to check. */
+  const updateArea = h('div', { class: 'update-area', 'data-testid': 'update-area' });
 
   const heading = h('h1', { tabindex: '-1' }, 'Overview');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -103,6 +105,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         ),
         typeof health.paused === 'boolean' ? pauseBtn : null,
       ),
+      updateArea,
       paused
         ? h('p', { class: 'alert alert-warn', role: 'status', 'data-testid': 'paused' }, 'The gateway is paused: clients get 503 GATEWAY_PAUSED until you resume it.')
         : null,
@@ -404,6 +407,64 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     }
   }
 
+  // ------------------------------------------------------------ release check
+
+  /** Shows what the last release check found; nothing is ever downloaded. */
+  function renderUpdate(st: UpdateStatus | null, failure?: string): void {
+    if (!st) {
+      clear(updateArea);
+      return;
+    }
+    const checkBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'update-check' }, 'Check for updates');
+    checkBtn.addEventListener('click', () => void checkNow(checkBtn));
+    if (st.available && st.latest) {
+      clear(
+        updateArea,
+        h(
+          'p',
+          { class: 'alert alert-info', role: 'status', 'data-testid': 'update-available' },
+          `Version ${st.latest} is available (this is ${st.current}). `,
+          st.url ? h('a', { href: st.url, target: '_blank', rel: 'noopener noreferrer' }, 'Release notes and download') : null,
+          st.notes ? h('span', { class: 'block muted small' }, st.notes) : null,
+        ),
+      );
+      return;
+    }
+    const said = failure
+      ? `Update check failed: ${failure}`
+      : !st.enabled
+        ? 'The update check is off.'
+        : st.error
+          ? `Update check: ${st.error}`
+          : st.checkedAt
+            ? `Up to date · checked ${formatTime(new Date(st.checkedAt))}`
+            : '';
+    clear(updateArea, h('p', { class: 'muted small', 'data-testid': 'update-line' }, said, said ? ' ' : '', checkBtn));
+  }
+
+  async function loadUpdate(): Promise<void> {
+    try {
+      renderUpdate(await endpoints.updateStatus(ctx.signal));
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) return;
+      renderUpdate(null); // a build without the check (404) or a viewer: say nothing
+    }
+  }
+
+  /** "Check for updates" is the user's opt-in: it turns the check on, then checks. */
+  async function checkNow(btn: HTMLButtonElement): Promise<void> {
+    btn.disabled = true;
+    btn.textContent = 'Checking…';
+    try {
+      const st = await endpoints.updateStatus(ctx.signal);
+      if (!st.enabled) await endpoints.patchSettings({ updateCheck: true });
+      renderUpdate(await endpoints.checkUpdate());
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) return;
+      renderUpdate({ enabled: true, current: health?.version ?? '', available: false }, err instanceof Error ? err.message : String(err));
+    }
+  }
+
   // ------------------------------------------------------------ team server
 
   function renderTeam(team: InstanceList | null): void {
@@ -602,5 +663,6 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   });
   void loadHealth();
   void loadKey();
+  void loadUpdate();
   return () => cleanups.forEach((fn) => fn());
 }

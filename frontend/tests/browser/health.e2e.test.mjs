@@ -221,6 +221,29 @@ step('zero connections: Set up (grey) on the Overview and in the header, never H
   await snap('health-setup-1280');
 });
 
+step('Overview: the release check is opt-in; a newer release reads "Version X is available" with its page', async () => {
+  const page = S.page;
+  await open('/overview', 'Overview');
+  await page.getByTestId('update-line').filter({ hasText: 'The update check is off.' }).waitFor();
+  // "Check for updates" is the opt-in: it turns the check on and checks a
+  // mirror that has no manifest (the fake upstream answers 404): said, never a crash.
+  const set = await mgmt('PATCH', '/api/settings', { updateUrl: `${S.fake}/no-manifest.json` });
+  assert.equal(set.status, 200, JSON.stringify(set.body));
+  await page.getByTestId('update-check').click();
+  await page.getByTestId('update-line').filter({ hasText: /Update check/ }).waitFor();
+  assert.equal((await mgmt('GET', '/api/settings')).body.updateCheck, true);
+  // A verified newer release (the signature check itself is tested in Go): the notice links its page.
+  await page.route('**/api/update', (route) =>
+    route.fulfill({ json: { enabled: true, current: '0.2.0', latest: '9.9.9', available: true, url: 'https://example.invalid/release/9.9.9', checkedAt: new Date().toISOString() } }),
+  );
+  await page.reload();
+  const notice = page.getByTestId('update-available');
+  await notice.filter({ hasText: 'Version 9.9.9 is available (this is 0.2.0).' }).waitFor();
+  assert.equal(await notice.getByRole('link').getAttribute('href'), 'https://example.invalid/release/9.9.9');
+  await page.unroute('**/api/update');
+  assert.equal((await mgmt('PATCH', '/api/settings', { updateCheck: false })).status, 200);
+});
+
 step('build the issue state: five connections, a cooldown, an OPEN breaker, three model locks, a lease', async () => {
   const add = async (name, prefix, key, models) => {
     const r = await mgmt('POST', '/api/providers', { provider: 'openai-compatible', name, apiKey: key, baseUrl: `${S.fake}/v1`, prefix, models });
@@ -238,7 +261,13 @@ step('build the issue state: five connections, a cooldown, an OPEN breaker, thre
   await chat('work/gpt-4o-mini');
   // The Lab endpoint's breaker opens after repeated 503s (one attempt each and
   // no streak cooldown, so every 503 reaches the breaker).
-  const streak = await mgmt('PATCH', '/api/resilience', { failover: { failureStreak: 100, retriesPerTarget: 0 } });
+  // The breaker stays OPEN for 55 s (countdowns still read in seconds): on a
+  // loaded machine the steps up to the Logs refusal outlast the default 30 s,
+  // and a HALF_OPEN probe there would lock Lab's model instead.
+  const streak = await mgmt('PATCH', '/api/resilience', {
+    failover: { failureStreak: 100, retriesPerTarget: 0 },
+    providerBreaker: { apikey: { resetTimeoutMs: 55_000 } },
+  });
   assert.equal(streak.status, 200, JSON.stringify(streak.body));
   await fault('key-lab', { mode: 'status', status: 503 });
   for (let i = 0; i < 15; i++) await chat('lab/gpt-4o-mini');

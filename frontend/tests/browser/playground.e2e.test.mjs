@@ -1,0 +1,228 @@
+// Browser test of the Playground and of bodies on demand against the real
+// headless gateway and the fake upstream (Debian Chromium, playwright-core):
+// a playground request streams live and shows its attempt timeline with a
+// failover from a failing connection; capture switched on for one key from
+// Logs shows that key's redacted body pair with the translation diff, and
+// nothing for another key. Nothing overflows at 800×600.
+//
+//   cd frontend && OMNIROUTE_BIN=../bin/omniroute node --test tests/browser/playground.e2e.test.mjs
+//   (FAKEUPSTREAM_BIN, CHROMIUM_BIN as in dashboard.e2e)
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO = path.resolve(FRONTEND, '..');
+const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-pg-'));
+const children = new Set();
+let browser;
+after(async () => {
+  await browser?.close().catch(() => {});
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function startProcess(bin, args, env, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    const lines = [];
+    const timer = setTimeout(() => reject(new Error(`${bin} did not start:\n${lines.join('\n')}`)), 20_000);
+    child.on('exit', (code) => reject(new Error(`${bin} exited (${code})`)));
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      const m = ready(lines);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
+    });
+    child.stderr.resume();
+  });
+}
+
+/** Elements whose content sticks out sideways (as health.e2e checks). */
+async function overflowing(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const doc = document.scrollingElement;
+    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
+    for (const el of document.querySelectorAll('body *')) {
+      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead, datalist')) continue;
+      const cs = getComputedStyle(el);
+      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
+      if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName.toLowerCase()}#${el.id}.${String(el.className)} ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    return out;
+  });
+}
+
+test('playground streams with its failover timeline; capture shows one key’s redacted bodies and diff', async () => {
+  let fakeBin = process.env.FAKEUPSTREAM_BIN ? path.resolve(FRONTEND, process.env.FAKEUPSTREAM_BIN) : '';
+  if (!fakeBin) {
+    fakeBin = path.join(tmp, 'fakeupstream');
+    execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+  const fake = (await startProcess(fakeBin, ['-addr', '127.0.0.1:0'], process.env, (l) => l[0]?.match(/listening on (http:\/\/\S+)/))).match[1];
+  const home = path.join(tmp, 'home');
+  mkdirSync(home);
+  const port = await freePort();
+  const env = { ...process.env, HOME: home, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
+  for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
+  const gw = (
+    await startProcess(GATEWAY_BIN, ['--headless'], env, (lines) => {
+      const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
+      return dash ? { link: dash[1], token: decodeURIComponent(dash[2]) } : null;
+    })
+  ).match;
+  const base = `http://127.0.0.1:${port}`;
+  const mgmt = async (method, p, body) => {
+    const res = await fetch(base + p, {
+      method,
+      headers: { Authorization: `Bearer ${gw.token}`, 'Content-Type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    assert.ok(res.ok, `${method} ${p}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  const fault = (key, f) => fetch(`${fake}/_fake/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key, fault: f }) });
+  const addConn = (name, key, priority) =>
+    mgmt('POST', '/api/providers', { provider: 'openai-compatible', name, authType: 'apikey', apiKey: key, baseUrl: `${fake}/v1`, priority, models: ['gpt-4o-mini'] });
+  await addConn('Fake A', 'conn-secret-aaaa', 1);
+  await addConn('Fake B', 'conn-secret-bbbb', 2);
+  await fault('conn-secret-aaaa', { mode: 'status', status: 401 }); // the first connection fails
+  await fault('conn-secret-bbbb', { mode: 'slow_drip', dripMs: 120 }); // the second answers slowly: the stream is seen live
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(gw.link);
+  const nav = page.getByRole('navigation', { name: 'Dashboard pages' });
+  await nav.getByRole('link', { name: 'Playground', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+
+  // A streamed request: text appears while it is still running, then the timeline shows the failover.
+  await page.getByLabel('Model or combo').fill('openai-compatible/gpt-4o-mini');
+  await page.getByLabel('Prompt').fill('hello there');
+  await page.getByTestId('pg-send').click();
+  const output = page.getByTestId('pg-output');
+  await page.waitForFunction(() => {
+    const out = document.querySelector('[data-testid="pg-output"]')?.textContent ?? '';
+    const sending = document.querySelector('[data-testid="pg-send"]')?.disabled;
+    return out.length > 0 && sending;
+  });
+  const attempts = page.getByTestId('pg-attempt');
+  await attempts.nth(1).waitFor();
+  assert.equal(await attempts.count(), 2);
+  assert.match(await attempts.nth(0).innerText(), /Fake A: auth.*\(401\)/);
+  assert.match(await attempts.nth(1).innerText(), /Fake B: success \(200\)/);
+  assert.ok((await output.textContent()).length > 5, 'the whole answer is shown');
+  const curl = await page.getByTestId('pg-curl').textContent();
+  assert.match(curl, /curl -N '.*\/v1\/chat\/completions'/);
+  assert.match(curl, /Authorization: Bearer sk-omni-.{4}…'/, 'the key is masked');
+  assert.match(curl, /"hello there"/);
+  assert.match(await page.getByTestId('pg-key').textContent(), /“playground”/);
+
+  // The Messages format too (translated to the OpenAI upstream), not streamed.
+  await page.getByLabel('Client format').selectOption('messages');
+  await page.getByLabel('Stream the answer').uncheck();
+  await page.getByTestId('pg-send').click();
+  await page.getByTestId('pg-status').filter({ hasText: /^200 in/ }).waitFor();
+  assert.match(await page.getByTestId('pg-curl').textContent(), /x-api-key: sk-omni-/);
+
+  await page.setViewportSize({ width: 800, height: 600 });
+  if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'playground-800.png'), fullPage: true });
+  assert.deepEqual(await overflowing(page), [], 'Playground at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  // The playground key is on API Keys, its secret nowhere in the page.
+  const keys = (await mgmt('GET', '/api/keys')).keys;
+  assert.equal(keys.filter((k) => k.name === 'playground').length, 1);
+  await nav.getByRole('link', { name: 'API Keys', exact: true }).click();
+  await page.locator('tr', { hasText: 'playground' }).first().waitFor();
+  assert.doesNotMatch(await page.content(), /sk-omni-[A-Za-z0-9_-]{12,}/, 'no full key on the Keys page');
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page), [], 'API Keys (with Private) at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  // Capture on for one key, from Logs.
+  await fault('conn-secret-bbbb', { mode: 'latency', latencyMs: 1 });
+  const captured = await mgmt('POST', '/api/keys', { name: 'captured' });
+  const other = await mgmt('POST', '/api/keys', { name: 'other' });
+  await nav.getByRole('link', { name: 'Logs', exact: true }).click();
+  const card = page.getByTestId('capture-card');
+  await card.locator('summary').click();
+  await card.getByLabel('Capture bodies').check();
+  await card.getByLabel(/^\s*captured$/).check();
+  await card.getByRole('button', { name: 'Save capture settings' }).click();
+  await page.getByTestId('capture-status').filter({ hasText: /^On for key captured/ }).waitFor();
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'capture settings at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  const send = (key) =>
+    fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        model: 'openai-compatible/gpt-4o-mini',
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: 'user', content: 'my key sk-live-abcdefghijklmnopqrst and conn-secret-bbbb' }],
+      }),
+    }).then((r) => r.text());
+  await send(captured.key);
+  await send(other.key);
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  const rows = page.locator('[data-testid="logs-table"] tbody');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="logs-table"] tbody').length >= 4);
+  // The newest two rows: other (no bodies), captured (bodies).
+  const withBodies = page.getByTestId('bodies-button');
+  await withBodies.first().waitFor();
+  assert.equal(await withBodies.count(), 1, 'only the captured key has bodies');
+  const otherRows = await rows.count();
+  assert.ok(otherRows >= 4);
+
+  await withBodies.first().click();
+  const viewer = page.getByTestId('bodies-viewer');
+  await viewer.waitFor();
+  const clientReq = await viewer.locator('.body-panel').innerText();
+  assert.match(clientReq, /\[redacted\]/);
+  assert.doesNotMatch(clientReq, /sk-live-abcdefghijklmnopqrst|conn-secret-bbbb/);
+  await viewer.getByRole('tab', { name: /Diff/ }).click();
+  const diff = page.getByTestId('body-diff');
+  assert.ok((await diff.locator('.diff-del').count()) > 0 && (await diff.locator('.diff-add').count()) > 0, 'the translation shows as a diff');
+  assert.match(await diff.innerText(), /^\+ .*"stream_options"/m, 'what the gateway added upstream is marked');
+  await viewer.getByRole('tab', { name: 'Upstream answer' }).click();
+  await viewer.locator('.sse-events li').first().waitFor();
+  if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'bodies.png') });
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'bodies viewer at 800×600');
+  assert.deepEqual(errors, []);
+});
