@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/getlantern/systray v1.2.2
 	github.com/glebarez/sqlite v1.11.0
 	github.com/gorilla/mux v1.8.1
@@ -15,6 +16,7 @@ require (
 	github.com/wailsapp/wails/v2 v2.11.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.57.0
+	golang.org/x/oauth2 v0.38.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/time v0.16.0
@@ -23,6 +25,8 @@ require (
 	modernc.org/libc v1.22.5
 	modernc.org/sqlite v1.23.1
 )
+
+require github.com/go-jose/go-jose/v4 v4.1.4 // indirect
 
 require (
 	github.com/aws/smithy-go v1.28.9 // indirect

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"golang.org/x/crypto/bcrypt"
 
 	"omniroute/backend/agents"
 	"omniroute/backend/budget"
@@ -35,6 +36,7 @@ import (
 	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
+	"omniroute/backend/sso"
 	"omniroute/backend/store"
 	"omniroute/backend/update"
 )
@@ -109,6 +111,11 @@ type Deps struct {
 	// Restored reloads every in-memory view (connections, combos, keys,
 	// budgets, pricing, settings) after POST /api/restore wrote the database.
 	Restored func() error
+	// SSO signs people in through OpenID Connect (nil: not configured).
+	SSO *sso.Client
+	// PasswordCost is the bcrypt cost of new password hashes (bcrypt's
+	// default when 0).
+	PasswordCost int
 }
 
 // API serves every HTTP route.
@@ -122,6 +129,9 @@ type API struct {
 	leaseView    leaseView
 	auth         *authThrottle // failed authentication per source address
 	flows        deviceFlows   // GitHub Copilot device logins in progress
+	// dummyHash is compared against when a sign-in names no user, so that
+	// an unknown email takes as long as a wrong password.
+	dummyHash func() []byte
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
@@ -133,7 +143,15 @@ func New(d Deps) *API {
 	if d.Clock != nil {
 		now = d.Clock.Now
 	}
-	return &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now)}
+	if d.PasswordCost == 0 {
+		d.PasswordCost = bcrypt.DefaultCost
+	}
+	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now)}
+	a.dummyHash = sync.OnceValue(func() []byte {
+		h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), d.PasswordCost)
+		return h
+	})
+	return a
 }
 
 // allowedMethods lists the methods some route accepts for req's path.
@@ -168,6 +186,15 @@ func cleanPath(p string) string {
 
 // Handler returns the root handler.
 func (a *API) Handler() http.Handler {
+	r, hot := a.router()
+	if a.muxOnly {
+		return a.withInstance(a.guard(r))
+	}
+	return a.withInstance(a.guard(hot))
+}
+
+// router builds every route.
+func (a *API) router() (*mux.Router, *hotRoutes) {
 	// No path cleaning: gorilla/mux would answer a path such as //v1/models
 	// or /v1/../api/keys with a bare 301 to its cleaned form (outside the
 	// error envelope, and a redirected POST becomes a GET). Such a path
@@ -270,15 +297,43 @@ func (a *API) Handler() http.Handler {
 	a.instanceRoutes(m)
 	a.updateRoutes(m)
 	a.backupRoutes(m)
+	a.peopleRoutes(m)
 
 	if a.Metrics != nil {
 		r.Handle("/metrics", a.management(a.Metrics.ServeHTTP)).Methods(http.MethodGet)
 	}
 	a.dashboardRoutes(r)
-	if a.muxOnly {
-		return a.withInstance(a.guard(r))
-	}
-	return a.withInstance(a.guard(hot))
+	return r, hot
+}
+
+// Routes lists every route under /api and /metrics as "METHOD path-template",
+// the keys of the role table (RouteRole).
+func (a *API) Routes() []string {
+	r, _ := a.router()
+	var out []string
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tmpl, err := route.GetPathTemplate()
+		if err != nil || !(strings.HasPrefix(tmpl, "/api/") || tmpl == "/metrics") {
+			return nil
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		for _, m := range methods {
+			out = append(out, m+" "+tmpl)
+		}
+		return nil
+	})
+	return out
+}
+
+// RouteRole is the least role a route ("METHOD path-template") needs:
+// "public" for one that takes no management credential; ok is false for a
+// route without a rule (it needs admin).
+func RouteRole(key string) (role string, ok bool) {
+	role, ok = routeRoles[key]
+	return role, ok
 }
 
 // hotRoutes serves the three client inference routes on an exact method and

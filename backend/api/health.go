@@ -182,7 +182,12 @@ func (a *API) ComputeHealth() Health {
 // else (the full answer would tell a guesser it was right), and a throttled
 // remote source gets the anonymous answer without its token being checked.
 func (a *API) healthAuthenticated(r *http.Request) bool {
-	if bearer(r) == "" || a.authPrecheck(r, authRouteManagement) != nil {
+	if bearer(r) == "" {
+		// A signed-in dashboard's session cookie (a stale one is no guess).
+		c, err := r.Cookie(SessionCookie)
+		return err == nil && c.Value != "" && a.isManagement(r)
+	}
+	if a.authPrecheck(r, authRouteManagement) != nil {
 		return false
 	}
 	if a.isManagement(r) {

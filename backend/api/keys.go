@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -26,6 +27,8 @@ type keyInput struct {
 	// Budget and Limits (backend/budget): absent leaves them, null removes them.
 	Budget json.RawMessage `json:"budget"`
 	Limits json.RawMessage `json:"limits"`
+	// OwnerUserID is the user the key belongs to ("" for none).
+	OwnerUserID *string `json:"ownerUserId"`
 }
 
 var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
@@ -50,7 +53,7 @@ func keyJSON(row store.APIKey) map[string]any {
 	_ = json.Unmarshal([]byte(row.AllowedModels), &models)
 	return map[string]any{"id": row.ID, "name": row.Name, "keyMasked": row.KeyPrefix + "…", "scopes": nonNil(scopes),
 		"allowedConnections": nonNil(conns), "allowedModels": nonNil(models), "isDefault": row.IsDefault,
-		"private": row.Private, "createdAt": rfc3339(row.CreatedAt)}
+		"private": row.Private, "createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID}
 }
 
 func nonNil(s []string) []string {
@@ -75,9 +78,22 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	users, err := a.Store.Users()
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
+	emails := make(map[string]string, len(users))
+	for _, u := range users {
+		emails[u.ID] = u.Email
+	}
 	out := make([]map[string]any, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, a.addKeyCost(keyJSON(row), row))
+		k := a.addKeyCost(keyJSON(row), row)
+		if row.OwnerUserID != "" {
+			k["owner"] = emails[row.OwnerUserID]
+		}
+		out = append(out, k)
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"keys": out})
 }
@@ -91,6 +107,14 @@ func (a *API) validateKeyInput(in keyInput) error {
 			if !knownScopes[s] {
 				return errs.New(errs.Invalid, "INVALID_SCOPE", "unknown scope %q (known: inference, lease:exclusive)", truncate(s, 40)).WithParam("scopes")
 			}
+		}
+	}
+	if in.OwnerUserID != nil && *in.OwnerUserID != "" {
+		if _, err := a.Store.User(*in.OwnerUserID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New(errs.Invalid, "UNKNOWN_USER", "ownerUserId names an unknown user %q", truncate(*in.OwnerUserID, 40)).WithParam("ownerUserId")
+			}
+			return err
 		}
 	}
 	if in.AllowedConnections != nil {
@@ -119,6 +143,9 @@ func applyKeyInput(row *store.APIKey, in keyInput) {
 	}
 	if in.Private != nil {
 		row.Private = *in.Private
+	}
+	if in.OwnerUserID != nil {
+		row.OwnerUserID = *in.OwnerUserID
 	}
 }
 

@@ -1,7 +1,8 @@
 package api
 
 import (
-	"crypto/subtle"
+	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -145,14 +146,15 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// isManagement reports whether the request carries the management token (the
-// event stream also takes it as ?token=, since EventSource cannot set headers).
+// isManagement reports whether the request carries a valid management
+// credential of any role (a token, or a session cookie).
 func (a *API) isManagement(r *http.Request) bool {
-	tok := managementTokenOf(r)
-	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1
+	_, err := a.authenticate(r)
+	return err == nil
 }
 
-// managementTokenOf is the token the request presents ("" for none).
+// managementTokenOf is the token the request presents ("" for none; the
+// event stream also takes it as ?token=, since EventSource cannot set headers).
 func managementTokenOf(r *http.Request) string {
 	tok := bearer(r)
 	if tok == "" && r.URL.Path == "/api/events" {
@@ -161,26 +163,46 @@ func managementTokenOf(r *http.Request) string {
 	return tok
 }
 
-// management requires the management token.
+// management requires a management credential (a token or a signed-in
+// user's session) whose role reaches the route's (routeRoles), and records
+// every write in the audit log.
 func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		presented := managementTokenOf(r) != ""
+		if !presented {
+			if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+				presented = true
+			}
+		}
 		if presented {
 			if e := a.authPrecheck(r, authRouteManagement); e != nil {
-				httpx.WriteError(w, e) // a throttled remote source: its token is not checked
+				httpx.WriteError(w, e) // a throttled remote source: its credential is not checked
 				return
 			}
 		}
-		if !a.isManagement(r) {
+		p, err := a.authenticate(r)
+		if err != nil {
+			if !errors.Is(err, errNoCredential) && !errors.Is(err, errWrongCredential) {
+				httpx.WriteError(w, err)
+				return
+			}
 			e := errs.New(errs.Auth, "MANAGEMENT_AUTH_REQUIRED",
-				"the management API needs Authorization: Bearer <token>; run `omniroute token` to print it")
-			if presented { // a wrong token, not a missing one
+				"the management API needs Authorization: Bearer <token> or a signed-in session; run `omniroute token` to print the token")
+			if presented { // a wrong credential, not a missing one
 				e = a.authFailure(r, authRouteManagement, e)
 			}
 			httpx.WriteError(w, e)
 			return
 		}
+		if !authorize(w, r, p) {
+			return
+		}
 		if !a.readManagementBody(w, r) {
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if isStateChanging(r.Method) && !readOnlyWrites[routeKey(r)] {
+			a.audited(w, r, p, next)
 			return
 		}
 		next(w, r)

@@ -73,6 +73,10 @@ var (
 		"request_bodies":              "captured request and response bodies: diagnostics with their own short retention, never carried off the machine",
 		"connection_slots":            "a team server's concurrency slots, leases of running requests",
 		"connection_pacing":           "a team server's next dispatch turns, seconds ahead at most",
+		"users":                       "people and their password hashes stay with the team server's database (a file carries no password hash)",
+		"user_sessions":               "sign-in sessions, expire within hours",
+		"management_tokens":           "management tokens are the instances' own and the operators'; a restore never grants access",
+		"audit_log":                   "the audit trail is never rewritten by a restore",
 	}
 )
 

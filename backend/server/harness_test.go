@@ -68,6 +68,8 @@ func (e *env) start() {
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Clock:     clk,
 		Getenv:    func(k string) string { return e.envs[k] },
+		// The least bcrypt cost: the race detector makes the default take seconds.
+		PasswordCost: 4,
 	})
 	if err != nil {
 		e.t.Fatal(err)

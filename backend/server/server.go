@@ -81,6 +81,9 @@ type Options struct {
 	// CheckpointEvery is how often the SQLite WAL is checkpointed into the
 	// database file (DefaultCheckpointEvery when 0; negative: never).
 	CheckpointEvery time.Duration
+	// PasswordCost is the bcrypt cost of users' passwords (bcrypt's default
+	// when 0; tests lower it).
+	PasswordCost int
 	// SetMemoryLimit sets the process's soft memory limit (the binary passes
 	// runtime/debug.SetMemoryLimit; nil leaves it alone, as in tests): the
 	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
@@ -580,10 +583,20 @@ func (s *Server) wire() error {
 	if err != nil {
 		return err
 	}
+	ssoClient, err := ssoFromEnv(opts.Getenv, opts.Process.BaseURL(), clk)
+	if err != nil {
+		return err
+	}
+	if st.Shared() {
+		if err := publishInstanceToken(st, s.instances.Name(), token, clk.Now().UnixMilli()); err != nil {
+			return err
+		}
+	}
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
+		SSO: ssoClient, PasswordCost: opts.PasswordCost,
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
 		},

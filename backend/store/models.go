@@ -86,9 +86,11 @@ type APIKey struct {
 	Budget string `gorm:"column:budget"`
 	Limits string `gorm:"column:limits"`
 	// Private keys' requests are never body-captured (backend/capture).
-	Private    bool  `gorm:"column:private"`
-	CreatedAt  int64 `gorm:"column:created_at;autoCreateTime:milli"`
-	LastUsedAt int64 `gorm:"column:last_used_at"`
+	Private bool `gorm:"column:private"`
+	// OwnerUserID is the user the key belongs to ("" for none).
+	OwnerUserID string `gorm:"column:owner_user_id"`
+	CreatedAt   int64  `gorm:"column:created_at;autoCreateTime:milli"`
+	LastUsedAt  int64  `gorm:"column:last_used_at"`
 }
 
 // TableName names the table.

@@ -121,6 +121,7 @@ func (s *Store) SaveAPIKey(k *APIKey) error {
 	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
 		"name": k.Name, "scopes": k.Scopes, "allowed_connections": k.AllowedConnections,
 		"allowed_models": k.AllowedModels, "budget": k.Budget, "limits": k.Limits, "private": k.Private,
+		"owner_user_id": k.OwnerUserID,
 	})
 	if res.Error != nil {
 		return res.Error

@@ -45,6 +45,38 @@ export function clearToken(): void {
   }
 }
 
+// ---------------------------------------------------------------- session
+
+/** Who the dashboard acts as: GET /api/session (a token's or a signed-in user's). */
+export interface SessionInfo {
+  kind: 'management-token' | 'token' | 'user' | string;
+  name: string;
+  role: 'admin' | 'operator' | 'viewer' | string;
+  userId?: string;
+}
+
+let session: SessionInfo | null = null;
+
+/** The signed-in user's session (its cookie is HttpOnly: JS only knows it worked). */
+export function getSession(): SessionInfo | null {
+  return session;
+}
+
+export function setSession(s: SessionInfo | null): void {
+  session = s;
+}
+
+/** Signed in: a management token is stored, or a user's session cookie was accepted. */
+export function isSignedIn(): boolean {
+  return Boolean(getToken()) || session?.kind === 'user';
+}
+
+/** What a role may see: viewer < operator < admin. */
+export function roleAtLeast(role: string | undefined, need: 'viewer' | 'operator' | 'admin'): boolean {
+  const rank: Record<string, number> = { viewer: 1, operator: 2, admin: 3 };
+  return (rank[role ?? ''] ?? 0) >= rank[need]!;
+}
+
 export function normalizeToken(raw: string): string {
   return raw.trim().replace(/^Bearer\s+/i, '');
 }
@@ -191,6 +223,7 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
     // Only a rejection of the token we actually sent signs out; a stale
     // request from before a sign-in must not throw away the new token.
     if (res.status === 401 && token && getToken() === token) onUnauthorized(err);
+    else if (res.status === 401 && !token && session?.kind === 'user') onUnauthorized(err); // the session ended
     throw err;
   }
   if (text && data === undefined) {
@@ -253,6 +286,54 @@ export const api = {
 };
 
 // ---------------------------------------------------------------- types
+
+/** GET /api/auth: how to sign in. */
+export interface AuthInfo {
+  users: boolean;
+  sso: boolean;
+  team: boolean;
+}
+
+/** A person (GET /api/users). */
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  hasPassword: boolean;
+  sso: boolean;
+  createdAt?: string | null;
+  lastLoginAt?: string | null;
+}
+
+/** GET /api/audit filters. */
+export interface AuditQuery {
+  actor?: string;
+  action?: string;
+  since?: string;
+  until?: string;
+  before?: number;
+  limit?: number;
+}
+
+/** One management write. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: string;
+  actorKind: string;
+  role: string;
+  remote: string;
+  action: string;
+  target: string;
+  status: number;
+  detail?: unknown;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextBefore?: number;
+}
 
 export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
@@ -492,6 +573,9 @@ export interface ApiKey {
   budget?: KeyBudget | null;
   limits?: KeyLimits | null;
   spend?: KeySpend | null;
+  /** The user the key belongs to ('' for none) and their email. */
+  ownerUserId?: string;
+  owner?: string;
 }
 
 /** A key's spend cap per period (docs/COST.md): USD and/or tokens. */
@@ -690,6 +774,24 @@ export const endpoints = {
   updateStatus: (signal?: AbortSignal) => api.get<UpdateStatus>('/api/update', signal),
   checkUpdate: () => api.post<UpdateStatus>('/api/update/check', {}),
 
+  authInfo: () => api.get<AuthInfo>('/api/auth'),
+  login: (email: string, password: string) => api.post<{ user: User }>('/api/login', { email, password }),
+  logout: () => api.post<unknown>('/api/logout'),
+  session: (signal?: AbortSignal) => api.get<SessionInfo>('/api/session', signal),
+  listUsers: async (signal?: AbortSignal): Promise<User[]> => {
+    const data = await api.get<{ users?: User[] }>('/api/users', signal);
+    return Array.isArray(data?.users) ? data.users : [];
+  },
+  createUser: (body: { email: string; name?: string; role: string; password?: string }) => api.post<{ user: User }>('/api/users', body),
+  updateUser: (id: string, body: { name?: string; role?: string; password?: string }) => api.patch<{ user: User }>(`/api/users/${enc(id)}`, body),
+  deleteUser: (id: string) => api.del<unknown>(`/api/users/${enc(id)}`),
+  listAudit: (q: AuditQuery, signal?: AbortSignal) => {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') p.set(k, String(v));
+    const qs = p.toString();
+    return api.get<AuditPage>(`/api/audit${qs ? `?${qs}` : ''}`, signal);
+  },
+
   captureSettings: (signal?: AbortSignal) => api.get<CaptureSettings>('/api/capture', signal),
   saveCapture: (body: Partial<CaptureSettings> & { forMinutes?: number; until?: string | null }) => api.patch<CaptureSettings>('/api/capture', body),
   requestBodies: (requestId: string, signal?: AbortSignal) => api.get<RequestBodies>(`/api/logs/${enc(requestId)}/bodies`, signal),
@@ -739,7 +841,8 @@ export const endpoints = {
     const data = await api.get<{ keys?: ApiKey[] }>('/api/keys', signal);
     return Array.isArray(data?.keys) ? data.keys : [];
   },
-  createKey: (name: string, money: KeyMoney = {}) => api.post<CreatedApiKey>('/api/keys', { name, ...money }),
+  createKey: (name: string, money: KeyMoney = {}, ownerUserId?: string) =>
+    api.post<CreatedApiKey>('/api/keys', ownerUserId ? { name, ...money, ownerUserId } : { name, ...money }),
   updateKeyMoney: (id: string, money: KeyMoney) => api.patch<ApiKey>(`/api/keys/${enc(id)}`, money),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
   updateKeyAccess: (id: string, access: KeyAccess) => api.put<ApiKey>(`/api/keys/${enc(id)}`, access),

@@ -5,7 +5,7 @@
 // EventSource cannot send headers, so the management token goes in the query
 // string (?token=…), which the gateway accepts for this route only.
 
-import { getToken } from './api';
+import { getSession, getToken } from './api';
 import { backoffDelay, LIVE_EVENT_TYPES, parseLiveEvent, type LiveEvent, type LiveEventType } from './lib/sse';
 
 export type LiveState = 'idle' | 'connecting' | 'open' | 'reconnecting';
@@ -271,4 +271,5 @@ export class WailsSource implements EventSourceLike {
 }
 
 /** The dashboard's shared stream: started by main.ts after sign-in, stopped at sign-out. */
-export const live = new LiveFeed({ url: () => eventsUrl(getToken()) });
+// A signed-in user's stream carries the session cookie (same origin), no token.
+export const live = new LiveFeed({ url: () => eventsUrl(getToken()) ?? (getSession()?.kind === 'user' ? '/api/events' : null) });

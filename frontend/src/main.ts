@@ -1,6 +1,6 @@
 import './style.css';
-import { ApiError, api, captureTokenFromHash, clearToken, endpoints, getToken, setUnauthorizedHandler } from './api';
-import { clear, emptyState, formatTime, h, type Tone } from './dom';
+import { ApiError, api, captureTokenFromHash, clearToken, endpoints, getSession, isSignedIn, roleAtLeast, setSession, setUnauthorizedHandler, type AuthInfo } from './api';
+import { clear, emptyState, formatTime, h, loading, type Tone } from './dom';
 import { healthBadge } from './lib/health';
 import { healthStore, statusLine, type HealthReport } from './lib/healthmodel';
 import { setWords } from './lib/words';
@@ -24,6 +24,8 @@ import { renderPlayground } from './views/playground';
 import { renderResilience } from './views/resilience';
 import { renderUsage } from './views/usage';
 import { renderSignIn } from './views/signin';
+import { renderAudit } from './views/audit';
+import { renderUsers } from './views/users';
 
 const PRODUCT = 'OmniRoute';
 const DEFAULT_PATH = '/overview';
@@ -41,7 +43,7 @@ const routes: readonly Route[] = [
   { path: '/agents', title: 'Agents', view: renderAgents },
   { path: '/usage', title: 'Usage', view: renderUsage },
   { path: '/logs', title: 'Logs', view: renderLogs },
-  { path: '/playground', title: 'Playground', view: renderPlayground },
+  { path: '/playground', title: 'Playground', view: renderPlayground, role: 'admin' },
   { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
   { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
   { path: '/leases', title: 'Leases', view: renderLeases, group: 'Resilience' },
@@ -50,6 +52,8 @@ const routes: readonly Route[] = [
   { path: '/rules', title: 'Rules', view: renderRules, group: 'Resilience' },
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
   { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
+  { path: '/users', title: 'Users', view: renderUsers, group: 'People', role: 'admin' },
+  { path: '/audit', title: 'Audit Log', view: renderAudit, group: 'People', role: 'operator' },
 ];
 
 applyTheme(loadTheme());
@@ -198,12 +202,32 @@ function teardown(): void {
   }
 }
 
-function render(signInReason?: string): void {
+/** How to sign in (GET /api/auth), read when the sign-in page is shown. */
+let authInfo: AuthInfo | null = null;
+
+/** Learns who the dashboard acts as (a token's role, or a session cookie's user). */
+async function refreshSession(): Promise<void> {
+  try {
+    setSession(await endpoints.session());
+  } catch {
+    setSession(null);
+  }
+}
+
+/** The role the nav is shown for: the session's; a token whose role is unknown is the instance's (admin). */
+function currentRole(): string {
+  return getSession()?.role ?? 'admin';
+}
+
+/** Why the sign-in page is shown (a rejected token, an ended session) until the next sign-in. */
+let signInNote: string | undefined;
+
+function render(signInReason: string | undefined = signInNote): void {
   teardown();
   // A dialog belongs to the page that opened it: navigation closes it.
   for (const d of document.querySelectorAll<HTMLDialogElement>('dialog[open]')) d.close();
   setMenu(false);
-  const signedIn = Boolean(getToken());
+  const signedIn = isSignedIn();
   signOutBtn.hidden = !signedIn;
   nav.hidden = !signedIn;
   menuBtn.hidden = !signedIn;
@@ -211,15 +235,37 @@ function render(signInReason?: string): void {
 
   if (!signedIn) {
     document.title = `Sign in · ${PRODUCT}`;
+    if (authInfo === null) {
+      clear(main, loading('Loading…'));
+      endpoints.authInfo().then(
+        (info) => (authInfo = info),
+        () => (authInfo = { users: false, sso: false, team: false }),
+      ).finally(() => {
+        if (!isSignedIn()) render(signInReason);
+      });
+      return;
+    }
     renderSignIn(main, {
       ...(signInReason ? { reason: signInReason } : {}),
+      users: authInfo.users,
+      sso: authInfo.sso,
       onSignedIn: () => {
-        render();
-        live.restart();
-        void pollHealth();
+        signInNote = undefined;
+        void refreshSession().then(() => {
+          render();
+          live.restart();
+          void pollHealth();
+        });
       },
     });
     return;
+  }
+  routes.forEach((r, i) => {
+    const li = navLinks[i]!.closest('li');
+    if (li) li.hidden = Boolean(r.role && !roleAtLeast(currentRole(), r.role));
+  });
+  for (const g of nav.querySelectorAll<HTMLElement>('.nav-group')) {
+    g.hidden = [...g.querySelectorAll<HTMLElement>('.nav-sublist > li')].every((li) => li.hidden);
   }
 
   let { path, params } = parseHash(location.hash);
@@ -256,21 +302,33 @@ function render(signInReason?: string): void {
 window.addEventListener('hashchange', () => {
   // A dashboard link pasted into an open tab only changes the fragment.
   const gotToken = captureTokenFromHash();
-  render();
-  if (gotToken) {
+  if (!gotToken) {
+    render();
+    return;
+  }
+  void refreshSession().then(() => {
+    render();
     live.restart();
     void pollHealth();
-  }
+  });
 });
 
 setUnauthorizedHandler(() => {
+  const wasUser = getSession()?.kind === 'user';
   clearToken();
+  setSession(null);
+  authInfo = null;
   live.stop();
-  render('The gateway rejected the saved token (401). Paste the current management token.');
+  signInNote = wasUser ? 'Your session ended (401). Sign in again.' : 'The gateway rejected the saved token (401). Paste the current management token.';
+  render();
   setHealth('Unknown', 'muted', 'Sign in to see gateway health');
 });
 
 signOutBtn.addEventListener('click', () => {
+  if (getSession()?.kind === 'user') void endpoints.logout().catch(() => undefined);
+  setSession(null);
+  authInfo = null;
+  signInNote = undefined;
   clearToken();
   healthStore.clear();
   live.stop();
@@ -337,7 +395,7 @@ let healthInFlight = false;
 let wordsLoaded = false;
 
 async function pollHealth(): Promise<void> {
-  if (healthInFlight || document.hidden || !getToken()) return;
+  if (healthInFlight || document.hidden || !isSignedIn()) return;
   healthInFlight = true;
   const controller = new AbortController();
   const timer = window.setTimeout(() => controller.abort(), HEALTH_POLL_MS - 500);
@@ -368,10 +426,13 @@ document.addEventListener('visibilitychange', () => {
   if (!document.hidden && live.getStatus().state !== 'open') void pollHealth();
 });
 
-render();
-if (getToken()) {
-  live.start();
-  void pollHealth();
-} else {
-  setHealth('Unknown', 'muted', 'Sign in to see gateway health');
-}
+// A token, or a session cookie (a password or single sign-on sign-in): who are we?
+void refreshSession().then(() => {
+  render();
+  if (isSignedIn()) {
+    live.start();
+    void pollHealth();
+  } else {
+    setHealth('Unknown', 'muted', 'Sign in to see gateway health');
+  }
+});

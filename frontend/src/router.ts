@@ -18,6 +18,8 @@ export interface Route {
   view: View;
   /** A nav heading the page is listed under ("Resilience"); consecutive pages of a group are shown together. */
   group?: string;
+  /** The least role that sees the page (the API refuses the rest anyway). */
+  role?: 'operator' | 'admin';
 }
 
 export interface ParsedHash {

@@ -1,4 +1,4 @@
-import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney } from '../api';
+import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
 import { badge, busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
 import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
@@ -14,6 +14,11 @@ export const SCOPES: ReadonlyArray<[string, string]> = [
 export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   let keys: ApiKey[] | null = null;
   let connections: Connection[] = [];
+  /** Users a key can belong to (admins only see them; others get none). */
+  let users: User[] = [];
+  const owner = h('select', { id: 'key-owner' }, h('option', { value: '' }, 'Nobody')) as HTMLSelectElement;
+  const ownerField = field('Owner', owner, 'The user this key belongs to (for their spend and budgets).');
+  ownerField.hidden = true;
 
   const heading = h('h1', { tabindex: '-1' }, 'API Keys');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -39,10 +44,16 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     }
     refreshBtn.disabled = true;
     try {
-      const [list, conns] = await Promise.all([endpoints.listKeys(ctx.signal), endpoints.listConnections(ctx.signal).catch(() => [])]);
+      const [list, conns, people] = await Promise.all([
+        endpoints.listKeys(ctx.signal),
+        endpoints.listConnections(ctx.signal).catch(() => []),
+        endpoints.listUsers(ctx.signal).catch(() => []),
+      ]);
       if (ctx.signal.aborted) return;
       keys = list;
       connections = conns;
+      users = people;
+      fillOwners();
       renderList();
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return;
@@ -74,7 +85,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
             h(
               'tr',
               null,
-              ['Name', 'Key', 'Scopes', 'Access', 'Spend', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Key', 'Owner', 'Scopes', 'Access', 'Spend', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
@@ -158,6 +169,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         ),
       ),
       h('td', null, k.keyMasked ? h('code', { class: 'nowrap' }, k.keyMasked) : h('span', { class: 'muted' }, '—')),
+      h('td', { 'data-testid': 'key-owner' }, k.owner ? h('span', { class: 'wrap-anywhere' }, k.owner) : h('span', { class: 'muted' }, '—')),
       h('td', null, scopes ? scopes.map((s) => h('span', { class: 'chip' }, s)) : h('span', { class: 'muted' }, 'all')),
       h(
         'td',
@@ -328,12 +340,21 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     input.focus();
   }
 
+
+  /** The owner choices: shown once there are users to choose from. */
+  function fillOwners(): void {
+    const chosen = owner.value;
+    owner.replaceChildren(h('option', { value: '' }, 'Nobody'), ...users.map((u) => h('option', { value: u.id }, u.email)));
+    owner.value = users.some((u) => u.id === chosen) ? chosen : '';
+    ownerField.hidden = users.length === 0;
+  }
+
   function renderCreateForm(): HTMLElement {
     const name = h('input', { id: 'key-name', name: 'name', required: true, autocomplete: 'off', maxlength: '100' });
     const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create key');
     const status = h('div', { class: 'form-status' });
     const money = moneyFields('new');
-    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), money.el);
+    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), money.el, ownerField);
     const form = h(
       'form',
       { class: 'card', 'aria-labelledby': 'create-key-title' },
@@ -352,7 +373,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         [fieldset, submit],
         async (): Promise<{ created: CreatedApiKey } | { failure: unknown }> => {
           try {
-            return { created: await endpoints.createKey(name.value.trim(), m) };
+            return { created: await endpoints.createKey(name.value.trim(), m, owner.value || undefined) };
           } catch (err) {
             return { failure: err };
           }
