@@ -870,7 +870,8 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	if len(body) == 0 {
 		return
 	}
-	u := readUsage(gjson.Get(body, "usage"))
+	usage := gjson.Get(body, "usage") // one walk of the answer for the log and the bill
+	u := readUsage(usage)
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
 	}
@@ -882,7 +883,7 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 	if g.spend != nil {
-		req.round.bill = bill{model: cand.Model, usage: billUsage(gjson.Get(body, "usage"), u), ok: true}
+		req.round.bill = bill{model: cand.Model, usage: billUsage(usage, u), ok: true}
 	}
 }
 
