@@ -166,9 +166,30 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 		a = new(admission)
 	}
 	*a = admission{settings: queueSettings(rs.RequestQueue, cand.Conn), protected: cand.Conn.Protected(rs.RequestQueue.AutoEnableAPIKeyProviders)}
+	names := g.names(cand)
+	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
+	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
+	a.keys = names.gateKeys(cand)
+	keys := a.keys[:]
+	if quotaShare && !failOpen {
+		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
+	}
+	if !a.protected && g.gate.TryAcquireInto(&a.held, keys) {
+		// The common case: no queue on the connection and a free slot.
+		// Nothing waited, so no clock is read (queued stays 0).
+		a.permit = &a.held
+		return a, nil
+	}
+	return g.admitWait(ctx, a, names, keys, failOpen)
+}
+
+// admitWait is admit for a protected connection (its queue first) or a
+// saturated gate: everything that may wait, timed for the request log.
+//
+//go:noinline
+func (g *Gateway) admitWait(ctx context.Context, a *admission, names *keyNames, keys []gate.Key, failOpen bool) (*admission, error) {
 	start := g.clk.Now()
 	defer func() { a.queued = g.clk.Now().Sub(start) }()
-	names := g.names(cand)
 	deadline := start.Add(a.settings.MaxWait)
 	if a.protected {
 		a.q = g.queues.For(names.queue)
@@ -192,20 +213,14 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 			return a, queueError(err)
 		}
 	}
-	quotaShare := plan.Combo != nil && plan.Combo.Config.QuotaShare
-	failOpen := quotaShare && rs.QuotaShareConcurrencyLimit.Enabled
-	a.keys = names.gateKeys(cand)
-	keys := a.keys[:]
-	if quotaShare && !failOpen {
-		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
-	}
 	maxWaiting := 0
 	if !a.protected && !failOpen {
 		maxWaiting = a.settings.MaxDepth // the queue's depth bounds the gate's waiters too
 	}
 	var permit *gate.Permit
 	var err error
-	if g.gate.TryAcquireInto(&a.held, keys) {
+	// An unprotected connection has just found the gate full (admit).
+	if a.protected && g.gate.TryAcquireInto(&a.held, keys) {
 		permit = &a.held
 	} else {
 		permit, err = g.waitGate(ctx, a, keys, maxWaiting, deadline)

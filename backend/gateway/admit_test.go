@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/resilience/queue"
 	"omniroute/backend/resilience/verdict"
+	"omniroute/backend/routing"
 )
 
 // A body-declared retry hint paces (pauses) a protected connection's queue,
@@ -65,5 +68,67 @@ func TestExecCuts(t *testing.T) {
 	var none *admission
 	if none.execCuts(fb) {
 		t.Error("no admission cuts")
+	}
+}
+
+// countingClock counts its reads.
+type countingClock struct {
+	clock.Fake
+	reads int
+}
+
+func (c *countingClock) Now() time.Time { c.reads++; return c.Fake.Now() }
+
+// An unprotected connection with a free gate slot is admitted without
+// reading the clock (nothing waited: queued 0); a protected one still times
+// its queue passage for the request log.
+func TestAdmitFreeSlotReadsNoClock(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		protected bool
+		minReads  int
+	}{
+		{"unprotected, free slot", false, 0},
+		{"protected", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &countingClock{Fake: *clock.NewFake(time.Unix(1_000, 0))}
+			g := benchGateway()
+			g.clk = clk
+			conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
+			conn.Limits.Protection = tc.protected
+			a, err := g.admit(context.Background(), &routing.Plan{}, routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.release()
+			if a.permit == nil || a.queued != 0 || a.reason != "" {
+				t.Fatalf("admission: permit %v, queued %v, reason %q", a.permit, a.queued, a.reason)
+			}
+			if tc.minReads == 0 && clk.reads != 0 || clk.reads < tc.minReads {
+				t.Fatalf("%d clock reads, want %d or more (none for the free slot)", clk.reads, tc.minReads)
+			}
+			if st := g.gate.Get(AccountKey(conn.ID)); st.InFlight != 1 {
+				t.Fatalf("gate in flight %d, want 1", st.InFlight)
+			}
+		})
+	}
+}
+
+// BenchmarkAdmit: a candidate's admission on an unprotected connection with
+// a free slot (every request's), on the wall clock.
+func BenchmarkAdmit(b *testing.B) {
+	g := benchGateway()
+	g.clk = clock.Real{}
+	cand := routing.Candidate{Conn: &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}, Model: "gpt-4o-mini"}
+	plan := &routing.Plan{}
+	var slot admission
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := g.admit(context.Background(), plan, cand, &slot)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.release()
 	}
 }

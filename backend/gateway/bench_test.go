@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"omniroute/backend/config"
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -141,6 +143,7 @@ func BenchmarkRelayJSONChecks(b *testing.B) {
 		`"message":{"role":"assistant","content":"Hello from bench-upstream-key"},"finish_reason":"stop"}],` +
 		`"usage":{"prompt_tokens":9,"completion_tokens":5,"total_tokens":14}}`)
 	g := benchGateway()
+	g.spend = nopSpend{} // the server wires one: served reads the bill's usage too
 	c := newCodec(translate.Chat, providers.FormatOpenAI)
 	cand := routing.Candidate{Conn: &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}, Model: "gpt-4o-mini"}
 	b.ReportAllocs()
@@ -155,6 +158,15 @@ func BenchmarkRelayJSONChecks(b *testing.B) {
 			b.Fatalf("usage %+v", req.log)
 		}
 	}
+}
+
+// nopSpend is a Spend that admits everything and prices nothing.
+type nopSpend struct{}
+
+func (nopSpend) Admit(string) error { return nil }
+
+func (nopSpend) Charge(store.RequestLog, string, pricing.Usage) (sql.NullFloat64, float64) {
+	return sql.NullFloat64{}, 0
 }
 
 // sinkFunc is a LogSink.

@@ -30,8 +30,59 @@ func TestBillUsage(t *testing.T) {
 			pricing.Usage{Prompt: 5}},
 	} {
 		u := gjson.Parse(c.usage)
-		if got := billUsage(u, readUsage(u)); got != c.want {
-			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		if got, ref := billUsage(readUsageBill(u)), billUsageByGet(u, readUsage(u)); got != c.want || ref != c.want {
+			t.Errorf("%s: %+v, by Get %+v, want %+v", c.name, got, ref, c.want)
 		}
 	}
+}
+
+// billUsageByGet is billUsage as it was: a Get per field, after the walk.
+func billUsageByGet(u gjson.Result, c usageCounts) pricing.Usage {
+	write := int(max(u.Get("cache_creation_input_tokens").Int(), 0))
+	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
+		Reasoning: int(max(u.Get("completion_tokens_details.reasoning_tokens").Int(), 0) + max(u.Get("output_tokens_details.reasoning_tokens").Int(), 0))}
+	if write > 0 || u.Get("cache_read_input_tokens").Exists() {
+		p.Prompt += c.cached + write
+	}
+	return p
+}
+
+// billCases are usage objects whose bill the walk must read as the Gets did:
+// repeated keys (the first counts; a details object without the member lets
+// a later one answer), escaped keys, strings and nulls.
+var billCases = []string{
+	`{"cache_creation_input_tokens":5,"cache_creation_input_tokens":9,"input_tokens":1}`,
+	`{"completion_tokens_details":{},"completion_tokens_details":{"reasoning_tokens":7}}`,
+	`{"completion_tokens_details":{"reasoning_tokens":3},"completion_tokens_details":{"reasoning_tokens":8}}`,
+	`{"output_tokens_details":{"reasoning_tokens":"4"},"cache_read_input_tokens":null}`,
+	`{"cache\u005fcreation_input_tokens":6,"prompt_tokens":2,"prompt_tokens_details":{"cached_tokens":1}}`,
+	`{"output_tokens_details":[1],"output_tokens_details":{"reasoning_tokens":2}}`,
+	`[{"cache_creation_input_tokens":1}]`,
+	``,
+}
+
+// TestBillUsageOneWalk: the walk reads the bill as a Get per field read it.
+func TestBillUsageOneWalk(t *testing.T) {
+	for _, s := range billCases {
+		u := gjson.Parse(s)
+		if got, ref := billUsage(readUsageBill(u)), billUsageByGet(u, readUsage(u)); got != ref {
+			t.Errorf("%s: walk %+v, by Get %+v", s, got, ref)
+		}
+	}
+}
+
+// FuzzBillUsage: the walk and a Get per field agree on any valid usage object.
+func FuzzBillUsage(f *testing.F) {
+	for _, s := range billCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !gjson.Valid(s) {
+			return
+		}
+		u := gjson.Parse(s)
+		if got, ref := billUsage(readUsageBill(u)), billUsageByGet(u, readUsage(u)); got != ref {
+			t.Fatalf("%s: walk %+v, by Get %+v", s, got, ref)
+		}
+	})
 }

@@ -898,7 +898,7 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	if len(body) == 0 {
 		return
 	}
-	u := readUsage(gjson.Get(body, "usage"))
+	u, x := readUsageBill(gjson.Get(body, "usage")) // one walk for the log and the bill
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
 	}
@@ -910,7 +910,7 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 	if g.spend != nil {
-		req.round.bill = bill{model: cand.Model, usage: billUsage(gjson.Get(body, "usage"), u), ok: true}
+		req.round.bill = bill{model: cand.Model, usage: billUsage(u, x), ok: true}
 	}
 }
 
@@ -925,15 +925,26 @@ type bill struct {
 // billUsage is what pricing needs of a usage object besides c: every prompt
 // token (Anthropic's input_tokens leaves out cache reads and writes, which it
 // counts apart), the cache writes and the reasoning tokens. Read only when
-// the gateway prices answers, off the request log's own walk.
-func billUsage(u gjson.Result, c usageCounts) pricing.Usage {
-	write := int(max(u.Get("cache_creation_input_tokens").Int(), 0))
+// the gateway prices answers, from what the request log's own walk kept (x).
+func billUsage(c usageCounts, x billExtras) pricing.Usage {
+	write := int(max(x.write.Int(), 0))
 	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
-		Reasoning: int(max(u.Get("completion_tokens_details.reasoning_tokens").Int(), 0) + max(u.Get("output_tokens_details.reasoning_tokens").Int(), 0))}
-	if write > 0 || u.Get("cache_read_input_tokens").Exists() {
+		Reasoning: int(max(x.reasoning[0].Int(), 0) + max(x.reasoning[1].Int(), 0))}
+	if write > 0 || x.cacheRead {
 		p.Prompt += c.cached + write
 	}
 	return p
+}
+
+// billExtras is what the usage walk keeps for billUsage: the first
+// cache_creation_input_tokens, completion_tokens_details.reasoning_tokens and
+// output_tokens_details.reasoning_tokens (each read as a Get reads it), and
+// whether cache_read_input_tokens is there. Raw results: nothing is parsed
+// unless the answer is priced.
+type billExtras struct {
+	write     gjson.Result
+	reasoning [2]gjson.Result
+	cacheRead bool
 }
 
 // usageOf is a translator's usage as pricing reads it.
@@ -953,6 +964,14 @@ type usageCounts struct{ in, out, cached int }
 // cache_read_input_tokens and prompt_cache_hit_tokens (DeepSeek's spelling)
 // that is positive.
 func readUsage(u gjson.Result) usageCounts {
+	c, _ := readUsageBill(u)
+	return c
+}
+
+// readUsageBill is readUsage also keeping, in the same walk, what billUsage
+// reads (a Get per field walked the object four more times).
+func readUsageBill(u gjson.Result) (usageCounts, billExtras) {
+	var x billExtras
 	var prompt, input, completion, output gjson.Result
 	var cached [4]gjson.Result // the cached counts, in the order of precedence above
 	u.ForEach(func(k, v gjson.Result) bool {
@@ -976,6 +995,16 @@ func readUsage(u gjson.Result) usageCounts {
 			if n := v.Get("cached_tokens"); n.Exists() && !cached[i].Exists() {
 				cached[i] = n
 			}
+		case "completion_tokens_details", "output_tokens_details":
+			i := 0
+			if k.Str == "output_tokens_details" {
+				i = 1
+			}
+			if n := v.Get("reasoning_tokens"); n.Exists() && !x.reasoning[i].Exists() {
+				x.reasoning[i] = n
+			}
+		case "cache_creation_input_tokens":
+			dst = &x.write
 		case "cache_read_input_tokens":
 			dst = &cached[2]
 		case "prompt_cache_hit_tokens":
@@ -993,7 +1022,8 @@ func readUsage(u gjson.Result) usageCounts {
 			break
 		}
 	}
-	return c
+	x.cacheRead = cached[2].Exists()
+	return c, x
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

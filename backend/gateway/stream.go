@@ -574,10 +574,10 @@ func (s *streamState) recordUsage() {
 		return
 	}
 	if s.usage.Exists() {
-		u := readUsage(s.usage)
+		u, x := readUsageBill(s.usage)
 		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 		if s.a.g.spend != nil {
-			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(s.usage, u), ok: true}
+			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(u, x), ok: true}
 		}
 	}
 }

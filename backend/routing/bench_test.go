@@ -53,7 +53,11 @@ func BenchmarkAdmitFinish(b *testing.B) {
 // benchEngine is an engine over four connections serving gpt-4o-mini (p0…p3)
 // and a four-target combo of them ("four").
 func benchEngine(b testing.TB) *Engine {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return benchEngineOn(b, clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+}
+
+// benchEngineOn is benchEngine reading time from clk.
+func benchEngineOn(b testing.TB, clk clock.Clock) *Engine {
 	reg := NewRegistry(providers.NewCatalog())
 	var rows []store.Connection
 	for i := range 4 {

@@ -469,7 +469,7 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	if v.Kind == verdict.KindClientCanceled {
 		return
 	}
-	t.cand.Conn.noteVerdict(v, t.e.clk.Now())
+	t.cand.Conn.noteVerdict(v, t.e.clk)
 	if egressBucketed(t.cand.Conn, v) {
 		// An IP-bucketed limit is about the egress IP, not the model: the
 		// connection cools (never a model lock), and so do its IP siblings.
@@ -722,11 +722,11 @@ func (t *Ticket) release() {
 }
 
 func (e *Engine) recordCooldown(c *Conn, v verdict.Verdict) {
-	now := e.clk.Now()
+	var now time.Time
 	var set cooldown.Settings
 	var opt cooldown.Options
-	if !v.OK() { // a success needs no settings: the hot path reads none
-		set, opt = c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
+	if !v.OK() { // a success needs no settings nor time: the hot path reads none
+		now, set, opt = e.clk.Now(), c.overrides.apply(e.policy.CooldownSettings(c.Category())), e.policy.CooldownOptions()
 	}
 	c.mu.Lock()
 	prev := c.cd

@@ -3,6 +3,7 @@ package routing
 import (
 	"time"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/resilience/verdict"
 )
 
@@ -54,13 +55,14 @@ func (c *Conn) NoteReach(ok bool, why string, now time.Time) {
 // noteVerdict folds an attempt's verdict into the connection's reach: a
 // transport failure is a miss; any answer from the upstream (an error status
 // included) reaches it. A timeout says neither (the upstream may be slow).
-func (c *Conn) noteVerdict(v verdict.Verdict, now time.Time) {
+// The clock is read only for a miss (a reach records no time).
+func (c *Conn) noteVerdict(v verdict.Verdict, clk clock.Clock) {
 	switch v.Kind {
 	case verdict.KindTransport:
-		c.NoteReach(false, v.Message, now)
+		c.NoteReach(false, v.Message, clk.Now())
 	case verdict.KindTimeout, verdict.KindClientCanceled, verdict.KindStall:
 	default:
-		c.NoteReach(true, "", now)
+		c.NoteReach(true, "", time.Time{})
 	}
 }
 

@@ -364,6 +364,18 @@ func (t *Table) Decay(provider, connectionID, model string) int {
 // DecayEntries is Decay, also returning the entries it deleted (active or
 // not), so a caller sharing the table with other instances can tell them.
 func (t *Table) DecayEntries(provider, connectionID, model string) (int, []Entry) {
+	t.mu.RLock()
+	empty := len(t.entries) == 0
+	t.mu.RUnlock()
+	if empty { // every success decays: nothing to do, no clock read, no keys
+		return 0, nil
+	}
+	return t.decayEntries(provider, connectionID, model)
+}
+
+// decayEntries is DecayEntries over a table that holds entries (a sweep of
+// an empty map would only reset nextSweep, which putLocked keeps valid).
+func (t *Table) decayEntries(provider, connectionID, model string) (int, []Entry) {
 	now := t.clk.Now()
 	keys := keysCovering(provider, connectionID, model)
 

@@ -554,6 +554,32 @@ func TestDecay(t *testing.T) {
 	}
 }
 
+// countingClock counts its reads.
+type countingClock struct {
+	clock.Fake
+	reads int
+}
+
+func (c *countingClock) Now() time.Time { c.reads++; return c.Fake.Now() }
+
+// Every success decays both tables of the engine; with nothing recorded (the
+// common case) that must cost no clock read (≈ 70 ns each on the benchmark
+// machine) and no key building, and still decay what a table holds.
+func TestDecayOfEmptyTableReadsNoClock(t *testing.T) {
+	clk := &countingClock{Fake: *clock.NewFake(start())}
+	tab := lockout.New(clk)
+	if n, gone := tab.DecayEntries("codex", "A", "gpt-5.1"); n != 0 || gone != nil {
+		t.Fatalf("DecayEntries on an empty table = %d, %v", n, gone)
+	}
+	if _, locked := tab.Locked("codex", "A", "gpt-5.1"); locked || clk.reads != 0 {
+		t.Fatalf("empty table: locked %v, %d clock reads, want none", locked, clk.reads)
+	}
+	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "", "", enabled(), 0)
+	if n, gone := tab.DecayEntries("codex", "A", "gpt-5.1"); n != 1 || len(gone) != 1 || tab.Count() != 0 {
+		t.Fatalf("DecayEntries of one entry = %d, %v, %d left", n, gone, tab.Count())
+	}
+}
+
 func TestDecayCoversAllScopes(t *testing.T) {
 	tab, _ := newTable()
 	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "", "", enabled(), 0)
