@@ -174,20 +174,21 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	if quotaShare && !failOpen {
 		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
 	}
-	if !a.protected && g.gate.TryAcquireInto(&a.held, keys) {
-		// The common case: no queue on the connection and a free slot.
-		// Nothing waited, so no clock is read (queued stays 0).
+	if !a.protected && (g.team == nil || keys[2].Limit == 0) && g.gate.TryAcquireInto(&a.held, keys) {
+		// The common case: no queue on the connection, no team-wide slot to
+		// take, and a free slot. Nothing waited, so no clock is read (queued
+		// stays 0).
 		a.permit = &a.held
 		return a, nil
 	}
-	return g.admitWait(ctx, a, names, keys, failOpen)
+	return g.admitWait(ctx, a, cand, names, keys, failOpen)
 }
 
 // admitWait is admit for a protected connection (its queue first) or a
 // saturated gate: everything that may wait, timed for the request log.
 //
 //go:noinline
-func (g *Gateway) admitWait(ctx context.Context, a *admission, names *keyNames, keys []gate.Key, failOpen bool) (*admission, error) {
+func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Candidate, names *keyNames, keys []gate.Key, failOpen bool) (*admission, error) {
 	start := g.clk.Now()
 	defer func() { a.queued = g.clk.Now().Sub(start) }()
 	deadline := start.Add(a.settings.MaxWait)
@@ -219,8 +220,9 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, names *keyNames, 
 	}
 	var permit *gate.Permit
 	var err error
-	// An unprotected connection has just found the gate full (admit).
-	if a.protected && g.gate.TryAcquireInto(&a.held, keys) {
+	// A protected connection, or one with a team-wide slot to take, has not
+	// tried the gate yet (an unprotected one found it full: one more try).
+	if g.gate.TryAcquireInto(&a.held, keys) {
 		permit = &a.held
 	} else {
 		permit, err = g.waitGate(ctx, a, keys, maxWaiting, deadline)

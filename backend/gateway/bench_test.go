@@ -163,11 +163,13 @@ func BenchmarkRelayJSONChecks(b *testing.B) {
 // nopSpend is a Spend that admits everything and prices nothing.
 type nopSpend struct{}
 
-func (nopSpend) Admit(string) error { return nil }
+func (nopSpend) Admit(string, string, []byte) (Hold, error) { return Hold{}, nil }
 
-func (nopSpend) Charge(store.RequestLog, string, pricing.Usage) (sql.NullFloat64, float64) {
+func (nopSpend) Charge(store.RequestLog, string, pricing.Usage, Hold) (sql.NullFloat64, float64) {
 	return sql.NullFloat64{}, 0
 }
+
+func (nopSpend) Release(string, Hold) {}
 
 // sinkFunc is a LogSink.
 type sinkFunc func(store.RequestLog)
