@@ -208,6 +208,11 @@ func (s *Store) CreateManagementToken(t *ManagementToken) error {
 // prefix, name and role (an instance publishing its own token at start).
 func (s *Store) UpsertManagementToken(t *ManagementToken) error {
 	return s.db.Transaction(func(tx *gorm.DB) error {
+		// One row per token: an instance restarted under another name (a new
+		// port) publishes the same token again, replacing its old row.
+		if err := tx.Where("token_hash = ? AND id <> ?", t.TokenHash, t.ID).Delete(&ManagementToken{}).Error; err != nil {
+			return err
+		}
 		res := tx.Model(&ManagementToken{}).Where("id = ?", t.ID).Updates(map[string]any{
 			"name": t.Name, "token_hash": t.TokenHash, "token_prefix": t.TokenPrefix, "role": t.Role})
 		if res.Error != nil || res.RowsAffected > 0 {

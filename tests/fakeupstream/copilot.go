@@ -80,7 +80,10 @@ func NewCopilot(up *Upstream, clientID, githubToken string) *Copilot {
 	mux.HandleFunc("POST /chat/completions", c.chatRoute(up.completion(FormatOpenAI)))
 	mux.HandleFunc("GET /models", c.chatRoute(up.listModels))
 	mux.HandleFunc("/", notFound)
-	c.srv = httptest.NewServer(mux)
+	// Unstarted first: the handlers read c.srv, which must be set before the
+	// first request can arrive.
+	c.srv = httptest.NewUnstartedServer(mux)
+	c.srv.Start()
 	return c
 }
 
