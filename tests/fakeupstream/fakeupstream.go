@@ -554,6 +554,12 @@ func (u *Upstream) setModelsLocked(ids []string) {
 // nothing matches), the chunk count and the model list answers. The caller
 // must call end when done.
 func (u *Upstream) begin(key, path string, h http.Header, body []byte, model string, withFaults bool) (*Fault, int, [2]*answer) {
+	return u.beginReq(key, path, h, body, model, false, withFaults)
+}
+
+// beginReq is begin for a request that may end with a tool result
+// (toolResult), which the faults with ToolResultsOnly match.
+func (u *Upstream) beginReq(key, path string, h http.Header, body []byte, model string, toolResult, withFaults bool) (*Fault, int, [2]*answer) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	rec := u.stats[key]
@@ -572,10 +578,10 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 	var f *Fault
 	if withFaults {
 		if list := u.faults[key]; len(list) > 0 {
-			f, u.faults[key] = takeFault(list, model)
+			f, u.faults[key] = takeFault(list, model, toolResult)
 		}
 		if list := u.faults["*"]; f == nil && len(list) > 0 {
-			f, u.faults["*"] = takeFault(list, model)
+			f, u.faults["*"] = takeFault(list, model, toolResult)
 		}
 	}
 	return f, u.chunks, u.modelsByFmt
