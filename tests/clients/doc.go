@@ -21,8 +21,9 @@
 // first connection answers 429, so the first request is served after a
 // failover, and the final text answer (the one after the tool result) is cut
 // after two text events and continued on a connection that takes an
-// assistant prefill (OpenAI-compatible declaring the vLLM prefill). Claude
-// Code and Codex meet the same faults in faults_test.go. Crush's CLI
+// assistant prefill (OpenAI-compatible declaring the vLLM prefill); the
+// agent's printed answer must be whole. faults_test.go adds the SDKs, and
+// Claude Code and Codex on Anthropic-format continuations. Crush's CLI
 // (@charmland/crush) cannot run here: its npm package downloads its binary
 // from GitHub at install time, which this machine cannot reach; so
 // crush.mjs reads the crush.json `omniroute setup crush` wrote as Crush does
