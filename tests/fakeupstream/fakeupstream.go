@@ -44,7 +44,10 @@
 // content_block_stop, message_delta, message_stop); every frame is flushed.
 // Fault modes that count (Fault.AfterChunks) count content events only:
 // deltas of text, reasoning or tool arguments, not the block boundaries or
-// the tool call header that precede a block's first delta.
+// the tool call header that precede a block's first delta. A fault can be
+// limited to some models (Fault.Models) and to the answers after a tool
+// result (Fault.ToolResultsOnly: an agent's final text, whatever side
+// requests it sends).
 //
 // It also plays Azure OpenAI's deployment routes (azure.go), AWS Bedrock's
 // Converse API with SigV4 checks (bedrock.go) and Google's Gemini API (/v1beta/models/{model}:generateContent,
