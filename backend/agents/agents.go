@@ -1,5 +1,5 @@
 // Package agents points IDE coding agents (Claude Code, Codex CLI, Gemini CLI, opencode,
-// Kilo Code CLI, Qwen Code, Continue, aider, the Cline CLI and extension, Cursor) at the local
+// Kilo Code CLI, Qwen Code, Continue, aider, the Cline CLI and extension, Crush, Cursor) at the local
 // OmniRoute gateway.
 //
 // For agents with a config file it merges the minimal OmniRoute settings into
