@@ -129,7 +129,8 @@ Usage:
   omniroute run <agent> [args…]
                             start an agent against the gateway, writing nothing; every
                             argument after the agent name goes to the agent
-                            agents: claude-code, codex, opencode, continue, aider, cline, cursor
+                            agents: claude-code, codex, gemini-cli, opencode, kilo, qwen-code,
+                            continue, aider, cline-cli, crush (setup only), cline, cursor
   omniroute import <source> [--path FILE]
                             import a CLI login as a subscription connection
                             (claude-code, codex, gemini-cli); the CLI's file is only read

@@ -1,5 +1,5 @@
 // Package agents points IDE coding agents (Claude Code, Codex CLI, Gemini CLI, opencode,
-// Kilo Code CLI, Qwen Code, Continue, aider, the Cline CLI and extension, Cursor) at the local
+// Kilo Code CLI, Qwen Code, Continue, aider, the Cline CLI and extension, Crush, Cursor) at the local
 // OmniRoute gateway.
 //
 // For agents with a config file it merges the minimal OmniRoute settings into
@@ -100,6 +100,11 @@ type Agent struct {
 	Configured bool `json:"configured"`
 	// HasBackup reports that Undo has something to restore or remove.
 	HasBackup bool `json:"hasBackup"`
+	// Unreachable, when set, says why the agent cannot be pointed at this
+	// gateway's endpoint at all (e.g. it calls a custom endpoint from its
+	// vendor's servers, which cannot reach a gateway on this computer), so
+	// the dashboard says so instead of offering a setup that cannot work.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // Instructions are the environment variables and manual steps that point an
@@ -204,6 +209,9 @@ type spec struct {
 	runArgs func(o *Options) []string
 	// notes returns extra steps for Setup's result (may be nil).
 	notes func(o *Options, path string) []string
+	// unreachable returns why the agent cannot reach the gateway at
+	// o.BaseURL at all ("" when it can; nil: always can).
+	unreachable func(o *Options) string
 	// companion is a second file Setup writes (and Undo restores) with this
 	// one, for an agent that reads its settings from two files (the Gemini
 	// CLI: the endpoint from ~/.gemini/.env, the auth type from
@@ -223,6 +231,7 @@ var agentTable = [...]spec{
 	continueSpec,
 	aiderSpec,
 	clineCLISpec,
+	crushSpec,
 	clineSpec,
 	cursorSpec,
 }
@@ -244,6 +253,9 @@ func (m *Manager) List() []Agent {
 	for i := range agentTable {
 		s := &agentTable[i]
 		a := Agent{ID: s.id, Name: s.name, Kind: s.kind}
+		if s.unreachable != nil {
+			a.Unreachable = s.unreachable(&m.o)
+		}
 		if s.kind == KindFile {
 			a.ConfigPath = s.path(&m.o)
 			if a.ConfigPath != "" {

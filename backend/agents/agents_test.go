@@ -761,7 +761,7 @@ func TestList(t *testing.T) {
 		return out
 	}
 	got := status()
-	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli", "cline", "cursor"}
+	ids := []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli", "crush", "cline", "cursor"}
 	if len(got) != len(ids) {
 		t.Fatalf("List returned %d agents", len(got))
 	}
@@ -784,7 +784,7 @@ func TestList(t *testing.T) {
 
 	// A file pointing elsewhere is neither configured nor undoable.
 	writeFile(t, filepath.Join(home, ".aider.conf.yml"), []byte("openai-api-base: https://other/v1\n"), 0o600)
-	for _, id := range ids[:9] {
+	for _, id := range ids[:10] {
 		if _, err := m.Setup(id); err != nil {
 			t.Fatal(err)
 		}
@@ -795,7 +795,7 @@ func TestList(t *testing.T) {
 			t.Errorf("after setup %s: %+v", id, a)
 		}
 	}
-	for _, id := range ids[:9] {
+	for _, id := range ids[:10] {
 		if _, err := m.Undo(id); err != nil {
 			t.Fatal(err)
 		}
@@ -886,7 +886,7 @@ func TestConcurrentSetup(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for i := 0; i < 4; i++ {
-		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli"} {
+		for _, id := range []string{"claude-code", "codex", "gemini-cli", "opencode", "kilo", "qwen-code", "continue", "aider", "cline-cli", "crush"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -1048,5 +1048,40 @@ func TestClaudeSetupWritesTheContextWindow(t *testing.T) {
 		if got.Env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] != tt.want || got.Env["MY_VAR"] != "1" || got.Env["ANTHROPIC_MODEL"] != tt.model {
 			t.Errorf("%s (window %d): settings.json:\n%s", tt.model, tt.window, data)
 		}
+	}
+}
+
+// TestListSaysWhichAgentCannotReachTheGateway: Cursor calls a custom base
+// URL from its vendor's servers, so List says it cannot reach a gateway on
+// a local or private address, and says nothing for a public one; every
+// other agent runs on this computer and is never flagged.
+func TestListSaysWhichAgentCannotReachTheGateway(t *testing.T) {
+	for _, c := range []struct {
+		base        string
+		unreachable bool
+	}{
+		{"http://127.0.0.1:20128", true},
+		{"http://localhost:20128", true},
+		{"http://[::1]:20128", true},
+		{"http://192.168.1.20:20128", true},
+		{"http://10.0.0.5:20128", true},
+		{"http://169.254.0.9:20128", true},
+		{"http://gateway:20128", true},
+		{"http://box.local:20128", true},
+		{"https://gw.example.com", false},
+		{"https://203.0.113.7:8443", false},
+	} {
+		t.Run(c.base, func(t *testing.T) {
+			m, _ := newTestManager(t, func(o *Options) { o.BaseURL = c.base })
+			for _, a := range m.List() {
+				want := c.unreachable && a.ID == "cursor"
+				if (a.Unreachable != "") != want {
+					t.Errorf("%s: unreachable %q, want set: %v", a.ID, a.Unreachable, want)
+				}
+				if want && !strings.Contains(a.Unreachable, c.base) {
+					t.Errorf("%s: %q does not name the address", a.ID, a.Unreachable)
+				}
+			}
+		})
 	}
 }

@@ -1,5 +1,11 @@
 package agents
 
+import (
+	"net"
+	"net/url"
+	"strings"
+)
+
 // Cline keeps its provider settings in the editor's extension state, so
 // there is no file to write; the user enters these in Cline's settings.
 var clineSpec = spec{
@@ -25,9 +31,10 @@ var clineSpec = spec{
 // Cursor sends these requests from its own servers, so a loopback address
 // only works once the gateway is reachable from the internet.
 var cursorSpec = spec{
-	id:   "cursor",
-	name: "Cursor",
-	kind: KindManual,
+	id:          "cursor",
+	name:        "Cursor",
+	kind:        KindManual,
+	unreachable: cursorUnreachable,
 	instructions: func(o *Options, _ string) Instructions {
 		return Instructions{
 			Env: map[string]string{},
@@ -41,4 +48,29 @@ var cursorSpec = spec{
 			},
 		}
 	},
+}
+
+// cursorUnreachable: Cursor calls a custom base URL from Cursor's servers, so
+// a gateway whose address only this computer or its network can reach
+// (loopback, private or link-local, a bare host name) cannot be set up for it.
+func cursorUnreachable(o *Options) string {
+	if publicURL(o.BaseURL) {
+		return ""
+	}
+	return "Cursor sends custom-key requests from Cursor's servers, which cannot reach " + o.BaseURL +
+		": expose the gateway at a public URL (for example through a tunnel) to use it from Cursor."
+}
+
+// publicURL reports whether raw names a host the internet can reach: a
+// public IP address or a dotted domain name that is not "localhost".
+func publicURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip := net.ParseIP(host); ip != nil {
+		return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified())
+	}
+	return strings.Contains(host, ".") && host != "localhost" && !strings.HasSuffix(host, ".localhost") && !strings.HasSuffix(host, ".local")
 }

@@ -728,13 +728,23 @@ const discoveryTimeout = 10 * time.Second
 // answer (an earlier upstream list is kept then rather than replaced by the
 // defaults). It returns the updated row.
 func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, discovery.Result, error) {
+	return a.discoverModels(ctx, id, true)
+}
+
+// discoverModels is refreshModels; refresh false asks with the stored token
+// as it is (an import's just-read token), never refreshing it first.
+func (a *API) discoverModels(ctx context.Context, id string, refresh bool) (store.Connection, discovery.Result, error) {
 	c, ok := a.Engine.Registry().Get(id)
 	if !ok {
 		return store.Connection{}, discovery.Result{}, store.ErrNotFound
 	}
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
-	res := a.Discovery.Discover(ctx, a.freshTarget(ctx, c))
+	target := c.Target("")
+	if refresh {
+		target = a.freshTarget(ctx, c)
+	}
+	res := a.Discovery.Discover(ctx, target)
 	// Discovery is an attempt like any other for the connection's reach: an
 	// upstream nothing answers reads unreachable on every page from now on.
 	c.NoteReach(res.Err == nil || res.Err.Code != discovery.CodeUnreachable, discoveryMessage(res), a.Clock.Now())

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -9,7 +11,9 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/oauth"
+	"omniroute/backend/providers/discovery"
 	"omniroute/backend/routing"
+	"omniroute/backend/store"
 )
 
 // importLogin is POST /api/providers/import {source, path?}: it reads the
@@ -67,14 +71,48 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	row := res.Connection
+	if row.Provider == "claude" {
+		row = a.discoverImported(r.Context(), row)
+	}
 	if a.Events != nil {
-		a.Events.Publish("subscription", map[string]any{"id": res.Connection.ID, "imported": source, "created": res.Created})
+		a.Events.Publish("subscription", map[string]any{"id": row.ID, "imported": source, "created": res.Created})
 	}
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
 	}
-	httpx.WriteJSON(w, status, map[string]any{"connection": a.connectionJSON(res.Connection), "created": res.Created})
+	httpx.WriteJSON(w, status, map[string]any{"connection": a.connectionJSON(row), "created": res.Created})
+}
+
+// discoverImported refreshes an imported Claude subscription's model names
+// from the upstream's own list (Anthropic renames and retires models faster
+// than a release ships), on every import and re-import. When the upstream
+// answered, the catalogue's import list that seeded the connection is
+// dropped, so the names it serves are the upstream's; a list the user edited
+// is kept. An upstream that does not answer leaves the import as it is (the
+// connection's models error says why). The token just read is used as it
+// is: an import never refreshes it (the CLI owns that login).
+func (a *API) discoverImported(ctx context.Context, row store.Connection) store.Connection {
+	updated, res, err := a.discoverModels(ctx, row.ID, false)
+	if err != nil {
+		return row
+	}
+	p, ok := a.Catalog.Lookup(row.Provider)
+	if !ok || p.OAuth == nil || res.Err != nil || res.Source != discovery.SourceUpstream || len(res.Models) == 0 {
+		return updated
+	}
+	seed, _ := json.Marshal(p.OAuth.Models)
+	if updated.Models != string(seed) {
+		return updated
+	}
+	updated.Models = "[]"
+	if err := a.Store.SaveConnection(&updated); err != nil {
+		updated.Models = string(seed)
+		return updated
+	}
+	_ = a.Reload() // the stored row is right; the next reload serves it
+	return updated
 }
 
 func (a *API) home() (string, error) {

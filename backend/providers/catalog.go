@@ -409,6 +409,11 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			if v := strings.TrimSpace(getenv(prefix + "CLIENT_SECRET")); v != "" {
 				o.ClientSecret = v
 			}
+			// The API base an imported login's connection calls (and its
+			// model discovery on import asks), for tests against a fake.
+			if v := strings.TrimSpace(getenv(prefix + "BASE_URL")); v != "" {
+				list[i].BaseURL = v
+			}
 			if o.Copilot {
 				for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
 					if v := strings.TrimSpace(getenv(prefix + name)); v != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/providers"
 	"omniroute/backend/resilience/wall"
 	"omniroute/tests/fakeupstream"
 )
@@ -41,6 +43,12 @@ func newSubEnv(t *testing.T, clientID, provider string) *subEnv {
 	t.Cleanup(s.tokens.Close)
 	e.envs["HOME"] = s.home
 	e.envs["OMNIROUTE_"+strings.ToUpper(provider)+"_OAUTH_TOKEN_URL"] = s.tokens.URL()
+	// A Claude import asks the upstream for its models: the fake answers
+	// with the catalogue's import list, so the served names stay the same.
+	e.envs["OMNIROUTE_"+strings.ToUpper(provider)+"_OAUTH_BASE_URL"] = e.upURL
+	if p, ok := providers.NewCatalogEnv(nil).Lookup(provider); ok && p.OAuth != nil {
+		e.up.SetModels(p.OAuth.Models)
+	}
 	e.restart()
 	return s
 }
@@ -247,8 +255,9 @@ func TestTokenNearExpiryRefreshedOnceUnderConcurrency(t *testing.T) {
 	if n := s.tokens.Calls(); n != 1 {
 		t.Fatalf("token endpoint called %d times, want exactly 1", n)
 	}
-	if s.up.Hits("at-1") != 50 || s.up.Hits(old) != 0 {
-		t.Fatalf("hits new %d old %d", s.up.Hits("at-1"), s.up.Hits(old))
+	// (The old token's one request is the import's model list.)
+	if s.up.Hits("at-1") != 50 || s.up.ModelHits(old, "claude-sonnet-4-5") != 0 {
+		t.Fatalf("hits new %d old %d", s.up.Hits("at-1"), s.up.ModelHits(old, "claude-sonnet-4-5"))
 	}
 	// Persisted: a restarted gateway uses the refreshed token without refreshing.
 	s.restart()
@@ -695,5 +704,67 @@ func TestCodexStreamCutIsContinued(t *testing.T) {
 				t.Fatalf("the fallback was not asked to continue from the delivered text: %s", sent)
 			}
 		})
+	}
+}
+
+// TestImportedClaudeSubscriptionServesTheUpstreamsModelNames: a Claude
+// import asks the upstream for its models, with the token just read and
+// without refreshing it; the names served are the upstream's (the
+// catalogue's import list is dropped), so a model newer than the release is
+// routable at once; a re-import refreshes them; a list the user edited is
+// kept; an upstream that does not answer leaves the catalogue's list.
+func TestImportedClaudeSubscriptionServesTheUpstreamsModelNames(t *testing.T) {
+	s := newSubEnv(t, claudeClientID, "claude")
+	access := "sk-ant-oat01-discovery"
+	s.claudeLogin(access, s.clk.Now().Add(8*time.Hour))
+	served := func(c map[string]any) []string {
+		var out []string
+		for _, m := range c["servedModels"].([]any) {
+			out = append(out, m.(string))
+		}
+		return out
+	}
+
+	s.up.SetModels([]string{"claude-opus-5-5", "claude-sonnet-5-0"})
+	code, m := s.importLogin("claude-code")
+	if code != http.StatusCreated {
+		t.Fatalf("import: %d %v", code, m)
+	}
+	c := m["connection"].(map[string]any)
+	id := c["id"].(string)
+	if got := served(c); !slices.Equal(got, []string{"claude-opus-5-5", "claude-sonnet-5-0"}) || c["modelsSource"] != "upstream" {
+		t.Fatalf("served %v (source %v), want the upstream's names only", got, c["modelsSource"])
+	}
+	if p := s.up.LastPath(access); p != "/v1/models" || s.tokens.Calls() != 0 {
+		t.Fatalf("last upstream path %q, token calls %d: want the model list asked with the imported token", p, s.tokens.Calls())
+	}
+	if resp, body := s.messages("claude-opus-5-5", false, nil); resp.StatusCode != 200 || s.up.LastModel(access) != "claude-opus-5-5" {
+		t.Fatalf("the discovered model does not route: %d %s", resp.StatusCode, body)
+	}
+
+	// The upstream ships a new model: a re-import picks it up.
+	s.up.SetModels([]string{"claude-opus-5-5", "claude-sonnet-5-0", "claude-haiku-5-0"})
+	if code, m = s.importLogin("claude-code"); code != http.StatusOK || !slices.Contains(served(m["connection"].(map[string]any)), "claude-haiku-5-0") {
+		t.Fatalf("re-import: %d %v", code, m)
+	}
+
+	// The user's own list survives a re-import.
+	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"models": []string{"my-claude"}}); code != 200 {
+		t.Fatalf("patch models: %d %v", code, m)
+	}
+	if _, m = s.importLogin("claude-code"); !slices.Contains(served(m["connection"].(map[string]any)), "my-claude") {
+		t.Fatalf("re-import dropped the user's list: %v", m)
+	}
+
+	// A new account whose upstream does not list models keeps the catalogue's.
+	s.up.SetFault("sk-ant-oat01-other", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500})
+	path := filepath.Join(s.home, ".claude", ".credentials.json")
+	writeFile(t, path, map[string]any{"claudeAiOauth": map[string]any{"accessToken": "sk-ant-oat01-other", "refreshToken": "rt-initial",
+		"expiresAt": s.clk.Now().Add(8 * time.Hour).UnixMilli(), "scopes": []string{"user:inference"}}})
+	writeFile(t, filepath.Join(s.home, ".claude.json"), map[string]any{"oauthAccount": map[string]any{"accountUuid": "acct-claude-2"}})
+	code, m = s.importLogin("claude-code")
+	p, _ := providers.NewCatalogEnv(nil).Lookup("claude")
+	if got := served(m["connection"].(map[string]any)); code != http.StatusCreated || !slices.Equal(got[:len(p.OAuth.Models)], p.OAuth.Models) {
+		t.Fatalf("import with no model list: %d, served %v", code, got)
 	}
 }

@@ -627,6 +627,8 @@ export interface Agent {
   configPath?: string | null;
   configured?: boolean;
   hasBackup?: boolean;
+  /** Set when the agent cannot be pointed at this gateway at all: why. */
+  unreachable?: string | null;
 }
 
 export interface AgentInstructions {

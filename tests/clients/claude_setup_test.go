@@ -16,10 +16,12 @@ import (
 // writes ~/.claude/settings.json, then `claude -p` in that HOME (with only
 // Claude Code's quiet switches) finishes a tool round trip on M through the
 // gateway, and Claude Code does not warn that it does not know M's context
-// window: setup wrote the window the gateway knows for it.
+// window: setup wrote the window the gateway knows for it. The round trip
+// goes through a 429 and a cut answer (addFaultyNeighbours).
 func TestClaudeCodeRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"Bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "claude-code", "glm-4.6", ".claude", "settings.json")
@@ -42,4 +44,5 @@ func TestClaudeCodeRightAfterSetup(t *testing.T) {
 		t.Errorf("Claude Code's context window for glm-4.6 is %d, want the 200000 setup wrote\nsettings.json:\n%s\nstdout:\n%s\nstderr:\n%s", w, cfg, stdout, stderr)
 	}
 	checkToolRoundTrip(t, s, "key-oa", "glm-4.6")
+	checkFaultsInvisible(t, s)
 }

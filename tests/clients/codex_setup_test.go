@@ -15,10 +15,12 @@ import (
 // --model M` writes the model, the provider and a bearer token into
 // ~/.codex/config.toml, then `codex exec` runs in that HOME with no other
 // environment: no exported key, no CODEX_HOME. Codex must find everything in
-// the file and finish a tool round trip.
+// the file and finish a tool round trip, through a 429 and a cut answer
+// (addFaultyNeighbours).
 func TestCodexRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"exec_command": `{"cmd":"echo ` + toolMarker + `"}`})
 
 	if out, errOut, code := run(t, s.home, s.userEnv(), binPath, "setup", "codex", "--model", "glm-4.6"); code != 0 {
@@ -42,4 +44,5 @@ func TestCodexRightAfterSetup(t *testing.T) {
 	if m := s.up.LastModel("key-oa"); m != "glm-4.6" {
 		t.Errorf("upstream model %q, want glm-4.6", m)
 	}
+	checkFaultsInvisible(t, s)
 }

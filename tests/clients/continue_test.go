@@ -32,13 +32,15 @@ type continueRoles struct {
 // served code model) and an embed model (the served embedding model); then
 // `cn -p` in that HOME with no other environment finishes a tool round trip
 // through the gateway (the fake asks for its Bash tool, cn runs it, and the
-// fake's answer quoting the tool's output is what cn prints), and the
+// fake's answer quoting the tool's output is what cn prints, whole through a
+// 429 and a cut answer: addFaultyNeighbours), and the
 // autocomplete (FIM on /v1/completions) and indexing (/v1/embeddings)
 // requests Continue's editor extensions send with that config are answered.
 func TestContinueRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
-	s.addConn("openai-compatible", "key-code", 2, "qwen2.5-coder", "nomic-embed-text")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
+	s.addConn("openai-compatible", "key-code", 4, "qwen2.5-coder", "nomic-embed-text")
 	s.up.SetToolCalls(map[string]string{"Bash": `{"command":"echo ` + toolMarker + `"}`})
 
 	cfg := setupAgent(t, s, "continue", "glm-4.6", ".continue", "config.yaml")
@@ -60,6 +62,7 @@ func TestContinueRightAfterSetup(t *testing.T) {
 	if tool.Get("tool_call_id").String() != fakeupstream.ToolCallIDOpenAI || !strings.Contains(tool.Get("content").String(), toolMarker) {
 		t.Errorf("tool result upstream = %s, want id %s with the tool's output", tool, fakeupstream.ToolCallIDOpenAI)
 	}
+	checkFaultsInvisible(t, s)
 
 	var got continueRoles
 	runScript(t, "continue.mjs", map[string]any{"config": filepath.Join(s.home, ".continue", "config.yaml")}, &got)

@@ -16,9 +16,19 @@
 // and the suite fails, never skips, when a client is missing.
 //
 // The agents with an `omniroute setup` run right after the real setup, in
-// the HOME it wrote to, with nothing else configured. Crush
-// (@charmland/crush) is not here: its npm package downloads its binary from
-// GitHub at install time, which this machine cannot reach.
+// the HOME it wrote to, with nothing else configured, and each one's tool
+// round trip meets both faults no agent may notice (addFaultyNeighbours): the
+// first connection answers 429, so the first request is served after a
+// failover, and the final text answer (the one after the tool result) is cut
+// after two text events and continued on a connection that takes an
+// assistant prefill (OpenAI-compatible declaring the vLLM prefill); the
+// agent's printed answer must be whole. faults_test.go adds the SDKs, and
+// Claude Code and Codex on Anthropic-format continuations. Crush's CLI
+// (@charmland/crush) cannot run here: its npm package downloads its binary
+// from GitHub at install time, which this machine cannot reach; so
+// crush.mjs reads the crush.json `omniroute setup crush` wrote as Crush does
+// and runs Crush's tool round trip against the endpoint it names with the
+// official OpenAI SDK, the wire of its "openai-compat" provider.
 //
 // Every client runs in a fresh temporary HOME (and CODEX_HOME) with the
 // non-essential traffic of each client switched off, under a time bound.

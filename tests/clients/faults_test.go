@@ -201,3 +201,39 @@ func TestRateLimitOnFirstConnectionIsInvisible(t *testing.T) {
 		checkFailover(t, s)
 	})
 }
+
+// Connections that addFaultyNeighbours puts around an agent's own one.
+const (
+	keyLimited  = "key-429"  // priority 1: answers every request 429
+	keyContinue = "key-cont" // the last priority: continues a cut answer
+)
+
+// addFaultyNeighbours makes an agent test's round trip meet both faults
+// every agent must not notice: the agent's connection key (created by the
+// caller at priority 2, provider, models) gets a first connection before it
+// that answers 429 to everything, so the agent's first request is served
+// after a failover; and key's answers to a tool result — the agent's final
+// text — are cut after two text events, so a third connection that takes an
+// assistant prefill (Anthropic-compatible natively; OpenAI-compatible
+// declaring the vLLM prefill) has to continue it. The agent's printed answer
+// must still be whole; checkFaultsInvisible checks both faults happened.
+func (s *stack) addFaultyNeighbours(provider, key string, models ...string) {
+	s.t.Helper()
+	s.addConn(provider, keyLimited, 1, models...)
+	var prefill map[string]any
+	if provider == "openai-compatible" {
+		prefill = map[string]any{"assistantPrefill": "vllm"}
+	}
+	s.addConnData(provider, keyContinue, 3, prefill, models...)
+	s.up.SetFault(keyLimited, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429})
+	s.up.SetFault(key, fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, ToolResultsOnly: true})
+}
+
+// checkFaultsInvisible asserts that addFaultyNeighbours' faults were met:
+// the limited connection was asked, and the continuing one finished an answer.
+func checkFaultsInvisible(t *testing.T, s *stack) {
+	t.Helper()
+	if s.up.Hits(keyLimited) == 0 || s.up.Hits(keyContinue) == 0 {
+		t.Errorf("hits %v: want the 429 of %s and the continuation by %s", s.up.AllHits(), keyLimited, keyContinue)
+	}
+}

@@ -213,10 +213,12 @@ func (rc *recorder) capturePrefix(t *testing.T, prefix, name string) {
 
 // TestGeminiCLIRightAfterSetup is a new user's flow: `omniroute setup
 // gemini-cli --model M` writes ~/.gemini/.env, then `gemini -p` runs in that
-// HOME with no other environment and answers through the gateway.
+// HOME with no other environment and answers through the gateway: a tool
+// round trip, whole through a 429 and a cut answer (addFaultyNeighbours).
 func TestGeminiCLIRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-gs-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-gs-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-gs-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	if out, errOut, code := run(t, s.home, s.userEnv(), binPath, "setup", "gemini-cli", "--model", "glm-4.6"); code != 0 {
@@ -240,6 +242,7 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 	if m := s.up.LastModel("key-gs-oa"); m != "glm-4.6" {
 		t.Errorf("upstream model %q, want glm-4.6", m)
 	}
+	checkFaultsInvisible(t, s)
 }
 
 // TestGeminiCLIThroughRun: `omniroute run gemini-cli -p …` starts the real

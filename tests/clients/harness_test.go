@@ -193,8 +193,18 @@ func (s *stack) userEnv() []string {
 // connections apart at the fake.
 func (s *stack) addConn(provider, upstreamKey string, priority int, models ...string) {
 	s.t.Helper()
-	body, _ := json.Marshal(map[string]any{"provider": provider, "name": upstreamKey, "apiKey": upstreamKey,
-		"baseUrl": s.upURL + "/v1", "priority": priority, "models": models})
+	s.addConnData(provider, upstreamKey, priority, nil, models...)
+}
+
+// addConnData is addConn with the connection's providerSpecificData.
+func (s *stack) addConnData(provider, upstreamKey string, priority int, data map[string]any, models ...string) {
+	s.t.Helper()
+	conn := map[string]any{"provider": provider, "name": upstreamKey, "apiKey": upstreamKey,
+		"baseUrl": s.upURL + "/v1", "priority": priority, "models": models}
+	if data != nil {
+		conn["providerSpecificData"] = data
+	}
+	body, _ := json.Marshal(conn)
 	req, _ := http.NewRequest(http.MethodPost, s.gw+"/api/providers", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	req.Header.Set("Content-Type", "application/json")

@@ -35,10 +35,12 @@ func checkToolRoundTrip(t *testing.T, s *stack, key, model string) {
 // TestKiloRightAfterSetup: `omniroute setup kilo --model M` writes the
 // provider into ~/.config/kilo/kilo.json, then `kilo run` in that HOME with
 // no other environment runs the bash tool the fake asks for and prints the
-// fake's answer quoting its output.
+// fake's answer quoting its output, whole through a 429 and a cut answer
+// (addFaultyNeighbours).
 func TestKiloRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "kilo", "glm-4.6", ".config", "kilo", "kilo.json")
@@ -51,16 +53,19 @@ func TestKiloRightAfterSetup(t *testing.T) {
 		t.Fatalf("kilo run: exit %d, want %q in its output\nkilo.json:\n%s\nstdout:\n%s\nstderr:\n%s", code, want, cfg, stdout, stderr)
 	}
 	checkToolRoundTrip(t, s, "key-oa", "glm-4.6")
+	checkFaultsInvisible(t, s)
 }
 
 // TestClineCLIRightAfterSetup: `omniroute setup cline-cli --model M` writes
 // the openai-compatible provider into ~/.cline/data/settings/providers.json,
 // then `cline --json "…"` in that HOME with no other environment runs the
 // run_commands tool the fake asks for and ends with the fake's answer
-// quoting the tool's output.
+// quoting the tool's output, whole through a 429 and a cut answer
+// (addFaultyNeighbours).
 func TestClineCLIRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"run_commands": `{"commands":["echo ` + toolMarker + `"]}`})
 
 	cfg := setupAgent(t, s, "cline-cli", "glm-4.6", ".cline", "data", "settings", "providers.json")
@@ -77,4 +82,5 @@ func TestClineCLIRightAfterSetup(t *testing.T) {
 		t.Fatalf("cline: exit %d, run_result %s\nproviders.json:\n%s\nstdout:\n%s\nstderr:\n%s", code, result.Raw, cfg, stdout, stderr)
 	}
 	checkToolRoundTrip(t, s, "key-oa", "glm-4.6")
+	checkFaultsInvisible(t, s)
 }

@@ -35,10 +35,13 @@ func setupAgent(t *testing.T, s *stack, id, model string, file ...string) string
 // the provider into ~/.config/opencode/opencode.json, then `opencode run`
 // in that HOME with no other environment finishes a tool round trip through
 // the gateway: the fake asks for its bash tool, opencode runs it, and the
-// fake's answer quoting the tool's output is what opencode prints.
+// fake's answer quoting the tool's output is what opencode prints — whole,
+// though its first request met a 429 and its answer was cut and continued
+// (addFaultyNeighbours).
 func TestOpencodeRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	s.up.SetToolCalls(map[string]string{"bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "opencode", "glm-4.6", ".config", "opencode", "opencode.json")
@@ -62,4 +65,5 @@ func TestOpencodeRightAfterSetup(t *testing.T) {
 	if tool.Get("tool_call_id").String() != fakeupstream.ToolCallIDOpenAI || !strings.Contains(tool.Get("content").String(), toolMarker) {
 		t.Errorf("tool result upstream = %s, want id %s with the tool's output", tool, fakeupstream.ToolCallIDOpenAI)
 	}
+	checkFaultsInvisible(t, s)
 }

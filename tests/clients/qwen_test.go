@@ -22,10 +22,12 @@ const (
 // ~/.qwen/settings.json (OpenAI-compatible auth, the model, a provider entry
 // for the gateway and its key), then `qwen --yolo "…"` in that HOME with no
 // other environment runs the shell tool the fake asks for and prints the
-// fake's answer quoting the tool's output.
+// fake's answer quoting the tool's output, whole through a 429 and a cut
+// answer (addFaultyNeighbours).
 func TestQwenCodeRightAfterSetup(t *testing.T) {
 	s := newStack(t)
-	s.addConn("openai-compatible", "key-oa", 1, "glm-4.6")
+	s.addConn("openai-compatible", "key-oa", 2, "glm-4.6")
+	s.addFaultyNeighbours("openai-compatible", "key-oa", "glm-4.6")
 	// The command lingers after printing: Qwen Code sometimes reads no output
 	// ("Output: (empty)") from a command that exits at once.
 	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `; sleep 1","description":"Print a marker"}`})
@@ -45,4 +47,5 @@ func TestQwenCodeRightAfterSetup(t *testing.T) {
 		t.Fatalf("qwen: exit %d, want %q and the tool's output in its output\nsettings.json:\n%s\nstdout:\n%s\nstderr:\n%s", code, want, cfg, stdout, stderr)
 	}
 	checkToolRoundTrip(t, s, "key-oa", "glm-4.6")
+	checkFaultsInvisible(t, s)
 }

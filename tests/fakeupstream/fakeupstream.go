@@ -44,7 +44,10 @@
 // content_block_stop, message_delta, message_stop); every frame is flushed.
 // Fault modes that count (Fault.AfterChunks) count content events only:
 // deltas of text, reasoning or tool arguments, not the block boundaries or
-// the tool call header that precede a block's first delta.
+// the tool call header that precede a block's first delta. A fault can be
+// limited to some models (Fault.Models) and to the answers after a tool
+// result (Fault.ToolResultsOnly: an agent's final text, whatever side
+// requests it sends).
 //
 // It also plays Azure OpenAI's deployment routes (azure.go), AWS Bedrock's
 // Converse API with SigV4 checks (bedrock.go) and Google's Gemini API (/v1beta/models/{model}:generateContent,
@@ -554,6 +557,12 @@ func (u *Upstream) setModelsLocked(ids []string) {
 // nothing matches), the chunk count and the model list answers. The caller
 // must call end when done.
 func (u *Upstream) begin(key, path string, h http.Header, body []byte, model string, withFaults bool) (*Fault, int, [2]*answer) {
+	return u.beginReq(key, path, h, body, model, false, withFaults)
+}
+
+// beginReq is begin for a request that may end with a tool result
+// (toolResult), which the faults with ToolResultsOnly match.
+func (u *Upstream) beginReq(key, path string, h http.Header, body []byte, model string, toolResult, withFaults bool) (*Fault, int, [2]*answer) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	rec := u.stats[key]
@@ -572,10 +581,10 @@ func (u *Upstream) begin(key, path string, h http.Header, body []byte, model str
 	var f *Fault
 	if withFaults {
 		if list := u.faults[key]; len(list) > 0 {
-			f, u.faults[key] = takeFault(list, model)
+			f, u.faults[key] = takeFault(list, model, toolResult)
 		}
 		if list := u.faults["*"]; f == nil && len(list) > 0 {
-			f, u.faults["*"] = takeFault(list, model)
+			f, u.faults["*"] = takeFault(list, model, toolResult)
 		}
 	}
 	return f, u.chunks, u.modelsByFmt

@@ -3,6 +3,7 @@ package fakeupstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -367,6 +368,7 @@ func TestFaultSelection(t *testing.T) {
 	type step struct {
 		key, model string
 		status     int
+		toolResult bool // the request ends with a tool result
 	}
 	tests := []struct {
 		name  string
@@ -374,41 +376,49 @@ func TestFaultSelection(t *testing.T) {
 		steps []step
 	}{
 		{"times counts down", func(u *Upstream) { f := rate; f.Times = 2; u.SetFault("a", f) },
-			[]step{{"a", "m", 429}, {"a", "m", 429}, {"a", "m", 200}, {"a", "m", 200}}},
+			[]step{{"a", "m", 429, false}, {"a", "m", 429, false}, {"a", "m", 200, false}, {"a", "m", 200, false}}},
 		{"zero times is until cleared", func(u *Upstream) { u.SetFault("a", rate) },
-			[]step{{"a", "m", 429}, {"a", "m", 429}, {"a", "m", 429}}},
+			[]step{{"a", "m", 429, false}, {"a", "m", 429, false}, {"a", "m", 429, false}}},
 		{"per-key isolation", func(u *Upstream) { u.SetFault("key-a", rate) },
-			[]step{{"key-a", "m", 429}, {"key-b", "m", 200}, {"key-a", "m", 429}}},
+			[]step{{"key-a", "m", 429, false}, {"key-b", "m", 200, false}, {"key-a", "m", 429, false}}},
 		{"star applies to every key", func(u *Upstream) { u.SetFault("*", boom) },
-			[]step{{"key-a", "m", 500}, {"key-b", "m", 500}}},
+			[]step{{"key-a", "m", 500, false}, {"key-b", "m", 500, false}}},
 		{"own key before star", func(u *Upstream) { u.SetFault("*", boom); u.SetFault("key-a", rate) },
-			[]step{{"key-a", "m", 429}, {"key-b", "m", 500}}},
+			[]step{{"key-a", "m", 429, false}, {"key-b", "m", 500, false}}},
 		{"models filter", func(u *Upstream) { f := rate; f.Models = []string{"big"}; u.SetFault("a", f) },
-			[]step{{"a", "small", 200}, {"a", "big", 429}, {"a", "small", 200}}},
+			[]step{{"a", "small", 200, false}, {"a", "big", 429, false}, {"a", "small", 200, false}}},
 		{"filtered request does not consume times", func(u *Upstream) {
 			f := rate
 			f.Models, f.Times = []string{"big"}, 1
 			u.SetFault("a", f)
-		}, []step{{"a", "small", 200}, {"a", "big", 429}, {"a", "big", 200}}},
+		}, []step{{"a", "small", 200, false}, {"a", "big", 429, false}, {"a", "big", 200, false}}},
+		{"tool results only", func(u *Upstream) { f := rate; f.ToolResultsOnly = true; u.SetFault("a", f) },
+			[]step{{"a", "m", 200, false}, {"a", "m", 429, true}, {"a", "m", 200, false}, {"a", "m", 429, true}}},
 		{"add fault sequence", func(u *Upstream) {
 			f1, f2 := rate, boom
 			f1.Times, f2.Times = 1, 2
 			u.AddFault("a", f1)
 			u.AddFault("a", f2)
-		}, []step{{"a", "m", 429}, {"a", "m", 500}, {"a", "m", 500}, {"a", "m", 200}}},
+		}, []step{{"a", "m", 429, false}, {"a", "m", 500, false}, {"a", "m", 500, false}, {"a", "m", 200, false}}},
 		{"set replaces", func(u *Upstream) { u.SetFault("a", rate); u.SetFault("a", boom) },
-			[]step{{"a", "m", 500}}},
+			[]step{{"a", "m", 500, false}}},
 		{"clear faults", func(u *Upstream) { u.SetFault("a", rate); u.SetFault("*", boom); u.ClearFaults() },
-			[]step{{"a", "m", 200}, {"b", "m", 200}}},
+			[]step{{"a", "m", 200, false}, {"b", "m", 200, false}}},
 		{"clear one key", func(u *Upstream) { u.SetFault("a", rate); u.SetFault("b", boom); u.ClearFault("a") },
-			[]step{{"a", "m", 200}, {"b", "m", 500}}},
+			[]step{{"a", "m", 200, false}, {"b", "m", 500, false}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			tc.setup(f.u)
 			for i, s := range tc.steps {
-				resp, body := f.do(t, call{format: FormatOpenAI, key: s.key, model: s.model})
+				c := call{format: FormatOpenAI, key: s.key, model: s.model}
+				if s.toolResult {
+					c.raw = fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"},`+
+						`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},`+
+						`{"role":"tool","tool_call_id":"c1","content":"out"}]}`, s.model)
+				}
+				resp, body := f.do(t, c)
 				if resp.StatusCode != s.status {
 					t.Fatalf("step %d (%s/%s): status %d, want %d: %s", i, s.key, s.model, resp.StatusCode, s.status, body)
 				}

@@ -139,6 +139,11 @@ type Fault struct {
 	Times int `json:"times,omitempty"`
 	// Models, when set, restricts the fault to requests for these models.
 	Models []string `json:"models,omitempty"`
+	// ToolResultsOnly restricts the fault to chat and messages requests whose
+	// last message is a tool result: the answer after an agent ran a tool, so
+	// an agent's tool call goes through and its final text answer misbehaves,
+	// however many side requests (titles, summaries) the agent sends.
+	ToolResultsOnly bool `json:"toolResultsOnly,omitempty"`
 	// HardReset makes the reset modes close with SO_LINGER 0 (a TCP RST)
 	// instead of a normal close. A RST may discard chunks the client has not
 	// read yet, so mid-stream tests that count chunks leave it off.
@@ -199,15 +204,16 @@ type faultState struct {
 	left int
 }
 
-func (s *faultState) matches(model string) bool {
-	return len(s.f.Models) == 0 || slices.Contains(s.f.Models, model)
+func (s *faultState) matches(model string, toolResult bool) bool {
+	return (len(s.f.Models) == 0 || slices.Contains(s.f.Models, model)) && (!s.f.ToolResultsOnly || toolResult)
 }
 
 // takeFault picks the first fault of list matching model, counts it down and
-// returns the list without it when it is used up.
-func takeFault(list []*faultState, model string) (*Fault, []*faultState) {
+// returns the list without it when it is used up; toolResult says the
+// request ends with a tool result (Fault.ToolResultsOnly).
+func takeFault(list []*faultState, model string, toolResult bool) (*Fault, []*faultState) {
 	for i, s := range list {
-		if !s.matches(model) {
+		if !s.matches(model, toolResult) {
 			continue
 		}
 		f := s.f

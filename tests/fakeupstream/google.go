@@ -254,7 +254,7 @@ func (u *Upstream) takeFault(key string) *Fault {
 	defer u.mu.Unlock()
 	if list := u.faults[key]; len(list) > 0 {
 		var f *Fault
-		f, u.faults[key] = takeFault(list, "")
+		f, u.faults[key] = takeFault(list, "", false)
 		return f
 	}
 	return nil

@@ -67,7 +67,7 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			return
 		}
 		req, valid := parseRequest(format, body, u.scriptedToolCalls())
-		f, n, _ := u.begin(key, r.URL.Path, r.Header, body, req.model, authed)
+		f, n, _ := u.beginReq(key, r.URL.Path, r.Header, body, req.model, req.shape.kind == kindToolResult, authed)
 		defer u.end()
 		u.modelBegin(req.model)
 		defer func() { u.modelEnd(req.model, r.Context().Err() != nil) }()

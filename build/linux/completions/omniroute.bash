@@ -4,7 +4,7 @@ _omniroute() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local cmds="token setup run import login import-db export migrate rotate-secret-key backup restore --headless --hidden --log-requests --wait-for-db --reset --accept-damaged-wal --version --help"
-  local agents="aider claude-code cline cline-cli codex continue cursor gemini-cli kilo opencode qwen-code"
+  local agents="aider claude-code cline cline-cli codex continue crush cursor gemini-cli kilo opencode qwen-code"
   case "$prev" in
     setup|run) COMPREPLY=($(compgen -W "$agents" -- "$cur")); return ;;
     import) COMPREPLY=($(compgen -W "claude-code codex gemini-cli" -- "$cur")); return ;;

@@ -1,6 +1,6 @@
 # fish completion for omniroute
 set -l cmds token setup run import login import-db export migrate rotate-secret-key backup restore
-set -l agents aider claude-code cline cline-cli codex continue cursor gemini-cli kilo opencode qwen-code
+set -l agents aider claude-code cline cline-cli codex continue crush cursor gemini-cli kilo opencode qwen-code
 complete -c omniroute -f
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
 complete -c omniroute -n "not __fish_seen_subcommand_from $cmds" -l headless -d 'start only the gateway'

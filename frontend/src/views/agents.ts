@@ -149,7 +149,9 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
       renderList();
     });
 
-    const state = manual
+    const state = a.unreachable
+      ? badge('Cannot reach this gateway', 'warn')
+      : manual
       ? badge('Manual setup', 'muted')
       : a.configured
         ? badge('Configured', 'ok')
@@ -171,7 +173,13 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
             state,
             ' ',
             a.hasBackup ? h('span', { class: 'chip' }, 'backup saved') : null,
-            a.configPath ? h('code', { class: 'path' }, a.configPath) : manual ? 'Follow the instructions to set it up.' : null,
+            a.unreachable
+              ? h('span', { class: 'agent-unreachable' }, a.unreachable)
+              : a.configPath
+                ? h('code', { class: 'path' }, a.configPath)
+                : manual
+                  ? 'Follow the instructions to set it up.'
+                  : null,
           ),
         ),
         h('div', { class: 'btn-row' }, buttons),

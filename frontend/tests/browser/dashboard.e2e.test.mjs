@@ -593,6 +593,14 @@ step('Agents: list, instructions, configure and undo', async () => {
     : real.body.agents;
   assert.ok(agents.length > 0, 'the gateway lists agents');
   await page.locator(`[data-agent="${agents[0].id}"]`).waitFor();
+  // An agent that cannot reach a gateway on this computer (Cursor calls it
+  // from its vendor's servers) says so on its card.
+  for (const a of agents.filter((x) => x.unreachable)) {
+    const card = page.locator(`[data-agent="${a.id}"]`);
+    assert.equal(await card.locator('.badge').first().textContent(), 'Cannot reach this gateway');
+    assert.equal(await card.locator('.agent-unreachable').textContent(), a.unreachable);
+  }
+  if (!mocked) assert.ok(agents.find((a) => a.id === 'cursor')?.unreachable, 'Cursor cannot reach a loopback gateway');
   const manual = agents.find((a) => a.kind === 'manual');
   if (manual) {
     const card = page.locator(`[data-agent="${manual.id}"]`);
