@@ -49,6 +49,9 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	if client == translate.OllamaEmbed && u == translate.Chat {
 		u = translate.Embeddings
 	}
+	if (client == translate.Embeddings || client == translate.OllamaEmbed) && u == translate.Gemini {
+		u = translate.GeminiEmbed // Gemini's batchEmbedContents
+	}
 	return codec{client: client, upstream: u}
 }
 
@@ -58,12 +61,16 @@ func (c codec) passthrough() bool { return c.client == c.upstream }
 // client's endpoint at all (embeddings from a chat-only wire): the target is
 // passed over for the next, as a wire the gateway cannot speak is.
 func (c codec) unsupported() bool {
-	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed) && c.upstream != translate.Embeddings
+	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed) &&
+		c.upstream != translate.Embeddings && c.upstream != translate.GeminiEmbed
 }
 
-// path is the upstream endpoint of an OpenAI-compatible call ("" for chat).
+// path is the upstream endpoint of an OpenAI-compatible call ("" for chat),
+// or the method of a Gemini embeddings call.
 func (c codec) path() string {
 	switch c.upstream {
+	case translate.GeminiEmbed:
+		return providers.GeminiBatchEmbed
 	case translate.Embeddings:
 		return "/embeddings"
 	case translate.Completions:
@@ -134,7 +141,9 @@ func (c codec) request(body []byte) ([]byte, error) {
 	case translate.OllamaGenerate:
 		chat, err = ollama.GenerateToChat(body)
 	case translate.OllamaEmbed:
-		return ollama.EmbedRequestToOpenAI(body)
+		if chat, err = ollama.EmbedRequestToOpenAI(body); err != nil || c.upstream != translate.GeminiEmbed {
+			return chat, err
+		}
 	case translate.Gemini:
 		chat, err = tgemini.RequestToChat(body, c.gemini.model, c.gemini.stream)
 	}
@@ -142,6 +151,9 @@ func (c codec) request(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	switch c.upstream {
+	case translate.GeminiEmbed:
+		// The OpenAI embeddings request; the target's model names each item.
+		return tgemini.EmbedRequestFromOpenAI(chat, c.gemini.model)
 	case translate.Messages:
 		return tanthropic.RequestFromChat(chat)
 	case translate.Responses:
@@ -247,6 +259,9 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // translateResponse turns an upstream JSON answer of another format into the client's.
 func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
+	if c.upstream == translate.GeminiEmbed {
+		return c.geminiEmbeddings(body, clientReq)
+	}
 	if c.client == translate.OllamaEmbed {
 		return ollama.EmbedResponseFromOpenAI(body)
 	}
@@ -281,6 +296,25 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 		return tgemini.ResponseFromChat(chat)
 	}
 	return chat, nil
+}
+
+// geminiEmbeddings turns a batchEmbedContents answer into the client's
+// embeddings answer (OpenAI's, or Ollama's through it). Gemini counts no
+// tokens for embeddings: usage is the local estimate of the inputs.
+func (c codec) geminiEmbeddings(body, clientReq []byte) ([]byte, error) {
+	oai := clientReq
+	if c.client == translate.OllamaEmbed {
+		var err error
+		if oai, err = ollama.EmbedRequestToOpenAI(clientReq); err != nil {
+			return nil, err
+		}
+	}
+	b64 := c.client == translate.Embeddings && gjson.GetBytes(clientReq, "encoding_format").String() == "base64"
+	out, err := tgemini.EmbeddingsToOpenAI(body, c.gemini.model, b64, tgemini.EstimateEmbedTokens(oai))
+	if err != nil || c.client != translate.OllamaEmbed {
+		return out, err
+	}
+	return ollama.EmbedResponseFromOpenAI(out)
 }
 
 // stream returns the stream translator, or nil for a passthrough.

@@ -316,8 +316,10 @@ func (req *request) upstreamBody(c codec) ([]byte, error) {
 		}
 		return nil, e
 	}
-	if c.passthrough() {
-		return b, nil // the client's own body: nothing to keep (no map per same-format request)
+	if c.passthrough() || c.upstream == translate.GeminiEmbed {
+		// The client's own body: nothing to keep (no map per same-format
+		// request); a Gemini batch names its target's model, not shared.
+		return b, nil
 	}
 	if req.bodies == nil {
 		req.bodies = map[translate.Format][]byte{}
@@ -337,6 +339,7 @@ var formatNames = map[translate.Format]string{
 	translate.OllamaGenerate: "Ollama generate",
 	translate.OllamaEmbed:    "Ollama embed",
 	translate.Gemini:         "Gemini",
+	translate.GeminiEmbed:    "Gemini embeddings",
 }
 
 // untranslatable says why a request cannot reach an upstream of another wire

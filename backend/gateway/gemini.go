@@ -23,6 +23,8 @@ const GeminiV1Prefix = "/v1/models/"
 
 // geminiCall is what a Gemini-native route reads from its URL instead of the
 // body: the model, whether the answer streams and in which framing.
+// For an embeddings request to a Gemini upstream, model is the target's
+// model instead (the batch names it in the body).
 type geminiCall struct {
 	model   string
 	stream  bool

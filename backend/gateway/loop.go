@@ -703,6 +703,9 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
 	}
 	a.codec.gemini = req.gemini
+	if a.codec.upstream == translate.GeminiEmbed {
+		a.codec.gemini.model = cand.Model // each batch item names the target's model
+	}
 	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
 	a.rec.StartMs = msSince(req.start, now)
 	return a

@@ -553,6 +553,10 @@ type Account struct {
 	AutoLimitReset bool
 }
 
+// GeminiBatchEmbed is Call.Path for a Gemini-native embeddings call:
+// POST models/{model}:batchEmbedContents instead of generateContent.
+const GeminiBatchEmbed = ":batchEmbedContents"
+
 // Call is one upstream request, already in the target's wire format.
 type Call struct {
 	// Header holds extra upstream headers (e.g. the usage wall's
@@ -566,7 +570,8 @@ type Call struct {
 	Stream bool
 	// Path is the endpoint under the base URL for an OpenAI-compatible
 	// upstream ("/embeddings", "/completions"); "" is the executor's own
-	// (chat). Executors of other wires never get one.
+	// (chat). The Gemini executor gets GeminiBatchEmbed for embeddings;
+	// executors of other wires never get one.
 	Path string
 	// Anthropic carries the Anthropic protocol headers of an Anthropic client
 	// whose body passes through to an Anthropic upstream unchanged; zero

@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -185,4 +188,110 @@ func completionText(t *testing.T, body []byte) (string, bool) {
 		text.WriteString(gjson.Get(ev.data, "choices.0.text").String())
 	}
 	return text.String(), done
+}
+
+// addGeminiModelConn creates a gemini (native Gemini API) connection to the
+// fake serving models.
+func (e *env) addGeminiModelConn(name, upstreamKey string, priority int, models ...string) {
+	e.t.Helper()
+	base := strings.TrimSuffix(e.upURL, "/v1") + "/v1beta"
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "gemini", "name": name,
+		"apiKey": upstreamKey, "baseUrl": base, "priority": priority, "models": models})
+	if code != http.StatusCreated {
+		e.t.Fatalf("create connection %s: %d %v", name, code, m)
+	}
+}
+
+// TestEmbeddingsGemini: /v1/embeddings fails over from a failing
+// OpenAI-compatible connection to a gemini one, which serves it as
+// batchEmbedContents; the answer is OpenAI's, with an estimated usage; and
+// a Gemini 429 in Google's shape fails over the other way.
+func TestEmbeddingsGemini(t *testing.T) {
+	e := newEnv(t)
+	const model = "gemini-embedding-001"
+	e.addModelConn("openai-compatible", "broken", "gemb-broken", 1, model)
+	e.addGeminiModelConn("gemini", "gemb-gemini", 2, model)
+	e.up.SetFault("gemb-broken", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500})
+
+	resp, body := e.client("/v1/embeddings", map[string]any{"model": model, "input": []string{"hello world", "bye"}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("embeddings: %d %s", resp.StatusCode, body)
+	}
+	if gjson.GetBytes(body, "object").String() != "list" || gjson.GetBytes(body, "data.1.index").Int() != 1 ||
+		gjson.GetBytes(body, "data.1.object").String() != "embedding" || gjson.GetBytes(body, "model").String() != model {
+		t.Fatalf("answer: %s", body)
+	}
+	if d := len(gjson.GetBytes(body, "data.0.embedding").Array()); d != fakeupstream.EmbeddingDims {
+		t.Fatalf("vector of %d dims: %s", d, body)
+	}
+	// "hello world" is 11 characters (3 tokens), "bye" 3 (1): the estimate.
+	if gjson.GetBytes(body, "usage.prompt_tokens").Int() != 4 || gjson.GetBytes(body, "usage.total_tokens").Int() != 4 {
+		t.Fatalf("usage: %s", body)
+	}
+	if got := e.up.LastPath("gemb-gemini"); got != "/v1beta/models/"+model+":batchEmbedContents" {
+		t.Fatalf("upstream path %q", got)
+	}
+	if e.up.Hits("gemb-broken") == 0 { // (a 500 may be retried once on the same connection)
+		t.Fatal("the failing connection was not tried first")
+	}
+
+	// Gemini's own answer for the same text through OpenAI's route: the
+	// vectors agree, so the values went through unchanged.
+	e.addModelConn("openai-compatible", "reference", "gemb-ref", 9, "ref-model")
+	_, ref := e.client("/v1/embeddings", map[string]any{"model": "ref-model", "input": []string{"hello world", "bye"}})
+	if gjson.GetBytes(ref, "data.1.embedding").Raw != gjson.GetBytes(body, "data.1.embedding").Raw {
+		t.Fatalf("vectors differ: %s vs %s", gjson.GetBytes(ref, "data.1.embedding").Raw, gjson.GetBytes(body, "data.1.embedding").Raw)
+	}
+
+	// A Google-shaped 429 on a gemini connection fails over to the next.
+	e2 := newEnv(t)
+	e2.addGeminiModelConn("limited", "gemb-limited", 1, model)
+	e2.addModelConn("openai-compatible", "spare", "gemb-spare", 2, model)
+	e2.up.SetFault("gemb-limited", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429})
+	resp, body = e2.client("/v1/embeddings", map[string]any{"model": model, "input": "x"})
+	if resp.StatusCode != 200 || e2.up.Hits("gemb-limited") != 1 || e2.up.LastPath("gemb-spare") != "/v1/embeddings" {
+		t.Fatalf("after a Gemini 429: %d %s (limited hit %d times)", resp.StatusCode, body, e2.up.Hits("gemb-limited"))
+	}
+}
+
+// TestEmbeddingsGeminiOnly: a Gemini-only setup serves /v1/embeddings
+// (dimensions as outputDimensionality, base64 vectors) and Ollama's
+// /api/embed.
+func TestEmbeddingsGeminiOnly(t *testing.T) {
+	e := newEnv(t)
+	const model = "text-embedding-004"
+	e.addGeminiModelConn("gemini", "gemb-only", 1, model)
+
+	resp, body := e.client("/v1/embeddings", map[string]any{"model": model, "input": "one", "dimensions": 4})
+	if resp.StatusCode != 200 || len(gjson.GetBytes(body, "data.0.embedding").Array()) != 4 {
+		t.Fatalf("dimensions: %d %s", resp.StatusCode, body)
+	}
+	_, sent := e.up.LastRequest("gemb-only")
+	if got := gjson.GetBytes(sent, "requests.0.outputDimensionality").Int(); got != 4 {
+		t.Fatalf("outputDimensionality %d: %s", got, sent)
+	}
+	resp, b64 := e.client("/v1/embeddings", map[string]any{"model": model, "input": "one", "dimensions": 4, "encoding_format": "base64"})
+	s := gjson.GetBytes(b64, "data.0.embedding").String()
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if resp.StatusCode != 200 || err != nil || len(raw) != 16 {
+		t.Fatalf("base64: %d %s", resp.StatusCode, b64)
+	}
+	want := gjson.GetBytes(body, "data.0.embedding").Array()
+	for i := range 4 {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); got != float32(want[i].Float()) {
+			t.Fatalf("value %d: %v, want %v", i, got, want[i].Float())
+		}
+	}
+
+	resp, body = e.do("POST", "/ollama/api/embed", map[string]any{"model": model, "input": []string{"a", "b"}},
+		map[string]string{"Authorization": "Bearer " + e.key})
+	if resp.StatusCode != 200 || len(gjson.GetBytes(body, "embeddings").Array()) != 2 {
+		t.Fatalf("ollama embed: %d %s", resp.StatusCode, body)
+	}
+
+	// Token arrays cannot be sent to Gemini: a clear 400.
+	resp, body = e.client("/v1/embeddings", map[string]any{"model": model, "input": [][]int{{1, 2}}})
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "token arrays") {
+		t.Fatalf("token input: %d %s", resp.StatusCode, body)
+	}
 }

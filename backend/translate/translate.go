@@ -26,6 +26,10 @@ const (
 	// Gemini is Google's Gemini API: POST /v1beta/models/{model}:generateContent
 	// and :streamGenerateContent (SSE with alt=sse).
 	Gemini Format = "gemini"
+	// GeminiEmbed is an upstream wire only: Gemini's
+	// POST models/{model}:batchEmbedContents, what an embeddings request
+	// (OpenAI's or Ollama's) becomes for a Gemini-native connection.
+	GeminiEmbed Format = "gemini-embed"
 )
 
 // IsOllama reports whether f is one of Ollama's endpoints, whose errors are

@@ -20,6 +20,12 @@ import (
 //     them); without alt=sse the chunks are the elements of one JSON array,
 //     written as they come ("[{…}", ",\r\n{…}", "]");
 //   - POST /v1beta/models/{model}:countTokens: {"totalTokens": N};
+//   - POST /v1beta/models/{model}:batchEmbedContents {requests:[{model:
+//     "models/{model}", content:{parts:[{text}]}, outputDimensionality?}]}:
+//     {embeddings:[{values:[…]}]}, one per request in order, the values
+//     those of the OpenAI route's vector for the text (cut to
+//     outputDimensionality), and no token counts (Google sends none);
+//     an item naming another model is Google's 400;
 //   - GET /v1beta/models (pageSize, pageToken → nextPageToken) and
 //     GET /v1beta/models/{model}.
 //
@@ -460,7 +466,7 @@ func (u *Upstream) geminiCall(w http.ResponseWriter, r *http.Request) {
 	defer u.end()
 	format := FormatGemini
 	switch method {
-	case "generateContent", "countTokens":
+	case "generateContent", "countTokens", "batchEmbedContents":
 	case "streamGenerateContent":
 		if r.URL.Query().Get("alt") != "sse" {
 			format = formatGeminiArray
@@ -491,8 +497,12 @@ func (u *Upstream) geminiCall(w http.ResponseWriter, r *http.Request) {
 		u.writeStatusFault(w, FormatGemini, f)
 		return
 	}
-	if method == "countTokens" {
+	switch method {
+	case "countTokens":
 		u.geminiCount(w, body)
+		return
+	case "batchEmbedContents":
+		u.geminiBatchEmbed(w, model, body)
 		return
 	}
 	if msg := GeminiContractError(model, body); msg != "" {
@@ -512,6 +522,39 @@ func (u *Upstream) geminiCall(w http.ResponseWriter, r *http.Request) {
 	}
 	a := buildGemini(model, req.shape, text, n, format == formatGeminiArray)
 	u.respond(w, r, format, a, method == "streamGenerateContent", f)
+}
+
+// geminiBatchEmbed answers :batchEmbedContents for the URL's model.
+func (u *Upstream) geminiBatchEmbed(w http.ResponseWriter, model string, body []byte) {
+	root := gjson.ParseBytes(body)
+	reqs := root.Get("requests")
+	if !gjson.ValidBytes(body) || !reqs.IsArray() || len(reqs.Array()) == 0 {
+		u.writeError(w, http.StatusBadRequest, googleError(400, "INVALID_ARGUMENT", "* BatchEmbedContentsRequest.requests: requests is not specified"))
+		return
+	}
+	var embs []any
+	for i, r := range reqs.Array() {
+		if m := r.Get("model").String(); m != "models/"+model {
+			u.writeError(w, http.StatusBadRequest, googleError(400, "INVALID_ARGUMENT",
+				"Model name in request "+strconv.Itoa(i)+" ("+m+") does not match the batch model (models/"+model+")."))
+			return
+		}
+		var text strings.Builder
+		r.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+			text.WriteString(p.Get("text").String())
+			return true
+		})
+		if text.Len() == 0 {
+			u.writeError(w, http.StatusBadRequest, googleError(400, "INVALID_ARGUMENT", "* BatchEmbedContentsRequest.requests["+strconv.Itoa(i)+"].content: contents is not specified"))
+			return
+		}
+		v := vector(text.String())
+		if d := int(r.Get("outputDimensionality").Int()); d > 0 && d < len(v) {
+			v = v[:d]
+		}
+		embs = append(embs, map[string]any{"values": v})
+	}
+	writeJSON(w, map[string]any{"embeddings": embs})
 }
 
 // geminiCount answers :countTokens: one token per four characters of the

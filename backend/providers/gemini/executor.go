@@ -52,10 +52,24 @@ func Path(model string, stream bool) (string, error) {
 	return "/models/" + model + ":generateContent", nil
 }
 
+// EmbedPath is the request path of model's batchEmbedContents call, under
+// the same rules as Path.
+func EmbedPath(model string) (string, error) {
+	p, err := Path(model, false)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(p, ":generateContent") + providers.GeminiBatchEmbed, nil
+}
+
 // Do posts the call to <base>/models/{model}:generateContent (or the SSE
-// stream) with the key in x-goog-api-key, or an OAuth bearer token.
+// stream, or :batchEmbedContents for an embeddings call) with the key in
+// x-goog-api-key, or an OAuth bearer token.
 func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
 	path, err := Path(t.Model, c.Stream)
+	if c.Path == providers.GeminiBatchEmbed {
+		path, err = EmbedPath(t.Model)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,24 @@ func TestPath(t *testing.T) {
 	}
 }
 
+func TestEmbedPath(t *testing.T) {
+	for _, tt := range []struct {
+		model, want string
+		ok          bool
+	}{
+		{"gemini-embedding-001", "/models/gemini-embedding-001:batchEmbedContents", true},
+		{"models/text-embedding-004", "/models/text-embedding-004:batchEmbedContents", true},
+		{"", "", false},
+		{"a/b", "", false},
+		{"x:embedContent", "", false},
+	} {
+		got, err := EmbedPath(tt.model)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("EmbedPath(%q) = %q, %v", tt.model, got, err)
+		}
+	}
+}
+
 func TestBaseURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://generativelanguage.googleapis.com/v1beta":         "https://generativelanguage.googleapis.com/v1beta",
