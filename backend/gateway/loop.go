@@ -704,11 +704,25 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	a.codec.gemini = req.gemini
 	if a.codec.upstream == translate.GeminiEmbed {
-		a.codec.gemini.model = cand.Model // each batch item names the target's model
+		geminiEmbedTarget(&a.codec, cand.Conn.Provider.Dialect, cand.Model)
 	}
 	a.rec.ConnectionID, a.rec.Provider, a.rec.Model = cand.Conn.ID, cand.Conn.BreakerKey, cand.Model
 	a.rec.StartMs = msSince(req.start, now)
 	return a
+}
+
+// geminiEmbedTarget completes an embeddings codec to a Gemini-wire target:
+// the batch names the target's model; a Gemini dialect (Vertex, Code
+// Assist) has no batchEmbedContents here, so its codec is left on the plain
+// Gemini wire, which unsupported() passes over.
+//
+//go:noinline
+func geminiEmbedTarget(c *codec, dialect providers.Dialect, model string) {
+	if dialect != "" {
+		c.upstream = translate.Gemini
+		return
+	}
+	c.gemini.model = model
 }
 
 // end, deferred by attempt, closes the upstream answer, stops the attempt's

@@ -29,7 +29,8 @@ default and a connection's `+"`baseUrl`"+` replaces it; user-defined providers r
 
 - **Wire**: the upstream API the gateway speaks; every client format is translated to
   it ([translation.md](translation.md)). OpenAI Chat Completions providers also get
-  `+"`/v1/embeddings`"+` and `+"`/v1/completions`"+` at their own endpoints.
+  `+"`/v1/embeddings`"+` and `+"`/v1/completions`"+` at their own endpoints;
+  Gemini API providers serve `+"`/v1/embeddings`"+` with `+"`batchEmbedContents`"+`.
 - **Features**: what the wire carries beyond text for at least some of the provider's
   models: tools (function calls), vision (image input), reasoning (a reasoning channel
   or effort), prefill (continues a trailing assistant message, used to finish a broken
@@ -86,7 +87,7 @@ func wire(p providers.Provider) string {
 	case p.Format == providers.FormatAnthropic:
 		return "Anthropic Messages"
 	case p.Format == providers.FormatGemini:
-		return "Gemini generateContent"
+		return "Gemini generateContent, batchEmbedContents"
 	case p.Format == providers.FormatResponses:
 		return "OpenAI Responses (Codex backend)"
 	}
