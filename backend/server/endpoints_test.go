@@ -235,6 +235,14 @@ func TestEmbeddingsGemini(t *testing.T) {
 		t.Fatal("the failing connection was not tried first")
 	}
 
+	// The log row carries the estimated usage and the passed-over attempt.
+	e.restart() // flushes the request log
+	_, logs := e.mgmt("GET", "/api/logs?limit=1", nil)
+	row := logs["logs"].([]any)[0].(map[string]any)
+	if row["promptTokens"] != float64(4) || len(row["attempts"].([]any)) < 2 {
+		t.Fatalf("log row: %v", row)
+	}
+
 	// Gemini's own answer for the same text through OpenAI's route: the
 	// vectors agree, so the values went through unchanged.
 	e.addModelConn("openai-compatible", "reference", "gemb-ref", 9, "ref-model")

@@ -396,3 +396,42 @@ func TestGeminiCountTokens(t *testing.T) {
 		t.Fatalf("no contents: %d", resp.StatusCode)
 	}
 }
+
+// TestGeminiBatchEmbed: :batchEmbedContents answers one embedding per
+// request in order, cut to outputDimensionality, and refuses what Google
+// refuses.
+func TestGeminiBatchEmbed(t *testing.T) {
+	g := newGeminiFake(t)
+	const path = "/v1beta/models/gemini-embedding-001:batchEmbedContents"
+	for _, tt := range []struct {
+		name, key, body string
+		status, n, dims int
+	}{
+		{"two", "ke", `{"requests":[{"model":"models/gemini-embedding-001","content":{"parts":[{"text":"a"}]}},` +
+			`{"model":"models/gemini-embedding-001","content":{"parts":[{"text":"b"}]},"outputDimensionality":3}]}`, 200, 2, fakeupstream.EmbeddingDims},
+		{"other model", "ke", `{"requests":[{"model":"models/other","content":{"parts":[{"text":"a"}]}}]}`, 400, 0, 0},
+		{"no text", "ke", `{"requests":[{"model":"models/gemini-embedding-001","content":{"parts":[]}}]}`, 400, 0, 0},
+		{"no requests", "ke", `{}`, 400, 0, 0},
+		{"no key", "", `{"requests":[{"model":"models/gemini-embedding-001","content":{"parts":[{"text":"a"}]}}]}`, 403, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := g.do(t, "POST", path, tt.key, tt.body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			if tt.status != 200 {
+				if gjson.GetBytes(body, "error.status").String() == "" {
+					t.Fatalf("not Google's error shape: %s", body)
+				}
+				return
+			}
+			embs := gjson.GetBytes(body, "embeddings").Array()
+			if len(embs) != tt.n || len(embs[0].Get("values").Array()) != tt.dims || len(embs[1].Get("values").Array()) != 3 {
+				t.Fatalf("answer: %s", body)
+			}
+			if gjson.GetBytes(body, "usageMetadata").Exists() {
+				t.Fatalf("Google sends no token counts for embeddings: %s", body)
+			}
+		})
+	}
+}
