@@ -201,7 +201,9 @@ func (s *streamState) pump(resp *http.Response) (readErr error, gone bool) {
 				s.streamErr = perr
 			}
 		}
-		if err == io.EOF {
+		if err == io.EOF && s.streamErr == nil {
+			// Not after a failed event: the parser kept what followed it,
+			// which must never reach the client (it arrived with the EOF).
 			parser.Flush(s.handle)
 		}
 		if s.ready && s.streamErr == nil {
