@@ -67,19 +67,7 @@ var crushSpec = spec{
 		return top.pretty(detectIndent(old)), nil
 	},
 	configured: func(o *Options, data []byte) bool {
-		top, err := parseJSONObject(data)
-		if err != nil {
-			return false
-		}
-		providers, err := top.object("providers")
-		if err != nil {
-			return false
-		}
-		prov, err := providers.object(crushProvider)
-		if err != nil {
-			return false
-		}
-		u, ok := prov.str("base_url")
+		u, ok := stringAt(data, "providers", crushProvider, "base_url")
 		return ok && strings.TrimRight(u, "/") == o.v1()
 	},
 	instructions: func(o *Options, path string) Instructions {

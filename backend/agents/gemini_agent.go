@@ -94,19 +94,7 @@ var geminiSettingsSpec = spec{
 		return top.pretty(detectIndent(old)), nil
 	},
 	configured: func(_ *Options, data []byte) bool {
-		top, err := parseJSONObject(data)
-		if err != nil {
-			return false
-		}
-		security, err := top.object("security")
-		if err != nil {
-			return false
-		}
-		auth, err := security.object("auth")
-		if err != nil {
-			return false
-		}
-		t, _ := auth.str("selectedType")
+		t, _ := stringAt(data, "security", "auth", "selectedType")
 		return t == "gemini-api-key"
 	},
 }

@@ -36,15 +36,7 @@ var claudeSpec = spec{
 		return top.pretty(detectIndent(old)), nil
 	},
 	configured: func(o *Options, data []byte) bool {
-		top, err := parseJSONObject(data)
-		if err != nil {
-			return false
-		}
-		env, err := top.object("env")
-		if err != nil {
-			return false
-		}
-		u, ok := env.str("ANTHROPIC_BASE_URL")
+		u, ok := stringAt(data, "env", "ANTHROPIC_BASE_URL")
 		return ok && strings.TrimRight(u, "/") == o.BaseURL
 	},
 	instructions: func(o *Options, path string) Instructions {
@@ -152,23 +144,7 @@ func opencodeFamily(id, name, cmd, dir, file, schema, inlineVar string) spec {
 			return top.pretty(detectIndent(old)), nil
 		},
 		configured: func(o *Options, data []byte) bool {
-			top, err := parseJSONObject(data)
-			if err != nil {
-				return false
-			}
-			providers, err := top.object("provider")
-			if err != nil {
-				return false
-			}
-			prov, err := providers.object("omniroute")
-			if err != nil {
-				return false
-			}
-			opts, err := prov.object("options")
-			if err != nil {
-				return false
-			}
-			u, ok := opts.str("baseURL")
+			u, ok := stringAt(data, "provider", "omniroute", "options", "baseURL")
 			return ok && strings.TrimRight(u, "/") == o.v1()
 		},
 		instructions: func(o *Options, path string) Instructions {
@@ -280,23 +256,7 @@ var clineCLISpec = spec{
 		return top.pretty(detectIndent(old)), nil
 	},
 	configured: func(o *Options, data []byte) bool {
-		top, err := parseJSONObject(data)
-		if err != nil {
-			return false
-		}
-		providers, err := top.object("providers")
-		if err != nil {
-			return false
-		}
-		prov, err := providers.object(clineCLIProvider)
-		if err != nil {
-			return false
-		}
-		settings, err := prov.object("settings")
-		if err != nil {
-			return false
-		}
-		u, ok := settings.str("baseUrl")
+		u, ok := stringAt(data, "providers", clineCLIProvider, "settings", "baseUrl")
 		return ok && strings.TrimRight(u, "/") == o.v1()
 	},
 	instructions: func(o *Options, path string) Instructions {

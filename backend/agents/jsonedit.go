@@ -120,6 +120,22 @@ func (o *jsonObject) object(key string) (*jsonObject, error) {
 	return parseJSONObject(raw)
 }
 
+// stringAt returns the JSON string at path (objects down to its last key) in
+// data: how each agent's config is checked for the gateway's address.
+func stringAt(data []byte, path ...string) (string, bool) {
+	o, err := parseJSONObject(data)
+	for _, key := range path[:len(path)-1] {
+		if err != nil {
+			return "", false
+		}
+		o, err = o.object(key)
+	}
+	if err != nil {
+		return "", false
+	}
+	return o.str(path[len(path)-1])
+}
+
 // str returns the member key when it is a JSON string.
 func (o *jsonObject) str(key string) (string, bool) {
 	raw, ok := o.get(key)
