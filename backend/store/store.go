@@ -384,11 +384,14 @@ func loadMigrations(files fs.FS) ([]migration, error) {
 	return out, nil
 }
 
-// migrate applies every migration newer than the recorded version, each in its
-// own transaction, and refuses a database whose version this binary does not
-// know. On PostgreSQL it holds a session advisory lock on one pooled
-// connection throughout, so of several instances starting together one
-// migrates and the others wait, then find nothing left to apply.
+// migrate applies every embedded migration not yet recorded in
+// schema_migrations, in number order, each in its own transaction, and
+// refuses a database whose newest version this binary does not know. It goes
+// by the recorded set, not the highest number: a migration numbered below one
+// already applied (two branches merged in either order) is still applied. On
+// PostgreSQL it holds a session advisory lock on one pooled connection
+// throughout, so of several instances starting together one migrates and the
+// others wait, then find nothing left to apply.
 func (s *Store) migrate(files fs.FS) error {
 	if s.dialect != Postgres {
 		return s.migrateOn(s.db, files)
@@ -411,9 +414,15 @@ func (s *Store) migrateOn(db *gorm.DB, files fs.FS) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`).Error; err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var current int
-	if err := db.Raw(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current).Error; err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	var recorded []int
+	if err := db.Raw(`SELECT version FROM schema_migrations`).Scan(&recorded).Error; err != nil {
+		return fmt.Errorf("read schema versions: %w", err)
+	}
+	applied := make(map[int]bool, len(recorded))
+	current := 0
+	for _, v := range recorded {
+		applied[v] = true
+		current = max(current, v)
 	}
 	known := 0
 	if len(all) > 0 {
@@ -427,7 +436,7 @@ func (s *Store) migrateOn(db *gorm.DB, files fs.FS) error {
 		return fmt.Errorf("%w: the database is at schema version %d but this OmniRoute knows only up to %d; install a newer OmniRoute or %s", ErrSchemaTooNew, current, known, where)
 	}
 	for _, m := range all {
-		if m.version <= current {
+		if applied[m.version] {
 			continue
 		}
 		err := db.Transaction(func(tx *gorm.DB) error {

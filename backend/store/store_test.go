@@ -72,6 +72,41 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	})
 }
 
+// TestMigrationBelowTheNewestIsStillApplied: migrations go by the recorded
+// set; one numbered below an applied one (merged from a parallel branch after
+// a database was migrated past it) is applied, and only once.
+func TestMigrationBelowTheNewestIsStillApplied(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		latest, _ := latestMigration(t)
+		gap := fstest.MapFS{
+			fmt.Sprintf("%04d_init.sql", latest):    {Data: []byte("SELECT 1;")},
+			fmt.Sprintf("%04d_later.sql", latest+2): {Data: []byte("CREATE TABLE later_one (id INTEGER);")},
+		}
+		if err := s.migrate(gap); err != nil {
+			t.Fatal(err)
+		}
+		filled := fstest.MapFS{
+			fmt.Sprintf("%04d_init.sql", latest):     {Data: []byte("SELECT 1;")},
+			fmt.Sprintf("%04d_merged.sql", latest+1): {Data: []byte("CREATE TABLE merged_one (id INTEGER);")},
+			fmt.Sprintf("%04d_later.sql", latest+2):  {Data: []byte("CREATE TABLE later_one (id INTEGER);")},
+		}
+		for range 2 {
+			if err := s.migrate(filled); err != nil {
+				t.Fatalf("migrate with the gap filled: %v", err)
+			}
+		}
+		if err := s.DB().Exec("SELECT 1 FROM merged_one").Error; err != nil {
+			t.Fatalf("the migration below the newest was skipped: %v", err)
+		}
+		var n int
+		s.DB().Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", latest+1).Scan(&n)
+		if n != 1 {
+			t.Fatalf("recorded %d times, want once", n)
+		}
+	})
+}
+
 func TestFailedMigrationRollsBack(t *testing.T) {
 	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
 		s := open(t)
