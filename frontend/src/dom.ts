@@ -1,7 +1,7 @@
 // Small DOM helpers. Everything is built with createElement/textContent, never
 // innerHTML, so text that comes from the gateway is never parsed as markup.
 
-import { describeError } from './api';
+import { describeError } from './lib/errors';
 import type { Tone } from './lib/health';
 
 export type { Tone } from './lib/health';
