@@ -122,7 +122,7 @@ export function captureTokenFromHash(): boolean {
 // The error types live in lib/errors (no imports), so dom.ts can describe an
 // error without importing this module (no import circle).
 export { ApiError, describeError, isAbortError, parseErrorEnvelope, type ErrorEnvelope } from './lib/errors';
-import { ApiError, parseErrorEnvelope } from './lib/errors';
+import { ApiError, isAbortError, parseErrorEnvelope } from './lib/errors';
 
 // ---------------------------------------------------------------- requests
 

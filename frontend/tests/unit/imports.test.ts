@@ -21,7 +21,7 @@ function imports(file: string): string[] {
     ...text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g),
   ];
   return specs.map((m) => {
-    const target = resolve(dirname(file), m[1]);
+    const target = resolve(dirname(file), m[1] ?? '');
     return target.endsWith('.ts') ? target : `${target}.ts`;
   });
 }
