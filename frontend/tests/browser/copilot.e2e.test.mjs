@@ -7,34 +7,17 @@
 //   cd frontend && npm run test:browser     (OMNIROUTE_BIN, CHROMIUM_BIN as in dashboard.e2e)
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 const CLIENT_ID = 'Iv1.browser';
 const GITHUB_TOKEN = 'gho_browser_token';
 const USER_CODE = 'BRWS-1234';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-copilot-'));
-let gateway;
-let browser;
+const tmp = tempDir('copilot');
 let fake;
-after(async () => {
-  await browser?.close();
-  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
-  fake?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+after(() => fake?.close());
 
 /** A fake GitHub + Copilot: pending until approve(), then the token. */
 function startFakeGitHub() {
@@ -71,50 +54,19 @@ function startFakeGitHub() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, state, close: () => server.close() })));
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startGateway(port, fakeBase) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, HOME: tmp, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-    Object.assign(env, {
-      OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL: `${fakeBase}/login/device/code`,
-      OMNIROUTE_GITHUB_COPILOT_OAUTH_ACCESS_TOKEN_URL: `${fakeBase}/login/oauth/access_token`,
-      OMNIROUTE_GITHUB_COPILOT_OAUTH_USER_URL: `${fakeBase}/user`,
-      OMNIROUTE_GITHUB_COPILOT_OAUTH_TOKEN_URL: `${fakeBase}/copilot_internal/v2/token`,
-      OMNIROUTE_GITHUB_COPILOT_OAUTH_CLIENT_ID: CLIENT_ID,
-    });
-    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
-    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
-    const rl = readline.createInterface({ input: gateway.stdout });
-    rl.on('line', (line) => {
-      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ link: m[1], token: m[2], base: `http://127.0.0.1:${port}` });
-      }
-    });
-    gateway.stderr.resume();
-  });
-}
-
 test('sign in to GitHub Copilot from the Connections page', async () => {
   fake = await startFakeGitHub();
   const fakeBase = `http://127.0.0.1:${fake.server.address().port}`;
-  const g = await startGateway(await freePort(), fakeBase);
+  const g = await startGateway(tmp, {
+    OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL: `${fakeBase}/login/device/code`,
+    OMNIROUTE_GITHUB_COPILOT_OAUTH_ACCESS_TOKEN_URL: `${fakeBase}/login/oauth/access_token`,
+    OMNIROUTE_GITHUB_COPILOT_OAUTH_USER_URL: `${fakeBase}/user`,
+    OMNIROUTE_GITHUB_COPILOT_OAUTH_TOKEN_URL: `${fakeBase}/copilot_internal/v2/token`,
+    OMNIROUTE_GITHUB_COPILOT_OAUTH_CLIENT_ID: CLIENT_ID,
+  });
   const mgmt = async (p) => (await fetch(g.base + p, { headers: { Authorization: `Bearer ${g.token}` } })).json();
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));

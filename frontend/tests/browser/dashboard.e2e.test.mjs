@@ -13,22 +13,13 @@
 // Every process it starts is killed at the end, also on failure.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { test } from 'node:test';
+import { launchChromium, management, runGateway, snap, startFakeUpstream, startGateway, stepper, stopProcess, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const REPO = path.resolve(FRONTEND, '..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(FRONTEND, process.env.E2E_ARTIFACTS || '../tests/e2e/artifacts');
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -59,96 +50,6 @@ const PAGES = [
   ['Lockout Settings', '/lockout-settings', 'lockout-settings'],
 ];
 
-// ---------------------------------------------------------------- process plumbing
-
-const children = new Set();
-const tempDirs = [];
-
-function killAll(signal = 'SIGKILL') {
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) {
-      try {
-        c.kill(signal);
-      } catch {
-        /* already gone */
-      }
-    }
-  }
-}
-// Last resort if the runner dies: never leave a gateway or fake behind.
-process.on('exit', () => killAll('SIGKILL'));
-
-/** Starts a process and resolves with the first stdout line matching `ready`. */
-function startProcess(name, bin, args, env, ready, timeoutMs = 15_000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    const lines = [];
-    let stderr = '';
-    const timer = setTimeout(() => {
-      reject(new Error(`${name} did not start within ${timeoutMs} ms.\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
-    }, timeoutMs);
-    child.stderr.on('data', (b) => {
-      stderr += b;
-      if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
-    });
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(new Error(`${name}: cannot start ${bin}: ${err.message}`));
-    });
-    child.on('exit', (code, sig) => {
-      children.delete(child);
-      clearTimeout(timer);
-      reject(new Error(`${name} exited early (code ${code}, signal ${sig}).\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
-    });
-    const rl = readline.createInterface({ input: child.stdout });
-    let done = false;
-    rl.on('line', (line) => {
-      if (done) return; // keep draining stdout so the child never blocks on it
-      lines.push(line);
-      const m = ready(lines);
-      if (m) {
-        done = true;
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        child.on('exit', () => children.delete(child));
-        resolve({ child, match: m, lines });
-      }
-    });
-  });
-}
-
-async function stopProcess(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 3000);
-  await exited;
-  clearTimeout(t);
-}
-
-/** A free TCP port outside the kernel's ephemeral range (32768–60999). */
-async function freePort() {
-  for (let i = 0; i < 100; i++) {
-    const port = 20_200 + Math.floor(Math.random() * 12_000);
-    const ok = await new Promise((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-  throw new Error('no free port found in 20200-32199');
-}
-
-function startGateway(env) {
-  return startProcess('omniroute', GATEWAY_BIN, ['--headless'], env, (lines) => {
-    const key = lines.map((l) => l.match(/^\s*API key:\s+(sk-omni-\S+)/)).find(Boolean);
-    const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
-    return key && dash ? { key: key[1], link: dash[1], token: dash[2] } : null;
-  });
-}
-
 // ---------------------------------------------------------------- shared state
 
 const S = {
@@ -163,43 +64,14 @@ const S = {
   pageB: null, // watches Overview / Logs live
   consoleErrors: [],
   allowedConsoleErrors: [],
-  broken: null, // name of the first failed step: later steps that need its state skip
   gateway: null,
   fakeProc: null,
   connectionId: '',
 };
 
-function step(name, fn) {
-  test(name, async (t) => {
-    if (S.broken) {
-      t.skip(`skipped: "${S.broken}" failed first`);
-      return;
-    }
-    try {
-      await fn(t);
-    } catch (err) {
-      S.broken = name;
-      await snap(S.pageA, `FAILED-${name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
-      throw err;
-    }
-  });
-}
+const step = stepper('dashboard', () => S.pageA);
 
-async function snap(page, name) {
-  if (!page) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function mgmt(method, p, body) {
-  const res = await fetch(S.base + p, {
-    method,
-    headers: { Authorization: `Bearer ${S.token}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const mgmt = (method, p, body) => management(S.base, S.token)(method, p, body);
 
 async function chat(model = 'openai-compatible/gpt-4o-mini') {
   const res = await fetch(`${S.base}/v1/chat/completions`, {
@@ -243,56 +115,25 @@ const rowOf = (page, name) => page.locator('[data-testid="connections-table"] tb
 // Setup is the first step, so a failure (binary missing, build error) is
 // reported once and the other steps are skipped rather than all failing.
 step('start the fake upstream, the gateway and Chromium', async () => {
-  if (!existsSync(GATEWAY_BIN)) {
-    throw new Error(`gateway binary ${GATEWAY_BIN} not found: run \`make build\` in ${REPO} or set OMNIROUTE_BIN`);
-  }
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-browser-'));
-  tempDirs.push(tmp);
-
-  let fakeBin = process.env.FAKEUPSTREAM_BIN ? path.resolve(FRONTEND, process.env.FAKEUPSTREAM_BIN) : '';
-  if (!fakeBin) {
-    fakeBin = path.join(tmp, 'fakeupstream');
-    execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  const fake = await startProcess('fakeupstream', fakeBin, ['-addr', '127.0.0.1:0'], process.env, (lines) =>
-    lines[0]?.match(/listening on (http:\/\/\S+)/),
-  );
+  const tmp = tempDir('browser');
+  const fake = await startFakeUpstream(tmp);
   S.fakeProc = fake.child;
-  S.fake = fake.match[1];
-
-  const home = path.join(tmp, 'home');
-  mkdirSync(home);
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    OMNIROUTE_DATA_DIR: path.join(tmp, 'data'),
-    OMNIROUTE_PORT: String(port),
-    OMNIROUTE_HOST: '127.0.0.1',
-    // Agent setup writes into the home directory: keep it away from the real one.
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-  };
-  S.gatewayEnv = env;
-  const gw = await startGateway(env);
+  S.fake = fake.base;
+  // Agent setup writes into the home directory: startGateway gives it its own.
+  const gw = await startGateway(tmp);
+  S.gatewayEnv = gw.env;
   S.gateway = gw.child;
-  S.clientKey = gw.match.key;
-  S.dashboardLink = gw.match.link;
-  S.token = decodeURIComponent(gw.match.token);
-  S.base = new URL(S.dashboardLink).origin;
+  S.clientKey = gw.key;
+  S.dashboardLink = gw.link;
+  S.token = gw.token;
+  S.base = gw.base;
 
-  S.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  S.browser = await launchChromium(CHROMIUM_ARGS);
   S.context = await S.browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', reducedMotion: 'reduce' });
   await S.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: S.base });
   S.context.setDefaultTimeout(STEP_TIMEOUT);
   S.pageA = await S.context.newPage();
   watchConsole(S.pageA, 'A');
-});
-
-after(async () => {
-  await S.browser?.close().catch(() => {});
-  await Promise.all([stopProcess(S.gateway), stopProcess(S.fakeProc)]);
-  killAll('SIGKILL');
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------- steps
@@ -687,9 +528,9 @@ step('the event stream reconnects after a gateway restart', async () => {
   await stopProcess(S.gateway);
   await indicator.filter({ hasText: /Reconnecting/ }).waitFor();
   await page.locator('.topbar .health', { hasText: 'Unreachable' }).waitFor();
-  const gw = await startGateway(S.gatewayEnv);
+  const gw = await runGateway(S.gatewayEnv);
   S.gateway = gw.child;
-  assert.equal(decodeURIComponent(gw.match.token), S.token, 'same data dir, same token');
+  assert.equal(gw.token, S.token, 'same data dir, same token');
   await indicator.filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
   S.restartedAt = Date.now();
   await page.locator('.topbar .health', { hasText: 'Healthy' }).waitFor();
@@ -1242,7 +1083,6 @@ step('Logs: search and time range server-side, older pages, export; Usage: the d
 
 step('every page renders in light and dark; the theme toggle persists', async () => {
   const page = S.pageA;
-  mkdirSync(ARTIFACTS, { recursive: true });
   for (const [label, route, name] of PAGES) {
     await page.goto(`${S.base}/dashboard/#${route}`);
     await page.getByRole('heading', { level: 1, name: label }).waitFor();

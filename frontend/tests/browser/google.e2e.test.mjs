@@ -9,60 +9,14 @@
 //   cd frontend && npm run test:browser     (OMNIROUTE_BIN, CHROMIUM_BIN as in dashboard.e2e)
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { test } from 'node:test';
+import { launchChromium, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-google-'));
+const tmp = tempDir('google');
 const home = path.join(tmp, 'home');
-let gateway;
-let browser;
-after(async () => {
-  await browser?.close();
-  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startGateway(port) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, HOME: home, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
-    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
-    const rl = readline.createInterface({ input: gateway.stdout });
-    rl.on('line', (line) => {
-      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ link: m[1], token: m[2], base: `http://127.0.0.1:${port}` });
-      }
-    });
-    gateway.stderr.resume();
-  });
-}
 
 test('Gemini CLI login and Vertex AI service account on the Connections page', async () => {
   const credFile = path.join(home, '.gemini', 'oauth_creds.json');
@@ -75,10 +29,10 @@ test('Gemini CLI login and Vertex AI service account on the Connections page', a
     client_email: 'omni@browser-proj.iam.gserviceaccount.com', token_uri: 'http://127.0.0.1:9/token' }));
   const wrongFile = path.join(tmp, 'user.json');
   writeFileSync(wrongFile, JSON.stringify({ type: 'authorized_user', client_id: 'x', refresh_token: 'y' }));
-  const g = await startGateway(await freePort());
+  const g = await startGateway(tmp);
   const mgmt = async (p) => (await fetch(g.base + p, { headers: { Authorization: `Bearer ${g.token}` } })).json();
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));

@@ -10,21 +10,8 @@
 // CHROMIUM_BIN, E2E_ARTIFACTS). Every process it starts is killed at the end.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, management, overflowing, snap as snapPage, startFakeUpstream, startGateway, stepper, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const REPO = path.resolve(FRONTEND, '..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(FRONTEND, process.env.E2E_ARTIFACTS || '../tests/e2e/artifacts');
 const SIZES = [
   [1280, 800],
   [1024, 768],
@@ -32,88 +19,11 @@ const SIZES = [
 ];
 const STEP_TIMEOUT = 10_000;
 
-const children = new Set();
-const tempDirs = [];
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const S = { base: '', token: '', fake: '', browser: null, page: null, ids: {}, consoleErrors: [] };
+const step = stepper('health', () => S.page);
+const snap = (name) => snapPage(S.page, name);
 
-function startProcess(name, bin, args, env, ready, timeoutMs = 15_000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    const lines = [];
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms\n${stderr}`)), timeoutMs);
-    child.stderr.on('data', (b) => (stderr = (stderr + b).slice(-20_000)));
-    child.on('error', (err) => reject(new Error(`${name}: ${err.message}`)));
-    child.on('exit', (code) => {
-      children.delete(child);
-      clearTimeout(timer);
-      reject(new Error(`${name} exited early (${code})\n${stderr}`));
-    });
-    let done = false;
-    readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      if (done) return;
-      lines.push(line);
-      const m = ready(lines);
-      if (m) {
-        done = true;
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        child.on('exit', () => children.delete(child));
-        resolve({ child, match: m });
-      }
-    });
-  });
-}
-
-async function freePort() {
-  for (let i = 0; i < 100; i++) {
-    const port = 20_200 + Math.floor(Math.random() * 12_000);
-    const ok = await new Promise((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-  throw new Error('no free port');
-}
-
-const S = { base: '', token: '', fake: '', browser: null, page: null, broken: null, ids: {}, consoleErrors: [] };
-
-function step(name, fn) {
-  test(name, async (t) => {
-    if (S.broken) {
-      t.skip(`skipped: "${S.broken}" failed first`);
-      return;
-    }
-    try {
-      await fn(t);
-    } catch (err) {
-      S.broken = name;
-      await snap(`FAILED-health-${name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
-      throw err;
-    }
-  });
-}
-
-async function snap(name) {
-  if (!S.page) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await S.page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function mgmt(method, p, body) {
-  const res = await fetch(S.base + p, {
-    method,
-    headers: { Authorization: `Bearer ${S.token}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const mgmt = (method, p, body) => management(S.base, S.token)(method, p, body);
 
 async function chat(model, key = S.clientKey) {
   const res = await fetch(`${S.base}/v1/chat/completions`, {
@@ -127,26 +37,6 @@ async function chat(model, key = S.clientKey) {
 async function fault(key, f) {
   const res = await fetch(`${S.fake}/_fake/faults`, { method: 'POST', body: JSON.stringify({ key, fault: f }) });
   assert.equal(res.status, 204, await res.text());
-}
-
-/** Elements whose content sticks out sideways (scrollWidth > clientWidth), page included. */
-async function overflowing(page) {
-  return page.evaluate(() => {
-    const out = [];
-    const doc = document.scrollingElement;
-    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
-    for (const el of document.querySelectorAll('body *')) {
-      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead')) continue;
-      const cs = getComputedStyle(el);
-      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
-      if (el.scrollWidth > el.clientWidth + 1) {
-        const id = el.id ? `#${el.id}` : '';
-        const cls = typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
-        out.push(`${el.tagName.toLowerCase()}${id}${cls} ${el.scrollWidth} > ${el.clientWidth}: ${(el.textContent ?? '').trim().slice(0, 60)}`);
-      }
-    }
-    return out;
-  });
 }
 
 const PAGES = [
@@ -173,40 +63,19 @@ async function open(route, title) {
 // ---------------------------------------------------------------- steps
 
 step('start the fake upstream, the gateway and Chromium', async () => {
-  if (!existsSync(GATEWAY_BIN)) throw new Error(`gateway binary ${GATEWAY_BIN} not found: run \`make build\``);
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-health-'));
-  tempDirs.push(tmp);
-  let fakeBin = process.env.FAKEUPSTREAM_BIN ? path.resolve(FRONTEND, process.env.FAKEUPSTREAM_BIN) : '';
-  if (!fakeBin) {
-    fakeBin = path.join(tmp, 'fakeupstream');
-    execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  const fake = await startProcess('fakeupstream', fakeBin, ['-addr', '127.0.0.1:0'], process.env, (l) => l[0]?.match(/listening on (http:\/\/\S+)/));
-  S.fake = fake.match[1];
-  const home = path.join(tmp, 'home');
-  mkdirSync(home);
-  const env = { ...process.env, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_PORT: String(await freePort()), OMNIROUTE_HOST: '127.0.0.1', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
-  const gw = await startProcess('omniroute', GATEWAY_BIN, ['--headless'], env, (lines) => {
-    const key = lines.map((l) => l.match(/^\s*API key:\s+(sk-omni-\S+)/)).find(Boolean);
-    const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
-    return key && dash ? { key: key[1], link: dash[1], token: dash[2] } : null;
-  });
-  S.clientKey = gw.match.key;
-  S.token = decodeURIComponent(gw.match.token);
-  S.base = new URL(gw.match.link).origin;
-  S.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const tmp = tempDir('health');
+  S.fake = (await startFakeUpstream(tmp)).base;
+  const gw = await startGateway(tmp);
+  S.clientKey = gw.key;
+  S.token = gw.token;
+  S.base = gw.base;
+  S.browser = await launchChromium();
   const context = await S.browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
   context.setDefaultTimeout(STEP_TIMEOUT);
   S.page = await context.newPage();
   S.page.on('pageerror', (err) => S.consoleErrors.push(err.message));
-  await S.page.goto(gw.match.link);
+  await S.page.goto(gw.link);
   await S.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-});
-
-after(async () => {
-  await S.browser?.close().catch(() => {});
-  for (const c of children) c.kill('SIGTERM');
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
 
 step('zero connections: Set up (grey) on the Overview and in the header, never Healthy', async () => {

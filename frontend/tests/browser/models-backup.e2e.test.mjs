@@ -7,77 +7,12 @@
 //   cd frontend && npm run test:browser     (OMNIROUTE_BIN, CHROMIUM_BIN as in dashboard.e2e)
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { test } from 'node:test';
+import { launchChromium, management, overflowing, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-models-'));
-let gateway;
-let browser;
-after(async () => {
-  await browser?.close();
-  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startGateway(port) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, HOME: path.join(tmp, 'home'), OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
-    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
-    const rl = readline.createInterface({ input: gateway.stdout });
-    rl.on('line', (line) => {
-      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ link: m[1], token: m[2], base: `http://127.0.0.1:${port}` });
-      }
-    });
-    gateway.stderr.resume();
-  });
-}
-
-/** Elements whose content sticks out sideways, page included (the same check as health.e2e's). */
-async function overflowing(page) {
-  return page.evaluate(() => {
-    const out = [];
-    const doc = document.scrollingElement;
-    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
-    for (const el of document.querySelectorAll('body *')) {
-      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead')) continue;
-      const cs = getComputedStyle(el);
-      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
-      if (el.scrollWidth > el.clientWidth + 1) {
-        const cls = typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
-        out.push(`${el.tagName.toLowerCase()}${cls} ${el.scrollWidth} > ${el.clientWidth}: ${(el.textContent ?? '').trim().slice(0, 60)}`);
-      }
-    }
-    return out;
-  });
-}
+const tmp = tempDir('models');
 
 /** The pages and the dialog at the sizes the dashboard supports overflow nowhere. */
 async function checkSizes(page, what, open) {
@@ -94,15 +29,8 @@ async function checkSizes(page, what, open) {
 }
 
 test('search, hide and alias a connection’s models; back up and restore from the dashboard', async () => {
-  const g = await startGateway(await freePort());
-  const mgmt = async (method, p, body) => {
-    const res = await fetch(g.base + p, {
-      method,
-      headers: { Authorization: `Bearer ${g.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const g = await startGateway(tmp);
+  const mgmt = management(g.base, g.token);
   const { body: keyBody } = await mgmt('GET', '/api/keys/default');
   const clientKey = keyBody.key;
   assert.ok(clientKey, 'the default client key');
@@ -117,7 +45,7 @@ test('search, hide and alias a connection’s models; back up and restore from t
   assert.equal(created.status, 201, JSON.stringify(created.body));
   assert.ok((await modelIDs()).includes('gpt-4o-mini'));
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   const page = await context.newPage();
   const errors = [];

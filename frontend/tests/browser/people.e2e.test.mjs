@@ -8,59 +8,12 @@
 //   cd frontend && OMNIROUTE_BIN=../bin/omniroute node --test tests/browser/people.e2e.test.mjs
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { test } from 'node:test';
+import { launchChromium, management, overflowing as overflowingNow, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+const tmp = tempDir('people');
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-people-'));
-let gateway;
-let browser;
-after(async () => {
-  await browser?.close();
-  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startGateway(port) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, HOME: path.join(tmp, 'home'), OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
-    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
-    readline.createInterface({ input: gateway.stdout }).on('line', (line) => {
-      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ token: m[2], base: `http://127.0.0.1:${port}` });
-      }
-    });
-    gateway.stderr.resume();
-  });
-}
-
-/** Elements whose content sticks out sideways (scrollWidth > clientWidth) at 800×600, page included. */
+/** Elements sticking out sideways at 800×600. */
 async function overflowing(page) {
   await page.setViewportSize({ width: 800, height: 600 });
   await page.waitForTimeout(100); // a layout pass
@@ -69,31 +22,9 @@ async function overflowing(page) {
   return out;
 }
 
-async function overflowingNow(page) {
-  return page.evaluate(() => {
-    const out = [];
-    const doc = document.scrollingElement;
-    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
-    for (const el of document.querySelectorAll('body *')) {
-      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead')) continue;
-      const cs = getComputedStyle(el);
-      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
-      if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName.toLowerCase()}.${el.className} ${el.scrollWidth} > ${el.clientWidth}: ${(el.textContent ?? '').trim().slice(0, 60)}`);
-    }
-    return out;
-  });
-}
-
 test('sign in as a user, read the audit log, see key owners, nav by role', async () => {
-  const g = await startGateway(await freePort());
-  const mgmt = async (method, p, body) => {
-    const res = await fetch(g.base + p, {
-      method,
-      headers: { Authorization: `Bearer ${g.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const g = await startGateway(tmp);
+  const mgmt = management(g.base, g.token);
   const ada = await mgmt('POST', '/api/users', { email: 'ada@example.com', name: 'Ada', role: 'admin', password: 'ada-password-1' });
   assert.equal(ada.status, 201);
   assert.equal((await mgmt('POST', '/api/users', { email: 'otto@example.com', role: 'operator', password: 'otto-password-1' })).status, 201);
@@ -102,7 +33,7 @@ test('sign in as a user, read the audit log, see key owners, nav by role', async
   assert.equal((await mgmt('POST', '/api/providers', { provider: 'openai-compatible', name: 'up', apiKey: 'sk-browser-SECRET-42', baseUrl: 'http://127.0.0.1:9/v1', models: ['m'] })).status < 500, true);
   for (let i = 0; i < 52; i++) assert.equal((await mgmt('PATCH', '/api/gateway', { paused: false })).status, 200);
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const errors = [];

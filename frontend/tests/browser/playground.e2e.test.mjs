@@ -9,104 +9,21 @@
 //   (FAKEUPSTREAM_BIN, CHROMIUM_BIN as in dashboard.e2e)
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { test } from 'node:test';
+import { launchChromium, management, overflowing, startFakeUpstream, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const REPO = path.resolve(FRONTEND, '..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-pg-'));
-const children = new Set();
-let browser;
-after(async () => {
-  await browser?.close().catch(() => {});
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startProcess(bin, args, env, ready) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    const lines = [];
-    const timer = setTimeout(() => reject(new Error(`${bin} did not start:\n${lines.join('\n')}`)), 20_000);
-    child.on('exit', (code) => reject(new Error(`${bin} exited (${code})`)));
-    readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      lines.push(line);
-      const m = ready(lines);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, match: m });
-      }
-    });
-    child.stderr.resume();
-  });
-}
-
-/** Elements whose content sticks out sideways (as health.e2e checks). */
-async function overflowing(page) {
-  return page.evaluate(() => {
-    const out = [];
-    const doc = document.scrollingElement;
-    if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
-    for (const el of document.querySelectorAll('body *')) {
-      if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead, datalist')) continue;
-      const cs = getComputedStyle(el);
-      if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
-      if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName.toLowerCase()}#${el.id}.${String(el.className)} ${el.scrollWidth} > ${el.clientWidth}`);
-    }
-    return out;
-  });
-}
+const tmp = tempDir('pg');
 
 test('playground streams with its failover timeline; capture shows one key’s redacted bodies and diff', async () => {
-  let fakeBin = process.env.FAKEUPSTREAM_BIN ? path.resolve(FRONTEND, process.env.FAKEUPSTREAM_BIN) : '';
-  if (!fakeBin) {
-    fakeBin = path.join(tmp, 'fakeupstream');
-    execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  const fake = (await startProcess(fakeBin, ['-addr', '127.0.0.1:0'], process.env, (l) => l[0]?.match(/listening on (http:\/\/\S+)/))).match[1];
-  const home = path.join(tmp, 'home');
-  mkdirSync(home);
-  const port = await freePort();
-  const env = { ...process.env, HOME: home, OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-  for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-  const gw = (
-    await startProcess(GATEWAY_BIN, ['--headless'], env, (lines) => {
-      const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
-      return dash ? { link: dash[1], token: decodeURIComponent(dash[2]) } : null;
-    })
-  ).match;
-  const base = `http://127.0.0.1:${port}`;
+  const fake = (await startFakeUpstream(tmp)).base;
+  const gw = await startGateway(tmp);
+  const base = gw.base;
+  const call = management(base, gw.token);
   const mgmt = async (method, p, body) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { Authorization: `Bearer ${gw.token}`, 'Content-Type': 'application/json' },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    assert.ok(res.ok, `${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
+    const res = await call(method, p, body);
+    assert.ok(res.status >= 200 && res.status < 300, `${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
   };
   const fault = (key, f) => fetch(`${fake}/_fake/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ key, fault: f }) });
   const addConn = (name, key, priority) =>
@@ -116,7 +33,7 @@ test('playground streams with its failover timeline; capture shows one key’s r
   await fault('conn-secret-aaaa', { mode: 'status', status: 401 }); // the first connection fails
   await fault('conn-secret-bbbb', { mode: 'slow_drip', dripMs: 120 }); // the second answers slowly: the stream is seen live
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
   context.setDefaultTimeout(15_000);
   const page = await context.newPage();
@@ -183,7 +100,7 @@ test('playground streams with its failover timeline; capture shows one key’s r
   await card.getByRole('button', { name: 'Save capture settings' }).click();
   await page.getByTestId('capture-status').filter({ hasText: /^On for key captured/ }).waitFor();
   await page.setViewportSize({ width: 800, height: 600 });
-  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'capture settings at 800×600');
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div.table-wrap'))), [], 'capture settings at 800×600');
   await page.setViewportSize({ width: 1280, height: 860 });
 
   const send = (key) =>
@@ -223,6 +140,6 @@ test('playground streams with its failover timeline; capture shows one key’s r
   await viewer.locator('.sse-events li').first().waitFor();
   if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'bodies.png') });
   await page.setViewportSize({ width: 800, height: 600 });
-  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div#.table-wrap'))), [], 'bodies viewer at 800×600');
+  assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div.table-wrap'))), [], 'bodies viewer at 800×600');
   assert.deepEqual(errors, []);
 });

@@ -8,82 +8,15 @@
 //   cd frontend && node --test tests/browser/spend.e2e.test.mjs   (env as in dashboard.e2e)
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
-import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const REPO = path.resolve(FRONTEND, '..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(FRONTEND, process.env.E2E_ARTIFACTS || '../tests/e2e/artifacts');
-
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-spend-'));
-const children = new Set();
-let browser;
-after(async () => {
-  await browser?.close().catch(() => {});
-  for (const c of children) c.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts a process and resolves with the first stdout line matching re. */
-function start(bin, args, env, re) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    child.on('exit', () => children.delete(child));
-    const timer = setTimeout(() => reject(new Error(`${bin} did not start`)), 20_000);
-    child.stderr.resume();
-    const seen = [];
-    readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      seen.push(line);
-      const m = re(seen);
-      if (m && timer) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    });
-  });
-}
+import { test } from 'node:test';
+import { launchChromium, management, overflowing, snap, startFakeUpstream, startGateway, tempDir } from './harness.mjs';
 
 test('the Keys meter and the Usage spend chart', async () => {
-  const fakeBin = path.join(tmp, 'fakeupstream');
-  execFileSync('go', ['build', '-o', fakeBin, './tests/cmd/fakeupstream'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-  const [, fake] = await start(fakeBin, ['-addr', '127.0.0.1:0'], process.env, (l) => l[0]?.match(/listening on (http:\/\/\S+)/));
-  const port = await freePort();
-  const env = { ...process.env, HOME: path.join(tmp, 'home'), OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-  for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-  const g = await start(GATEWAY_BIN, ['--headless'], env, (lines) => {
-    const key = lines.map((l) => l.match(/^\s*API key:\s+(sk-omni-\S+)/)).find(Boolean);
-    const dash = lines.map((l) => l.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/)).find(Boolean);
-    return key && dash ? { key: key[1], link: dash[1], token: decodeURIComponent(dash[2]) } : null;
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const mgmt = async (method, p, body) => {
-    const res = await fetch(base + p, { method, headers: { Authorization: `Bearer ${g.token}`, 'Content-Type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
-    return { status: res.status, body: await res.json() };
-  };
+  const tmp = tempDir('spend');
+  const fake = (await startFakeUpstream(tmp)).base;
+  const g = await startGateway(tmp);
+  const base = g.base;
+  const mgmt = management(base, g.token);
   const chat = async (key) => {
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
@@ -102,7 +35,7 @@ test('the Keys meter and the Usage spend chart', async () => {
   const priced = await mgmt('PATCH', `/api/providers/${connId}`, { pricing: { 'gpt-4o-mini': { inputPerMTok: 1000, outputPerMTok: 1000 } } });
   assert.equal(priced.status, 200, JSON.stringify(priced.body));
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -199,20 +132,8 @@ test('the Keys meter and the Usage spend chart', async () => {
     await page.goto(`${base}/#${route}`);
     await page.getByRole('heading', { level: 1, name: title }).waitFor();
     await page.waitForTimeout(300);
-    const over = await page.evaluate(() => {
-      const out = [];
-      const doc = document.scrollingElement;
-      if (doc.scrollWidth > doc.clientWidth) out.push(`document ${doc.scrollWidth} > ${doc.clientWidth}`);
-      for (const el of document.querySelectorAll('body *')) {
-        if (el.closest('.visually-hidden, svg, [hidden], dialog:not([open]), .skip-link, thead')) continue;
-        const cs = getComputedStyle(el);
-        if (cs.display === 'inline' || cs.display === 'none' || el.clientWidth === 0) continue;
-        if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName.toLowerCase()}.${el.className} ${el.scrollWidth} > ${el.clientWidth}`);
-      }
-      return out;
-    });
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: path.join(ARTIFACTS, `spend${route.replace('/', '-')}-800x600.png`), fullPage: true });
+    const over = await overflowing(page);
+    await snap(page, `spend${route.replace('/', '-')}-800x600`);
     assert.deepEqual(over, [], `${title} overflows at 800×600`);
   }
   assert.deepEqual(errors, []);
