@@ -58,7 +58,7 @@ func (g *Gateway) finishLog(req *request) {
 	if g.spend != nil {
 		if req.round.bill.ok && l.Status < 400 {
 			l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage, req.hold)
-		} else if req.hold.Held {
+		} else if req.hold.Held || req.hold.Rate > 0 {
 			g.spend.Release(l.APIKeyID, req.hold)
 		}
 	}
