@@ -109,7 +109,7 @@ type account struct {
 	// inflight is the tokens the admitted requests still in flight hold
 	// against the TPM limit (Hold.Rate), until Settle.
 	inflight int64
-	alerted     int         // the alert level (80, 100) already sent this period
+	alerted  int // the alert level (80, 100) already sent this period
 }
 
 // Alert reports a key whose spend crossed 80 % or 100 % of its budget in the
