@@ -270,6 +270,9 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 	if b != nil {
 		a.periodStart = PeriodStart(b.Period, l.clk.Now())
 	}
+	// A seed summed from rows written before costs were bounded may be
+	// +Inf: counted as a bounded number, so the spend stays encodable.
+	seed.USD, seed.Tokens = finiteUSD(seed.USD), max(seed.Tokens, 0)
 	if same && prev.Equal(a.periodStart) {
 		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
 	}

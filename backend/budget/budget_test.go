@@ -369,4 +369,9 @@ func TestSettleBoundsWhatItCounts(t *testing.T) {
 	if err := l.Admit("k"); code(err) != "KEY_BUDGET_EXCEEDED" {
 		t.Fatalf("a budget after an unbounded cost: %v", err)
 	}
+	// A spend read back from rows stored before costs were bounded.
+	l.Set("old", &Budget{USD: usd(1), Period: Total}, nil, Spend{USD: math.Inf(1), Tokens: -5})
+	if sp := l.Spend("old"); math.IsInf(sp.USD, 0) || sp.USD < 1 || sp.Tokens != 0 {
+		t.Fatalf("a seed of +Inf: %+v, want a finite spend over the budget", sp)
+	}
 }
