@@ -145,7 +145,8 @@ func TestBudgetsChargeWhatWasRelayed(t *testing.T) {
 		sc := bufio.NewScanner(resp.Body)
 		got := false
 		for !got && sc.Scan() {
-			got = strings.Contains(sc.Text(), `"content":"`)
+			line := sc.Text() // the first words, not the role chunk's empty content
+			got = strings.Contains(line, `"content":"`) && !strings.Contains(line, `"content":""`)
 		}
 		_ = resp.Body.Close() // cut after the first words
 		cancel()
