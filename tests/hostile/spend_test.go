@@ -128,6 +128,32 @@ func TestBudgetsChargeWhatWasRelayed(t *testing.T) {
 		if usd, tokens := p.keySpend(id); usd <= 0 || tokens <= 0 {
 			t.Errorf("the key's spend $%v, %d tokens: want more than 0", usd, tokens)
 		}
+		// Usage reports sum the rows.
+		resp, body := p.do(http.MethodGet, "/api/usage?range=hour&by=key", nil, map[string]string{"Authorization": "Bearer " + p.token})
+		var usage struct {
+			Series []struct {
+				Key   string `json:"key"`
+				Total struct {
+					TokensIn, TokensOut int64
+					CostUSD             float64 `json:"costUsd"`
+				} `json:"total"`
+			} `json:"series"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &usage) != nil {
+			t.Fatalf("GET /api/usage: %d %s", resp.StatusCode, body)
+		}
+		found := false
+		for _, s := range usage.Series {
+			if s.Key == id {
+				found = true
+				if s.Total.TokensIn <= 0 || s.Total.TokensOut <= 0 || s.Total.CostUSD <= 0 {
+					t.Errorf("usage by key: %+v, want tokens and cost", s.Total)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("usage by key has no series for the key: %s", body)
+		}
 	})
 
 	t.Run("a client that cuts its stream", func(t *testing.T) {
