@@ -68,8 +68,8 @@ func (g *Gateway) chargeRelayed(req *request) {
 	if u.Prompt <= 0 {
 		u.Prompt = promptEstimate(req.format, req.body)
 	}
-	if out := (req.relayed + bytesPerToken - 1) / bytesPerToken; out > u.Output {
-		u.Output = clampTokens(int64(out))
+	if out := (req.relayed + bytesPerToken - 1) / bytesPerToken; out > u.Output && (b.cut || u.Output <= 0) {
+		u.Output = clampTokens(int64(out)) // a complete answer's own output count stands
 	}
 	if req.log.PromptTokens <= 0 {
 		req.log.PromptTokens = u.Prompt
