@@ -109,7 +109,8 @@ func TestRelayedAnswersAreCharged(t *testing.T) {
 			bill: bill{model: "m", ok: true, cut: true, usage: pricing.Usage{Prompt: 90, Output: 3}},
 			want: pricing.Usage{Prompt: 90, Output: 101}, logIn: 90, logOut: 101},
 		// The Messages counter: 400 characters, one message, the framing.
-		{name: "a Messages answer with no prompt count", format: translate.Messages, body: messages, status: 200,
+		// Its own output count stands (not the text's 1000).
+		{name: "a Messages answer with no prompt count", format: translate.Messages, body: messages, status: 200, relayed: 4000,
 			bill: bill{model: "m", ok: true, usage: pricing.Usage{Output: 3}},
 			want: pricing.Usage{Prompt: 107, Output: 3}, logIn: 107, logOut: 3},
 		{name: "a chat request's inline image counts as one medium", format: translate.Chat, body: chat, status: 200, relayed: 4,
