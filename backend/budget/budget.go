@@ -106,7 +106,10 @@ type account struct {
 	tokens      int64
 	requests    []time.Time // admitted requests in the window (with an RPM limit)
 	charged     []event     // tokens charged in the window (with a TPM limit)
-	alerted     int         // the alert level (80, 100) already sent this period
+	// inflight is the tokens the admitted requests still in flight hold
+	// against the TPM limit (Hold.Rate), until Settle.
+	inflight int64
+	alerted  int // the alert level (80, 100) already sent this period
 }
 
 // Alert reports a key whose spend crossed 80 % or 100 % of its budget in the
@@ -267,6 +270,9 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 	if b != nil {
 		a.periodStart = PeriodStart(b.Period, l.clk.Now())
 	}
+	// A seed summed from rows written before costs were bounded may be
+	// +Inf: counted as a bounded number, so the spend stays encodable.
+	seed.USD, seed.Tokens = finiteUSD(seed.USD), max(seed.Tokens, 0)
 	if same && prev.Equal(a.periodStart) {
 		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
 	}
@@ -316,7 +322,14 @@ func retryIn(d time.Duration) time.Duration {
 // the ledger does not know (no budget, no limits) is always admitted.
 // (Reserve with nothing to hold.)
 func (l *Ledger) Admit(keyID string) error {
-	_, err := l.Reserve(keyID, 0, 0)
+	h, err := l.Reserve(keyID, 0, 0)
+	if h.Rate > 0 { // nothing to hold: not in flight against the TPM limit
+		l.mu.Lock()
+		if a := l.keys[keyID]; a != nil {
+			a.inflight = max(a.inflight-h.Rate, 0)
+		}
+		l.mu.Unlock()
+	}
 	return err
 }
 
@@ -331,15 +344,29 @@ type Hold struct {
 	// Shared, a hold taken in the shared database (not only in memory).
 	PeriodStart  int64
 	Held, Shared bool
+	// Rate is the tokens held against the key's TPM limit (0: none): a
+	// request admitted under the limit counts towards it while in flight.
+	Rate int64
 }
 
 // Budgeted reports whether keyID has a budget (its requests are estimated
 // and held at admission).
 func (l *Ledger) Budgeted(keyID string) bool {
+	budgeted, _ := l.Estimated(keyID)
+	return budgeted
+}
+
+// Estimated reports whether keyID's requests are estimated and held at
+// admission: it has a budget, or a TPM limit (in-flight requests count
+// towards it).
+func (l *Ledger) Estimated(keyID string) (budgeted, tpm bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.keys[keyID]
-	return a != nil && a.budget != nil
+	if a == nil {
+		return false, false
+	}
+	return a.budget != nil, a.limits != nil && a.limits.TPM != nil
 }
 
 // Reserve is Admit that also holds an admitted request's estimated cost
@@ -367,12 +394,13 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		l.mu.Unlock()
 		return Hold{}, err
 	}
+	usd, tokens = finiteUSD(usd), max(tokens, 0)
 	if a.budget == nil {
-		a.admitted(now)
+		h := a.admitted(now, keyID, tokens)
 		l.mu.Unlock()
-		return Hold{}, nil
+		return h, nil
 	}
-	h := Hold{Key: keyID, USD: max(usd, 0), Tokens: max(tokens, 0), PeriodStart: ms(a.periodStart), Held: true}
+	h := Hold{Key: keyID, USD: usd, Tokens: tokens, PeriodStart: ms(a.periodStart), Held: true}
 	if l.shared == nil {
 		defer l.mu.Unlock()
 		if err := a.overBudget(now); err != nil {
@@ -380,7 +408,7 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		}
 		a.usd += h.USD
 		a.tokens += h.Tokens
-		a.admitted(now)
+		h.Rate = a.admitted(now, keyID, tokens).Rate
 		return h, nil
 	}
 	// The check and the hold in the database, in one statement against
@@ -398,7 +426,7 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		}
 		a.usd += h.USD
 		a.tokens += h.Tokens
-		a.admitted(now)
+		h.Rate = a.admitted(now, keyID, tokens).Rate
 		return h, nil
 	}
 	if ms(a.periodStart) == h.PeriodStart {
@@ -410,7 +438,7 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		}
 		return Hold{}, a.refusal(now, fmt.Sprintf("$%.4f and %d tokens with the requests in flight of its", sp.USD, sp.Tokens))
 	}
-	a.admitted(now)
+	h.Rate = a.admitted(now, keyID, tokens).Rate
 	h.Shared = true
 	return h, nil
 }
@@ -469,11 +497,22 @@ func (a *account) refusal(now time.Time, over string) error {
 	return e
 }
 
-// admitted counts an admitted request in the key's RPM window.
-func (a *account) admitted(now time.Time) {
-	if a.limits != nil && a.limits.RPM != nil {
+// admitted counts an admitted request in the key's RPM window and holds its
+// estimated tokens against the key's TPM limit while it is in flight (the
+// returned hold's Rate, given back by Settle).
+func (a *account) admitted(now time.Time, keyID string, tokens int64) Hold {
+	if a.limits == nil {
+		return Hold{}
+	}
+	if a.limits.RPM != nil {
 		a.requests = append(a.requests, now)
 	}
+	if a.limits.TPM == nil {
+		return Hold{}
+	}
+	rate := max(tokens, 1) // an admitted request always counts while in flight
+	a.inflight += rate
+	return Hold{Key: keyID, Rate: rate}
 }
 
 // limited is the refusal of a key at its rate limits (nil: within them).
@@ -488,6 +527,13 @@ func (a *account) limited(now time.Time) error {
 			var used int64
 			for _, c := range a.charged {
 				used += c.tokens
+			}
+			if used < *lim.TPM && used+a.inflight >= *lim.TPM {
+				// The requests in flight hold the rest of the minute's
+				// tokens: retry once they may have settled.
+				return errs.New(errs.RateLimited, "KEY_RATE_LIMITED",
+					"this API key is limited to %d tokens per minute (with its requests in flight)", *lim.TPM).
+					WithRetryAfter(time.Second)
 			}
 			if used >= *lim.TPM {
 				// Wait until enough of the window's tokens age out.
@@ -529,6 +575,8 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 	}
 	now := l.clk.Now()
 	a.roll(now)
+	usd, tokens = finiteUSD(usd), max(tokens, 0)
+	a.inflight = max(a.inflight-h.Rate, 0)
 	dUSD, dTokens := usd, tokens
 	if h.Held && ms(a.periodStart) == h.PeriodStart {
 		dUSD, dTokens = usd-h.USD, tokens-h.Tokens
@@ -571,6 +619,19 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 	if alert && l.alert != nil {
 		l.alert(al)
 	}
+}
+
+// MaxUSD bounds one request's cost as the ledger counts it: a cost that is
+// not a finite number (a price stored before prices were bounded) is
+// counted as this much, never as +Inf or NaN, so a spend stays a number.
+const MaxUSD = 1e12
+
+// finiteUSD is usd within 0 … MaxUSD (NaN: MaxUSD).
+func finiteUSD(usd float64) float64 {
+	if math.IsNaN(usd) {
+		return MaxUSD
+	}
+	return min(max(usd, 0), MaxUSD)
 }
 
 // Spend is keyID's spend in its current period.

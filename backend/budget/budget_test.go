@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,5 +282,96 @@ func TestSetKeepsTheCountedSpend(t *testing.T) {
 	l.Set("k", &Budget{USD: usd(2), Period: Month}, nil, Spend{USD: 0.2, Tokens: 20})
 	if sp := l.Spend("k"); sp.USD != 0.2 {
 		t.Fatalf("another period: spend %+v, want the seed's 0.2", sp)
+	}
+}
+
+// TestTPMCountsRequestsInFlight: requests admitted together hold their
+// estimated tokens against the TPM limit until settled, so 40 concurrent
+// requests of 60 tokens each against tpm 100 admit two (the second is
+// admitted under the limit with the first in flight, as a budget admits the
+// request that crosses it), not 40; settling gives the holds back.
+func TestTPMCountsRequestsInFlight(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, c := range []struct {
+		name   string
+		budget *Budget
+	}{
+		{"rate limit alone", nil},
+		{"with a budget", &Budget{USD: usd(100), Period: Day}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := New(clk)
+			l.Set("k", c.budget, &Limits{TPM: i64(100)}, Spend{})
+			var (
+				mu       sync.Mutex
+				admitted []Hold
+				refused  int
+				wg       sync.WaitGroup
+				start    = make(chan struct{})
+			)
+			for range 40 {
+				wg.Go(func() {
+					<-start
+					h, err := l.Reserve("k", 0.001, 60)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						admitted = append(admitted, h)
+					case code(err) == "KEY_RATE_LIMITED" && errs.As(err).RetryAfter == time.Second:
+						refused++
+					default:
+						t.Errorf("refusal %v (retry %v)", err, errs.As(err).RetryAfter)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if len(admitted) != 2 || refused != 38 {
+				t.Fatalf("admitted %d, refused %d of 40 against tpm 100 at 60 tokens each; want 2 and 38", len(admitted), refused)
+			}
+			for _, h := range admitted {
+				if h.Rate != 60 {
+					t.Fatalf("hold %+v, want 60 tokens held against the limit", h)
+				}
+				l.Settle(h, 0, 0) // not served: nothing charged, the holds given back
+			}
+			if err := l.Admit("k"); err != nil {
+				t.Fatalf("after the holds were given back: %v", err)
+			}
+			h, err := l.Reserve("k", 0, 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Settle(h, 0, 100) // served: its real tokens fill the window
+			if err := l.Admit("k"); code(err) != "KEY_RATE_LIMITED" || errs.As(err).RetryAfter != time.Minute {
+				t.Fatalf("a full window: %v (retry %v), want a minute", err, errs.As(err).RetryAfter)
+			}
+		})
+	}
+}
+
+// TestSettleBoundsWhatItCounts: a cost that is not a finite number or is
+// negative, and negative tokens, never make a spend +Inf, NaN or smaller.
+func TestSettleBoundsWhatItCounts(t *testing.T) {
+	l := New(clock.NewFake(time.Unix(0, 0)))
+	l.Set("k", &Budget{USD: usd(1), Period: Total}, nil, Spend{})
+	l.Charge("k", 0.5, 10)
+	l.Charge("k", -100, -1<<62)
+	if sp := l.Spend("k"); sp.USD != 0.5 || sp.Tokens != 10 {
+		t.Fatalf("after negative counts: %+v", sp)
+	}
+	l.Charge("k", math.Inf(1), 0)
+	l.Charge("k", math.NaN(), 0)
+	if sp := l.Spend("k"); math.IsInf(sp.USD, 0) || math.IsNaN(sp.USD) || sp.USD < MaxUSD {
+		t.Fatalf("after +Inf and NaN costs: %+v, want finite and at least %g", sp, MaxUSD)
+	}
+	if err := l.Admit("k"); code(err) != "KEY_BUDGET_EXCEEDED" {
+		t.Fatalf("a budget after an unbounded cost: %v", err)
+	}
+	// A spend read back from rows stored before costs were bounded.
+	l.Set("old", &Budget{USD: usd(1), Period: Total}, nil, Spend{USD: math.Inf(1), Tokens: -5})
+	if sp := l.Spend("old"); math.IsInf(sp.USD, 0) || sp.USD < 1 || sp.Tokens != 0 {
+		t.Fatalf("a seed of +Inf: %+v, want a finite spend over the budget", sp)
 	}
 }

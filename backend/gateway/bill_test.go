@@ -38,11 +38,11 @@ func TestBillUsage(t *testing.T) {
 
 // billUsageByGet is billUsage as it was: a Get per field, after the walk.
 func billUsageByGet(u gjson.Result, c usageCounts) pricing.Usage {
-	write := int(max(u.Get("cache_creation_input_tokens").Int(), 0))
+	write := tokensOf(u.Get("cache_creation_input_tokens"))
 	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
-		Reasoning: int(max(u.Get("completion_tokens_details.reasoning_tokens").Int(), 0) + max(u.Get("output_tokens_details.reasoning_tokens").Int(), 0))}
+		Reasoning: sumTokens(tokensOf(u.Get("completion_tokens_details.reasoning_tokens")), tokensOf(u.Get("output_tokens_details.reasoning_tokens")))}
 	if write > 0 || u.Get("cache_read_input_tokens").Exists() {
-		p.Prompt += c.cached + write
+		p.Prompt = sumTokens(p.Prompt, sumTokens(c.cached, write))
 	}
 	return p
 }

@@ -177,6 +177,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
 	readErr, gone := s.pump(resp)
+	req.relayed += s.sent
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
 		return true, false

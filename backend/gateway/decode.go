@@ -47,6 +47,10 @@ type request struct {
 	log   storeLog
 	// hold is what the request holds of its key's budget (Spend.Admit).
 	hold Hold
+	// relayed is the bytes of answer text the client was sent (a stream's
+	// content and tool-call deltas; a JSON answer's text when it reported
+	// no usage): what the key is charged for when no usage arrived.
+	relayed int
 	// upstreamStatus is the upstream's own status for a client error relayed as is.
 	upstreamStatus int
 	// bodies caches the translated request per upstream format.

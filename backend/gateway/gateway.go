@@ -178,6 +178,9 @@ type Hold struct {
 	Tokens       int64
 	PeriodStart  int64
 	Held, Shared bool
+	// Rate is the tokens held against the key's TPM limit while the
+	// request is in flight (0: none).
+	Rate int64
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.

@@ -56,9 +56,15 @@ func (g *Gateway) finishLog(req *request) {
 	}
 	l.LatencyMs = msSince(req.start, g.clk.Now())
 	if g.spend != nil {
-		if req.round.bill.ok && l.Status < 400 {
+		// An answer was served (a stream from its first bytes on): it is
+		// charged, for what was relayed when its usage did not arrive.
+		if served := l.Status >= 200 && l.Status < 400; served || req.round.bill.ok && l.Status < 400 {
+			if needsRelayedUsage(req) {
+				g.chargeRelayed(req)
+				l.PromptTokens, l.CompletionTokens = req.log.PromptTokens, req.log.CompletionTokens
+			}
 			l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage, req.hold)
-		} else if req.hold.Held {
+		} else if req.hold.Held || req.hold.Rate > 0 {
 			g.spend.Release(l.APIKeyID, req.hold)
 		}
 	}

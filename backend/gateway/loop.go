@@ -917,13 +917,16 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	}
 	u, x := readUsageBill(gjson.Get(body, "usage")) // one walk for the log and the bill
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
-		u.in, u.out = int(gjson.Get(body, "prompt_eval_count").Int()), int(gjson.Get(body, "eval_count").Int())
+		u.in, u.out = tokensOf(gjson.Get(body, "prompt_eval_count")), tokensOf(gjson.Get(body, "eval_count"))
 	}
 	if req.format == translate.Gemini && u == (usageCounts{}) {
 		// Google counts thoughts apart from the candidates; the log's completion holds both.
 		m := gjson.Get(body, "usageMetadata")
-		u.in, u.cached = int(m.Get("promptTokenCount").Int()), int(m.Get("cachedContentTokenCount").Int())
-		u.out = int(m.Get("candidatesTokenCount").Int() + m.Get("thoughtsTokenCount").Int())
+		u.in, u.cached = tokensOf(m.Get("promptTokenCount")), tokensOf(m.Get("cachedContentTokenCount"))
+		u.out = sumTokens(tokensOf(m.Get("candidatesTokenCount")), tokensOf(m.Get("thoughtsTokenCount")))
+	}
+	if u.out <= 0 && req.format != translate.Embeddings && req.format != translate.OllamaEmbed {
+		req.relayed = answerTextBytes(body) // no output count: charged by its text
 	}
 	req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 	if g.spend != nil {
@@ -937,6 +940,9 @@ type bill struct {
 	model string
 	usage pricing.Usage
 	ok    bool
+	// cut: the usage is what had arrived when a stream stopped before its
+	// end (the client left, or the upstream broke after the first bytes).
+	cut bool
 }
 
 // billUsage is what pricing needs of a usage object besides c: every prompt
@@ -944,11 +950,11 @@ type bill struct {
 // counts apart), the cache writes and the reasoning tokens. Read only when
 // the gateway prices answers, from what the request log's own walk kept (x).
 func billUsage(c usageCounts, x billExtras) pricing.Usage {
-	write := int(max(x.write.Int(), 0))
+	write := tokensOf(x.write)
 	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
-		Reasoning: int(max(x.reasoning[0].Int(), 0) + max(x.reasoning[1].Int(), 0))}
+		Reasoning: sumTokens(tokensOf(x.reasoning[0]), tokensOf(x.reasoning[1]))}
 	if write > 0 || x.cacheRead {
-		p.Prompt += c.cached + write
+		p.Prompt = sumTokens(p.Prompt, sumTokens(c.cached, write))
 	}
 	return p
 }
@@ -964,10 +970,12 @@ type billExtras struct {
 	cacheRead bool
 }
 
-// usageOf is a translator's usage as pricing reads it.
+// usageOf is a translator's usage as pricing reads it, each count clamped
+// to 0 … maxUsageTokens (every wire a translator reads: Anthropic, Gemini,
+// Responses, Bedrock, Ollama, ...).
 func usageOf(u translate.Usage) pricing.Usage {
-	return pricing.Usage{Prompt: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
-		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens}
+	return clampUsage(pricing.Usage{Prompt: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens})
 }
 
 // usageCounts is what the request log keeps of an answer's usage object.
@@ -1032,10 +1040,12 @@ func readUsageBill(u gjson.Result) (usageCounts, billExtras) {
 		}
 		return true
 	})
-	c := usageCounts{in: int(prompt.Int() + input.Int()), out: int(completion.Int() + output.Int())}
+	// Each count clamped to 0 … maxUsageTokens before they are added: a
+	// negative count gives no budget back, a huge one never wraps.
+	c := usageCounts{in: sumTokens(tokensOf(prompt), tokensOf(input)), out: sumTokens(tokensOf(completion), tokensOf(output))}
 	for _, r := range cached {
 		if v := r.Int(); v > 0 {
-			c.cached = int(v)
+			c.cached = clampTokens(v)
 			break
 		}
 	}

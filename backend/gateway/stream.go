@@ -104,6 +104,10 @@ type streamState struct {
 	textBuf     [textInitSize]byte
 	sawToolCall bool
 	keepText    bool // only when a continuation could use it
+	// sent is the bytes of content and tool-call text the upstream's
+	// events carried (each frame's Bytes): what the key is charged for
+	// when no usage arrives.
+	sent int
 	// blocks is what a Messages client was sent of its content blocks (when
 	// keepText), for a continuation to go on in the right one.
 	blocks clientBlocks
@@ -127,10 +131,31 @@ func (a *attemptCtx) relayStream(resp *http.Response) (*failure, bool) {
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	readErr, gone := s.pump(resp)
+	var f *failure
+	var done bool
 	if gone {
-		return a.clientLeft(), true
+		f, done = a.clientLeft(), true
+	} else {
+		f, done = s.end(readErr)
 	}
-	return s.end(readErr)
+	if s.committed {
+		s.relayed()
+	}
+	return f, done
+}
+
+// relayed adds the text this relay sent the client to the request's, and
+// keeps what usage had arrived when the stream stopped before its end (the
+// client left, the upstream broke): the key is charged for what it got.
+//
+//go:noinline
+func (s *streamState) relayed() {
+	req := s.a.req
+	req.relayed += s.sent
+	if !req.round.bill.ok {
+		s.recordUsage()
+		req.round.bill.cut = req.round.bill.ok
+	}
 }
 
 // clientLeft ends an attempt whose client stopped reading.
@@ -326,6 +351,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 	s.watchMu.Lock()
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
+	s.sent += f.Bytes
 	switch f.Kind {
 	case watchdog.Content:
 		s.ready = true
@@ -568,10 +594,10 @@ func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 func (s *streamState) recordUsage() {
 	req := s.a.req
 	if s.tr != nil {
-		u := s.tr.Usage()
-		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.InputTokens, u.OutputTokens, u.CacheReadTokens
+		u := usageOf(s.tr.Usage())
+		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.Prompt, u.Output, u.CacheRead
 		if s.a.g.spend != nil {
-			req.round.bill = bill{model: s.a.cand.Model, usage: usageOf(u), ok: true}
+			req.round.bill = bill{model: s.a.cand.Model, usage: u, ok: true}
 		}
 		return
 	}

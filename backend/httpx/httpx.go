@@ -3,6 +3,7 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -111,15 +112,30 @@ func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
 	WriteJSON(w, status, root)
 }
 
-// WriteJSON writes v as JSON with status.
+// WriteJSON writes v as JSON with status. v is encoded before anything is
+// written: a value that cannot be encoded (a +Inf or NaN number) is answered
+// 500 in the error envelope (ENCODING_FAILED), never status with an empty
+// or cut body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	if err := enc.Encode(v); err != nil {
+		h.Del("Retry-After")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, encodingFailed)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
 }
+
+// encodingFailed is the envelope of an answer that could not be encoded
+// (a literal: the error itself must never fail to encode).
+const encodingFailed = `{"error":{"message":"the answer could not be encoded as JSON","type":"server_error","code":"ENCODING_FAILED"}}` + "\n"
 
 // ReadBody reads at most limit bytes of the request body; a larger body is a 413.
 func ReadBody(r *http.Request, limit int64) ([]byte, error) {

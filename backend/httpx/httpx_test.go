@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -306,5 +307,39 @@ func TestPeerBytesLogger(t *testing.T) {
 	out := buf.String()
 	if strings.Contains(out, "sk-canary") || !strings.Contains(out, "level=WARN") || !strings.Contains(out, "bytes redacted") {
 		t.Fatalf("logged %q", out)
+	}
+}
+
+// TestWriteJSONNeverAnswers200WithoutItsBody: a value JSON cannot encode
+// (+Inf, NaN) is a 500 in the error envelope, not the status asked for with
+// an empty body; an encodable one is written whole.
+func TestWriteJSONNeverAnswers200WithoutItsBody(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		v      any
+		status int
+		code   string
+	}{
+		{"+Inf", map[string]any{"usd": math.Inf(1)}, http.StatusInternalServerError, "ENCODING_FAILED"},
+		{"NaN in a struct", struct{ USD float64 }{math.NaN()}, http.StatusInternalServerError, "ENCODING_FAILED"},
+		{"a channel", map[string]any{"c": make(chan int)}, http.StatusInternalServerError, "ENCODING_FAILED"},
+		{"a number", map[string]any{"usd": 1.5}, http.StatusOK, ""},
+	} {
+		rec := httptest.NewRecorder()
+		WriteJSON(rec, http.StatusOK, c.v)
+		if rec.Code != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, rec.Code, c.status)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || len(m) == 0 {
+			t.Errorf("%s: body %q is not a JSON object", c.name, rec.Body.String())
+			continue
+		}
+		if c.code != "" {
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != c.code || e["message"] == "" || e["type"] != "server_error" {
+				t.Errorf("%s: %q, want the envelope with %s", c.name, rec.Body.String(), c.code)
+			}
+		}
 	}
 }

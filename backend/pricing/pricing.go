@@ -33,12 +33,29 @@ type Price struct {
 	ReasoningPerMTok   *float64 `json:"reasoningPerMTok,omitempty"`
 }
 
-// Validate refuses negative or non-finite prices.
+// MaxPerMTok bounds a price: no model costs more than $10,000 per million
+// tokens, and a price past it (1e308) would make costs +Inf.
+const MaxPerMTok = 10_000
+
+// MaxCostUSD bounds one answer's computed cost (a price stored before prices
+// were bounded can still be met): a cost is always a finite number.
+const MaxCostUSD = 1e12
+
+// Validate refuses negative or non-finite prices and prices above
+// MaxPerMTok, in a fixed order (the first bad field is named).
 func (p Price) Validate() error {
-	for name, v := range map[string]*float64{"inputPerMTok": &p.InputPerMTok, "outputPerMTok": &p.OutputPerMTok,
-		"cachedInputPerMTok": p.CachedInputPerMTok, "cacheWritePerMTok": p.CacheWritePerMTok, "reasoningPerMTok": p.ReasoningPerMTok} {
-		if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
-			return fmt.Errorf("%s must be a non-negative number", name)
+	for _, f := range [...]struct {
+		name string
+		v    *float64
+	}{{"inputPerMTok", &p.InputPerMTok}, {"outputPerMTok", &p.OutputPerMTok},
+		{"cachedInputPerMTok", p.CachedInputPerMTok}, {"cacheWritePerMTok", p.CacheWritePerMTok}, {"reasoningPerMTok", p.ReasoningPerMTok}} {
+		if f.v == nil {
+			continue
+		}
+		if v := *f.v; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s must be a non-negative number", f.name)
+		} else if v > MaxPerMTok {
+			return fmt.Errorf("%s must be at most %d (USD per million tokens)", f.name, MaxPerMTok)
 		}
 	}
 	return nil
@@ -73,8 +90,21 @@ type Usage struct {
 // Of prices u at p, in USD. Each class is charged once: uncached prompt
 // tokens at the input price, cached reads and cache writes at theirs,
 // reasoning at its own and the rest of the output at the output price.
-// Counts that do not add up (a subset larger than its total) are clamped.
+// Counts that do not add up (a subset larger than its total) are clamped,
+// and so is the cost: within 0 … MaxCostUSD, never +Inf or NaN.
 func (p Price) Of(u Usage) float64 {
+	return finiteCost(p.of(u))
+}
+
+// finiteCost is usd within 0 … MaxCostUSD (NaN: MaxCostUSD).
+func finiteCost(usd float64) float64 {
+	if math.IsNaN(usd) {
+		return MaxCostUSD
+	}
+	return min(max(usd, 0), MaxCostUSD)
+}
+
+func (p Price) of(u Usage) float64 {
 	read, write := max(u.CacheRead, 0), max(u.CacheWrite, 0)
 	fresh := max(u.Prompt-read-write, 0)
 	reasoning := min(max(u.Reasoning, 0), max(u.Output, 0))

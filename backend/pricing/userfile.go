@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -38,7 +40,7 @@ func ParseFile(data []byte, source string) ([]Entry, error) {
 		Entries *[]Entry `json:"entries"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("not a pricing file: %v", err)
+		return nil, fmt.Errorf("not a pricing file: %s", jsonProblem(err))
 	}
 	if doc.Entries == nil {
 		return nil, errors.New(`not a pricing file: no "entries" array`)
@@ -64,6 +66,23 @@ func ParseFile(data []byte, source string) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// jsonProblem says what is wrong with a file that is not the JSON expected,
+// never quoting its content (json's own errors quote the character or the
+// number they met: a file that is not a pricing file is not echoed).
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%s has the wrong type (at byte %d)", typ.Field, typ.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("a value has the wrong type (at byte %d)", typ.Offset)
+	}
+	return "not valid JSON"
 }
 
 // SetUser replaces the user file's entries (nil: none).
@@ -118,29 +137,58 @@ func Check(path string) ([]Entry, error) {
 	if !filepath.IsAbs(path) {
 		return nil, errors.New("must be an absolute path")
 	}
-	f, err := os.Open(path)
+	// Only a regular file: a FIFO's open (or read) would wait for a writer
+	// for ever, a device's read never ends. Checked before the open, which
+	// does not block (O_NONBLOCK), and again on what was opened (the path
+	// may have been swapped in between).
+	if err := regular(os.Stat(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errors.New("no such file")
-		}
-		return nil, fmt.Errorf("cannot be read: %v", err)
+		return nil, openProblem(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
+	if err := regular(st, err); err != nil {
+		return nil, err
+	}
+	// At most maxUserFile+1 bytes, whatever the size said (a file growing
+	// while read is cut there and refused).
+	data, err := io.ReadAll(io.LimitReader(f, maxUserFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read: %v", err)
+		return nil, errors.New("cannot be read")
 	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("is not a regular file")
-	}
-	if st.Size() > maxUserFile {
+	if len(data) > maxUserFile {
 		return nil, fmt.Errorf("is larger than %d bytes", maxUserFile)
 	}
-	data := make([]byte, st.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
-		return nil, fmt.Errorf("cannot be read: %v", err)
-	}
 	return ParseFile(data, "file "+path)
+}
+
+// regular refuses what is not a regular file of at most maxUserFile bytes.
+func regular(st fs.FileInfo, err error) error {
+	if err != nil {
+		return openProblem(err)
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New("is not a regular file")
+	}
+	if st.Size() > maxUserFile {
+		return fmt.Errorf("is larger than %d bytes", maxUserFile)
+	}
+	return nil
+}
+
+// openProblem names why a file cannot be opened, without the OS error's
+// text (it repeats the path; the caller names it once).
+func openProblem(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("cannot be read: permission denied")
+	}
+	return errors.New("cannot be read")
 }
 
 // Load takes the file at path now ("" removes the user entries). On an

@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,65 @@ func TestFileLoader(t *testing.T) {
 	}
 	if changed, err := l.Poll(""); !changed || err != nil || price() != 0.15 || l.State() != nil {
 		t.Fatalf("no file: %v %v, price %v", changed, err, price())
+	}
+}
+
+// TestCheckNeverQuotesTheFile: a file that is not a pricing file (a secret,
+// a binary) is refused without any of its content in the error.
+func TestCheckNeverQuotesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data string }{
+		{"text", "Secret-token-ABC\n"},
+		{"number", "9876543210"},
+		{"an out-of-range price", `{"entries":[{"model":"m","inputPerMTok":1e999}]}`},
+		{"a price of the wrong type", `{"entries":[{"model":"m","inputPerMTok":"Qzx"}]}`},
+		{"trailing data", `{"entries":[]} Zq`},
+	} {
+		path := filepath.Join(dir, "f.json")
+		if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Check(path)
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		for _, leak := range []string{"Secret", "'", "9876", "1e999", "Qzx", "Zq"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: the error %q quotes the file (%q)", c.name, err, leak)
+			}
+		}
+	}
+}
+
+// TestPricesAreBounded: a price above $10,000 per million tokens is refused
+// (in a file too); a cost is always finite, even at a price stored before
+// prices were bounded.
+func TestPricesAreBounded(t *testing.T) {
+	big := 1e308
+	for _, p := range []Price{{InputPerMTok: 10_000.01}, {OutputPerMTok: 1e308}, {CachedInputPerMTok: &big},
+		{ReasoningPerMTok: &big}, {CacheWritePerMTok: &big}} {
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "at most 10000") {
+			t.Errorf("%+v: %v, want refused", p, err)
+		}
+	}
+	if err := (Price{InputPerMTok: 10_000, OutputPerMTok: 10_000}).Validate(); err != nil {
+		t.Errorf("at the bound: %v", err)
+	}
+	if _, err := ParseFile([]byte(`{"entries":[{"model":"m","inputPerMTok":1e308}]}`), "f"); err == nil {
+		t.Error("a file price of 1e308 accepted")
+	}
+	for _, c := range []struct {
+		p    Price
+		u    Usage
+		want float64
+	}{
+		{Price{InputPerMTok: 1e308, OutputPerMTok: 1e308}, Usage{Prompt: 1e9, Output: 1e9}, MaxCostUSD},
+		{Price{InputPerMTok: math.NaN()}, Usage{Prompt: 10}, MaxCostUSD},
+		{Price{InputPerMTok: 10_000, OutputPerMTok: 10_000}, Usage{Prompt: 1e9, Output: 1e9}, 2e7},
+	} {
+		if got := c.p.Of(c.u); got != c.want {
+			t.Errorf("%+v of %+v: %v, want %v", c.p, c.u, got, c.want)
+		}
 	}
 }

@@ -29,22 +29,22 @@ func (h costHook) Admit(keyID, model string, body []byte) (gateway.Hold, error) 
 	}
 	var usd float64
 	var tokens int64
-	if h.ledger.Budgeted(keyID) {
+	if budgeted, tpm := h.ledger.Estimated(keyID); budgeted || tpm {
 		u := pricing.EstimateUsage(body)
-		tokens = int64(u.Prompt + u.Output)
-		if p, ok := h.prices.Estimate(model); ok {
+		tokens = int64(u.Prompt) + int64(u.Output)
+		if p, ok := h.prices.Estimate(model); ok && budgeted {
 			usd = p.Of(u)
 		}
 	}
 	b, err := h.ledger.Reserve(keyID, usd, tokens)
-	return gateway.Hold{USD: b.USD, Tokens: b.Tokens, PeriodStart: b.PeriodStart, Held: b.Held, Shared: b.Shared}, err
+	return gateway.Hold{USD: b.USD, Tokens: b.Tokens, PeriodStart: b.PeriodStart, Held: b.Held, Shared: b.Shared, Rate: b.Rate}, err
 }
 
 // Release gives a request's hold back: it was not served.
 func (h costHook) Release(keyID string, g gateway.Hold) { h.ledger.Settle(ledgerHold(keyID, g), 0, 0) }
 
 func ledgerHold(keyID string, g gateway.Hold) budget.Hold {
-	return budget.Hold{Key: keyID, USD: g.USD, Tokens: g.Tokens, PeriodStart: g.PeriodStart, Held: g.Held, Shared: g.Shared}
+	return budget.Hold{Key: keyID, USD: g.USD, Tokens: g.Tokens, PeriodStart: g.PeriodStart, Held: g.Held, Shared: g.Shared, Rate: g.Rate}
 }
 
 // Charge prices the answer at its connection's prices; an answer of unknown
@@ -52,7 +52,7 @@ func ledgerHold(keyID string, g gateway.Hold) budget.Hold {
 // Either replaces the request's hold.
 func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage, g gateway.Hold) (sql.NullFloat64, float64) {
 	c := h.prices.Charge(l.ConnectionID, l.Provider, model, u)
-	tokens := int64(u.Prompt + u.Output)
+	tokens := max(int64(u.Prompt), 0) + max(int64(u.Output), 0)
 	if !c.Known {
 		h.ledger.Settle(ledgerHold(l.APIKeyID, g), 0, tokens)
 		return sql.NullFloat64{}, 0

@@ -96,6 +96,12 @@ const (
 	// as an endpoint that does not honour a prefill does; other requests are
 	// answered normally.
 	ModeIgnorePrefill Mode = "ignore_prefill"
+	// ModeNoUsage answers normally but reports no usage, as some
+	// OpenAI-compatible servers do: a JSON answer without its "usage"
+	// member, a stream without its usage chunk even when the request sets
+	// stream_options.include_usage. OpenAI format only: Anthropic and Gemini
+	// answers (whose usage is part of their framing) are answered normally.
+	ModeNoUsage Mode = "no_usage"
 )
 
 // ModeStallAfterEvents is "stall after N events": it is ModeStallMidStream
@@ -184,7 +190,7 @@ func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
-		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill:
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeNoUsage:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -246,6 +246,13 @@ func (u *Upstream) respond(w http.ResponseWriter, r *http.Request, format Format
 		addHeaders(w, f)
 		u.play(w, a, stream)
 		return
+	case f.Mode == ModeNoUsage:
+		addHeaders(w, f)
+		if format == FormatOpenAI {
+			a = withoutUsage(a)
+		}
+		u.play(w, a, stream)
+		return
 	case f.Mode == ModeNoDone && !stream:
 		addHeaders(w, f)
 		u.play(w, a, stream)
