@@ -92,7 +92,11 @@ export function renderCopilotCard(signal: AbortSignal, onSignedIn: (c: Connectio
     try {
       const flow = await endpoints.startCopilotLogin();
       if (signal.aborted) return;
-      const link = h('a', { href: flow.verificationUri, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'copilot-uri' }, flow.verificationUri);
+      // Only a web page becomes a link (the gateway checks it too): a
+      // javascript: or data: URL would run in the dashboard's origin.
+      const link = safeWebUrl(flow.verificationUri)
+        ? h('a', { href: flow.verificationUri, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'copilot-uri' }, flow.verificationUri)
+        : h('code', { 'data-testid': 'copilot-uri' }, flow.verificationUri);
       const code = h('code', { class: 'copilot-code', 'data-testid': 'copilot-code' }, flow.userCode);
       const waiting = h('p', { class: 'muted small', role: 'status' }, 'Waiting for you to approve the login on GitHub…');
       clear(status, h('p', null, 'Open ', link, ' and enter the code ', code), waiting);
@@ -181,4 +185,16 @@ export function wallOptIns(c: Connection): { element: HTMLElement; value: () => 
     field('Auto limit reset', reset, 'At the wall, claim the weekly session reset first when it is offered.'),
   );
   return { element, value: () => withWallOptIns(c.providerSpecificData, low.checked, reset.checked) };
+}
+
+/** An https URL (plain http only on this machine, a local test double): what may become a link. */
+export function safeWebUrl(s: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return false;
+  }
+  if (u.protocol === 'https:') return true;
+  return u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 }
