@@ -8,6 +8,7 @@
 import { ApiError, endpoints, type Connection, type ImportRequest } from '../api';
 import { busy, clear, errorBox, field, h, notice } from '../dom';
 import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../lib/subscription';
+import { safeWebUrl } from '../lib/safeurl';
 
 const SOURCES: Array<[ImportRequest['source'], string]> = [
   ['claude-code', 'Claude Code'],
@@ -187,14 +188,3 @@ export function wallOptIns(c: Connection): { element: HTMLElement; value: () => 
   return { element, value: () => withWallOptIns(c.providerSpecificData, low.checked, reset.checked) };
 }
 
-/** An https URL (plain http only on this machine, a local test double): what may become a link. */
-export function safeWebUrl(s: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(s);
-  } catch {
-    return false;
-  }
-  if (u.protocol === 'https:') return true;
-  return u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-}
