@@ -5,10 +5,13 @@ package hostile
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"omniroute/tests/fakeissuer"
 )
 
 // signIn signs a user in and returns the session cookie's "name=value".
@@ -103,4 +106,85 @@ func TestTokensDieWithTheirCreator(t *testing.T) {
 	checkEnvelope(t, "a deleted admin's token", resp.StatusCode, resp.Header.Get("Content-Type"), out, 401, "MANAGEMENT_AUTH_REQUIRED")
 	resp, out = p.do(http.MethodGet, "/api/session", nil, map[string]string{"Cookie": cookie})
 	checkEnvelope(t, "a deleted admin's session", resp.StatusCode, resp.Header.Get("Content-Type"), out, 401, "MANAGEMENT_AUTH_REQUIRED")
+}
+
+// ssoSignIn runs a browser's single sign-on against the binary and the fake
+// issuer; it returns the callback's status, error code and session cookie.
+func (p *proc) ssoSignIn() (int, string, string) {
+	p.t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(p.base + "/api/oidc/login")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	resp.Body.Close()
+	var pending *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "omniroute_oidc" {
+			pending = ck
+		}
+	}
+	if resp.StatusCode != http.StatusFound || pending == nil {
+		p.t.Fatalf("oidc login: %d", resp.StatusCode)
+	}
+	auth, err := c.Get(resp.Header.Get("Location"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	auth.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, auth.Header.Get("Location"), nil)
+	req.AddCookie(pending)
+	cb, err := c.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer cb.Body.Close()
+	body, _ := io.ReadAll(cb.Body)
+	var env envelope
+	_ = json.Unmarshal(body, &env)
+	code := ""
+	if env.Error != nil {
+		code = env.Error.Code
+	}
+	for _, ck := range cb.Cookies() {
+		if ck.Name == "omniroute_session" && ck.Value != "" {
+			return cb.StatusCode, code, ck.Value
+		}
+	}
+	return cb.StatusCode, code, ""
+}
+
+// TestSSOCannotTakeOverAccounts (issue 39, Medium 6), against the binary
+// and a fake OpenID provider: another sub with a signed-in user's email, an
+// email the provider does not vouch for, and the email of a local password
+// admin are all refused without a session; the bound identity signs in.
+func TestSSOCannotTakeOverAccounts(t *testing.T) {
+	iss := fakeissuer.Start()
+	t.Cleanup(iss.Close)
+	p := startEnv(t, t.TempDir(), []string{"OMNIROUTE_OIDC_ISSUER=" + iss.URL, "OMNIROUTE_OIDC_CLIENT_ID=" + iss.ClientID,
+		"OMNIROUTE_OIDC_CLIENT_SECRET=" + iss.ClientSecret, "OMNIROUTE_OIDC_DEFAULT_ROLE=viewer"})
+	p.mgmt(http.StatusCreated, http.MethodPost, "/api/users", map[string]any{"email": "root@example.com", "role": "admin", "password": "root-password-1"})
+	cases := []struct {
+		name, email, sub, verified string
+		status                     int
+		code                       string
+	}{
+		{"first sign-in", "alice@example.com", "alice-sub", "", http.StatusFound, ""},
+		{"another sub, same email", "alice@example.com", "mallory-sub", "", http.StatusForbidden, "OIDC_IDENTITY_MISMATCH"},
+		{"email_verified missing", "bob@example.com", "bob-sub", "omit", http.StatusUnauthorized, "OIDC_EMAIL_REQUIRED"},
+		{"email_verified false", "bob@example.com", "bob-sub", "false", http.StatusUnauthorized, "OIDC_EMAIL_REQUIRED"},
+		{"a local password admin", "root@example.com", "root-at-idp", "", http.StatusForbidden, "OIDC_LINK_REFUSED"},
+		{"the bound identity again", "alice@example.com", "alice-sub", "omit", http.StatusFound, ""},
+	}
+	for _, c := range cases {
+		iss.Set(func(i *fakeissuer.Issuer) { i.Email, i.Subject, i.EmailVerified = c.email, c.sub, c.verified })
+		status, code, sess := p.ssoSignIn()
+		if status != c.status || code != c.code || (c.status != http.StatusFound) != (sess == "") {
+			t.Errorf("%s: %d %s (session %v), want %d %s", c.name, status, code, sess != "", c.status, c.code)
+		}
+	}
+	users := p.mgmt(http.StatusOK, http.MethodGet, "/api/users", nil)
+	if b, _ := json.Marshal(users); strings.Contains(string(b), "bob@") || strings.Count(string(b), `"email"`) != 2 {
+		t.Fatalf("users after the attempts: %s", b)
+	}
 }
