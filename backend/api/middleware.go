@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -87,6 +88,81 @@ func crossOriginBrowser(r *http.Request) bool {
 		return r.TLS == nil || !strings.EqualFold(u.Host, r.Host)
 	}
 	return true
+}
+
+// CSRFHeader is the header the dashboard sends with every management
+// request. A page of another origin cannot set it without a CORS preflight,
+// which the gateway never grants: its presence proves the request came from
+// the gateway's own pages (or from a non-browser client).
+const CSRFHeader = "X-OmniRoute-CSRF"
+
+// ownOrigin reports whether origin is exactly the gateway's own
+// scheme://host:port as this request reached it (another port of the same
+// host is another origin).
+func ownOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(u.Host, r.Host)
+}
+
+// sameOriginWrite reports whether a write carried by the session cookie
+// comes from the gateway's own pages: the browser says so (Sec-Fetch-Site
+// same-origin, or none for a user's own action), or it carries the CSRF
+// header, or its Origin is exactly the gateway's. A browser that says
+// cross-site or same-site (another port, another subdomain) is refused
+// whatever else the request carries.
+func sameOriginWrite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "cross-site", "same-site":
+		return false
+	}
+	if r.Header.Get(CSRFHeader) != "" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	return origin != "" && ownOrigin(r, origin)
+}
+
+// hasBody reports whether the request carries a body (a chunked one counts).
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// isJSONType reports whether a Content-Type header names application/json.
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// errContentTypeRequired refuses a body that is not declared JSON.
+func errContentTypeRequired() error {
+	return errs.New(errs.Unsupported, "CONTENT_TYPE_REQUIRED", "send Content-Type: application/json")
+}
+
+// cookieWriteRefusal is why a write authenticated by the session cookie is
+// refused (nil: accepted): one a page of another origin may have sent (a
+// cross-site request forgery: SameSite ignores ports), or a body not
+// declared application/json (what a form or a no-cors fetch sends).
+func cookieWriteRefusal(r *http.Request) error {
+	if !isStateChanging(r.Method) {
+		return nil
+	}
+	if !sameOriginWrite(r) {
+		return errs.New(errs.Permission, "CSRF_REFUSED",
+			"a signed-in browser's change must come from the gateway's own dashboard (same origin, or the %s header)", CSRFHeader)
+	}
+	if hasBody(r) && !isJSONType(r.Header.Get("Content-Type")) {
+		return errContentTypeRequired()
+	}
+	return nil
 }
 
 func isStateChanging(m string) bool {
@@ -194,7 +270,17 @@ func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 			httpx.WriteError(w, e)
 			return
 		}
+		if p.Kind == kindUser {
+			if err := cookieWriteRefusal(r); err != nil {
+				a.auditRefusal(r, p, err)
+				httpx.WriteError(w, err)
+				return
+			}
+		}
 		if !authorize(w, r, p) {
+			if isStateChanging(r.Method) {
+				a.auditRefusal(r, p, errs.New(errs.Permission, "ROLE_FORBIDDEN", "role"))
+			}
 			return
 		}
 		if !a.readManagementBody(w, r) {

@@ -56,9 +56,8 @@ func (a *API) oidcLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // oidcCallback finishes a sign-in: the code is exchanged and the ID token
-// verified (sso.Finish); the email becomes a user (created with the mapped
-// role on first sign-in) with a session, and the browser goes to the
-// dashboard.
+// verified (sso.Finish); the identity becomes a user (ssoUser) with a
+// session, and the browser goes to the dashboard.
 func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	if a.SSO == nil {
 		httpx.WriteError(w, errSSONotConfigured())
@@ -93,28 +92,14 @@ func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, e)
 		return
 	}
-	u, err := a.Store.UserByEmail(claims.Email)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		role := a.SSO.RoleFor(claims.Email)
-		if !validRole(role) {
-			httpx.WriteError(w, errs.New(errs.Permission, "OIDC_NO_ROLE",
-				"%s signed in but no role is mapped to it (OMNIROUTE_OIDC_ROLES, OMNIROUTE_OIDC_DEFAULT_ROLE); ask an admin", truncate(claims.Email, 120)))
-			return
+	u, err := a.ssoUser(r, claims)
+	if err != nil {
+		e := errs.As(err)
+		if e.Class == errs.Auth {
+			e = a.authFailure(r, authRouteManagement, e)
 		}
-		u = store.User{ID: secrets.RandomID(), Email: claims.Email, Name: truncate(claims.Name, 100), Role: role,
-			SSOSubject: claims.Subject, CreatedAt: a.Clock.Now().UnixMilli()}
-		if err := a.Store.CreateUser(&u); err != nil {
-			httpx.WriteError(w, err)
-			return
-		}
-		a.recordAudit(r, principal{Kind: kindUser, Name: u.Email, Role: u.Role, UserID: u.ID}, "SSO user created", http.StatusCreated,
-			`{"role":"`+role+`"}`)
-	case err != nil:
-		httpx.WriteError(w, err)
+		httpx.WriteError(w, e)
 		return
-	case u.SSOSubject == "":
-		u.SSOSubject = claims.Subject
 	}
 	if err := a.startSession(w, r, &u); err != nil {
 		httpx.WriteError(w, err)
@@ -122,6 +107,53 @@ func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	a.recordAudit(r, principal{Kind: kindUser, Name: u.Email, Role: u.Role, UserID: u.ID}, "GET /api/oidc/callback", http.StatusFound, "")
 	http.Redirect(w, r, "/dashboard/", http.StatusFound)
+}
+
+// ssoUser is the user a verified sign-in is: the one bound to its (issuer,
+// subject); else, only when the provider vouches for the email
+// (email_verified: true), the user with that email, bound now if they have
+// neither a password nor another identity; else a new user with the role
+// mapped to the email. A password account is never taken over by a sign-in
+// (it is the person's own; an admin re-creates it without a password to
+// move it to single sign-on), nor is an account bound to another identity.
+func (a *API) ssoUser(r *http.Request, claims sso.Claims) (store.User, error) {
+	u, err := a.Store.UserBySSO(claims.Issuer, claims.Subject)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return u, err
+	}
+	if claims.Email == "" || !claims.EmailVerified {
+		return u, ssoError(sso.ErrNoEmail)
+	}
+	u, err = a.Store.UserByEmail(claims.Email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		role := a.SSO.RoleFor(claims.Email)
+		if !validRole(role) {
+			return u, errs.New(errs.Permission, "OIDC_NO_ROLE",
+				"%s signed in but no role is mapped to it (OMNIROUTE_OIDC_ROLES, OMNIROUTE_OIDC_DEFAULT_ROLE); ask an admin", truncate(claims.Email, 120))
+		}
+		u = store.User{ID: secrets.RandomID(), Email: claims.Email, Name: truncate(claims.Name, 100), Role: role,
+			SSOIssuer: claims.Issuer, SSOSubject: claims.Subject, CreatedAt: a.Clock.Now().UnixMilli()}
+		if err := a.Store.CreateUser(&u); err != nil {
+			return u, err
+		}
+		a.recordAudit(r, principal{Kind: kindUser, Name: u.Email, Role: u.Role, UserID: u.ID}, "SSO user created", http.StatusCreated,
+			`{"role":"`+role+`"}`)
+		return u, nil
+	case err != nil:
+		return u, err
+	case u.SSOSubject == claims.Subject && u.SSOIssuer == "":
+		u.SSOIssuer = claims.Issuer // bound before issuers were recorded (one issuer per gateway)
+		return u, nil
+	case u.SSOSubject != "":
+		return u, errs.New(errs.Permission, "OIDC_IDENTITY_MISMATCH",
+			"%s belongs to another single sign-on identity; ask an admin", truncate(claims.Email, 120))
+	case u.PasswordHash != "":
+		return u, errs.New(errs.Permission, "OIDC_LINK_REFUSED",
+			"%s is a password account: sign in with its password (single sign-on never takes over a password account; an admin can re-create the user without a password)", truncate(claims.Email, 120))
+	}
+	u.SSOIssuer, u.SSOSubject = claims.Issuer, claims.Subject // an account an admin made for single sign-on
+	return u, nil
 }
 
 // ssoError maps a refused sign-in to its stable code.

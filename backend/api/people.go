@@ -176,6 +176,17 @@ type principal struct {
 	Name   string // the user's email, the token's name
 	Role   string
 	UserID string
+	// Owner is the person a stored token answers to (its creator's user id;
+	// "" for the instance's own token and tokens minted with it).
+	Owner string
+}
+
+// ownerID is the person p acts for: a signed-in user, or a token's creator.
+func (p principal) ownerID() string {
+	if p.Kind == kindUser {
+		return p.UserID
+	}
+	return p.Owner
 }
 
 // actor is how the audit log names p.
@@ -230,7 +241,11 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 		if now := a.Clock.Now().UnixMilli(); now-t.LastUsedAt > time.Minute.Milliseconds() {
 			_ = a.Store.TouchManagementToken(t.ID, now) // best effort: a read-only moment must not refuse it
 		}
-		return principal{Kind: kindToken, Name: t.Name, Role: t.Role}, nil
+		role, err := a.tokenRole(t)
+		if err != nil {
+			return principal{}, err
+		}
+		return principal{Kind: kindToken, Name: t.Name, Role: role, Owner: t.CreatorUserID}, nil
 	}
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || a.Store == nil {
@@ -244,6 +259,26 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 		return principal{}, err
 	}
 	return principal{Kind: kindUser, Name: u.Email, Role: u.Role, UserID: u.ID}, nil
+}
+
+// tokenRole is a stored token's effective role: its own, at most its
+// creator's current one. A token whose creator is gone matches nothing (the
+// deletion revoked it; this covers a row that outlived it).
+func (a *API) tokenRole(t store.ManagementToken) (string, error) {
+	if t.CreatorUserID == "" {
+		return t.Role, nil
+	}
+	u, err := a.Store.User(t.CreatorUserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", errWrongCredential
+	}
+	if err != nil {
+		return "", err
+	}
+	if roleRank(u.Role) < roleRank(t.Role) {
+		return u.Role, nil
+	}
+	return t.Role, nil
 }
 
 // authorize answers a request whose credential does not reach its route's
@@ -335,7 +370,7 @@ func auditDetail(vars map[string]string, body []byte) string {
 	}
 	b, _ := json.Marshal(out)
 	if len(b) > auditDetailMax {
-		b, _ = json.Marshal(map[string]any{"vars": vars, "truncated": true})
+		return auditShape(vars, out["body"])
 	}
 	return string(b)
 }

@@ -17,7 +17,7 @@ func TestAuditDetailRedactsSecrets(t *testing.T) {
 		{"passwords, cookies, authorization", `{"password":"p","Cookie":"c","AUTHORIZATION":"b","refresh_token":"r","key":"k","value":"v"}`,
 			`{"body":{"AUTHORIZATION":"[redacted]","Cookie":"[redacted]","key":"[redacted]","password":"[redacted]","refresh_token":"[redacted]","value":"[redacted]"},"vars":{"id":"x"}}`},
 		{"not JSON", `not json`, `{"vars":{"id":"x"}}`},
-		{"huge", `{"models":["` + strings.Repeat("m", 5000) + `"]}`, `{"truncated":true,"vars":{"id":"x"}}`},
+		{"huge", `{"models":["` + strings.Repeat("m", 5000) + `"]}`, `{"fields":{"models[]":["` + strings.Repeat("m", 200) + `…"]},"truncated":true,"vars":{"id":"x"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -93,6 +93,12 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	if !a.readManagementBody(w, r) {
 		return
 	}
+	if !isJSONType(r.Header.Get("Content-Type")) {
+		// A form or a no-cors fetch of another page cannot sign this
+		// browser in to an account of its choosing.
+		httpx.WriteError(w, errContentTypeRequired())
+		return
+	}
 	var in struct {
 		Email    string `json:"email"`
 		Password string `json:"password"`
@@ -103,6 +109,11 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(in.Email) == "" || in.Password == "" {
 		httpx.WriteError(w, errs.New(errs.Invalid, "CREDENTIALS_REQUIRED", "send {\"email\":…,\"password\":…}"))
+		return
+	}
+	if len(in.Password) > maxPasswordLen {
+		// bcrypt reads 72 bytes: a longer one would sign in with any tail.
+		httpx.WriteError(w, errs.New(errs.Invalid, "INVALID_PASSWORD", "a password is at most %d bytes", maxPasswordLen).WithParam("password"))
 		return
 	}
 	u, err := a.Store.UserByEmail(strings.TrimSpace(in.Email))
@@ -325,7 +336,8 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
 	value := TokenPrefix + secrets.RandomToken(32)
 	t := store.ManagementToken{ID: secrets.RandomID(), Name: strings.TrimSpace(*in.Name), TokenHash: secrets.Hash(value),
-		TokenPrefix: value[:len(TokenPrefix)+4], Role: *in.Role, CreatedBy: p.actor(), CreatedAt: a.Clock.Now().UnixMilli()}
+		TokenPrefix: value[:len(TokenPrefix)+4], Role: *in.Role, CreatedBy: p.actor(), CreatorUserID: p.ownerID(),
+		CreatedAt: a.Clock.Now().UnixMilli()}
 	if err := a.Store.CreateManagementToken(&t); err != nil {
 		httpx.WriteError(w, err)
 		return

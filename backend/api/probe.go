@@ -121,6 +121,15 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 	switch {
 	case comp.Status == http.StatusUnauthorized || comp.Status == http.StatusForbidden:
 		auth.OK, auth.Status, auth.Message = false, comp.Status, comp.Message
+	case isRedirect(comp.Status) || (!comp.OK && res.Err != nil && isRedirect(res.Err.Status)):
+		// A redirect is no API answer: the key was never judged (a login
+		// page, a moved endpoint), so it is not "ok" either.
+		st := comp.Status
+		if !isRedirect(st) {
+			st = res.Err.Status
+		}
+		auth.OK, auth.Status = false, st
+		auth.Message = "not known: the upstream answered " + strconv.Itoa(st) + " (a redirect, not an API answer); check the base URL"
 	case comp.OK:
 		// The completion passed: the key works, whatever GET /models said.
 	case discoveryAuth:
@@ -149,7 +158,8 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 	}
 	// A subscription (OAuth) token that fails is refreshed, not replaced: only
 	// a key the user typed is called rejected.
-	ch.Rejected = !auth.OK && !auth.Skipped && c.AuthType != "oauth"
+	ch.Rejected = !auth.OK && !auth.Skipped && c.AuthType != "oauth" &&
+		(auth.Status == http.StatusUnauthorized || auth.Status == http.StatusForbidden)
 	st := c.Cooldown()
 	switch {
 	case ch.Rejected:
@@ -174,6 +184,9 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 	}
 	return ch, res, nil
 }
+
+// isRedirect reports a 3xx status (the gateway follows no upstream redirect).
+func isRedirect(status int) bool { return status >= 300 && status <= 399 }
 
 // probeCompletion sends one minimal request (one output token) for model in
 // the connection's wire format and reports what the upstream answered.

@@ -29,6 +29,11 @@ const (
 	slowDownStep = 5 * time.Second
 	// defaultDeviceLifetime is a device code's life when GitHub names none.
 	defaultDeviceLifetime = 15 * time.Minute
+	// maxDeviceLifetime caps the life GitHub names: a pending login holds
+	// one of the few login slots until it expires.
+	maxDeviceLifetime = 30 * time.Minute
+	// maxDeviceInterval caps the polling interval GitHub names.
+	maxDeviceInterval = time.Minute
 	// maxGitHubBody bounds a GitHub answer read.
 	maxGitHubBody = 1 << 20
 )
@@ -102,16 +107,39 @@ func StartDevice(ctx context.Context, client *http.Client, o providers.OAuth, no
 		return Device{}, errs.New(errs.Upstream, "GITHUB_DEVICE_CODE_FAILED", "GitHub refused the device login (HTTP %d%s)", status,
 			codeSuffix(safeCode(body.Get("error").String())))
 	}
+	if !SafeVerificationURI(d.VerificationURI) {
+		// It becomes a link in the dashboard: a javascript: or data: URL
+		// would run in the gateway's origin.
+		return Device{}, errs.New(errs.Upstream, "GITHUB_DEVICE_CODE_FAILED", "GitHub's device login named a verification page that is not an https URL")
+	}
 	d.Interval = defaultDeviceInterval
 	if v := body.Get("interval"); v.Exists() {
-		d.Interval = max(time.Duration(v.Int())*time.Second, time.Second)
+		d.Interval = time.Duration(min(max(v.Int(), 1), int64(maxDeviceInterval/time.Second))) * time.Second
 	}
 	life := defaultDeviceLifetime
 	if v := body.Get("expires_in").Int(); v > 0 {
-		life = time.Duration(v) * time.Second
+		life = time.Duration(min(v, int64(maxDeviceLifetime/time.Second))) * time.Second
 	}
 	d.ExpiresAt = now.Add(life)
 	return d, nil
+}
+
+// SafeVerificationURI reports whether a device login's verification page
+// may be shown as a link: an absolute https URL (plain http only for a
+// loopback host, a local test double), without credentials.
+func SafeVerificationURI(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || len(s) > 2048 {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		return h == "127.0.0.1" || h == "localhost" || h == "::1"
+	}
+	return false
 }
 
 // PollDevice asks GitHub once whether the user approved the device code
@@ -132,7 +160,7 @@ func PollDevice(ctx context.Context, client *http.Client, o providers.OAuth, dev
 	}
 	de := &DeviceError{Code: code}
 	if v := body.Get("interval").Int(); v > 0 {
-		de.Interval = time.Duration(v) * time.Second
+		de.Interval = time.Duration(min(v, int64(maxDeviceInterval/time.Second))) * time.Second
 	}
 	return "", de
 }

@@ -41,7 +41,7 @@ var (
 	ErrExchange      = errors.New("the identity provider refused the authorization code")
 	ErrIDToken       = errors.New("the ID token is invalid")
 	ErrNonceMismatch = errors.New("the ID token's nonce does not match the sign-in's")
-	ErrNoEmail       = errors.New("the ID token carries no verified email")
+	ErrNoEmail       = errors.New("the ID token carries no verified email (email_verified: true)")
 )
 
 // Client runs sign-ins against one provider; the provider's metadata is read
@@ -143,17 +143,22 @@ func (c *Client) Begin(ctx context.Context, state, nonce string) (string, Pendin
 	return u, pend, nil
 }
 
-// Claims are who the provider says signed in.
+// Claims are who the provider says signed in. The identity is the (Issuer,
+// Subject) pair; Email is only a claim, trusted to name a person when
+// EmailVerified (the provider said email_verified: true).
 type Claims struct {
-	Subject string
-	Email   string
-	Name    string
+	Issuer        string
+	Subject       string
+	Email         string
+	EmailVerified bool
+	Name          string
 }
 
 // Finish completes a sign-in: the state must be the pending one, the code is
 // exchanged with the PKCE verifier, and the ID token must verify (JWKS
-// signature, issuer, audience, expiry) and carry the pending nonce and an
-// email not marked unverified.
+// signature, issuer, audience, expiry) and carry the pending nonce and a
+// subject. Whether its email may name a person is the caller's to decide
+// (Claims.EmailVerified).
 func (c *Client) Finish(ctx context.Context, pend Pending, state, code string) (Claims, error) {
 	if pend.State == "" || state != pend.State {
 		return Claims{}, ErrStateMismatch
@@ -186,8 +191,9 @@ func (c *Client) Finish(ctx context.Context, pend Pending, state, code string) (
 	if err := idt.Claims(&cl); err != nil {
 		return Claims{}, fmt.Errorf("%w: %v", ErrIDToken, err)
 	}
-	if cl.Email == "" || (cl.EmailVerified != nil && !*cl.EmailVerified) {
-		return Claims{}, ErrNoEmail
+	if idt.Subject == "" {
+		return Claims{}, fmt.Errorf("%w: the ID token has no subject", ErrIDToken)
 	}
-	return Claims{Subject: idt.Subject, Email: strings.ToLower(cl.Email), Name: cl.Name}, nil
+	return Claims{Issuer: idt.Issuer, Subject: idt.Subject, Email: strings.ToLower(cl.Email),
+		EmailVerified: cl.EmailVerified != nil && *cl.EmailVerified, Name: cl.Name}, nil
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // User is a person who signs in to the dashboard and management API: a local
-// account (PasswordHash set) or one made by a single sign-on (SSOSubject).
+// account (PasswordHash set) or one bound to a single sign-on identity
+// (SSOIssuer, SSOSubject).
 type User struct {
 	ID           string `gorm:"column:id;primaryKey"`
 	Email        string `gorm:"column:email"`
@@ -16,6 +17,7 @@ type User struct {
 	Role         string `gorm:"column:role"`
 	PasswordHash string `gorm:"column:password_hash"`
 	SSOSubject   string `gorm:"column:sso_subject"`
+	SSOIssuer    string `gorm:"column:sso_issuer"`
 	CreatedAt    int64  `gorm:"column:created_at"`
 	LastLoginAt  int64  `gorm:"column:last_login_at"`
 }
@@ -43,8 +45,12 @@ type ManagementToken struct {
 	TokenPrefix string `gorm:"column:token_prefix"`
 	Role        string `gorm:"column:role"`
 	CreatedBy   string `gorm:"column:created_by"`
-	CreatedAt   int64  `gorm:"column:created_at"`
-	LastUsedAt  int64  `gorm:"column:last_used_at"`
+	// CreatorUserID is the person the token answers to: its role is at most
+	// theirs, and deleting them revokes it ("" for the instance's own token
+	// and the tokens minted with it).
+	CreatorUserID string `gorm:"column:creator_user_id"`
+	CreatedAt     int64  `gorm:"column:created_at"`
+	LastUsedAt    int64  `gorm:"column:last_used_at"`
 }
 
 // TableName names the table.
@@ -91,9 +97,17 @@ func (s *Store) UserByEmail(email string) (User, error) {
 	return s.userWhere("email = ?", strings.ToLower(email))
 }
 
-func (s *Store) userWhere(q string, arg any) (User, error) {
+// UserBySSO returns the user bound to a single sign-on identity.
+func (s *Store) UserBySSO(issuer, subject string) (User, error) {
+	if subject == "" {
+		return User{}, ErrNotFound
+	}
+	return s.userWhere("sso_issuer = ? AND sso_subject = ?", issuer, subject)
+}
+
+func (s *Store) userWhere(q string, args ...any) (User, error) {
 	var u User
-	err := s.db.Where(q, arg).Take(&u).Error
+	err := s.db.Where(q, args...).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return u, ErrNotFound
 	}
@@ -115,7 +129,7 @@ func (s *Store) CreateUser(u *User) error {
 func (s *Store) SaveUser(u *User) error {
 	res := s.db.Model(&User{}).Where("id = ?", u.ID).Updates(map[string]any{
 		"name": u.Name, "role": u.Role, "password_hash": u.PasswordHash, "sso_subject": u.SSOSubject,
-		"last_login_at": u.LastLoginAt,
+		"sso_issuer": u.SSOIssuer, "last_login_at": u.LastLoginAt,
 	})
 	if res.Error != nil {
 		return res.Error
@@ -126,10 +140,14 @@ func (s *Store) SaveUser(u *User) error {
 	return nil
 }
 
-// DeleteUser removes a user, their sessions, and their ownership of keys.
+// DeleteUser removes a user, their sessions, the management tokens they
+// minted, and their ownership of keys.
 func (s *Store) DeleteUser(id string) error {
 	return s.db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("user_id = ?", id).Delete(&UserSession{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("creator_user_id = ?", id).Delete(&ManagementToken{}).Error; err != nil {
 			return err
 		}
 		if err := tx.Model(&APIKey{}).Where("owner_user_id = ?", id).Update("owner_user_id", "").Error; err != nil {

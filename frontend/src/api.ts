@@ -139,9 +139,16 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Sent with every management request: a page of another origin cannot set it
+ * (the gateway grants no CORS preflight), so a signed-in browser's change is
+ * accepted only from the dashboard itself.
+ */
+export const CSRF_HEADER = 'X-OmniRoute-CSRF';
+
 export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
   const token = getToken();
-  const headers: Record<string, string> = { Accept: 'application/json' };
+  const headers: Record<string, string> = { Accept: 'application/json', [CSRF_HEADER]: '1' };
   if (token) headers['Authorization'] = `Bearer ${token}`;
   const init: RequestInit = { method, headers, cache: 'no-store', credentials: 'same-origin' };
   if (opts.body !== undefined) {
@@ -186,7 +193,7 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
 /** A management request whose body or answer is not a JSON document of the usual kind (a file); errors as request's. */
 async function rawFetch(method: string, path: string, body: BodyInit, extra: Record<string, string>): Promise<Response> {
   const token = getToken();
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...extra };
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', [CSRF_HEADER]: '1', ...extra };
   if (token) headers['Authorization'] = `Bearer ${token}`;
   let res: Response;
   try {

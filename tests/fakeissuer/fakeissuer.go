@@ -44,6 +44,11 @@ type Issuer struct {
 	BadSignature bool
 	// Nonce, when set, replaces the nonce the client asked for.
 	Nonce string
+	// Subject, when set, is the ID token's sub (else "sub-" + the email).
+	Subject string
+	// EmailVerified is the email_verified claim: "" true, "false" false,
+	// "omit" no claim at all.
+	EmailVerified string
 	// Challenges records each /authorize's code_challenge_method.
 	Challenges []string
 	codes      map[string]grant
@@ -173,11 +178,23 @@ func (i *Issuer) idToken(g grant) string {
 	if i.BadSignature {
 		key = i.other
 	}
+	subject, verified := i.Subject, i.EmailVerified
 	i.mu.Unlock()
 	head, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": "k1"})
-	claims, _ := json.Marshal(map[string]any{"iss": i.URL, "sub": "sub-" + g.email, "aud": i.ClientID,
+	sub := "sub-" + g.email
+	if subject != "" {
+		sub = subject
+	}
+	cl := map[string]any{"iss": i.URL, "sub": sub, "aud": i.ClientID,
 		"iat": now.Unix(), "exp": now.Add(ttl).Unix(), "nonce": nonce, "email": g.email, "email_verified": true,
-		"name": "Test " + g.email})
+		"name": "Test " + g.email}
+	switch verified {
+	case "false":
+		cl["email_verified"] = false
+	case "omit":
+		delete(cl, "email_verified")
+	}
+	claims, _ := json.Marshal(cl)
 	signing := b64(head) + "." + b64(claims)
 	digest := sha256.Sum256([]byte(signing))
 	sig, _ := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, digest[:])

@@ -48,10 +48,16 @@ func baseEnv(dir string, port int) []string {
 // launch starts the binary without waiting for anything.
 func launch(t *testing.T, dir string, port int, args ...string) *proc {
 	t.Helper()
+	return launchEnv(t, dir, port, nil, args...)
+}
+
+// launchEnv is launch with extra environment variables (KEY=value).
+func launchEnv(t *testing.T, dir string, port int, extra []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, dir: dir, base: fmt.Sprintf("http://127.0.0.1:%d", port), stdout: &testproc.Output{}, stderr: &testproc.Output{},
 		exited: make(chan struct{})}
 	p.cmd = exec.Command(binPath, append([]string{"--headless"}, args...)...)
-	p.cmd.Env = baseEnv(dir, port)
+	p.cmd.Env = append(baseEnv(dir, port), extra...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	p.cmd.WaitDelay = 5 * time.Second
 	if err := p.cmd.Start(); err != nil {
@@ -65,7 +71,13 @@ func launch(t *testing.T, dir string, port int, args ...string) *proc {
 // start launches the gateway on dir and waits for its banner.
 func start(t *testing.T, dir string, args ...string) *proc {
 	t.Helper()
-	p := launch(t, dir, testproc.FreePort(t), args...)
+	return startEnv(t, dir, nil, args...)
+}
+
+// startEnv is start with extra environment variables (KEY=value).
+func startEnv(t *testing.T, dir string, extra []string, args ...string) *proc {
+	t.Helper()
+	p := launchEnv(t, dir, testproc.FreePort(t), extra, args...)
 	deadline := time.Now().Add(startTimeout)
 	for {
 		out := p.stdout.String()

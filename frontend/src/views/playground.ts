@@ -4,7 +4,7 @@
 // request as a curl command with the key masked. Requests run under the
 // dedicated “playground” key (created on first use, revocable on API Keys);
 // the dashboard never sees its secret.
-import { describeError, endpoints, getToken, isAbortError, type ApiKey, type AttemptLog, type Connection, type RequestLog } from '../api';
+import { CSRF_HEADER, describeError, endpoints, getToken, isAbortError, type ApiKey, type AttemptLog, type Connection, type RequestLog } from '../api';
 import { badge, clear, copyButton, field, h } from '../dom';
 import { formatDuration } from '../lib/format';
 import { buildRequest, curlCommand, FORMATS, sseData, textOf, type ClientFormat } from '../lib/playground';
@@ -147,7 +147,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
       const t0 = performance.now();
       const res = await fetch(url, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${getToken() ?? ''}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        headers: { Authorization: `Bearer ${getToken() ?? ''}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', [CSRF_HEADER]: '1' },
         body: JSON.stringify(req.body),
         signal: ac.signal,
         cache: 'no-store',

@@ -8,6 +8,7 @@
 import { ApiError, endpoints, type Connection, type ImportRequest } from '../api';
 import { busy, clear, errorBox, field, h, notice } from '../dom';
 import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../lib/subscription';
+import { safeWebUrl } from '../lib/safeurl';
 
 const SOURCES: Array<[ImportRequest['source'], string]> = [
   ['claude-code', 'Claude Code'],
@@ -92,7 +93,11 @@ export function renderCopilotCard(signal: AbortSignal, onSignedIn: (c: Connectio
     try {
       const flow = await endpoints.startCopilotLogin();
       if (signal.aborted) return;
-      const link = h('a', { href: flow.verificationUri, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'copilot-uri' }, flow.verificationUri);
+      // Only a web page becomes a link (the gateway checks it too): a
+      // javascript: or data: URL would run in the dashboard's origin.
+      const link = safeWebUrl(flow.verificationUri)
+        ? h('a', { href: flow.verificationUri, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'copilot-uri' }, flow.verificationUri)
+        : h('code', { 'data-testid': 'copilot-uri' }, flow.verificationUri);
       const code = h('code', { class: 'copilot-code', 'data-testid': 'copilot-code' }, flow.userCode);
       const waiting = h('p', { class: 'muted small', role: 'status' }, 'Waiting for you to approve the login on GitHub…');
       clear(status, h('p', null, 'Open ', link, ' and enter the code ', code), waiting);
@@ -182,3 +187,4 @@ export function wallOptIns(c: Connection): { element: HTMLElement; value: () => 
   );
   return { element, value: () => withWallOptIns(c.providerSpecificData, low.checked, reset.checked) };
 }
+

@@ -3,6 +3,7 @@ import {
   ApiError,
   captureTokenFromHash,
   clearToken,
+  CSRF_HEADER,
   describeError,
   endpoints,
   getToken,
@@ -63,7 +64,19 @@ describe('request', () => {
     expect(init.method).toBe('POST');
     expect(init.headers.Authorization).toBe('Bearer abc');
     expect(init.headers['Content-Type']).toBe('application/json');
+    expect(init.headers[CSRF_HEADER]).toBe('1');
     expect(init.body).toBe('{}');
+  });
+
+  it('sends the CSRF header with a signed-in session too (no token): the gateway refuses a cookie write without it', async () => {
+    fetchMock.mockResolvedValue(new Response('{"users":[]}', { status: 200 }));
+    await request('POST', '/api/users', { body: { email: 'a@example.com', role: 'viewer' } });
+    const [, init] = fetchMock.mock.calls[0]!;
+    expect(init.headers.Authorization).toBeUndefined();
+    expect(CSRF_HEADER).toBe('X-OmniRoute-CSRF');
+    expect(init.headers[CSRF_HEADER]).toBe('1');
+    expect(init.headers['Content-Type']).toBe('application/json');
+    expect(init.credentials).toBe('same-origin');
   });
 
   it('reactivates a model with a JSON DELETE body, and clears cooldowns by provider', async () => {
