@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -113,6 +114,11 @@ var geminiSettingsSpec = spec{
 				return nil, err
 			}
 			model.setString("name", o.Model)
+			// A threshold written for an earlier model must not outlive it.
+			model.remove("compressionThreshold")
+			if t := geminiCompression(o.ContextWindow); t != "" {
+				model.set("compressionThreshold", json.RawMessage(t))
+			}
 			top.set("model", model.compact())
 		}
 		return top.pretty(detectIndent(old)), nil
@@ -121,6 +127,21 @@ var geminiSettingsSpec = spec{
 		t, _ := stringAt(data, "security", "auth", "selectedType")
 		return t == "gemini-api-key"
 	},
+}
+
+// geminiTokenLimit is the window the Gemini CLI 0.61 assumes for a model
+// name it does not know (every name behind the gateway): it compresses the
+// history at model.compressionThreshold (default 0.5) times this.
+const geminiTokenLimit = 1048576
+
+// geminiCompression is model.compressionThreshold for a model of window
+// tokens ("" when unknown): the CLI's own default share, 0.5, of the real
+// window instead of the 1M it assumes, so it compresses in time.
+func geminiCompression(window int) string {
+	if window <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(min(0.5*float64(window)/geminiTokenLimit, 1), 'f', 4, 64)
 }
 
 // geminiTrustNote says what the folder-trust setting in the settings file
