@@ -31,6 +31,10 @@ func TestCodexRightAfterSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := string(cfgBytes)
+	// glm-4.6's window as the gateway knows it: Codex compacts at 90% of it.
+	if !strings.Contains(cfg, "\nmodel_context_window = 200000\n") {
+		t.Errorf("config.toml lacks model_context_window = 200000:\n%s", cfg)
+	}
 
 	last := filepath.Join(t.TempDir(), "last-message.txt")
 	work := t.TempDir()

@@ -231,6 +231,15 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settings, err := os.ReadFile(filepath.Join(s.home, ".gemini", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Folder trust off, and the CLI (which assumes 1M tokens for glm-4.6)
+	// compresses at half of the window the gateway knows (200000).
+	if gjson.GetBytes(settings, "security.folderTrust.enabled").Raw != "false" || gjson.GetBytes(settings, "model.compressionThreshold").Float() != 0.0954 {
+		t.Errorf("settings.json:\n%s", settings)
+	}
 	work := t.TempDir()
 	stdout, stderr, code := run(t, work, geminiUserEnv(s.home), geminiBin,
 		"-p", "Run the marker command.", "--output-format", "json", "--approval-mode", "yolo")
