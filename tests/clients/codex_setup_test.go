@@ -48,5 +48,10 @@ func TestCodexRightAfterSetup(t *testing.T) {
 	if m := s.up.LastModel("key-oa"); m != "glm-4.6" {
 		t.Errorf("upstream model %q, want glm-4.6", m)
 	}
+	// Codex names every key of config.toml it ignores ("`…` is ignored"):
+	// the window must be one it takes.
+	if strings.Contains(stdout+stderr, "is ignored") {
+		t.Errorf("Codex ignored a setting setup wrote:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
 	checkFaultsInvisible(t, s)
 }
