@@ -3,7 +3,9 @@
 #               where a display and the GUI libraries exist, otherwise the headless
 #               gateway with the dashboard in the browser
 #   make test   everything CI runs
-#   make install  put omniroute (and omniroute-desktop) in $(PREFIX)/bin, default ~/.local/bin
+#   make install  put omniroute (and omniroute-desktop) in a directory already on PATH
+#               (/usr/local/bin as root, ~/.local/bin or ~/bin), else ~/.local/bin and
+#               say which line to paste; PREFIX=… or BINDIR=… choose
 
 GO        ?= go
 BIN       := bin/omniroute
@@ -18,8 +20,10 @@ DESKTOP_TAGS := desktop,production,webkit2_41
 # The desktop build needs GTK 3, WebKitGTK 4.1 and Ayatana AppIndicator (see .ci/run).
 HAVE_GUI  := $(shell pkg-config --exists gtk+-3.0 webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null && echo yes)
 HAVE_DISPLAY := $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY)),yes,)
-PREFIX    ?= $(HOME)/.local
-BINDIR    ?= $(PREFIX)/bin
+# Empty PREFIX: install.sh picks a place whose bin directory is on PATH.
+PREFIX    ?=
+PREFIX_ARG := $(if $(PREFIX),--prefix "$(PREFIX)")
+BINDIR    ?= $(shell build/linux/install.sh --print-bindir $(PREFIX_ARG))
 
 
 .PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
@@ -56,14 +60,15 @@ run-headless: build
 	./$(BIN) --headless --log-requests
 
 # The CLI (and, where the GUI libraries exist, the desktop app with its menu
-# entry and icons) under $(PREFIX), through the same install.sh the tarball
-# ships; make uninstall removes exactly what it installed (never the data).
+# entry and icons) in BINDIR, a directory already on PATH where one is writable
+# (the rest under /usr/local or ~/.local; PREFIX=… chooses), through the same
+# install.sh the tarball ships; make uninstall removes exactly what it installed (never the data).
 install: build $(if $(HAVE_GUI),build-desktop)
 	@build/package.sh stage dist-pkg/install
-	@BINDIR="$(BINDIR)" dist-pkg/install/install.sh --prefix "$(PREFIX)"
+	@BINDIR="$(BINDIR)" dist-pkg/install/install.sh $(PREFIX_ARG)
 
 uninstall:
-	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall --prefix "$(PREFIX)"
+	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall $(PREFIX_ARG)
 
 vet:
 	$(GO) vet ./...

@@ -78,9 +78,12 @@ type Options struct {
 	// Model; an empty Embed writes no embed entry (Continue then embeds
 	// locally).
 	Autocomplete, Embed string
-	// ContextWindow is Model's context window in tokens (0: unknown); Claude
-	// Code gets it as CLAUDE_CODE_MAX_CONTEXT_TOKENS for a non-Claude model,
-	// whose window it cannot know (it would assume 1M and never compact).
+	// ContextWindow is Model's context window in tokens (0: unknown), written
+	// where an agent takes one: Claude Code's CLAUDE_CODE_MAX_CONTEXT_TOKENS
+	// for a non-Claude model (it would assume 1M and never compact), Codex's
+	// model_context_window, opencode's and Kilo's limit.context (with
+	// limit.output, outputTokens), Qwen Code's contextWindowSize and
+	// Continue's contextLength, Crush's context_window.
 	ContextWindow int
 	// Now returns the current time, for backup names; defaults to time.Now.
 	Now func() time.Time
@@ -452,6 +455,18 @@ func (o *Options) model() string {
 		return o.Model
 	}
 	return PlaceholderModel
+}
+
+// maxOutputTokens is the most output tokens written beside a context window
+// where an agent wants both (opencode's limit.output): opencode's own cap
+// for a model whose output limit it does not know.
+const maxOutputTokens = 32000
+
+// outputTokens is the output limit written with ContextWindow: a quarter of
+// the window, at most maxOutputTokens (the gateway knows no model's own
+// output limit; opencode keeps this much of the window free for the answer).
+func (o *Options) outputTokens() int {
+	return min(o.ContextWindow/4, maxOutputTokens)
 }
 
 // family returns a Claude Code family's model: its own, else Model.

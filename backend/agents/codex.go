@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -80,14 +81,26 @@ func codexRunArgs(o *Options) []string {
 	if o.Model != "" {
 		args = append(args, "-c", "model="+tomlQuote(o.Model))
 	}
+	if o.ContextWindow > 0 {
+		args = append(args, "-c", codexWindowKey+"="+strconv.Itoa(o.ContextWindow))
+	}
 	return args
 }
+
+// codexWindowKey is Codex's context-window override: for a model missing
+// from its own catalog (every model behind the gateway but OpenAI's) Codex
+// otherwise runs on fallback metadata with a window that is not the model's,
+// and compacts at 90% of the wrong number.
+const codexWindowKey = "model_context_window"
 
 // codexRootKeys are the root key/values Setup sets, as TOML text.
 func codexRootKeys(o *Options) [][2]string {
 	kvs := [][2]string{{"model_provider", tomlQuote("omniroute")}}
 	if o.Model != "" {
 		kvs = append(kvs, [2]string{"model", tomlQuote(o.Model)})
+	}
+	if o.ContextWindow > 0 {
+		kvs = append(kvs, [2]string{codexWindowKey, strconv.Itoa(o.ContextWindow)})
 	}
 	return kvs
 }
@@ -139,6 +152,11 @@ func applyCodex(o *Options, src []byte) ([]byte, error) {
 			continue
 		}
 		lastRootEnd = st.end
+		if o.ContextWindow <= 0 && keyIs(st.key, codexWindowKey) {
+			// A window written for an earlier model must not outlive it.
+			edits = append(edits, tomlEdit{start: st.start, end: st.end})
+			continue
+		}
 		for w, kv := range want {
 			if !keyIs(st.key, kv[0]) {
 				continue

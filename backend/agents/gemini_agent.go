@@ -2,7 +2,10 @@ package agents
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -46,13 +49,16 @@ var geminiSpec = spec{
 			Steps: []string{
 				fmt.Sprintf("Add to %s:\n%s", path, strings.Join(lines, "\n")),
 				"Or export these variables before starting `gemini` (the shell's values win over the file).",
-				"Set \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}} in ~/.gemini/settings.json (or choose \"Use Gemini API key\" when the CLI asks how to authenticate).",
+				"Set \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}, \"folderTrust\": {\"enabled\": false}} in ~/.gemini/settings.json (or choose \"Use Gemini API key\" when the CLI asks how to authenticate, and trust each folder you run it in: it reads the .env file only in trusted folders).",
 			},
 		}
 	},
 	runEnv: geminiEnv,
-	notes: func(_ *Options, path string) []string {
-		return []string{"The Gemini CLI reads " + path + " only when the project has no .env file of its own (and, for a .gemini/.env, in a trusted folder); `omniroute run gemini-cli` sets the variables itself."}
+	notes: func(o *Options, path string) []string {
+		return []string{
+			"The Gemini CLI reads " + path + " only when the project has no .env file of its own; `omniroute run gemini-cli` sets the variables itself.",
+			geminiTrustNote(geminiSettingsSpec.path(o)),
+		}
 	},
 	companion: &geminiSettingsSpec,
 }
@@ -62,6 +68,16 @@ var geminiSpec = spec{
 // which its non-interactive check refuses ("Invalid auth method selected"),
 // so security.auth.selectedType is set to "gemini-api-key" (the key from
 // GEMINI_API_KEY, sent to the base URL); model.name is the chosen model.
+//
+// Folder trust: the CLI reads ~/.gemini/.env only in a folder the user has
+// trusted (elsewhere it takes just GEMINI_API_KEY from a project's .env or
+// ~/.env, never GOOGLE_GEMINI_BASE_URL, which it reads from nowhere but the
+// environment), and `gemini -p` refuses to run at all in an untrusted folder
+// (exit 55). No settings key holds the base URL, so a CLI set up through
+// files works in a new folder only with folder trust off: Setup writes
+// security.folderTrust.enabled = false when the user has not set it (their
+// own true or false is kept; geminiTrustNote says what it means), the
+// CLI's behaviour before folder trust became its default.
 var geminiSettingsSpec = spec{
 	id: "gemini-cli",
 	path: func(o *Options) string {
@@ -82,6 +98,15 @@ var geminiSettingsSpec = spec{
 		}
 		auth.setString("selectedType", "gemini-api-key")
 		security.set("auth", auth.compact())
+		trust, err := security.object("folderTrust")
+		if err != nil {
+			return nil, err
+		}
+		if _, set := trust.get("enabled"); !set {
+			// The user's own choice stays; only the CLI's default is changed.
+			trust.set("enabled", json.RawMessage("false"))
+			security.set("folderTrust", trust.compact())
+		}
 		top.set("security", security.compact())
 		if o.Model != "" {
 			model, err := top.object("model")
@@ -89,6 +114,11 @@ var geminiSettingsSpec = spec{
 				return nil, err
 			}
 			model.setString("name", o.Model)
+			// A threshold written for an earlier model must not outlive it.
+			model.remove("compressionThreshold")
+			if t := geminiCompression(o.ContextWindow); t != "" {
+				model.set("compressionThreshold", json.RawMessage(t))
+			}
 			top.set("model", model.compact())
 		}
 		return top.pretty(detectIndent(old)), nil
@@ -97,6 +127,42 @@ var geminiSettingsSpec = spec{
 		t, _ := stringAt(data, "security", "auth", "selectedType")
 		return t == "gemini-api-key"
 	},
+}
+
+// geminiTokenLimit is the window the Gemini CLI 0.61 assumes for a model
+// name it does not know (every name behind the gateway): it compresses the
+// history at model.compressionThreshold (default 0.5) times this.
+const geminiTokenLimit = 1048576
+
+// geminiCompression is model.compressionThreshold for a model of window
+// tokens ("" when unknown): the CLI's own default share, 0.5, of the real
+// window instead of the 1M it assumes, so it compresses in time.
+func geminiCompression(window int) string {
+	if window <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(min(0.5*float64(window)/geminiTokenLimit, 1), 'f', 4, 64)
+}
+
+// geminiTrustNote says what the folder-trust setting in the settings file
+// at path means for the gateway's settings: turned off by Setup (how to have
+// it back), or kept on by the user (trust each folder, or use run).
+func geminiTrustNote(path string) string {
+	data, _ := os.ReadFile(path)
+	top, err := parseJSONObject(data)
+	on := false
+	if err == nil {
+		if sec, err := top.object("security"); err == nil {
+			if ft, err := sec.object("folderTrust"); err == nil {
+				v, _ := ft.get("enabled")
+				on = string(v) == "true"
+			}
+		}
+	}
+	if on {
+		return "Folder trust is on in " + path + " (your setting, kept): the Gemini CLI reads the gateway's settings only in folders you trust (its prompt, or /permissions), and `gemini -p` refuses an untrusted folder; `omniroute run gemini-cli` works in any folder interactively."
+	}
+	return "Folder trust is off in " + path + " (security.folderTrust.enabled: false): the Gemini CLI reads the gateway's settings only in trusted folders and refuses `gemini -p` in others, so every folder counts as trusted, as before the CLI made trust its default (a project's own .gemini/settings.json applies too). Set it to true to trust folders one by one instead."
 }
 
 // geminiVars are the Gemini CLI's variables for the gateway, in writing order.

@@ -26,7 +26,7 @@ func TestGeminiSetupWritesBothFiles(t *testing.T) {
 	}
 	data := readFile(t, settings)
 	if jsonPath(t, data, "security", "auth", "selectedType") != "gemini-api-key" || jsonPath(t, data, "model", "name") != "glm-4.6" ||
-		jsonPath(t, data, "ui", "theme") != "Dracula" {
+		jsonPath(t, data, "ui", "theme") != "Dracula" || jsonPath(t, data, "security", "folderTrust", "enabled") != false {
 		t.Errorf("settings.json:\n%s", data)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), settings) {
@@ -59,5 +59,39 @@ func TestGeminiSetupWritesBothFiles(t *testing.T) {
 	}
 	if got := string(readFile(t, settings)); got != commented {
 		t.Errorf("settings.json changed:\n%s", got)
+	}
+}
+
+// TestGeminiSetupFolderTrust: the CLI reads ~/.gemini/.env only in trusted
+// folders, so setup turns folder trust off when the user has not chosen;
+// a choice of their own (true or false) is kept, and the notes say which.
+func TestGeminiSetupFolderTrust(t *testing.T) {
+	for _, c := range []struct {
+		name, settings string
+		want           bool
+		note           string
+	}{
+		{"no settings file", "", false, "Folder trust is off"},
+		{"trust not set", `{"security": {"auth": {"selectedType": "oauth-personal"}}}`, false, "Folder trust is off"},
+		{"user turned it on", `{"security": {"folderTrust": {"enabled": true}}}`, true, "Folder trust is on"},
+		{"user turned it off", `{"security": {"folderTrust": {"enabled": false}}}`, false, "Folder trust is off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, home := newTestManager(t, nil)
+			settings := filepath.Join(home, ".gemini", "settings.json")
+			if c.settings != "" {
+				writeFile(t, settings, []byte(c.settings), 0o644)
+			}
+			res, err := m.Setup("gemini-cli")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := jsonPath(t, readFile(t, settings), "security", "folderTrust", "enabled"); got != c.want {
+				t.Errorf("folderTrust.enabled = %v, want %v", got, c.want)
+			}
+			if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, c.note) {
+				t.Errorf("notes %q lack %q", notes, c.note)
+			}
+		})
 	}
 }

@@ -184,6 +184,22 @@ func mergeOpencodeProvider(o *Options, prov *jsonObject) error {
 		m.setString("name", o.model())
 		models.set(o.model(), m.compact())
 	}
+	if o.Model != "" && o.ContextWindow > 0 {
+		// Without a limit opencode knows no window for the model and turns
+		// auto-compaction off: a long session ends in context-length errors.
+		m, err := models.object(o.Model)
+		if err != nil {
+			return fmt.Errorf("provider.omniroute.models.%v", err)
+		}
+		limit, err := m.object("limit")
+		if err != nil {
+			return fmt.Errorf("provider.omniroute.models.%s.%v", o.Model, err)
+		}
+		limit.set("context", json.RawMessage(strconv.Itoa(o.ContextWindow)))
+		limit.set("output", json.RawMessage(strconv.Itoa(o.outputTokens())))
+		m.set("limit", limit.compact())
+		models.set(o.Model, m.compact())
+	}
 	prov.set("models", models.compact())
 	return nil
 }
@@ -376,6 +392,11 @@ func qwenProviders(o *Options, providers *jsonObject) (json.RawMessage, error) {
 	entry.setString("name", o.model()+" (OmniRoute)")
 	entry.setString("baseUrl", o.v1())
 	entry.setString("envKey", qwenKeyVar)
+	if o.ContextWindow > 0 {
+		gen := &jsonObject{}
+		gen.set("contextWindowSize", json.RawMessage(strconv.Itoa(o.ContextWindow)))
+		entry.set("generationConfig", gen.compact())
+	}
 	out := []json.RawMessage{entry.compact()}
 	for _, e := range list {
 		var p struct {

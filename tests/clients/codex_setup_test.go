@@ -31,6 +31,10 @@ func TestCodexRightAfterSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := string(cfgBytes)
+	// glm-4.6's window as the gateway knows it: Codex compacts at 90% of it.
+	if !strings.Contains(cfg, "\nmodel_context_window = 200000\n") {
+		t.Errorf("config.toml lacks model_context_window = 200000:\n%s", cfg)
+	}
 
 	last := filepath.Join(t.TempDir(), "last-message.txt")
 	work := t.TempDir()
@@ -43,6 +47,11 @@ func TestCodexRightAfterSetup(t *testing.T) {
 	}
 	if m := s.up.LastModel("key-oa"); m != "glm-4.6" {
 		t.Errorf("upstream model %q, want glm-4.6", m)
+	}
+	// Codex names every key of config.toml it ignores ("`…` is ignored"):
+	// the window must be one it takes.
+	if strings.Contains(stdout+stderr, "is ignored") {
+		t.Errorf("Codex ignored a setting setup wrote:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	checkFaultsInvisible(t, s)
 }

@@ -19,12 +19,12 @@ import (
 const geminiBin = "node_modules/.bin/gemini"
 
 // geminiSettings is the fresh HOME's ~/.gemini/settings.json: API-key auth
-// (the key from GEMINI_API_KEY), no usage statistics, update checks or
-// telemetry, so the only traffic is the gateway's; tools is the "tools"
-// member (the CLI's tool settings).
+// (the key from GEMINI_API_KEY) and folder trust off, as setup writes them,
+// no usage statistics, update checks or telemetry, so the only traffic is
+// the gateway's; tools is the "tools" member (the CLI's tool settings).
 func geminiSettings(tools string) string {
 	return `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
@@ -75,7 +75,7 @@ func runGemini(t *testing.T, s *stack, tools, model, prompt string, args ...stri
 		t.Fatal(err)
 	}
 	stdout, stderr, code := run(t, work, env, geminiBin,
-		append([]string{"-p", prompt, "-m", model, "--output-format", "json", "--skip-trust"}, args...)...)
+		append([]string{"-p", prompt, "-m", model, "--output-format", "json"}, args...)...)
 	var res geminiResult
 	if i := strings.Index(stdout, "{"); i >= 0 {
 		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
@@ -212,9 +212,12 @@ func (rc *recorder) capturePrefix(t *testing.T, prefix, name string) {
 }
 
 // TestGeminiCLIRightAfterSetup is a new user's flow: `omniroute setup
-// gemini-cli --model M` writes ~/.gemini/.env, then `gemini -p` runs in that
-// HOME with no other environment and answers through the gateway: a tool
-// round trip, whole through a 429 and a cut answer (addFaultyNeighbours).
+// gemini-cli --model M` writes ~/.gemini/.env and settings.json, then
+// `gemini -p` runs in that HOME, in a new folder it was never told to trust
+// (no --skip-trust), with no other environment and answers through the
+// gateway: a tool round trip, whole through a 429 and a cut answer
+// (addFaultyNeighbours). The CLI reads ~/.gemini/.env only in a trusted
+// folder and refuses -p in an untrusted one: setup turns folder trust off.
 func TestGeminiCLIRightAfterSetup(t *testing.T) {
 	s := newStack(t)
 	s.addConn("openai-compatible", "key-gs-oa", 2, "glm-4.6")
@@ -228,9 +231,18 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settings, err := os.ReadFile(filepath.Join(s.home, ".gemini", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Folder trust off, and the CLI (which assumes 1M tokens for glm-4.6)
+	// compresses at half of the window the gateway knows (200000).
+	if gjson.GetBytes(settings, "security.folderTrust.enabled").Raw != "false" || gjson.GetBytes(settings, "model.compressionThreshold").Float() != 0.0954 {
+		t.Errorf("settings.json:\n%s", settings)
+	}
 	work := t.TempDir()
-	stdout, stderr, code := run(t, work, append(cleanEnv(), "HOME="+s.home), geminiBin,
-		"-p", "Run the marker command.", "--output-format", "json", "--skip-trust", "--approval-mode", "yolo")
+	stdout, stderr, code := run(t, work, geminiUserEnv(s.home), geminiBin,
+		"-p", "Run the marker command.", "--output-format", "json", "--approval-mode", "yolo")
 	var res geminiResult
 	if i := strings.Index(stdout, "{"); i >= 0 {
 		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
@@ -246,23 +258,21 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 }
 
 // TestGeminiCLIThroughRun: `omniroute run gemini-cli -p …` starts the real
-// CLI (found on PATH) with the gateway's environment. The CLI 0.61 refuses
-// GOOGLE_GEMINI_BASE_URL unless settings.json names the API-key auth type
-// (it guesses a "gateway" type its own check rejects: exit 41), which only
-// setup writes; here the user's settings.json has it and .env points
-// elsewhere: run's environment wins.
+// CLI (found on PATH) with the gateway's environment, in a new folder
+// (no --skip-trust). The CLI 0.61 refuses GOOGLE_GEMINI_BASE_URL unless
+// settings.json names the API-key auth type (it guesses a "gateway" type its
+// own check rejects: exit 41) and refuses -p in an untrusted folder (exit
+// 55); setup writes both settings. Here .env points elsewhere after setup:
+// run's environment wins.
 func TestGeminiCLIThroughRun(t *testing.T) {
 	s := newStack(t)
 	s.addConn("anthropic-compatible", "key-gr-an", 1, "kimi-k2")
 	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
-	if err := os.MkdirAll(filepath.Join(s.home, ".gemini"), 0o755); err != nil {
-		t.Fatal(err)
+	if out, errOut, code := run(t, s.home, s.userEnv(), binPath, "setup", "gemini-cli"); code != 0 {
+		t.Fatalf("omniroute setup gemini-cli: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for name, content := range map[string]string{"settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`,
-		".env": "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9\nGEMINI_API_KEY=stale\n"} {
-		if err := os.WriteFile(filepath.Join(s.home, ".gemini", name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join(s.home, ".gemini", ".env"), []byte("GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9\nGEMINI_API_KEY=stale\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	env := s.userEnv()
 	for i, kv := range env {
@@ -271,7 +281,7 @@ func TestGeminiCLIThroughRun(t *testing.T) {
 		}
 	}
 	stdout, stderr, code := run(t, t.TempDir(), env, binPath, "run", "gemini-cli",
-		"-p", "Run the marker command.", "--output-format", "json", "--skip-trust", "--approval-mode", "yolo")
+		"-p", "Run the marker command.", "--output-format", "json", "--approval-mode", "yolo")
 	var res geminiResult
 	if i := strings.Index(stdout, "{"); i >= 0 {
 		_ = json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &res)
@@ -303,4 +313,18 @@ func TestGeminiCLIStreamCutIsContinued(t *testing.T) {
 	if n := len(s.rec.postsPrefix("/v1beta/models/kimi-k2:")); n != 1 {
 		t.Errorf("the CLI sent %d requests, want 1 (no retry of its own)", n)
 	}
+}
+
+// geminiUserEnv is a user's shell for the Gemini CLI: HOME and nothing of
+// the CLI's own (no GEMINI_*/GOOGLE_* variable, no trust override), so only
+// what setup wrote configures it.
+func geminiUserEnv(home string) []string {
+	var env []string
+	for _, kv := range cleanEnv() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home)
 }

@@ -44,6 +44,7 @@ func TestKiloRightAfterSetup(t *testing.T) {
 	s.up.SetToolCalls(map[string]string{"bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "kilo", "glm-4.6", ".config", "kilo", "kilo.json")
+	checkOpencodeLimit(t, cfg)
 	// Quiet: no update check, models.dev fetch, share or codebase indexing.
 	env := append(cleanEnv(), "HOME="+s.home, "KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1",
 		"KILO_DISABLE_SHARE=1", "KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_DISABLE_SESSION_INGEST=1")

@@ -31,6 +31,18 @@ func setupAgent(t *testing.T, s *stack, id, model string, file ...string) string
 	return string(cfg)
 }
 
+// checkOpencodeLimit: an opencode-shaped config (opencode, Kilo) names
+// glm-4.6's window as the gateway knows it (200000) and an output limit, so
+// the agent compacts before the window is full (with no limit opencode turns
+// auto-compaction off).
+func checkOpencodeLimit(t *testing.T, cfg string) {
+	t.Helper()
+	limit := gjson.Get(cfg, `provider.omniroute.models.glm-4\.6.limit`)
+	if limit.Get("context").Int() != 200000 || limit.Get("output").Int() != 32000 {
+		t.Errorf("limit %s, want context 200000 and output 32000:\n%s", limit.Raw, cfg)
+	}
+}
+
 // TestOpencodeRightAfterSetup: `omniroute setup opencode --model M` writes
 // the provider into ~/.config/opencode/opencode.json, then `opencode run`
 // in that HOME with no other environment finishes a tool round trip through
@@ -45,6 +57,7 @@ func TestOpencodeRightAfterSetup(t *testing.T) {
 	s.up.SetToolCalls(map[string]string{"bash": `{"command":"echo ` + toolMarker + `","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "opencode", "glm-4.6", ".config", "opencode", "opencode.json")
+	checkOpencodeLimit(t, cfg)
 	work := t.TempDir()
 	stdout, stderr, code := run(t, work, append(cleanEnv(), "HOME="+s.home), opencodeBin, "run", "Run the marker command.")
 	want := fakeupstream.ToolResultText(toolMarker)

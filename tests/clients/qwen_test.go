@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"omniroute/tests/fakeupstream"
 )
 
@@ -33,6 +35,9 @@ func TestQwenCodeRightAfterSetup(t *testing.T) {
 	s.up.SetToolCalls(map[string]string{"run_shell_command": `{"command":"echo ` + toolMarker + `; sleep 1","description":"Print a marker"}`})
 
 	cfg := setupAgent(t, s, "qwen-code", "glm-4.6", ".qwen", "settings.json")
+	if w := gjson.Get(cfg, "modelProviders.openai.0.generationConfig.contextWindowSize").Int(); w != 200000 {
+		t.Errorf("contextWindowSize %d, want glm-4.6's 200000:\n%s", w, cfg)
+	}
 	env := []string{"HOME=" + s.home, "PATH=" + filepath.Join(clientsDir, node22Dir) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	for _, kv := range cleanEnv() {
 		if !strings.HasPrefix(kv, "PATH=") {

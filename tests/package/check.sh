@@ -128,7 +128,7 @@ else
 	bad "tarball: install.sh installs into a prefix"
 	cat "$TMP/install.log"
 fi
-check "tarball: install.sh ends with how to reach the CLI" sh -c "tail -n 1 '$TMP/install.log' | grep -q 'is not on your PATH'"
+check "tarball: install.sh ends with the line to paste that reaches the CLI" sh -c "tail -n 2 '$TMP/install.log' | head -n 1 | grep -q 'is not on your PATH' && tail -n 1 '$TMP/install.log' | grep -qxF 'export PATH=\"$PREFIX/bin:\$PATH\"'"
 (cd "$PREFIX" && find . -type f | sed 's|^\./||' | sort) >"$TMP/prefix-list"
 check "tarball: every file in the prefix" has_all "$TMP/prefix-list" ""
 check "tarball: the menu entry starts the installed binary" grep -qx "Exec=$PREFIX/bin/omniroute-desktop" "$PREFIX/share/applications/omniroute.desktop"
