@@ -12,60 +12,13 @@
 //   cd frontend && OMNIROUTE_BIN=../bin/omniroute node --test tests/browser/csrf.e2e.test.mjs
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { freePort, launchChromium, management, startGateway, tempDir } from './harness.mjs';
 
-const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const GATEWAY_BIN = path.resolve(FRONTEND, process.env.OMNIROUTE_BIN || '../bin/omniroute');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'omniroute-csrf-'));
-let gateway;
-let browser;
+const tmp = tempDir('csrf');
 let evil;
-after(async () => {
-  await browser?.close();
-  await new Promise((resolve) => (evil ? evil.close(resolve) : resolve()));
-  if (gateway && gateway.exitCode === null) gateway.kill('SIGKILL');
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startGateway(port) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, HOME: path.join(tmp, 'home'), OMNIROUTE_DATA_DIR: path.join(tmp, 'data'), OMNIROUTE_HOST: '127.0.0.1', OMNIROUTE_PORT: String(port) };
-    for (const k of Object.keys(env)) if (k.startsWith('OMNIROUTE_') && !['OMNIROUTE_DATA_DIR', 'OMNIROUTE_HOST', 'OMNIROUTE_PORT'].includes(k)) delete env[k];
-    gateway = spawn(GATEWAY_BIN, ['--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const timer = setTimeout(() => reject(new Error('gateway did not start')), 15_000);
-    gateway.on('exit', (code) => reject(new Error(`gateway exited (${code})`)));
-    readline.createInterface({ input: gateway.stdout }).on('line', (line) => {
-      const m = line.match(/^\s*Dashboard:\s+(http:\/\/\S+#token=(\S+))/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ token: m[2], base: `http://127.0.0.1:${port}` });
-      }
-    });
-    gateway.stderr.resume();
-  });
-}
+after(() => new Promise((resolve) => (evil ? evil.close(resolve) : resolve())));
 
 /** The attacker's page: every write a page of another origin can attempt, each reporting what it saw. */
 function evilPage(gw) {
@@ -100,15 +53,8 @@ window.run = async () => {
 }
 
 test('a page on another loopback port cannot act as the signed-in admin', async () => {
-  const g = await startGateway(await freePort());
-  const mgmt = async (method, p, body) => {
-    const res = await fetch(g.base + p, {
-      method,
-      headers: { Authorization: `Bearer ${g.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const g = await startGateway(tmp);
+  const mgmt = management(g.base, g.token);
   assert.equal((await mgmt('POST', '/api/users', { email: 'ada@example.com', role: 'admin', password: 'ada-password-1' })).status, 201);
 
   const evilPort = await freePort();
@@ -118,7 +64,7 @@ test('a page on another loopback port cannot act as the signed-in admin', async 
   });
   await new Promise((resolve) => evil.listen(evilPort, '127.0.0.1', resolve));
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   await page.goto(`${g.base}/dashboard/`);
