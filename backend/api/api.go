@@ -207,7 +207,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
 			e := errs.New(errs.Invalid, "METHOD_NOT_ALLOWED",
 				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", "))
-			if isGeminiPath(req.URL.Path) {
+			if geminiShaped(req) {
 				writeGeminiStatus(w, http.StatusMethodNotAllowed, e)
 				return
 			}
@@ -228,6 +228,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.HandleFunc("/chat/completions", hot.chat).Methods(http.MethodPost)
 	v1.HandleFunc("/models", a.client(viaContext(a.Gateway.Models))).Methods(http.MethodGet)
+	v1.PathPrefix("/models/").Handler(a.client(a.Gateway.ModelFor)).Methods(http.MethodGet)
 	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)

@@ -46,10 +46,10 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	if (client == translate.Embeddings || client == translate.Completions) && u == translate.Chat {
 		u = client // an OpenAI-compatible upstream serves the endpoint itself
 	}
-	if client == translate.OllamaEmbed && u == translate.Chat {
+	if (client == translate.OllamaEmbed || client == translate.GeminiEmbedIn) && u == translate.Chat {
 		u = translate.Embeddings
 	}
-	if (client == translate.Embeddings || client == translate.OllamaEmbed) && u == translate.Gemini {
+	if (client == translate.Embeddings || client == translate.OllamaEmbed || client == translate.GeminiEmbedIn) && u == translate.Gemini {
 		u = translate.GeminiEmbed // Gemini's batchEmbedContents
 	}
 	return codec{client: client, upstream: u}
@@ -61,7 +61,7 @@ func (c codec) passthrough() bool { return c.client == c.upstream }
 // client's endpoint at all (embeddings from a chat-only wire): the target is
 // passed over for the next, as a wire the gateway cannot speak is.
 func (c codec) unsupported() bool {
-	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed) &&
+	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed || c.client == translate.GeminiEmbedIn) &&
 		c.upstream != translate.Embeddings && c.upstream != translate.GeminiEmbed
 }
 
@@ -142,6 +142,10 @@ func (c codec) request(body []byte) ([]byte, error) {
 		chat, err = ollama.GenerateToChat(body)
 	case translate.OllamaEmbed:
 		if chat, err = ollama.EmbedRequestToOpenAI(body); err != nil || c.upstream != translate.GeminiEmbed {
+			return chat, err
+		}
+	case translate.GeminiEmbedIn:
+		if chat, err = tgemini.EmbedRequestToOpenAI(body, c.gemini.model, c.gemini.one); err != nil || c.upstream != translate.GeminiEmbed {
 			return chat, err
 		}
 	case translate.Gemini:
@@ -265,6 +269,9 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 	if c.client == translate.OllamaEmbed {
 		return ollama.EmbedResponseFromOpenAI(body)
 	}
+	if c.client == translate.GeminiEmbedIn {
+		return tgemini.EmbedAnswerFromOpenAI(body, c.gemini.one)
+	}
 	chat := body
 	var err error
 	switch c.upstream {
@@ -303,6 +310,13 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 // tokens for embeddings: usage is the local estimate of the inputs.
 func (c codec) geminiEmbeddings(body, clientReq []byte) ([]byte, error) {
 	oai := clientReq
+	if c.client == translate.GeminiEmbedIn {
+		oai, err := tgemini.EmbedRequestToOpenAI(clientReq, c.gemini.model, c.gemini.one)
+		if err != nil {
+			return nil, err
+		}
+		return tgemini.EmbedAnswerFromGemini(body, c.gemini.one, tgemini.EstimateEmbedTokens(oai))
+	}
 	if c.client == translate.OllamaEmbed {
 		var err error
 		if oai, err = ollama.EmbedRequestToOpenAI(clientReq); err != nil {

@@ -3,16 +3,51 @@ package gateway
 import (
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
+	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 )
 
 // Models serves GET /v1/models: every enabled connection's models (listed and
 // discovered, less the hidden ones) and model aliases as bare names,
-// provider/model and prefix/model, plus the combos.
+// provider/model and prefix/model, plus the combos. A Google client
+// (GoogleCaller: the @google/genai SDK's v1 default) gets them in Google's
+// list shape, as GET /v1beta/models answers.
 func (g *Gateway) Models(w http.ResponseWriter, r *http.Request) {
+	if GoogleCaller(r) {
+		g.GeminiModels(w, r)
+		return
+	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": g.modelList(r)})
+}
+
+// GoogleCaller reports whether r comes from a Google client, which sends its
+// key as x-goog-api-key or ?key= and names itself in x-goog-api-client;
+// OpenAI's clients send none of them.
+func GoogleCaller(r *http.Request) bool {
+	return r.Header.Get("x-goog-api-key") != "" || r.Header.Get("x-goog-api-client") != "" || r.URL.Query().Has("key")
+}
+
+// ModelFor serves GET /v1/models/{model} for client c: OpenAI's model
+// object (the openai SDK's models.retrieve), or for a Google client
+// (GoogleCaller) Google's Model, as GET /v1beta/models/{model} answers; a
+// name not served to the key is 404 MODEL_NOT_FOUND in the caller's error
+// shape.
+func (g *Gateway) ModelFor(w http.ResponseWriter, r *http.Request, c Client) {
+	if GoogleCaller(r) {
+		g.GeminiFor(w, r, c)
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Path, GeminiV1Prefix) // decoded: an id with %2F for its slash is found too
+	for _, m := range g.modelList(r.WithContext(WithClient(r.Context(), c))) {
+		if m.ID == name {
+			httpx.WriteJSON(w, http.StatusOK, m)
+			return
+		}
+	}
+	httpx.WriteError(w, errs.New(errs.NotFound, "MODEL_NOT_FOUND", "model %q is not served to this key (GET /v1/models lists the models)", truncateMsg(name)).WithParam("model"))
 }
 
 // model is one entry of /v1/models.
