@@ -326,6 +326,7 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 	if f == translate.Messages {
 		offset, keepStart, _ = blocks.continuation()
 	}
+	var startUsage gjson.Result // the dropped message_start's usage
 	return func(in []byte) []byte {
 		out = out[:0]
 		_ = parser.Feed(in, func(ev sse.Event) bool {
@@ -333,10 +334,16 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 			if f == translate.Messages {
 				name = messagesEventName(ev.Event, ev.Data)
 			}
+			if name == "message_start" && f == translate.Messages {
+				startUsage = gjson.GetBytes(ev.Data, "message.usage")
+			}
 			if ev.Comment || (!keepStart || name != "content_block_start") && dropOpening(f, name, ev) {
 				return true
 			}
 			data := ev.Data
+			if name == "message_delta" && startUsage.IsObject() {
+				data = withInputUsage(data, startUsage)
+			}
 			if offset > 0 && strings.HasPrefix(name, "content_block_") {
 				if i := gjson.GetBytes(data, "index"); i.Type == gjson.Number {
 					data, _ = sjson.SetBytes(data, "index", i.Int()+int64(offset))
@@ -355,6 +362,24 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 		})
 		return append(in[:0], out...)
 	}
+}
+
+// withInputUsage gives a continuation's message_delta the input counts of
+// its message_start, which the client never got (its own message_start came
+// from the broken attempt): the usage members the delta lacks or counts as 0
+// (input_tokens, cache_read_input_tokens, cache_creation_input_tokens), as
+// Anthropic's own message_delta carries them.
+func withInputUsage(data []byte, start gjson.Result) []byte {
+	for _, k := range [...]string{"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"} {
+		v := start.Get(k)
+		if v.Type != gjson.Number || v.Int() <= 0 || gjson.GetBytes(data, "usage."+k).Int() > 0 {
+			continue
+		}
+		if out, err := sjson.SetRawBytes(data, "usage."+k, []byte(v.Raw)); err == nil {
+			data = out
+		}
+	}
+	return data
 }
 
 // dropOpening reports whether ev (named name: its event, else its type)
