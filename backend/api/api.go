@@ -243,6 +243,8 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	ol.HandleFunc("/api/embed", a.client(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
 	ol.HandleFunc("/api/tags", a.client(viaContext(a.Gateway.OllamaTags))).Methods(http.MethodGet)
 	ol.HandleFunc("/api/version", a.Gateway.OllamaVersion).Methods(http.MethodGet)
+	ol.HandleFunc("/api/show", a.client(viaContext(a.Gateway.OllamaShow))).Methods(http.MethodPost)
+	ol.HandleFunc("/api/ps", a.client(viaContext(a.Gateway.OllamaPs))).Methods(http.MethodGet)
 
 	// Google's Gemini API, for the Gemini CLI and the @google/genai SDK
 	// (GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:20128): the model and the

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"omniroute/backend/jsonv"
 	"omniroute/backend/providers"
@@ -31,6 +32,10 @@ type codec struct {
 	// gemini is a Gemini-native client's model, stream flag and framing
 	// (from its URL; the body has none).
 	gemini geminiCall
+	// prefill, when set, is a continuation's delivered text, added to the
+	// chat request as a trailing assistant message (Ollama clients: their
+	// requests are translated through chat).
+	prefill string
 }
 
 func newCodec(client translate.Format, upstream providers.Format) codec {
@@ -150,6 +155,9 @@ func (c codec) request(body []byte) ([]byte, error) {
 		}
 	case translate.Gemini:
 		chat, err = tgemini.RequestToChat(body, c.gemini.model, c.gemini.stream)
+	}
+	if err == nil && c.prefill != "" {
+		chat, err = sjson.SetBytes(chat, "messages.-1", map[string]any{"role": "assistant", "content": c.prefill})
 	}
 	if err != nil {
 		return nil, err

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,6 +128,50 @@ func (g *Gateway) OllamaTags(w http.ResponseWriter, r *http.Request) {
 			"details": map[string]any{"format": "", "family": m.OwnedBy, "parameter_size": "", "quantization_level": ""}})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"models": out})
+}
+
+// OllamaShow serves POST /ollama/api/show {model} (or Ollama's older
+// {name}): what Ollama says of a model, for a name /api/tags lists; the
+// gateway knows no Modelfile, template or weights (empty), and names the
+// capabilities every served model is routed with. A name not served to the
+// key is 404 {"error": "model \"…\" not found"}, as Ollama answers.
+func (g *Gateway) OllamaShow(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil || json.Unmarshal(body, &in) != nil {
+		httpx.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "INVALID_JSON: send {\"model\": \"<name>\"}"})
+		return
+	}
+	name := in.Model
+	if name == "" {
+		name = in.Name
+	}
+	if name == "" {
+		httpx.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "MODEL_REQUIRED: send {\"model\": \"<name>\"}"})
+		return
+	}
+	for _, m := range g.modelList(r) {
+		if m.ID != name {
+			continue
+		}
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"modelfile": "", "parameters": "", "template": "",
+			"details": map[string]any{"parent_model": "", "format": "", "family": m.OwnedBy, "families": []string{m.OwnedBy},
+				"parameter_size": "", "quantization_level": ""},
+			"model_info":   map[string]any{"general.architecture": m.OwnedBy},
+			"capabilities": []string{"completion", "tools"},
+			"modified_at":  time.Unix(m.Created, 0).UTC().Format(time.RFC3339)})
+		return
+	}
+	httpx.WriteJSON(w, http.StatusNotFound, map[string]any{"error": "model " + strconv.Quote(truncateMsg(name)) + " not found"})
+}
+
+// OllamaPs serves GET /ollama/api/ps: the models Ollama holds in memory.
+// The gateway loads none (its upstreams do), so the list is empty.
+func (g *Gateway) OllamaPs(w http.ResponseWriter, _ *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"models": []any{}})
 }
 
 // OllamaVersion serves GET /ollama/api/version: the version Ollama clients
