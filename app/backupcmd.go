@@ -25,7 +25,8 @@ type Terminal struct {
 }
 
 // BackupCommand is `omniroute backup FILE [--with-log]`: write the backup
-// file of the configuration, sealed with a passphrase.
+// file of the configuration, sealed with a passphrase; through the running
+// gateway's API when it holds the data directory.
 func BackupCommand(args []string, proc config.Process, term Terminal, version string, stdout, stderr io.Writer) int {
 	const usage = "usage: omniroute backup FILE [--with-log]   (passphrase: prompt, or " + PassphraseEnv + ")"
 	path, withLog := "", false
@@ -50,6 +51,12 @@ func BackupCommand(args []string, proc config.Process, term Terminal, version st
 		return 1
 	}
 	f, err := server.Backup(proc, path, pass, withLog, version)
+	if lockedByGateway(err) {
+		// The gateway runs on this directory (the desktop app at login): its API makes the backup.
+		if err = backupRemote(proc, path, pass, withLog, err, stdout); err == nil {
+			return 0
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "omniroute:", errText(err))
 		return 1
@@ -71,7 +78,8 @@ func BackupCommand(args []string, proc config.Process, term Terminal, version st
 
 // RestoreCommand is `omniroute restore FILE [--yes] [--dry-run]`: show what
 // restoring the backup changes, then (asked, or with --yes) apply it to the
-// stopped gateway's database.
+// stopped gateway's database, or through the running gateway's API when it
+// holds the data directory.
 func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, stderr io.Writer) int {
 	const usage = "usage: omniroute restore FILE [--yes] [--dry-run]   (passphrase: prompt, or " + PassphraseEnv + ")"
 	path, yes, dry := "", false, false
@@ -97,8 +105,8 @@ func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, s
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1
 	}
-	res, err := server.Restore(proc, path, pass, func(f *backup.File, p backup.Preview) bool {
-		fmt.Fprintf(stdout, "Backup of %s (schema version %d%s):\n", f.CreatedAt, f.SchemaVersion, map[bool]string{true: ", with the request log"}[f.WithLog])
+	decide := func(head string, p backup.Preview) bool {
+		fmt.Fprintln(stdout, head)
 		printPreview(stdout, p)
 		if dry {
 			return false
@@ -109,13 +117,22 @@ func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, s
 		fmt.Fprint(stderr, "Replace the current configuration with this backup? [y/N] ")
 		line, _ := bufio.NewReader(term.In).ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
+	}
+	res, err := server.Restore(proc, path, pass, func(f *backup.File, p backup.Preview) bool {
+		return decide(fmt.Sprintf("Backup of %s (schema version %d%s):", f.CreatedAt, f.SchemaVersion, map[bool]string{true: ", with the request log"}[f.WithLog]), p)
 	})
+	applied := res.Applied
+	if lockedByGateway(err) {
+		// The gateway runs on this directory: its API previews and applies,
+		// and it serves the restored configuration at once.
+		applied, err = restoreRemote(proc, path, pass, err, decide)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "omniroute:", errText(err))
 		return 1
 	}
 	switch {
-	case res.Applied:
+	case applied:
 		fmt.Fprintln(stdout, "Restored.")
 	case dry:
 		fmt.Fprintln(stdout, "Dry run: nothing was changed.")

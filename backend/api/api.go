@@ -207,7 +207,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
 			e := errs.New(errs.Invalid, "METHOD_NOT_ALLOWED",
 				"method %s is not allowed on %s; use %s", req.Method, truncate(req.URL.Path, 120), strings.Join(allowed, ", "))
-			if isGeminiPath(req.URL.Path) {
+			if geminiShaped(req) {
 				writeGeminiStatus(w, http.StatusMethodNotAllowed, e)
 				return
 			}
@@ -228,6 +228,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.HandleFunc("/chat/completions", hot.chat).Methods(http.MethodPost)
 	v1.HandleFunc("/models", a.client(viaContext(a.Gateway.Models))).Methods(http.MethodGet)
+	v1.PathPrefix("/models/").Handler(a.client(a.Gateway.ModelFor)).Methods(http.MethodGet)
 	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)
@@ -242,6 +243,8 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	ol.HandleFunc("/api/embed", a.client(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
 	ol.HandleFunc("/api/tags", a.client(viaContext(a.Gateway.OllamaTags))).Methods(http.MethodGet)
 	ol.HandleFunc("/api/version", a.Gateway.OllamaVersion).Methods(http.MethodGet)
+	ol.HandleFunc("/api/show", a.client(viaContext(a.Gateway.OllamaShow))).Methods(http.MethodPost)
+	ol.HandleFunc("/api/ps", a.client(viaContext(a.Gateway.OllamaPs))).Methods(http.MethodGet)
 
 	// Google's Gemini API, for the Gemini CLI and the @google/genai SDK
 	// (GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:20128): the model and the

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
@@ -302,6 +303,10 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 	newCreds := false
 	if in.APIKey != nil {
 		v := strings.TrimSpace(*in.APIKey)
+		if placeholderKey(v) {
+			return errs.New(errs.Invalid, "INVALID_API_KEY",
+				"apiKey is a placeholder from an example, not a key: paste the provider's key itself").WithParam("apiKey")
+		}
 		if limit := 4096; len(v) > limit && (p.Dialect != providers.DialectVertex || len(v) > maxServiceAccountKey) {
 			return errs.New(errs.Invalid, "INVALID_API_KEY", "apiKey is too long").WithParam("apiKey")
 		}
@@ -593,6 +598,9 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		st = live.Cooldown()
 	}
 	f := routing.CooldownFields(st)
+	if ok {
+		f.TestStatus = reachedStatus(f.TestStatus, live.Reach())
+	}
 	apiKey, _ := a.Box.Open(row.APIKeyEnc)
 	models, discovered := jsonList(row.Models), jsonList(row.DiscoveredModels)
 	served := routing.ServedModels(row)
@@ -788,4 +796,15 @@ func discoveryMessage(res discovery.Result) string {
 		return ""
 	}
 	return res.Err.Message
+}
+
+// reachedStatus is a connection's testStatus as the health model sees it: a
+// connection whose upstream nothing has answered (discovery or attempts:
+// health's unreachable) reads "unreachable", not "active"; a cooldown or
+// terminal state keeps its own name.
+func reachedStatus(status string, r routing.Reach) string {
+	if status == cooldown.StatusActive && (health.Reach{Reached: r.Reached, Misses: r.Misses}).Unreachable() {
+		return string(health.Unreachable)
+	}
+	return status
 }

@@ -59,13 +59,14 @@ func (k *Keyring) Lookup(value string) (*KeyInfo, bool) {
 }
 
 // clientKey extracts a client key from Authorization: Bearer or x-api-key;
-// on the Gemini-native routes also from x-goog-api-key or ?key= (where
+// on the Gemini-native routes and the model list (GET /v1/models…, which
+// Google's v1 shares with OpenAI's) also from x-goog-api-key or ?key= (where
 // Google's SDKs and the Gemini CLI send it).
 func clientKey(r *http.Request) string {
 	if b := bearer(r); b != "" {
 		return b
 	}
-	if v := r.Header.Get("x-api-key"); v != "" || !isGeminiPath(r.URL.Path) {
+	if v := r.Header.Get("x-api-key"); v != "" || !isGeminiPath(r.URL.Path) && !isModelsPath(r.URL.Path) {
 		return v
 	}
 	if v := r.Header.Get("x-goog-api-key"); v != "" {
@@ -84,11 +85,23 @@ func isGeminiPath(p string) bool {
 	return strings.HasPrefix(p, gateway.GeminiPrefix) && (len(p) == len(gateway.GeminiPrefix) || p[len(gateway.GeminiPrefix)] == '/')
 }
 
+// isModelsPath reports whether p is the model list or one model under /v1
+// (served to OpenAI's and Google's clients alike).
+func isModelsPath(p string) bool {
+	return p == "/v1/models" || strings.HasPrefix(p, gateway.GeminiV1Prefix)
+}
+
+// geminiShaped reports whether r's refusals are in Google's error shape: a
+// Gemini-native route, or the model list asked by a Google client.
+func geminiShaped(r *http.Request) bool {
+	return isGeminiPath(r.URL.Path) || isModelsPath(r.URL.Path) && gateway.GoogleCaller(r)
+}
+
 // writeClientError writes a client-route error; Anthropic clients (the
 // /v1/messages routes) also get the top-level "type":"error" their SDKs read,
 // and Gemini-native clients Google's error shape.
 func writeClientError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
-	if isGeminiPath(r.URL.Path) {
+	if geminiShaped(r) {
 		gateway.WriteGeminiError(w, e)
 		return
 	}
@@ -103,7 +116,7 @@ func writeClientError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
 // panic) in the error envelope, or in Google's shape on the Gemini-native
 // routes.
 func writeEdgeError(w http.ResponseWriter, r *http.Request, e *errs.Error) {
-	if isGeminiPath(r.URL.Path) {
+	if geminiShaped(r) {
 		gateway.WriteGeminiError(w, e)
 		return
 	}
@@ -148,7 +161,7 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client
 	}
 	if v == "" {
 		how := "Authorization: Bearer <key>"
-		if isGeminiPath(r.URL.Path) {
+		if geminiShaped(r) {
 			how = "x-goog-api-key: <key> (or ?key=<key>)"
 		}
 		writeClientError(w, r, errs.New(errs.Auth, "API_KEY_REQUIRED",

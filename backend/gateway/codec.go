@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"omniroute/backend/jsonv"
 	"omniroute/backend/providers"
@@ -31,6 +32,10 @@ type codec struct {
 	// gemini is a Gemini-native client's model, stream flag and framing
 	// (from its URL; the body has none).
 	gemini geminiCall
+	// prefill, when set, is a continuation's delivered text, added to the
+	// chat request as a trailing assistant message (Ollama clients: their
+	// requests are translated through chat).
+	prefill string
 }
 
 func newCodec(client translate.Format, upstream providers.Format) codec {
@@ -46,10 +51,10 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	if (client == translate.Embeddings || client == translate.Completions) && u == translate.Chat {
 		u = client // an OpenAI-compatible upstream serves the endpoint itself
 	}
-	if client == translate.OllamaEmbed && u == translate.Chat {
+	if (client == translate.OllamaEmbed || client == translate.GeminiEmbedIn) && u == translate.Chat {
 		u = translate.Embeddings
 	}
-	if (client == translate.Embeddings || client == translate.OllamaEmbed) && u == translate.Gemini {
+	if (client == translate.Embeddings || client == translate.OllamaEmbed || client == translate.GeminiEmbedIn) && u == translate.Gemini {
 		u = translate.GeminiEmbed // Gemini's batchEmbedContents
 	}
 	return codec{client: client, upstream: u}
@@ -61,7 +66,7 @@ func (c codec) passthrough() bool { return c.client == c.upstream }
 // client's endpoint at all (embeddings from a chat-only wire): the target is
 // passed over for the next, as a wire the gateway cannot speak is.
 func (c codec) unsupported() bool {
-	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed) &&
+	return (c.client == translate.Embeddings || c.client == translate.OllamaEmbed || c.client == translate.GeminiEmbedIn) &&
 		c.upstream != translate.Embeddings && c.upstream != translate.GeminiEmbed
 }
 
@@ -144,8 +149,15 @@ func (c codec) request(body []byte) ([]byte, error) {
 		if chat, err = ollama.EmbedRequestToOpenAI(body); err != nil || c.upstream != translate.GeminiEmbed {
 			return chat, err
 		}
+	case translate.GeminiEmbedIn:
+		if chat, err = tgemini.EmbedRequestToOpenAI(body, c.gemini.model, c.gemini.one); err != nil || c.upstream != translate.GeminiEmbed {
+			return chat, err
+		}
 	case translate.Gemini:
 		chat, err = tgemini.RequestToChat(body, c.gemini.model, c.gemini.stream)
+	}
+	if err == nil && c.prefill != "" {
+		chat, err = sjson.SetBytes(chat, "messages.-1", map[string]any{"role": "assistant", "content": c.prefill})
 	}
 	if err != nil {
 		return nil, err
@@ -265,6 +277,9 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 	if c.client == translate.OllamaEmbed {
 		return ollama.EmbedResponseFromOpenAI(body)
 	}
+	if c.client == translate.GeminiEmbedIn {
+		return tgemini.EmbedAnswerFromOpenAI(body, c.gemini.one)
+	}
 	chat := body
 	var err error
 	switch c.upstream {
@@ -303,6 +318,13 @@ func (c codec) translateResponse(body, clientReq []byte) ([]byte, error) {
 // tokens for embeddings: usage is the local estimate of the inputs.
 func (c codec) geminiEmbeddings(body, clientReq []byte) ([]byte, error) {
 	oai := clientReq
+	if c.client == translate.GeminiEmbedIn {
+		oai, err := tgemini.EmbedRequestToOpenAI(clientReq, c.gemini.model, c.gemini.one)
+		if err != nil {
+			return nil, err
+		}
+		return tgemini.EmbedAnswerFromGemini(body, c.gemini.one, tgemini.EstimateEmbedTokens(oai))
+	}
 	if c.client == translate.OllamaEmbed {
 		var err error
 		if oai, err = ollama.EmbedRequestToOpenAI(clientReq); err != nil {

@@ -42,8 +42,10 @@ func (g *Gateway) continuationOn(req *request) bool {
 	}
 	// A Gemini client's SSE stream splices like Chat's (each chunk whole); its
 	// JSON-array framing is not SSE, which the splice filters read.
+	// Ollama's NDJSON lines splice like Chat's chunks (see clientEvents).
 	return req.format == translate.Chat || req.format == translate.Messages || req.format == translate.Responses ||
-		req.format == translate.Gemini && req.gemini.framing == tgemini.FramingSSE
+		req.format == translate.Gemini && req.gemini.framing == tgemini.FramingSSE ||
+		req.format == translate.OllamaChat || req.format == translate.OllamaGenerate
 }
 
 // continuable reports whether this broken stream may be continued: it
@@ -113,6 +115,11 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
 			ContinuedFromChars: from}}
 	a.codec.gemini = req.gemini
+	if translate.IsOllama(req.format) {
+		// Ollama's requests reach every upstream through chat: the prefill
+		// is added there (a generate request has no messages to add it to).
+		a.codec.now, a.codec.prefill = g.wall.Now, strings.TrimRightFunc(prev.delivered, isSpace)
+	}
 	next, found := g.executors.For(cand.Conn.Provider.FormatOf(cand.Model))
 	if !found {
 		ticket.Abandon()
@@ -162,9 +169,10 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	// apart by it), quoted: an SSE comment is one line.
 	note := ": omniroute continued the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " after " +
 		strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
-	if req.format == translate.Gemini {
+	if req.format == translate.Gemini || translate.IsOllama(req.format) {
 		// Google's SDK reads only data events: a comment line would stall its
-		// SSE reader. The log row says the answer was continued.
+		// SSE reader; an NDJSON stream has no comments. The log row says the
+		// answer was continued.
 		note = ""
 	}
 	guard := newRepeatGuard(req.format, prev.delivered, s)
@@ -231,6 +239,10 @@ func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\
 // reasoning options go: Anthropic refuses a prefill with thinking on, and the
 // continuation only finishes text already begun.
 func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
+	if translate.IsOllama(f) {
+		// The prefill goes in at the chat hub (codec.prefill); the thinking goes.
+		return sjson.DeleteBytes(body, "think")
+	}
 	if f == translate.Gemini {
 		// A trailing model turn; the thinking options go; the stream flag is the URL's.
 		out, err := sjson.SetBytes(body, "contents.-1", map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}})
@@ -320,13 +332,14 @@ func reasoningOptions(f translate.Format) []string {
 // on from the client's (blocks): its text goes on in the client's open text
 // block, or in a new block after a closed one (its start then kept).
 func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func([]byte) []byte {
-	var parser sse.Parser
+	parser := clientEvents{ndjson: translate.IsOllama(f)}
 	var out []byte
 	path := textPath(f)
 	offset, keepStart := 0, false
 	if f == translate.Messages {
 		offset, keepStart, _ = blocks.continuation()
 	}
+	var startUsage gjson.Result // the dropped message_start's usage
 	return func(in []byte) []byte {
 		out = out[:0]
 		_ = parser.Feed(in, func(ev sse.Event) bool {
@@ -334,10 +347,16 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 			if f == translate.Messages {
 				name = messagesEventName(ev.Event, ev.Data)
 			}
+			if name == "message_start" && f == translate.Messages {
+				startUsage = gjson.GetBytes(ev.Data, "message.usage")
+			}
 			if ev.Comment || (!keepStart || name != "content_block_start") && dropOpening(f, name, ev) {
 				return true
 			}
 			data := ev.Data
+			if name == "message_delta" && startUsage.IsObject() {
+				data = withInputUsage(data, startUsage)
+			}
 			if offset > 0 && strings.HasPrefix(name, "content_block_") {
 				if i := gjson.GetBytes(data, "index"); i.Type == gjson.Number {
 					data, _ = sjson.SetBytes(data, "index", i.Int()+int64(offset))
@@ -351,18 +370,74 @@ func openingFilter(f translate.Format, trimLead bool, blocks *clientBlocks) func
 					}
 				}
 			}
-			out = sse.Append(out, ev.Event, data)
+			out = parser.append(out, ev.Event, data)
 			return true
 		})
 		return append(in[:0], out...)
 	}
 }
 
+// clientEvents reads a client stream's bytes event by event: SSE, or for
+// Ollama's NDJSON each line as an event's data (ndjson).
+type clientEvents struct {
+	ndjson bool
+	sse    sse.Parser
+	rest   []byte // an NDJSON line not ended yet
+}
+
+// Feed calls fn with each whole event in, as sse.Parser.Feed does.
+func (p *clientEvents) Feed(in []byte, fn func(sse.Event) bool) error {
+	if !p.ndjson {
+		return p.sse.Feed(in, fn)
+	}
+	p.rest = append(p.rest, in...)
+	start := 0
+	for {
+		i := bytes.IndexByte(p.rest[start:], '\n')
+		if i < 0 {
+			break
+		}
+		line := p.rest[start : start+i]
+		start += i + 1
+		if len(bytes.TrimSpace(line)) > 0 && !fn(sse.Event{Data: line}) {
+			break
+		}
+	}
+	p.rest = append(p.rest[:0], p.rest[start:]...)
+	return nil
+}
+
+// append writes one event back in the stream's framing.
+func (p *clientEvents) append(dst []byte, event string, data []byte) []byte {
+	if p.ndjson {
+		return append(append(dst, data...), '\n')
+	}
+	return sse.Append(dst, event, data)
+}
+
+// withInputUsage gives a continuation's message_delta the input counts of
+// its message_start, which the client never got (its own message_start came
+// from the broken attempt): the usage members the delta lacks or counts as 0
+// (input_tokens, cache_read_input_tokens, cache_creation_input_tokens), as
+// Anthropic's own message_delta carries them.
+func withInputUsage(data []byte, start gjson.Result) []byte {
+	for _, k := range [...]string{"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"} {
+		v := start.Get(k)
+		if v.Type != gjson.Number || v.Int() <= 0 || gjson.GetBytes(data, "usage."+k).Int() > 0 {
+			continue
+		}
+		if out, err := sjson.SetRawBytes(data, "usage."+k, []byte(v.Raw)); err == nil {
+			data = out
+		}
+	}
+	return data
+}
+
 // dropOpening reports whether ev (named name: its event, else its type)
 // opens an answer: see openingFilter.
 func dropOpening(f translate.Format, name string, ev sse.Event) bool {
-	if f == translate.Gemini {
-		return false // every Gemini chunk is content: none opens the answer
+	if f == translate.Gemini || translate.IsOllama(f) {
+		return false // every Gemini chunk and Ollama line is content: none opens the answer
 	}
 	if f == translate.Messages {
 		switch name {
@@ -390,6 +465,10 @@ func textPath(f translate.Format) string {
 		return "delta" // of response.output_text.delta events
 	case translate.Gemini:
 		return "candidates.0.content.parts.0.text"
+	case translate.OllamaChat:
+		return "message.content"
+	case translate.OllamaGenerate:
+		return "response"
 	}
 	return "choices.0.delta.content"
 }
@@ -415,7 +494,7 @@ type repeatGuard struct {
 	format  translate.Format
 	probe   string // the delivered text's first bytes, "" when too short to judge
 	s       *streamState
-	parser  sse.Parser
+	parser  clientEvents
 	text    []byte // the continuation's text so far, up to len(probe)
 	held    []byte
 	decided bool
@@ -426,7 +505,7 @@ type repeatGuard struct {
 
 func newRepeatGuard(f translate.Format, delivered string, s *streamState) *repeatGuard {
 	d := strings.TrimLeftFunc(delivered, isSpace)
-	g := &repeatGuard{format: f, s: s}
+	g := &repeatGuard{format: f, s: s, parser: clientEvents{ndjson: translate.IsOllama(f)}}
 	if len(d) >= minRepeatProbe {
 		n := min(len(d), repeatProbe)
 		for n > 0 && n < len(d) && !utf8.RuneStart(d[n]) {

@@ -116,6 +116,9 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 	if req.format == translate.Gemini {
 		return g.decodeGemini(req)
 	}
+	if req.format == translate.GeminiEmbedIn {
+		return g.decodeGeminiEmbed(req)
+	}
 	// One walk over the top level reads every field routed on, skipping the
 	// rest without parsing it (jsonwalk: long strings by IndexByte), where a
 	// Get per field would scan a large body once per field it lacks. checkJSON
@@ -213,6 +216,26 @@ func (g *Gateway) decodeGemini(req *request) error {
 		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field \"contents\" holds no content with data").WithParam("contents")
 	}
 	req.model, req.stream = g.models.intern(req.gemini.model), req.gemini.stream
+	return nil
+}
+
+// decodeGeminiEmbed checks a Gemini client's embedContent body (a
+// "content" object) or batchEmbedContents body (a "requests" array); the
+// model is the URL's.
+func (g *Gateway) decodeGeminiEmbed(req *request) error {
+	field, ok := "content", gjson.GetBytes(req.body, "content").IsObject()
+	if !req.gemini.one {
+		reqs := gjson.GetBytes(req.body, "requests")
+		field, ok = "requests", reqs.IsArray() && len(reqs.Array()) > 0
+	}
+	if !ok {
+		what := "a Content object"
+		if field == "requests" {
+			what = "a non-empty array of EmbedContentRequest objects"
+		}
+		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field %q must be %s", field, what).WithParam(field)
+	}
+	req.model, req.stream = g.models.intern(req.gemini.model), false
 	return nil
 }
 
@@ -344,6 +367,7 @@ var formatNames = map[translate.Format]string{
 	translate.OllamaEmbed:    "Ollama embed",
 	translate.Gemini:         "Gemini",
 	translate.GeminiEmbed:    "Gemini embeddings",
+	translate.GeminiEmbedIn:  "Gemini embeddings",
 }
 
 // untranslatable says why a request cannot reach an upstream of another wire

@@ -17,8 +17,10 @@ import (
 // SDK's default version).
 const GeminiPrefix = "/v1beta/models"
 
-// GeminiV1Prefix is the same API under Google's v1 (GOOGLE_GENAI_API_VERSION=v1):
-// POST /v1/models/{model}:{method} only (GET /v1/models is OpenAI's list).
+// GeminiV1Prefix is the same API under Google's v1 (the @google/genai SDK's
+// default): POST /v1/models/{model}:{method}, and GET /v1/models and
+// /v1/models/{model} for a Google client (see GoogleCaller; OpenAI's shapes
+// for others).
 const GeminiV1Prefix = "/v1/models/"
 
 // geminiCall is what a Gemini-native route reads from its URL instead of the
@@ -29,6 +31,9 @@ type geminiCall struct {
 	model   string
 	stream  bool
 	framing tgemini.Framing
+	// one is an :embedContent call (one content, one embedding); a
+	// :batchEmbedContents call has it false.
+	one bool
 }
 
 // GeminiFor serves the Gemini-native API for client c:
@@ -66,10 +71,12 @@ func (g *Gateway) GeminiFor(w http.ResponseWriter, r *http.Request, c Client) {
 		g.serveGemini(w, r, c, call)
 	case "countTokens":
 		g.geminiCountTokens(w, r)
+	case "embedContent", "batchEmbedContents":
+		g.serveAs(w, r, translate.GeminiEmbedIn, c, geminiCall{model: model, one: method == "embedContent"})
 	default:
 		g.armWrite(w)
 		writeError(w, translate.Gemini, 0, errs.New(errs.NotFound, "ROUTE_NOT_FOUND",
-			"method %q is not served; use generateContent, streamGenerateContent or countTokens", truncateMsg(method)))
+			"method %q is not served; use generateContent, streamGenerateContent, countTokens, embedContent or batchEmbedContents", truncateMsg(method)))
 	}
 }
 
@@ -118,7 +125,12 @@ func geminiTarget(r *http.Request) (model, method string, err error) {
 
 // serveGemini serves a generateContent or streamGenerateContent call.
 func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, call geminiCall) {
-	req, err := g.beginCall(w, r, translate.Gemini, c, call)
+	g.serveAs(w, r, translate.Gemini, c, call)
+}
+
+// serveAs serves a Gemini-native call in client format f.
+func (g *Gateway) serveAs(w http.ResponseWriter, r *http.Request, f translate.Format, c Client, call geminiCall) {
+	req, err := g.beginCall(w, r, f, c, call)
 	if err == errAnswered {
 		req.releaseBody()
 		return
@@ -157,7 +169,7 @@ type geminiModelInfo struct {
 func geminiModelOf(m model) geminiModelInfo {
 	return geminiModelInfo{Name: "models/" + m.ID, BaseModelID: m.ID, Version: "001", DisplayName: m.ID,
 		Description:                "served by " + m.OwnedBy + " through OmniRoute",
-		SupportedGenerationMethods: []string{"generateContent", "streamGenerateContent", "countTokens"}}
+		SupportedGenerationMethods: []string{"generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"}}
 }
 
 // GeminiModels serves GET /v1beta/models: the names of /v1/models in

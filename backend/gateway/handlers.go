@@ -192,7 +192,7 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 	if status == 0 {
 		status = httpx.Status(e.Class)
 	}
-	if format == translate.Gemini {
+	if translate.IsGemini(format) {
 		writeGeminiError(w, status, e)
 		return
 	}

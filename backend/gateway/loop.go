@@ -919,7 +919,7 @@ func (g *Gateway) served(req *request, cand routing.Candidate, status int, body 
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = tokensOf(gjson.Get(body, "prompt_eval_count")), tokensOf(gjson.Get(body, "eval_count"))
 	}
-	if req.format == translate.Gemini && u == (usageCounts{}) {
+	if translate.IsGemini(req.format) && u == (usageCounts{}) {
 		// Google counts thoughts apart from the candidates; the log's completion holds both.
 		m := gjson.Get(body, "usageMetadata")
 		u.in, u.cached = tokensOf(m.Get("promptTokenCount")), tokensOf(m.Get("cachedContentTokenCount"))

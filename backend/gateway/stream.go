@@ -96,6 +96,9 @@ type streamState struct {
 	sawEnd     bool
 	streamErr  error
 	usage      gjson.Result
+	// startUsage is an Anthropic message_start's message.usage: the input
+	// counts, which a message_delta's usage may leave out.
+	startUsage gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
 	// sends), in textBuf until it outgrows it; sawToolCall is set once a tool
 	// call was relayed, which no prefill can carry (see continuable). (Not a
@@ -334,6 +337,8 @@ func upstreamErrorEvent(data []byte) error {
 func (s *streamState) noteUsage(data []byte) {
 	if u := gjson.GetBytes(data, "usage"); u.IsObject() {
 		s.usage = u
+	} else if u := gjson.GetBytes(data, "message.usage"); u.IsObject() {
+		s.startUsage = u // Anthropic's message_start
 	}
 }
 
@@ -601,11 +606,36 @@ func (s *streamState) recordUsage() {
 		}
 		return
 	}
-	if s.usage.Exists() {
+	if s.usage.Exists() || s.startUsage.Exists() {
 		u, x := readUsageBill(s.usage)
+		if s.startUsage.Exists() {
+			u, x = withStartUsage(u, x, s.startUsage)
+		}
 		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 		if s.a.g.spend != nil {
 			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(u, x), ok: true}
 		}
 	}
+}
+
+// withStartUsage completes an Anthropic stream's final usage (its
+// message_delta's, which may count output only) with the input counts of its
+// message_start: a passthrough stream, or a continuation whose message_start
+// never reached the client, is not logged and billed as 0 input tokens.
+func withStartUsage(u usageCounts, x billExtras, start gjson.Result) (usageCounts, billExtras) {
+	su, sx := readUsageBill(start)
+	if u.in == 0 {
+		u.in = su.in
+	}
+	if u.cached == 0 {
+		u.cached = su.cached
+	}
+	if u.out == 0 {
+		u.out = su.out
+	}
+	if !x.write.Exists() {
+		x.write = sx.write
+	}
+	x.cacheRead = x.cacheRead || sx.cacheRead
+	return u, x
 }

@@ -120,6 +120,9 @@ type Reach struct {
 // a connection that was reached before unreachable.
 const UnreachableAfter = 3
 
+// Unreachable reports whether r makes the connection unreachable.
+func (r Reach) Unreachable() bool { return r.unreachable() }
+
 // unreachable reports whether r makes the connection unreachable.
 func (r Reach) unreachable() bool {
 	return r.Misses > 0 && (!r.Reached || r.Misses >= UnreachableAfter)

@@ -283,7 +283,8 @@ func TestGeminiNativeEdge(t *testing.T) {
 			{"gpt-4o-mini:generateContent", `{"contents":[{"role":"user","parts":[{"text":""}]}]}`, 400, "INVALID_ARGUMENT"},
 			{"gpt-4o-mini:generateContent", `not json`, 400, "INVALID_ARGUMENT"},
 			{"gpt-4o-mini:streamGenerateContent?alt=proto", geminiHello, 400, "INVALID_ARGUMENT"},
-			{"gpt-4o-mini:embedContent", geminiHello, 404, "NOT_FOUND"},
+			{"gpt-4o-mini:predict", geminiHello, 404, "NOT_FOUND"},
+			{"gpt-4o-mini:embedContent", geminiHello, 400, "INVALID_ARGUMENT"}, // no "content"
 			{"gpt-4o-mini", geminiHello, 404, "NOT_FOUND"},
 		} {
 			resp, body := e.gemini(c.path, c.body)

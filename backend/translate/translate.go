@@ -30,7 +30,15 @@ const (
 	// POST models/{model}:batchEmbedContents, what an embeddings request
 	// (OpenAI's or Ollama's) becomes for a Gemini-native connection.
 	GeminiEmbed Format = "gemini-embed"
+	// GeminiEmbedIn is a client wire only: Google's
+	// POST models/{model}:embedContent and :batchEmbedContents (the
+	// @google/genai SDK's embedContent), served like /v1/embeddings.
+	GeminiEmbedIn Format = "gemini-embed-in"
 )
+
+// IsGemini reports whether f is a client wire of Google's Gemini API, whose
+// errors are in Google's shape.
+func IsGemini(f Format) bool { return f == Gemini || f == GeminiEmbedIn }
 
 // IsOllama reports whether f is one of Ollama's endpoints, whose errors are
 // {"error": "…"} and whose streams are NDJSON, not SSE.

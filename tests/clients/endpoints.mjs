@@ -2,7 +2,7 @@
 // endpoints_test.go: the official OpenAI SDK's legacy completions (with a
 // fill-in-the-middle suffix, as autocomplete sends) and embeddings (as
 // indexing sends), and the official Ollama library (ollama-js) on /ollama:
-// chat streamed and not, generate, embed, list, and a tool round trip.
+// chat streamed and not, generate, embed, list, show, ps, and a tool round trip.
 // Configuration comes as JSON in SDK_CONFIG: {base, key, model, embedModel,
 // fimModel}. It prints one JSON object {case: {...}} ; a case that throws has
 // its message in "error". SDK retries are off.
@@ -65,6 +65,14 @@ const cases = {
   async "ollama-list"() {
     const r = await ollama.list();
     return { names: r.models.map((m) => m.name) };
+  },
+  async "ollama-show"() {
+    const r = await ollama.show({ model: cfg.model });
+    return { text: r.details.family, names: r.capabilities };
+  },
+  async "ollama-ps"() {
+    const r = await ollama.ps();
+    return { count: r.models.length };
   },
 };
 

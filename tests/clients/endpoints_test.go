@@ -57,6 +57,10 @@ func TestEndpointClients(t *testing.T) {
 		{"ollama-list", func(r endpointResult) bool {
 			return slices.Contains(r.Names, "claude-sonnet-4-5") && slices.Contains(r.Names, "nomic-embed-text")
 		}},
+		{"ollama-show", func(r endpointResult) bool {
+			return r.Text == "anthropic-compatible" && slices.Contains(r.Names, "completion")
+		}},
+		{"ollama-ps", func(r endpointResult) bool { return r.Count == 0 }},
 	}
 	for _, c := range checks {
 		if r, ok := got[c.name]; !ok || r.Error != "" || !c.ok(r) {

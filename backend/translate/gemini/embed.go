@@ -169,3 +169,154 @@ func EstimateEmbedTokens(body []byte) int {
 	})
 	return n
 }
+
+// EmbedRequestToOpenAI turns a Gemini client's embedding request into an
+// OpenAI embeddings request {model, input: []string, dimensions?}: one
+// input per request of a batchEmbedContents body ({requests:[{content, …}]}),
+// or the one content of an embedContent body (one true). A content's text
+// parts are joined by a newline; a part without text is refused, and so are
+// requests asking for different outputDimensionality. taskType and title
+// have no OpenAI equivalent and are dropped.
+func EmbedRequestToOpenAI(body []byte, model string, one bool) ([]byte, error) {
+	root, err := parseObject(body, "the request body")
+	if err != nil {
+		return nil, err
+	}
+	var items []gjson.Result
+	if one {
+		items = []gjson.Result{root}
+	} else {
+		reqs := root.Get("requests")
+		if !reqs.IsArray() || len(reqs.Array()) == 0 {
+			return nil, inputErr("requests", "must be a non-empty array of EmbedContentRequest objects")
+		}
+		items = reqs.Array()
+	}
+	out := []byte(`{"model":`)
+	out = translate.AppendJSONString(out, trimModelsPrefix(model))
+	out = append(out, `,"input":[`...)
+	dims := int64(0)
+	for i, it := range items {
+		field := "content"
+		if !one {
+			field = "requests." + strconv.Itoa(i) + ".content"
+		}
+		parts := it.Get("content.parts")
+		if !it.IsObject() || !parts.IsArray() || len(parts.Array()) == 0 {
+			return nil, inputErr(field, "must be a Content with parts")
+		}
+		var text []byte
+		for j, p := range parts.Array() {
+			t := p.Get("text")
+			if t.Type != gjson.String {
+				return nil, inputErr(field, "holds a part without text: embeddings take text parts only")
+			}
+			if j > 0 {
+				text = append(text, '\n')
+			}
+			text = append(text, t.Str...)
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = translate.AppendJSONString(out, string(text))
+		if d := it.Get("outputDimensionality"); d.Exists() {
+			if d.Type != gjson.Number || d.Num < 1 || d.Num != math.Trunc(d.Num) {
+				return nil, inputErr("outputDimensionality", "must be a positive integer")
+			}
+			if dims != 0 && int64(d.Num) != dims {
+				return nil, inputErr("outputDimensionality", "must be the same in every request of a batch")
+			}
+			dims = int64(d.Num)
+		}
+	}
+	out = append(out, ']')
+	if dims > 0 {
+		out = append(out, `,"dimensions":`...)
+		out = strconv.AppendInt(out, dims, 10)
+	}
+	return append(out, '}'), nil
+}
+
+// EmbedAnswerFromOpenAI turns an OpenAI embeddings answer into a Gemini
+// client's: {embeddings:[{values}]} for batchEmbedContents, {embedding:
+// {values}} for embedContent (one), in the order of the inputs, with
+// usageMetadata.promptTokenCount the answer's prompt_tokens (Google's
+// answer has no count; the gateway's log reads it there).
+func EmbedAnswerFromOpenAI(body []byte, one bool) ([]byte, error) {
+	root, err := parseObject(body, "the embeddings answer")
+	if err != nil {
+		return nil, err
+	}
+	data := root.Get("data")
+	if !data.IsArray() {
+		return nil, errors.New("the embeddings answer has no data")
+	}
+	vecs := make([]string, len(data.Array()))
+	for i, d := range data.Array() {
+		idx := i
+		if n := d.Get("index"); n.Type == gjson.Number && int(n.Num) >= 0 && int(n.Num) < len(vecs) {
+			idx = int(n.Num)
+		}
+		e := d.Get("embedding")
+		if !e.IsArray() {
+			return nil, errors.New("an embedding is not a float array")
+		}
+		vecs[idx] = e.Raw
+	}
+	return embedAnswer(vecs, one, root.Get("usage.prompt_tokens").Int())
+}
+
+// EmbedAnswerFromGemini reshapes a batchEmbedContents answer for a Gemini
+// client: as it is for a batch, its one embedding for embedContent; usage is
+// promptTokens (the local estimate: Gemini reports none).
+func EmbedAnswerFromGemini(body []byte, one bool, promptTokens int) ([]byte, error) {
+	root, err := parseObject(body, "the Gemini answer")
+	if err != nil {
+		return nil, err
+	}
+	embs := root.Get("embeddings")
+	if !embs.IsArray() {
+		return nil, errors.New("the Gemini answer has no embeddings")
+	}
+	var vecs []string
+	for _, e := range embs.Array() {
+		v := e.Get("values")
+		if !v.IsArray() {
+			return nil, errors.New("a Gemini embedding has no values")
+		}
+		vecs = append(vecs, v.Raw)
+	}
+	return embedAnswer(vecs, one, int64(promptTokens))
+}
+
+func embedAnswer(vecs []string, one bool, promptTokens int64) ([]byte, error) {
+	if one && len(vecs) != 1 {
+		return nil, errors.New("the embeddings answer does not hold exactly one embedding")
+	}
+	var out []byte
+	if one {
+		out = append(out, `{"embedding":{"values":`...)
+		out = append(out, vecs[0]...)
+		out = append(out, '}')
+	} else {
+		out = append(out, `{"embeddings":[`...)
+		for i, v := range vecs {
+			if v == "" {
+				return nil, errors.New("the embeddings answer misses an input's embedding")
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"values":`...)
+			out = append(out, v...)
+			out = append(out, '}')
+		}
+		out = append(out, ']')
+	}
+	out = append(out, `,"usageMetadata":{"promptTokenCount":`...)
+	out = strconv.AppendInt(out, promptTokens, 10)
+	out = append(out, `,"totalTokenCount":`...)
+	out = strconv.AppendInt(out, promptTokens, 10)
+	return append(out, `}}`...), nil
+}
