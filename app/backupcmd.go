@@ -69,18 +69,22 @@ func BackupCommand(args []string, proc config.Process, term Terminal, version st
 	return 0
 }
 
-// RestoreCommand is `omniroute restore FILE [--yes] [--dry-run]`: show what
-// restoring the backup changes, then (asked, or with --yes) apply it to the
-// stopped gateway's database.
+// RestoreCommand is `omniroute restore FILE [--yes] [--dry-run]
+// [--allow-unauthenticated]`: show what restoring the backup changes, then
+// (asked, or with --yes) apply it to the stopped gateway's database, recorded
+// in the audit log. --allow-unauthenticated reads a file written by an older
+// OmniRoute (layout version 1, whose content is not authenticated).
 func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, stderr io.Writer) int {
-	const usage = "usage: omniroute restore FILE [--yes] [--dry-run]   (passphrase: prompt, or " + PassphraseEnv + ")"
-	path, yes, dry := "", false, false
+	const usage = "usage: omniroute restore FILE [--yes] [--dry-run] [--allow-unauthenticated]   (passphrase: prompt, or " + PassphraseEnv + ")"
+	path, yes, dry, legacy := "", false, false, false
 	for _, a := range args {
 		switch {
 		case a == "--yes" || a == "-y":
 			yes = true
 		case a == "--dry-run":
 			dry = true
+		case a == "--allow-unauthenticated":
+			legacy = true
 		case strings.HasPrefix(a, "-") || path != "":
 			fmt.Fprintln(stderr, usage)
 			return 2
@@ -97,7 +101,13 @@ func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, s
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1
 	}
-	res, err := server.Restore(proc, path, pass, func(f *backup.File, p backup.Preview) bool {
+	actor := ""
+	if term.Getenv != nil {
+		if u := term.Getenv("USER"); u != "" {
+			actor = "command line (" + u + ")"
+		}
+	}
+	res, err := server.Restore(proc, path, pass, server.RestoreOptions{AllowUnauthenticated: legacy, Actor: actor}, func(f *backup.File, p backup.Preview) bool {
 		fmt.Fprintf(stdout, "Backup of %s (schema version %d%s):\n", f.CreatedAt, f.SchemaVersion, map[bool]string{true: ", with the request log"}[f.WithLog])
 		printPreview(stdout, p)
 		if dry {

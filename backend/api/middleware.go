@@ -197,7 +197,7 @@ func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 		if !authorize(w, r, p) {
 			return
 		}
-		if !a.readManagementBody(w, r) {
+		if !bodyReadByHandler[routeKey(r)] && !a.readManagementBody(w, r) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))

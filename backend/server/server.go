@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"omniroute/backend/agents"
+	"omniroute/backend/backup"
 	"omniroute/backend/api"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
@@ -597,6 +598,7 @@ func (s *Server) wire() error {
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
 		SSO: ssoClient, PasswordCost: opts.PasswordCost,
+		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
 		},
