@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"omniroute/backend/agents"
-	"omniroute/backend/backup"
 	"omniroute/backend/api"
+	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
 	"omniroute/backend/clock"
