@@ -30,6 +30,7 @@ func (a *API) backupRoute(w http.ResponseWriter, r *http.Request) {
 		WithLog    bool   `json:"withLog"`
 	}
 	if err := a.decode(r, &in); err != nil {
+		noteAuditRefusal(r, err)
 		httpx.WriteError(w, err)
 		return
 	}
