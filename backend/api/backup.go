@@ -95,6 +95,12 @@ func (a *API) restoreRoute(w http.ResponseWriter, r *http.Request) {
 		noteAuditRefusal(r, err)
 		httpx.WriteError(w, err)
 	}
+	// Refused before its body is read: the connection closes instead of
+	// draining (or waiting for) the rest of the file.
+	refuse := func(err error) {
+		httpx.Abandon(w)
+		fail(err)
+	}
 	q := r.URL.Query()
 	flag := func(name string) (bool, error) {
 		v := q.Get(name)
@@ -109,30 +115,29 @@ func (a *API) restoreRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	apply, err := flag("apply")
 	if err != nil {
-		fail(err)
+		refuse(err)
 		return
 	}
 	dry, err := flag("dryRun")
 	if err != nil {
-		fail(err)
+		refuse(err)
 		return
 	}
 	apply = apply && !dry
 	legacy, err := flag("allowUnauthenticated")
 	if err != nil {
-		fail(err)
+		refuse(err)
 		return
 	}
 	select {
 	case a.restoring <- struct{}{}:
 		defer func() { <-a.restoring }()
 	default:
-		fail(errs.New(errs.Conflict, "RESTORE_IN_PROGRESS", "another restore is running; try again when it has finished"))
+		refuse(errs.New(errs.Conflict, "RESTORE_IN_PROGRESS", "another restore is running; try again when it has finished"))
 		return
 	}
 	if r.ContentLength > RestoreBodyLimit {
-		httpx.Abandon(w)
-		fail(errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "the backup file is %d bytes; the dashboard restores at most %d (restore larger files with `omniroute restore FILE`)",
+		refuse(errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "the backup file is %d bytes; the dashboard restores at most %d (restore larger files with `omniroute restore FILE`)",
 			r.ContentLength, int64(RestoreBodyLimit)))
 		return
 	}
