@@ -151,10 +151,12 @@ Usage:
                             write one file with the settings, connections (secrets
                             sealed with a passphrase), keys (hashed), combos, rules,
                             pricing and budgets; the request log only with --with-log
-  omniroute restore FILE [--yes] [--dry-run]
+  omniroute restore FILE [--yes] [--dry-run] [--allow-unauthenticated]
                             show what restoring FILE changes (added/changed/removed),
                             then replace the configuration (asks, unless --yes);
-                            the gateway must be stopped (else use Settings → Backup)
+                            the gateway must be stopped (else use Settings → Backup);
+                            a file edited after it was made is refused; an older,
+                            unauthenticated file only with --allow-unauthenticated
   omniroute --version       print the version
   omniroute --help          show this help
 

@@ -76,19 +76,23 @@ func BackupCommand(args []string, proc config.Process, term Terminal, version st
 	return 0
 }
 
-// RestoreCommand is `omniroute restore FILE [--yes] [--dry-run]`: show what
-// restoring the backup changes, then (asked, or with --yes) apply it to the
-// stopped gateway's database, or through the running gateway's API when it
-// holds the data directory.
+// RestoreCommand is `omniroute restore FILE [--yes] [--dry-run]
+// [--allow-unauthenticated]`: show what restoring the backup changes, then
+// (asked, or with --yes) apply it to the stopped gateway's database, or
+// through the running gateway's API when it holds the data directory;
+// recorded in the audit log. --allow-unauthenticated reads a file written by
+// an older OmniRoute (layout version 1, whose content is not authenticated).
 func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, stderr io.Writer) int {
-	const usage = "usage: omniroute restore FILE [--yes] [--dry-run]   (passphrase: prompt, or " + PassphraseEnv + ")"
-	path, yes, dry := "", false, false
+	const usage = "usage: omniroute restore FILE [--yes] [--dry-run] [--allow-unauthenticated]   (passphrase: prompt, or " + PassphraseEnv + ")"
+	path, yes, dry, legacy := "", false, false, false
 	for _, a := range args {
 		switch {
 		case a == "--yes" || a == "-y":
 			yes = true
 		case a == "--dry-run":
 			dry = true
+		case a == "--allow-unauthenticated":
+			legacy = true
 		case strings.HasPrefix(a, "-") || path != "":
 			fmt.Fprintln(stderr, usage)
 			return 2
@@ -105,6 +109,12 @@ func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, s
 		fmt.Fprintln(stderr, "omniroute:", err)
 		return 1
 	}
+	actor := ""
+	if term.Getenv != nil {
+		if u := term.Getenv("USER"); u != "" {
+			actor = "command line (" + u + ")"
+		}
+	}
 	decide := func(head string, p backup.Preview) bool {
 		fmt.Fprintln(stdout, head)
 		printPreview(stdout, p)
@@ -118,14 +128,14 @@ func RestoreCommand(args []string, proc config.Process, term Terminal, stdout, s
 		line, _ := bufio.NewReader(term.In).ReadString('\n')
 		return strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
 	}
-	res, err := server.Restore(proc, path, pass, func(f *backup.File, p backup.Preview) bool {
+	res, err := server.Restore(proc, path, pass, server.RestoreOptions{AllowUnauthenticated: legacy, Actor: actor}, func(f *backup.File, p backup.Preview) bool {
 		return decide(fmt.Sprintf("Backup of %s (schema version %d%s):", f.CreatedAt, f.SchemaVersion, map[bool]string{true: ", with the request log"}[f.WithLog]), p)
 	})
 	applied := res.Applied
 	if lockedByGateway(err) {
 		// The gateway runs on this directory: its API previews and applies,
 		// and it serves the restored configuration at once.
-		applied, err = restoreRemote(proc, path, pass, err, decide)
+		applied, err = restoreRemote(proc, path, pass, legacy, err, decide)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "omniroute:", errText(err))

@@ -151,7 +151,7 @@ type restorePreview struct {
 // restoreRemote shows the running gateway's preview of restoring the file
 // at path, then (confirm says yes) applies it there; the gateway serves the
 // restored configuration at once. It reports whether it was applied.
-func restoreRemote(proc config.Process, path, pass string, locked error, confirm func(head string, p backup.Preview) bool) (bool, error) {
+func restoreRemote(proc config.Process, path, pass string, legacy bool, locked error, confirm func(head string, p backup.Preview) bool) (bool, error) {
 	file, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
@@ -161,7 +161,11 @@ func restoreRemote(proc config.Process, path, pass string, locked error, confirm
 		return false, err
 	}
 	hdr := map[string]string{api.PassphraseHeader: pass}
-	out, err := g.call("/api/restore?dryRun=true", "application/json", file, hdr, locked)
+	query := ""
+	if legacy {
+		query = "&allowUnauthenticated=true"
+	}
+	out, err := g.call("/api/restore?dryRun=true"+query, "application/json", file, hdr, locked)
 	if err != nil {
 		return false, err
 	}
@@ -174,7 +178,7 @@ func restoreRemote(proc config.Process, path, pass string, locked error, confirm
 	if !confirm(head, p.Changes) {
 		return false, nil
 	}
-	if out, err = g.call("/api/restore?apply=true", "application/json", file, hdr, locked); err != nil {
+	if out, err = g.call("/api/restore?apply=true"+query, "application/json", file, hdr, locked); err != nil {
 		return false, err
 	}
 	if err := json.Unmarshal(out, &p); err != nil || !p.Applied {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"omniroute/backend/agents"
+	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
 	"omniroute/backend/clock"
@@ -111,6 +112,9 @@ type Deps struct {
 	// Restored reloads every in-memory view (connections, combos, keys,
 	// budgets, pricing, settings) after POST /api/restore wrote the database.
 	Restored func() error
+	// CheckRestore refuses a backup's state the gateway could not run on
+	// (rows, settings, budgets); nil checks the rows only (backup.Check).
+	CheckRestore func(backup.State) error
 	// SSO signs people in through OpenID Connect (nil: not configured).
 	SSO *sso.Client
 	// PasswordCost is the bcrypt cost of new password hashes (bcrypt's
@@ -132,6 +136,8 @@ type API struct {
 	// dummyHash is compared against when a sign-in names no user, so that
 	// an unknown email takes as long as a wrong password.
 	dummyHash func() []byte
+	// restoring holds the one restore running (POST /api/restore).
+	restoring chan struct{}
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
@@ -146,7 +152,7 @@ func New(d Deps) *API {
 	if d.PasswordCost == 0 {
 		d.PasswordCost = bcrypt.DefaultCost
 	}
-	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now)}
+	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now), restoring: make(chan struct{}, 1)}
 	a.dummyHash = sync.OnceValue(func() []byte {
 		h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), d.PasswordCost)
 		return h

@@ -621,6 +621,9 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
 	}
+	if ok && live.LoadError != "" { // switched off at load: its credential does not open
+		out["loadError"] = live.LoadError
+	}
 	if a.Pricing != nil { // the connection's prices (COST.md)
 		o, _ := a.Pricing.Override(row.ID)
 		p := o.Pricing

@@ -49,7 +49,7 @@ func (a *API) HealthInput() health.Input {
 	reg := a.Engine.Registry()
 	for _, c := range reg.All() {
 		hc := health.Conn{ID: c.ID, Name: c.Name, Provider: c.BreakerKey, ProviderID: c.Provider.ID,
-			ProviderName: providerDisplayName(c), Active: c.Active, Models: c.Models, Cooldown: c.Cooldown()}
+			ProviderName: providerDisplayName(c), Active: c.Active, Models: c.Models, Cooldown: c.Cooldown(), LoadError: c.LoadError}
 		if r := c.Reach(); r.Misses > 0 {
 			hc.Reach = health.Reach{Reached: r.Reached, Misses: r.Misses, Since: r.Since, LastMiss: r.LastMiss}
 		}

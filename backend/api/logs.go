@@ -130,10 +130,16 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	rows, err := a.Store.FilteredRequestLogs(f, limit)
+	rows, skipped, err := a.Store.FilteredRequestLogs(f, limit)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
+	}
+	oldest := int64(0) // the oldest id this page saw, skipped rows included
+	for _, id := range skipped {
+		if id > 0 && (oldest == 0 || id < oldest) {
+			oldest = id
+		}
 	}
 	out := make([]json.RawMessage, 0, len(rows))
 	size, truncated := 0, false
@@ -157,10 +163,19 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) {
 		lastID = l.ID
 	}
 	body := map[string]any{"logs": out}
+	if !truncated && oldest > 0 && (lastID == 0 || oldest < lastID) {
+		lastID = oldest // the next page starts below the skipped rows too
+	}
 	// An after= page that came back full may have still newer rows; a
 	// before= page always has newer ones (the page it came from).
-	if len(out) > 0 && (truncated || len(rows) == limit || f.After > 0) {
+	if lastID > 0 && (truncated || len(rows)+len(skipped) == limit || f.After > 0) {
 		body["nextBefore"] = lastID
+	}
+	if len(skipped) > 0 {
+		// Rows that do not read as log rows (a damaged database) are left
+		// out and counted, never a 500.
+		body["skippedRows"] = len(skipped)
+		w.Header().Set("X-OmniRoute-Skipped-Rows", strconv.Itoa(len(skipped)))
 	}
 	if len(rows) > 0 && (f.Before > 0 || (f.After > 0 && len(rows) == limit)) {
 		body["newerAfter"] = rows[0].ID
@@ -220,9 +235,22 @@ func (a *API) exportLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	n := 0
 	for n < maxExportRows {
-		rows, err := a.Store.FilteredRequestLogs(f, min(1000, maxExportRows-n))
-		if err != nil || len(rows) == 0 {
+		rows, skipped, err := a.Store.FilteredRequestLogs(f, min(1000, maxExportRows-n))
+		if err != nil || len(rows)+len(skipped) == 0 {
 			break
+		}
+		oldest := int64(0) // rows that do not read as log rows are left out
+		for _, id := range skipped {
+			if id > 0 && (oldest == 0 || id < oldest) {
+				oldest = id
+			}
+		}
+		if len(rows) == 0 {
+			if oldest == 0 {
+				break
+			}
+			f.Before = oldest
+			continue
 		}
 		for _, l := range rows {
 			if cw != nil {
@@ -246,6 +274,9 @@ func (a *API) exportLogs(w http.ResponseWriter, r *http.Request) {
 			n++
 		}
 		f.Before = rows[len(rows)-1].ID
+		if oldest > 0 && oldest < f.Before {
+			f.Before = oldest
+		}
 	}
 	if cw != nil {
 		cw.Flush()

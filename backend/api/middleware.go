@@ -283,7 +283,7 @@ func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 			}
 			return
 		}
-		if !a.readManagementBody(w, r) {
+		if !bodyReadByHandler[routeKey(r)] && !a.readManagementBody(w, r) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))

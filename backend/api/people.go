@@ -316,10 +316,47 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// opaqueWrites are the writes whose body is never audit material: a backup's
+// passphrase, a restore's file (its rows, sealed secrets, its MAC). Their
+// entry's detail is only the event the handler noted (auditEvent): "backup
+// made", "restore previewed", "restore applied", or "… refused" with the
+// error's code.
+var opaqueWrites = map[string]string{"POST /api/backup": "backup", "POST /api/restore": "restore"}
+
+// bodyReadByHandler are the routes whose handler reads its own body, under
+// its own limit (a restore's file is larger than any other management body).
+var bodyReadByHandler = map[string]bool{"POST /api/restore": true}
+
+type auditEventKey struct{}
+
+// auditEvent lets an opaque write's handler name what happened for the
+// audit log.
+type auditEvent struct{ event, code string }
+
+// noteAudit records, for the audit log, what an opaque write did.
+func noteAudit(r *http.Request, event string) {
+	if e, ok := r.Context().Value(auditEventKey{}).(*auditEvent); ok {
+		e.event = event
+	}
+}
+
+// noteAuditRefusal records the code of the error an opaque write answered.
+func noteAuditRefusal(r *http.Request, err error) {
+	var ee *errs.Error
+	if e, ok := r.Context().Value(auditEventKey{}).(*auditEvent); ok && errors.As(err, &ee) {
+		e.code = ee.Code
+	}
+}
+
 // audited serves a management write and records it in the audit log.
 func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next http.HandlerFunc) {
+	key := routeKey(r)
+	kind, opaque := opaqueWrites[key]
 	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
+	var ev auditEvent
+	if opaque {
+		r = r.WithContext(context.WithValue(r.Context(), auditEventKey{}, &ev))
+	} else if r.Body != nil && r.Body != http.NoBody {
 		body, _ = io.ReadAll(r.Body) // already buffered by readManagementBody
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
@@ -333,7 +370,30 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 		// would count as a successful write and hide the full disk from health.
 		return
 	}
-	a.recordAudit(r, p, routeKey(r), sw.status, auditDetail(mux.Vars(r), body))
+	detail := ""
+	if opaque {
+		detail = opaqueDetail(kind, ev, sw.status)
+	} else {
+		detail = auditDetail(mux.Vars(r), body)
+	}
+	a.recordAudit(r, p, key, sw.status, detail)
+}
+
+// opaqueDetail is an opaque write's audit detail: {event, code?}, nothing of
+// its body.
+func opaqueDetail(kind string, ev auditEvent, status int) string {
+	if ev.event == "" {
+		ev.event = kind + " made"
+		if status >= 400 {
+			ev.event = kind + " refused"
+		}
+	}
+	out := map[string]any{"event": ev.event}
+	if ev.code != "" && status >= 400 {
+		out["code"] = ev.code
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // recordAudit appends one entry; a failure to record is logged, not answered
@@ -375,13 +435,14 @@ func auditDetail(vars map[string]string, body []byte) string {
 	return string(b)
 }
 
-// secretFields are lower-cased name parts that mark a field as secret.
-var secretFields = []string{"password", "secret", "token", "apikey", "api_key", "credential", "authorization", "cookie",
-	"privatekey", "private_key", "accesskey", "access_key", "sessionkey", "session_key"}
+// secretFields are lower-cased name parts that mark a field as secret:
+// "pass" (password, passphrase, passcode), "phrase", "secret", "token",
+// "key" (apiKey, privateKey, accessKey, keyId, …) and the rest.
+var secretFields = []string{"pass", "phrase", "secret", "token", "key", "credential", "authorization", "cookie"}
 
 func isSecretField(name string) bool {
 	n := strings.ToLower(name)
-	if n == "key" || n == "value" {
+	if n == "value" {
 		return true
 	}
 	for _, s := range secretFields {

@@ -8,10 +8,20 @@
 // The file names the schema version it was written at: a restore refuses a
 // file from a newer schema, previews what it would change (added, changed,
 // removed per kind) and then replaces those kinds in one transaction.
+//
+// Every byte of a file (layout version 2) is authenticated: an HMAC-SHA256
+// keyed from the passphrase (through the same argon2id derivation) closes the
+// file, so a file edited anywhere — a connection's base URL, an added key
+// row, one byte of whitespace — is refused before anything is previewed or
+// written. Layout version 1 files (sealed secrets only) are refused unless
+// the caller explicitly accepts an unauthenticated file.
 package backup
 
 import (
+	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -30,7 +40,10 @@ import (
 // Format names a backup file; FormatVersion is its layout's version.
 const (
 	Format        = "omniroute-backup"
-	FormatVersion = 1
+	FormatVersion = 2
+	// LegacyFormatVersion is the layout without a whole-file MAC: read only
+	// when the caller accepts an unauthenticated file (OpenOptions).
+	LegacyFormatVersion = 1
 )
 
 // MaxFileSize bounds a backup read (the request log included).
@@ -50,6 +63,18 @@ const (
 	CodeSchemaTooNew       = "BACKUP_SCHEMA_TOO_NEW"
 	CodePassphraseRequired = "BACKUP_PASSPHRASE_REQUIRED"
 	CodeWeakPassphrase     = "BACKUP_PASSPHRASE_TOO_SHORT"
+	// CodeTampered: the passphrase is right but the file's bytes are not the
+	// ones written (edited, truncated or damaged).
+	CodeTampered = "BACKUP_TAMPERED"
+	// CodeUnauthenticated: a layout version 1 file, whose content is not
+	// authenticated, without the explicit opt-in.
+	CodeUnauthenticated = "BACKUP_UNAUTHENTICATED"
+	// CodeKDFTooCostly: the file asks for a key derivation costlier than any
+	// this version writes.
+	CodeKDFTooCostly = "BACKUP_KDF_TOO_COSTLY"
+	// CodeInvalidRow: a row's column is unknown, of the wrong type, missing
+	// or duplicated, or a setting or budget would not load.
+	CodeInvalidRow = "BACKUP_INVALID_ROW"
 )
 
 // Namespaces of key_value a backup holds: the settings (general — with the
@@ -136,10 +161,33 @@ func Read(st *store.Store, box *secrets.Box, withLog bool) (State, error) {
 	return out, nil
 }
 
+// Check refuses, with BACKUP_INVALID_ROW naming the table, row and column,
+// a state st could not store as its schema types it (a text where a number
+// belongs, a missing required column, a duplicated key): what a restore's dry
+// run runs, so a file that would fail half-way, or write rows the gateway
+// cannot read back, is refused before anything is written.
+func Check(st *store.Store, s State) error {
+	scopes := Scopes(s.HasLog())
+	rows := make([][]store.Row, len(scopes))
+	for i, sc := range scopes {
+		rows[i] = s[sc.Table]
+	}
+	err := st.CheckRows(scopes, rows)
+	var re *store.RowError
+	if errors.As(err, &re) {
+		return errs.New(errs.Invalid, CodeInvalidRow, "the backup cannot be restored: %s; nothing was changed", re.Error())
+	}
+	return err
+}
+
 // Apply replaces the backed-up part of st with s in one transaction, sealing
-// secrets with box (the destination's key). The request log is replaced only
-// when s holds it; otherwise the destination keeps its own.
+// secrets with box (the destination's key), after Check: either every row is
+// written or, on any error, none. The request log is replaced only when s
+// holds it; otherwise the destination keeps its own.
 func Apply(st *store.Store, box *secrets.Box, s State) error {
+	if err := Check(st, s); err != nil {
+		return err
+	}
 	scopes := Scopes(s.HasLog())
 	rows := make([][]store.Row, len(scopes))
 	for i, sc := range scopes {
@@ -169,10 +217,12 @@ const (
 	kdfTime    = 3
 	kdfMemory  = 64 * 1024
 	kdfThreads = 1
-	// maxMemory bounds what a file may ask for (a crafted file must not
-	// exhaust memory on restore).
-	maxMemory = 1 << 20
-	maxTime   = 16
+	// The most a file may ask for: exactly what this version writes (a
+	// crafted file must not cost seconds and a gigabyte before its
+	// passphrase is even checked).
+	maxMemory  = kdfMemory
+	maxTime    = kdfTime
+	maxThreads = kdfThreads
 )
 
 // File is a backup as written: metadata, the passphrase check and the rows
@@ -187,6 +237,14 @@ type File struct {
 	KDF           KDF                    `json:"kdf"`
 	Check         string                 `json:"check"`
 	Tables        map[string][]store.Row `json:"tables"`
+	// MAC authenticates every other byte of the file (layout version 2):
+	// HMAC-SHA256 under a key derived from the passphrase, base64url.
+	MAC string `json:"mac,omitempty"`
+
+	// raw is the file as read (Parse), which the MAC is checked over.
+	raw []byte
+	// macKey is the MAC key of a file Seal made (Write needs it).
+	macKey []byte
 }
 
 // Meta describes the database a backup is written from.
@@ -209,7 +267,7 @@ func Seal(s State, m Meta, passphrase string) (*File, error) {
 		return nil, err
 	}
 	k := KDF{Name: "argon2id", Salt: base64.StdEncoding.EncodeToString(salt), Time: kdfTime, Memory: kdfMemory, Threads: kdfThreads}
-	box, err := k.box(passphrase)
+	box, macKey, err := k.keys(passphrase)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +276,8 @@ func Seal(s State, m Meta, passphrase string) (*File, error) {
 		return nil, err
 	}
 	f := &File{Format: Format, FormatVersion: FormatVersion, SchemaVersion: m.SchemaVersion, AppVersion: m.AppVersion,
-		CreatedAt: m.Now.UTC().Format(time.RFC3339), WithLog: s.HasLog(), KDF: k, Check: check, Tables: map[string][]store.Row{}}
+		CreatedAt: m.Now.UTC().Format(time.RFC3339), WithLog: s.HasLog(), KDF: k, Check: check, Tables: map[string][]store.Row{},
+		macKey: macKey}
 	for table, rows := range s {
 		out := make([]store.Row, 0, len(rows))
 		for _, r := range rows {
@@ -233,16 +292,83 @@ func Seal(s State, m Meta, passphrase string) (*File, error) {
 	return f, nil
 }
 
-// Write writes f as JSON.
+// macField is how the MAC member opens in a written file: the last member.
+var macField = []byte(`,"mac":"`)
+
+// macLen is the length of a base64url HMAC-SHA256.
+var macLen = base64.RawURLEncoding.EncodedLen(sha256.Size)
+
+// Write writes f as JSON closed by its MAC (layout version 2): the MAC is
+// computed over the whole file with an empty MAC value, then put in. It
+// needs the passphrase's key, so only a file Seal made is written.
 func (f *File) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	return enc.Encode(f)
+	if f.macKey == nil {
+		return errors.New("backup: only a sealed file can be written")
+	}
+	c := *f
+	c.MAC = ""
+	b, err := json.Marshal(struct {
+		*File
+		MAC string `json:"mac"`
+	}{&c, ""})
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	i := bytes.LastIndex(b, macField)
+	if i < 0 {
+		return errors.New("backup: the MAC member is missing")
+	}
+	at := i + len(macField)
+	mac := base64.RawURLEncoding.EncodeToString(fileMAC(f.macKey, b))
+	out := make([]byte, 0, len(b)+len(mac))
+	out = append(append(append(out, b[:at]...), mac...), b[at:]...)
+	_, err = w.Write(out)
+	return err
+}
+
+// fileMAC is the HMAC-SHA256 of a file's bytes with an empty MAC value.
+func fileMAC(key, b []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return m.Sum(nil)
+}
+
+// splitMAC finds the MAC of a written file: its value and the file's bytes
+// with that value removed. ok is false when the file does not end with a MAC
+// member as Write puts it.
+func splitMAC(raw []byte) (mac []byte, rest []byte, ok bool) {
+	i := bytes.LastIndex(raw, macField)
+	if i < 0 {
+		return nil, nil, false
+	}
+	at := i + len(macField)
+	end := bytes.IndexByte(raw[at:], '"')
+	if end != macLen {
+		return nil, nil, false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(string(raw[at : at+end]))
+	if err != nil {
+		return nil, nil, false
+	}
+	rest = make([]byte, 0, len(raw)-end)
+	rest = append(append(rest, raw[:at]...), raw[at+end:]...)
+	return mac, rest, true
 }
 
 // Parse reads a backup file (at most MaxFileSize bytes), refusing anything
-// that is not one with BACKUP_INVALID.
+// that is not one with BACKUP_INVALID, and key derivation parameters above
+// what this version writes with BACKUP_KDF_TOO_COSTLY (before any
+// passphrase is tried).
 func Parse(r io.Reader) (*File, error) {
-	dec := json.NewDecoder(io.LimitReader(r, MaxFileSize+1))
+	raw, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > MaxFileSize {
+		return nil, errs.New(errs.TooLarge, "REQUEST_TOO_LARGE", "the backup file is larger than %d bytes", int64(MaxFileSize))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var f File
 	if err := dec.Decode(&f); err != nil {
@@ -251,11 +377,17 @@ func Parse(r io.Reader) (*File, error) {
 	if f.Format != Format {
 		return nil, invalid("not an OmniRoute backup file (format %q)", truncate(f.Format, 40))
 	}
-	if f.FormatVersion < 1 || f.FormatVersion > FormatVersion {
+	if f.FormatVersion < LegacyFormatVersion || f.FormatVersion > FormatVersion {
 		return nil, invalid("backup layout version %d is not one this version reads (up to %d); update OmniRoute", f.FormatVersion, FormatVersion)
 	}
 	if f.SchemaVersion < 1 || f.Check == "" || f.Tables == nil {
 		return nil, invalid("the backup file is incomplete (schema version, check or tables missing)")
+	}
+	if f.FormatVersion >= 2 && f.MAC == "" {
+		return nil, tampered()
+	}
+	if err := f.KDF.valid(); err != nil {
+		return nil, err
 	}
 	known := slices.Concat(ConfigTables, LogTables)
 	for t := range f.Tables {
@@ -263,27 +395,57 @@ func Parse(r io.Reader) (*File, error) {
 			return nil, invalid("the backup holds an unknown table %q", truncate(t, 40))
 		}
 	}
+	f.raw = raw
 	return &f, nil
 }
 
-// Open checks f against the destination's schema version and passphrase and
-// returns its rows with secrets in plain text. A newer schema is refused
-// with BACKUP_SCHEMA_TOO_NEW and a wrong passphrase with
-// BACKUP_WRONG_PASSPHRASE, before anything is read.
-func (f *File) Open(passphrase string, schemaVersion int) (State, error) {
-	if f.SchemaVersion > schemaVersion {
-		return nil, errs.New(errs.Invalid, CodeSchemaTooNew,
-			"the backup was written by a newer OmniRoute (schema version %d, this one has %d); update OmniRoute, then restore it", f.SchemaVersion, schemaVersion)
+// Authenticated reports whether the file's layout authenticates every byte
+// (version 2 and later).
+func (f *File) Authenticated() bool { return f.FormatVersion >= 2 }
+
+// OpenOptions are a restore's opt-ins.
+type OpenOptions struct {
+	// AllowUnauthenticated reads a layout version 1 file, whose content
+	// (anything but its secrets) anyone could have edited without the
+	// passphrase.
+	AllowUnauthenticated bool
+}
+
+// Open checks f against the passphrase, its MAC and the destination's
+// schema version and returns its rows with secrets in plain text. A wrong
+// passphrase is refused with BACKUP_WRONG_PASSPHRASE, a file whose bytes are
+// not the ones written with BACKUP_TAMPERED, an unauthenticated (version 1)
+// file with BACKUP_UNAUTHENTICATED unless o allows it, and a newer schema
+// with BACKUP_SCHEMA_TOO_NEW, all before anything is read.
+func (f *File) Open(passphrase string, schemaVersion int, o OpenOptions) (State, error) {
+	if !f.Authenticated() && !o.AllowUnauthenticated {
+		return nil, errs.New(errs.Invalid, CodeUnauthenticated,
+			"this backup was written by an older OmniRoute (layout version %d) that did not authenticate the whole file: anyone could have edited it without the passphrase; "+
+				"restore it only if you trust the file, with allowUnauthenticated=true (API) or --allow-unauthenticated (command line)", f.FormatVersion)
 	}
 	if passphrase == "" {
 		return nil, errs.New(errs.Invalid, CodePassphraseRequired, "restoring a backup needs its passphrase").WithParam("passphrase")
 	}
-	box, err := f.KDF.box(passphrase)
+	box, macKey, err := f.KDF.keys(passphrase)
 	if err != nil {
 		return nil, err
 	}
-	if got, err := box.Open(f.Check); err != nil || got != checkText {
-		return nil, errs.New(errs.Invalid, CodeWrongPassphrase, "wrong passphrase: it does not open this backup; nothing was changed").WithParam("passphrase")
+	checkOpens := func() bool { got, err := box.Open(f.Check); return err == nil && got == checkText }
+	if f.Authenticated() {
+		mac, rest, ok := splitMAC(f.raw)
+		if !ok || !hmac.Equal(mac, fileMAC(macKey, rest)) {
+			if !checkOpens() {
+				return nil, wrongPassphrase()
+			}
+			return nil, tampered()
+		}
+	}
+	if !checkOpens() {
+		return nil, wrongPassphrase()
+	}
+	if f.SchemaVersion > schemaVersion {
+		return nil, errs.New(errs.Invalid, CodeSchemaTooNew,
+			"the backup was written by a newer OmniRoute (schema version %d, this one has %d); update OmniRoute, then restore it", f.SchemaVersion, schemaVersion)
 	}
 	out := State{}
 	for table, rows := range f.Tables {
@@ -305,16 +467,49 @@ func (f *File) Open(passphrase string, schemaVersion int) (State, error) {
 	return out, nil
 }
 
-func (k KDF) box(passphrase string) (*secrets.Box, error) {
+func wrongPassphrase() error {
+	return errs.New(errs.Invalid, CodeWrongPassphrase, "wrong passphrase: it does not open this backup (or the file was damaged); nothing was changed").WithParam("passphrase")
+}
+
+func tampered() error {
+	return errs.New(errs.Invalid, CodeTampered,
+		"the backup file is not the one OmniRoute wrote: it was edited or damaged after it was made, so it is not restored; nothing was changed")
+}
+
+// valid refuses parameters this version would never write: an unknown
+// derivation, a short salt, or a cost above kdfTime × kdfMemory × kdfThreads.
+func (k KDF) valid() error {
 	if k.Name != "argon2id" {
-		return nil, invalid("unknown key derivation %q", truncate(k.Name, 40))
+		return invalid("unknown key derivation %q", truncate(k.Name, 40))
 	}
 	salt, err := base64.StdEncoding.DecodeString(k.Salt)
-	if err != nil || len(salt) < 8 || k.Time < 1 || k.Time > maxTime || k.Memory < 8*uint32(max(1, k.Threads)) || k.Memory > maxMemory || k.Threads < 1 {
-		return nil, invalid("the backup's key derivation parameters are invalid")
+	if err != nil || len(salt) < 8 || k.Time < 1 || k.Threads < 1 || k.Memory < 8*uint32(k.Threads) {
+		return invalid("the backup's key derivation parameters are invalid")
 	}
+	if k.Time > maxTime || k.Memory > maxMemory || k.Threads > maxThreads {
+		return errs.New(errs.Invalid, CodeKDFTooCostly,
+			"the backup asks for a key derivation costlier than OmniRoute writes (time %d, memory %d KiB, threads %d; at most %d, %d KiB, %d): not a file OmniRoute made",
+			k.Time, k.Memory, k.Threads, maxTime, maxMemory, maxThreads)
+	}
+	return nil
+}
+
+// keys derives the file's keys from the passphrase: the box sealing its
+// secrets (the argon2id output) and the MAC key (HMAC of that output with a
+// label, so the two are independent).
+func (k KDF) keys(passphrase string) (*secrets.Box, []byte, error) {
+	if err := k.valid(); err != nil {
+		return nil, nil, err
+	}
+	salt, _ := base64.StdEncoding.DecodeString(k.Salt)
 	key := argon2.IDKey([]byte(passphrase), salt, k.Time, k.Memory, k.Threads, 32)
-	return secrets.New(key)
+	box, err := secrets.New(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("omniroute-backup-file-mac-v2"))
+	return box, m.Sum(nil), nil
 }
 
 func invalid(format string, args ...any) error {

@@ -3,10 +3,12 @@ package backup_test
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,7 +163,7 @@ func restore(s side, file []byte, passphrase string) (backup.Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	next, err := f.Open(passphrase, v)
+	next, err := f.Open(passphrase, v, backup.OpenOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +305,7 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 	before := read(t, to, true).Canonical()
 	v, _ := to.st.SchemaVersion()
-	newer := bytes.Replace(file, []byte(`"schemaVersion":`+itoa(v)), []byte(`"schemaVersion":`+itoa(v+1)), 1)
+	newer := sealed(t, read(t, from, false), v+1)
 	for _, tc := range []struct {
 		name, pass string
 		file       []byte
@@ -312,11 +314,16 @@ func TestRestoreRefusals(t *testing.T) {
 		{"wrong passphrase", "not the passphrase", file, backup.CodeWrongPassphrase},
 		{"no passphrase", "", file, backup.CodePassphraseRequired},
 		{"newer schema", pass, newer, backup.CodeSchemaTooNew},
+		{"newer schema edited in", pass, bytes.Replace(file, []byte(`"schemaVersion":`+itoa(v)), []byte(`"schemaVersion":`+itoa(v+1)), 1), backup.CodeTampered},
 		{"not JSON", pass, []byte("PK\x03\x04 zip"), backup.CodeInvalid},
 		{"another format", pass, []byte(`{"format":"other"}`), backup.CodeInvalid},
-		{"future layout", pass, bytes.Replace(file, []byte(`"formatVersion":1`), []byte(`"formatVersion":2`), 1), backup.CodeInvalid},
+		{"future layout", pass, bytes.Replace(file, []byte(`"formatVersion":2`), []byte(`"formatVersion":3`), 1), backup.CodeInvalid},
 		{"unknown table", pass, bytes.Replace(file, []byte(`"tables":{`), []byte(`"tables":{"secrets":[],`), 1), backup.CodeInvalid},
-		{"huge argon2 memory", pass, bytes.Replace(file, []byte(`"memoryKiB":65536`), []byte(`"memoryKiB":4000000000`), 1), backup.CodeInvalid},
+		{"huge argon2 memory", pass, bytes.Replace(file, []byte(`"memoryKiB":65536`), []byte(`"memoryKiB":4000000000`), 1), backup.CodeKDFTooCostly},
+		{"argon2 memory above what is written", pass, bytes.Replace(file, []byte(`"memoryKiB":65536`), []byte(`"memoryKiB":1048576`), 1), backup.CodeKDFTooCostly},
+		{"argon2 time above what is written", pass, bytes.Replace(file, []byte(`"time":3`), []byte(`"time":16`), 1), backup.CodeKDFTooCostly},
+		{"argon2 threads above what is written", pass, bytes.Replace(file, []byte(`"threads":1`), []byte(`"threads":16`), 1), backup.CodeKDFTooCostly},
+		{"MAC removed", pass, bytes.Replace(file, []byte(`,"mac":"`), []byte(`,"xyz":"`), 1), backup.CodeTampered},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := restore(to, tc.file, tc.pass)
@@ -330,6 +337,179 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 	if _, err := backup.Seal(backup.State{}, backup.Meta{}, "short"); code(err) != backup.CodeWeakPassphrase {
 		t.Fatalf("short passphrase: %v", err)
+	}
+}
+
+// sealed is s written as a file of schema version v.
+func sealed(t *testing.T, s backup.State, v int) []byte {
+	t.Helper()
+	f, err := backup.Seal(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestEditedFileIsRefused (issue 39): the whole file is authenticated. A
+// connection's base URL pointed elsewhere, an added client key row, one byte
+// changed anywhere (metadata, rows, salt, check, MAC, the final newline),
+// a byte added or the end cut: each is refused before anything is
+// previewed or written, with BACKUP_TAMPERED (or BACKUP_WRONG_PASSPHRASE
+// when the edit also breaks the passphrase check), naming no secret.
+func TestEditedFileIsRefused(t *testing.T) {
+	from := sqliteSide(t)
+	fill(t, from)
+	file := writeFile(t, from, false)
+	to := sqliteSide(t)
+	before := read(t, to, true).Canonical()
+	flip := func(at int) []byte {
+		b := bytes.Clone(file)
+		b[at] ^= 0x01
+		return b
+	}
+	at := func(s string) int {
+		i := bytes.Index(file, []byte(s))
+		if i < 0 {
+			t.Fatalf("%q not in the file", s)
+		}
+		return i + len(s)
+	}
+	cases := []struct {
+		name string
+		file []byte
+	}{
+		{"base URL of a connection", bytes.Replace(file, []byte(`"base_url":""`), []byte(`"base_url":"http://attacker.example/v1"`), 1)},
+		{"an added key row", bytes.Replace(file, []byte(`"api_keys":[`), []byte(`"api_keys":[{"id":"evil","name":"evil","key_hash":"`+secrets.Hash("known")+`","created_at":1},`), 1)},
+		{"one byte of the created time", flip(at(`"createdAt":"`))},
+		{"one byte of a row", flip(at(`"name":"wor`))},
+		{"one byte of the salt", flip(at(`"salt":"`) + 2)},
+		{"one byte of the MAC", flip(at(`"mac":"`) + 5)},
+		{"the final newline", flip(len(file) - 1)},
+		{"the first byte", flip(0)},
+		{"a space added", append(bytes.Clone(file[:len(file)-1]), ' ', '\n')},
+		{"the end cut", file[:len(file)-1]},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if bytes.Equal(tc.file, file) {
+				t.Fatal("the edit changed nothing")
+			}
+			_, err := restore(to, tc.file, pass)
+			if c := code(err); c != backup.CodeTampered && c != backup.CodeWrongPassphrase && c != backup.CodeInvalid {
+				t.Fatalf("got %v, want BACKUP_TAMPERED", err)
+			}
+			for _, s := range secretsUsed {
+				if strings.Contains(err.Error(), s) {
+					t.Fatalf("the refusal names a secret: %v", err)
+				}
+			}
+			if got := read(t, to, true).Canonical(); !bytes.Equal(got, before) {
+				t.Fatal("a refused restore changed the database")
+			}
+		})
+	}
+	// The two edits the issue names are told as edits, not as a wrong passphrase.
+	for _, tc := range cases[:2] {
+		if _, err := restore(to, tc.file, pass); code(err) != backup.CodeTampered {
+			t.Errorf("%s: %v, want BACKUP_TAMPERED", tc.name, err)
+		}
+	}
+	if _, err := restore(to, file, pass); err != nil {
+		t.Fatalf("the unedited file: %v", err)
+	}
+}
+
+// TestUnauthenticatedLayoutNeedsOptIn: a layout version 1 file (no MAC) is
+// refused with BACKUP_UNAUTHENTICATED unless the caller accepts it.
+func TestUnauthenticatedLayoutNeedsOptIn(t *testing.T) {
+	from := sqliteSide(t)
+	fill(t, from)
+	file := writeFile(t, from, false)
+	i := bytes.LastIndex(file, []byte(`,"mac":"`))
+	legacy := append(bytes.Replace(file[:i], []byte(`"formatVersion":2`), []byte(`"formatVersion":1`), 1), "}\n"...)
+	to := sqliteSide(t)
+	if _, err := restore(to, legacy, pass); code(err) != backup.CodeUnauthenticated {
+		t.Fatalf("a version 1 file without the opt-in: %v, want BACKUP_UNAUTHENTICATED", err)
+	}
+	f, err := backup.Parse(bytes.NewReader(legacy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := to.st.SchemaVersion()
+	next, err := f.Open(pass, v, backup.OpenOptions{AllowUnauthenticated: true})
+	if err != nil {
+		t.Fatalf("with the opt-in: %v", err)
+	}
+	if err := backup.Apply(to.st, to.box, next); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(read(t, from, false).Canonical(), read(t, to, false).Canonical()) {
+		t.Fatal("the version 1 file did not restore the same state")
+	}
+}
+
+// TestRowsAreTypeChecked (issue 39): a file whose rows the schema would not
+// type (priority "abc", a missing required column, an unknown column, a
+// duplicated id, a flag of 7) is refused by Check — the dry run — with
+// BACKUP_INVALID_ROW naming the table, row and column, and Apply writes
+// nothing.
+func TestRowsAreTypeChecked(t *testing.T) {
+	from := sqliteSide(t)
+	fill(t, from)
+	good := read(t, from, true)
+	to := sqliteSide(t)
+	fill(t, to)
+	before := read(t, to, true).Canonical()
+	edit := func(table string, f func(rows []store.Row) []store.Row) backup.State {
+		s := backup.State{}
+		for k, rows := range good {
+			c := make([]store.Row, 0, len(rows))
+			for _, r := range rows {
+				cp := store.Row{}
+				for kk, vv := range r {
+					cp[kk] = vv
+				}
+				c = append(c, cp)
+			}
+			s[k] = c
+		}
+		s[table] = f(s[table])
+		return s
+	}
+	for _, tc := range []struct {
+		name, want string
+		s          backup.State
+	}{
+		{"priority abc", "priority", edit("provider_connections", func(r []store.Row) []store.Row { r[0]["priority"] = "abc"; return r })},
+		{"priority 1.5", "priority", edit("provider_connections", func(r []store.Row) []store.Row { r[0]["priority"] = json.Number("1.5"); return r })},
+		{"name a number", "name", edit("provider_connections", func(r []store.Row) []store.Row { r[0]["name"] = json.Number("7"); return r })},
+		{"flag 7", "is_active", edit("provider_connections", func(r []store.Row) []store.Row { r[0]["is_active"] = json.Number("7"); return r })},
+		{"created_at missing", "created_at", edit("combos", func(r []store.Row) []store.Row { delete(r[0], "created_at"); return r })},
+		{"name null", "name", edit("combos", func(r []store.Row) []store.Row { r[0]["name"] = nil; return r })},
+		{"unknown column", "evil", edit("api_keys", func(r []store.Row) []store.Row { r[0]["evil"] = "x"; return r })},
+		{"duplicate id", "id", edit("api_keys", func(r []store.Row) []store.Row { r[1]["id"] = r[0]["id"]; return r })},
+		{"log latency text", "latency_ms", edit("request_logs", func(r []store.Row) []store.Row { r[0]["latency_ms"] = "slow"; return r })},
+		{"cost text", "cost_usd", edit("request_logs", func(r []store.Row) []store.Row { r[0]["cost_usd"] = "free"; return r })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := backup.Check(to.st, tc.s)
+			if code(err) != backup.CodeInvalidRow || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check: %v, want BACKUP_INVALID_ROW naming %s", err, tc.want)
+			}
+			if err := backup.Apply(to.st, to.box, tc.s); code(err) != backup.CodeInvalidRow {
+				t.Fatalf("Apply: %v", err)
+			}
+			if got := read(t, to, true).Canonical(); !bytes.Equal(got, before) {
+				t.Fatal("a refused restore changed the database")
+			}
+		})
+	}
+	if err := backup.Check(to.st, good); err != nil {
+		t.Fatalf("a good state: %v", err)
 	}
 }
 
@@ -366,7 +546,7 @@ func TestPreview(t *testing.T) {
 	}
 	f, _ := backup.Parse(bytes.NewReader(file))
 	v, _ := s.st.SchemaVersion()
-	next, err := f.Open(pass, v)
+	next, err := f.Open(pass, v, backup.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

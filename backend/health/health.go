@@ -102,6 +102,9 @@ type Conn struct {
 	ProviderCoolingUntil time.Time
 	// Reach is what attempts and checks saw of the upstream being reachable.
 	Reach Reach
+	// LoadError says why the connection was loaded switched off (its stored
+	// credential does not open); "" for none.
+	LoadError string
 }
 
 // Reach is what the gateway saw of whether a connection's upstream answers.
@@ -469,6 +472,12 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		ch.LeaseID, ch.LeasedModel = lease.ID, lease.Model
 	}
 	switch {
+	case c.LoadError != "":
+		ch.State, ch.Reason = Disabled, c.LoadError
+		ch.Blocks = append([]Block{{State: Disabled, Reason: c.LoadError}}, ch.Blocks...)
+		ch.Until = time.Time{}
+		ch.Fixes = append(ch.Fixes, "replace_key")
+		return ch
 	case !c.Active:
 		ch.State, ch.Reason = Disabled, "switched off"
 		ch.Blocks = append([]Block{{State: Disabled, Reason: "switched off"}}, ch.Blocks...)

@@ -63,6 +63,11 @@ type Conn struct {
 	// Prefill is how the connection continues a trailing assistant message
 	// (providerSpecificData.assistantPrefill); "" is its provider's default.
 	Prefill PrefillMode
+	// LoadError says why the connection's stored credential could not be
+	// opened (a corrupt value, or one sealed with another secret.key): such
+	// a connection is loaded switched off (Active false) so the gateway
+	// starts and names it, instead of refusing to start.
+	LoadError string
 
 	credMu    sync.RWMutex
 	secret    string
@@ -206,7 +211,13 @@ func NewRegistry(catalog *providers.Catalog) *Registry {
 	return &Registry{catalog: catalog, byID: map[string]*Conn{}}
 }
 
+// CredentialUnreadable is a connection's LoadError when its stored
+// credential does not open.
+const CredentialUnreadable = "the stored credential cannot be opened (corrupt, or sealed with another secret.key): the connection is switched off until its key is entered again"
+
 // Load replaces the registry's content with rows, decrypting secrets with box.
+// A row whose credential does not open is loaded switched off with its
+// LoadError set (Unloadable lists them); it never stops the load.
 func (r *Registry) Load(rows []store.Connection, box Opener) error {
 	list := make([]*Conn, 0, len(rows))
 	byID := make(map[string]*Conn, len(rows))
@@ -243,15 +254,16 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	if row.AuthType == "oauth" && row.AccessTokenEnc != "" {
 		secretSealed = row.AccessTokenEnc
 	}
+	loadErr := ""
 	secret, err := box.Open(secretSealed)
 	if err != nil {
-		return nil, err
+		secret, loadErr = "", CredentialUnreadable
 	}
 	base := row.BaseURL
 	var aws providers.AWS
 	if p.Dialect == providers.DialectBedrock {
 		if aws, err = awsFromData(row.ProviderSpecificData, secret, box); err != nil {
-			return nil, err
+			aws, loadErr = providers.AWS{}, CredentialUnreadable
 		}
 		if base == "" && aws.Region != "" {
 			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
@@ -298,7 +310,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 	}
 	return &Conn{
 		ID: row.ID, Provider: p, Name: row.Name, AuthType: row.AuthType, BaseURL: base,
-		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive,
+		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive && loadErr == "", LoadError: loadErr,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), hidden: hiddenSet, Aliases: ModelAliases(row), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
 		Azure: az, AWS: aws, Google: google,
@@ -679,6 +691,18 @@ func (r *Registry) All() []*Conn {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.list
+}
+
+// Unloadable lists the connections loaded switched off because their
+// stored credential does not open (LoadError set).
+func (r *Registry) Unloadable() []*Conn {
+	var out []*Conn
+	for _, c := range r.All() {
+		if c.LoadError != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Get returns one connection.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,10 +14,56 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
+	"omniroute/backend/errs"
 	"omniroute/backend/pricing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
+
+// checkRestorable refuses, with BACKUP_INVALID_ROW, a state the gateway could
+// not run on once written: rows the schema would not type (backup.Check),
+// general or resilience settings that would not load, a key's budget or
+// limits that would not parse. It reads nothing but st's schema: what the
+// dry run and the apply both run first, so after any restore the gateway
+// starts.
+func checkRestorable(st *store.Store, getenv func(string) string, s backup.State) error {
+	if err := backup.Check(st, s); err != nil {
+		return err
+	}
+	kv := memKV{}
+	for _, r := range s["key_value"] {
+		ns, _ := r["namespace"].(string)
+		k, _ := r["key"].(string)
+		v, _ := r["value"].(string)
+		kv[ns+"\x00"+k] = v
+	}
+	if _, err := config.NewHolder(kv, getenv); err != nil {
+		return errs.New(errs.Invalid, backup.CodeInvalidRow, "the backup cannot be restored: its settings would not load (%s); nothing was changed", err.Error())
+	}
+	for _, r := range s["api_keys"] {
+		id, _ := r["id"].(string)
+		b, _ := r["budget"].(string)
+		l, _ := r["limits"].(string)
+		if _, _, err := budget.Parse(store.APIKey{ID: id, Budget: b, Limits: l}); err != nil {
+			return errs.New(errs.Invalid, backup.CodeInvalidRow, "the backup cannot be restored: a key's budget or limits would not load (%s); nothing was changed", err.Error())
+		}
+	}
+	return nil
+}
+
+// memKV is settings rows in memory (namespace NUL key → value), read as the
+// gateway reads its own at start.
+type memKV map[string]string
+
+func (m memKV) GetValue(namespace, key string) (string, bool, error) {
+	v, ok := m[namespace+"\x00"+key]
+	return v, ok, nil
+}
+
+func (m memKV) SetValue(namespace, key, value string) error {
+	m[namespace+"\x00"+key] = value
+	return nil
+}
 
 // restoredViews are what a restore reloads.
 type restoredViews struct {
@@ -162,13 +209,25 @@ type RestoreResult struct {
 	Applied bool
 }
 
+// RestoreOptions are `omniroute restore`'s opt-ins and who runs it.
+type RestoreOptions struct {
+	// AllowUnauthenticated reads a layout version 1 file
+	// (--allow-unauthenticated).
+	AllowUnauthenticated bool
+	// Actor names who restored in the audit log (the OS user); "" is
+	// "command line".
+	Actor string
+}
+
 // Restore reads the backup at path into the process's database
-// (`omniroute restore FILE`): it checks the schema version and the
-// passphrase, computes what would change, and when confirm says yes to
-// those changes replaces the configuration in one transaction. For SQLite
-// the data directory's lock keeps it from running under a gateway (restore
-// a running one through POST /api/restore).
-func Restore(proc config.Process, path, passphrase string, confirm func(*backup.File, backup.Preview) bool) (RestoreResult, error) {
+// (`omniroute restore FILE`): it checks the passphrase, the file's MAC and
+// the schema version, checks every row as the dry run does, computes what
+// would change, and when confirm says yes to those changes replaces the
+// configuration in one transaction and records it in the audit log (never
+// the passphrase nor anything of the file). For SQLite the data directory's
+// lock keeps it from running under a gateway (restore a running one through
+// POST /api/restore).
+func Restore(proc config.Process, path, passphrase string, o RestoreOptions, confirm func(*backup.File, backup.Preview) bool) (RestoreResult, error) {
 	in, err := os.Open(path)
 	if err != nil {
 		return RestoreResult{}, err
@@ -187,8 +246,11 @@ func Restore(proc config.Process, path, passphrase string, confirm func(*backup.
 	if err != nil {
 		return RestoreResult{}, err
 	}
-	next, err := f.Open(passphrase, v)
+	next, err := f.Open(passphrase, v, backup.OpenOptions{AllowUnauthenticated: o.AllowUnauthenticated})
 	if err != nil {
+		return RestoreResult{}, err
+	}
+	if err := checkRestorable(st, os.Getenv, next); err != nil {
 		return RestoreResult{}, err
 	}
 	cur, err := backup.Read(st, box, next.HasLog())
@@ -199,9 +261,37 @@ func Restore(proc config.Process, path, passphrase string, confirm func(*backup.
 	if !confirm(f, res.Changes) {
 		return res, nil
 	}
+	actor := o.Actor
+	if actor == "" {
+		actor = "command line"
+	}
+	entry := store.AuditEntry{At: time.Now().UnixMilli(), Actor: actor, ActorKind: "cli", Role: "admin", Remote: "local",
+		Action: "omniroute restore", Target: filepath.Base(path), Detail: RestoreAuditDetail(f, true)}
 	if err := backup.Apply(st, box, next); err != nil {
+		entry.Status = 500
+		if e, ok := err.(*errs.Error); ok && e.Class == errs.Invalid {
+			entry.Status = 400
+		}
+		entry.Detail = RestoreAuditDetail(f, false)
+		_ = st.AddAudit(&entry) // the refusal is the answer; its record is best effort
 		return res, err
+	}
+	entry.Status = 200
+	if err := st.AddAudit(&entry); err != nil {
+		return res, fmt.Errorf("restored, but the audit entry was not recorded: %w", err)
 	}
 	res.Applied = true
 	return res, nil
+}
+
+// RestoreAuditDetail is a restore's audit detail: that it was applied (or
+// refused) and the backup's metadata, never its passphrase nor its rows.
+func RestoreAuditDetail(f *backup.File, applied bool) string {
+	what := "restore applied"
+	if !applied {
+		what = "restore refused"
+	}
+	b, _ := json.Marshal(map[string]any{"event": what, "backup": map[string]any{"createdAt": f.CreatedAt,
+		"schemaVersion": f.SchemaVersion, "formatVersion": f.FormatVersion, "withLog": f.WithLog}})
+	return string(b)
 }

@@ -3,9 +3,16 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"omniroute/backend/backup"
+	"omniroute/backend/store"
 )
 
 // TestBackupAndRestoreThroughTheAPI: POST /api/backup downloads a file of a
@@ -65,7 +72,7 @@ func TestBackupAndRestoreThroughTheAPI(t *testing.T) {
 
 	// Refusals, each changing nothing.
 	v := int(m["backup"].(map[string]any)["schemaVersion"].(float64))
-	newer := bytes.Replace(file, []byte(`"schemaVersion":`+strconv.Itoa(v)), []byte(`"schemaVersion":`+strconv.Itoa(v+1)), 1)
+	edited := bytes.Replace(file, []byte(`"schemaVersion":`+strconv.Itoa(v)), []byte(`"schemaVersion":`+strconv.Itoa(v+1)), 1)
 	for _, tc := range []struct {
 		name, pass string
 		body       []byte
@@ -73,7 +80,7 @@ func TestBackupAndRestoreThroughTheAPI(t *testing.T) {
 	}{
 		{"wrong passphrase", "not the passphrase", file, "BACKUP_WRONG_PASSPHRASE"},
 		{"no passphrase", "", file, "BACKUP_PASSPHRASE_REQUIRED"},
-		{"newer schema", "a long passphrase", newer, "BACKUP_SCHEMA_TOO_NEW"},
+		{"schema version edited", "a long passphrase", edited, "BACKUP_TAMPERED"},
 		{"not a backup", "a long passphrase", []byte(`{"hello":1}`), "BACKUP_INVALID"},
 	} {
 		code, m := restore("?apply=true", tc.pass, tc.body)
@@ -126,4 +133,208 @@ func errField(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	s, _ := e["code"].(string)
 	return s
+}
+
+// sealState writes s as a backup file of e's schema version with passphrase.
+func (e *env) sealState(s backup.State, passphrase string) []byte {
+	e.t.Helper()
+	v, err := e.srv.Store().SchemaVersion()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	f, err := backup.Seal(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, passphrase)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf); err != nil {
+		e.t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func (e *env) restore(query, passphrase string, body io.Reader) (int, map[string]any) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/restore"+query, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OmniRoute-Backup-Passphrase", passphrase)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(out, &m)
+	return resp.StatusCode, m
+}
+
+// TestBackupAndRestoreAreAuditedWithoutTheirBodies (issue 39): the
+// passphrase of a backup never reaches the audit log; a backup is "backup
+// made", a restore "restore previewed" / "restore applied" / "restore
+// refused" with its code, nothing of either body.
+func TestBackupAndRestoreAreAuditedWithoutTheirBodies(t *testing.T) {
+	a := newEnv(t)
+	const pass = "never-in-the-audit-log"
+	resp, file := a.do("POST", "/api/backup", map[string]any{"passphrase": pass}, map[string]string{"Authorization": "Bearer " + a.token})
+	if resp.StatusCode != 200 {
+		t.Fatalf("backup: %d %s", resp.StatusCode, file)
+	}
+	if code, m := a.restore("", pass, bytes.NewReader(file)); code != 200 {
+		t.Fatalf("dry run: %d %v", code, m)
+	}
+	if code, m := a.restore("?apply=true", pass, bytes.NewReader(file)); code != 200 {
+		t.Fatalf("apply: %d %v", code, m)
+	}
+	if code, m := a.restore("?apply=true", pass+"!", bytes.NewReader(file)); code != 400 {
+		t.Fatalf("wrong passphrase: %d %v", code, m)
+	}
+	resp, out := a.do("GET", "/api/audit?limit=50", nil, map[string]string{"Authorization": "Bearer " + a.token})
+	if resp.StatusCode != 200 {
+		t.Fatalf("audit: %d %s", resp.StatusCode, out)
+	}
+	if bytes.Contains(out, []byte(pass)) || bytes.Contains(out, []byte("argon2id")) {
+		t.Fatalf("the audit log holds the passphrase or the file: %s", out)
+	}
+	var page struct {
+		Entries []struct {
+			Action string
+			Detail map[string]any
+		}
+	}
+	if err := json.Unmarshal(out, &page); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, en := range page.Entries {
+		if strings.Contains(en.Action, "backup") || strings.Contains(en.Action, "restore") {
+			b, _ := json.Marshal(en.Detail)
+			got = append(got, en.Action+" "+string(b))
+		}
+	}
+	want := []string{`POST /api/restore {"code":"BACKUP_WRONG_PASSPHRASE","event":"restore refused"}`, `POST /api/restore {"event":"restore applied"}`,
+		`POST /api/restore {"event":"restore previewed"}`, `POST /api/backup {"event":"backup made"}`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestRestoreLimits (issue 39): a restore has its own body limit (a file
+// past the 1 MiB management limit restores), a file asking for a costlier
+// key derivation than OmniRoute writes is refused at once, and one restore
+// runs at a time.
+func TestRestoreLimits(t *testing.T) {
+	a := newEnv(t)
+	const pass = "a long passphrase"
+	logs := make([]store.Row, 0, 3000)
+	for i := range 3000 {
+		logs = append(logs, store.Row{"id": int64(i + 1), "request_id": "req-" + strconv.Itoa(i) + strings.Repeat("x", 400), "created_at": int64(1000 + i)})
+	}
+	big := a.sealState(backup.State{"provider_connections": {}, "api_keys": {}, "combos": {}, "key_value": {},
+		"request_logs": logs, "usage_rollup": {}, "key_spend": {}}, pass)
+	if len(big) < 1<<20 {
+		t.Fatalf("the file is %d bytes; the test needs more than 1 MiB", len(big))
+	}
+	if code, m := a.restore("", pass, bytes.NewReader(big)); code != 200 || m["backup"].(map[string]any)["withLog"] != true {
+		t.Fatalf("a %d-byte file: %d %v", len(big), code, m)
+	}
+
+	small := a.sealState(backup.State{"provider_connections": {}, "api_keys": {}, "combos": {}, "key_value": {}}, pass)
+	costly := bytes.Replace(small, []byte(`"memoryKiB":65536`), []byte(`"memoryKiB":1048576`), 1)
+	start := time.Now()
+	if code, m := a.restore("", pass, bytes.NewReader(costly)); code != 400 || errField(m) != "BACKUP_KDF_TOO_COSTLY" {
+		t.Fatalf("1 GiB key derivation: %d %v", code, m)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the costly file took %v to refuse", d)
+	}
+
+	// One at a time: a restore whose body is still arriving holds the slot.
+	// The probes are cheap (not a backup: refused at once), so the first
+	// request finds the slot free unless a probe is in it at that instant
+	// (then it is tried again).
+	held := false
+	for attempt := 0; attempt < 5 && !held; attempt++ {
+		pr, pw := io.Pipe()
+		first := make(chan int, 1)
+		go func() {
+			code, _ := a.restore("", pass, pr)
+			first <- code
+		}()
+		if _, err := pw.Write(small[:10]); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+	probe:
+		for {
+			select {
+			case code := <-first: // it met a probe in the slot
+				if code != 409 {
+					t.Fatalf("the first restore ended early: %d", code)
+				}
+				pw.Close()
+				break probe
+			default:
+			}
+			code, m := a.restore("", pass, strings.NewReader(`{}`))
+			if code == 409 && errField(m) == "RESTORE_IN_PROGRESS" {
+				held = true
+				break
+			}
+			if code != 400 || time.Now().After(deadline) {
+				t.Fatalf("a second restore while one runs: %d %v, want 409 RESTORE_IN_PROGRESS", code, m)
+			}
+			time.Sleep(5 * time.Millisecond) // until the first holds the slot
+		}
+		if !held {
+			continue
+		}
+		if _, err := pw.Write(small[10:]); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+		if code := <-first; code != 200 {
+			t.Fatalf("the first restore: %d", code)
+		}
+	}
+	if !held {
+		t.Fatal("the first restore never held the slot")
+	}
+	if code, m := a.restore("", pass, bytes.NewReader(small)); code != 200 {
+		t.Fatalf("after the first: %d %v", code, m)
+	}
+}
+
+// TestBadRowsAreRefusedByTheDryRun (issue 39): a file with priority "abc"
+// is refused by the dry run and by apply with 400 BACKUP_INVALID_ROW naming
+// the column, nothing is written, and the gateway restarts.
+func TestBadRowsAreRefusedByTheDryRun(t *testing.T) {
+	a := newEnv(t)
+	const pass = "a long passphrase"
+	bad := a.sealState(backup.State{"provider_connections": {{"id": "evil", "provider": "openai-compatible", "name": "evil",
+		"base_url": "http://127.0.0.1:9/v1", "priority": "abc", "created_at": int64(1), "updated_at": int64(1)}},
+		"api_keys": {}, "combos": {}, "key_value": {}}, pass)
+	for _, q := range []string{"", "?apply=true"} {
+		code, m := a.restore(q, pass, bytes.NewReader(bad))
+		e, _ := m["error"].(map[string]any)
+		if msg, _ := e["message"].(string); code != 400 || errField(m) != "BACKUP_INVALID_ROW" || !strings.Contains(msg, "priority") {
+			t.Fatalf("restore%s: %d %v, want 400 BACKUP_INVALID_ROW naming priority", q, code, m)
+		}
+	}
+	badSettings := a.sealState(backup.State{"provider_connections": {}, "api_keys": {}, "combos": {},
+		"key_value": {{"namespace": "settings", "key": "general", "value": `{"maxAttempts":"many"}`, "updated_at": int64(1)}}}, pass)
+	if code, m := a.restore("?apply=true", pass, bytes.NewReader(badSettings)); code != 400 || errField(m) != "BACKUP_INVALID_ROW" {
+		t.Fatalf("unreadable settings: %d %v", code, m)
+	}
+	if _, m := a.mgmt("GET", "/api/providers", nil); len(m["connections"].([]any)) != 0 {
+		t.Fatalf("a refused restore wrote: %v", m)
+	}
+	a.restart()
+	if _, m := a.mgmt("GET", "/api/providers", nil); len(m["connections"].([]any)) != 0 {
+		t.Fatalf("after a restart: %v", m)
+	}
 }

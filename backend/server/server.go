@@ -19,6 +19,7 @@ import (
 
 	"omniroute/backend/agents"
 	"omniroute/backend/api"
+	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
 	"omniroute/backend/clock"
@@ -308,11 +309,29 @@ func (s *Server) wire() error {
 		return nil
 	}
 	if err := reload(); err != nil {
-		if st.Shared() {
-			return fmt.Errorf("%w: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s (or give every instance the same %s / %s)",
-				err, datadir.KeyFile, dir, secrets.EnvKey, secrets.EnvKeyFile)
-		}
 		return err
+	}
+	if bad := registry.Unloadable(); len(bad) > 0 {
+		// One damaged credential switches its connection off; a key that
+		// opens no stored credential at all is the wrong key, and starting
+		// would seal new ones with it.
+		wrong, err := keyOpensNothing(st, box)
+		if err != nil {
+			return err
+		}
+		if wrong && st.Shared() {
+			return fmt.Errorf("%s opens none of the stored credentials: every instance sharing OMNIROUTE_DATABASE_URL needs the same %s; copy it from the first instance's data directory into %s (or give every instance the same %s / %s)",
+				datadir.KeyFile, datadir.KeyFile, dir, secrets.EnvKey, secrets.EnvKeyFile)
+		}
+		if wrong {
+			return fmt.Errorf("this data directory's key (%s, or %s / %s) opens none of the %d stored credential(s): it is not the key they were sealed with; "+
+				"put the right %s back, or start fresh with `omniroute --reset` (the old files are moved aside, not deleted)",
+				datadir.KeyFile, secrets.EnvKey, secrets.EnvKeyFile, len(bad), datadir.KeyFile)
+		}
+		for _, c := range bad {
+			opts.Log.Error("connection switched off: its stored credential cannot be opened (corrupt, or sealed with another secret.key); enter its key again",
+				slog.String("connection", c.ID), slog.String("name", c.Name), slog.String("provider", c.Provider.ID))
+		}
 	}
 
 	bus := events.New(clk.Now)
@@ -597,6 +616,7 @@ func (s *Server) wire() error {
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
 		SSO: ssoClient, PasswordCost: opts.PasswordCost,
+		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
 		},

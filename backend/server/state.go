@@ -343,3 +343,35 @@ func pinFollower(st *store.Store, pins *affinity.Pins, clk clock.Clock, ttl func
 		return nil
 	}
 }
+
+// keyOpensNothing reports whether box opens none of the stored credentials
+// (connections' and client keys') while some are stored: the wrong key, not
+// one damaged value.
+func keyOpensNothing(st *store.Store, box *secrets.Box) (bool, error) {
+	conns, err := st.Connections()
+	if err != nil {
+		return false, err
+	}
+	keys, err := st.APIKeys()
+	if err != nil {
+		return false, err
+	}
+	var sealed []string
+	for _, c := range conns {
+		sealed = append(sealed, c.APIKeyEnc, c.AccessTokenEnc, c.RefreshTokenEnc)
+	}
+	for _, k := range keys {
+		sealed = append(sealed, k.KeyEnc)
+	}
+	stored := false
+	for _, v := range sealed {
+		if v == "" {
+			continue
+		}
+		stored = true
+		if _, err := box.Open(v); err == nil {
+			return false, nil
+		}
+	}
+	return stored, nil
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"errors"
 	"slices"
 	"strconv"
@@ -339,8 +340,11 @@ func likePattern(text string) string {
 }
 
 // FilteredRequestLogs returns up to limit logs matching f, newest first: one
-// page of the log.
-func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog, error) {
+// page of the log. A row that does not read as a log row (text in a numeric
+// column: a damaged or hand-edited database) is skipped, not an error: its
+// id is in skipped (0 when even the id is unreadable), and it counts
+// towards limit.
+func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) (out []RequestLog, skipped []int64, err error) {
 	q := s.db.Order("id DESC").Limit(limit)
 	if f.Before > 0 {
 		q = q.Where("id < ?", f.Before)
@@ -377,7 +381,7 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	default:
 		code, err := strconv.Atoi(f.Status)
 		if err != nil {
-			return nil, nil // no status code matches a non-number
+			return nil, nil, nil // no status code matches a non-number
 		}
 		q = q.Where("status = ?", code)
 	}
@@ -393,14 +397,26 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) ([]RequestLog
 	if f.RequestID != "" {
 		q = q.Where("request_id = ?", f.RequestID)
 	}
-	var out []RequestLog
-	if err := q.Find(&out).Error; err != nil {
-		return nil, err
+	rows, err := q.Model(&RequestLog{}).Rows()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l RequestLog
+		if err := s.db.ScanRows(rows, &l); err != nil {
+			skipped = append(skipped, unreadableRowID(rows))
+			continue
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
 	}
 	if f.After > 0 { // taken oldest first: the page reads newest first like the others
 		slices.Reverse(out)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // FirstRequestLogSince is when the oldest request logged at or after from
@@ -492,4 +508,29 @@ func (s *Store) SaveTokens(id, accessEnc, refreshEnc string, expiresAt, now int6
 		return ErrNotFound
 	}
 	return nil
+}
+
+// unreadableRowID is the id of the current row that did not scan as a log
+// row (0 when the id itself does not read).
+func unreadableRowID(rows *sql.Rows) int64 {
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if rows.Scan(ptrs...) != nil {
+		return 0
+	}
+	for i, c := range cols {
+		if c == "id" {
+			if id, ok := integerOf(canonical(vals[i], false)); ok {
+				return id
+			}
+		}
+	}
+	return 0
 }
