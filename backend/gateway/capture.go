@@ -34,6 +34,9 @@ func (g *Gateway) beginCapture(req *request) bool {
 //
 //go:noinline
 func (g *Gateway) runCaptured(w http.ResponseWriter, r *http.Request, req *request) {
+	for _, sec := range clientSecrets(r) { // the client's key, echoed anywhere, by value
+		req.cap.AddSecret(sec)
+	}
 	cw := &captureWriter{ResponseWriter: w, buf: &req.cap.ClientResponse}
 	g.end(cw, req, g.runWithFallback(cw, r, req))
 }

@@ -10,6 +10,7 @@ import (
 
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
+	"omniroute/backend/redact"
 	"omniroute/backend/translate"
 )
 
@@ -238,11 +239,11 @@ func TestRedactSecret(t *testing.T) {
 		{"bad key zq7-CANARY-x here", "zq7-CANARY-x", "bad key [redacted] here"},
 		{"twice k3y/+=x and k3y%2F%2B%3Dx", "k3y/+=x", "twice [redacted] and [redacted]"},
 		{"no secret here", "zq7-CANARY-x", "no secret here"},
-		{"abc short", "abc", "abc short"}, // under minSecretLen: left alone
+		{"abc short", "abc", "abc short"}, // under redact.MinSecretLen: left alone
 		{"", "zq7-CANARY-x", ""},
 	}
 	for _, c := range cases {
-		if got := redactSecret(c.in, c.secret); got != c.want {
+		if got := redact.Known(c.in, []string{c.secret}); got != c.want {
 			t.Errorf("redactSecret(%q, %q) = %q, want %q", c.in, c.secret, got, c.want)
 		}
 	}
