@@ -92,20 +92,20 @@ type shape struct {
 var shapes = []shape{
 	{"bearer", regexp.MustCompile(`(?i)(\bbearer\s+)[^\s"'\\<>,;()]{8,}`), true},
 	{"basic", regexp.MustCompile(`(?i)(\bbasic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true},
-	{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`), false},                 // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
-	{"k_", regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false},  // Stripe
-	{"omt_", regexp.MustCompile(`\bomt_[A-Za-z0-9_-]{8,}`), false},               // the gateway's management tokens
-	{"aiza", regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), false},                // Google API keys
-	{"ya29.", regexp.MustCompile(`ya29\.[0-9A-Za-z_-]{16,}`), false},             // Google OAuth access tokens
-	{"1//", regexp.MustCompile(`\b1//0[0-9A-Za-z_-]{20,}`), false},               // Google OAuth refresh tokens
-	{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), false},            // GitHub tokens
-	{"github_pat_", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), false},   // GitHub fine-grained tokens
-	{"glpat-", regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`), false},            // GitLab
-	{"xox", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), false},       // Slack
-	{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), false},                  // Hugging Face
-	{"gsk_", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), false},                // Groq
-	{"xai-", regexp.MustCompile(`\bxai-[A-Za-z0-9]{20,}`), false},                // xAI
-	{"eyj", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false}, // JWTs
+	{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`), false},                                                 // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
+	{"k_", regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false},                                   // Stripe
+	{"omt_", regexp.MustCompile(`\bomt_[A-Za-z0-9_-]{8,}`), false},                                                // the gateway's management tokens
+	{"aiza", regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), false},                                                 // Google API keys
+	{"ya29.", regexp.MustCompile(`ya29\.[0-9A-Za-z_-]{16,}`), false},                                              // Google OAuth access tokens
+	{"1//", regexp.MustCompile(`\b1//0[0-9A-Za-z_-]{20,}`), false},                                                // Google OAuth refresh tokens
+	{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), false},                                             // GitHub tokens
+	{"github_pat_", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), false},                                    // GitHub fine-grained tokens
+	{"glpat-", regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`), false},                                             // GitLab
+	{"xox", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), false},                                        // Slack
+	{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), false},                                                   // Hugging Face
+	{"gsk_", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), false},                                                 // Groq
+	{"xai-", regexp.MustCompile(`\bxai-[A-Za-z0-9]{20,}`), false},                                                 // xAI
+	{"eyj", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false},                 // JWTs
 	{"", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false}, // AWS key ids
 	{"=", regexp.MustCompile(`(?i)(\b(?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true},
 }
