@@ -11,14 +11,16 @@ import (
 )
 
 // knownSecrets are the credentials of an attempt the gateway knows by value:
-// the candidate connection's and the client's own (its gateway key, or the
+// the candidate connection's (its key or token; a Bedrock connection's AWS
+// secret key and session token) and the client's own (its gateway key, or the
 // management credential of a playground request). They are removed by value
 // from anything an upstream says before credential shapes are: a shape stops
 // at the first character it does not expect and would leave the key's tail.
 func knownSecrets(r *http.Request, cand routing.Candidate) []string {
 	out := clientSecrets(r)
 	if cand.Conn != nil {
-		out = append(out, cand.Conn.Target("").Secret)
+		t := cand.Conn.Target("")
+		out = append(out, t.Secret, t.AWS.SecretAccessKey, t.AWS.SessionToken)
 	}
 	return out
 }
