@@ -28,7 +28,7 @@ func Members(s string) string {
 		j := skipSpace(s, end)
 		if closed && j < len(s) && s[j] == ':' {
 			k := skipSpace(s, j+1)
-			if k < len(s) && s[k] == '"' && SecretName(unquote(s[i:end])) {
+			if name, _ := unquote(s[i:end]); k < len(s) && s[k] == '"' && SecretName(name) {
 				vend, _ := stringEnd(s, k)
 				b.WriteString(s[last:k])
 				b.WriteString(`"` + Mark + `"`)
@@ -40,7 +40,7 @@ func Members(s string) string {
 		}
 		// A string value: JSON text inside it has escaped quotes.
 		if closed && strings.Contains(s[i:end], `\"`) {
-			if inner := unquote(s[i:end]); strings.IndexByte(inner, '"') >= 0 {
+			if inner, ok := unquote(s[i:end]); ok && strings.IndexByte(inner, '"') >= 0 {
 				if red := Members(inner); red != inner {
 					b.WriteString(s[last:i])
 					b.WriteString(quote(red))
@@ -78,17 +78,17 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// unquote is the content of the JSON string lit (quotes included); lit
-// itself when it cannot be read.
-func unquote(lit string) string {
+// unquote is the content of the JSON string lit (quotes included); ok is
+// false (and the content as written) when it cannot be read.
+func unquote(lit string) (string, bool) {
 	if !strings.Contains(lit, `\`) {
-		return strings.Trim(lit, `"`)
+		return strings.Trim(lit, `"`), true
 	}
 	var v string
 	if json.Unmarshal([]byte(lit), &v) != nil {
-		return lit
+		return strings.Trim(lit, `"`), false
 	}
-	return v
+	return v, true
 }
 
 // quote is v as a JSON string, characters kept as they are where JSON allows.

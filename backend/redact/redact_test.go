@@ -128,3 +128,26 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// FuzzAllKeepsJSONValid: redaction never turns valid JSON invalid, and a
+// known secret never survives it.
+func FuzzAllKeepsJSONValid(f *testing.F) {
+	for _, s := range []string{
+		`{"api_key":"v","x":[1,"Bearer abcdefgh123"]}`,
+		`{"arguments":"{\"password\":\"p\\\"q\"}"}`,
+		`{"a":"-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----","b":"AKIAIOSFODNN7EXAMPLE"}`,
+		`{"api\u005fkey":"x","s":"tok&%key0001"}`,
+		`["sk-abcdefghijklmnopqr", {"token":"t"}]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := All(s, []string{"tok&%key0001"})
+		if json.Valid([]byte(s)) && !json.Valid([]byte(out)) {
+			t.Fatalf("valid JSON made invalid:\n in %s\nout %s", s, out)
+		}
+		if strings.Contains(out, "tok&%key0001") {
+			t.Fatalf("known secret survived: %s", out)
+		}
+	})
+}
