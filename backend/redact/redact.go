@@ -78,36 +78,46 @@ func jsonEscaped(sec string, html bool) string {
 	return string(v[1 : len(v)-1])
 }
 
-// shape is one credential shape: marker is a lower-case literal every match
-// contains ("" when none), keep whether the first group (a label) stays.
+// shape is one credential shape: the literals one of which starts every
+// match (lower case when fold: matched ignoring ASCII case), whether a match
+// must not follow a word character, the pattern anchored at the literal, and
+// whether its first group (a label) stays. Only the literals are searched
+// for; the pattern runs where one is found, so a body costs one pass per
+// literal however many look-alikes it holds.
 type shape struct {
-	marker string
-	re     *regexp.Regexp
-	keep   bool
+	lits []string
+	fold bool
+	word bool
+	re   *regexp.Regexp
+	keep bool
 }
+
+func lits(l ...string) []string { return l }
 
 // shapes are the credential shapes removed wherever they appear, in JSON
 // strings, SSE data lines and plain text alike. None matches across a
 // backslash or a quote, so JSON stays valid.
 var shapes = []shape{
-	{"bearer", regexp.MustCompile(`(?i)(\bbearer\s+)[^\s"'\\<>,;()]{8,}`), true},
-	{"basic", regexp.MustCompile(`(?i)(\bbasic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true},
-	{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{12,}`), false},                                                 // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
-	{"k_", regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false},                                   // Stripe
-	{"omt_", regexp.MustCompile(`\bomt_[A-Za-z0-9_-]{8,}`), false},                                                // the gateway's management tokens
-	{"aiza", regexp.MustCompile(`AIza[0-9A-Za-z_-]{20,}`), false},                                                 // Google API keys
-	{"ya29.", regexp.MustCompile(`ya29\.[0-9A-Za-z_-]{16,}`), false},                                              // Google OAuth access tokens
-	{"1//", regexp.MustCompile(`\b1//0[0-9A-Za-z_-]{20,}`), false},                                                // Google OAuth refresh tokens
-	{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), false},                                             // GitHub tokens
-	{"github_pat_", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), false},                                    // GitHub fine-grained tokens
-	{"glpat-", regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`), false},                                             // GitLab
-	{"xox", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), false},                                        // Slack
-	{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), false},                                                   // Hugging Face
-	{"gsk_", regexp.MustCompile(`\bgsk_[A-Za-z0-9]{20,}`), false},                                                 // Groq
-	{"xai-", regexp.MustCompile(`\bxai-[A-Za-z0-9]{20,}`), false},                                                 // xAI
-	{"eyj", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false},                 // JWTs
-	{"", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false}, // AWS key ids
-	{"=", regexp.MustCompile(`(?i)(\b(?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true},
+	{lits("bearer"), true, true, regexp.MustCompile(`^(?i)(bearer\s+)[^\s"'\\<>,;()]{8,}`), true},
+	{lits("basic"), true, true, regexp.MustCompile(`^(?i)(basic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true},
+	{lits("sk-"), false, true, regexp.MustCompile(`^sk-[A-Za-z0-9_-]{12,}`), false},                                                                  // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
+	{lits("sk_live_", "sk_test_", "rk_live_", "rk_test_"), false, true, regexp.MustCompile(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false},          // Stripe
+	{lits("omt_"), false, true, regexp.MustCompile(`^omt_[A-Za-z0-9_-]{8,}`), false},                                                                 // the gateway's management tokens
+	{lits("AIza"), false, false, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{20,}`), false},                                                               // Google API keys
+	{lits("ya29."), false, false, regexp.MustCompile(`^ya29\.[0-9A-Za-z_-]{16,}`), false},                                                            // Google OAuth access tokens
+	{lits("1//0"), false, true, regexp.MustCompile(`^1//0[0-9A-Za-z_-]{20,}`), false},                                                                // Google OAuth refresh tokens
+	{lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), false, true, regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{20,}`), false},                            // GitHub tokens
+	{lits("github_pat_"), false, false, regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{20,}`), false},                                                  // GitHub fine-grained tokens
+	{lits("glpat-"), false, false, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), false},                                                           // GitLab
+	{lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), false, true, regexp.MustCompile(`^xox[abposre]-[A-Za-z0-9-]{10,}`), false}, // Slack
+	{lits("hf_"), false, true, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), false},                                                                    // Hugging Face
+	{lits("gsk_"), false, true, regexp.MustCompile(`^gsk_[A-Za-z0-9]{20,}`), false},                                                                  // Groq
+	{lits("xai-"), false, true, regexp.MustCompile(`^xai-[A-Za-z0-9]{20,}`), false},                                                                  // xAI
+	{lits("eyJ"), false, false, regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false},                               // JWTs
+	{lits("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"), false, true,
+		regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false}, // AWS key ids
+	{lits("api", "key", "token", "access", "auth", "pass", "secret", "client", "sig"), true, true,
+		regexp.MustCompile(`^(?i)((?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true},
 }
 
 // Shapes removes every credential shape from s: private key blocks, AWS
@@ -118,18 +128,115 @@ func Shapes(s string) string {
 	}
 	s = privateKeys(s)
 	s = awsSecrets(s)
-	lower := strings.ToLower(s)
-	for _, p := range shapes {
-		if p.marker != "" && !strings.Contains(lower, p.marker) {
+	for i := range shapes {
+		s = shapes[i].replace(s)
+	}
+	return s
+}
+
+// replace replaces every match of p in s.
+func (p *shape) replace(s string) string {
+	hay := s
+	if p.fold {
+		hay = asciiLower(s)
+	}
+	next := make([]int, len(p.lits)) // the next occurrence of each literal at or after i (-1: none left)
+	for k, l := range p.lits {
+		next[k] = strings.Index(hay, l)
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		pos := -1
+		for k, l := range p.lits {
+			if next[k] >= 0 && next[k] < i {
+				if n := strings.Index(hay[i:], l); n >= 0 {
+					next[k] = i + n
+				} else {
+					next[k] = -1
+				}
+			}
+			if next[k] >= 0 && (pos < 0 || next[k] < pos) {
+				pos = next[k]
+			}
+		}
+		if pos < 0 {
+			break
+		}
+		if p.word && pos > 0 && wordByte(s[pos-1]) {
+			i = pos + 1
 			continue
 		}
+		win := s[pos:min(len(s), pos+matchWindow)]
+		loc := p.re.FindStringSubmatchIndex(win)
+		if loc == nil {
+			i = pos + 1
+			continue
+		}
+		end := pos + loc[1]
+		if loc[1] == len(win) { // a token longer than the window: through its end
+			for end < len(s) && !delimiter(s[end]) {
+				end++
+			}
+		}
+		b.WriteString(s[last:pos])
 		if p.keep {
-			s = p.re.ReplaceAllString(s, "${1}"+Mark)
-		} else {
-			s = p.re.ReplaceAllString(s, Mark)
+			b.WriteString(s[pos : pos+loc[3]])
+		}
+		b.WriteString(Mark)
+		last = end
+		i = last
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// matchWindow is how much of the text a shape's pattern reads at a literal:
+// small enough for the fast matcher; a longer token is replaced through its
+// end.
+const matchWindow = 512
+
+// delimiter reports whether c ends a token (no credential shape holds it).
+func delimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '\\', '<', '>', ',', ';', '(', ')', '&':
+		return true
+	}
+	return false
+}
+
+// asciiLower is s with ASCII letters in lower case, byte for byte (indices
+// into it are indices into s).
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
 		}
 	}
 	return s
+}
+
+// wordByte reports whether c is an ASCII word character (as \b reads one).
+func wordByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_'
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 var (
@@ -164,45 +271,49 @@ func privateKeys(s string) string {
 	}
 }
 
-// awsSecretRun is a 40-character run of AWS's secret key alphabet with its
-// neighbours (not of that alphabet, or the text's ends).
-var awsSecretRun = regexp.MustCompile(`(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)
-
 // awsContext are the words (lower case) that make a 40-character run an AWS
 // secret key when they appear within awsContextBytes before it.
 var awsContext = []string{"aws", "secret", "akia", "asia"}
 
 const awsContextBytes = 120
 
-// awsSecrets replaces AWS secret access keys: 40 characters of base64
-// following an AWS-ish word (an access key id, "aws", "secret").
+// awsSecrets replaces AWS secret access keys: a run of exactly 40
+// characters of base64 (not followed by '=' padding) after an AWS-ish word
+// (an access key id, "aws", "secret") within awsContextBytes.
 func awsSecrets(s string) string {
-	if len(s) < 40 {
-		return s
-	}
-	locs := awsSecretRun.FindAllStringSubmatchIndex(s, -1)
-	if locs == nil {
+	if len(s) < 40 || !containsAny(strings.ToLower(s), awsContext) {
 		return s
 	}
 	var b strings.Builder
 	last := 0
-	for _, l := range locs {
-		start, end := l[2], l[3]
-		ctx := strings.ToLower(s[max(0, start-awsContextBytes):start])
-		hit := false
-		for _, w := range awsContext {
-			hit = hit || strings.Contains(ctx, w)
+	for i := 0; i < len(s); {
+		if !awsAlphabet(s[i]) {
+			i++
+			continue
 		}
-		if !hit {
+		start := i
+		for i < len(s) && awsAlphabet(s[i]) {
+			i++
+		}
+		if i-start != 40 || i < len(s) && s[i] == '=' {
+			continue
+		}
+		ctx := strings.ToLower(s[max(0, start-awsContextBytes):start])
+		if !containsAny(ctx, awsContext) {
 			continue
 		}
 		b.WriteString(s[last:start])
 		b.WriteString(Mark)
-		last = end
+		last = i
 	}
 	if last == 0 {
 		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// awsAlphabet reports whether c is of an AWS secret key's alphabet.
+func awsAlphabet(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '/' || c == '+'
 }
