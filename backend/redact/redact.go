@@ -90,6 +90,10 @@ type shape struct {
 	word bool
 	re   *regexp.Regexp
 	keep bool
+	// opaque: the token (after the label) must hold a digit or one of
+	// -._~+/= — "Bearer" and "Basic" also start English words
+	// ("basic authentication" is no credential).
+	opaque bool
 }
 
 func lits(l ...string) []string { return l }
@@ -98,26 +102,26 @@ func lits(l ...string) []string { return l }
 // strings, SSE data lines and plain text alike. None matches across a
 // backslash or a quote, so JSON stays valid.
 var shapes = []shape{
-	{lits("bearer"), true, true, regexp.MustCompile(`^(?i)(bearer\s+)[^\s"'\\<>,;()]{8,}`), true},
-	{lits("basic"), true, true, regexp.MustCompile(`^(?i)(basic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true},
-	{lits("sk-"), false, true, regexp.MustCompile(`^sk-[A-Za-z0-9_-]{12,}`), false},                                                                  // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
-	{lits("sk_live_", "sk_test_", "rk_live_", "rk_test_"), false, true, regexp.MustCompile(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false},          // Stripe
-	{lits("omt_"), false, true, regexp.MustCompile(`^omt_[A-Za-z0-9_-]{8,}`), false},                                                                 // the gateway's management tokens
-	{lits("AIza"), false, false, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{20,}`), false},                                                               // Google API keys
-	{lits("ya29."), false, false, regexp.MustCompile(`^ya29\.[0-9A-Za-z_-]{16,}`), false},                                                            // Google OAuth access tokens
-	{lits("1//0"), false, true, regexp.MustCompile(`^1//0[0-9A-Za-z_-]{20,}`), false},                                                                // Google OAuth refresh tokens
-	{lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), false, true, regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{20,}`), false},                            // GitHub tokens
-	{lits("github_pat_"), false, false, regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{20,}`), false},                                                  // GitHub fine-grained tokens
-	{lits("glpat-"), false, false, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), false},                                                           // GitLab
-	{lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), false, true, regexp.MustCompile(`^xox[abposre]-[A-Za-z0-9-]{10,}`), false}, // Slack
-	{lits("hf_"), false, true, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), false},                                                                    // Hugging Face
-	{lits("gsk_"), false, true, regexp.MustCompile(`^gsk_[A-Za-z0-9]{20,}`), false},                                                                  // Groq
-	{lits("xai-"), false, true, regexp.MustCompile(`^xai-[A-Za-z0-9]{20,}`), false},                                                                  // xAI
-	{lits("eyJ"), false, false, regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false},                               // JWTs
+	{lits("bearer"), true, true, regexp.MustCompile(`^(?i)(bearer\s+)[^\s"'\\<>,;()]{8,}`), true, true},
+	{lits("basic"), true, true, regexp.MustCompile(`^(?i)(basic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true, true},
+	{lits("sk-"), false, true, regexp.MustCompile(`^sk-[A-Za-z0-9_-]{12,}`), false, false},                                                                  // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
+	{lits("sk_live_", "sk_test_", "rk_live_", "rk_test_"), false, true, regexp.MustCompile(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false, false},          // Stripe
+	{lits("omt_"), false, true, regexp.MustCompile(`^omt_[A-Za-z0-9_-]{8,}`), false, false},                                                                 // the gateway's management tokens
+	{lits("AIza"), false, false, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{20,}`), false, false},                                                               // Google API keys
+	{lits("ya29."), false, false, regexp.MustCompile(`^ya29\.[0-9A-Za-z_-]{16,}`), false, false},                                                            // Google OAuth access tokens
+	{lits("1//0"), false, true, regexp.MustCompile(`^1//0[0-9A-Za-z_-]{20,}`), false, false},                                                                // Google OAuth refresh tokens
+	{lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), false, true, regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{20,}`), false, false},                            // GitHub tokens
+	{lits("github_pat_"), false, false, regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{20,}`), false, false},                                                  // GitHub fine-grained tokens
+	{lits("glpat-"), false, false, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), false, false},                                                           // GitLab
+	{lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), false, true, regexp.MustCompile(`^xox[abposre]-[A-Za-z0-9-]{10,}`), false, false}, // Slack
+	{lits("hf_"), false, true, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), false, false},                                                                    // Hugging Face
+	{lits("gsk_"), false, true, regexp.MustCompile(`^gsk_[A-Za-z0-9]{20,}`), false, false},                                                                  // Groq
+	{lits("xai-"), false, true, regexp.MustCompile(`^xai-[A-Za-z0-9]{20,}`), false, false},                                                                  // xAI
+	{lits("eyJ"), false, false, regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false, false},                               // JWTs
 	{lits("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"), false, true,
-		regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false}, // AWS key ids
+		regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false, false}, // AWS key ids
 	{lits("api", "key", "token", "access", "auth", "pass", "secret", "client", "sig"), true, true,
-		regexp.MustCompile(`^(?i)((?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true},
+		regexp.MustCompile(`^(?i)((?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true, false},
 }
 
 // Shapes removes every credential shape from s: private key blocks, AWS
@@ -173,6 +177,10 @@ func (p *shape) replace(s string) string {
 			i = pos + 1
 			continue
 		}
+		if p.opaque && !opaqueToken(win[loc[3]:loc[1]]) {
+			i = pos + 1
+			continue
+		}
 		end := pos + loc[1]
 		if loc[1] == len(win) { // a token longer than the window: through its end
 			for end < len(s) && !delimiter(s[end]) {
@@ -206,6 +214,11 @@ func delimiter(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// opaqueToken reports whether tok holds a digit or a token symbol.
+func opaqueToken(tok string) bool {
+	return strings.ContainsAny(tok, "0123456789-._~+/=")
 }
 
 // asciiLower is s with ASCII letters in lower case, byte for byte (indices

@@ -63,6 +63,7 @@ func TestAllRedactsEveryShape(t *testing.T) {
 		{"member value cut short", `{"password":"opaque-val`, []string{"opaque-val"}, []string{`"password":"[redacted]"`}},
 		{"member with spaces", `{ "password" : "opaque-value-9" }`, []string{"opaque-value-9"}, nil},
 		{"logprob token kept", `{"logprobs":[{"token":"Hello","logprob":-0.1}],"usage":{"prompt_tokens":3}}`, nil, []string{`"token":"Hello"`, `"prompt_tokens":3`}},
+		{"bearer and basic as words kept", `{"t":"Basic authentication needs the bearer instrument"}`, nil, []string{"Basic authentication", "bearer instrument"}},
 		{"ordinary text kept", `{"messages":[{"role":"user","content":"ask a task-based question about disk-usage"}]}`, nil, []string{"ask a task-based question about disk-usage"}},
 		{"40 characters without context kept", `{"sha":"0123456789abcdef0123456789abcdef01234567"}`, nil, []string{"0123456789abcdef0123456789abcdef01234567"}},
 	} {
