@@ -20,6 +20,7 @@ import (
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	credredact "omniroute/backend/redact"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -344,6 +345,12 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return errs.New(errs.Invalid, "INVALID_BASE_URL", "baseUrl must be an http(s) URL such as https://api.example.com/v1").WithParam("baseUrl")
 			}
+			if credredact.URLCredentials(v) {
+				// Stored, it would be shown to viewers and written to the
+				// audit log; the message names the field, never the value.
+				return errs.New(errs.Invalid, "BASE_URL_HAS_CREDENTIALS",
+					"baseUrl must not carry a credential (user:password@, or a key, token or signature in its query): put the key in apiKey").WithParam("baseUrl")
+			}
 			v = strings.TrimRight(v, "/")
 		}
 		row.BaseURL = v
@@ -609,7 +616,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 	}
 	out := map[string]any{
 		"id": row.ID, "provider": row.Provider, "name": row.Name, "authType": row.AuthType,
-		"baseUrl": row.BaseURL, "prefix": row.Prefix, "priority": row.Priority, "isActive": row.IsActive,
+		"baseUrl": credredact.URL(row.BaseURL), "prefix": row.Prefix, "priority": row.Priority, "isActive": row.IsActive,
 		"maxConcurrent": row.MaxConcurrent, "rateLimitProtection": row.RateLimitProtection, "models": models,
 		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": publicProviderData(row.ProviderSpecificData),
 		"testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil), "backoffLevel": f.BackoffLevel,

@@ -36,16 +36,22 @@ func NewKeyring() *Keyring { return &Keyring{byHash: map[string]*KeyInfo{}} }
 func (k *Keyring) Load(rows []store.APIKey) {
 	m := make(map[string]*KeyInfo, len(rows))
 	for _, row := range rows {
-		info := &KeyInfo{ID: row.ID, Name: row.Name}
-		info.Access.Private = row.Private
-		_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
-		_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
-		_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
-		m[row.KeyHash] = info
+		info := keyInfoOf(row)
+		m[row.KeyHash] = &info
 	}
 	k.mu.Lock()
 	k.byHash = m
 	k.mu.Unlock()
+}
+
+// keyInfoOf is a stored key's in-memory view: its scopes and restrictions.
+func keyInfoOf(row store.APIKey) KeyInfo {
+	info := KeyInfo{ID: row.ID, Name: row.Name}
+	info.Access.Private = row.Private
+	_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
+	_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
+	_ = json.Unmarshal([]byte(row.AllowedModels), &info.Access.AllowedModels)
+	return info
 }
 
 // Lookup finds a key by its plaintext value.

@@ -15,6 +15,7 @@ import (
 
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
+	credredact "omniroute/backend/redact"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
@@ -470,6 +471,10 @@ func redact(v any) any {
 			t[i] = redact(x)
 		}
 		return t
+	case string:
+		if strings.Contains(t, "://") { // a URL's user:password@ or ?key=
+			return credredact.URL(t)
+		}
 	}
 	return v
 }

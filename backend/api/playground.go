@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"omniroute/backend/errs"
@@ -90,15 +91,25 @@ func (a *API) playground(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	info := KeyInfo{ID: row.ID, Name: row.Name}
+	// The playground runs as its key, restrictions included: its scopes,
+	// allowedModels and allowedConnections (?connection= only narrows them).
+	info := keyInfoOf(row)
+	if !slices.Contains(info.Scopes, "inference") {
+		httpx.WriteError(w, errs.New(errs.Permission, "SCOPE_REQUIRED", "the playground key lacks the \"inference\" scope"))
+		return
+	}
 	if conn := r.URL.Query().Get("connection"); conn != "" {
 		if _, ok := a.Engine.Registry().Get(conn); !ok {
 			httpx.WriteError(w, errs.New(errs.Invalid, "UNKNOWN_CONNECTION", "connection names an unknown connection %q", truncate(conn, 40)).WithParam("connection"))
 			return
 		}
+		if len(info.Access.AllowedConnections) > 0 && !slices.Contains(info.Access.AllowedConnections, conn) {
+			httpx.WriteError(w, errs.New(errs.Permission, "CONNECTION_NOT_ALLOWED",
+				"the playground key may not use connection %q (see its allowedConnections)", truncate(conn, 40)).WithParam("connection"))
+			return
+		}
 		info.Access.AllowedConnections = []string{conn}
 	}
-	info.Access.Private = row.Private
 	id := secrets.RandomID()
 	w.Header().Set(HeaderRequestID, id)
 	r2 := r.Clone(gateway.WithRequestID(r.Context(), id))

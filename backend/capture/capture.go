@@ -180,12 +180,13 @@ func (s *Service) Finish(requestID string, r *Request) error {
 	}
 	c := s.cfg.Load()
 	row := store.RequestBodies{RequestID: requestID, CreatedAt: r.created, APIKeyID: r.keyID, Model: r.model,
-		ClientFormat: r.clientFormat, UpstreamFormat: r.upstreamFormat, Stream: r.Stream,
-		ClientRequest:    string(Redact(r.ClientRequest.b, r.secrets)),
-		UpstreamRequest:  string(Redact(r.UpstreamRequest.b, r.secrets)),
-		UpstreamResponse: string(Redact(r.UpstreamResponse.b, r.secrets)),
-		ClientResponse:   string(Redact(r.ClientResponse.b, r.secrets))}
-	row.Truncated = r.ClientRequest.cut + r.UpstreamRequest.cut + r.UpstreamResponse.cut + r.ClientResponse.cut
+		ClientFormat: r.clientFormat, UpstreamFormat: r.upstreamFormat, Stream: r.Stream}
+	var cuts [4]int64
+	row.ClientRequest, cuts[0] = r.ClientRequest.redacted(r.secrets)
+	row.UpstreamRequest, cuts[1] = r.UpstreamRequest.redacted(r.secrets)
+	row.UpstreamResponse, cuts[2] = r.UpstreamResponse.redacted(r.secrets)
+	row.ClientResponse, cuts[3] = r.ClientResponse.redacted(r.secrets)
+	row.Truncated = cuts[0] + cuts[1] + cuts[2] + cuts[3]
 	row.Bytes = int64(len(row.ClientRequest) + len(row.UpstreamRequest) + len(row.UpstreamResponse) + len(row.ClientResponse))
 	if err := s.Sweep(); err != nil {
 		return err
@@ -253,7 +254,14 @@ func (r *Request) AddSecret(secret string) {
 	}
 }
 
-// Buffer keeps at most max bytes of what is written to it and counts the rest.
+// redactSlack is what a buffer keeps beyond its cap until it is redacted: a
+// credential straddling the cap is whole in what was kept, so it is
+// redacted, then the body cut (cut first, a secret's first characters would
+// survive, too short for any credential shape to match).
+const redactSlack = 8 << 10
+
+// Buffer keeps at most max bytes of what is written to it (plus redactSlack
+// until redacted) and counts the rest.
 type Buffer struct {
 	b   []byte
 	max int
@@ -262,7 +270,7 @@ type Buffer struct {
 
 // Write keeps what fits; it never fails.
 func (b *Buffer) Write(p []byte) (int, error) {
-	room := b.max - len(b.b)
+	room := b.max + redactSlack - len(b.b)
 	if room < 0 {
 		room = 0
 	}
@@ -275,11 +283,23 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// redacted is what the buffer kept, redacted, then cut at max; and how many
+// bytes were cut in all.
+func (b *Buffer) redacted(secrets []string) (string, int64) {
+	out := Redact(b.b, secrets)
+	cut := b.cut
+	if len(out) > b.max {
+		cut += int64(len(out) - b.max)
+		out = out[:b.max]
+	}
+	return string(out), cut
+}
+
 // Reset empties the buffer.
 func (b *Buffer) Reset() { b.b, b.cut = b.b[:0], 0 }
 
-// Bytes is what the buffer kept.
+// Bytes is what the buffer kept (not yet redacted nor cut at its cap).
 func (b *Buffer) Bytes() []byte { return b.b }
 
-// Cut is how many bytes did not fit.
+// Cut is how many bytes did not fit even in its slack.
 func (b *Buffer) Cut() int64 { return b.cut }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -80,6 +81,10 @@ func TestRedact(t *testing.T) {
 		{"connection secret in SSE", "data: {\"t\":\"" + connSecret + "\"}\n\n", []string{connSecret}, []string{"data: {\"t\":\"[redacted]\"}\n\n"}},
 		{"connection secret URL-encoded", `{"url":"https://x/?key=zq-Conn%2FSecret%2BValue%3D42"}`, []string{"zq-Conn%2FSecret"}, []string{"key=[redacted]"}},
 		{"management token", `{"t":"omt_abcdefghijkl"}`, []string{"omt_abcdefghijkl"}, nil},
+		{"AWS access key id", `{"t":"AKIAIOSFODNN7EXAMPLE"}`, []string{"AKIAIOSFODNN7"}, nil},
+		{"PEM private key", `{"t":"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----"}`, []string{"MIIEvQIBADANBg"}, nil},
+		{"escaped member name", `{"api\u005fkey":"opaque-1","x":1}`, []string{"opaque-1"}, []string{`"x":1`}},
+		{"JWT", `{"t":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3"}`, []string{"eyJhbGciOiJIUzI1NiJ9"}, nil},
 		{"ordinary text kept", `{"messages":[{"role":"user","content":"ask a task"}]}`, nil, []string{"ask a task"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -296,5 +301,54 @@ func TestSweepDropsExpiredBodies(t *testing.T) {
 	clk.Advance(time.Millisecond)
 	if err := s.Sweep(); err != nil || len(st.rows) != 0 {
 		t.Fatalf("kept after the retention ended: %v %d", err, len(st.rows))
+	}
+}
+
+// TestNoSecretPrefixSurvivesTheCut: a credential of each shape placed across
+// the body cap at every offset leaves none of its characters in the stored
+// body (cut first, then redacted, its first characters survived: too short
+// for any shape).
+func TestNoSecretPrefixSurvivesTheCut(t *testing.T) {
+	const max = 1024
+	secrets := map[string]struct{ before, secret, after string }{
+		"sk":        {`{"x":"`, "sk-proj-Q7abcdefghijklmnop1234", `"}`},
+		"aws id":    {`{"x":"`, "AKIAQ7SFODNN7EXAMPLE", `"}`},
+		"aws pair":  {`{"x":"AKIAIOSFODNN7EXAMPLE `, "Q7lrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1", `"}`},
+		"github":    {`{"x":"`, "ghp_Q7b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", `"}`},
+		"slack":     {`{"x":"`, "xoxb-Q7456789012-1234567890123-AbCdEfGhIjKlMnOp", `"}`},
+		"jwt":       {`{"x":"`, "eyJQ7ciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N", `"}`},
+		"ya29":      {`{"x":"`, "ya29.Q7fH6SMBx1y2z3A4b5C6d7E8f9G0h1", `"}`},
+		"google":    {`{"x":"`, "AIzaQ7A1234567890abcdefghijklmnopqrstu", `"}`},
+		"bearer":    {`{"x":"Bearer `, "Q7abcdefgh12345678", `"}`},
+		"member":    {`{"password":"`, "Q7opaque-value", `"}`},
+		"pem":       {`{"k":"`, `-----BEGIN PRIVATE KEY-----\nQ7IEowIBAAKCAQEA7bq9\n-----END PRIVATE KEY-----`, `"}`},
+		"known key": {`{"echo":"`, "Q7conn-key&%tail0001", `"}`},
+	}
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	for name, c := range secrets {
+		t.Run(name, func(t *testing.T) {
+			s := newService(t, newMemStore(), clk, Config{Enabled: true, MaxBodyBytes: max, MaxTotalBytes: 1 << 20, RetentionMinutes: 10})
+			for off := 1; off < len(c.secret); off++ {
+				// The secret starts off bytes before the cap.
+				pad := max - off - len(c.before)
+				body := `{"p":"` + strings.Repeat("a", pad-len(`{"p":"`)-len(`",`)) + `",` + c.before[1:] + c.secret + c.after
+				r := s.Begin("k", "m", false, "chat", []byte(body))
+				r.Upstream([]byte("{}"), "openai", "Q7conn-key&%tail0001")
+				id := fmt.Sprintf("r%d", off)
+				if err := s.Finish(id, r); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.Get(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(got.ClientRequest, "Q7") {
+					t.Fatalf("cut %d bytes into the secret: its start survived: …%s", off, got.ClientRequest[max-60:])
+				}
+				if len(got.ClientRequest) > max {
+					t.Fatalf("kept %d bytes, over the %d cap", len(got.ClientRequest), max)
+				}
+			}
+		})
 	}
 }

@@ -34,6 +34,9 @@ func (g *Gateway) beginCapture(req *request) bool {
 //
 //go:noinline
 func (g *Gateway) runCaptured(w http.ResponseWriter, r *http.Request, req *request) {
+	for _, sec := range clientSecrets(r) { // the client's key, echoed anywhere, by value
+		req.cap.AddSecret(sec)
+	}
 	cw := &captureWriter{ResponseWriter: w, buf: &req.cap.ClientResponse}
 	g.end(cw, req, g.runWithFallback(cw, r, req))
 }
@@ -54,6 +57,8 @@ func (g *Gateway) finishCapture(requestID string, req *request) {
 //go:noinline
 func (a *attemptCtx) captureUpstream(body []byte) {
 	a.req.cap.Upstream(body, string(a.cand.Conn.Provider.Format), a.target.Secret)
+	a.req.cap.AddSecret(a.target.AWS.SecretAccessKey) // a Bedrock connection's
+	a.req.cap.AddSecret(a.target.AWS.SessionToken)
 }
 
 // captureAnswer tees the upstream's answer (a stream as received) into the capture.

@@ -156,7 +156,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	a.rec.Status = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
+		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, prev.r, cand), prev.r, cand)
 		if v.OK() {
 			v = verdict.Verdict{Kind: verdict.KindServer, Code: "UPSTREAM_BAD_RESPONSE", Message: "the continuation was not a stream"}
 		}

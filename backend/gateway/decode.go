@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -203,7 +204,8 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 
 // decodeGemini checks a Gemini-native body: "contents" an array of objects;
 // the model and stream flag are the URL's (geminiTarget checked the name), so
-// a "model" in the body is never routed on. Parts without data ({"text":""},
+// a "model" in the body is never routed on, and is removed: an upstream
+// reading it would serve a model the key's allowedModels never checked. Parts without data ({"text":""},
 // which Google refuses) are dropped from the history.
 func (g *Gateway) decodeGemini(req *request) error {
 	var f [1]string
@@ -211,7 +213,7 @@ func (g *Gateway) decodeGemini(req *request) error {
 	if !jsonwalk.IsArray(f[0]) || !allObjects(f[0]) {
 		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field \"contents\" must be an array of Content objects").WithParam("contents")
 	}
-	req.body = tgemini.DropEmptyTextParts(req.body)
+	req.body = tgemini.DropEmptyTextParts(withoutModel(req.body))
 	if gjson.GetBytes(req.body, "contents.#").Int() == 0 {
 		return errs.New(errs.Invalid, "INVALID_ARGUMENT", "field \"contents\" holds no content with data").WithParam("contents")
 	}
@@ -237,6 +239,41 @@ func (g *Gateway) decodeGeminiEmbed(req *request) error {
 	}
 	req.model, req.stream = g.models.intern(req.gemini.model), false
 	return nil
+}
+
+// withoutModel is body (a JSON object) without its top-level "model"
+// member, in any spelling a JSON reader matches: escaped ("mod\u0065l") or
+// in another case (Go's encoding/json matches names ignoring case).
+func withoutModel(body []byte) []byte {
+	s := view(body)
+	isModel := func(key string) bool { return strings.EqualFold(jsonwalk.Key(key), "model") }
+	found := false
+	jsonwalk.Members(s, func(key, _ string) int {
+		if isModel(key) {
+			found = true
+			return -1
+		}
+		return 0
+	})
+	if !found {
+		return body
+	}
+	out := make([]byte, 0, len(body))
+	out = append(out, '{')
+	jsonwalk.Members(s, func(key, tail string) int {
+		v := jsonwalk.Value(tail)
+		if !isModel(key) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, '"')
+			out = append(out, key...)
+			out = append(out, '"', ':')
+			out = append(out, v...)
+		}
+		return len(v)
+	})
+	return append(out, '}')
 }
 
 // routedFields are the top-level fields decode reads, in the order of its walk.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
+	"omniroute/backend/redact"
 	"omniroute/backend/translate"
 )
 
@@ -238,12 +240,47 @@ func TestRedactSecret(t *testing.T) {
 		{"bad key zq7-CANARY-x here", "zq7-CANARY-x", "bad key [redacted] here"},
 		{"twice k3y/+=x and k3y%2F%2B%3Dx", "k3y/+=x", "twice [redacted] and [redacted]"},
 		{"no secret here", "zq7-CANARY-x", "no secret here"},
-		{"abc short", "abc", "abc short"}, // under minSecretLen: left alone
+		{"abc short", "abc", "abc short"}, // under redact.MinSecretLen: left alone
 		{"", "zq7-CANARY-x", ""},
 	}
 	for _, c := range cases {
-		if got := redactSecret(c.in, c.secret); got != c.want {
+		if got := redact.Known(c.in, []string{c.secret}); got != c.want {
 			t.Errorf("redactSecret(%q, %q) = %q, want %q", c.in, c.secret, got, c.want)
+		}
+	}
+}
+
+// TestClientSecrets: the client's key is known by value from every place a
+// client sends it, so an upstream echoing it is redacted whole.
+func TestClientSecrets(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/v1beta/models/m:generateContent?alt=sse&key=k-query-1", nil)
+	r.Header.Set("Authorization", "Bearer k-bearer-1")
+	r.Header.Set("X-Api-Key", "k-xapi-1")
+	r.Header.Set("X-Goog-Api-Key", "k-goog-1")
+	got := clientSecrets(r)
+	for _, want := range []string{"k-bearer-1", "k-xapi-1", "k-goog-1", "k-query-1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%q missing from %v", want, got)
+		}
+	}
+	msg := redact.All("echo: Bearer k-bearer-1 and k-goog-1", got)
+	if strings.Contains(msg, "k-bearer-1") || strings.Contains(msg, "k-goog-1") {
+		t.Errorf("client key survived: %s", msg)
+	}
+}
+
+// TestWithoutModel: a Gemini body loses its top-level model in any spelling
+// a JSON reader matches; nested "model" members and the rest stay.
+func TestWithoutModel(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":"x","contents":[]}`:                          `{"contents":[]}`,
+		`{"contents":[], "mod\u0065l" : "x"}`:                  `{"contents":[]}`,
+		`{"MODEL":"x","a":{"model":"keep"},"b":1}`:             `{"a":{"model":"keep"},"b":1}`,
+		`{"contents":[{"parts":[{"text":"model"}]}]}`:          `{"contents":[{"parts":[{"text":"model"}]}]}`,
+		`{"model":{"nested":true},"generationConfig":{"t":1}}`: `{"generationConfig":{"t":1}}`,
+	} {
+		if got := string(withoutModel([]byte(in))); got != want {
+			t.Errorf("withoutModel(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -651,7 +651,7 @@ func (a *attemptCtx) finish(v verdict.Verdict) {
 		// The upstream's or the transport's own words ("unexpected EOF",
 		// "connection refused", the upstream's error message), without the
 		// connection's credential: the log says what the client was told.
-		a.rec.Detail = attemptDetail(v.Message, a.cand)
+		a.rec.Detail = attemptDetail(v.Message, a.r, a.cand)
 	}
 	a.req.attempts = append(a.req.attempts, a.rec)
 	if a.g.meter != nil {
@@ -782,7 +782,7 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 		if ok {
 			v.Message = cand.Conn.Provider.ID + " (" + string(format) + " wire) serves no " + string(req.format) + " endpoint"
 		}
-		a.rec.Verdict, a.rec.Code, a.rec.Detail = string(v.Kind), v.Code, attemptDetail(v.Message, cand)
+		a.rec.Verdict, a.rec.Code, a.rec.Detail = string(v.Kind), v.Code, attemptDetail(v.Message, a.r, cand)
 		req.attempts = append(req.attempts, a.rec)
 		return nil, nil, &failure{v: v}
 	}
@@ -826,7 +826,7 @@ func (a *attemptCtx) transportFailure(err error) *failure {
 func (a *attemptCtx) upstreamFailure(resp *http.Response) *failure {
 	g, cand := a.g, a.cand
 	errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, cand), cand)
+	v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, a.r, cand), a.r, cand)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		v.Code, v.Message = "UPSTREAM_REDIRECT", redirectMessage(resp.StatusCode)
 	}
@@ -853,7 +853,7 @@ func (a *attemptCtx) relayJSON(resp *http.Response) (*failure, bool) {
 	out, text, err := a.codec.response(body, req.body)
 	if err != nil {
 		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
-			Message: "the upstream's answer could not be read: " + err.Error()}, a.cand)
+			Message: "the upstream's answer could not be read: " + err.Error()}, a.r, a.cand)
 		a.finish(v)
 		return &failure{v: v}, false
 	}
@@ -901,11 +901,11 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 			err = cause
 		}
 	}
-	v := verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()})
+	v := verdict.Classify(verdict.Outcome{Err: err, Provider: cand.Conn.Provider.ID, Now: g.clk.Now(), Secrets: knownSecrets(r, cand)})
 	if ie := (*providers.InterimStatusError)(nil); v.Kind != verdict.KindClientCanceled && errors.As(err, &ie) {
 		v.Code, v.Status = "UPSTREAM_BAD_STATUS", ie.Status
 	}
-	return redacted(v, cand)
+	return redacted(v, r, cand)
 }
 
 func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {

@@ -16,8 +16,9 @@ import (
 // the status restatement and provider error rules (built-in and operator)
 // run before and around the classifier, so every consumer (cooldown,
 // lockout, combo exhaustion, the client's answer) reads the same Verdict.
-func (g *Gateway) upstreamVerdict(status int, h http.Header, body []byte, cand routing.Candidate) verdict.Verdict {
-	o := verdict.Outcome{Status: status, Header: h, Body: body, Provider: cand.Conn.Provider.ID, Now: g.clk.Now()}
+func (g *Gateway) upstreamVerdict(status int, h http.Header, body []byte, r *http.Request, cand routing.Candidate) verdict.Verdict {
+	secrets := knownSecrets(r, cand)
+	o := verdict.Outcome{Status: status, Header: h, Body: scrubbed(body, secrets), Provider: cand.Conn.Provider.ID, Now: g.clk.Now(), Secrets: secrets}
 	if g.rules == nil {
 		return verdict.Classify(o)
 	}
@@ -26,11 +27,11 @@ func (g *Gateway) upstreamVerdict(status int, h http.Header, body []byte, cand r
 
 // streamErrorVerdict judges an error event inside a 200 stream through the
 // same rules; ok is false when no rule matched.
-func (g *Gateway) streamErrorVerdict(data []byte, cand routing.Candidate) (verdict.Verdict, bool) {
+func (g *Gateway) streamErrorVerdict(data []byte, r *http.Request, cand routing.Candidate) (verdict.Verdict, bool) {
 	if g.rules == nil {
 		return verdict.Verdict{}, false
 	}
-	return g.rules.ClassifyStreamError(cand.Conn.Provider.ID, data, g.clk.Now(), ruleTraits(cand))
+	return g.rules.ClassifyStreamError(cand.Conn.Provider.ID, scrubbed(data, knownSecrets(r, cand)), g.clk.Now(), ruleTraits(cand))
 }
 
 func ruleTraits(cand routing.Candidate) rules.Traits {

@@ -571,7 +571,7 @@ func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 	a := s.a
 	var ue *upstreamStreamError
 	if errors.As(s.streamErr, &ue) {
-		if v, ok := a.g.streamErrorVerdict(ue.data, a.cand); ok {
+		if v, ok := a.g.streamErrorVerdict(ue.data, a.r, a.cand); ok {
 			return v
 		}
 	}
@@ -581,7 +581,7 @@ func (s *streamState) failureVerdict(readErr error) verdict.Verdict {
 			code = "UPSTREAM_BAD_RESPONSE" // as an unreadable non-stream answer
 		}
 		return redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, CountsForBreaker: false,
-			Code: code, Message: s.streamErr.Error()}, a.cand)
+			Code: code, Message: s.streamErr.Error()}, a.r, a.cand)
 	}
 	err := readErr
 	if err == nil || err == io.EOF {

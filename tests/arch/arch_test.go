@@ -88,7 +88,7 @@ func TestLayering(t *testing.T) {
 // layers is every backend package's rule.
 func layers() []layer {
 	return []layer{
-		{"backend/resilience/verdict", nil, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/resilience/verdict", []string{"backend/redact"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/resilience/breaker", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/cooldown", []string{"backend/clock", "backend/resilience/verdict"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers", nil, []string{"gorm.io", "github.com/gorilla"}},
@@ -107,8 +107,9 @@ func layers() []layer {
 		{"backend/routing/strategy", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/affinity", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/lockout", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
-		{"backend/capture", []string{"backend/clock", "backend/errs", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
-		{"backend/gateway", []string{"backend/capture", "backend/clock", "backend/config", "backend/errs", "backend/httpx", "backend/jsonv", "backend/jsonwalk", "backend/pricing", "backend/providers",
+		{"backend/capture", []string{"backend/clock", "backend/errs", "backend/redact", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
+		{"backend/redact", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/gateway", []string{"backend/capture", "backend/clock", "backend/config", "backend/errs", "backend/httpx", "backend/jsonv", "backend/jsonwalk", "backend/pricing", "backend/providers", "backend/redact",
 			"backend/resilience/affinity", "backend/resilience/gate", "backend/resilience/queue", "backend/resilience/rules", "backend/resilience/verdict", "backend/resilience/watchdog", "backend/routing", "backend/secrets", "backend/store",
 			"backend/translate", "backend/translate/anthropic", "backend/translate/completions", "backend/translate/gemini", "backend/translate/ollama", "backend/translate/responses", "backend/translate/frames",
 			"backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},

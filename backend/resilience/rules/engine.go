@@ -199,7 +199,7 @@ func (e *Engine) run(o verdict.Outcome, t Traits, ops []Rule, count, inStream bo
 		baseKind := v.Kind
 		v = apply(v, res.Rule, res.ScopeHonoured)
 		if v.Kind != baseKind {
-			v.Message = verdict.Message(v.Kind, v.Status, o.Body)
+			v.Message = verdict.Message(v.Kind, v.Status, o.Body, o.Secrets...)
 		}
 	}
 	if res.Restatement != nil && v.Kind == verdict.KindQuota {

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"omniroute/backend/redact"
 )
 
 // ErrStall marks a stream that stopped producing content. Stall detectors
@@ -45,6 +47,9 @@ const (
 	concurrencyDefaultDelay = time.Second
 	// maxUpstreamMessage bounds the upstream text quoted in Verdict.Message, in runes.
 	maxUpstreamMessage = 300
+	// maxCleanedText bounds the upstream text redacted for a message (the
+	// message is cut to maxUpstreamMessage runes after redaction).
+	maxCleanedText = 16 << 10
 )
 
 // Body patterns. All are lower case: they are matched against the
@@ -187,6 +192,7 @@ func Classify(o Outcome) Verdict {
 		return Verdict{Kind: KindSuccess, Status: o.Status}
 	}
 	b := newBody(o.Body)
+	b.secrets = o.Secrets
 	v := classifyStatus(o.Status, &b)
 	v.Status = o.Status
 	if v.Kind == KindQuota || v.Kind == KindRateLimit || v.Kind == KindConcurrencyLimit ||
@@ -330,7 +336,7 @@ func classifyErr(o Outcome) Verdict {
 		v.CountsForBreaker = true
 	}
 	v.Status = o.Status
-	v.Message = message(v.Kind, o.Status, cleanUpstream(o.Err.Error()))
+	v.Message = message(v.Kind, o.Status, cleanUpstream(o.Err.Error(), o.Secrets))
 	return v
 }
 
@@ -436,6 +442,7 @@ type body struct {
 	text     string // string(raw), converted once for gjson
 	lower    string // strings.ToLower(text), computed once
 	isJSON   bool
+	secrets  []string // the call's credentials (Outcome.Secrets)
 	codeDone bool
 	codeVal  string
 }
@@ -523,25 +530,28 @@ func (b *body) upstreamMessage() string {
 			return "" // an HTML error page says nothing useful
 		}
 		line, _, _ := strings.Cut(b.text, "\n")
-		return cleanUpstream(line)
+		return cleanUpstream(line, b.secrets)
 	}
 	for _, path := range [...]string{"error.message", "message", "error", "0.error.message", "detail", "msg"} {
 		if r := gjson.Get(b.text, path); r.Type == gjson.String && strings.TrimSpace(r.Str) != "" {
-			return cleanUpstream(r.Str)
+			return cleanUpstream(r.Str, b.secrets)
 		}
 	}
 	return ""
 }
 
-// cleanUpstream redacts credential-looking substrings, collapses
-// whitespace and truncates to maxUpstreamMessage runes.
-func cleanUpstream(s string) string {
-	if len(s) > 4*maxUpstreamMessage {
-		s = s[:4*maxUpstreamMessage]
+// cleanUpstream removes the call's known secrets by value, then
+// credential-looking substrings, collapses whitespace and only then
+// truncates to maxUpstreamMessage runes (cut first, a secret's start would
+// survive at the cut, too short for a shape).
+func cleanUpstream(s string, secrets []string) string {
+	if len(s) > maxCleanedText {
+		s = s[:maxCleanedText]
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "")
 	}
+	s = redact.Shapes(redact.Known(s, secrets))
 	if mayHoldSecret(s) {
 		s = secretPattern.ReplaceAllString(s, "[redacted]")
 	}

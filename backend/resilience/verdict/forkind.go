@@ -17,8 +17,9 @@ func ForKind(k Kind) Verdict {
 // Message is the client-safe sentence the classifier writes for a kind, a
 // status and an upstream body (the body's own error text, cleaned of
 // anything that looks like a secret).
-func Message(k Kind, status int, body []byte) string {
+func Message(k Kind, status int, body []byte, secrets ...string) string {
 	b := newBody(body)
+	b.secrets = secrets
 	return message(k, status, b.upstreamMessage())
 }
 

@@ -58,6 +58,10 @@ type Outcome struct {
 	Err      error       // transport error, timeout or stall; nil when a response arrived
 	Provider string      // provider id, for provider-specific shapes
 	Now      time.Time   // when the outcome was observed; hint dates are relative to it
+	// Secrets are the credentials of the call (the connection's, the
+	// client's): removed by value from the upstream's words before any
+	// credential shape is (a shape would cut a key and leave its tail).
+	Secrets []string
 }
 
 // Verdict is everything the layers need to know about one outcome.
