@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -199,4 +200,44 @@ func TestCorruptStoredStateStillStarts(t *testing.T) {
 	}
 	p.mustBeUp("after reading the damaged state")
 	p.stop()
+}
+
+// Issue 39 item 2: a backup's and a restore's passphrase never reaches the
+// audit log (its API, the database files) or the gateway's own log; the
+// audit says what happened ("backup made", "restore previewed") and nothing
+// of the body, and a refused backup is audited by its code alone.
+func TestBackupPassphraseNeverAudited(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	p := start(t, dir)
+	p.backupFile()
+	file := p.backupFile()
+	if code, _, out := p.restoreFile("", file); code != http.StatusOK {
+		t.Fatalf("dry run: %d %s", code, out)
+	}
+	const refused = "short-pass-HOSTILE"
+	if resp, out := p.do(http.MethodPost, "/api/backup", map[string]any{"passphrase": refused, "withLog": "not a bool"}, map[string]string{"Authorization": "Bearer " + p.token}); resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Fatalf("a malformed backup request: %d %s, want a 4xx", resp.StatusCode, out)
+	}
+	resp, audit := p.do(http.MethodGet, "/api/audit?limit=100", nil, map[string]string{"Authorization": "Bearer " + p.token})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("audit: %d %s", resp.StatusCode, audit)
+	}
+	for _, want := range []string{"POST /api/backup", "POST /api/restore"} {
+		if !bytes.Contains(audit, []byte(want)) {
+			t.Errorf("the audit log has no %q entry: %.800s", want, audit)
+		}
+	}
+	p.stop()
+	leaks := map[string][]byte{"the audit API": audit, "the gateway's log": []byte(p.logs())}
+	for _, name := range []string{"omniroute.db", "omniroute.db-wal"} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		leaks[name] = b
+	}
+	for where, b := range leaks {
+		for _, secret := range []string{backupPass, refused} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the passphrase %q", where, secret)
+			}
+		}
+	}
 }
