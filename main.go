@@ -301,7 +301,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.SetFlags(0)
 	log.SetPrefix("")
 	log.SetOutput(httpx.PeerBytesLogger(logger.Handler(), slog.LevelWarn).Writer())
-	opts := server.Options{WaitForDB: flags.waitForDB, Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
+	opts := server.Options{WaitForDB: flags.waitForDB, Context: ctx, Process: proc, Dashboard: ui, Version: appVersion(), Reset: flags.reset, AcceptDamagedWAL: flags.acceptDamagedWAL, Log: logger}
 	if os.Getenv("GOMEMLIMIT") == "" { // the user's own limit wins
 		opts.SetMemoryLimit = debug.SetMemoryLimit
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/forwarded"
 	"omniroute/backend/httpx"
 )
 
@@ -117,12 +118,28 @@ func (t *authThrottle) prune(now time.Time) {
 	}
 }
 
-// sourceOf is the request's source address (the peer's IP, without its port).
-func sourceOf(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+// sourceOf is the request's source address: the peer's IP, without its
+// port, or behind a trusted proxy (the trustedProxies setting) the client's
+// address from X-Forwarded-For (forwarded.Proxies.ClientAddr).
+func (a *API) sourceOf(r *http.Request) string {
+	return a.proxies().ClientAddr(r)
+}
+
+// secureRequest reports whether the client reached the gateway over TLS,
+// itself or through a trusted TLS-terminating proxy (X-Forwarded-Proto:
+// https): cookies set on it get Secure.
+func (a *API) secureRequest(r *http.Request) bool {
+	return a.proxies().HTTPS(r)
+}
+
+// proxies are the trusted proxies of the current settings (none without
+// settings); the list was validated when saved.
+func (a *API) proxies() forwarded.Proxies {
+	if a.Settings == nil {
+		return forwarded.Proxies{}
 	}
-	return r.RemoteAddr
+	p, _ := forwarded.Parse(a.Settings.General().TrustedProxies)
+	return p
 }
 
 // Labels of omniroute_auth_failures_total.
@@ -138,7 +155,7 @@ const (
 // source is always checked: every local client shares 127.0.0.1, so refusing
 // its valid credentials would let any local process lock every agent out.
 func (a *API) authPrecheck(r *http.Request, route string) *errs.Error {
-	src := sourceOf(r)
+	src := a.sourceOf(r)
 	if isLoopback(src) {
 		return nil
 	}
@@ -149,7 +166,7 @@ func (a *API) authPrecheck(r *http.Request, route string) *errs.Error {
 // the answer: the 429 when the source has no token left, else unthrottled
 // (the route's own 401).
 func (a *API) authFailure(r *http.Request, route string, unthrottled *errs.Error) *errs.Error {
-	src := sourceOf(r)
+	src := a.sourceOf(r)
 	if e := a.throttledError(a.auth.wait(src), route); e != nil {
 		return e
 	}

@@ -51,7 +51,7 @@ func (a *API) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: sealed, Path: "/api/oidc/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: int(oidcCookieTTL / time.Second)})
+		SameSite: http.SameSiteLaxMode, Secure: a.secureRequest(r), MaxAge: int(oidcCookieTTL / time.Second)})
 	http.Redirect(w, r, authURL, http.StatusFound)
 }
 
@@ -82,7 +82,7 @@ func (a *API) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		pend = pendingLogin{} // no, a foreign or an expired sign-in: the state cannot match
 	}
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/api/oidc/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: -1})
+		SameSite: http.SameSiteLaxMode, Secure: a.secureRequest(r), MaxAge: -1})
 	claims, err := a.SSO.Finish(r.Context(), pend.Pending, q.Get("state"), q.Get("code"))
 	if err != nil {
 		e := ssoError(err)

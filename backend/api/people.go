@@ -404,7 +404,7 @@ func (a *API) recordAudit(r *http.Request, p principal, action string, status in
 		return
 	}
 	e := store.AuditEntry{At: a.Clock.Now().UnixMilli(), Actor: p.actor(), ActorKind: p.Kind, Role: p.Role,
-		Remote: sourceOf(r), Action: action, Target: truncate(r.URL.Path, 300), Status: status, Detail: detail}
+		Remote: a.sourceOf(r), Action: action, Target: truncate(r.URL.Path, 300), Status: status, Detail: detail}
 	if err := a.Store.AddAudit(&e); err != nil && a.log != nil {
 		a.log.Warn("audit entry not recorded", "action", action, "error", err.Error())
 	}

@@ -81,7 +81,7 @@ func (a *API) startSession(w http.ResponseWriter, r *http.Request, u *store.User
 	u.LastLoginAt = now.UnixMilli()
 	_ = a.Store.SaveUser(u)
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: value, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: a.secureRequest(r), MaxAge: int(sessionTTL / time.Second)})
 	return nil
 }
 
@@ -151,7 +151,7 @@ func (a *API) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+		SameSite: http.SameSiteStrictMode, Secure: a.secureRequest(r), MaxAge: -1})
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 }
 

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 
+	"omniroute/backend/forwarded"
 	"omniroute/backend/resilience/rules"
 )
 
@@ -76,6 +77,12 @@ type General struct {
 	// Team are the team server's settings (several instances on one
 	// PostgreSQL); a desktop install ignores them.
 	Team Team `json:"team"`
+	// TrustedProxies are the reverse proxies (IP addresses, CIDR prefixes)
+	// whose X-Forwarded-For and X-Forwarded-Proto are believed: the audit's
+	// and the failed-auth throttle's source address, and the session
+	// cookie's Secure flag behind a TLS-terminating proxy. Empty (the
+	// default): the headers are never believed.
+	TrustedProxies []string `json:"trustedProxies"`
 }
 
 // Team limit modes.
@@ -170,6 +177,7 @@ func DefaultGeneral() General {
 		ClientWriteTimeoutMs: 30_000,
 		BodyBudgetBytes:      256 << 20,
 		ProviderErrorRules:   []rules.Rule{},
+		TrustedProxies:       []string{},
 		UpdateURL:            DefaultUpdateURL,
 		Team:                 Team{Limits: TeamLimitsShared, SlotLeaseMs: 10_000, MaxStalenessMs: 60_000},
 	}
@@ -231,6 +239,9 @@ func (g General) Validate() error {
 		if len(e[1]) > 200 || strings.IndexFunc(e[1], func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 			return &FieldError{"agentModelMap." + e[0], "must be a model or combo name of at most 200 characters without spaces (empty: automatic)"}
 		}
+	}
+	if _, err := forwarded.Parse(g.TrustedProxies); err != nil {
+		return &FieldError{"trustedProxies", err.Error()}
 	}
 	if err := rules.Validate(g.ProviderErrorRules); err != nil {
 		var fe *rules.FieldError

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -99,16 +101,27 @@ const (
 	maxDBRetry   = 5 * time.Second
 )
 
+// ErrStartInterrupted is start-up's error when the process is told to stop
+// (SIGTERM, SIGINT: Options.Context cancelled) while it waits for the
+// database (--wait-for-db).
+var ErrStartInterrupted = errors.New("stopped while waiting for the shared database (--wait-for-db): interrupted")
+
 // openPostgresWaiting opens the shared database, waiting up to wait for one
 // that does not answer (refused, reset or timed-out connections; not a
 // wrong password or a newer schema): every failed attempt is logged with the
 // pause before the next, pauses double from 250 ms to 5 s, and the last
-// error is returned once wait has passed.
-func openPostgresWaiting(url string, wait time.Duration, log *slog.Logger, clk clock.Clock, sleep func(time.Duration)) (*store.Store, error) {
+// error is returned once wait has passed. ctx cancelled (a signal) ends the
+// wait at once with ErrStartInterrupted, also during an attempt; pause
+// sleeps d or until ctx is done (sleepCtx; tests advance a fake clock).
+func openPostgresWaiting(ctx context.Context, url string, wait time.Duration, log *slog.Logger, clk clock.Clock,
+	pause func(ctx context.Context, d time.Duration) error) (*store.Store, error) {
 	start := clk.Now()
-	pause := firstDBRetry
+	next := firstDBRetry
 	for attempt := 1; ; attempt++ {
-		st, err := store.OpenPostgres(url)
+		st, err := openPostgresAttempt(ctx, url)
+		if ctx.Err() != nil {
+			return nil, ErrStartInterrupted
+		}
 		if err == nil {
 			if attempt > 1 {
 				log.Info("shared database: reached", slog.Int("attempts", attempt), slog.Duration("after", clk.Now().Sub(start).Round(time.Millisecond)))
@@ -122,10 +135,53 @@ func openPostgresWaiting(url string, wait time.Duration, log *slog.Logger, clk c
 			}
 			return nil, err
 		}
-		pause = min(pause, left)
+		next = min(next, left)
 		log.Warn("shared database: not reachable yet, retrying", slog.Int("attempt", attempt),
-			slog.Duration("retryIn", pause), slog.Duration("waitLeft", left.Round(time.Millisecond)), slog.String("error", err.Error()))
-		sleep(pause)
-		pause = min(2*pause, maxDBRetry)
+			slog.Duration("retryIn", next), slog.Duration("waitLeft", left.Round(time.Millisecond)), slog.String("error", err.Error()))
+		if pause(ctx, next) != nil {
+			return nil, ErrStartInterrupted
+		}
+		next = min(2*next, maxDBRetry)
+	}
+}
+
+// openPostgresAttempt is one store.OpenPostgres that ctx cancelled stops
+// waiting for (the connect itself is bounded by connect_timeout): a store
+// opened after that is closed.
+func openPostgresAttempt(ctx context.Context, url string) (*store.Store, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	type opened struct {
+		st  *store.Store
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		st, err := store.OpenPostgres(url)
+		done <- opened{st, err}
+	}()
+	select {
+	case o := <-done:
+		return o.st, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-done; o.st != nil {
+				_ = o.st.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// sleepCtx sleeps d, or less when ctx is done first (then its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -29,10 +31,12 @@ func TestOpenPostgresWaitingBacksOff(t *testing.T) {
 		clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		var pauses []time.Duration
 		var buf bytes.Buffer
-		_, err := openPostgresWaiting(url, tt.wait, slog.New(slog.NewTextHandler(&buf, nil)), clk, func(d time.Duration) {
-			pauses = append(pauses, d)
-			clk.Advance(d)
-		})
+		_, err := openPostgresWaiting(context.Background(), url, tt.wait, slog.New(slog.NewTextHandler(&buf, nil)), clk,
+			func(_ context.Context, d time.Duration) error {
+				pauses = append(pauses, d)
+				clk.Advance(d)
+				return nil
+			})
 		if err == nil || !store.IsUnreachable(err) {
 			t.Fatalf("wait %v: %v; want the unreachable database's error", tt.wait, err)
 		}
@@ -47,5 +51,64 @@ func TestOpenPostgresWaitingBacksOff(t *testing.T) {
 		if n := strings.Count(buf.String(), "not reachable yet"); n != len(tt.pauses) {
 			t.Fatalf("wait %v: %d retries logged, want %d", tt.wait, n, len(tt.pauses))
 		}
+	}
+}
+
+// TestOpenPostgresWaitingStopsOnSignal: the context cancelled (SIGTERM or
+// SIGINT) before start-up, or during a pause between attempts, ends the wait
+// at once with ErrStartInterrupted: no further attempt or pause, however
+// long the wait left (before, start-up slept on through the signal).
+func TestOpenPostgresWaitingStopsOnSignal(t *testing.T) {
+	const url = "postgres://u@127.0.0.1:1/db?sslmode=disable" // nothing listens on port 1
+	for _, tt := range []struct {
+		name        string
+		cancelAfter int // pauses before the signal; -1: signalled before start-up
+		pauses      int
+	}{
+		{"signalled before start-up", -1, 0},
+		{"signalled during the first pause", 0, 1},
+		{"signalled during the third pause", 2, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelAfter < 0 {
+				cancel()
+			}
+			pauses := 0
+			var buf bytes.Buffer
+			_, err := openPostgresWaiting(ctx, url, 24*time.Hour, slog.New(slog.NewTextHandler(&buf, nil)), clk,
+				func(ctx context.Context, d time.Duration) error {
+					if pauses == tt.cancelAfter {
+						cancel() // the signal arrives mid-pause
+					}
+					pauses++
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					clk.Advance(d)
+					return nil
+				})
+			if !errors.Is(err, ErrStartInterrupted) {
+				t.Fatalf("err %v; want ErrStartInterrupted", err)
+			}
+			if pauses != tt.pauses {
+				t.Fatalf("%d pauses; want %d", pauses, tt.pauses)
+			}
+		})
+	}
+}
+
+// TestSleepCtx: the real pause returns at once with the context's error
+// once the context is cancelled, however long the pause asked.
+func TestSleepCtx(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleepCtx cancelled: %v; want context.Canceled", err)
+	}
+	if err := sleepCtx(context.Background(), 0); err != nil {
+		t.Fatalf("sleepCtx(0): %v", err)
 	}
 }

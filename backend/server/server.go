@@ -65,6 +65,9 @@ type Options struct {
 	// (OMNIROUTE_DATABASE_URL), retrying with a logged, growing pause
 	// (`--wait-for-db`); 0: fail at once.
 	WaitForDB time.Duration
+	// Context, once cancelled (the binary's SIGTERM/SIGINT), ends that wait
+	// at once with ErrStartInterrupted; nil: never cancelled.
+	Context   context.Context
 	Process   config.Process
 	Dashboard fs.FS
 	Version   string
@@ -184,7 +187,11 @@ func New(opts Options) (*Server, error) {
 	}
 	var st *store.Store
 	if shared {
-		st, err = openPostgresWaiting(opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, time.Sleep)
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		st, err = openPostgresWaiting(ctx, opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, sleepCtx)
 	} else {
 		st, err = openSQLite(dd)
 	}
