@@ -263,8 +263,24 @@ func (e *Engine) providerCooling(c Candidate) *Exclusion {
 	return nil
 }
 
-// Check reports whether a candidate is currently excluded, without taking a permit.
+// Check reports whether a candidate is currently excluded, without taking a
+// permit. A target held by a timer of one layer and an open breaker comes
+// back when the later of the two ends: Remaining is that real return.
 func (e *Engine) Check(c Candidate) *Exclusion {
+	x := e.check(c)
+	if x == nil || !x.Transient || !x.Timed() || x.Reason == "circuit_open" {
+		return x
+	}
+	if st := e.breakers.Get(c.Conn.BreakerKey).Status(); st.State == breaker.Open && st.RetryAfter > x.Remaining {
+		// The open breaker is what keeps it out longest: named as such
+		// (the shorter timer in Detail), so nobody waits on it as on a 429.
+		x.Detail, x.Reason, x.Remaining = x.Reason, "circuit_open", st.RetryAfter
+	}
+	return x
+}
+
+// check is Check's first exclusion, layer by layer.
+func (e *Engine) check(c Candidate) *Exclusion {
 	now := e.clk.Now()
 	if x := e.checkConn(c, now); x != nil {
 		return x

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"omniroute/tests/fakeupstream"
+)
+
+// Issue 40: resilience with no settings changed. Each test runs the built
+// binary on a fresh data directory whose settings are left as they are.
+
+// errorReply reads an error answer's code and the reasons of its diagnostics.
+func errorReply(body []byte) (code string, reasons []string) {
+	var e struct {
+		Error struct {
+			Code        string `json:"code"`
+			Diagnostics struct {
+				Excluded []struct {
+					Reason string `json:"reason"`
+				} `json:"excluded"`
+			} `json:"diagnostics"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	for _, x := range e.Error.Diagnostics.Excluded {
+		reasons = append(reasons, x.Reason)
+	}
+	return e.Error.Code, reasons
+}
+
+// TestDeadOnlyComboAnswersAtOnce (issue 40 A): a combo whose only target
+// answers 503 every time is never held waiting for the breaker's reset or
+// a streak's cooldown (guide §4 waits on a 429 window only). Every request,
+// the combo's and the plain model's, is answered in under 3 s; once the
+// target is held by a timer the answer is 503 all_targets_cooling_down with
+// the real return as Retry-After (the breaker's next probe once it opened),
+// and without x-should-retry: false, as that return is within a minute.
+func TestDeadOnlyComboAnswersAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newRescue(t, false, nil, nil)
+	r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/combos", map[string]any{"name": "dead", "strategy": "priority",
+		"targets": []any{map[string]any{"model": "p/" + primaryModel}}})
+	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	hdr := map[string]string{"Authorization": "Bearer " + r.gw.key}
+	deadline := time.Now().Add(45 * time.Second)
+	opened := false
+	for i := 0; time.Now().Before(deadline) && !opened; i++ {
+		model := "dead"
+		if i%2 == 1 {
+			model = "p/" + primaryModel // a plain model answers the same way
+		}
+		start := time.Now()
+		resp, body := r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(model, false), hdr)
+		took := time.Since(start)
+		if took >= 3*time.Second {
+			t.Fatalf("request %d (%s) held %v: %d %s", i, model, took, resp.StatusCode, body)
+		}
+		code, reasons := errorReply(body)
+		switch resp.StatusCode {
+		case http.StatusBadGateway: // an attempt failed on a target not (yet) held by a timer
+		case http.StatusServiceUnavailable:
+			ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+			if code != "all_targets_cooling_down" || err != nil || ra < 1 || ra > 30 || resp.Header.Get("X-Should-Retry") != "" {
+				t.Fatalf("request %d (%s): 503 %q, Retry-After %q, x-should-retry %q: %s", i, model, code,
+					resp.Header.Get("Retry-After"), resp.Header.Get("X-Should-Retry"), body)
+			}
+			for _, reason := range reasons {
+				opened = opened || reason == "circuit_open"
+			}
+		default:
+			t.Fatalf("request %d (%s): %d %s", i, model, resp.StatusCode, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !opened {
+		t.Fatal("the breaker never opened in 45 s of a dead upstream")
+	}
+	// Open: both names are answered at once with the breaker's next probe.
+	for _, model := range []string{"dead", "p/" + primaryModel} {
+		start := time.Now()
+		resp, body := r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(model, true), hdr)
+		if took := time.Since(start); took >= 3*time.Second || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s after the breaker opened: %d in %v (Retry-After %q): %s", model, resp.StatusCode, took, resp.Header.Get("Retry-After"), body)
+		}
+	}
+}
