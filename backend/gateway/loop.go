@@ -286,13 +286,17 @@ func deniedAccess(v *verdict.Verdict) bool {
 }
 
 // streaksCounted says which failure streaks this request already added to
-// for c: its target's, and its connection's (through any of its models).
+// for c: its target's, its connection's (through any of its models) and its
+// provider breaker's (through any of its connections).
 // Out of line, as noteFailure: tryTarget's frame sits under every open stream.
 //
 //go:noinline
 func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
 	var n routing.Counted
 	for _, t := range rs.counted {
+		if t.conn.BreakerKey == c.Conn.BreakerKey {
+			n.Provider = true
+		}
 		if t.conn == c.Conn {
 			n.Conn = true
 			if t.model == c.Model {
@@ -641,11 +645,14 @@ type attemptCtx struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	t0     time.Time
-	fb     time.Duration    // the first-byte timeout in effect
-	resp   *http.Response   // the upstream's answer, closed by end
-	target providers.Target // where the attempt goes (the executor reads it)
-	rec    AttemptRecord
-	ticket *routing.Ticket
+	fb     time.Duration // the first-byte timeout in effect
+	// hdrShort is how much shorter the wait for a stream's headers is than
+	// fb (streamFirstByteTimeoutMs); headersIn gives it back.
+	hdrShort time.Duration
+	resp     *http.Response   // the upstream's answer, closed by end
+	target   providers.Target // where the attempt goes (the executor reads it)
+	rec      AttemptRecord
+	ticket   *routing.Ticket
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
@@ -700,6 +707,9 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	observeQuota(ticket, resp.Header, g.clk.Now())
 	if req.stream && isEventStream(resp) {
+		if a.hdrShort > 0 {
+			a.headersIn()
+		}
 		return a.relayStream(resp)
 	}
 	return a.relayJSON(resp)
@@ -816,10 +826,27 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	if req.cap != nil {
 		a.captureUpstream(body)
 	}
-	a.fb = time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
+	set := g.general()
+	a.fb = time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
 	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
-	a.startTimer(a.fb, req.adm.execCuts(a.fb))
+	hdr := a.fb
+	if req.stream && cand.Conn.Category() != "local" {
+		// A stream's headers come at once: a shorter wait for them
+		// (streamFirstByteTimeoutMs), the long one for its first frame.
+		hdr = min(hdr, time.Duration(set.StreamFirstByteTimeoutMs)*time.Millisecond)
+	}
+	a.hdrShort = a.fb - hdr
+	a.startTimer(hdr, req.adm.execCuts(hdr))
 	return exec, body, nil
+}
+
+// headersIn gives a stream whose headers arrived the rest of the long
+// first-byte wait for its first progress frame (streamFirstByteTimeoutMs
+// bounded only the headers).
+//
+//go:noinline
+func (a *attemptCtx) headersIn() {
+	a.extendFirstByte(a.hdrShort, a.req.adm.execCuts(a.fb))
 }
 
 // callUpstream is the upstream call, with the connection's credentials.

@@ -445,8 +445,9 @@ type Ticket struct {
 	Queued bool
 }
 
-// Counted says which failure streaks a request already added to.
-type Counted struct{ Conn, Target bool }
+// Counted says which failure streaks a request already added to: its
+// connection's, its target's, and its provider breaker's.
+type Counted struct{ Conn, Target, Provider bool }
 
 // repeats reports whether v would only add to a streak the request already
 // counted: a recoverable failure that cools nothing by itself.
@@ -466,7 +467,10 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	} else {
 		t.settle(v.OK())
 	}
-	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker
+	// One request counts once toward the provider breaker, as toward the
+	// streaks (its in-place retries and its other legs on the provider add
+	// nothing), except a HALF_OPEN probe, whose failure always re-opens.
+	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker && (!t.Counted.Provider || t.permit.Probe())
 	switch {
 	case v.OK():
 		t.permit.Success()
@@ -545,6 +549,9 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool
 		e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 	case recoverable(v.Kind):
 		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
+			// A streak's cooldown is capped like the connection's: a
+			// recovered model is tried again within the bound.
+			ladder.MaxCooldown = min(ladder.MaxCooldown, cooldown.MaxStreakCooldown)
 			e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 			e.stats.resetStreak(c)
 		}

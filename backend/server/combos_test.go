@@ -99,8 +99,8 @@ func TestComboTerminalErrors(t *testing.T) {
 		e.chat("pair", false, nil)
 		resp, body := e.chat("pair", false, nil)
 		excluded := gjson.GetBytes(body, "error.diagnostics.excluded")
-		if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "30" ||
-			len(excluded.Array()) != 2 || excluded.Get("0.reason").String() != "circuit_open" || excluded.Get("0.remainingMs").Int() != 30000 {
+		if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" || resp.Header.Get("Retry-After") != "15" ||
+			len(excluded.Array()) != 2 || excluded.Get("0.reason").String() != "circuit_open" || excluded.Get("0.remainingMs").Int() != 15000 {
 			t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	})

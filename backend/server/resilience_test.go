@@ -125,8 +125,9 @@ func TestBreakerOpensAtExactlyItsThreshold(t *testing.T) {
 	if resp.StatusCode != 503 || errorCode(body) != "all_targets_cooling_down" {
 		t.Fatalf("open provider: %d %s", resp.StatusCode, body)
 	}
-	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra != 30 {
-		t.Fatalf("Retry-After = %q, want 30", resp.Header.Get("Retry-After"))
+	// The next probe: the probe interval (15 s) caps the 30 s reset timeout.
+	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra != 15 {
+		t.Fatalf("Retry-After = %q, want 15", resp.Header.Get("Retry-After"))
 	}
 	if e.up.Hits("key-a") != 12 {
 		t.Fatalf("upstream hits %d, want 12", e.up.Hits("key-a"))
@@ -174,7 +175,9 @@ func TestHalfOpenAdmitsExactlyOneProbe(t *testing.T) {
 		t.Fatalf("patch: %d %v", code, m)
 	}
 	e.addEndpoint("probe", "key-a")
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500, Times: 2})
+	// One request counts once (its retry adds nothing): the second
+	// request's first attempt opens it, and its retry is refused.
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 500, Times: 3})
 	e.chat("probe/gpt-4o-mini", false, nil)
 	e.chat("probe/gpt-4o-mini", false, nil)
 	if s := breakerState(e.health(), "openai-compatible:probe"); s != "OPEN" {
@@ -201,8 +204,8 @@ func TestHalfOpenAdmitsExactlyOneProbe(t *testing.T) {
 			ok++
 		}
 	}
-	if hits := e.up.Hits("key-a"); hits != 3 {
-		t.Fatalf("upstream saw %d probe requests, want exactly 1 (3 hits in all)", hits-2)
+	if hits := e.up.Hits("key-a"); hits != 4 {
+		t.Fatalf("upstream saw %d probe requests, want exactly 1 (4 hits in all)", hits-3)
 	}
 	if ok != 1 {
 		t.Fatalf("%d successes, want 1", ok)
