@@ -88,3 +88,18 @@ func TestDeadOnlyComboAnswersAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamWithoutHeadersMovesOn (issue 40 C): with no setting changed, a
+// streaming request whose primary never sends its response headers is
+// served by the fallback after streamFirstByteTimeoutMs (30 s), well under
+// a minute, not after the 120 s first-byte wait non-streaming requests keep.
+func TestStreamWithoutHeadersMovesOn(t *testing.T) {
+	t.Parallel()
+	r := newRescue(t, true, nil, nil)
+	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStallBeforeHeaders})
+	p := r.ask(true)
+	r.answered(p, true)
+	if p.model() != fallbackModel || p.elapsed >= 60*time.Second || p.elapsed < 29*time.Second {
+		t.Fatalf("served by %q after %v, want the fallback after the 30 s header wait", p.model(), p.elapsed)
+	}
+}
