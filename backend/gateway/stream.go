@@ -94,8 +94,11 @@ type streamState struct {
 	committed  bool                     // the response headers were written
 	rc         *http.ResponseController // the client's, once committed
 	sawEnd     bool
-	streamErr  error
-	usage      gjson.Result
+	// refused: the upstream ended the answer as a refusal or a safety
+	// block (refusalEnd): an answer, never EMPTY_RESPONSE.
+	refused   bool
+	streamErr error
+	usage     gjson.Result
 	// text is the assistant text relayed so far (the prefill a continuation
 	// sends), in textBuf until it outgrows it; sawToolCall is set once a tool
 	// call was relayed, which no prefill can carry (see continuable). (Not a
@@ -326,6 +329,9 @@ func (s *streamState) handle(ev sse.Event) bool {
 	s.watchMu.Lock()
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
+	if f.Kind == watchdog.End || f.Kind == watchdog.Metadata || f.Kind == watchdog.Heartbeat {
+		s.refused = s.refused || refusalEnd(ev.Data)
+	}
 	switch f.Kind {
 	case watchdog.Content:
 		s.ready = true
@@ -474,9 +480,10 @@ func (s *streamState) end(readErr error) (*failure, bool) {
 		s.watchMu.Lock()
 		empty := !s.watch.SawContent()
 		s.watchMu.Unlock()
-		if empty {
+		if empty && !s.refused {
 			// A turn with only reasoning (or nothing) is reported empty: the
 			// client got what the upstream sent, the layers hear it failed.
+			// A refusal or a safety block is an answer (issue 40 D).
 			a.req.log.ErrorCode = "EMPTY_RESPONSE"
 			a.finish(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Code: "EMPTY_RESPONSE",
 				Message: errEmptyStream.Error()})
@@ -580,6 +587,51 @@ func (s *streamState) recordUsage() {
 		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
 		if s.a.g.spend != nil {
 			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(u, x), ok: true}
+		}
+	}
+}
+
+// refusalEnd reports an upstream event that ends the answer as a refusal or
+// a safety block: Anthropic's stop_reason "refusal", OpenAI's finish_reason
+// "content_filter", Gemini's finishReason SAFETY (or another block reason)
+// and a Gemini prompt's blockReason. Read on ending and metadata events only;
+// a cheap byte search first, so an ordinary event costs next to nothing.
+func refusalEnd(data []byte) bool {
+	if !bytes.Contains(data, []byte("refusal")) && !bytes.Contains(data, []byte("content_filter")) &&
+		!bytes.Contains(data, []byte("eason")) {
+		return false
+	}
+	return valueIs(data, "stop_reason", "refusal") || valueIs(data, "finish_reason", "content_filter") ||
+		valueIs(data, "finishReason", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY") ||
+		valueIs(data, "blockReason", "")
+}
+
+// valueIs reports whether some "key" member of the JSON text data has one of
+// the string values (any non-empty string when vals is [""]).
+func valueIs(data []byte, key string, vals ...string) bool {
+	k := []byte(`"` + key + `"`)
+	for rest := data; ; {
+		i := bytes.Index(rest, k)
+		if i < 0 {
+			return false
+		}
+		rest = bytes.TrimLeft(rest[i+len(k):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) == 0 || rest[0] != '"' {
+			continue
+		}
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return false
+		}
+		v := string(rest[1 : 1+end])
+		for _, want := range vals {
+			if v == want || want == "" && v != "" {
+				return true
+			}
 		}
 	}
 }

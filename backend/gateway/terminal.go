@@ -135,7 +135,7 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
 		return allRateLimited(req, v, soonest(plan.Excluded, true), now, plan)
-	case verdict.KindServer, verdict.KindTransport, verdict.KindTimeout, verdict.KindStall:
+	case verdict.KindServer, verdict.KindTransport, verdict.KindTimeout, verdict.KindStall, verdict.KindForbidden:
 		if back := soonest(plan.Excluded, true); back > 0 && !req.round.eligibleNow {
 			// Every target is now held by a timer (a streak's cooldown, an
 			// open breaker): said at once with when one comes back.

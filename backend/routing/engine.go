@@ -642,7 +642,11 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict, connRepeat bool) 
 	if v.Kind == verdict.KindRateLimit && v.Scope == verdict.ScopeConnection {
 		return false // the upstream said the whole account is limited
 	}
-	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter))
+	code := v.Code
+	if code == verdict.CodeForbidden {
+		code = verdict.CodeForbiddenLocked // not a rule's permanent denial: transient
+	}
+	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, code, "", set, v.RetryAfter))
 	// The model is locked, not the connection; recoverable failures still count
 	// towards the connection's cross-model streak (guide §2).
 	if recoverable(v.Kind) && !connRepeat {
@@ -890,6 +894,7 @@ func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 func transientCode(code string) bool {
 	switch code {
 	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeQuotaRestated, verdict.CodeServerError, verdict.CodeTransportError,
+		verdict.CodeForbiddenLocked,
 		verdict.CodeTimeout, verdict.CodeStreamStalled, "UPSTREAM_STREAM_ERROR", "STREAM_TRUNCATED", "EMPTY_RESPONSE":
 		return true
 	}

@@ -1,0 +1,30 @@
+package gateway
+
+import "testing"
+
+// TestRefusalEnd (issue 40 D): the events that end an answer as a refusal
+// or a safety block, in each upstream wire, and ordinary ends that are not.
+func TestRefusalEnd(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"anthropic refusal", `{"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null},"usage":{"output_tokens":0}}`, true},
+		{"anthropic refusal, spaced", `{"type": "message_delta", "delta": {"stop_reason" : "refusal"}}`, true},
+		{"anthropic end_turn", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`, false},
+		{"openai content_filter", `{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}`, true},
+		{"openai stop with a null refusal", `{"choices":[{"index":0,"delta":{"refusal":null},"finish_reason":"stop"}]}`, false},
+		{"gemini safety", `{"candidates":[{"finishReason":"SAFETY","index":0,"safetyRatings":[]}]}`, true},
+		{"gemini prohibited", `{"candidates":[{"finishReason":"PROHIBITED_CONTENT"}]}`, true},
+		{"gemini prompt blocked", `{"promptFeedback":{"blockReason":"SAFETY"}}`, true},
+		{"gemini stop", `{"candidates":[{"finishReason":"STOP"}]}`, false},
+		{"done", `[DONE]`, false},
+		{"ping", `{"type":"ping"}`, false},
+	}
+	for _, tt := range tests {
+		if got := refusalEnd([]byte(tt.data)); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
