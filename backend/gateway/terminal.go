@@ -241,8 +241,26 @@ func leaseCapacity(plan routing.Plan) error {
 	if earliest == 0 {
 		return nil
 	}
-	retry := min(max(seconds(earliest), 1), 3600)
-	e := errs.New(errs.RateLimited, "LEASE_CAPACITY_UNAVAILABLE", "every eligible connection is held by another session's exclusive lease")
+	// Retry-After is the target that returns first, whatever holds it: a
+	// 2 min lock beside a 30 min lease is a 2 min wait (issue 40 E).
+	first := 0
+	for i, x := range plan.Excluded {
+		if x.Timed() && (x.Remaining < plan.Excluded[first].Remaining || !plan.Excluded[first].Timed()) {
+			first = i
+		}
+	}
+	back := plan.Excluded[first]
+	retry := min(max(seconds(back.Remaining), 1), 3600)
+	why := "held by another session's exclusive lease"
+	if back.Reason != "lease_held" {
+		why = back.Reason
+		if back.Detail != "" {
+			why += " (" + back.Detail + ")"
+		}
+	}
+	e := errs.New(errs.RateLimited, "LEASE_CAPACITY_UNAVAILABLE",
+		"every eligible connection is held by another session's exclusive lease or excluded; the first to return is %s/%s in %ds (%s)",
+		back.Provider, back.Model, retry, why)
 	e.Type = "lease_error"
 	e.Top = map[string]any{"state": "WAITING_FOR_CAPACITY", "reason": "NO_FREE_ELIGIBLE_CONNECTION", "retryAfter": retry,
 		"eligibleCount": plan.Eligible, "freeCount": 0}

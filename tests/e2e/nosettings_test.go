@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -97,9 +99,69 @@ func TestStreamWithoutHeadersMovesOn(t *testing.T) {
 	t.Parallel()
 	r := newRescue(t, true, nil, nil)
 	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStallBeforeHeaders})
-	p := r.ask(true)
+	// The rig's client gives up after 30 s: this one waits up to a minute.
+	ask := chatBody(rescueCombo, true)
+	ask["stream_options"] = map[string]any{"include_usage": true}
+	body, _ := json.Marshal(ask)
+	req, err := http.NewRequest(http.MethodPost, r.gw.base+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.gw.key)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("no answer within a minute: %v", err)
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := reply{resp: resp, body: out, elapsed: time.Since(start)}
 	r.answered(p, true)
 	if p.model() != fallbackModel || p.elapsed >= 60*time.Second || p.elapsed < 29*time.Second {
 		t.Fatalf("served by %q after %v, want the fallback after the 30 s header wait", p.model(), p.elapsed)
+	}
+}
+
+// TestLeaseAndShortLockRetryAfter (issue 40 E): one connection held by
+// another session's 30 min exclusive lease, the other rate limited for
+// 2 min: the refusal's Retry-After is the lock's end (≤ 120 s), not the
+// lease's 1800 s, and its message names the target that returns first.
+func TestLeaseAndShortLockRetryAfter(t *testing.T) {
+	t.Parallel()
+	r := newRescue(t, true, nil, nil)
+	m := r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "managed",
+		"scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": []string{r.primaryConn, r.fallbackCon}})
+	key, _ := m["key"].(string)
+	// Both connections serve one name through the combo's two targets.
+	owner := "vlo_" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1"
+	resp, body := r.gw.do(http.MethodPost, "/api/v1/session-leases", map[string]any{"action": "acquire", "model": rescueCombo, "ttlMs": 1_800_000},
+		map[string]string{"Authorization": "Bearer " + key, "X-OmniRoute-Lease-Owner": owner})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("acquire: %d %s", resp.StatusCode, body)
+	}
+	var lease struct {
+		ConnectionID string `json:"connectionId"`
+	}
+	_ = json.Unmarshal(body, &lease)
+	other, otherKey, otherModel := r.fallbackCon, r.fallbackKey, fallbackModel
+	if lease.ConnectionID == r.fallbackCon {
+		other, otherKey, otherModel = r.primaryConn, r.primaryKey, primaryModel
+	}
+	r.up.AddFault(otherKey, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "120"},
+		Times: 1, Models: []string{otherModel}})
+	plain := map[string]string{"Authorization": "Bearer " + key}
+	if resp, body := r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(rescueCombo, false), plain); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the 429 itself: %d %s", resp.StatusCode, body)
+	}
+	resp, body = r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(rescueCombo, false), plain)
+	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	code, _ := errorReply(body)
+	if resp.StatusCode != http.StatusTooManyRequests || code != "LEASE_CAPACITY_UNAVAILABLE" || err != nil || ra < 1 || ra > 120 ||
+		!bytes.Contains(body, []byte(otherModel)) {
+		t.Fatalf("lease + 2 min lock on %s: %d Retry-After %q %s", other, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
