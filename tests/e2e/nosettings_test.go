@@ -132,36 +132,30 @@ func TestStreamWithoutHeadersMovesOn(t *testing.T) {
 // lease's 1800 s, and its message names the target that returns first.
 func TestLeaseAndShortLockRetryAfter(t *testing.T) {
 	t.Parallel()
-	r := newRescue(t, true, nil, nil)
-	m := r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "managed",
-		"scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": []string{r.primaryConn, r.fallbackCon}})
+	s := newStack(t)
+	const model = "openai-compatible/gpt-4o-mini"
+	m := s.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/keys", map[string]any{"name": "managed",
+		"scopes": []string{"inference", "lease:exclusive"}, "allowedConnections": []string{s.primary, s.secondary}})
 	key, _ := m["key"].(string)
-	// Both connections serve one name through the combo's two targets.
 	owner := "vlo_" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1"
-	resp, body := r.gw.do(http.MethodPost, "/api/v1/session-leases", map[string]any{"action": "acquire", "model": rescueCombo, "ttlMs": 1_800_000},
+	resp, body := s.gw.do(http.MethodPost, "/api/v1/session-leases", map[string]any{"action": "acquire", "model": model, "ttlMs": 1_800_000},
 		map[string]string{"Authorization": "Bearer " + key, "X-OmniRoute-Lease-Owner": owner})
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("acquire: %d %s", resp.StatusCode, body)
-	}
 	var lease struct {
 		ConnectionID string `json:"connectionId"`
 	}
-	_ = json.Unmarshal(body, &lease)
-	other, otherKey, otherModel := r.fallbackCon, r.fallbackKey, fallbackModel
-	if lease.ConnectionID == r.fallbackCon {
-		other, otherKey, otherModel = r.primaryConn, r.primaryKey, primaryModel
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &lease) != nil || lease.ConnectionID != s.primary {
+		t.Fatalf("acquire: %d %s", resp.StatusCode, body)
 	}
-	r.up.AddFault(otherKey, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "120"},
-		Times: 1, Models: []string{otherModel}})
+	s.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Headers: map[string]string{"Retry-After": "120"}, Times: 1})
 	plain := map[string]string{"Authorization": "Bearer " + key}
-	if resp, body := r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(rescueCombo, false), plain); resp.StatusCode != http.StatusTooManyRequests {
+	if resp, body := s.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(model, false), plain); resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("the 429 itself: %d %s", resp.StatusCode, body)
 	}
-	resp, body = r.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(rescueCombo, false), plain)
+	resp, body = s.gw.do(http.MethodPost, "/v1/chat/completions", chatBody(model, false), plain)
 	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 	code, _ := errorReply(body)
 	if resp.StatusCode != http.StatusTooManyRequests || code != "LEASE_CAPACITY_UNAVAILABLE" || err != nil || ra < 1 || ra > 120 ||
-		!bytes.Contains(body, []byte(otherModel)) {
-		t.Fatalf("lease + 2 min lock on %s: %d Retry-After %q %s", other, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		!bytes.Contains(body, []byte(s.secondary)) { // its breaker key names the connection
+		t.Fatalf("lease + 2 min lock: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
