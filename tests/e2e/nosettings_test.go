@@ -159,3 +159,38 @@ func TestLeaseAndShortLockRetryAfter(t *testing.T) {
 		t.Fatalf("lease + 2 min lock: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
+
+// TestRecoveredPrimaryServesAgainWithin15s (issue 40 B): with no setting
+// changed, a combo's primary answers 503 through a 25 s outage while its
+// fallback serves every request; once it recovers it serves again within
+// 15 s (the breaker's probe interval and the cap on streak cooldowns).
+func TestRecoveredPrimaryServesAgainWithin15s(t *testing.T) {
+	t.Parallel()
+	r := newRescue(t, true, nil, nil)
+	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	for end := time.Now().Add(25 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		p := r.ask(false)
+		r.answered(p, false)
+		if p.model() != fallbackModel {
+			t.Fatalf("during the outage served by %q", p.model())
+		}
+	}
+	if ph, _ := r.hits(); ph == 0 {
+		t.Fatal("the primary was never tried")
+	}
+	r.up.ClearFaults()
+	recovered := time.Now()
+	for {
+		p := r.ask(false)
+		r.answered(p, false)
+		if p.model() == primaryModel {
+			t.Logf("the primary serves again %v after recovering", time.Since(recovered))
+			return
+		}
+		// 15 s, plus one polling step and a request's own time.
+		if waited := time.Since(recovered); waited > 16*time.Second {
+			t.Fatalf("the recovered primary still unused %v after recovering", waited)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
