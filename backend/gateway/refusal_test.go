@@ -23,8 +23,13 @@ func TestRefusalEnd(t *testing.T) {
 		{"ping", `{"type":"ping"}`, false},
 	}
 	for _, tt := range tests {
-		if got := refusalEnd([]byte(tt.data)); got != tt.want {
+		data := []byte(tt.data)
+		if got := refusalEnd(data); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+		// Read on every stream's ending events: nothing allocated.
+		if n := testing.AllocsPerRun(20, func() { refusalEnd(data) }); n != 0 {
+			t.Errorf("%s: %v allocations", tt.name, n)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -594,40 +596,39 @@ func (s *streamState) recordUsage() {
 // refusalEnd reports an upstream event that ends the answer as a refusal or
 // a safety block: Anthropic's stop_reason "refusal", OpenAI's finish_reason
 // "content_filter", Gemini's finishReason SAFETY (or another block reason)
-// and a Gemini prompt's blockReason. Read on ending and metadata events only;
-// a cheap byte search first, so an ordinary event costs next to nothing.
+// and a Gemini prompt's blockReason. Read on ending, metadata and heartbeat
+// events only, over a view of the event's bytes: nothing is allocated.
 func refusalEnd(data []byte) bool {
-	if !bytes.Contains(data, []byte("refusal")) && !bytes.Contains(data, []byte("content_filter")) &&
-		!bytes.Contains(data, []byte("eason")) {
+	json := unsafe.String(unsafe.SliceData(data), len(data))
+	if !strings.Contains(json, "eason") { // stop_reason, finish_reason, finishReason, blockReason
 		return false
 	}
-	return valueIs(data, "stop_reason", "refusal") || valueIs(data, "finish_reason", "content_filter") ||
-		valueIs(data, "finishReason", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY") ||
-		valueIs(data, "blockReason", "")
+	return valueIs(json, `"stop_reason"`, "refusal") || valueIs(json, `"finish_reason"`, "content_filter") ||
+		valueIs(json, `"finishReason"`, "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY") ||
+		valueIs(json, `"blockReason"`, "")
 }
 
-// valueIs reports whether some "key" member of the JSON text data has one of
-// the string values (any non-empty string when vals is [""]).
-func valueIs(data []byte, key string, vals ...string) bool {
-	k := []byte(`"` + key + `"`)
-	for rest := data; ; {
-		i := bytes.Index(rest, k)
+// valueIs reports whether some member named key (quoted) of the JSON text
+// has one of the string values (any non-empty string when vals is [""]).
+func valueIs(json, key string, vals ...string) bool {
+	for rest := json; ; {
+		i := strings.Index(rest, key)
 		if i < 0 {
 			return false
 		}
-		rest = bytes.TrimLeft(rest[i+len(k):], " \t\r\n")
+		rest = strings.TrimLeft(rest[i+len(key):], " \t\r\n")
 		if len(rest) == 0 || rest[0] != ':' {
 			continue
 		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
 		if len(rest) == 0 || rest[0] != '"' {
 			continue
 		}
-		end := bytes.IndexByte(rest[1:], '"')
+		end := strings.IndexByte(rest[1:], '"')
 		if end < 0 {
 			return false
 		}
-		v := string(rest[1 : 1+end])
+		v := rest[1 : 1+end]
 		for _, want := range vals {
 			if v == want || want == "" && v != "" {
 				return true
