@@ -368,11 +368,11 @@ func TestTeamServerSharesCooldowns(t *testing.T) {
 	ts.b.stop()
 }
 
-// TestTeamServerSharesBreakers: the provider breaker A opened (threshold 2,
-// one request retried once) shows OPEN on B within a second, and B does not
-// send that provider the request.
+// TestTeamServerSharesBreakers: the provider breaker A opened (threshold 1:
+// one failing request, which counts once whatever its retries) shows OPEN on
+// B within a second, and B does not send that provider the request.
 func TestTeamServerSharesBreakers(t *testing.T) {
-	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
+	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=1",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1")
 	_, good, hits := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 	if n := healthCount(t, ts.a, "circuitBreakers", "open"); n != 1 {
@@ -479,7 +479,8 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 // failing provider exactly one probe: the database grants it to one instance,
 // the other moves on.
 func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
-	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
+	// Threshold 1: A's one failing request opens it (a request counts once).
+	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=1",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1", "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_RESET_TIMEOUT_MS=1000")
 	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
 	within(t, "the breaker A opened shown OPEN by B", func() bool {
