@@ -33,3 +33,25 @@ func TestRefusalEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesPrefill (issue 40 F): the 400s that name the prefill (or the
+// flags that ask for one) mark a target's model as refusing it; other 400s
+// and other statuses do not.
+func TestRefusesPrefill(t *testing.T) {
+	tests := []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{400, `{"error":{"message":"This model does not support assistant message prefill. The conversation must end with a user message."}}`, true},
+		{400, `{"error":{"message":"Unrecognized request argument supplied: continue_final_message"}}`, true},
+		{400, `{"error":{"message":"messages.1: Extra inputs are not permitted: 'prefix'"}}`, true},
+		{400, `{"error":{"message":"max_tokens is too large"}}`, false},
+		{500, `{"error":{"message":"prefill failed"}}`, false},
+	}
+	for _, tt := range tests {
+		if got := refusesPrefill(tt.status, []byte(tt.body)); got != tt.want {
+			t.Errorf("%d %s: %v, want %v", tt.status, tt.body, got, tt.want)
+		}
+	}
+}

@@ -194,3 +194,36 @@ func TestRecoveredPrimaryServesAgainWithin15s(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestCutStreamContinuedOnUndeclaredOpenAITarget (issue 40 F): with nothing
+// declared, a stream cut on one OpenAI-format target is continued on the
+// next OpenAI-compatible one, which honours a trailing assistant prefill;
+// a target that refuses the prefill (a 400 naming it) leaves the client
+// the original failure and is never asked for a prefill again.
+func TestCutStreamContinuedOnUndeclaredOpenAITarget(t *testing.T) {
+	t.Parallel()
+	r := newRescue(t, true, nil, nil)
+	r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+	p := r.ask(true)
+	text, done := sseContent(t, p.body)
+	if p.resp.StatusCode != http.StatusOK || !done || text != fakeupstream.Content(r.fallbackKey) ||
+		!bytes.Contains(p.body, []byte(": omniroute continued the answer on openai-compatible/"+fallbackModel)) {
+		t.Fatalf("not continued: %d %q (done %v):\n%s", p.resp.StatusCode, text, done, p.body)
+	}
+
+	// A fallback that refuses prefills: the original failure, then never asked again.
+	s := newRescue(t, true, nil, nil)
+	s.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
+	for i := 0; i < 2; i++ {
+		s.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+		_, before := s.hits()
+		p := s.ask(true)
+		if bytes.Contains(p.body, []byte("[DONE]")) || bytes.Contains(p.body, []byte("omniroute continued")) {
+			t.Fatalf("request %d: a refused prefill still ended cleanly:\n%s", i, p.body)
+		}
+		_, after := s.hits()
+		if want := map[int]int{0: 1, 1: 0}[i]; after-before != want {
+			t.Fatalf("request %d: the refusing fallback was asked %d time(s), want %d", i, after-before, want)
+		}
+	}
+}
