@@ -1,6 +1,14 @@
 package gateway
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"omniroute/backend/routing"
+	"omniroute/backend/translate"
+)
 
 // TestRefusalEnd (issue 40 D): the events that end an answer as a refusal
 // or a safety block, in each upstream wire, and ordinary ends that are not.
@@ -52,6 +60,34 @@ func TestRefusesPrefill(t *testing.T) {
 	for _, tt := range tests {
 		if got := refusesPrefill(tt.status, []byte(tt.body)); got != tt.want {
 			t.Errorf("%d %s: %v, want %v", tt.status, tt.body, got, tt.want)
+		}
+	}
+}
+
+// TestNoRetryPastAMinute (issue 40 A): a 503 whose soonest return is more
+// than a minute away, or never, says x-should-retry: false; one within a
+// minute does not.
+func TestNoRetryPastAMinute(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	held := func(d time.Duration, transient bool) routing.Plan {
+		return routing.Plan{Excluded: []routing.Exclusion{{ConnectionID: "c", Model: "m", Reason: "circuit_open", Remaining: d, Transient: transient}}}
+	}
+	tests := []struct {
+		name string
+		plan routing.Plan
+		want string
+	}{
+		{"breaker, next probe in 15 s", held(15*time.Second, true), ""},
+		{"cooling, back in 60 s", held(time.Minute, true), ""},
+		{"cooling, back in 61 s", held(61*time.Second, true), "false"},
+		{"nothing comes back", routing.Plan{Excluded: []routing.Exclusion{{ConnectionID: "c", Model: "m", Reason: "unavailable", Detail: "banned"}}}, "false"},
+	}
+	for _, tt := range tests {
+		err := terminalError(&request{model: "m"}, nil, tt.plan, now)
+		w := httptest.NewRecorder()
+		writeError(w, translate.Chat, 0, err)
+		if got := w.Header().Get("X-Should-Retry"); w.Code != http.StatusServiceUnavailable || got != tt.want {
+			t.Errorf("%s: %d, x-should-retry %q, want 503 %q", tt.name, w.Code, got, tt.want)
 		}
 	}
 }
