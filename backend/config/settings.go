@@ -24,6 +24,14 @@ type General struct {
 	// FirstByteTimeoutMs bounds the wait for an upstream's response headers and first
 	// stream event; a timeout before anything reached the client fails over.
 	FirstByteTimeoutMs int64 `json:"firstByteTimeoutMs"`
+	// StreamFirstByteTimeoutMs bounds the wait for a STREAMING request's
+	// response headers (a stream's headers come at once; only its first
+	// token may take long), so an upstream that never answers is left in
+	// well under a minute; after the headers firstByteTimeoutMs (from the
+	// attempt's start) still bounds the first progress frame. A local
+	// connection (a server that loads the model before answering) keeps
+	// firstByteTimeoutMs for its headers too.
+	StreamFirstByteTimeoutMs int64 `json:"streamFirstByteTimeoutMs"`
 	// StreamIdleTimeoutMs is the content-stall budget: a stream with no model
 	// output (text, tool call or reasoning) for this long is stalled; heartbeats
 	// and metadata do not count.
@@ -166,20 +174,22 @@ func DefaultGeneral() General {
 		MaxBodyBytes:         32 << 20,
 		MaxAttempts:          6,
 		FirstByteTimeoutMs:   120_000,
-		StreamIdleTimeoutMs:  120_000,
-		FirstTokenTimeoutMs:  0,
-		AttemptDeadlineMs:    30 * 60 * 1000,
-		RequestLogRetention:  10_000,
-		RetryBudgetMs:        180_000,
-		MaxInFlight:          2048,
-		AgentModelMap:        AgentModelMap{Enabled: true},
-		BodyReadTimeoutMs:    30_000,
-		ClientWriteTimeoutMs: 30_000,
-		BodyBudgetBytes:      256 << 20,
-		ProviderErrorRules:   []rules.Rule{},
-		TrustedProxies:       []string{},
-		UpdateURL:            DefaultUpdateURL,
-		Team:                 Team{Limits: TeamLimitsShared, SlotLeaseMs: 10_000, MaxStalenessMs: 60_000},
+		// A stream's headers: issue 40 (docs/FAILOVER.md "Streams").
+		StreamFirstByteTimeoutMs: 30_000,
+		StreamIdleTimeoutMs:      120_000,
+		FirstTokenTimeoutMs:      0,
+		AttemptDeadlineMs:        30 * 60 * 1000,
+		RequestLogRetention:      10_000,
+		RetryBudgetMs:            180_000,
+		MaxInFlight:              2048,
+		AgentModelMap:            AgentModelMap{Enabled: true},
+		BodyReadTimeoutMs:        30_000,
+		ClientWriteTimeoutMs:     30_000,
+		BodyBudgetBytes:          256 << 20,
+		ProviderErrorRules:       []rules.Rule{},
+		TrustedProxies:           []string{},
+		UpdateURL:                DefaultUpdateURL,
+		Team:                     Team{Limits: TeamLimitsShared, SlotLeaseMs: 10_000, MaxStalenessMs: 60_000},
 	}
 }
 
@@ -202,6 +212,8 @@ func (g General) Validate() error {
 		return &FieldError{"maxAttempts", "must be between 1 and 50"}
 	case g.FirstByteTimeoutMs < 1000 || g.FirstByteTimeoutMs > 3600_000:
 		return &FieldError{"firstByteTimeoutMs", "must be between 1000 and 3600000"}
+	case g.StreamFirstByteTimeoutMs < 1000 || g.StreamFirstByteTimeoutMs > 3600_000:
+		return &FieldError{"streamFirstByteTimeoutMs", "must be between 1000 and 3600000"}
 	case g.StreamIdleTimeoutMs < 1000 || g.StreamIdleTimeoutMs > 3600_000:
 		return &FieldError{"streamIdleTimeoutMs", "must be between 1000 and 3600000"}
 	case g.FirstTokenTimeoutMs < 0 || g.FirstTokenTimeoutMs > 3600_000:

@@ -44,6 +44,10 @@ type Error struct {
 	Type string
 	// RetryAfter, when > 0, is sent as the Retry-After header (whole seconds, at least 1).
 	RetryAfter time.Duration
+	// NoRetry tells the client not to retry by itself (x-should-retry:
+	// false, as Anthropic's and OpenAI's SDKs read it): nothing will serve
+	// the request within a minute.
+	NoRetry bool
 	// Details are extra JSON fields placed inside the error object (e.g. diagnostics).
 	Details map[string]any
 	// Top are extra JSON fields placed beside the error object (e.g. a lease state).

@@ -83,7 +83,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		return false
 	}
 	for _, cand := range req.plan.Candidates {
-		if cand.Key() == a.cand.Key() || !cand.Conn.Prefills(cand.Model) {
+		if cand.Key() == a.cand.Key() || !g.mayPrefill(cand) {
 			continue
 		}
 		if len(req.attempts) >= g.general().MaxAttempts || a.r.Context().Err() != nil {
@@ -131,7 +131,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
 	if err == nil {
-		body, err = prefillFlags(body, a.codec.upstream, cand.Conn.Prefill)
+		body, err = prefillFlags(body, a.codec.upstream, g.prefillStyle(cand))
 	}
 	if err != nil {
 		ticket.Abandon()
@@ -157,6 +157,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, prev.r, cand), prev.r, cand)
+		if refusesPrefill(resp.StatusCode, errBody) {
+			g.learnPrefill(cand, false) // never asked again for this model
+		}
 		if v.OK() {
 			v = verdict.Verdict{Kind: verdict.KindServer, Code: "UPSTREAM_BAD_RESPONSE", Message: "the continuation was not a stream"}
 		}
@@ -191,6 +194,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		return true, false
 	}
 	if guard.restarted {
+		g.learnPrefill(cand, false) // it ignored the prefill and started over
 		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
 			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
 		return wrote, false
@@ -206,6 +210,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	guard.final = true // what it still holds is decided on now
 	s.pending = s.filter(s.pending)
 	if guard.restarted {
+		g.learnPrefill(cand, false) // it ignored the prefill and started over
 		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
 			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
 		return wrote, false
@@ -214,6 +219,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	s.recordUsage()
 	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
+	g.learnPrefill(cand, true) // it honoured the prefill
 	return true, true
 }
 
@@ -563,6 +569,12 @@ func prefillFlags(body []byte, upstream translate.Format, mode routing.PrefillMo
 		return body, nil
 	}
 	switch mode {
+	case prefillBoth:
+		body, err := prefillFlags(body, upstream, routing.PrefillVLLM)
+		if err != nil {
+			return nil, err
+		}
+		return prefillFlags(body, upstream, routing.PrefillDeepSeek)
 	case routing.PrefillVLLM:
 		body, err := sjson.SetBytes(body, "continue_final_message", true)
 		if err != nil {

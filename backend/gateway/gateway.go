@@ -76,6 +76,8 @@ type Executors interface {
 
 // Gateway holds the inference handlers' collaborators.
 type Gateway struct {
+	// prefills is what continuations learned of targets' prefill support.
+	prefills  prefillMemory
 	engine    *routing.Engine
 	executors Executors
 	clk       clock.Clock

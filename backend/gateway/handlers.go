@@ -192,6 +192,9 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 	if status == 0 {
 		status = httpx.Status(e.Class)
 	}
+	if e.NoRetry {
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	if translate.IsGemini(format) {
 		writeGeminiError(w, status, e)
 		return

@@ -210,7 +210,7 @@ func (g *Gateway) claimPin(req *request) {
 //
 //go:noinline
 func (g *Gateway) endRound(req *request, excluded []routing.Exclusion, waits int) (time.Duration, bool) {
-	req.plan.Excluded = g.currentExclusions(req.planIn, excluded)
+	req.plan.Excluded, req.round.eligibleNow = g.currentExclusions(req.planIn, excluded)
 	return g.cooldownWait(req.plan, req, waits)
 }
 
@@ -273,6 +273,9 @@ type round struct {
 	// undenied: some attempt of this request failed for another reason than
 	// a permanent access denial (kept across rounds, reset only by run).
 	undenied bool
+	// eligibleNow: after the last round, some target of the plan may be
+	// tried now (endRound).
+	eligibleNow bool
 }
 
 // deniedAccess reports a permanent denial of the model on this account
@@ -283,13 +286,17 @@ func deniedAccess(v *verdict.Verdict) bool {
 }
 
 // streaksCounted says which failure streaks this request already added to
-// for c: its target's, and its connection's (through any of its models).
+// for c: its target's, its connection's (through any of its models) and its
+// provider breaker's (through any of its connections).
 // Out of line, as noteFailure: tryTarget's frame sits under every open stream.
 //
 //go:noinline
 func (rs *round) streaksCounted(c routing.Candidate) routing.Counted {
 	var n routing.Counted
 	for _, t := range rs.counted {
+		if t.conn.BreakerKey == c.Conn.BreakerKey {
+			n.Provider = true
+		}
 		if t.conn == c.Conn {
 			n.Conn = true
 			if t.model == c.Model {
@@ -377,11 +384,15 @@ func (rs *round) skip(c routing.Candidate) *routing.Exclusion {
 // currentExclusions is the up-to-date picture after a round: the layers'
 // exclusions now (cooldowns and locks this request's own failures wrote
 // included) plus the round's own refusals that the layers do not record.
-func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclusion) []routing.Exclusion {
+//
+// eligible reports whether some target may be tried now (a target that
+// failed without being locked may): when none may, the failure is answered
+// as the timers that hold them (503 with the soonest return), not as 502.
+func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclusion) (_ []routing.Exclusion, eligible bool) {
 	in.DryRun = true
 	fresh, err := g.engine.Plan(in)
 	if err != nil {
-		return round
+		return round, true
 	}
 	out := fresh.Excluded
 	seen := make(map[string]bool, len(out))
@@ -393,7 +404,7 @@ func (g *Gateway) currentExclusions(in routing.PlanInput, round []routing.Exclus
 			out = append(out, x)
 		}
 	}
-	return out
+	return out, len(fresh.Candidates) > 0
 }
 
 // tryTarget admits and attempts one candidate, retrying a transient failure in
@@ -541,10 +552,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // cooldownWait decides whether a combo request waits out a short transient
-// exclusion instead of failing (comboCooldownWait): only timers that are
-// transient (never quota, auth or not-found), within maxWaitMs, the attempt
-// count and the time budget. plan.Excluded is the current picture, so the
-// cooldowns this request's own failures wrote count too.
+// exclusion instead of failing (comboCooldownWait): only rate-limit-class
+// locks (guide §4: a 429 window, never quota, auth, not-found, nor a broken
+// upstream's 5xx, transport, timeout or open-breaker timer, which are answered
+// at once with their Retry-After), within maxWaitMs, the attempt count and the
+// time budget. plan.Excluded is the current picture, so the cooldowns this
+// request's own failures wrote count too.
 func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time.Duration, bool) {
 	if plan.Combo == nil || g.resil == nil {
 		return 0, false
@@ -555,7 +568,7 @@ func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time
 	}
 	var soonest time.Duration
 	for _, x := range plan.Excluded {
-		if !x.Transient || x.Remaining <= 0 || x.Reason == "lease_held" {
+		if !x.Transient || x.Remaining <= 0 || !waitable(x) {
 			continue
 		}
 		if soonest == 0 || x.Remaining < soonest {
@@ -568,6 +581,18 @@ func (g *Gateway) cooldownWait(plan routing.Plan, req *request, waits int) (time
 		return 0, false
 	}
 	return soonest + 50*time.Millisecond, true
+}
+
+// waitable reports an exclusion a combo may wait out: a model lock or
+// cooldown written by a rate or concurrency limit, a connection cooled by
+// one, or a restated quota's short declared window. A leased connection, an
+// open breaker and a lock a broken upstream wrote are not: waiting on them
+// held every request for the breaker's reset and then failed it anyway.
+func waitable(x routing.Exclusion) bool {
+	if x.Reason == "connection_cooldown" && x.Detail == "quota_restated" {
+		return true
+	}
+	return rateLimitExclusion(x) && x.Cause != verdict.CodeQuotaExhausted
 }
 
 // sessionKey reads the session affinity headers (never forwarded upstream).
@@ -620,11 +645,14 @@ type attemptCtx struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	t0     time.Time
-	fb     time.Duration    // the first-byte timeout in effect
-	resp   *http.Response   // the upstream's answer, closed by end
-	target providers.Target // where the attempt goes (the executor reads it)
-	rec    AttemptRecord
-	ticket *routing.Ticket
+	fb     time.Duration // the first-byte timeout in effect
+	// hdrShort is how much shorter the wait for a stream's headers is than
+	// fb (streamFirstByteTimeoutMs); headersIn gives it back.
+	hdrShort time.Duration
+	resp     *http.Response   // the upstream's answer, closed by end
+	target   providers.Target // where the attempt goes (the executor reads it)
+	rec      AttemptRecord
+	ticket   *routing.Ticket
 	// deliveredEndsInSpace: the text this broken attempt delivered ended in
 	// white space, which its continuation's prefill leaves out.
 	deliveredEndsInSpace bool
@@ -679,6 +707,9 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	observeQuota(ticket, resp.Header, g.clk.Now())
 	if req.stream && isEventStream(resp) {
+		if a.hdrShort > 0 {
+			a.headersIn()
+		}
 		return a.relayStream(resp)
 	}
 	return a.relayJSON(resp)
@@ -795,10 +826,27 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	if req.cap != nil {
 		a.captureUpstream(body)
 	}
-	a.fb = time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
+	set := g.general()
+	a.fb = time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
 	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
-	a.startTimer(a.fb, req.adm.execCuts(a.fb))
+	hdr := a.fb
+	if req.stream && cand.Conn.Category() != "local" {
+		// A stream's headers come at once: a shorter wait for them
+		// (streamFirstByteTimeoutMs), the long one for its first frame.
+		hdr = min(hdr, time.Duration(set.StreamFirstByteTimeoutMs)*time.Millisecond)
+	}
+	a.hdrShort = a.fb - hdr
+	a.startTimer(hdr, req.adm.execCuts(hdr))
 	return exec, body, nil
+}
+
+// headersIn gives a stream whose headers arrived the rest of the long
+// first-byte wait for its first progress frame (streamFirstByteTimeoutMs
+// bounded only the headers).
+//
+//go:noinline
+func (a *attemptCtx) headersIn() {
+	a.extendFirstByte(a.hdrShort, a.req.adm.execCuts(a.fb))
 }
 
 // callUpstream is the upstream call, with the connection's credentials.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -94,8 +96,11 @@ type streamState struct {
 	committed  bool                     // the response headers were written
 	rc         *http.ResponseController // the client's, once committed
 	sawEnd     bool
-	streamErr  error
-	usage      gjson.Result
+	// refused: the upstream ended the answer as a refusal or a safety
+	// block (refusalEnd): an answer, never EMPTY_RESPONSE.
+	refused   bool
+	streamErr error
+	usage     gjson.Result
 	// startUsage is an Anthropic message_start's message.usage: the input
 	// counts, which a message_delta's usage may leave out.
 	startUsage gjson.Result
@@ -357,6 +362,9 @@ func (s *streamState) handle(ev sse.Event) bool {
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
 	s.sent += f.Bytes
+	if f.Kind == watchdog.End || f.Kind == watchdog.Metadata || f.Kind == watchdog.Heartbeat {
+		s.refused = s.refused || refusalEnd(ev.Data)
+	}
 	switch f.Kind {
 	case watchdog.Content:
 		s.ready = true
@@ -505,9 +513,10 @@ func (s *streamState) end(readErr error) (*failure, bool) {
 		s.watchMu.Lock()
 		empty := !s.watch.SawContent()
 		s.watchMu.Unlock()
-		if empty {
+		if empty && !s.refused {
 			// A turn with only reasoning (or nothing) is reported empty: the
 			// client got what the upstream sent, the layers hear it failed.
+			// A refusal or a safety block is an answer (issue 40 D).
 			a.req.log.ErrorCode = "EMPTY_RESPONSE"
 			a.finish(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Code: "EMPTY_RESPONSE",
 				Message: errEmptyStream.Error()})
@@ -638,4 +647,48 @@ func withStartUsage(u usageCounts, x billExtras, start gjson.Result) (usageCount
 	}
 	x.cacheRead = x.cacheRead || sx.cacheRead
 	return u, x
+}
+
+// refusalEnd reports an upstream event that ends the answer as a refusal or
+// a safety block: Anthropic's stop_reason "refusal", OpenAI's finish_reason
+// "content_filter", Gemini's finishReason SAFETY (or another block reason)
+// and a Gemini prompt's blockReason. Read on ending, metadata and heartbeat
+// events only, over a view of the event's bytes: nothing is allocated.
+func refusalEnd(data []byte) bool {
+	json := unsafe.String(unsafe.SliceData(data), len(data))
+	if !strings.Contains(json, "eason") { // stop_reason, finish_reason, finishReason, blockReason
+		return false
+	}
+	return valueIs(json, `"stop_reason"`, "refusal") || valueIs(json, `"finish_reason"`, "content_filter") ||
+		valueIs(json, `"finishReason"`, "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY") ||
+		valueIs(json, `"blockReason"`, "")
+}
+
+// valueIs reports whether some member named key (quoted) of the JSON text
+// has one of the string values (any non-empty string when vals is [""]).
+func valueIs(json, key string, vals ...string) bool {
+	for rest := json; ; {
+		i := strings.Index(rest, key)
+		if i < 0 {
+			return false
+		}
+		rest = strings.TrimLeft(rest[i+len(key):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) == 0 || rest[0] != '"' {
+			continue
+		}
+		end := strings.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return false
+		}
+		v := rest[1 : 1+end]
+		for _, want := range vals {
+			if v == want || want == "" && v != "" {
+				return true
+			}
+		}
+	}
 }

@@ -47,10 +47,7 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 		return rateLimited(req, "every target is in a short transient lockout or quota window", transient, now, plan)
 	}
 	if timed > 0 && transient > 0 {
-		e := errs.New(errs.Unavailable, "all_targets_cooling_down",
-			"every target of %q is excluded by a resilience timer; retry in %ds", req.model, seconds(transient))
-		e.Details = diagnostics(x)
-		return e.WithRetryAfter(transient)
+		return coolingDown(req, transient, "", plan)
 	}
 	if back := soonestConnection(x); back > 0 {
 		// A connection comes back when its cooldown ends (e.g. a few
@@ -58,12 +55,30 @@ func terminalError(req *request, last *failure, plan routing.Plan, now time.Time
 		e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED",
 			"every target of %q is unavailable (quota, credentials, access); a connection comes back in %ds; see diagnostics", req.model, seconds(back))
 		e.Details = diagnostics(x)
+		e.NoRetry = back > noRetryAfter
 		return e.WithRetryAfter(back)
 	}
 	e := errs.New(errs.Unavailable, "ALL_TARGETS_SKIPPED",
 		"every target of %q is unavailable for a reason that does not pass by itself (quota, credentials, model not found); see diagnostics", req.model)
 	e.Details = diagnostics(x)
+	e.NoRetry = true
 	return e
+}
+
+// noRetryAfter: a 503 whose soonest return is further away than this tells
+// the client not to retry by itself (x-should-retry: false): an agent that
+// retries blindly for minutes shows its user nothing meanwhile.
+const noRetryAfter = time.Minute
+
+// coolingDown is the 503 of a request whose every target is held by a
+// transient timer (a cooldown, a lock, an open breaker): Retry-After is the
+// earliest real return, and past a minute the client is told not to retry.
+func coolingDown(req *request, back time.Duration, last string, plan routing.Plan) error {
+	e := errs.New(errs.Unavailable, "all_targets_cooling_down",
+		"every target of %q is excluded by a resilience timer; retry in %ds%s", req.model, seconds(back), last)
+	e.Details = diagnostics(plan.Excluded)
+	e.NoRetry = back > noRetryAfter
+	return e.WithRetryAfter(back)
 }
 
 // allRateLimited is the 429 for a request whose targets are all limited: it
@@ -120,6 +135,14 @@ func attemptsFailed(req *request, last *failure, plan routing.Plan, now time.Tim
 	switch v.Kind {
 	case verdict.KindRateLimit, verdict.KindConcurrencyLimit:
 		return allRateLimited(req, v, soonest(plan.Excluded, true), now, plan)
+	case verdict.KindServer, verdict.KindTransport, verdict.KindTimeout, verdict.KindStall, verdict.KindForbidden:
+		if back := soonest(plan.Excluded, true); back > 0 && !req.round.eligibleNow {
+			// Every target is now held by a timer (a streak's cooldown, an
+			// open breaker): said at once with when one comes back.
+			return coolingDown(req, back, "; last: "+v.Message, plan)
+		}
+	}
+	switch v.Kind {
 	case verdict.KindNotFound:
 		return errs.New(errs.NotFound, "MODEL_NOT_FOUND", "no upstream serves %q: %s", req.model, v.Message).WithParam("model")
 	case verdict.KindTimeout:
@@ -218,8 +241,26 @@ func leaseCapacity(plan routing.Plan) error {
 	if earliest == 0 {
 		return nil
 	}
-	retry := min(max(seconds(earliest), 1), 3600)
-	e := errs.New(errs.RateLimited, "LEASE_CAPACITY_UNAVAILABLE", "every eligible connection is held by another session's exclusive lease")
+	// Retry-After is the target that returns first, whatever holds it: a
+	// 2 min lock beside a 30 min lease is a 2 min wait (issue 40 E).
+	first := 0
+	for i, x := range plan.Excluded {
+		if x.Timed() && (x.Remaining < plan.Excluded[first].Remaining || !plan.Excluded[first].Timed()) {
+			first = i
+		}
+	}
+	back := plan.Excluded[first]
+	retry := min(max(seconds(back.Remaining), 1), 3600)
+	why := "held by another session's exclusive lease"
+	if back.Reason != "lease_held" {
+		why = back.Reason
+		if back.Detail != "" {
+			why += " (" + back.Detail + ")"
+		}
+	}
+	e := errs.New(errs.RateLimited, "LEASE_CAPACITY_UNAVAILABLE",
+		"every eligible connection is held by another session's exclusive lease or excluded; the first to return is %s/%s in %ds (%s)",
+		back.Provider, back.Model, retry, why)
 	e.Type = "lease_error"
 	e.Top = map[string]any{"state": "WAITING_FOR_CAPACITY", "reason": "NO_FREE_ELIGIBLE_CONNECTION", "retryAfter": retry,
 		"eligibleCount": plan.Eligible, "freeCount": 0}

@@ -75,6 +75,22 @@ func (a *attemptCtx) firstByteDone() {
 	}
 }
 
+// extendFirstByte moves the first-byte deadline by d (the headers came; the
+// first frame gets the rest of the long wait); execCuts is re-decided for it.
+func (a *attemptCtx) extendFirstByte(d time.Duration, execCuts bool) {
+	at := a.tm
+	if at == nil {
+		return
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if at.owner != a || !at.fbOn || at.stopped {
+		return
+	}
+	at.fbAt, at.execCuts = at.fbAt.Add(d), execCuts
+	at.t.Reset(time.Until(at.fbAt))
+}
+
 // watchOn gives the timer the watchdog's duty.
 func (a *attemptCtx) watchOn() {
 	at := a.tm

@@ -263,8 +263,24 @@ func (e *Engine) providerCooling(c Candidate) *Exclusion {
 	return nil
 }
 
-// Check reports whether a candidate is currently excluded, without taking a permit.
+// Check reports whether a candidate is currently excluded, without taking a
+// permit. A target held by a timer of one layer and an open breaker comes
+// back when the later of the two ends: Remaining is that real return.
 func (e *Engine) Check(c Candidate) *Exclusion {
+	x := e.check(c)
+	if x == nil || !x.Transient || !x.Timed() || x.Reason == "circuit_open" {
+		return x
+	}
+	if st := e.breakers.Get(c.Conn.BreakerKey).Status(); st.State == breaker.Open && st.RetryAfter > x.Remaining {
+		// The open breaker is what keeps it out longest: named as such
+		// (the shorter timer in Detail), so nobody waits on it as on a 429.
+		x.Detail, x.Reason, x.Remaining = x.Reason, "circuit_open", st.RetryAfter
+	}
+	return x
+}
+
+// check is Check's first exclusion, layer by layer.
+func (e *Engine) check(c Candidate) *Exclusion {
 	now := e.clk.Now()
 	if x := e.checkConn(c, now); x != nil {
 		return x
@@ -429,8 +445,9 @@ type Ticket struct {
 	Queued bool
 }
 
-// Counted says which failure streaks a request already added to.
-type Counted struct{ Conn, Target bool }
+// Counted says which failure streaks a request already added to: its
+// connection's, its target's, and its provider breaker's.
+type Counted struct{ Conn, Target, Provider bool }
 
 // repeats reports whether v would only add to a streak the request already
 // counted: a recoverable failure that cools nothing by itself.
@@ -450,7 +467,10 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	} else {
 		t.settle(v.OK())
 	}
-	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker
+	// One request counts once toward the provider breaker, as toward the
+	// streaks (its in-place retries and its other legs on the provider add
+	// nothing), except a HALF_OPEN probe, whose failure always re-opens.
+	providerFailure := v.CountsForBreaker && !v.SkipProviderBreaker && (!t.Counted.Provider || t.permit.Probe())
 	switch {
 	case v.OK():
 		t.permit.Success()
@@ -529,6 +549,9 @@ func (e *Engine) recordModelCooldown(c Candidate, v verdict.Verdict, repeat bool
 		e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 	case recoverable(v.Kind):
 		if n := e.policy.CooldownOptions().FailureStreak; n > 0 && streak >= n {
+			// A streak's cooldown is capped like the connection's: a
+			// recovered model is tried again within the bound.
+			ladder.MaxCooldown = min(ladder.MaxCooldown, cooldown.MaxStreakCooldown)
 			e.locked(store.LayerCooldown, e.cools.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, lockout.ScopeExact, ladder, 0))
 			e.stats.resetStreak(c)
 		}
@@ -619,7 +642,11 @@ func (e *Engine) recordLockout(c Candidate, v verdict.Verdict, connRepeat bool) 
 	if v.Kind == verdict.KindRateLimit && v.Scope == verdict.ScopeConnection {
 		return false // the upstream said the whole account is limited
 	}
-	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, v.Code, "", set, v.RetryAfter))
+	code := v.Code
+	if code == verdict.CodeForbidden {
+		code = verdict.CodeForbiddenLocked // not a rule's permanent denial: transient
+	}
+	e.locked(store.LayerLockout, e.lockouts.RecordFailure(provider, c.Conn.ID, c.Model, v.Status, code, "", set, v.RetryAfter))
 	// The model is locked, not the connection; recoverable failures still count
 	// towards the connection's cross-model streak (guide §2).
 	if recoverable(v.Kind) && !connRepeat {
@@ -867,6 +894,7 @@ func (e *Engine) SetCooldown(c *Conn, st cooldown.State) error {
 func transientCode(code string) bool {
 	switch code {
 	case verdict.CodeRateLimited, verdict.CodeConcurrencyLimited, verdict.CodeQuotaRestated, verdict.CodeServerError, verdict.CodeTransportError,
+		verdict.CodeForbiddenLocked,
 		verdict.CodeTimeout, verdict.CodeStreamStalled, "UPSTREAM_STREAM_ERROR", "STREAM_TRUNCATED", "EMPTY_RESPONSE":
 		return true
 	}

@@ -46,11 +46,12 @@ func TestLoadedDeadlinesAreClamped(t *testing.T) {
 		t.Fatalf("rateLimitedUntil = %v (%d), want %s", c["rateLimitedUntil"], code, want)
 	}
 
-	// The breaker: OPEN for one reset timeout from the load, then a probe.
+	// The breaker: OPEN for one probe interval (15 s, under the 30 s reset
+	// timeout) from the load, then a probe.
 	if s := breakerState(e.health(), "openai-compatible:opened"); s != "OPEN" {
 		t.Fatalf("breaker after load: %s, want OPEN", s)
 	}
-	e.clk.Advance(30*time.Second - time.Millisecond)
+	e.clk.Advance(15*time.Second - time.Millisecond)
 	if resp, body := e.chat("opened/gpt-4o-mini", false, nil); resp.StatusCode == http.StatusOK {
 		t.Fatalf("1 ms before the clamped hold ends the breaker let a request through: %s", body)
 	}

@@ -88,7 +88,9 @@ func TestStallBeforeHeadersFailsOverAfterFirstByteTimeout(t *testing.T) {
 }
 
 // TestMidStreamStallEndsWithVisibleError: after bytes reached the client, a
-// stall is never hidden behind a clean end of stream.
+// stall is never hidden behind a clean end of stream (the secondary declares
+// it takes no prefill: nothing can continue the answer; an undeclared
+// OpenAI-compatible one would be asked, issue 40 F).
 func TestMidStreamStallEndsWithVisibleError(t *testing.T) {
 	for _, f := range []fakeupstream.Fault{
 		{Mode: fakeupstream.ModeStallMidStream, AfterChunks: 2},
@@ -98,7 +100,11 @@ func TestMidStreamStallEndsWithVisibleError(t *testing.T) {
 			e := newEnv(t)
 			e.patchSettings(map[string]any{"streamIdleTimeoutMs": 1000})
 			e.addConn("primary", "key-a", 1)
-			e.addConn("secondary", "key-b", 2)
+			if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "secondary",
+				"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"gpt-4o-mini"},
+				"providerSpecificData": map[string]any{"assistantPrefill": "none"}}); code != http.StatusCreated {
+				t.Fatalf("create: %d %v", code, m)
+			}
 			e.up.SetFault("key-a", f)
 
 			resp, body := e.chat("openai-compatible/gpt-4o-mini", true, nil)

@@ -478,9 +478,9 @@ func TestContinuationThatStartsOverIsRefused(t *testing.T) {
 // that declares how it continues a trailing assistant message
 // (providerSpecificData.assistantPrefill: vLLM's continue_final_message,
 // DeepSeek's prefix, or as it is) finishes a cut stream; one that declares
-// nothing is never asked (OpenAI answers a new turn), and one that declares
-// a mode it does not honour ends in the clean error, never repeated or mixed
-// text (issue 33 item 15).
+// nothing is asked with both flags (issue 40 F: what it shows is learned),
+// "none" is never asked, and one that declares a mode it does not honour
+// ends in the clean error, never repeated or mixed text (issue 33 item 15).
 func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 	cases := []struct {
 		mode      string // "" declares nothing
@@ -489,7 +489,7 @@ func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 	}{
 		{"vllm", true, true},
 		{"deepseek", true, true},
-		{"", false, false},
+		{"", true, true}, // undeclared: vLLM's and DeepSeek's flags, which the fake honours
 		{"none", false, false},
 		{"trailing", false, true}, // the fake, like OpenAI, answers a new turn: the guard catches the restart
 	}
@@ -532,12 +532,15 @@ func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 				if !continued && (strings.Count(text.String(), "Hello") > 1 || !strings.Contains(s, "stream interrupted")) {
 					t.Fatalf("want the clean error after the delivered text, got %q\n%s", text.String(), s)
 				}
-				if c.mode == "vllm" || c.mode == "deepseek" {
+				if c.mode == "vllm" || c.mode == "deepseek" || c.mode == "" {
 					_, sent := e.up.LastRequest("key-b")
 					last := gjson.GetBytes(sent, "messages.@reverse.0")
 					flag := gjson.GetBytes(sent, "continue_final_message").Bool()
-					if c.mode == "deepseek" {
+					switch c.mode {
+					case "deepseek":
 						flag = last.Get("prefix").Bool()
+					case "":
+						flag = flag && last.Get("prefix").Bool()
 					}
 					if last.Get("role").String() != "assistant" || !flag {
 						t.Fatalf("the continuation request lacks the %s flag: %s", c.mode, sent)

@@ -51,6 +51,7 @@ func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
 	}
 	prof := breaker.DefaultProfile(category)
 	prof.FailureThreshold, prof.DegradationThreshold, prof.ResetTimeout = b.FailureThreshold, b.DegradationThreshold, ms(b.ResetTimeoutMs)
+	prof.ProbeInterval = breaker.DefaultProbeInterval // a recovered provider is used again within it (issue 40)
 	return prof.Normalize()
 }
 

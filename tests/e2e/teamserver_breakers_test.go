@@ -15,7 +15,9 @@ import (
 // it, and within a second both instances show it OPEN and skip the provider.
 // (Each instance alone counted 2: before, neither opened.)
 func TestTeamServerBreakerCountsAcrossInstances(t *testing.T) {
-	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=4",
+	// One request counts once toward the breaker (its retry adds nothing):
+	// a threshold of 2 is met by one failing request on each instance.
+	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1")
 	a, b := ts.a, ts.b
 	a.addConn("bad", ts.upURL, "key-bad", 1)
@@ -31,14 +33,16 @@ func TestTeamServerBreakerCountsAcrossInstances(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good {
 			t.Fatalf("%s: %d via %q: %s", g.base, resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
 		}
-		if n := ts.up.Hits("key-bad") - before; n != 2 {
+		// A: a failure and its retry; B: its failure may open the team's
+		// breaker (A's counted already), and then its retry is refused.
+		if n := ts.up.Hits("key-bad") - before; n != 2 && (g == a || n != 1) {
 			t.Fatalf("%s sent the failing connection %d requests, want 2 (a failure and its retry)", g.base, n)
 		}
 		if n := healthCount(t, g, "circuitBreakers", "open"); n != 0 && g == a {
-			t.Fatalf("A opened its breaker alone after 2 failures (threshold 4): %v", decodeHealth(t, g, true))
+			t.Fatalf("A opened its breaker alone after one failing request (threshold 2): %v", decodeHealth(t, g, true))
 		}
 	}
-	took := within(t, "the breaker opened by the team's 4 failures OPEN on A and B", func() bool {
+	took := within(t, "the breaker opened by the team's 2 failures OPEN on A and B", func() bool {
 		return healthCount(t, a, "circuitBreakers", "open") == 1 && healthCount(t, b, "circuitBreakers", "open") == 1
 	})
 	t.Logf("OPEN on both after %v", took)

@@ -329,6 +329,17 @@ func failOnA(t *testing.T, ts *teamServer, fault fakeupstream.Fault) (bad, good 
 	return bad, good, hits
 }
 
+// failAgainOnA sends A a second request the failing connection fails
+// (a request counts once toward the breaker, whatever its retries), which
+// the good connection serves.
+func failAgainOnA(t *testing.T, ts *teamServer, good string) {
+	t.Helper()
+	resp, body := ts.a.chat(ts.a.key, teamModel, false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != good {
+		t.Fatalf("A's second request: %d via %q: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+}
+
 // skipsBad checks that B serves through good at the first attempt without
 // sending the failing connection anything.
 func skipsBad(t *testing.T, ts *teamServer, good string, hits int) {
@@ -368,13 +379,15 @@ func TestTeamServerSharesCooldowns(t *testing.T) {
 	ts.b.stop()
 }
 
-// TestTeamServerSharesBreakers: the provider breaker A opened (threshold 2,
-// one request retried once) shows OPEN on B within a second, and B does not
-// send that provider the request.
+// TestTeamServerSharesBreakers: the provider breaker A opened (threshold 2:
+// two failing requests, each counting once whatever its retries) shows OPEN
+// on B within a second, and B does not send that provider the request.
 func TestTeamServerSharesBreakers(t *testing.T) {
 	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1")
-	_, good, hits := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	failAgainOnA(t, ts, good)
+	hits := ts.up.Hits("key-bad")
 	if n := healthCount(t, ts.a, "circuitBreakers", "open"); n != 1 {
 		t.Fatalf("A has %v OPEN breakers after the failures, want 1: %v", n, decodeHealth(t, ts.a, true))
 	}
@@ -482,6 +495,7 @@ func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
 	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1", "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_RESET_TIMEOUT_MS=1000")
 	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
+	failAgainOnA(t, ts, good) // a request counts once: the second opens it
 	within(t, "the breaker A opened shown OPEN by B", func() bool {
 		return healthCount(t, ts.b, "circuitBreakers", "open") == 1
 	})

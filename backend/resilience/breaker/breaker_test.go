@@ -1133,3 +1133,43 @@ func TestRestoreClampsFutureTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeIntervalCapsEveryHold (issue 40 B): with ProbeInterval 15 s an
+// API-key breaker (30 s reset timeout, hold doubling up to ×8) lets its
+// probe through exactly 15 s after opening and after each failed probe,
+// whatever the cycle, and says so in RetryAfter; a probe that succeeds
+// closes it. Without the interval the holds are the profile's own.
+func TestProbeIntervalCapsEveryHold(t *testing.T) {
+	p := breaker.DefaultProfile("apikey")
+	p.MaxBackoffMultiplier, p.ProbeInterval = 8, breaker.DefaultProbeInterval
+	b, clk := newBreaker(t, p)
+	openBreaker(t, b)
+	for cycle := 1; cycle <= 4; cycle++ {
+		if s := b.Status(); s.State != breaker.Open || s.RetryAfter != 15*time.Second || s.OpenCycles != cycle {
+			t.Fatalf("cycle %d: %s cycles %d, next probe in %v; want OPEN, 15s", cycle, s.State, s.OpenCycles, s.RetryAfter)
+		}
+		clk.Advance(15*time.Second - time.Millisecond)
+		if _, ok := b.Allow(); ok {
+			t.Fatalf("cycle %d: admitted 1 ms before the probe interval", cycle)
+		}
+		clk.Advance(time.Millisecond)
+		probe, ok := b.Allow()
+		if !ok || !probe.Probe() {
+			t.Fatalf("cycle %d: no probe at the interval", cycle)
+		}
+		if cycle < 4 {
+			probe.Failure()
+			continue
+		}
+		probe.Success()
+	}
+	if s := b.Status(); s.State != breaker.Closed {
+		t.Fatalf("after a good probe: %s", s.State)
+	}
+	p.ProbeInterval = 0
+	u, _ := newBreaker(t, p)
+	openBreaker(t, u)
+	if s := u.Status(); s.RetryAfter != 30*time.Second {
+		t.Fatalf("without the interval: hold %v, want 30s", s.RetryAfter)
+	}
+}

@@ -36,7 +36,19 @@ type Profile struct {
 	MaxBackoffMultiplier int
 	// SuccessesToClose is how many consecutive successes return DEGRADED to CLOSED.
 	SuccessesToClose int
+	// ProbeInterval caps every OPEN hold: an open breaker lets its HALF_OPEN
+	// probe through at most this long after opening (or after the last failed
+	// probe), whatever ResetTimeout and the backoff say, so a provider that
+	// recovers is used again within it. 0 leaves the holds uncapped.
+	ProbeInterval time.Duration
 }
+
+// DefaultProbeInterval is the ProbeInterval the gateway's breakers run with
+// (server policy): the bound on how long a recovered provider stays unused
+// (docs/FAILOVER.md "Prompt recovery"). The guide's 30 s / 60 s reset
+// timeouts stay what the settings show and what a DEGRADED breaker's quiet
+// window is made of; a probe is one request.
+const DefaultProbeInterval = 15 * time.Second
 
 // DefaultMaxBackoffMultiplier is 1: a failed HALF_OPEN probe re-opens for one
 // ResetTimeout again, not a doubled one, so a provider that recovers is used
@@ -85,12 +97,27 @@ func (p Profile) Normalize() Profile {
 	if p.SuccessesToClose < 1 {
 		p.SuccessesToClose = 1
 	}
+	if p.ProbeInterval > 0 {
+		p.ProbeInterval = clampDur(p.ProbeInterval, minResetTimeout, maxResetTimeout)
+	} else {
+		p.ProbeInterval = 0
+	}
 	return p
 }
 
 // openHold is how long the breaker stays OPEN in its cycles-th consecutive open
-// cycle: ResetTimeout × min(2^(cycles−1), MaxBackoffMultiplier).
+// cycle: ResetTimeout × min(2^(cycles−1), MaxBackoffMultiplier), at most
+// ProbeInterval when set.
 func (p Profile) openHold(cycles int) time.Duration {
+	h := p.fullHold(cycles)
+	if p.ProbeInterval > 0 && h > p.ProbeInterval {
+		return p.ProbeInterval
+	}
+	return h
+}
+
+// fullHold is openHold without the ProbeInterval cap.
+func (p Profile) fullHold(cycles int) time.Duration {
 	if cycles < 1 {
 		cycles = 1
 	}

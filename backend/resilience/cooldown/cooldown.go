@@ -60,6 +60,13 @@ const DefaultQuotaCooldown = time.Hour
 // MaxQuotaCooldown caps a quota reset announced by the upstream (a daily window).
 const MaxQuotaCooldown = 24 * time.Hour
 
+// MaxStreakCooldown caps a cooldown written by a failure streak (5xx,
+// reset, timeout), of a connection or of a model: a broken upstream gives no
+// hint of when it is back, so a recovered one must be tried again within a
+// bound (the breaker's probe interval, docs/FAILOVER.md "Prompt recovery"),
+// not after a ladder that climbed to minutes.
+const MaxStreakCooldown = 15 * time.Second
+
 // DefaultFailureStreak is how many consecutive recoverable failures (5xx,
 // reset, first-byte timeout), across the connection's models, cool it.
 const DefaultFailureStreak = 3
@@ -198,6 +205,9 @@ func Apply(s State, v verdict.Verdict, set Settings, opt Options, now time.Time)
 		if ns.FailStreak >= opt.FailureStreak {
 			ns = cool(ns, v, set, now)
 			ns.FailStreak = 0
+			if until := now.Add(MaxStreakCooldown); ns.RateLimitedUntil.After(until) {
+				ns.RateLimitedUntil = until // the ladder climbs, the wait stays bounded
+			}
 		}
 	}
 	return ns, !equal(s, ns)

@@ -41,6 +41,12 @@ const (
 	CodeClientCanceled     = "CLIENT_CANCELED"
 )
 
+// CodeForbiddenLocked is the reason of a model lockout an ordinary 403
+// wrote (no rule naming a permanent denial): a lock for a while, answered
+// as transient (503 with Retry-After), unlike a rule's model-scoped
+// UPSTREAM_FORBIDDEN, which clients must not retry (issue 40 D).
+const CodeForbiddenLocked = "UPSTREAM_FORBIDDEN_LOCKED"
+
 const (
 	// concurrencyDefaultDelay is the fixed cooldown of a concurrency limit
 	// without an upstream hint: a slot usually frees up within a second.
