@@ -2,7 +2,9 @@
 #   make run    build everything and start the app: the desktop window and tray
 #               where a display and the GUI libraries exist, otherwise the headless
 #               gateway with the dashboard in the browser
-#   make test   everything CI runs
+#   make test   everything CI runs, set-up included (build/test.sh: installs missing
+#               system packages, a throw-away PostgreSQL, progress every 30 s;
+#               OMNIROUTE_TEST_STAGES="vet race" runs a subset)
 #   make install  put omniroute (and omniroute-desktop) in $(PREFIX)/bin, default ~/.local/bin
 
 GO        ?= go
@@ -22,15 +24,21 @@ PREFIX    ?= $(HOME)/.local
 BINDIR    ?= $(PREFIX)/bin
 
 
-.PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-race test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
 frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 
-frontend: frontend/node_modules/.package-lock.json
+# The dashboard is rebuilt only when a source changed (make test builds it once,
+# not once per stage that needs it).
+FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html frontend/package.json \
+	frontend/tsconfig.json frontend/vite.config.ts
+frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SRC)
 	cd frontend && npm run build
+
+frontend: frontend/dist/index.html
 
 # The headless flavour: no GUI libraries, no cgo.
 build: frontend
@@ -65,20 +73,24 @@ install: build $(if $(HAVE_GUI),build-desktop)
 uninstall:
 	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall --prefix "$(PREFIX)"
 
+# vet compiles with build's settings (CGO_ENABLED=0, -trimpath): after make
+# build it reuses those compiled packages instead of compiling everything again.
 vet:
-	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet -trimpath ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
-# Unit, integration and end-to-end (real binary) Go tests, with the race detector.
-test-go:
+# Unit, integration and end-to-end (real binary) Go tests, with the race
+# detector; then the measurements it would distort.
+test-go: test-race test-pins
+
+test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
-	$(MAKE) test-pins
 
 # The measurements the race detector would distort (allocation pins, the
 # stack an open stream holds): the packages with //go:build !race tests.
 PIN_PKGS := $(shell grep -rl --include='*_test.go' '^//go:build !race' backend tests | xargs -n1 dirname | sort -u | sed 's|^|./|')
 test-pins:
-	CGO_ENABLED=0 $(GO) test -count=1 -timeout 5m $(PIN_PKGS)
+	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -timeout 5m $(PIN_PKGS)
 
 # The real clients (Claude Code, Codex CLI, Gemini CLI, opencode, Kilo Code CLI,
 # Continue CLI, Cline CLI, the OpenAI, Anthropic and Ollama SDKs,
@@ -122,7 +134,11 @@ test-desktop: build-desktop
 test-soak:
 	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-package test-soak
+# Everything CI runs, in stages (build vet race pins clients fuzz frontend
+# browser desktop package soak), set-up and a throw-away PostgreSQL included:
+# see build/test.sh.
+test:
+	@build/test.sh
 
 # The health endpoint polled by 8 clients while chat traffic runs through a
 # gateway of 40 connections: p50/p95/p99 and errors printed against their
