@@ -73,10 +73,15 @@ install: build $(if $(HAVE_GUI),build-desktop)
 uninstall:
 	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall --prefix "$(PREFIX)"
 
-# vet compiles with build's settings (CGO_ENABLED=0, -trimpath): after make
-# build it reuses those compiled packages instead of compiling everything again.
+# Every Go step without the race detector (vet, the pins, fuzzing, the soak)
+# compiles with build's settings, so they share one set of compiled packages
+# in the build cache instead of compiling everything once per setting.
+NORACE    := CGO_ENABLED=0 $(GO)
+NORACE_FLAGS := -trimpath
+
+# After make build, vet reuses build's compiled packages.
 vet:
-	CGO_ENABLED=0 $(GO) vet -trimpath ./...
+	$(NORACE) vet $(NORACE_FLAGS) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
 # Unit, integration and end-to-end (real binary) Go tests, with the race
@@ -90,7 +95,7 @@ test-race:
 # stack an open stream holds): the packages with //go:build !race tests.
 PIN_PKGS := $(shell grep -rl --include='*_test.go' '^//go:build !race' backend tests | xargs -n1 dirname | sort -u | sed 's|^|./|')
 test-pins:
-	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -timeout 5m $(PIN_PKGS)
+	$(NORACE) test $(NORACE_FLAGS) -count=1 -timeout 5m $(PIN_PKGS)
 
 # The real clients (Claude Code, Codex CLI, Gemini CLI, opencode, Kilo Code CLI,
 # Continue CLI, Cline CLI, the OpenAI, Anthropic and Ollama SDKs,
@@ -111,9 +116,9 @@ FUZZTIME  ?= 40000x
 FUZZ_PKGS := ./backend/jsonv ./backend/gateway ./backend/httpx ./backend/translate/... ./backend/resilience/verdict
 test-fuzz:
 	@set -e; for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	  for f in $$($(NORACE) test $(NORACE_FLAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    out=$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+	    out=$$($(NORACE) test $(NORACE_FLAGS) -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
 	      { echo "$$out" | tail -40; exit 1; }; \
 	  done; \
 	done
@@ -132,7 +137,7 @@ test-desktop: build-desktop
 # 10,000 streams, 30 % cancelled by the client: no leak of goroutines, heap,
 # upstream connections, permits or cooldowns (no race detector: it measures).
 test-soak:
-	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
+	$(NORACE) test $(NORACE_FLAGS) -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
 # Everything CI runs, in stages (build vet race pins clients fuzz frontend
 # browser desktop package soak), set-up and a throw-away PostgreSQL included:
