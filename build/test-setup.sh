@@ -35,7 +35,7 @@ need_for() {
   esac
 }
 
-want=()
+want=(make git) # every stage is a make target; the Makefile reads git
 for s in "${stages[@]}"; do
   for p in $(need_for "$s"); do
     [[ " ${want[*]} " == *" $p "* ]] || want+=("$p")
@@ -64,7 +64,11 @@ done
 # Node and npm build the dashboard and install the pinned real clients. A
 # node already on PATH is kept (Debian's nodejs conflicts with a separately
 # installed npm): nodejs and npm only when node is missing.
-command -v node >/dev/null || missing+=(nodejs npm)
+if ! command -v node >/dev/null; then
+  missing+=(nodejs npm)
+elif ! command -v npm >/dev/null; then
+  missing+=(npm)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
