@@ -2,7 +2,9 @@
 #   make run    build everything and start the app: the desktop window and tray
 #               where a display and the GUI libraries exist, otherwise the headless
 #               gateway with the dashboard in the browser
-#   make test   everything CI runs
+#   make test   everything CI runs, set-up included (build/test.sh: installs missing
+#               system packages, a throw-away PostgreSQL, progress every 30 s;
+#               OMNIROUTE_TEST_STAGES="vet race" runs a subset)
 #   make install  put omniroute (and omniroute-desktop) in a directory already on PATH
 #               (/usr/local/bin as root, ~/.local/bin or ~/bin), else ~/.local/bin and
 #               say which line to paste; PREFIX=… or BINDIR=… choose
@@ -26,15 +28,21 @@ PREFIX_ARG := $(if $(PREFIX),--prefix "$(PREFIX)")
 BINDIR    ?= $(shell build/linux/install.sh --print-bindir $(PREFIX_ARG))
 
 
-.PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
+.PHONY: all build build-desktop frontend install uninstall test-package package-windows package-macos run run-headless test test-go test-race test-pins test-clients test-fuzz test-soak test-frontend test-browser test-desktop vet bench package icons clean
 
 all: build
 
 frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 
-frontend: frontend/node_modules/.package-lock.json
+# The dashboard is rebuilt only when a source changed (make test builds it once,
+# not once per stage that needs it).
+FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html frontend/package.json \
+	frontend/tsconfig.json frontend/vite.config.ts
+frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SRC)
 	cd frontend && npm run build
+
+frontend: frontend/dist/index.html
 
 # The headless flavour: no GUI libraries, no cgo.
 build: frontend
@@ -70,20 +78,29 @@ install: build $(if $(HAVE_GUI),build-desktop)
 uninstall:
 	@BINDIR="$(BINDIR)" build/linux/install.sh --uninstall $(PREFIX_ARG)
 
+# Every Go step without the race detector (vet, the pins, fuzzing, the soak)
+# compiles with build's settings, so they share one set of compiled packages
+# in the build cache instead of compiling everything once per setting.
+NORACE    := CGO_ENABLED=0 $(GO)
+NORACE_FLAGS := -trimpath
+
+# After make build, vet reuses build's compiled packages.
 vet:
-	$(GO) vet ./...
+	$(NORACE) vet $(NORACE_FLAGS) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
-# Unit, integration and end-to-end (real binary) Go tests, with the race detector.
-test-go:
+# Unit, integration and end-to-end (real binary) Go tests, with the race
+# detector; then the measurements it would distort.
+test-go: test-race test-pins
+
+test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
-	$(MAKE) test-pins
 
 # The measurements the race detector would distort (allocation pins, the
 # stack an open stream holds): the packages with //go:build !race tests.
 PIN_PKGS := $(shell grep -rl --include='*_test.go' '^//go:build !race' backend tests | xargs -n1 dirname | sort -u | sed 's|^|./|')
 test-pins:
-	CGO_ENABLED=0 $(GO) test -count=1 -timeout 5m $(PIN_PKGS)
+	$(NORACE) test $(NORACE_FLAGS) -count=1 -timeout 5m $(PIN_PKGS)
 
 # The real clients (Claude Code, Codex CLI, Gemini CLI, opencode, Kilo Code CLI,
 # Continue CLI, Cline CLI, the OpenAI, Anthropic and Ollama SDKs,
@@ -104,9 +121,9 @@ FUZZTIME  ?= 40000x
 FUZZ_PKGS := ./backend/jsonv ./backend/gateway ./backend/httpx ./backend/translate/... ./backend/resilience/verdict
 test-fuzz:
 	@set -e; for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	  for f in $$($(NORACE) test $(NORACE_FLAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    out=$$($(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+	    out=$$($(NORACE) test $(NORACE_FLAGS) -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
 	      { echo "$$out" | tail -40; exit 1; }; \
 	  done; \
 	done
@@ -125,9 +142,13 @@ test-desktop: build-desktop
 # 10,000 streams, 30 % cancelled by the client: no leak of goroutines, heap,
 # upstream connections, permits or cooldowns (no race detector: it measures).
 test-soak:
-	CGO_ENABLED=1 $(GO) test -tags soak -count=1 -v -run TenThousand ./tests/soak/
+	$(NORACE) test $(NORACE_FLAGS) -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-test: vet test-go test-clients test-fuzz test-frontend test-browser test-desktop test-package test-soak
+# Everything CI runs, in stages (build vet race pins clients fuzz frontend
+# browser desktop package soak), set-up and a throw-away PostgreSQL included:
+# see build/test.sh.
+test:
+	@build/test.sh
 
 # The health endpoint polled by 8 clients while chat traffic runs through a
 # gateway of 40 connections: p50/p95/p99 and errors printed against their

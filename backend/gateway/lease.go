@@ -37,8 +37,10 @@ type Pinner interface {
 	Served(sessionKey, connectionID, provider string) error
 	// Claim decides, right before a session's first attempt on
 	// connectionID, which connection holds the session (a team server's
-	// database decides: the first writer wins) and returns it.
-	Claim(sessionKey, connectionID, provider string) string
+	// database decides: the first writer wins) and returns it; planned is
+	// the session's pin the plan was ordered by ("" for none), the only pin
+	// a first choice other than it moves the session from.
+	Claim(sessionKey, connectionID, provider, planned string) string
 }
 
 // leaseCtx is a fenced request's lease.

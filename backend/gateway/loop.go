@@ -182,8 +182,9 @@ func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
 }
 
 // claimPin decides a session's pin before its first attempt is dispatched:
-// the plan's first choice is claimed, and when another instance pinned the
-// session first (a team server) its connection, if a candidate, goes first.
+// the plan's first choice is claimed (moved from the pin the plan saw, if
+// any), and when another instance pinned the session first (a team server)
+// its connection, if a candidate, goes first.
 //
 //go:noinline
 func (g *Gateway) claimPin(req *request) {
@@ -191,7 +192,7 @@ func (g *Gateway) claimPin(req *request) {
 	if key == "" || g.pins == nil || len(c) == 0 {
 		return
 	}
-	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey)
+	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey, req.plan.Pinned)
 	if won == c[0].Conn.ID {
 		return
 	}

@@ -55,6 +55,11 @@ type Plan struct {
 	// Mapped is set when the requested name is served by no connection and
 	// was routed through the agent model map (or without its "[1m]" suffix).
 	Mapped *Mapping
+	// Pinned is the session's live pin this plan was ordered by ("" when it
+	// had none): a first choice other than it moves the session from it.
+	// Read once, with the ordering: a pin learnt later (another instance's,
+	// adopted meanwhile) was not seen, so nothing was moved from it.
+	Pinned string
 }
 
 // targetMeta is what strategies know about one combo target.
@@ -230,13 +235,13 @@ func (e *Engine) plan(in PlanInput) (Plan, error) {
 		}
 		ok = append(ok, c)
 	}
-	p.Candidates = e.order(p.Combo, ok, in, now)
+	p.Candidates, p.Pinned = e.order(p.Combo, ok, in, now)
 	return p, nil
 }
 
 // order ranks admissible candidates: a combo by its strategy, a plain model by
-// priority; a live session pin goes first.
-func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.Time) []Candidate {
+// priority; a live session pin goes first. It returns the pin it ordered by.
+func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.Time) ([]Candidate, string) {
 	if combo != nil && len(cands) > 1 {
 		name := strategy.Name(combo.Strategy)
 		if !strategy.Valid(name) {
@@ -286,8 +291,10 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 		}
 		cands = out
 	}
+	pinned := ""
 	if in.SessionKey != "" && e.pins != nil {
 		if connID, ok := e.pins.Pinned(in.SessionKey); ok {
+			pinned = connID
 			sort.SliceStable(cands, func(i, j int) bool {
 				return cands[i].Conn.ID == connID && cands[j].Conn.ID != connID
 			})
@@ -295,7 +302,7 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 			spreadSessions(cands, e.pins)
 		}
 	}
-	return cands
+	return cands, pinned
 }
 
 // spreadSessions orders a new session's first choices so sessions spread over

@@ -168,8 +168,16 @@ func (p pinSaver) SavePin(pin affinity.Pin) error {
 }
 
 // pinClaimWait bounds how long a session's first attempt waits for the
-// database's pin decision; past it the local choice stands.
-const pinClaimWait = 500 * time.Millisecond
+// database's pin decision: the time after which the database counts as not
+// answering (the store's connect_timeout, 5 s), not a latency budget. While
+// the database answers, however slowly, its decision must be waited for: a
+// claim given up early keeps this instance's own choice while another
+// instance's claim of the same session wins in the database, and the
+// session splits. (At 500 ms a burst of first turns on a loaded 2-core
+// machine, each opening a new pool connection, gave up — and marked the
+// database down for dbRetryEvery, so the next claims were skipped too —
+// splitting 15 of 20 sessions.) Past it the local choice stands.
+const pinClaimWait = 5 * time.Second
 
 // pinClaimer is a team server's pin decision: the database's conditional
 // upsert (store.ClaimPin), skipped while the database is known unreachable

@@ -30,14 +30,26 @@ func ModuleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
+// EnvBin names a prebuilt headless gateway (make build's bin/omniroute) the
+// suites use instead of building their own: make test builds it once and
+// sets it for every suite (the dashboard's browser tests read it too).
+const EnvBin = "OMNIROUTE_BIN"
+
 // BuildGateway compiles the headless gateway the way a user builds it
-// (CGO_ENABLED=0, from the module root) into dir and returns its path.
+// (CGO_ENABLED=0, from the module root) into dir and returns its path; with
+// OMNIROUTE_BIN set it copies that binary into dir instead.
 func BuildGateway(dir string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "omniroute")
+	if pre := os.Getenv(EnvBin); pre != "" {
+		if !filepath.IsAbs(pre) {
+			pre = filepath.Join(root, pre)
+		}
+		return bin, copyExecutable(pre, bin)
+	}
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -45,6 +57,15 @@ func BuildGateway(dir string) (string, error) {
 		return "", fmt.Errorf("go build -o %s . (in %s, CGO_ENABLED=0): %v\n%s", bin, root, err, out)
 	}
 	return bin, nil
+}
+
+// copyExecutable copies the prebuilt binary src to dst (mode 0755).
+func copyExecutable(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w (run make build, or unset it to build the gateway here)", EnvBin, src, err)
+	}
+	return os.WriteFile(dst, b, 0o755)
 }
 
 // PickPort asks the kernel for an unused loopback port.

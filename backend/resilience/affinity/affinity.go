@@ -64,14 +64,19 @@ func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
 func (p *Pins) ShareWith(c Claimer) { p.claimer = c }
 
 // Claim is called right before a session request's first attempt is sent to
-// connectionID (the plan's first choice). Without a claimer, or when the
+// connectionID (the plan's first choice); planned is the session's pin the
+// plan was ordered by ("" when it saw none). Without a claimer, or when the
 // session's live pin already names connectionID, it returns connectionID.
 // Otherwise the claimer decides — the pin is written now, before the
 // upstream answers, so a next turn reaching any instance finds it — and the
 // connection that holds the session team-wide is returned and kept as this
-// instance's pin. When the claimer fails (the database is unreachable) the
-// local choice stands and is written behind the response, as without one.
-func (p *Pins) Claim(key, connectionID, provider string) string {
+// instance's pin. The claim moves the session (Pin.Prev) only from the pin
+// the plan saw: a pin adopted from another instance after the plan was made
+// was not passed over, and naming it would overwrite the first writer's pin
+// while other instances already serve it. When the claimer fails (the
+// database does not answer) the local choice stands and is written behind
+// the response, as without one.
+func (p *Pins) Claim(key, connectionID, provider, planned string) string {
 	ttl := p.ttl()
 	if p.claimer == nil || key == "" || ttl <= 0 {
 		return connectionID
@@ -85,8 +90,8 @@ func (p *Pins) Claim(key, connectionID, provider string) string {
 		return connectionID
 	}
 	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
-	if live {
-		pin.Prev = cur.ConnectionID
+	if planned != connectionID {
+		pin.Prev = planned
 	}
 	won, err := p.claimer.ClaimPin(pin)
 	if err != nil || won.ConnectionID == "" {

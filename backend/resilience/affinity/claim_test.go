@@ -36,14 +36,14 @@ func TestClaim(t *testing.T) {
 	ttl := func() time.Duration { return time.Minute }
 	c := &claimer{held: map[string]Pin{"taken": {SessionKey: "taken", ConnectionID: "x", ExpiresAt: t0.Add(time.Hour)}}}
 	p := New(clk, ttl, nil)
-	if got := p.Claim("s", "a", "prov"); got != "a" {
+	if got := p.Claim("s", "a", "prov", ""); got != "a" {
 		t.Fatalf("without a claimer Claim = %q, want the local choice", got)
 	}
 	if _, ok := p.Pinned("s"); ok {
 		t.Fatal("without a claimer Claim pinned the session (Served does)")
 	}
 	p.ShareWith(c)
-	if got := p.Claim("taken", "a", "prov"); got != "x" {
+	if got := p.Claim("taken", "a", "prov", ""); got != "x" {
 		t.Fatalf("Claim of a session another instance pinned = %q, want x", got)
 	}
 	if got, _ := p.Pinned("taken"); got != "x" {
@@ -52,20 +52,60 @@ func TestClaim(t *testing.T) {
 	if exp := p.m["taken"].ExpiresAt; !exp.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("the adopted pin expires at %v, want clamped to now+ttl", exp)
 	}
-	if got := p.Claim("s", "a", "prov"); got != "a" || len(c.calls) != 2 {
+	if got := p.Claim("s", "a", "prov", ""); got != "a" || len(c.calls) != 2 {
 		t.Fatalf("first claim = %q after %d calls", got, len(c.calls))
 	}
-	if got := p.Claim("s", "a", "prov"); got != "a" || len(c.calls) != 2 {
+	if got := p.Claim("s", "a", "prov", ""); got != "a" || len(c.calls) != 2 {
 		t.Fatalf("the next turn on the pinned connection asked the claimer again (%d calls)", len(c.calls))
 	}
-	if got := p.Claim("s", "b", "prov"); got != "b" || c.calls[2].Prev != "a" {
+	if got := p.Claim("s", "b", "prov", "a"); got != "b" || c.calls[2].Prev != "a" {
 		t.Fatalf("a move = %q with prev %q, want b from a", got, c.calls[2].Prev)
 	}
 	c.err = errors.New("database down")
-	if got := p.Claim("new", "z", "prov"); got != "z" {
+	if got := p.Claim("new", "z", "prov", ""); got != "z" {
 		t.Fatalf("a failing claimer: %q, want the local choice", got)
 	}
 	if _, ok := p.Pinned("new"); ok {
 		t.Fatal("a failed claim pinned the session (Served writes it behind)")
+	}
+}
+
+// TestClaimMovesOnlyFromThePlannedPin: the claim race between instances.
+// Instance B plans a new session's first turn (no pin yet: its first choice
+// is "b"); before it claims, instance A's claim of "a" wins in the database
+// and B adopts that pin from the change feed. B's claim must not name the
+// adopted pin as the one it moves from — its plan never passed it over — so
+// the database keeps A's pin and B's turn goes to "a". Before, Claim read
+// the local pin at claim time, moved the session from "a" to "b" and split
+// it. A real move (the plan saw "a" and chose "b") still moves it.
+func TestClaimMovesOnlyFromThePlannedPin(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	ttl := func() time.Duration { return time.Minute }
+	db := &claimer{held: map[string]Pin{}}
+	a, b := New(clk, ttl, nil), New(clk, ttl, nil)
+	a.ShareWith(db)
+	b.ShareWith(db)
+
+	planned, _ := b.Pinned("s") // B's plan: no pin
+	if got := a.Claim("s", "a", "prov", ""); got != "a" {
+		t.Fatalf("A's first claim = %q, want a", got)
+	}
+	if n := b.Adopt([]Pin{db.held["s"]}); n != 1 {
+		t.Fatalf("B adopted %d pins, want A's", n)
+	}
+	if got := b.Claim("s", "b", "prov", planned); got != "a" {
+		t.Fatalf("B's claim after adopting A's pin = %q (prev %q), want a: the session split", got, db.calls[len(db.calls)-1].Prev)
+	}
+	if held := db.held["s"].ConnectionID; held != "a" {
+		t.Fatalf("the database holds %q, want A's pin a", held)
+	}
+	if got, _ := b.Pinned("s"); got != "a" {
+		t.Fatalf("B's pin = %q, want a", got)
+	}
+
+	// A real move: B's plan saw "a" (ineligible now) and chose "b".
+	if got := b.Claim("s", "b", "prov", "a"); got != "b" || db.calls[len(db.calls)-1].Prev != "a" {
+		t.Fatalf("a move from the planned pin = %q, want b from a", got)
 	}
 }

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# make test: sets the machine up (build/test-setup.sh), starts a throw-away
+# PostgreSQL cluster when OMNIROUTE_TEST_PG_URL is not set, runs the test
+# stages in order and stops the cluster at the end, failed or not.
+#
+# Progress: "[stage N/M name]" at each stage's start and end, and a line at
+# least every OMNIROUTE_TEST_HEARTBEAT seconds (30) while a stage runs, with
+# the stage's time and the total so far; a table of the stages' times at the
+# end.
+#
+#   OMNIROUTE_TEST_STAGES="vet race"   run only these stages (names below,
+#                                      comma- or space-separated; setup always)
+#   OMNIROUTE_TEST_KEEP_GOING=1        run the remaining stages after a failure
+#   OMNIROUTE_TEST_SKIP_SETUP=1        skip the system package check
+#   build/test.sh --list               print the stages and exit
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+MAKE=${MAKE:-make}
+
+# name|what it runs (one make target each; see the Makefile).
+all_stages=(
+  "build|make build: the dashboard and the headless gateway, shared by every suite below (OMNIROUTE_BIN)"
+  "vet|make vet: go vet (reusing build's compiled packages) and gofmt"
+  "race|make test-race: every Go test with the race detector (unit, integration, e2e, hostile)"
+  "pins|make test-pins: allocation and stack measurements, without the race detector"
+  "clients|make test-clients: the real agents and SDKs against the built gateway"
+  "fuzz|make test-fuzz: every Go fuzz target"
+  "frontend|make test-frontend: the dashboard's unit tests"
+  "browser|make test-browser: the dashboard in Chromium against the gateway"
+  "desktop|make test-desktop: the desktop window under Xvfb"
+  "package|make test-package: .deb, .rpm, tarball and the Windows installer"
+  "soak|make test-soak: 10,000 streams, 30 % cancelled"
+)
+target_of() {
+  case "$1" in
+    build) echo build ;; vet) echo vet ;; *) echo "test-$1" ;;
+  esac
+}
+
+if [ "${1:-}" = --list ]; then
+  for s in "${all_stages[@]}"; do printf '  %-9s %s\n' "${s%%|*}" "${s#*|}"; done
+  exit 0
+fi
+
+selected=()
+if [ -n "${OMNIROUTE_TEST_STAGES:-}" ]; then
+  for want in ${OMNIROUTE_TEST_STAGES//,/ }; do
+    found=
+    for s in "${all_stages[@]}"; do [ "${s%%|*}" = "$want" ] && found=1; done
+    if [ -z "$found" ]; then
+      echo "OMNIROUTE_TEST_STAGES: unknown stage $want; the stages are:" >&2
+      for s in "${all_stages[@]}"; do echo "  ${s%%|*}" >&2; done
+      exit 2
+    fi
+  done
+  # In the suite's order, whatever order they were named in.
+  for s in "${all_stages[@]}"; do
+    [[ " ${OMNIROUTE_TEST_STAGES//,/ } " == *" ${s%%|*} "* ]] && selected+=("${s%%|*}")
+  done
+else
+  for s in "${all_stages[@]}"; do selected+=("${s%%|*}"); done
+fi
+
+start_all=$(date +%s)
+total=$((${#selected[@]} + 1)) # + setup
+heartbeat=${OMNIROUTE_TEST_HEARTBEAT:-30}
+dur() { local s=$1; printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+since() { echo $(($(date +%s) - $1)); }
+
+hb_pid= cmd_pid= pgdir= pg_as=() pgbin=
+cleanup() {
+  # A stage still running (the run was interrupted): its whole process group.
+  if [ -n "$cmd_pid" ]; then
+    kill -TERM -- "-$cmd_pid" 2>/dev/null || kill -TERM "$cmd_pid" 2>/dev/null || true
+    wait "$cmd_pid" 2>/dev/null || true
+  fi
+  [ -n "$hb_pid" ] && { kill "$hb_pid" 2>/dev/null || true; wait "$hb_pid" 2>/dev/null || true; }
+  if [ -n "$pgdir" ]; then
+    "${pg_as[@]}" "$pgbin/pg_ctl" stop -w -m immediate -D "$pgdir/data" >/dev/null 2>&1 || true
+    rm -rf "$pgdir"
+    echo "test: the throw-away PostgreSQL cluster is stopped and removed"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+summary=()
+# run_stage N NAME CMD... runs one stage with its start and end lines and a
+# heartbeat meanwhile; it returns the command's status.
+run_stage() {
+  local n=$1 name=$2; shift 2
+  local t0 rc
+  t0=$(date +%s)
+  echo "[stage $n/$total $name] start (total $(dur "$(since "$start_all")")): $*"
+  (
+    trap 'kill $s 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep "$heartbeat" & s=$!
+      wait $s
+      echo "[stage $n/$total $name] running $(dur "$(since "$t0")") (total $(dur "$(since "$start_all")"))"
+    done
+  ) &
+  hb_pid=$!
+  set +e
+  if [ "$(type -t "$1")" = function ]; then
+    "$@" # set-up: in this shell (it exports the PostgreSQL URL)
+  else
+    # In its own process group, waited for (a signal to this script then
+    # runs cleanup at once, which stops the whole stage).
+    setsid "$@" &
+    cmd_pid=$!
+    wait "$cmd_pid"
+  fi
+  rc=$?
+  cmd_pid=
+  set -e
+  kill "$hb_pid" 2>/dev/null || true
+  wait "$hb_pid" 2>/dev/null || true
+  hb_pid=
+  local took
+  took=$(since "$t0")
+  if [ "$rc" = 0 ]; then
+    echo "[stage $n/$total $name] ok in $(dur "$took") (total $(dur "$(since "$start_all")"))"
+    summary+=("$(printf '  %-9s %8s  ok' "$name" "$(dur "$took")")")
+  else
+    echo "[stage $n/$total $name] FAILED (exit $rc) after $(dur "$took") (total $(dur "$(since "$start_all")"))"
+    summary+=("$(printf '  %-9s %8s  FAILED' "$name" "$(dur "$took")")")
+  fi
+  return "$rc"
+}
+
+print_summary() {
+  echo "test: stage times (total $(dur "$(since "$start_all")")):"
+  printf '%s\n' "${summary[@]}"
+}
+
+needs_pg() {
+  for s in "${selected[@]}"; do
+    case "$s" in race|pins|clients|soak) return 0 ;; esac
+  done
+  return 1
+}
+
+# A throw-away PostgreSQL cluster on a loopback port for the whole run, shared
+# by every test package through OMNIROUTE_TEST_PG_URL (each test creates its
+# own database in it); stopped and removed by cleanup.
+start_pg() {
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$pgbin" ] || pgbin=$(dirname "$(command -v initdb)")
+  pgdir=$(mktemp -d /tmp/omniroute-test-pg.XXXXXX)
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$pgdir" # initdb refuses to run as root
+    pg_as=(runuser -u postgres --)
+  fi
+  "${pg_as[@]}" "$pgbin/initdb" -D "$pgdir/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C >/dev/null
+  local try port
+  for try in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 30000))
+    if "${pg_as[@]}" "$pgbin/pg_ctl" start -w -t 60 -D "$pgdir/data" -l "$pgdir/server.log" \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pgdir -c fsync=off -c max_connections=300" >/dev/null; then
+      break
+    fi
+    [ "$try" = 5 ] && { cat "$pgdir/server.log"; return 1; }
+  done
+  export OMNIROUTE_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+  echo "test: a throw-away PostgreSQL cluster on 127.0.0.1:$port ($("$pgbin/postgres" --version))"
+}
+
+setup() {
+  build/test-setup.sh "${selected[@]}"
+  go version
+  if command -v node >/dev/null; then echo "node $(node --version)"; fi
+  go mod download
+  if needs_pg; then
+    if [ -n "${OMNIROUTE_TEST_PG_URL:-}" ]; then
+      echo "test: PostgreSQL from OMNIROUTE_TEST_PG_URL"
+    else
+      start_pg
+    fi
+  fi
+}
+
+echo "test: stages ${selected[*]} (OMNIROUTE_TEST_STAGES selects; build/test.sh --list)"
+failed=0
+run_stage 1 setup setup || { print_summary; exit 1; }
+n=1
+for name in "${selected[@]}"; do
+  n=$((n + 1))
+  if ! run_stage "$n" "$name" "$MAKE" --no-print-directory "$(target_of "$name")"; then
+    failed=1
+    [ "${OMNIROUTE_TEST_KEEP_GOING:-}" = 1 ] || break
+  fi
+  # Every later suite runs the gateway build just made instead of its own.
+  [ "$name" = build ] && export OMNIROUTE_BIN="$PWD/bin/omniroute"
+done
+print_summary
+exit "$failed"
