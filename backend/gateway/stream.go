@@ -175,7 +175,11 @@ func (a *attemptCtx) clientLeft() *failure {
 //go:noinline
 func (a *attemptCtx) newStreamState() *streamState {
 	s := &a.stream
-	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), keepText: a.g.continuationOn(a.req)}
+	tr := a.codec.stream(a.cand.Model, a.req.body)
+	if a.req.hideUsage {
+		tr = hidingUsage(tr) // a translation's usage chunk, as a passthrough's
+	}
+	*s = streamState{a: a, tr: tr, keepText: a.g.continuationOn(a.req)}
 	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
 	s.watch = &s.watchVal
 	s.hold()
