@@ -81,7 +81,7 @@ func ResponseToChat(body []byte, model string) ([]byte, error) {
 		Object:  "chat.completion",
 		Created: time.Now().Unix(),
 		Model:   model,
-		Choices: []chatChoice{{Message: msg, Logprobs: json.RawMessage("null"), FinishReason: finish}},
+		Choices: []chatChoice{{Message: answerMessage{chatMessage: msg}, Logprobs: json.RawMessage("null"), FinishReason: finish}},
 		Usage:   appendChatUsage(nil, t),
 	}
 	return marshal(out)

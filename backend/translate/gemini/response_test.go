@@ -18,7 +18,7 @@ func TestResponseToChat(t *testing.T) {
 				"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2,"totalTokenCount":17,"cachedContentTokenCount":4,"thoughtsTokenCount":5},"modelVersion":"gemini-2.5-pro","responseId":"abc"}`,
 			want: map[string]string{
 				"id": `"abc"`, "object": `"chat.completion"`, "model": `"gemini-2.5-pro"`,
-				"choices.0.message":       `{"role":"assistant","content":"42","reasoning_content":"why"}`,
+				"choices.0.message":       `{"role":"assistant","content":"42","reasoning_content":"why","refusal":null}`,
 				"choices.0.finish_reason": `"stop"`,
 				"usage":                   `{"prompt_tokens":10,"completion_tokens":7,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":5}}`,
 			},
