@@ -77,7 +77,7 @@ func TestUpstreamErrorIDs(t *testing.T) {
 		{vendorOpenAIContextLength, "context_length_exceeded", "messages"},
 		{`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, "", ""},
 		{`{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}`, "", ""}, // Gemini
-		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "", ""},        // Anthropic
+		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "", ""},       // Anthropic
 		{`{"error":{"code":"has space sk-secret","param":"a b"}}`, "", ""},
 		{`not json`, "", ""},
 	}
