@@ -42,6 +42,10 @@ type Error struct {
 	Param   string
 	// Type overrides the OpenAI-style error type derived from Class (e.g. "lease_error").
 	Type string
+	// UpstreamCode is an upstream's own error code relayed to the client: the
+	// OpenAI-format envelope carries it as "code" (Code then as
+	// "omniroute_code"); logs and other envelopes keep Code.
+	UpstreamCode string
 	// RetryAfter, when > 0, is sent as the Retry-After header (whole seconds, at least 1).
 	RetryAfter time.Duration
 	// NoRetry tells the client not to retry by itself (x-should-retry:

@@ -208,7 +208,7 @@ func writeError(w http.ResponseWriter, format translate.Format, status int, err 
 		return
 	}
 	if format != translate.Messages {
-		httpx.WriteErrorStatus(w, status, e)
+		httpx.WriteOpenAIError(w, status, e)
 		return
 	}
 	if e.RetryAfter > 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/translate"
 	"omniroute/backend/translate/sse"
 )
 
@@ -110,3 +111,37 @@ func memberSpan(data []byte, vs, ve int) (start, end int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// hidingUsage is a translated stream's translator for a Chat or Completions
+// client that did not ask for usage: the translation from Anthropic, Gemini
+// or Responses (Codex) ends with a usage-only chunk, which is dropped, and
+// any "usage" member cut out, as for a passthrough (appendHidingUsage). The
+// usage is still read by tr (Usage) for the request log and the bill.
+func hidingUsage(tr translate.StreamTranslator) translate.StreamTranslator {
+	if tr == nil {
+		return nil
+	}
+	return &chain{first: tr, second: usageHider{}}
+}
+
+// usageHider relays Chat stream events without the usage the client did not
+// ask for; it is the second half of hidingUsage's chain.
+type usageHider struct{}
+
+func (usageHider) Event(dst []byte, ev sse.Event) ([]byte, error) {
+	if ev.Comment {
+		return append(dst, ":\n\n"...), nil
+	}
+	data := ev.Data
+	if bytes.Contains(data, []byte(`"usage"`)) {
+		var drop bool
+		if data, drop = hiddenUsage(data); drop {
+			return dst, nil
+		}
+	}
+	return sse.Append(dst, ev.Event, data), nil
+}
+
+func (usageHider) End(dst []byte) []byte  { return dst }
+func (usageHider) Complete() bool         { return true }
+func (usageHider) Usage() translate.Usage { return translate.Usage{} }

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/jsonv"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/resilience/affinity"
@@ -622,10 +623,17 @@ type failure struct {
 	// refused is an admission refusal (gate or queue): the next candidate is
 	// tried, and it is the answer when no candidate serves.
 	refused error
+	// upCode and upParam are the upstream's own error.code and error.param
+	// (an OpenAI-shaped error body), relayed with its client error.
+	upCode, upParam string
 }
 
 func (f *failure) clientError() error {
 	e := errs.New(errs.Upstream, f.v.Code, "%s", f.v.Message)
+	e.UpstreamCode = f.upCode
+	if f.upParam != "" {
+		e.Param = f.upParam
+	}
 	switch f.v.Kind {
 	case verdict.KindBadRequest, verdict.KindContextLength, verdict.KindContentPolicy:
 		e.Class = errs.Invalid
@@ -881,7 +889,45 @@ func (a *attemptCtx) upstreamFailure(resp *http.Response) *failure {
 	}
 	g.learnToolLimit(v, errBody, cand, a.req)
 	a.finish(v)
-	return &failure{v: v}
+	f := &failure{v: v}
+	f.upCode, f.upParam = upstreamErrorIDs(errBody)
+	return f
+}
+
+// upstreamErrorIDs reads an OpenAI-shaped error body's error.code and
+// error.param when they are strings that look like identifiers (a code or a
+// field path, never free text: nothing of the upstream's message leaks).
+//
+//go:noinline
+func upstreamErrorIDs(body []byte) (code, param string) {
+	if !jsonv.Valid(body) {
+		return "", ""
+	}
+	e := gjson.GetBytes(body, "error")
+	if !e.IsObject() {
+		return "", ""
+	}
+	if c := e.Get("code"); c.Type == gjson.String && isIdent(c.Str) {
+		code = c.Str
+	}
+	if p := e.Get("param"); p.Type == gjson.String && isIdent(p.Str) {
+		param = p.Str
+	}
+	return code, param
+}
+
+// isIdent reports a short identifier: letters, digits and _ . - [ ].
+func isIdent(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
 }
 
 func isEventStream(resp *http.Response) bool {

@@ -50,7 +50,7 @@ func (g *Gateway) ModelFor(w http.ResponseWriter, r *http.Request, c Client) {
 			return
 		}
 	}
-	httpx.WriteError(w, errs.New(errs.NotFound, "MODEL_NOT_FOUND", "model %q is not served to this key (GET /v1/models lists the models)", truncateMsg(name)).WithParam("model"))
+	httpx.WriteOpenAIError(w, http.StatusNotFound, errs.New(errs.NotFound, "MODEL_NOT_FOUND", "model %q is not served to this key (GET /v1/models lists the models)", truncateMsg(name)).WithParam("model"))
 }
 
 // model is one entry of /v1/models.

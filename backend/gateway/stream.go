@@ -180,7 +180,11 @@ func (a *attemptCtx) clientLeft() *failure {
 //go:noinline
 func (a *attemptCtx) newStreamState() *streamState {
 	s := &a.stream
-	*s = streamState{a: a, tr: a.codec.stream(a.cand.Model, a.req.body), keepText: a.g.continuationOn(a.req)}
+	tr := a.codec.stream(a.cand.Model, a.req.body)
+	if a.req.hideUsage {
+		tr = hidingUsage(tr) // a translation's usage chunk, as a passthrough's
+	}
+	*s = streamState{a: a, tr: tr, keepText: a.g.continuationOn(a.req)}
 	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
 	s.watch = &s.watchVal
 	s.hold()
@@ -572,7 +576,18 @@ func (s *streamState) errorEvent(dst []byte, code, message string) []byte {
 		// Google's error object in the client's framing (the JSON array closed).
 		return ew.AppendError(dst, http.StatusInternalServerError, "", code+": "+message)
 	}
-	return translate.ErrorEvent(dst, s.a.req.format, code, message)
+	return translate.ErrorEventTyped(dst, s.a.req.format, s.upstreamErrorType(), code, message)
+}
+
+// upstreamErrorType is the Anthropic error type of the upstream's error
+// event, if it reported one (an Anthropic upstream's overloaded_error
+// reaches a Messages client as overloaded_error, not api_error).
+func (s *streamState) upstreamErrorType() string {
+	var ue *upstreamStreamError
+	if !errors.As(s.streamErr, &ue) {
+		return ""
+	}
+	return translate.AnthropicErrorType(gjson.GetBytes(ue.data, "error.type").String())
 }
 
 // failureVerdict classifies why the stream did not complete.

@@ -99,9 +99,34 @@ func ErrorBody(e *errs.Error) map[string]any {
 	return body
 }
 
+// OpenAIErrorBody is the inner object of the envelope of an OpenAI-format
+// client (/v1/chat/completions, /v1/responses, …): ErrorBody with the keys
+// OpenAI's reference requires — "param" always (null when no field is at
+// fault) — and, for an upstream's error relayed, the upstream's own "code"
+// (the gateway's in "omniroute_code").
+func OpenAIErrorBody(e *errs.Error) map[string]any {
+	body := ErrorBody(e)
+	if _, ok := body["param"]; !ok {
+		body["param"] = nil
+	}
+	if e.UpstreamCode != "" {
+		body["code"], body["omniroute_code"] = e.UpstreamCode, e.Code
+	}
+	return body
+}
+
+// WriteOpenAIError writes e in an OpenAI-format client's envelope
+// (OpenAIErrorBody) with status.
+func WriteOpenAIError(w http.ResponseWriter, status int, e *errs.Error) {
+	writeErrorBody(w, status, e, OpenAIErrorBody(e))
+}
+
 // WriteErrorStatus writes e with an explicit status (e.g. an upstream's own status).
 func WriteErrorStatus(w http.ResponseWriter, status int, e *errs.Error) {
-	body := ErrorBody(e)
+	writeErrorBody(w, status, e, ErrorBody(e))
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, e *errs.Error, body map[string]any) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(e.RetryAfter)))
 	}

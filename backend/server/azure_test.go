@@ -109,7 +109,8 @@ func TestAzureOpenAIVerdicts(t *testing.T) {
 	e.up.SetFault("az-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400, Body: fakeupstream.AzureContentFilterBody})
 	for i := 1; i <= 2; i++ {
 		resp, body := e.chat("gpt-4o", false, nil)
-		if resp.StatusCode != 400 || errorCode(body) != "CONTENT_POLICY_VIOLATION" {
+		// The upstream's own code is relayed; the gateway's beside it (issue 41, M7).
+		if resp.StatusCode != 400 || errorCode(body) != "content_filter" || !strings.Contains(string(body), `"omniroute_code":"CONTENT_POLICY_VIOLATION"`) {
 			t.Fatalf("content filter #%d: %d %s", i, resp.StatusCode, body)
 		}
 		if hitsA() != i || hitsB() != 0 {

@@ -124,11 +124,20 @@ func TestClaudeCodeThroughOpenAIUpstream(t *testing.T) {
 	}
 }
 
-// TestOpenAIClientThroughAnthropicUpstream: the other direction, streaming.
+// TestOpenAIClientThroughAnthropicUpstream: the other direction, streaming;
+// usage only for a client that asks for it (stream_options.include_usage),
+// never for one that did not (issue 41, M1) — the request log counts it all
+// the same.
 func TestOpenAIClientThroughAnthropicUpstream(t *testing.T) {
 	e := newEnv(t)
 	e.addAnthropicConn("claude", "key-c", 1)
-	resp, body := e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+	_, unasked := e.chat("anthropic-compatible/claude-sonnet-4-5", true, nil)
+	if strings.Contains(string(unasked), `"usage"`) || !strings.Contains(string(unasked), "[DONE]") {
+		t.Fatalf("a client that did not ask for usage got it (or no [DONE]): %s", unasked)
+	}
+	resp, body := e.do("POST", "/v1/chat/completions", map[string]any{"model": "anthropic-compatible/claude-sonnet-4-5", "stream": true,
+		"stream_options": map[string]any{"include_usage": true}, "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+		map[string]string{"Authorization": "Bearer " + e.key})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}

@@ -72,7 +72,18 @@ type StreamTranslator interface {
 // ErrorEvent renders an in-band stream error in the client's format, so a
 // client whose stream failed after bytes were sent sees why.
 func ErrorEvent(dst []byte, f Format, code, message string) []byte {
+	return ErrorEventTyped(dst, f, "", code, message)
+}
+
+// ErrorEventTyped is ErrorEvent with the error type a Messages client gets:
+// the upstream's own Anthropic error type (overloaded_error, which clients
+// retry on, rate_limit_error, …) when it reported one (AnthropicErrorType),
+// api_error when errType is empty. Other formats ignore errType.
+func ErrorEventTyped(dst []byte, f Format, errType, code, message string) []byte {
 	var body any
+	if errType == "" {
+		errType = "api_error"
+	}
 	event := "error"
 	if IsOllama(f) {
 		b, _ := json.Marshal(map[string]any{"error": message})
@@ -80,7 +91,7 @@ func ErrorEvent(dst []byte, f Format, code, message string) []byte {
 	}
 	switch f {
 	case Messages:
-		body = map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": message, "code": code}}
+		body = map[string]any{"type": "error", "error": map[string]any{"type": errType, "message": message, "code": code}}
 	case Responses:
 		body = map[string]any{"type": "error", "code": code, "message": message, "param": nil}
 	case Gemini:
@@ -108,4 +119,16 @@ func geminiStatus(code string) string {
 		return code
 	}
 	return "INTERNAL"
+}
+
+// AnthropicErrorType reports t if it is one of the error types of
+// Anthropic's API reference (the "error.type" of an error body or stream
+// event), "" otherwise.
+func AnthropicErrorType(t string) string {
+	switch t {
+	case "invalid_request_error", "authentication_error", "billing_error", "permission_error", "not_found_error",
+		"request_too_large", "rate_limit_error", "api_error", "timeout_error", "overloaded_error":
+		return t
+	}
+	return ""
 }

@@ -405,6 +405,9 @@ type envelope struct {
 		Type    string `json:"type"`
 		Code    string `json:"code"`
 		Param   string `json:"param"`
+		// OmnirouteCode is the gateway's code when "code" is an upstream's
+		// own, relayed (docs/API.md, Envelope).
+		OmnirouteCode string `json:"omniroute_code"`
 	} `json:"error"`
 }
 
@@ -433,7 +436,9 @@ func checkError(t *testing.T, what string, resp *http.Response, body []byte, wan
 	switch {
 	case wantCode != "" && e.Code != wantCode:
 		t.Errorf("%s: error.code %q, want %q: %s", what, e.Code, wantCode, body)
-	case e.Code == "" || strings.ToUpper(e.Code) != e.Code:
+	case e.OmnirouteCode != "" && strings.ToUpper(e.OmnirouteCode) != e.OmnirouteCode:
+		t.Errorf("%s: error.omniroute_code %q is not an UPPER_SNAKE identifier: %s", what, e.OmnirouteCode, body)
+	case e.OmnirouteCode == "" && (e.Code == "" || strings.ToUpper(e.Code) != e.Code):
 		t.Errorf("%s: error.code %q is not an UPPER_SNAKE identifier: %s", what, e.Code, body)
 	}
 	if strings.TrimSpace(e.Message) == "" {

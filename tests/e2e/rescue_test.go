@@ -342,7 +342,11 @@ func TestRescueClientErrorsReturnedAsIs(t *testing.T) {
 		r.expect(p, fallbackModel, 2, 1, 1)
 		r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 400, Times: 1})
 		resp, body := r.gw.chat(r.gw.key, "p/"+primaryModel, false)
-		checkError(t, "context length", resp, body, http.StatusBadRequest, "CONTEXT_LENGTH_EXCEEDED")
+		// OpenAI's own code relayed, the gateway's beside it (issue 41, M7).
+		checkError(t, "context length", resp, body, http.StatusBadRequest, "context_length_exceeded")
+		if !strings.Contains(string(body), `"omniroute_code":"CONTEXT_LENGTH_EXCEEDED"`) || !strings.Contains(string(body), `"param":"messages"`) {
+			t.Errorf("context length: the gateway's code or the upstream's param is missing: %s", body)
+		}
 		if ph, fh := r.hits(); ph != 2 || fh != 1 {
 			t.Errorf("context length: hits primary=%d fallback=%d, want 2 and 1", ph, fh)
 		}

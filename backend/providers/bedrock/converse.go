@@ -315,7 +315,7 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 			reasoning.WriteString(c.ReasoningContent.ReasoningText.Text)
 		}
 	}
-	msg := map[string]any{"role": "assistant", "content": text.String()}
+	msg := map[string]any{"role": "assistant", "content": text.String(), "refusal": nil} // keys the reference requires
 	if len(calls) > 0 {
 		msg["tool_calls"] = calls
 		if text.Len() == 0 {
@@ -326,6 +326,6 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 		msg["reasoning_content"] = reasoning.String()
 	}
 	return json.Marshal(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finishReason(in.StopReason)}},
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(in.StopReason)}},
 		"usage":   in.Usage.openai()})
 }

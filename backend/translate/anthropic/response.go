@@ -63,7 +63,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 		Created: time.Now().Unix(),
 		Model:   root.Get("model").String(),
 		Choices: []chatChoice{{
-			Message:      msg,
+			Message:      answerMessage{chatMessage: msg},
 			Logprobs:     json.RawMessage("null"),
 			FinishReason: finishReason(root.Get("stop_reason").String()),
 		}},

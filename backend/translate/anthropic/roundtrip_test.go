@@ -155,14 +155,14 @@ func TestRoundTripAnthropicResponse(t *testing.T) {
 
 func TestRoundTripChatResponse(t *testing.T) {
 	tests := []struct{ name, in string }{
-		{"text stop", `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"logprobs":null,"finish_reason":"stop"}],
+		{"text stop", `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","refusal":null,"content":"Hello"},"logprobs":null,"finish_reason":"stop"}],
 			"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64}}}`},
-		{"tool calls", `{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"why",
+		{"tool calls", `{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","refusal":null,"content":null,"reasoning_content":"why",
 			"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}},{"id":"call_2","type":"function","function":{"name":"g","arguments":"{not json"}}]},
 			"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0}}}`},
-		{"length with cache writes", `{"id":"chatcmpl-3","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"tr"},"logprobs":null,"finish_reason":"length"}],
+		{"length with cache writes", `{"id":"chatcmpl-3","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","refusal":null,"content":"tr"},"logprobs":null,"finish_reason":"length"}],
 			"usage":{"prompt_tokens":50,"completion_tokens":5,"total_tokens":55,"prompt_tokens_details":{"cached_tokens":10,"cache_write_tokens":30}}}`},
-		{"content_filter", `{"id":"chatcmpl-4","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"no"},"logprobs":null,"finish_reason":"content_filter"}],
+		{"content_filter", `{"id":"chatcmpl-4","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","refusal":null,"content":"no"},"logprobs":null,"finish_reason":"content_filter"}],
 			"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"prompt_tokens_details":{"cached_tokens":0}}}`},
 	}
 	for _, tc := range tests {

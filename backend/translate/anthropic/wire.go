@@ -87,9 +87,17 @@ type chatCompletion struct {
 	Usage   json.RawMessage `json:"usage"`
 }
 
+// answerMessage is a chat.completion's message: the request's message shape
+// with "refusal", a key OpenAI's reference requires (null: the upstream's
+// refusal is its finish_reason, content_filter).
+type answerMessage struct {
+	chatMessage
+	Refusal *string `json:"refusal"`
+}
+
 type chatChoice struct {
 	Index        int             `json:"index"`
-	Message      chatMessage     `json:"message"`
+	Message      answerMessage   `json:"message"`
 	Logprobs     json.RawMessage `json:"logprobs"`
 	FinishReason string          `json:"finish_reason"`
 }

@@ -31,7 +31,10 @@
 //	                                         files are a 400 ⇄ an http(s) image_url becomes fileData
 //	                                         with the type guessed from the extension
 //	functionCall {id, name, args}            tool_calls[] {id, function {name, arguments}}; args that
-//	                                         are not an object travel as {"_arguments": "<raw>"}
+//	                                         are not an object travel as {"_arguments": "<raw>"} in
+//	                                         history; in an answer the call is dropped and the
+//	                                         finishReason is MAX_TOKENS (cut off) or
+//	                                         MALFORMED_FUNCTION_CALL
 //	thoughtSignature on a text part          dropped: Chat has no slot (Gemini validates only the
 //	                                         signatures of function calls)
 //	functionCall thoughtSignature            tool_calls[].extra_content.google.thought_signature (the

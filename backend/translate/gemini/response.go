@@ -81,7 +81,7 @@ func ResponseToChat(body []byte, model string) ([]byte, error) {
 		Object:  "chat.completion",
 		Created: time.Now().Unix(),
 		Model:   model,
-		Choices: []chatChoice{{Message: msg, Logprobs: json.RawMessage("null"), FinishReason: finish}},
+		Choices: []chatChoice{{Message: answerMessage{chatMessage: msg}, Logprobs: json.RawMessage("null"), FinishReason: finish}},
 		Usage:   appendChatUsage(nil, t),
 	}
 	return marshal(out)
@@ -155,10 +155,15 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 		return nil, inputErr("choices[0].message.tool_calls", "must be an array")
 	}
 	b := contentBuilder{names: map[string]string{}}
+	dropped := false
 	each(calls, func(i int, c gjson.Result) bool {
 		var part gemPart
 		if part, err = b.toolCallFromChat(c, index("choices[0].message.tool_calls", i)); err != nil {
 			return false
+		}
+		if a := c.Get("function.arguments"); a.Type == gjson.String && !answerArgsValid(a.Str) {
+			dropped = true // cut-off arguments: no invented args object
+			return true
 		}
 		if part.FunctionCall.ID == "" {
 			// A Gemini client matches its functionResponse by id when there is one.
@@ -175,10 +180,14 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	}
 	var t tokens
 	t.readChat(root.Get("usage"))
+	finish := geminiFinish(choice.Get("finish_reason").String())
+	if dropped {
+		finish = droppedCallFinish(choice.Get("finish_reason").String())
+	}
 	out := gemResponse{
 		Candidates: []gemCandidate{{
 			Content:      gemContent{Role: "model", Parts: parts},
-			FinishReason: geminiFinish(choice.Get("finish_reason").String()),
+			FinishReason: finish,
 		}},
 		UsageMetadata: appendGeminiUsage(nil, t),
 		ModelVersion:  root.Get("model").String(),

@@ -18,7 +18,7 @@ func TestResponseToChat(t *testing.T) {
 				"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2,"totalTokenCount":17,"cachedContentTokenCount":4,"thoughtsTokenCount":5},"modelVersion":"gemini-2.5-pro","responseId":"abc"}`,
 			want: map[string]string{
 				"id": `"abc"`, "object": `"chat.completion"`, "model": `"gemini-2.5-pro"`,
-				"choices.0.message":       `{"role":"assistant","content":"42","reasoning_content":"why"}`,
+				"choices.0.message":       `{"role":"assistant","content":"42","reasoning_content":"why","refusal":null}`,
 				"choices.0.finish_reason": `"stop"`,
 				"usage":                   `{"prompt_tokens":10,"completion_tokens":7,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":5}}`,
 			},
@@ -97,15 +97,18 @@ func TestResponseFromChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPaths(t, out, map[string]string{
-		"candidates.0.content.role":                      `"model"`,
-		"candidates.0.content.parts.0":                   `{"text":"r","thought":true}`,
-		"candidates.0.content.parts.1":                   `{"text":"Sure."}`,
-		"candidates.0.content.parts.2":                   `{"functionCall":{"id":"call_1","name":"f","args":{"x":1}}}`,
-		"candidates.0.content.parts.3.functionCall.args": `{"_arguments":"oops"}`,
-		"candidates.0.finishReason":                      `"STOP"`,
-		"candidates.0.index":                             `0`,
-		"usageMetadata":                                  `{"promptTokenCount":20,"candidatesTokenCount":5,"totalTokenCount":29,"cachedContentTokenCount":5,"thoughtsTokenCount":4}`,
-		"modelVersion":                                   `"glm-4.6"`, "responseId": `"chatcmpl-1"`,
+		"candidates.0.content.role":    `"model"`,
+		"candidates.0.content.parts.0": `{"text":"r","thought":true}`,
+		"candidates.0.content.parts.1": `{"text":"Sure."}`,
+		"candidates.0.content.parts.2": `{"functionCall":{"id":"call_1","name":"f","args":{"x":1}}}`,
+		// Arguments that are not an object are not wrapped in an invented
+		// key: the call is dropped, Gemini's MALFORMED_FUNCTION_CALL says why
+		// (issue 41, M10).
+		"candidates.0.content.parts.3": absent,
+		"candidates.0.finishReason":    `"MALFORMED_FUNCTION_CALL"`,
+		"candidates.0.index":           `0`,
+		"usageMetadata":                `{"promptTokenCount":20,"candidatesTokenCount":5,"totalTokenCount":29,"cachedContentTokenCount":5,"thoughtsTokenCount":4}`,
+		"modelVersion":                 `"glm-4.6"`, "responseId": `"chatcmpl-1"`,
 	})
 	if id := string(out); !strings.Contains(id, `"functionCall":{"id":"call_`) {
 		t.Fatalf("a call without id got none: %s", out)

@@ -112,7 +112,7 @@ func TestRoundTripResponse(t *testing.T) {
 	}
 	checkPaths(t, back, map[string]string{
 		"id": `"x"`, "model": `"m"`,
-		"choices.0.message":       `{"role":"assistant","content":"hi","reasoning_content":"r","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"},"extra_content":{"google":{"thought_signature":"S"}}}]}`,
+		"choices.0.message":       `{"role":"assistant","content":"hi","reasoning_content":"r","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"},"extra_content":{"google":{"thought_signature":"S"}}}],"refusal":null}`,
 		"choices.0.finish_reason": `"tool_calls"`,
 		"usage":                   `{"prompt_tokens":9,"completion_tokens":6,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":3},"completion_tokens_details":{"reasoning_tokens":2}}`,
 	})

@@ -268,8 +268,13 @@ func (s *streamFromChat) close(dst []byte) []byte {
 	s.closed = true
 	s.head()
 	idxs := make([]int64, 0, len(s.tools))
+	dropped := false
 	for i, t := range s.tools {
-		if t.name != "" {
+		switch {
+		case t.name == "":
+		case !answerArgsValid(string(t.args)):
+			dropped = true // cut-off arguments: no invented args object
+		default:
 			idxs = append(idxs, i)
 		}
 	}
@@ -295,7 +300,11 @@ func (s *streamFromChat) close(dst []byte) []byte {
 	if len(idxs) == 0 {
 		s.buf = append(s.buf, `{"text":""}`...)
 	}
-	s.tail(geminiFinish(s.finish), true)
+	finish := geminiFinish(s.finish)
+	if dropped {
+		finish = droppedCallFinish(s.finish)
+	}
+	s.tail(finish, true)
 	dst = s.frame(dst, s.buf)
 	if s.framing == FramingJSONArray {
 		dst = append(dst, ']')

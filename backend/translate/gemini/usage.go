@@ -1,8 +1,11 @@
 package gemini
 
 import (
+	"strings"
+
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/jsonv"
 	"omniroute/backend/translate"
 )
 
@@ -147,6 +150,25 @@ func finishReason(reason string, hasTools bool) string {
 		return "tool_calls"
 	}
 	return "stop"
+}
+
+// answerArgsValid reports whether a Chat tool call's arguments, answered to a
+// Gemini client, are what functionCall.args must be: a JSON object (or
+// nothing, {}). Arguments cut off at max tokens, or otherwise not an object,
+// are not invented into one: the call is dropped (droppedCallFinish).
+func answerArgsValid(args string) bool {
+	t := strings.TrimSpace(args)
+	return t == "" || jsonv.Valid([]byte(t)) && gjson.Parse(t).IsObject()
+}
+
+// droppedCallFinish is the finishReason of an answer that dropped a tool
+// call whose arguments were not an object: MAX_TOKENS when the upstream was
+// cut off (finish_reason "length"), else Gemini's MALFORMED_FUNCTION_CALL.
+func droppedCallFinish(finish string) string {
+	if finish == "length" {
+		return "MAX_TOKENS"
+	}
+	return "MALFORMED_FUNCTION_CALL"
 }
 
 // geminiFinish maps an OpenAI finish_reason to a Gemini finishReason.

@@ -443,6 +443,46 @@ func (it *item) json() any {
 type errorJSON struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// OmnirouteCode is the gateway's own code when Code had to be mapped
+	// into the spec's enum (errorCodeFor).
+	OmnirouteCode string `json:"omniroute_code,omitempty"`
+}
+
+// specErrorCode reports a code of the enum of a Response's error.code in
+// OpenAI's API reference (ResponseError.code): typed clients with a closed
+// enum reject any other value.
+func specErrorCode(code string) bool {
+	switch code {
+	case "server_error", "rate_limit_exceeded", "invalid_prompt", "vector_store_timeout",
+		"invalid_image", "invalid_image_format", "invalid_base64_image", "invalid_image_url",
+		"image_too_large", "image_too_small", "image_parse_error", "image_content_policy_violation",
+		"invalid_image_mode", "image_file_too_large", "unsupported_image_media_type",
+		"empty_image_file", "failed_to_download_image", "image_file_not_found":
+		return true
+	}
+	return false
+}
+
+// errorCodeFor is a response.failed error for a gateway (or upstream) code:
+// a code of the spec's enum passes as it is; any other is mapped into the
+// enum — rate and concurrency limits and quotas to rate_limit_exceeded, a
+// request the upstream refused (context length, content policy, bad
+// request) to invalid_prompt (Codex CLI does not retry it), anything else to
+// server_error — and kept in omniroute_code.
+func errorCodeFor(code, message string) *errorJSON {
+	if specErrorCode(code) {
+		return &errorJSON{Code: code, Message: message}
+	}
+	spec := "server_error"
+	switch code {
+	case "UPSTREAM_RATE_LIMITED", "UPSTREAM_CONCURRENCY_LIMITED", "UPSTREAM_QUOTA_EXHAUSTED", "CREDITS_EXHAUSTED",
+		"insufficient_quota", "rate_limit_error":
+		spec = "rate_limit_exceeded"
+	case "CONTEXT_LENGTH_EXCEEDED", "CONTENT_POLICY_VIOLATION", "UPSTREAM_BAD_REQUEST", "UPSTREAM_REQUEST_REJECTED",
+		"context_length_exceeded", "content_policy_violation":
+		spec = "invalid_prompt"
+	}
+	return &errorJSON{Code: spec, Message: message, OmnirouteCode: code}
 }
 
 type incompleteJSON struct {

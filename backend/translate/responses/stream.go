@@ -191,15 +191,15 @@ func (s *Stream) End(dst []byte) []byte {
 
 // Fail writes a response.failed event carrying code and message, ending the
 // stream. Codex CLI reads the error from response.failed (it ignores a bare
-// "error" event), retrying unless the code says not to (for example
-// context_length_exceeded or insufficient_quota). It writes nothing once the
-// stream has ended.
+// "error" event), retrying unless the code says not to (invalid_prompt).
+// error.code is of the spec's enum (errorCodeFor), the gateway's own code in
+// error.omniroute_code. It writes nothing once the stream has ended.
 func (s *Stream) Fail(dst []byte, code, message string) []byte {
 	if s.ended {
 		return dst
 	}
 	s.ended = true
-	return s.emitResponse(dst, "response.failed", "failed", "", &errorJSON{Code: code, Message: message})
+	return s.emitResponse(dst, "response.failed", "failed", "", errorCodeFor(code, message))
 }
 
 func (s *Stream) reasoningDelta(dst []byte, text string) []byte {

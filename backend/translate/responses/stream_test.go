@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -610,7 +611,7 @@ func TestStreamEndAndFail(t *testing.T) {
 		if last.typ != "response.failed" || r["status"] != "failed" {
 			t.Fatalf("last %v", last.m)
 		}
-		if e := r["error"].(map[string]any); e["code"] != "context_length_exceeded" || e["message"] != "too long" {
+		if e := r["error"].(map[string]any); e["code"] != "invalid_prompt" || e["omniroute_code"] != "context_length_exceeded" || e["message"] != "too long" {
 			t.Errorf("error %v", e)
 		}
 		if s.Complete() {
@@ -784,4 +785,42 @@ func BenchmarkStream(b *testing.B) {
 		dst = out
 	}
 	b.ReportMetric(float64(len(evs)), "chunks/op")
+}
+
+// vendorResponseErrorCodes is ResponseError.code's enum in OpenAI's API
+// reference (the Responses object's "error"): what a typed client accepts.
+var vendorResponseErrorCodes = []string{"server_error", "rate_limit_exceeded", "invalid_prompt", "vector_store_timeout",
+	"invalid_image", "invalid_image_format", "invalid_base64_image", "invalid_image_url", "image_too_large",
+	"image_too_small", "image_parse_error", "image_content_policy_violation", "invalid_image_mode",
+	"image_file_too_large", "unsupported_image_media_type", "empty_image_file", "failed_to_download_image",
+	"image_file_not_found"}
+
+// TestFailCodeInSpecEnum (issue 41, M3): response.failed's error.code is of
+// the spec's enum; the gateway's own code travels in error.omniroute_code.
+func TestFailCodeInSpecEnum(t *testing.T) {
+	cases := []struct{ code, want, own string }{
+		{"UPSTREAM_STREAM_ERROR", "server_error", "UPSTREAM_STREAM_ERROR"},
+		{"STREAM_TRUNCATED", "server_error", "STREAM_TRUNCATED"},
+		{"STREAM_STALLED", "server_error", "STREAM_STALLED"},
+		{"UPSTREAM_RATE_LIMITED", "rate_limit_exceeded", "UPSTREAM_RATE_LIMITED"},
+		{"CONTEXT_LENGTH_EXCEEDED", "invalid_prompt", "CONTEXT_LENGTH_EXCEEDED"},
+		{"rate_limit_exceeded", "rate_limit_exceeded", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.code, func(t *testing.T) {
+			s := NewStreamFromChat("m", nil).(*Stream)
+			evs := parseClient(t, s.Fail(nil, c.code, "boom"))
+			last := evs[len(evs)-1]
+			e, _ := last.obj("response")["error"].(map[string]any)
+			if last.typ != "response.failed" || e == nil {
+				t.Fatalf("last %v", last.m)
+			}
+			if !slices.Contains(vendorResponseErrorCodes, e["code"].(string)) || e["code"] != c.want {
+				t.Errorf("code %v, want %s (in the spec's enum)", e["code"], c.want)
+			}
+			if own, _ := e["omniroute_code"].(string); own != c.own {
+				t.Errorf("omniroute_code %q, want %q", own, c.own)
+			}
+		})
+	}
 }

@@ -187,14 +187,17 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	if root.Get("status").String() == "failed" {
 		return nil, upstreamError(root.Get("error"))
 	}
-	var text, reasoning strings.Builder
+	var text, reasoning, refusal strings.Builder
 	var calls []any
 	root.Get("output").ForEach(func(_, it gjson.Result) bool {
 		switch it.Get("type").String() {
 		case "message":
 			it.Get("content").ForEach(func(_, c gjson.Result) bool {
-				if t := c.Get("type").String(); t == "output_text" || t == "refusal" {
-					text.WriteString(c.Get("text").String() + c.Get("refusal").String())
+				switch c.Get("type").String() {
+				case "output_text":
+					text.WriteString(c.Get("text").String())
+				case "refusal":
+					refusal.WriteString(c.Get("refusal").String())
 				}
 				return true
 			})
@@ -213,9 +216,12 @@ func ResponseToChat(body []byte) ([]byte, error) {
 		}
 		return true
 	})
-	msg := map[string]any{"role": "assistant", "content": nil}
-	if text.Len() > 0 || len(calls) == 0 {
+	msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil} // refusal: a key the reference requires
+	if text.Len() > 0 || len(calls) == 0 && refusal.Len() == 0 {
 		msg["content"] = text.String()
+	}
+	if refusal.Len() > 0 {
+		msg["refusal"] = refusal.String() // as OpenAI's Chat answers a refusal
 	}
 	if reasoning.Len() > 0 {
 		msg["reasoning_content"] = reasoning.String()
@@ -226,7 +232,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	out := map[string]any{
 		"id": "chatcmpl-" + strings.TrimPrefix(root.Get("id").String(), "resp_"), "object": "chat.completion",
 		"created": root.Get("created_at").Int(), "model": root.Get("model").String(),
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finishOf(root, len(calls) > 0)}},
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishOf(root, len(calls) > 0)}},
 	}
 	if u := root.Get("usage"); u.IsObject() {
 		out["usage"] = chatUsage(u)

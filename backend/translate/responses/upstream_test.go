@@ -53,20 +53,20 @@ func TestResponseToChat(t *testing.T) {
 		  {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"},{"type":"output_text","text":"!"}]}],
 		  "usage":{"input_tokens":3,"output_tokens":2,"output_tokens_details":{"reasoning_tokens":1}}}`,
 			`{"id":"chatcmpl-1","object":"chat.completion","created":7,"model":"m","choices":[{"index":0,
-			 "message":{"role":"assistant","content":"Hi!","reasoning_content":"hmm"},"finish_reason":"stop"}],
+			 "message":{"role":"assistant","refusal":null,"content":"Hi!","reasoning_content":"hmm"},"logprobs":null,"finish_reason":"stop"}],
 			 "usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"completion_tokens_details":{"reasoning_tokens":1}}}`},
 		{"function and custom calls", `{"id":"resp_2","object":"response","created_at":1,"model":"m","status":"completed","output":[
 		  {"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
 		  {"type":"custom_tool_call","call_id":"c2","name":"apply_patch","input":"*** patch"}]}`,
 			`{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,
-			 "message":{"role":"assistant","content":null,"tool_calls":[
+			 "message":{"role":"assistant","refusal":null,"content":null,"tool_calls":[
 			  {"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},
 			  {"id":"c2","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":\"*** patch\"}"}}]},
-			 "finish_reason":"tool_calls"}]}`},
+			 "logprobs":null,"finish_reason":"tool_calls"}]}`},
 		{"incomplete", `{"id":"resp_3","object":"response","created_at":1,"model":"m","status":"incomplete",
 		  "incomplete_details":{"reason":"max_output_tokens"},"output":[]}`,
 			`{"id":"chatcmpl-3","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,
-			 "message":{"role":"assistant","content":""},"finish_reason":"length"}]}`},
+			 "message":{"role":"assistant","refusal":null,"content":""},"logprobs":null,"finish_reason":"length"}]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
