@@ -21,8 +21,11 @@ func placeholderKey(v string) bool {
 			return true
 		}
 	}
-	if strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">") || strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") ||
-		strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") || strings.HasPrefix(v, "$") {
+	// A short name in brackets, never a JSON document (a Vertex service
+	// account's key file is an object).
+	bracketed := strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">") || strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") ||
+		strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]")
+	if bracketed && len(v) <= 64 && !strings.ContainsAny(v, "\":,") || strings.HasPrefix(v, "$") && len(v) <= 64 {
 		return true
 	}
 	if strings.IndexFunc(v, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '_' && r != ' ' }) >= 0 {
