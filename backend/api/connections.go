@@ -185,7 +185,7 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 		// The credentials, the address and the base URL are checked when they
 		// are entered (listed models or not): a rejected key, a URL answering
 		// 404 or a closed port is never added as a green connection.
-		a.checkOnSave(r.Context(), row.ID, out)
+		a.checkOnSave(r.Context(), row.ID, discover || in.Verify != nil, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
@@ -205,10 +205,12 @@ const saveCheckTimeout = 10 * time.Second
 // checkOnSave runs the credential check of a create or an edit within
 // saveCheckTimeout and puts its outcome ("check", and "warning" when it
 // failed) into the answer out.
-func (a *API) checkOnSave(ctx context.Context, id string, out map[string]any) {
+// keep stores the model list the check reads (false: the user listed the
+// models by hand and did not ask for discovery).
+func (a *API) checkOnSave(ctx context.Context, id string, keep bool, out map[string]any) {
 	ctx, cancel := context.WithTimeout(ctx, saveCheckTimeout)
 	defer cancel()
-	if ch, _, err := a.checkConnection(ctx, id); err == nil {
+	if ch, _, err := a.runCheck(ctx, id, keep); err == nil {
 		out["check"] = ch
 		if ch.Warning != "" {
 			out["warning"] = ch.Warning
@@ -279,7 +281,7 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{}
 	if (in.Verify == nil && checkedFieldsChanged(before, row)) || (in.Verify != nil && *in.Verify) {
-		a.checkOnSave(r.Context(), row.ID, out)
+		a.checkOnSave(r.Context(), row.ID, in.Verify != nil || len(jsonList(row.Models)) == 0, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
@@ -767,12 +769,13 @@ const discoveryTimeout = 10 * time.Second
 // answer (an earlier upstream list is kept then rather than replaced by the
 // defaults). It returns the updated row.
 func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, discovery.Result, error) {
-	return a.discoverModels(ctx, id, true)
+	return a.discoverModels(ctx, id, true, true)
 }
 
 // discoverModels is refreshModels; refresh false asks with the stored token
-// as it is (an import's just-read token), never refreshing it first.
-func (a *API) discoverModels(ctx context.Context, id string, refresh bool) (store.Connection, discovery.Result, error) {
+// as it is (an import's just-read token), never refreshing it first; save
+// false only asks (the reach is noted, the answer not stored).
+func (a *API) discoverModels(ctx context.Context, id string, refresh, save bool) (store.Connection, discovery.Result, error) {
 	c, ok := a.Engine.Registry().Get(id)
 	if !ok {
 		return store.Connection{}, discovery.Result{}, store.ErrNotFound
@@ -788,7 +791,7 @@ func (a *API) discoverModels(ctx context.Context, id string, refresh bool) (stor
 	// upstream nothing answers reads unreachable on every page from now on.
 	c.NoteReach(res.Err == nil || res.Err.Code != discovery.CodeUnreachable, discoveryMessage(res), a.Clock.Now())
 	row, err := a.Store.Connection(id)
-	if err != nil {
+	if err != nil || !save {
 		return row, res, err
 	}
 	d := store.DiscoveredModels{Models: row.DiscoveredModels, Source: row.ModelsSource, RefreshedAt: a.Clock.Now().UnixMilli()}

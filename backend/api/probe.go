@@ -104,7 +104,14 @@ const probeBodyLimit = 64 << 10
 // connection: a 401/403 makes it key_rejected (not serving); a passing check
 // lifts an earlier key_rejected.
 func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.Result, error) {
-	row, res, err := a.refreshModels(ctx, id)
+	return a.runCheck(ctx, id, true)
+}
+
+// runCheck is checkConnection; keep false asks GET /models without storing
+// its answer (a save's check of a connection whose models are listed by
+// hand: the list stays the user's).
+func (a *API) runCheck(ctx context.Context, id string, keep bool) (Check, discovery.Result, error) {
+	row, res, err := a.discoverModels(ctx, id, true, keep)
 	if err != nil {
 		return Check{}, res, err
 	}
