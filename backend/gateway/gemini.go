@@ -130,7 +130,7 @@ func (g *Gateway) serveGemini(w http.ResponseWriter, r *http.Request, c Client, 
 
 // serveAs serves a Gemini-native call in client format f.
 func (g *Gateway) serveAs(w http.ResponseWriter, r *http.Request, f translate.Format, c Client, call geminiCall) {
-	req, err := g.beginCall(w, r, f, c, call)
+	req, err := g.beginCall(w, r, f, c, &call)
 	if err == errAnswered {
 		req.releaseBody()
 		return

@@ -119,7 +119,9 @@ func (g *Gateway) countLocally(w http.ResponseWriter, r *http.Request, f transla
 }
 
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate.Format, client Client) {
-	req, err := g.beginCall(w, r, format, client, geminiCall{})
+	// No Gemini call: nil, not a literal (its temporary would sit in this
+	// frame, under every open stream).
+	req, err := g.beginCall(w, r, format, client, nil)
 	if err == errAnswered {
 		req.releaseBody()
 		return
@@ -138,12 +140,13 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, format translate
 // errAnswered is begin's refusal that it answered itself.
 var errAnswered = errors.New("answered")
 
-// beginCall reads and checks the request and takes an in-flight slot (err nil).
+// beginCall reads and checks the request and takes an in-flight slot (err nil);
+// call is a Gemini-native call's URL facts (nil for other formats).
 // The body is read (under its deadline and the byte budget) before the slot
 // is taken: a slow sender holds no slot.
 //
 //go:noinline
-func (g *Gateway) beginCall(w http.ResponseWriter, r *http.Request, format translate.Format, client Client, call geminiCall) (*request, error) {
+func (g *Gateway) beginCall(w http.ResponseWriter, r *http.Request, format translate.Format, client Client, call *geminiCall) (*request, error) {
 	set := g.general()
 	// Set field by field: a literal of the whole request may be built on
 	// this frame first (3.5 KB of stack under a streaming request's frames).
@@ -151,7 +154,9 @@ func (g *Gateway) beginCall(w http.ResponseWriter, r *http.Request, format trans
 	req.start, req.client, req.format, req.tools = g.clk.Now(), client, format, -1
 	req.id, _ = r.Context().Value(requestIDKey{}).(string) // "": made with the log row
 	req.attempts = req.firstAttempts[:0]
-	req.gemini = call // a Gemini-native call's model and stream flag (from its URL)
+	if call != nil {
+		req.gemini = *call // a Gemini-native call's model and stream flag (from its URL)
+	}
 	if err := g.decode(w, r, req, set); err != nil {
 		return req, err
 	}

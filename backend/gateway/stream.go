@@ -139,13 +139,30 @@ func (a *attemptCtx) relayStream(resp *http.Response) (*failure, bool) {
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	readErr, gone := s.pump(resp)
-	var f *failure
-	var done bool
 	if gone {
-		f, done = a.clientLeft(), true
-	} else {
-		f, done = s.end(readErr)
+		return s.left()
 	}
+	return s.ended(readErr)
+}
+
+// left ends a relay whose client stopped reading and charges what was
+// relayed. ended ends it at the stream's end or failure, then charges. Both
+// out of line: relayStream's frame sits under every open stream, and the
+// first flush of the client's headers (net/http sorts them) is this
+// goroutine's deepest point (TestStreamStackFitsEightKiB).
+//
+//go:noinline
+func (s *streamState) left() (*failure, bool) {
+	f := s.a.clientLeft()
+	if s.committed {
+		s.relayed()
+	}
+	return f, true
+}
+
+//go:noinline
+func (s *streamState) ended(readErr error) (*failure, bool) {
+	f, done := s.end(readErr)
 	if s.committed {
 		s.relayed()
 	}

@@ -156,7 +156,9 @@ func BenchmarkHealthUnderLoad(b *testing.B) {
 // createConnectionNamed adds one openai-compatible connection serving
 // gpt-4o-mini at upstreamURL under name.
 func createConnectionNamed(b testing.TB, gatewayBase, token, upstreamURL, name string) {
-	body := fmt.Sprintf(`{"provider":"openai-compatible","name":%q,"apiKey":%q,"baseUrl":%q,"models":["gpt-4o-mini"]}`,
+	// verify:false: the add-time check would send one completion of its own
+	// (a held stream, for the stack test's upstream), which is not what is measured.
+	body := fmt.Sprintf(`{"provider":"openai-compatible","name":%q,"apiKey":%q,"baseUrl":%q,"models":["gpt-4o-mini"],"verify":false}`,
 		name, upstreamKey, upstreamURL)
 	req, err := http.NewRequest(http.MethodPost, gatewayBase+"/api/providers", bytes.NewReader([]byte(body)))
 	if err != nil {
