@@ -305,7 +305,10 @@ step('Keys: scopes, allowed connections and models are edited in the page; Agent
 
 step('Logs: a refusal lists every excluded target with its reason; attempts show a timeline; filters by connection', async () => {
   const page = S.page;
-  await chat('lab/gpt-4o-mini'); // refused: the Lab breaker is OPEN
+  // Refused while the Lab breaker is OPEN. A breaker probes again within 15 s
+  // (docs/FAILOVER.md): a request that finds it HALF_OPEN is the probe (it
+  // fails, 502, and re-opens it), so the next one is refused.
+  for (let i = 0; i < 3 && (await chat('lab/gpt-4o-mini')).status !== 503; i++);
   await page.waitForTimeout(1300); // the request log is written in batches about once a second
   await open('/logs', 'Logs');
   const refused = page.locator('[data-testid="logs-table"] tbody', { hasText: 'lab/gpt-4o-mini' }).filter({ hasText: '503' }).first();
