@@ -25,6 +25,10 @@ import (
 const (
 	healthP95Budget = 50 * time.Millisecond
 	healthErrBudget = 0
+	// healthMinAnswers is the fewest answers whose p95 is held to the budget:
+	// the testing package first runs a benchmark with b.N = 1, whose "p95"
+	// is one request's latency, noise rather than a measurement.
+	healthMinAnswers = 100
 )
 
 // BenchmarkHealthUnderLoad polls GET /api/monitoring/health from parallel
@@ -149,20 +153,21 @@ func BenchmarkHealthUnderLoad(b *testing.B) {
 	}
 	b.Logf("health under load: %d answers, p95 %v (%s the %v budget), %d errors (budget %d)",
 		len(lat), pct(0.95).Round(10*time.Microsecond), verdict, healthP95Budget, errs.Load(), healthErrBudget)
-	if err := checkHealthBudget(pct(0.95), errs.Load()); err != nil {
+	if err := checkHealthBudget(pct(0.95), errs.Load(), len(lat)); err != nil {
 		b.Fatal(err)
 	}
 }
 
 // checkHealthBudget returns an error naming every budget the run missed: more
-// failed health requests than healthErrBudget, or a p95 above
-// healthP95Budget (a p95 equal to the budget is within it).
-func checkHealthBudget(p95 time.Duration, errs int64) error {
+// failed health requests than healthErrBudget, or — over at least
+// healthMinAnswers answers — a p95 above healthP95Budget (a p95 equal to the
+// budget is within it).
+func checkHealthBudget(p95 time.Duration, errs int64, answers int) error {
 	var missed []error
 	if errs > healthErrBudget {
 		missed = append(missed, fmt.Errorf("%d health requests failed under load (budget %d)", errs, healthErrBudget))
 	}
-	if p95 > healthP95Budget {
+	if answers >= healthMinAnswers && p95 > healthP95Budget {
 		missed = append(missed, fmt.Errorf("health p95 %v is over its %v budget", p95, healthP95Budget))
 	}
 	return errors.Join(missed...)
