@@ -61,7 +61,7 @@ func (a *API) leaseClientRoutes(r *mux.Router, svc *leases.Service) {
 // leaseRequest is a validated lifecycle action.
 type leaseRequest struct {
 	action     string
-	model      string
+	model      string // "" for an acquire without a model
 	generation int64
 	reason     string
 	ttl        time.Duration // 0: the default lifetime
@@ -105,12 +105,13 @@ func parseLeaseRequest(body []byte) (leaseRequest, error) {
 		}
 	}
 	if out.action == "acquire" {
-		if in.Model == nil {
-			return leaseRequest{}, bad(`action "acquire" needs "model"`)
-		}
-		out.model = strings.TrimSpace(*in.Model)
-		if out.model == "" || len(out.model) > maxLeaseModelLen {
-			return leaseRequest{}, leases.ErrModelInvalid.WithMessage("the model must be 1 to %d characters", maxLeaseModelLen)
+		// No model is allowed: the lease holds a connection, not a model
+		// (guide §2); the handler then needs a key with exactly one.
+		if in.Model != nil {
+			out.model = strings.TrimSpace(*in.Model)
+			if out.model == "" || len(out.model) > maxLeaseModelLen {
+				return leaseRequest{}, leases.ErrModelInvalid.WithMessage("the model must be 1 to %d characters", maxLeaseModelLen)
+			}
 		}
 	} else {
 		if in.Generation == nil || *in.Generation < 1 {
@@ -204,7 +205,13 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch in.action {
 	case "acquire":
-		eligible, err := h.eligible(*info, in.model)
+		var eligible []string
+		var err error
+		if in.model == "" {
+			eligible, err = h.eligibleWithoutModel(*info)
+		} else {
+			eligible, err = h.eligible(*info, in.model)
+		}
 		if err != nil {
 			httpx.WriteError(w, err)
 			return
@@ -268,6 +275,36 @@ func (h leaseHandlers) eligible(info KeyInfo, model string) ([]string, error) {
 		out = append(out, c.Conn.ID)
 	}
 	return out, nil
+}
+
+// eligibleWithoutModel is eligible for an acquire without a model (guide
+// §2: a lease holds a connection, not a model), which names no model to
+// choose among connections by, so the key must allow exactly one: that
+// connection when it exists, is active and is not excluded right now
+// (cooldown, breaker); none otherwise (LEASE_NO_ELIGIBLE_CONNECTION). A key
+// allowing several connections is LEASE_ACTION_INVALID: "model" is needed.
+func (h leaseHandlers) eligibleWithoutModel(info KeyInfo) ([]string, error) {
+	allowed := uniqueStrings(info.Access.AllowedConnections)
+	if len(allowed) != 1 {
+		return nil, leases.ErrActionInvalid.WithMessage(
+			`action "acquire" needs "model" when the key allows more than one connection (it allows %d)`, len(allowed))
+	}
+	c, ok := h.a.Engine.Registry().Get(allowed[0])
+	if !ok || !c.Active || h.a.Engine.Check(routing.Candidate{Conn: c}) != nil {
+		return nil, nil
+	}
+	return []string{c.ID}, nil
+}
+
+// uniqueStrings returns ids without repeats, in order.
+func uniqueStrings(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // fail writes a lease error as is; anything else is a store failure, logged

@@ -82,6 +82,17 @@ type BreakerProfile struct {
 	FailureThreshold     int   `json:"failureThreshold"`
 	DegradationThreshold int   `json:"degradationThreshold"`
 	ResetTimeoutMs       int64 `json:"resetTimeoutMs"`
+	// OpenByKindMs is the OPEN hold per kind of the failure that opened the
+	// breaker (the guide's cooldownByKind); 0 uses ResetTimeoutMs.
+	OpenByKindMs BreakerKindHolds `json:"openByKindMs"`
+}
+
+// BreakerKindHolds is a breaker's OPEN hold per failure kind, in ms; 0 (the
+// default) means "resetTimeoutMs".
+type BreakerKindHolds struct {
+	ServerMs    int64 `json:"serverMs"`
+	TransportMs int64 `json:"transportMs"`
+	TimeoutMs   int64 `json:"timeoutMs"`
 }
 
 // ProviderBreaker holds the breaker profiles per category.
@@ -145,7 +156,9 @@ func cooldownProfile(category string) CooldownProfile {
 }
 
 func breakerProfile(p breaker.Profile) BreakerProfile {
-	return BreakerProfile{FailureThreshold: p.FailureThreshold, DegradationThreshold: p.DegradationThreshold, ResetTimeoutMs: p.ResetTimeout.Milliseconds()}
+	return BreakerProfile{FailureThreshold: p.FailureThreshold, DegradationThreshold: p.DegradationThreshold, ResetTimeoutMs: p.ResetTimeout.Milliseconds(),
+		OpenByKindMs: BreakerKindHolds{ServerMs: p.OpenByKind.Server.Milliseconds(), TransportMs: p.OpenByKind.Transport.Milliseconds(),
+			TimeoutMs: p.OpenByKind.Timeout.Milliseconds()}}
 }
 
 func windowProfile(p breaker.WindowProfile) WindowProfile {
@@ -221,6 +234,11 @@ func (r *Resilience) clamp() {
 		b.FailureThreshold = int(clamp64(int64(b.FailureThreshold), 1, 1000))
 		b.DegradationThreshold = int(clamp64(int64(b.DegradationThreshold), 0, 1000))
 		b.ResetTimeoutMs = clamp64(b.ResetTimeoutMs, 1000, 3600_000)
+		for _, h := range []*int64{&b.OpenByKindMs.ServerMs, &b.OpenByKindMs.TransportMs, &b.OpenByKindMs.TimeoutMs} {
+			if *h != 0 { // 0: resetTimeoutMs
+				*h = clamp64(*h, 1000, 3600_000)
+			}
+		}
 	}
 	for _, w := range []*WindowProfile{&r.ProviderCooldown.OAuth, &r.ProviderCooldown.APIKey, &r.ProviderCooldown.Local} {
 		w.FailureThreshold = int(clamp64(int64(w.FailureThreshold), 1, 10_000))

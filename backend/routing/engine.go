@@ -455,6 +455,20 @@ func repeats(v verdict.Verdict, counted bool) bool {
 	return counted && recoverable(v.Kind) && !v.CoolConnection && v.Terminal == ""
 }
 
+// breakerKind is the provider breaker's failure kind for a verdict kind: its
+// OPEN hold follows it (breaker.Profile.OpenByKind).
+func breakerKind(k verdict.Kind) breaker.FailureKind {
+	switch k {
+	case verdict.KindServer:
+		return breaker.FailureServer
+	case verdict.KindTransport:
+		return breaker.FailureTransport
+	case verdict.KindTimeout:
+		return breaker.FailureTimeout
+	}
+	return ""
+}
+
 // Finish records the attempt's verdict in every layer. A client-cancelled attempt
 // blames nobody and only gives its permits back.
 func (t *Ticket) Finish(v verdict.Verdict) {
@@ -475,7 +489,7 @@ func (t *Ticket) Finish(v verdict.Verdict) {
 	case v.OK():
 		t.permit.Success()
 	case providerFailure:
-		t.permit.Failure()
+		t.permit.FailureOf(breakerKind(v.Kind))
 	default:
 		t.permit.Release()
 	}

@@ -301,6 +301,9 @@ func shareBreakerChange(d breakerDecider, snap breaker.Snapshot, p breaker.Profi
 	movedHere := local.StateChangedAt == snap.At.UnixMilli() // this outcome moved the local breaker
 	d.DecideBreaker(snap.Provider, func(stored store.BreakerRow) store.BreakerRow {
 		cur := snapshots([]store.BreakerRow{stored})[0]
+		if snap.Cause == breaker.CauseFailure {
+			cur.LastFailureKind = snap.LastFailureKind // the folded failure's kind picks its hold
+		}
 		next := breakerRow(breaker.Fold(cur, p, snap.Cause, snap.At))
 		if movedHere && local.StateChangedAt > stored.StateChangedAt && next.StateChangedAt < local.StateChangedAt {
 			return local // the local transition is newer evidence than the row's

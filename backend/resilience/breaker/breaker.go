@@ -43,6 +43,10 @@ type Snapshot struct {
 	OpenedAt             time.Time // start of the current OPEN hold (zero when CLOSED)
 	StateChangedAt       time.Time
 	RetryAfter           time.Duration // time left in OPEN at the read; 0 in any other state
+	// LastFailureKind is the kind of the last counted failure ("" unknown):
+	// it picks the OPEN hold (Profile.OpenByKind). Not persisted: a restored
+	// breaker holds for ResetTimeout.
+	LastFailureKind FailureKind
 	// Cause is what produced a change notification (onChange), At when; zero
 	// on reads.
 	Cause Cause
@@ -81,6 +85,7 @@ type Breaker struct {
 	successes int
 	cycles    int
 	lastFail  time.Time
+	lastKind  FailureKind // kind of the last counted failure ("" unknown)
 	openedAt  time.Time
 	changedAt time.Time
 	gen       uint64 // bumped whenever outstanding permits must stop counting
@@ -140,29 +145,34 @@ const (
 
 // Success reports that the request succeeded (closes a HALF_OPEN breaker, resets
 // the CLOSED failure count, counts towards SuccessesToClose in DEGRADED).
-func (p Permit) Success() { p.report(outcomeSuccess) }
+func (p Permit) Success() { p.report(outcomeSuccess, "") }
 
 // Failure reports a provider-level failure (only 408/500/502/503/504/transport
-// should be reported; the caller decides).
-func (p Permit) Failure() { p.report(outcomeFailure) }
+// should be reported; the caller decides) of unknown kind: an OPEN it causes
+// holds for ResetTimeout.
+func (p Permit) Failure() { p.report(outcomeFailure, "") }
+
+// FailureOf reports a provider-level failure of kind k: an OPEN it causes
+// holds for the profile's OpenByKind entry for k (ResetTimeout when unset).
+func (p Permit) FailureOf(k FailureKind) { p.report(outcomeFailure, k) }
 
 // Release gives a HALF_OPEN probe slot back without an outcome: for panics, client
 // cancellation, or failures that must not count (e.g. a 429). Safe to defer.
-func (p Permit) Release() { p.report(outcomeRelease) }
+func (p Permit) Release() { p.report(outcomeRelease, "") }
 
 // Probe reports whether this permit is the single HALF_OPEN probe.
 func (p Permit) Probe() bool { return p.p != nil && p.p.probe }
 
-// report delivers the permit's first outcome to its breaker.
-func (p Permit) report(o outcome) {
+// report delivers the permit's first outcome (of kind k for a failure) to its breaker.
+func (p Permit) report(o outcome, k FailureKind) {
 	if p.p == nil || !p.p.done.CompareAndSwap(false, true) {
 		return
 	}
-	p.p.b.settle(p.p, o)
+	p.p.b.settle(p.p, o, k)
 }
 
 // settle applies a permit outcome, fenced by generation.
-func (b *Breaker) settle(pm *permit, o outcome) {
+func (b *Breaker) settle(pm *permit, o outcome, k FailureKind) {
 	now := b.clk.Now()
 	b.mu.Lock()
 	before := b.mark()
@@ -177,7 +187,7 @@ func (b *Breaker) settle(pm *permit, o outcome) {
 			b.onSuccess(now)
 			cause = CauseSuccess
 		case outcomeFailure:
-			b.onFailure(now)
+			b.onFailure(now, k)
 			cause = CauseFailure
 		}
 	}
@@ -222,14 +232,18 @@ func (b *Breaker) AllowIn(slot *Slot) (Permit, bool) {
 	return p, ok
 }
 
-// RecordFailure counts one provider-level failure observed without a permit. In
-// HALF_OPEN it re-opens the breaker; in OPEN it is ignored (it never extends a hold).
-func (b *Breaker) RecordFailure() {
+// RecordFailure counts one provider-level failure of unknown kind observed
+// without a permit. In HALF_OPEN it re-opens the breaker; in OPEN it is
+// ignored (it never extends a hold).
+func (b *Breaker) RecordFailure() { b.RecordFailureOf("") }
+
+// RecordFailureOf is RecordFailure for a failure of kind k.
+func (b *Breaker) RecordFailureOf(k FailureKind) {
 	now := b.clk.Now()
 	b.mu.Lock()
 	before := b.mark()
 	b.refresh(now)
-	b.onFailure(now)
+	b.onFailure(now, k)
 	b.queueIfChanged(before, now, CauseFailure)
 	b.mu.Unlock()
 	b.flush()
@@ -271,6 +285,7 @@ func (b *Breaker) reset() State {
 	b.state = Closed
 	b.failures, b.successes, b.cycles = 0, 0, 0
 	b.lastFail, b.openedAt = time.Time{}, time.Time{}
+	b.lastKind = ""
 	b.gen++
 	b.probing = false
 	b.queueIfChanged(before, now, CauseReset)
@@ -315,6 +330,7 @@ func (b *Breaker) Restore(s Snapshot) {
 		b.cycles = 0
 	}
 	b.lastFail = s.LastFailureAt
+	b.lastKind = s.LastFailureKind
 	b.openedAt = s.OpenedAt
 	b.changedAt = s.StateChangedAt
 	b.gen++
@@ -354,14 +370,15 @@ func (b *Breaker) ConnectionTestPassed() {
 // other cause only applies lazy recovery) at at. It is how a database shared
 // by several gateway instances (a team server) counts every instance's
 // outcomes on the provider's one row, so the thresholds hold for the team.
-// s.Provider is kept; the result's Cause and At are c and at.
+// s.Provider is kept; the result's Cause and At are c and at. A failure's
+// kind is s.LastFailureKind (the caller sets it from the outcome it folds).
 func Fold(s Snapshot, p Profile, c Cause, at time.Time) Snapshot {
 	b := New(s.Provider, p, nil, nil)
 	b.Restore(s)
 	b.refresh(at)
 	switch c {
 	case CauseFailure:
-		b.onFailure(at)
+		b.onFailure(at, s.LastFailureKind)
 	case CauseSuccess:
 		b.onSuccess(at)
 	case CauseTestPassed:
@@ -390,7 +407,7 @@ func (b *Breaker) testPassed(now time.Time) {
 func (b *Breaker) refresh(now time.Time) {
 	switch b.state {
 	case Open:
-		deadline := b.openedAt.Add(b.profile.openHold(b.cycles))
+		deadline := b.openedAt.Add(b.profile.openHold(b.cycles, b.lastKind))
 		if !now.Before(deadline) {
 			b.state = HalfOpen
 			b.changedAt = deadline
@@ -398,7 +415,7 @@ func (b *Breaker) refresh(now time.Time) {
 			b.probing = false
 		}
 	case Degraded:
-		quietEnd := b.lastFail.Add(b.profile.quietWindow())
+		quietEnd := b.lastFail.Add(b.profile.quietWindow(b.lastKind))
 		if !now.Before(quietEnd) {
 			b.state = Closed
 			b.failures, b.successes = 0, 0
@@ -426,19 +443,19 @@ func (b *Breaker) onSuccess(now time.Time) {
 	}
 }
 
-// onFailure applies one counted failure at now.
-func (b *Breaker) onFailure(now time.Time) {
+// onFailure applies one counted failure of kind k at now.
+func (b *Breaker) onFailure(now time.Time, k FailureKind) {
 	switch b.state {
 	case Open:
 		return
 	case HalfOpen:
 		b.failures++
-		b.lastFail = now
+		b.lastFail, b.lastKind = now, k
 		b.toOpen(now, b.cycles+1)
 	case Closed, Degraded:
 		b.failures++
 		b.successes = 0
-		b.lastFail = now
+		b.lastFail, b.lastKind = now, k
 		switch {
 		case b.failures >= b.profile.FailureThreshold:
 			b.toOpen(now, 1)
@@ -480,9 +497,10 @@ func (b *Breaker) snapshot(now time.Time) Snapshot {
 		LastFailureAt:        b.lastFail,
 		OpenedAt:             b.openedAt,
 		StateChangedAt:       b.changedAt,
+		LastFailureKind:      b.lastKind,
 	}
 	if b.state == Open {
-		if left := b.openedAt.Add(b.profile.openHold(b.cycles)).Sub(now); left > 0 {
+		if left := b.openedAt.Add(b.profile.openHold(b.cycles, b.lastKind)).Sub(now); left > 0 {
 			s.RetryAfter = left
 		}
 	}

@@ -38,9 +38,59 @@ type Profile struct {
 	SuccessesToClose int
 	// ProbeInterval caps every OPEN hold: an open breaker lets its HALF_OPEN
 	// probe through at most this long after opening (or after the last failed
-	// probe), whatever ResetTimeout and the backoff say, so a provider that
-	// recovers is used again within it. 0 leaves the holds uncapped.
+	// probe), whatever ResetTimeout, OpenByKind and the backoff say, so a
+	// provider that recovers is used again within it. 0 leaves the holds uncapped.
 	ProbeInterval time.Duration
+	// OpenByKind is the first OPEN hold per kind of the failure that opened
+	// (or re-opened) the breaker, in place of ResetTimeout (the guide's
+	// cooldownByKind, §1). A zero entry — the default for every kind — uses
+	// ResetTimeout.
+	OpenByKind KindHolds
+}
+
+// FailureKind is the class of a counted provider failure: what the breaker
+// holds OPEN for (guide §1, cooldownByKind). The names match the classifier's
+// verdict kinds that count toward the breaker.
+type FailureKind string
+
+// Counted failure kinds. The zero FailureKind ("") is a failure of unknown
+// kind (Permit.Failure, RecordFailure): it holds for ResetTimeout.
+const (
+	FailureServer    FailureKind = "server"    // 408/500/502/503/504/529
+	FailureTransport FailureKind = "transport" // reset, refused, DNS, TLS: nothing usable received
+	FailureTimeout   FailureKind = "timeout"   // no first byte within the deadline
+)
+
+// KindHolds is an OPEN hold per failure kind; zero means "ResetTimeout".
+type KindHolds struct {
+	Server    time.Duration
+	Transport time.Duration
+	Timeout   time.Duration
+}
+
+// of returns the hold set for kind k (0 when unset or k is unknown).
+func (h KindHolds) of(k FailureKind) time.Duration {
+	switch k {
+	case FailureServer:
+		return h.Server
+	case FailureTransport:
+		return h.Transport
+	case FailureTimeout:
+		return h.Timeout
+	}
+	return 0
+}
+
+// normalize keeps 0 (unset) and clamps every set hold to [1s, 1h], as ResetTimeout.
+func (h KindHolds) normalize() KindHolds {
+	for _, d := range []*time.Duration{&h.Server, &h.Transport, &h.Timeout} {
+		if *d > 0 {
+			*d = clampDur(*d, minResetTimeout, maxResetTimeout)
+		} else {
+			*d = 0
+		}
+	}
+	return h
 }
 
 // DefaultProbeInterval is the ProbeInterval the gateway's breakers run with
@@ -102,14 +152,24 @@ func (p Profile) Normalize() Profile {
 	} else {
 		p.ProbeInterval = 0
 	}
+	p.OpenByKind = p.OpenByKind.normalize()
 	return p
 }
 
+// baseHold is the first OPEN hold after a failure of kind k: its OpenByKind
+// entry when set, else ResetTimeout.
+func (p Profile) baseHold(k FailureKind) time.Duration {
+	if h := p.OpenByKind.of(k); h > 0 {
+		return h
+	}
+	return p.ResetTimeout
+}
+
 // openHold is how long the breaker stays OPEN in its cycles-th consecutive open
-// cycle: ResetTimeout × min(2^(cycles−1), MaxBackoffMultiplier), at most
-// ProbeInterval when set.
-func (p Profile) openHold(cycles int) time.Duration {
-	h := p.fullHold(cycles)
+// cycle after a failure of kind k: baseHold(k) × min(2^(cycles−1),
+// MaxBackoffMultiplier), at most ProbeInterval when set.
+func (p Profile) openHold(cycles int, k FailureKind) time.Duration {
+	h := p.fullHold(cycles, k)
 	if p.ProbeInterval > 0 && h > p.ProbeInterval {
 		return p.ProbeInterval
 	}
@@ -117,7 +177,7 @@ func (p Profile) openHold(cycles int) time.Duration {
 }
 
 // fullHold is openHold without the ProbeInterval cap.
-func (p Profile) fullHold(cycles int) time.Duration {
+func (p Profile) fullHold(cycles int, k FailureKind) time.Duration {
 	if cycles < 1 {
 		cycles = 1
 	}
@@ -127,15 +187,17 @@ func (p Profile) fullHold(cycles int) time.Duration {
 			mult = m
 		}
 	}
-	return p.ResetTimeout * time.Duration(mult)
+	return p.baseHold(k) * time.Duration(mult)
 }
 
 // quietWindow is how long a DEGRADED breaker must go without a counted failure
-// before it decays to CLOSED: the longest OPEN hold, at least one ResetTimeout.
-func (p Profile) quietWindow() time.Duration {
-	w := p.ResetTimeout * time.Duration(p.MaxBackoffMultiplier)
-	if w < p.ResetTimeout {
-		w = p.ResetTimeout
+// before it decays to CLOSED: the longest OPEN hold for the last failure's
+// kind k (baseHold(k) × MaxBackoffMultiplier), at least one such hold (guide §1).
+func (p Profile) quietWindow(k FailureKind) time.Duration {
+	base := p.baseHold(k)
+	w := base * time.Duration(p.MaxBackoffMultiplier)
+	if w < base {
+		w = base
 	}
 	return w
 }
@@ -155,7 +217,9 @@ func envCategories() []envCategory {
 
 // ProfilesFromEnv returns the default profiles for "oauth", "apikey" and "local",
 // overridden by OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,
-// DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS}; non-positive or unparsable values are ignored.
+// DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS} and, per failure kind,
+// …_{SERVER,TRANSPORT,TIMEOUT}_RESET_TIMEOUT_MS; non-positive or unparsable
+// values are ignored.
 func ProfilesFromEnv(getenv func(string) string) map[string]Profile {
 	cats := envCategories()
 	out := make(map[string]Profile, len(cats))
@@ -177,6 +241,14 @@ func ProfilesFromEnv(getenv func(string) string) map[string]Profile {
 		}
 		if v, ok := envPositive(getenv, prefix+"RESET_TIMEOUT_MS"); ok {
 			p.ResetTimeout = msToDuration(v)
+		}
+		for _, k := range []struct {
+			env  string
+			hold *time.Duration
+		}{{"SERVER", &p.OpenByKind.Server}, {"TRANSPORT", &p.OpenByKind.Transport}, {"TIMEOUT", &p.OpenByKind.Timeout}} {
+			if v, ok := envPositive(getenv, prefix+k.env+"_RESET_TIMEOUT_MS"); ok {
+				*k.hold = msToDuration(v)
+			}
 		}
 		out[c.category] = p.Normalize()
 	}
