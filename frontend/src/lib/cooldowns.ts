@@ -67,12 +67,13 @@ const UNTIMED = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found
 /**
  * The health state as the countdowns stand at `now`: untimed states (terminal,
  * key_rejected, endpoint_not_found, unreachable, disabled) stay as reported; a
- * running breaker or lease stays; a running cooldown is cooling; else a
- * running lockout is models_locked; else it serves again.
+ * running breaker, lease or model lock (the health model's deadline) stays; a
+ * running cooldown is cooling; else a running lockout is models_locked; else
+ * it serves again.
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
   if (UNTIMED.has(c.reported)) return c.reported as CooldownStatus;
-  if ((c.reported === 'leased' || c.reported === 'breaker_open') && c.until > now) return c.reported;
+  if ((c.reported === 'leased' || c.reported === 'breaker_open' || c.reported === 'models_locked') && c.until > now) return c.reported;
   if (c.until > now) return 'cooling';
   if (c.lockoutRows.some((l) => l.until > now)) return 'models_locked';
   return c.reported === 'degraded' ? 'degraded' : 'serving';
@@ -92,7 +93,7 @@ export function toManagedConnections(list: readonly CooldownConnection[] | null 
     let until = 0;
     if (typeof c.cooldownRemainingMs === 'number' && c.cooldownRemainingMs > 0) until = now + c.cooldownRemainingMs;
     else if (reported === 'cooling') until = parseInstant(c.rateLimitedUntil) ?? instant(c.health?.until) ?? 0;
-    else if (reported === 'breaker_open' || reported === 'leased') until = instant(c.health?.until) ?? 0;
+    else if (reported === 'breaker_open' || reported === 'leased' || reported === 'models_locked') until = instant(c.health?.until) ?? 0;
     const lockoutRows = toLockoutRows(
       (c.lockouts ?? []).map((l) => ({ ...l, provider: l.provider || c.provider, connectionId: l.connectionId || c.id, connectionName: l.connectionName ?? c.name ?? null })),
       now,
