@@ -61,19 +61,17 @@ function parseInstant(v: string | number | null | undefined): number | null {
   return Number.isFinite(t) ? t : null;
 }
 
-/** States whose end has no countdown: they stay as the health model reported them. */
-const UNTIMED = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found', 'unreachable', 'disabled']);
-
 /**
- * The health state as the countdowns stand at `now`: untimed states (terminal,
- * key_rejected, endpoint_not_found, unreachable, disabled) stay as reported; a
- * running breaker, lease or model lock (the health model's deadline) stays; a
- * running cooldown is cooling; else a running lockout is models_locked; else
- * it serves again.
+ * The health state as the countdowns stand at `now`: a state that does not
+ * end by itself (terminal, key_rejected, endpoint_not_found, unreachable,
+ * disabled) stays as reported; a running breaker, lease or model lock (the
+ * health model's deadline) stays; a running cooldown is cooling; else a
+ * running lockout is models_locked; else it serves again.
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
-  if (UNTIMED.has(c.reported)) return c.reported as CooldownStatus;
-  if ((c.reported === 'leased' || c.reported === 'breaker_open' || c.reported === 'models_locked') && c.until > now) return c.reported;
+  const info = stateInfo(c.reported);
+  if (!info.timed && !info.serving) return c.reported as CooldownStatus;
+  if (info.timed && c.until > now) return c.reported as CooldownStatus;
   if (c.until > now) return 'cooling';
   if (c.lockoutRows.some((l) => l.until > now)) return 'models_locked';
   return c.reported === 'degraded' ? 'degraded' : 'serving';
@@ -93,7 +91,7 @@ export function toManagedConnections(list: readonly CooldownConnection[] | null 
     let until = 0;
     if (typeof c.cooldownRemainingMs === 'number' && c.cooldownRemainingMs > 0) until = now + c.cooldownRemainingMs;
     else if (reported === 'cooling') until = parseInstant(c.rateLimitedUntil) ?? instant(c.health?.until) ?? 0;
-    else if (reported === 'breaker_open' || reported === 'leased' || reported === 'models_locked') until = instant(c.health?.until) ?? 0;
+    else if (stateInfo(reported).timed) until = instant(c.health?.until) ?? 0;
     const lockoutRows = toLockoutRows(
       (c.lockouts ?? []).map((l) => ({ ...l, provider: l.provider || c.provider, connectionId: l.connectionId || c.id, connectionName: l.connectionName ?? c.name ?? null })),
       now,
@@ -138,10 +136,11 @@ export function applyConnectionEventToRow(rows: readonly ManagedConnection[], ev
     reported = r.reported;
     until = r.until;
   }
-  // Nor about reachability or the switch: those stay until the health model says otherwise.
-  if ((r.reported === 'unreachable' || r.reported === 'disabled') && reported === 'serving') reported = r.reported;
-  // A rejected key or a wrong base URL is a terminal state with its own name.
-  if ((r.reported === 'key_rejected' || r.reported === 'endpoint_not_found') && reported === 'terminal') reported = r.reported;
+  // Nor about reachability, the switch, a key or a URL: a state that does not
+  // end by itself stays until the health model says otherwise (a rejected key
+  // or a wrong base URL is a terminal state with its own name).
+  const was = stateInfo(r.reported);
+  if (!was.timed && !was.serving && (reported === 'serving' || !was.clearable)) reported = r.reported;
   const next: ManagedConnection = {
     ...r,
     reported,
@@ -172,9 +171,9 @@ export function providersOf(rows: readonly Pick<CooldownConnection, 'provider'>[
   return [...new Set(rows.map((r) => r.provider).filter(Boolean))].sort((a, b) => a.localeCompare(b));
 }
 
-/** Terminal connections (banned, expired, credits exhausted) are never cleared from here. */
+/** Connections that need new credentials or a new base URL (the health model says not clearable) are never cleared from here. */
 export function isSelectable(r: Pick<CooldownConnection, 'status'>): boolean {
-  return r.status !== 'terminal' && r.status !== 'key_rejected' && r.status !== 'endpoint_not_found';
+  return stateInfo(r.status).clearable;
 }
 
 /** Keeps only selected ids that are shown and selectable (clearing never touches a hidden row). */

@@ -187,7 +187,14 @@ export interface StateInfo extends StateBadge {
   description: string;
   /** A few words under a problem with no countdown ("needs new credentials"); "" when timed or serving. */
   hint: string;
+  /** Ends by itself at the state's `until` (cooling, breaker_open, leased, models_locked). */
+  timed: boolean;
+  /** Clearing cooldowns can bring it back (false when new credentials or a new base URL are needed). */
+  clearable: boolean;
 }
+
+const TIMED = new Set<string>(['cooling', 'breaker_open', 'leased', 'models_locked']);
+const NEEDS_EDIT = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found']);
 
 const HINTS: Record<string, string> = {
   terminal: 'needs new credentials',
@@ -228,6 +235,8 @@ export function stateInfo(state: string | null | undefined): StateInfo {
     shownByDefault: s !== 'serving',
     description: w?.sentence || DESCRIPTIONS[s] || '',
     hint: HINTS[s] ?? '',
+    timed: TIMED.has(s),
+    clearable: !NEEDS_EDIT.has(s),
   };
 }
 

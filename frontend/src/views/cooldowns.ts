@@ -450,7 +450,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
           const m = healthStore.connection(x.id);
           const reported = m ? toHealthState(m.state) : x.reported;
           if (reported === x.reported) return x;
-          const updated = { ...x, reported, health: m ?? null, until: reported === 'cooling' || reported === 'breaker_open' || reported === 'leased' || reported === 'models_locked' ? (instant(m?.until) ?? x.until) : x.until };
+          const updated = { ...x, reported, health: m ?? null, until: stateInfo(reported).timed ? (instant(m?.until) ?? x.until) : x.until };
           updated.status = deriveStatus(updated, now);
           return updated;
         });
