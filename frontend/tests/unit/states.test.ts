@@ -137,3 +137,19 @@ describe('with the words catalogue of backend/words/words.go', () => {
 
   agree();
 });
+
+describe('a connection with no health-model entry yet reads its own fields in the same words', () => {
+  it.each([
+    [{ id: 'a', isActive: false }, 'disabled'],
+    [{ id: 'a', testStatus: 'unreachable' }, 'unreachable'],
+    [{ id: 'a', testStatus: 'key_rejected' }, 'key_rejected'],
+    [{ id: 'a', testStatus: 'endpoint_not_found' }, 'endpoint_not_found'],
+    [{ id: 'a', testStatus: 'banned' }, 'terminal'],
+    [{ id: 'a', rateLimitedUntil: LATER }, 'cooling'],
+    [{ id: 'a', testStatus: 'active' }, 'serving'],
+  ])('%o → %s', (fields, state) => {
+    const b = connectionBadge(fields, undefined, NOW);
+    expect(b.state).toBe(state);
+    expect({ label: b.label, tone: b.tone }).toEqual(stateBadge(state));
+  });
+});
