@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
 	"omniroute/backend/oauth"
@@ -53,18 +54,6 @@ func LoginCommand(args []string, proc config.Process, stdout, stderr io.Writer) 
 // showCode tells the user what to do on GitHub.
 func showCode(w io.Writer, userCode, uri string) {
 	fmt.Fprintf(w, "To sign in to GitHub Copilot, open %s and enter the code %s\nWaiting for the login to be approved…\n", uri, userCode)
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // copilotViaGateway runs the login through the running gateway; errNotRunning
@@ -120,7 +109,7 @@ func copilotViaGateway(ctx context.Context, proc config.Process, stdout io.Write
 	showCode(stdout, start.UserCode, start.VerificationURI)
 	interval := time.Duration(max(start.Interval, 1)) * time.Second
 	for {
-		if err := sleepCtx(ctx, interval); err != nil {
+		if err := clock.Sleep(ctx, interval); err != nil {
 			return "", "", false, err
 		}
 		var poll struct {
@@ -166,7 +155,7 @@ func copilotOffline(ctx context.Context, proc config.Process, stdout io.Writer) 
 	showCode(stdout, dev.UserCode, dev.VerificationURI)
 	interval := dev.Interval
 	for {
-		if err := sleepCtx(ctx, interval); err != nil {
+		if err := clock.Sleep(ctx, interval); err != nil {
 			return "", "", false, err
 		}
 		if !time.Now().Before(dev.ExpiresAt) {

@@ -3,6 +3,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -46,4 +47,16 @@ func (f *Fake) Set(t time.Time) {
 	f.mu.Lock()
 	f.now = t
 	f.mu.Unlock()
+}
+
+// Sleep waits d of real time, or less when ctx is done first (then its error).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

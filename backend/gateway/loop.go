@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/errs"
 	"omniroute/backend/jsonv"
 	"omniroute/backend/pricing"
@@ -231,7 +232,7 @@ func (g *Gateway) attemptLimits() (budget time.Duration, maxAttempts int) {
 func (g *Gateway) waitStep(r *http.Request, req *request, wait time.Duration) error {
 	req.steps = append(req.steps, AttemptRecord{Verdict: "wait", Code: "cooldown_wait", StartMs: msSince(req.start, g.clk.Now()),
 		LatencyMs: wait.Milliseconds()})
-	return sleepCtx(r.Context(), wait)
+	return clock.Sleep(r.Context(), wait)
 }
 
 // runFailed ends a request no target served: the last admission refusal, or
@@ -455,7 +456,7 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			return f, false, nil
 		}
 		prev = f
-		if sleepCtx(r.Context(), delay) != nil {
+		if clock.Sleep(r.Context(), delay) != nil {
 			return &failure{v: f.v, clientGone: true}, false, nil
 		}
 	}
@@ -541,17 +542,6 @@ func backoff(attempt int, hint time.Duration) time.Duration {
 // retryMargin keeps an in-place retry after a hint clear of the cooldown
 // boundary the hint wrote.
 const retryMargin = 20 * time.Millisecond
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // cooldownWait decides whether a combo request waits out a short transient
 // exclusion instead of failing (comboCooldownWait): only rate-limit-class

@@ -112,7 +112,7 @@ var ErrStartInterrupted = errors.New("stopped while waiting for the shared datab
 // pause before the next, pauses double from 250 ms to 5 s, and the last
 // error is returned once wait has passed. ctx cancelled (a signal) ends the
 // wait at once with ErrStartInterrupted, also during an attempt; pause
-// sleeps d or until ctx is done (sleepCtx; tests advance a fake clock).
+// sleeps d or until ctx is done (clock.Sleep; tests advance a fake clock).
 func openPostgresWaiting(ctx context.Context, url string, wait time.Duration, log *slog.Logger, clk clock.Clock,
 	pause func(ctx context.Context, d time.Duration) error) (*store.Store, error) {
 	start := clk.Now()
@@ -171,17 +171,5 @@ func openPostgresAttempt(ctx context.Context, url string) (*store.Store, error) 
 			}
 		}()
 		return nil, ctx.Err()
-	}
-}
-
-// sleepCtx sleeps d, or less when ctx is done first (then its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -99,16 +99,3 @@ func TestOpenPostgresWaitingStopsOnSignal(t *testing.T) {
 		})
 	}
 }
-
-// TestSleepCtx: the real pause returns at once with the context's error
-// once the context is cancelled, however long the pause asked.
-func TestSleepCtx(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Fatalf("sleepCtx cancelled: %v; want context.Canceled", err)
-	}
-	if err := sleepCtx(context.Background(), 0); err != nil {
-		t.Fatalf("sleepCtx(0): %v", err)
-	}
-}

@@ -191,7 +191,7 @@ func New(opts Options) (*Server, error) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		st, err = openPostgresWaiting(ctx, opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, sleepCtx)
+		st, err = openPostgresWaiting(ctx, opts.Process.DatabaseURL, opts.WaitForDB, opts.Log, opts.Clock, clock.Sleep)
 	} else {
 		st, err = openSQLite(dd)
 	}

@@ -214,7 +214,7 @@ func (rc *recorder) capturePrefix(t *testing.T, prefix, name string) {
 // TestGeminiCLIRightAfterSetup is a new user's flow: `omniroute setup
 // gemini-cli --model M` writes ~/.gemini/.env and settings.json, then
 // `gemini -p` runs in that HOME, in a new folder it was never told to trust
-// (no --skip-trust), with no other environment and answers through the
+// (no trust flag), with no other environment and answers through the
 // gateway: a tool round trip, whole through a 429 and a cut answer
 // (addFaultyNeighbours). The CLI reads ~/.gemini/.env only in a trusted
 // folder and refuses -p in an untrusted one: setup turns folder trust off.
@@ -259,7 +259,7 @@ func TestGeminiCLIRightAfterSetup(t *testing.T) {
 
 // TestGeminiCLIThroughRun: `omniroute run gemini-cli -p …` starts the real
 // CLI (found on PATH) with the gateway's environment, in a new folder
-// (no --skip-trust). The CLI 0.61 refuses GOOGLE_GEMINI_BASE_URL unless
+// (no trust flag). The CLI 0.61 refuses GOOGLE_GEMINI_BASE_URL unless
 // settings.json names the API-key auth type (it guesses a "gateway" type its
 // own check rejects: exit 41) and refuses -p in an untrusted folder (exit
 // 55); setup writes both settings. Here .env points elsewhere after setup:
