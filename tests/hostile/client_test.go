@@ -230,7 +230,11 @@ func TestSlowClientsCannotLockOthersOut(t *testing.T) {
 		answered++
 	}
 
-	// Healthy clients meanwhile: all served, p99 under 50 ms.
+	// Healthy clients meanwhile: all served, none queued behind a slow sender.
+	// Were slots taken before the body, a healthy request would wait for the
+	// 3 s body deadline to free one (or be refused 503), so the bound is half
+	// of that deadline; the latency figures are printed, not asserted
+	// (speed targets live in benchmarks).
 	var lat []time.Duration
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -267,9 +271,10 @@ func TestSlowClientsCannotLockOthersOut(t *testing.T) {
 	if len(lat) > 0 {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		p99 := lat[len(lat)*99/100]
-		t.Logf("%d slow connections (%d keyless answered): %d healthy requests, p50 %v, p99 %v", slow, answered, len(lat), lat[len(lat)/2], p99)
-		if p99 >= 50*time.Millisecond {
-			t.Errorf("healthy p99 %v during the slow-connection attack, want < 50 ms", p99)
+		worst := lat[len(lat)-1]
+		t.Logf("%d slow connections (%d keyless answered): %d healthy requests, p50 %v, p99 %v, max %v", slow, answered, len(lat), lat[len(lat)/2], p99, worst)
+		if worst >= 1500*time.Millisecond {
+			t.Errorf("a healthy request took %v during the slow-connection attack: it queued behind a slow sender's slot (body deadline 3 s)", worst)
 		}
 	}
 
