@@ -70,6 +70,7 @@ since() { echo $(($(date +%s) - $1)); }
 
 hb_pid= cmd_pid= pgdir= pg_as=() pgbin=
 cleanup() {
+  rm -f "$cpu_file" "$cpu_file.c0" "$cpu_file.c1"
   # A stage still running (the run was interrupted): its whole process group.
   if [ -n "$cmd_pid" ]; then
     kill -TERM -- "-$cmd_pid" 2>/dev/null || kill -TERM "$cmd_pid" 2>/dev/null || true
@@ -87,12 +88,28 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 summary=()
+# children_cpu prints the user+sys seconds of this shell's waited children
+# (bash's times builtin, second line; run in this shell, not a subshell, so
+# it reads through a file), so each stage reports the CPU it used: a stage
+# far under 2 cores' worth of its wall time waits rather than works.
+cpu_file=$(mktemp)
+children_cpu() {
+  times >"$cpu_file"
+  sed -n 2p "$cpu_file" | awk '{
+    t = 0
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+    printf "%d\n", t
+  }'
+}
+
 # run_stage N NAME CMD... runs one stage with its start and end lines and a
 # heartbeat meanwhile; it returns the command's status.
 run_stage() {
   local n=$1 name=$2; shift 2
-  local t0 rc
+  local t0 rc c0
   t0=$(date +%s)
+  children_cpu >"$cpu_file.c0"
+  c0=$(cat "$cpu_file.c0")
   echo "[stage $n/$total $name] start (total $(dur "$(since "$start_all")")): $*"
   (
     trap 'kill $s 2>/dev/null; exit 0' TERM
@@ -119,14 +136,16 @@ run_stage() {
   kill "$hb_pid" 2>/dev/null || true
   wait "$hb_pid" 2>/dev/null || true
   hb_pid=
-  local took
+  local took cpu
   took=$(since "$t0")
+  children_cpu >"$cpu_file.c1"
+  cpu=$(( $(cat "$cpu_file.c1") - c0 ))
   if [ "$rc" = 0 ]; then
     echo "[stage $n/$total $name] ok in $(dur "$took") (total $(dur "$(since "$start_all")"))"
-    summary+=("$(printf '  %-9s %8s  ok' "$name" "$(dur "$took")")")
+    summary+=("$(printf '  %-9s %8s  cpu %8s  ok' "$name" "$(dur "$took")" "$(dur "$cpu")")")
   else
     echo "[stage $n/$total $name] FAILED (exit $rc) after $(dur "$took") (total $(dur "$(since "$start_all")"))"
-    summary+=("$(printf '  %-9s %8s  FAILED' "$name" "$(dur "$took")")")
+    summary+=("$(printf '  %-9s %8s  cpu %8s  FAILED' "$name" "$(dur "$took")" "$(dur "$cpu")")")
   fi
   return "$rc"
 }
