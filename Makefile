@@ -93,8 +93,11 @@ vet:
 # detector; then the measurements it would distort.
 test-go: test-race test-pins
 
+# The long packages (backend/server, tests/e2e, backend/store) run in shards
+# beside the rest: their tests mostly wait, so one process each would leave
+# the CPU idle (build/race.sh).
 test-race:
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./...
+	GO=$(GO) build/race.sh
 
 # The measurements the race detector would distort (allocation pins, the
 # stack an open stream holds): the packages with //go:build !race tests.

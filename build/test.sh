@@ -77,6 +77,7 @@ cleanup() {
     wait "$cmd_pid" 2>/dev/null || true
   fi
   [ -n "$hb_pid" ] && { kill "$hb_pid" 2>/dev/null || true; wait "$hb_pid" 2>/dev/null || true; }
+  [ -n "${clients_npm_pid:-}" ] && { kill -TERM -- "-$clients_npm_pid" 2>/dev/null || kill "$clients_npm_pid" 2>/dev/null || true; }
   if [ -n "$pgdir" ]; then
     "${pg_as[@]}" "$pgbin/pg_ctl" stop -w -m immediate -D "$pgdir/data" >/dev/null 2>&1 || true
     rm -rf "$pgdir"
@@ -111,12 +112,17 @@ run_stage() {
   children_cpu >"$cpu_file.c0"
   c0=$(cat "$cpu_file.c0")
   echo "[stage $n/$total $name] start (total $(dur "$(since "$start_all")")): $*"
+  # The heartbeat computes its line without command substitutions: a TERM
+  # arriving inside one made bash print a parse error.
   (
     trap 'kill $s 2>/dev/null; exit 0' TERM
+    local now
     while :; do
       sleep "$heartbeat" & s=$!
       wait $s
-      echo "[stage $n/$total $name] running $(dur "$(since "$t0")") (total $(dur "$(since "$start_all")"))"
+      printf -v now '%(%s)T' -1
+      printf '[stage %s/%s %s] running %dm%02ds (total %dm%02ds)\n' "$n" "$total" "$name" \
+        $(((now - t0) / 60)) $(((now - t0) % 60)) $(((now - start_all) / 60)) $(((now - start_all) % 60))
     done
   ) &
   hb_pid=$!
@@ -201,13 +207,48 @@ setup() {
   fi
 }
 
+# The real clients' npm install (about a minute, mostly unpacking) runs in
+# the background from the start, beside the CPU-bound stages; the clients
+# stage waits for it.
+clients_npm_pid= clients_npm_log=
+prefetch_clients() {
+  [[ " ${selected[*]} " == *" clients "* ]] || return 0
+  command -v npm >/dev/null || return 0
+  clients_npm_log=$(mktemp)
+  setsid "$MAKE" --no-print-directory tests/clients/node_modules/.package-lock.json >"$clients_npm_log" 2>&1 &
+  clients_npm_pid=$!
+  echo "test: the real clients' npm ci runs in the background (log: $clients_npm_log)"
+}
+await_clients() {
+  [ -n "$clients_npm_pid" ] || return 0
+  local rc=0
+  wait "$clients_npm_pid" || rc=$?
+  clients_npm_pid=
+  if [ "$rc" != 0 ]; then
+    echo "test: the real clients' npm ci failed (exit $rc):"
+    cat "$clients_npm_log"
+  fi
+  rm -f "$clients_npm_log"
+  return "$rc"
+}
+
+# The clients stage: the background install first (a failure is reported,
+# and make then retries it), then the suite.
+clients_stage() {
+  await_clients || true
+  "$MAKE" --no-print-directory test-clients
+}
+
 echo "test: stages ${selected[*]} (OMNIROUTE_TEST_STAGES selects; build/test.sh --list)"
 failed=0
 run_stage 1 setup setup || { print_summary; exit 1; }
+prefetch_clients
 n=1
 for name in "${selected[@]}"; do
   n=$((n + 1))
-  if ! run_stage "$n" "$name" "$MAKE" --no-print-directory "$(target_of "$name")"; then
+  cmd=("$MAKE" --no-print-directory "$(target_of "$name")")
+  [ "$name" = clients ] && cmd=(clients_stage)
+  if ! run_stage "$n" "$name" "${cmd[@]}"; then
     failed=1
     [ "${OMNIROUTE_TEST_KEEP_GOING:-}" = 1 ] || break
   fi

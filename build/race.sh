@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# make test-race: every Go package's tests with the race detector.
+#
+# Most packages run as one `go test ./...`; the few long ones, whose tests
+# mostly wait on loopback servers and timers rather than compute, are split
+# into shards by test name and run beside it, each shard its own process (its
+# own temporary directories, PostgreSQL databases and ports), so the stage is
+# bound by the machine's CPU rather than by the longest package.
+#
+#   OMNIROUTE_RACE_SHARDS="backend/server=3 tests/e2e=2"   the packages split, and into how many shards
+#
+# Each job's output is printed whole when it ends; the status is non-zero if
+# any job failed.
+set -uo pipefail
+
+GO=${GO:-go}
+shards=${OMNIROUTE_RACE_SHARDS:-backend/server=3 tests/e2e=2 backend/store=2}
+flags=(-race -count=1 -timeout 15m)
+out=$(mktemp -d)
+pids=() names=()
+# On any exit: stop the jobs still running (a failed listing, an interrupt).
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$out"' EXIT
+
+split=()
+for s in $shards; do split+=("./${s%%=*}"); done
+
+start_job() { # start_job NAME CMD...
+  local name=$1; shift
+  ("$@" >"$out/${#names[@]}.log" 2>&1) &
+  pids+=($!) names+=("$name")
+}
+
+# Everything else, as one go test, started first (it runs while the long
+# packages are listed).
+mapfile -t rest < <("$GO" list ./... | while read -r p; do
+  keep=1
+  for s in "${split[@]}"; do [ "$p" = "omniroute/${s#./}" ] && keep=0; done
+  [ "$keep" = 1 ] && echo "$p"
+done)
+start_job "the other packages" env CGO_ENABLED=1 "$GO" test "${flags[@]}" "${rest[@]}"
+
+# The long packages' shards: their test names (go test -list compiles the
+# test binary once; the shards reuse it), dealt round-robin.
+for s in $shards; do
+  pkg=./${s%%=*} n=${s##*=}
+  mapfile -t tests < <(CGO_ENABLED=1 "$GO" test -race -list '^(Test|Fuzz|Example)' "$pkg" | grep -E '^(Test|Fuzz|Example)')
+  if [ "${#tests[@]}" = 0 ]; then
+    echo "race: $pkg lists no tests" >&2
+    exit 1
+  fi
+  for ((i = 0; i < n; i++)); do
+    pattern=
+    for ((j = i; j < ${#tests[@]}; j += n)); do pattern+="${pattern:+|}${tests[j]}"; done
+    [ -n "$pattern" ] || continue
+    start_job "$pkg shard $((i + 1))/$n" env CGO_ENABLED=1 "$GO" test "${flags[@]}" -run "^($pattern)\$" "$pkg"
+  done
+done
+
+rc=0
+for i in "${!pids[@]}"; do
+  if wait "${pids[i]}"; then
+    echo "race: ${names[i]}: ok"
+  else
+    echo "race: ${names[i]}: FAILED"
+    rc=1
+  fi
+  cat "$out/$i.log"
+done
+exit "$rc"
