@@ -250,6 +250,10 @@ type AttemptRecord struct {
 	// ContinuedFromChars is set on an attempt that continued a broken stream:
 	// how many characters of the answer the client had before it took over.
 	ContinuedFromChars int `json:"continuedFromChars,omitempty"`
+	// Splice is set on an attempt that restarted a broken stream's answer
+	// (issue 40): "restarted-spliced" when its text reproduced the delivered
+	// text and the rest was relayed, "restart-diverged" when it did not.
+	Splice string `json:"splice,omitempty"`
 }
 
 func msSince(t0, t1 time.Time) int64 { return t1.Sub(t0).Milliseconds() }
