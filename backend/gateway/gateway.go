@@ -77,25 +77,27 @@ type Executors interface {
 // Gateway holds the inference handlers' collaborators.
 type Gateway struct {
 	// prefills is what continuations learned of targets' prefill support.
-	prefills  prefillMemory
-	engine    *routing.Engine
-	executors Executors
-	clk       clock.Clock
-	logs      LogSink
-	general   func() *config.General
-	resil     func() *config.Resilience
-	wall      clock.Clock
-	leases    LeaseFence
-	pins      Pinner
-	meter     Meter
-	gate      *gate.Gate
-	queues    *queue.Set
-	team      TeamLimits
-	creds     Credentials
-	rules     *rules.Engine
-	spend     Spend
-	capture   Capture
-	log       *slog.Logger
+	prefills prefillMemory
+	// firstTokens is the learned first-token limit of each target's streams.
+	firstTokens firstTokenMemory
+	engine      *routing.Engine
+	executors   Executors
+	clk         clock.Clock
+	logs        LogSink
+	general     func() *config.General
+	resil       func() *config.Resilience
+	wall        clock.Clock
+	leases      LeaseFence
+	pins        Pinner
+	meter       Meter
+	gate        *gate.Gate
+	queues      *queue.Set
+	team        TeamLimits
+	creds       Credentials
+	rules       *rules.Engine
+	spend       Spend
+	capture     Capture
+	log         *slog.Logger
 	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
 	// operator sets the feature flag.
 	emergencyDefault bool

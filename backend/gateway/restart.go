@@ -176,6 +176,10 @@ func (r *restartSplice) chatEvent(ev sse.Event) {
 			return
 		}
 		if r.matched {
+			fr := choice.Get("finish_reason")
+			if rest == "" && (!fr.Exists() || fr.Type == gjson.Null) {
+				return // nothing new in it
+			}
 			data, _ = sjson.SetBytes(data, "choices.0.delta.content", rest)
 			r.out = r.parser.append(r.out, ev.Event, data)
 			return
@@ -220,10 +224,12 @@ func (r *restartSplice) messagesEvent(ev sse.Event) {
 		case "text_delta":
 			rest, ok := r.take(delta.Get("text").String())
 			if ok && r.matched {
-				data, _ = sjson.SetBytes(data, "delta.text", rest)
 				r.out = append(r.out, r.held...)
 				r.held = r.held[:0]
-				r.out = r.parser.append(r.out, ev.Event, data)
+				if rest != "" {
+					data, _ = sjson.SetBytes(data, "delta.text", rest)
+					r.out = r.parser.append(r.out, ev.Event, data)
+				}
 			}
 		case "thinking_delta", "signature_delta":
 		default:
