@@ -243,6 +243,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
 	if restart {
 		a.rec.Splice = spliceRestarted
+		req.relayed -= min(splice.got, s.sent) // the reproduced text was the client's already
 	}
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
 	if !restart {

@@ -93,6 +93,7 @@ func withoutReasoning(f translate.Format, body []byte) ([]byte, error) {
 // nothing of it reached the client, and the target is blamed for nothing (it
 // answered; its answer was another one).
 func (a *attemptCtx) restartDiverged(sp *restartSplice) {
+	a.req.relayed -= sp.s.sent // none of its text reached the client
 	a.ticket.Abandon()
 	a.rec.Verdict, a.rec.Code, a.rec.Splice = "diverged", "RESTART_DIVERGED", spliceDiverged
 	a.rec.Detail = "the restarted answer diverged from the delivered text after " + strconv.Itoa(sp.got) + " of " + strconv.Itoa(len(sp.delivered)) + " bytes"
