@@ -93,7 +93,7 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 		if x != nil {
 			continue
 		}
-		wrote, ok := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, &s.resp, broke)
+		wrote, ok, _ := g.continueOn(a, s.rc, cand, ticket, body, len(delivered), &s.blocks, &s.resp, broke, false)
 		if ok {
 			return true
 		}
@@ -101,14 +101,19 @@ func (g *Gateway) continueStream(s *streamState, broke verdict.Verdict) bool {
 			return false // the client has part of a continuation: end with the original failure
 		}
 	}
-	return false
+	return g.restartStream(s, broke)
 }
 
 // continueOn runs one continuation attempt. wrote reports whether any of its
 // bytes reached the client; ok whether the answer completed. blocks is what
 // a Messages client has of its content blocks.
+//
+// restart makes it a restart (see restartStream): clientBody is the original
+// request, no prefill is asked for, and its text is held until it reproduced
+// the delivered text; diverged reports one whose text did not (its attempt
+// is logged "restart-diverged" and blames nobody).
 func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand routing.Candidate, ticket *routing.Ticket,
-	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict) (wrote, ok bool) {
+	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict, restart bool) (wrote, ok, diverged bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
 		codec: newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model)),
@@ -123,19 +128,19 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	next, found := g.executors.For(cand.Conn.Provider.FormatOf(cand.Model))
 	if !found {
 		ticket.Abandon()
-		return false, false
+		return false, false, false
 	}
 	// As any attempt: a fresh OAuth token, the first-byte deadline, the
 	// connection's egress address and the Anthropic client's protocol headers.
 	firstByteTimeout := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
-	if err == nil {
+	if err == nil && !restart {
 		body, err = prefillFlags(body, a.codec.upstream, g.prefillStyle(cand))
 	}
 	if err != nil {
 		ticket.Abandon()
-		return false, false
+		return false, false, false
 	}
 	ctx, cancel := context.WithCancelCause(prev.r.Context())
 	defer cancel(nil)
@@ -147,7 +152,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		providers.Call{Body: body, Stream: true, Anthropic: a.codec.anthropicHeaders(prev.r.Header)})
 	if err != nil {
 		a.finish(g.classifyErr(ctx, prev.r, err, cand))
-		return false, false
+		return false, false, false
 	}
 	defer resp.Body.Close()
 	if a.req.cap != nil {
@@ -157,14 +162,14 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !isEventStream(resp) {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		v := redacted(g.upstreamVerdict(resp.StatusCode, resp.Header, errBody, prev.r, cand), prev.r, cand)
-		if refusesPrefill(resp.StatusCode, errBody) {
+		if !restart && refusesPrefill(resp.StatusCode, errBody) {
 			g.learnPrefill(cand, false) // never asked again for this model
 		}
 		if v.OK() {
 			v = verdict.Verdict{Kind: verdict.KindServer, Code: "UPSTREAM_BAD_RESPONSE", Message: "the continuation was not a stream"}
 		}
 		a.finish(v)
-		return false, false
+		return false, false, false
 	}
 	s := a.newStreamState()
 	defer s.release()
@@ -178,12 +183,21 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 		// answer was continued.
 		note = ""
 	}
+	var splice *restartSplice
 	guard := newRepeatGuard(req.format, prev.delivered, s)
-	opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
-	if req.format == translate.Responses {
-		opening = responsesSplice(client, prev.delivered, prev.deliveredEndsInSpace)
+	if restart {
+		guard.decided = true // the splice checks the whole delivered text itself
+		note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
+			strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+		splice = newRestartSplice(req.format, prev.delivered, s)
+		s.filter = announced(note, splice.filter(openingFilter(req.format, false, blocks)), &wrote)
+	} else {
+		opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
+		if req.format == translate.Responses {
+			opening = responsesSplice(client, prev.delivered, prev.deliveredEndsInSpace)
+		}
+		s.filter = announced(note, guard.filter(opening), &wrote)
 	}
-	s.filter = announced(note, guard.filter(opening), &wrote)
 	s.armWatchdog()
 	defer s.stopWatchdog()
 	s.rc, s.committed = rc, true // the client stream is already open
@@ -191,36 +205,51 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	req.relayed += s.sent
 	if gone {
 		a.finish(verdict.Verdict{Kind: verdict.KindClientCanceled, Code: verdict.CodeClientCanceled})
-		return true, false
+		return true, false, false
 	}
 	if guard.restarted {
 		g.learnPrefill(cand, false) // it ignored the prefill and started over
 		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
 			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
-		return wrote, false
+		return wrote, false, false
+	}
+	if splice != nil && splice.diverged {
+		a.restartDiverged(splice)
+		return wrote, false, true
 	}
 	complete := s.streamErr == nil && readErr == io.EOF && (s.tr == nil && s.sawEnd || s.tr != nil && s.tr.Complete())
 	if !complete {
 		a.finish(s.failureVerdict(readErr))
-		return wrote, false
+		return wrote, false, false
 	}
 	if s.tr != nil {
 		s.pending = s.tr.End(s.pending)
 	}
 	guard.final = true // what it still holds is decided on now
 	s.pending = s.filter(s.pending)
+	if splice != nil && !splice.matched {
+		splice.diverged = true // it ended before reproducing the delivered text
+		a.restartDiverged(splice)
+		return wrote, false, true
+	}
 	if guard.restarted {
 		g.learnPrefill(cand, false) // it ignored the prefill and started over
 		a.finish(verdict.Verdict{Kind: verdict.KindServer, Code: "CONTINUATION_RESTARTED",
 			Message: "the continuation repeated the delivered text (the endpoint ignored the assistant prefill)"})
-		return wrote, false
+		return wrote, false, false
 	}
 	_ = a.send(rc, s.pending)
 	s.recordUsage()
 	req.log.ConnectionID, req.log.Provider, req.log.ErrorCode = cand.Conn.ID, cand.Conn.BreakerKey, ""
+	if restart {
+		a.rec.Splice = spliceRestarted
+		req.relayed -= min(splice.got, s.sent) // the reproduced text was the client's already
+	}
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
-	g.learnPrefill(cand, true) // it honoured the prefill
-	return true, true
+	if !restart {
+		g.learnPrefill(cand, true) // it honoured the prefill
+	}
+	return true, true, false
 }
 
 // announced prefixes the first non-empty output of filter with note (the SSE

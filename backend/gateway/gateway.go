@@ -77,25 +77,27 @@ type Executors interface {
 // Gateway holds the inference handlers' collaborators.
 type Gateway struct {
 	// prefills is what continuations learned of targets' prefill support.
-	prefills  prefillMemory
-	engine    *routing.Engine
-	executors Executors
-	clk       clock.Clock
-	logs      LogSink
-	general   func() *config.General
-	resil     func() *config.Resilience
-	wall      clock.Clock
-	leases    LeaseFence
-	pins      Pinner
-	meter     Meter
-	gate      *gate.Gate
-	queues    *queue.Set
-	team      TeamLimits
-	creds     Credentials
-	rules     *rules.Engine
-	spend     Spend
-	capture   Capture
-	log       *slog.Logger
+	prefills prefillMemory
+	// firstTokens is the learned first-token limit of each target's streams.
+	firstTokens firstTokenMemory
+	engine      *routing.Engine
+	executors   Executors
+	clk         clock.Clock
+	logs        LogSink
+	general     func() *config.General
+	resil       func() *config.Resilience
+	wall        clock.Clock
+	leases      LeaseFence
+	pins        Pinner
+	meter       Meter
+	gate        *gate.Gate
+	queues      *queue.Set
+	team        TeamLimits
+	creds       Credentials
+	rules       *rules.Engine
+	spend       Spend
+	capture     Capture
+	log         *slog.Logger
 	// emergencyDefault is OMNIROUTE_EMERGENCY_FALLBACK, used until the
 	// operator sets the feature flag.
 	emergencyDefault bool
@@ -250,6 +252,10 @@ type AttemptRecord struct {
 	// ContinuedFromChars is set on an attempt that continued a broken stream:
 	// how many characters of the answer the client had before it took over.
 	ContinuedFromChars int `json:"continuedFromChars,omitempty"`
+	// Splice is set on an attempt that restarted a broken stream's answer
+	// (issue 40): "restarted-spliced" when its text reproduced the delivered
+	// text and the rest was relayed, "restart-diverged" when it did not.
+	Splice string `json:"splice,omitempty"`
 }
 
 func msSince(t0, t1 time.Time) int64 { return t1.Sub(t0).Milliseconds() }

@@ -52,7 +52,7 @@ func TestAppendTimelineMatchesEncodingJSON(t *testing.T) {
 			Verdict: "success", StartMs: 0, LatencyMs: 12}}},
 		{"every field", []AttemptRecord{
 			{ConnectionID: "c1", Provider: "p", Model: "m", Status: 429, Verdict: "rate_limit", Code: "RATE_LIMITED",
-				Detail: "quota \"exceeded\"\n\tretry", StartMs: 1, LatencyMs: 2, RemainingMs: 3, ContinuedFromChars: 4},
+				Detail: "quota \"exceeded\"\n\tretry", StartMs: 1, LatencyMs: 2, RemainingMs: 3, ContinuedFromChars: 4, Splice: "restarted-spliced"},
 			{Verdict: "wait", Code: "cooldown_wait", StartMs: 5, LatencyMs: -1},
 			{ConnectionID: "c2", Verdict: "excluded", Code: "circuit_open", Detail: "h\u00e9 \u2028 \x01 \\", StartMs: 7, RemainingMs: 9000}}},
 	}

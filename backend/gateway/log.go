@@ -129,5 +129,8 @@ func appendAttempt(dst []byte, r *AttemptRecord) []byte {
 	if r.ContinuedFromChars != 0 {
 		dst = strconv.AppendInt(append(dst, `,"continuedFromChars":`...), int64(r.ContinuedFromChars), 10)
 	}
+	if r.Splice != "" {
+		dst = translate.AppendJSONString(append(dst, `,"splice":`...), r.Splice)
+	}
 	return append(dst, '}')
 }

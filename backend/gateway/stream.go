@@ -202,7 +202,9 @@ func (a *attemptCtx) newStreamState() *streamState {
 		tr = hidingUsage(tr) // a translation's usage chunk, as a passthrough's
 	}
 	*s = streamState{a: a, tr: tr, keepText: a.g.continuationOn(a.req)}
-	s.watchVal.Init(a.g.watchConfig(), a.g.wall.Now())
+	cfg := a.g.watchConfig()
+	cfg.FirstTokenQuiet = a.firstTokenQuiet()
+	s.watchVal.Init(cfg, a.g.wall.Now())
 	s.watch = &s.watchVal
 	s.hold()
 	return s
@@ -543,6 +545,7 @@ func (s *streamState) end(readErr error) (*failure, bool) {
 				Message: errEmptyStream.Error()})
 			return nil, true
 		}
+		s.learnFirstToken()
 		a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: http.StatusOK})
 		return nil, true
 	}

@@ -438,9 +438,10 @@ func TestSlowFirstTokenFailsOverBeforeCommit(t *testing.T) {
 
 // TestContinuationThatStartsOverIsRefused: a continuation target that
 // ignores the assistant prefill starts the answer over; the client must not
-// get the delivered text twice as one complete answer, but the clean error,
-// as without continuation (issue 33 item 13). The same target honouring the
-// prefill finishes the answer.
+// get the delivered text twice as one complete answer (issue 33 item 13):
+// the continuation is dropped, and the answer is restarted on that target
+// without a prefill and spliced once its text reproduced the delivered text
+// (issue 40). The same target honouring the prefill finishes the answer.
 func TestContinuationThatStartsOverIsRefused(t *testing.T) {
 	for _, client := range []string{"chat", "messages"} {
 		for _, ignores := range []bool{false, true} {
@@ -470,8 +471,10 @@ func TestContinuationThatStartsOverIsRefused(t *testing.T) {
 					t.Fatalf("no continuation was tried:\n%s", s)
 				}
 				if ignores {
-					if !errored || strings.Count(text.String(), "Hello") > 1 || strings.Contains(s, "omniroute continued") {
-						t.Fatalf("want the clean error and no repeated text, got %q:\n%s", text.String(), s)
+					if errored || text.String() != "Hello from key-b" || strings.Contains(s, "omniroute continued") ||
+						!strings.Contains(s, "omniroute restarted the answer") || e.up.Hits("key-b") != 2 {
+						t.Fatalf("want the continuation dropped, then the restart spliced without repeated text, got %q (%d requests):\n%s",
+							text.String(), e.up.Hits("key-b"), s)
 					}
 					return
 				}
@@ -488,19 +491,20 @@ func TestContinuationThatStartsOverIsRefused(t *testing.T) {
 // (providerSpecificData.assistantPrefill: vLLM's continue_final_message,
 // DeepSeek's prefix, or as it is) finishes a cut stream; one that declares
 // nothing is asked with both flags (issue 40 F: what it shows is learned),
-// "none" is never asked, and one that declares a mode it does not honour
-// ends in the clean error, never repeated or mixed text (issue 33 item 15).
+// "none" is never asked for a prefill, and one that declares a mode it does
+// not honour never gives repeated or mixed text (issue 33 item 15): both
+// are rescued by the restart with a verified splice (issue 40).
 func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 	cases := []struct {
 		mode      string // "" declares nothing
 		continued bool
-		tried     bool
+		requests  int // to key-b
 	}{
-		{"vllm", true, true},
-		{"deepseek", true, true},
-		{"", true, true}, // undeclared: vLLM's and DeepSeek's flags, which the fake honours
-		{"none", false, false},
-		{"trailing", false, true}, // the fake, like OpenAI, answers a new turn: the guard catches the restart
+		{"vllm", true, 1},
+		{"deepseek", true, 1},
+		{"", true, 1},          // undeclared: vLLM's and DeepSeek's flags, which the fake honours
+		{"none", false, 1},     // never asked for a prefill: the restart only
+		{"trailing", false, 2}, // the fake, like OpenAI, answers a new turn: the guard catches it, the restart splices
 	}
 	for _, client := range []string{"chat", "messages"} {
 		for _, c := range cases {
@@ -530,16 +534,20 @@ func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 					text.WriteString(gjson.Get(ev.data, "choices.0.delta.content").String())
 					text.WriteString(gjson.Get(ev.data, "delta.text").String())
 				}
-				tried := e.up.Hits("key-b") > 0
+				requests := e.up.Hits("key-b")
 				continued := strings.Contains(s, "omniroute continued") && !strings.Contains(s, "stream interrupted")
-				if tried != c.tried || continued != c.continued {
-					t.Fatalf("tried %v continued %v, want %v %v; text %q\n%s", tried, continued, c.tried, c.continued, text.String(), s)
+				restarted := strings.Contains(s, "omniroute restarted the answer") && !strings.Contains(s, "stream interrupted")
+				if requests != c.requests || continued != c.continued || restarted == c.continued {
+					t.Fatalf("%d requests, continued %v, restarted %v; want %d, %v; text %q\n%s", requests, continued, restarted,
+						c.requests, c.continued, text.String(), s)
 				}
-				if continued && text.String() != "Hello from key-b" {
-					t.Fatalf("continued text %q", text.String())
+				if text.String() != "Hello from key-b" {
+					t.Fatalf("text %q, want one answer, never repeated or mixed\n%s", text.String(), s)
 				}
-				if !continued && (strings.Count(text.String(), "Hello") > 1 || !strings.Contains(s, "stream interrupted")) {
-					t.Fatalf("want the clean error after the delivered text, got %q\n%s", text.String(), s)
+				if c.mode == "none" {
+					if _, sent := e.up.LastRequest("key-b"); gjson.GetBytes(sent, "messages.@reverse.0.role").String() == "assistant" {
+						t.Fatalf("a connection declaring none was sent a prefill: %s", sent)
+					}
 				}
 				if c.mode == "vllm" || c.mode == "deepseek" || c.mode == "" {
 					_, sent := e.up.LastRequest("key-b")

@@ -211,19 +211,24 @@ func TestCutStreamContinuedOnUndeclaredOpenAITarget(t *testing.T) {
 		t.Fatalf("not continued: %d %q (done %v):\n%s", p.resp.StatusCode, text, done, p.body)
 	}
 
-	// A fallback that refuses prefills: the original failure, then never asked again.
+	// A fallback that refuses prefills is never asked for one again; the
+	// answer is rescued by the restart (its text reproduces the delivered
+	// "Hello ", then the rest: one request, no prefill).
 	s := newRescue(t, true, nil, nil)
 	s.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
 	for i := 0; i < 2; i++ {
 		s.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
 		_, before := s.hits()
 		p := s.ask(true)
-		if bytes.Contains(p.body, []byte("[DONE]")) || bytes.Contains(p.body, []byte("omniroute continued")) {
-			t.Fatalf("request %d: a refused prefill still ended cleanly:\n%s", i, p.body)
+		if bytes.Contains(p.body, []byte("omniroute continued")) || !bytes.Contains(p.body, []byte("omniroute restarted the answer")) {
+			t.Fatalf("request %d: a refused prefill was continued, or not restarted:\n%s", i, p.body)
 		}
 		_, after := s.hits()
-		if want := map[int]int{0: 1, 1: 0}[i]; after-before != want {
+		if want := map[int]int{0: 2, 1: 1}[i]; after-before != want { // prefill refused + restart, then the restart only
 			t.Fatalf("request %d: the refusing fallback was asked %d time(s), want %d", i, after-before, want)
+		}
+		if _, last := s.up.LastRequest(s.fallbackKey); bytes.Contains(last, []byte(`"role":"assistant"`)) {
+			t.Fatalf("request %d: the restart carried a prefill: %s", i, last)
 		}
 	}
 }

@@ -625,15 +625,17 @@ func originalFailure(t *testing.T, p reply, code string) {
 	t.Helper()
 	body := string(p.body)
 	if p.resp.StatusCode != http.StatusOK || !strings.Contains(body, code) || strings.Contains(body, "[DONE]") ||
-		strings.Contains(body, "omniroute continued") {
+		strings.Contains(body, "omniroute continued") || strings.Contains(body, "omniroute restarted") {
 		t.Errorf("want the original %s failure, no clean end and no continuation:\n%s", code, body)
 	}
 }
 
 // TestRescueStreamCutIsContinued: a committed stream cut after N events is
 // finished by the fallback from the delivered text (prefill): one complete
-// answer with one usage. With a fallback that rejects prefill, or with
-// continuation turned off, the client gets the original failure.
+// answer with one usage. A fallback that rejects prefill is sent the
+// original request instead and its answer spliced once it reproduced the
+// delivered text (issue 40); when its answer diverges, or with continuation
+// turned off, the client gets the original failure.
 func TestRescueStreamCutIsContinued(t *testing.T) {
 	t.Parallel()
 	forEachLayout(t, func(t *testing.T, two bool) {
@@ -666,6 +668,21 @@ func TestRescueStreamCutIsContinued(t *testing.T) {
 			r := newContinueRig(t, two, nil, nil)
 			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
 			r.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
+			p := r.ask(true)
+			text, done := sseContent(t, p.body)
+			if !done || text != r.continuedText() || usageChunks(p.body) != 1 ||
+				!strings.Contains(string(p.body), ": omniroute restarted the answer on anthropic-compatible/"+fallbackModel+" and spliced it after ") {
+				t.Fatalf("want the restart spliced: %q (done %v):\n%s", text, done, p.body)
+			}
+			if _, fh := r.hits(); fh != 2 { // the refused prefill, then the restart
+				t.Errorf("the fallback was called %d times, want 2", fh)
+			}
+		})
+		t.Run("fallback rejects prefill and restarts another answer", func(t *testing.T) {
+			r := newContinueRig(t, two, nil, nil)
+			r.fault(fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2, Times: 1})
+			r.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill, Times: 1})
+			r.fallbackFault(fakeupstream.Fault{Mode: fakeupstream.ModeRestartDiverges, AnswerAs: r.primaryKey})
 			originalFailure(t, r.ask(true), "STREAM_TRUNCATED")
 		})
 		t.Run("continuation off", func(t *testing.T) {

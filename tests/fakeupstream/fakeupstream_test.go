@@ -1021,3 +1021,31 @@ func TestPrefillContinuesItsAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartModes: ModeRestartAnswer answers every request, a prefill one
+// included, with the whole answer of the key it names; ModeRestartDiverges
+// with DivergentContent, which departs from that answer at its fourth byte.
+func TestRestartModes(t *testing.T) {
+	f := newFixture(t)
+	prefill := `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello fr"}],"continue_final_message":true}`
+	plain := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	cases := []struct {
+		mode Mode
+		want string
+	}{
+		{ModeRestartAnswer, Content("key-a")},
+		{ModeRestartDiverges, DivergentContent("key-a")},
+	}
+	for _, c := range cases {
+		f.u.SetFault("key-r", Fault{Mode: c.mode, AnswerAs: "key-a"})
+		for _, raw := range []string{prefill, plain} {
+			resp, b := f.do(t, call{format: FormatOpenAI, key: "key-r", raw: raw})
+			if got := gjson.GetBytes(b, "choices.0.message.content").String(); resp.StatusCode != 200 || got != c.want {
+				t.Fatalf("%s: %d %q, want %q", c.mode, resp.StatusCode, got, c.want)
+			}
+		}
+	}
+	if c, d := Content("key-a"), DivergentContent("key-a"); c[:3] != d[:3] || c[3] == d[3] {
+		t.Fatalf("%q and %q should part at the fourth byte", c, d)
+	}
+}

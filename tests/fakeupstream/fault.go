@@ -102,7 +102,22 @@ const (
 	// stream_options.include_usage. OpenAI format only: Anthropic and Gemini
 	// answers (whose usage is part of their framing) are answered normally.
 	ModeNoUsage Mode = "no_usage"
+	// ModeRestartAnswer answers every chat or messages request, one ending
+	// with an assistant message included (the message ignored), with the
+	// whole answer of key Fault.AnswerAs (Content(AnswerAs); the request's
+	// own key when empty) from its start: a deterministic target that
+	// restarts the answer a stream cut on that key had begun.
+	ModeRestartAnswer Mode = "restart_answer"
+	// ModeRestartDiverges is ModeRestartAnswer with another text,
+	// DivergentContent(AnswerAs), which departs from Content(AnswerAs) at
+	// its fourth byte: a target whose restarted answer is not the one a cut
+	// stream had begun.
+	ModeRestartDiverges Mode = "restart_diverges"
 )
+
+// DivergentContent is ModeRestartDiverges's answer for label: it begins
+// like Content(label) and departs from it at the fourth byte.
+func DivergentContent(label string) string { return "Help from " + label }
 
 // ModeStallAfterEvents is "stall after N events": it is ModeStallMidStream
 // (same wire value, "stall_mid_stream"), AfterChunks being N.
@@ -160,6 +175,9 @@ type Fault struct {
 	// count is per installation (SetFault / AddFault / POST /_fake/faults);
 	// the fake closing or a client going away ends a request's wait.
 	Gather int `json:"gather,omitempty"`
+	// AnswerAs is the key whose answer ModeRestartAnswer and
+	// ModeRestartDiverges give (empty: the request's own).
+	AnswerAs string `json:"answerAs,omitempty"`
 
 	gate *gather // the installation's barrier when Gather > 0
 }
@@ -190,7 +208,8 @@ func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
-		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeNoUsage:
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeNoUsage,
+		ModeRestartAnswer, ModeRestartDiverges:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -97,6 +97,19 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 			u.writeError(w, http.StatusBadRequest, missingToolNameBody(format))
 			return
 		}
+		if f != nil && (f.Mode == ModeRestartAnswer || f.Mode == ModeRestartDiverges) {
+			label := f.AnswerAs
+			if label == "" {
+				label = key
+			}
+			text := Content(label)
+			if f.Mode == ModeRestartDiverges {
+				text = DivergentContent(label)
+			}
+			req.shape.kind, req.shape.result = kindText, ""
+			u.respond(w, r, format, buildAnswer(format, req.model, req.shape, text, n), req.stream, nil)
+			return
+		}
 		if req.prefill && f != nil && f.Mode == ModeIgnorePrefill {
 			req.prefill, req.shape.kind, req.shape.result, f = false, kindText, "", nil
 		}

@@ -24,6 +24,12 @@
 //     heartbeats still stalls.
 //   - First token (FirstTokenTimeout, optional): FirstTokenTimeout once the attempt is
 //     that old without any Content or ToolCall frame (reasoning does not count).
+//   - Quiet first token (FirstTokenQuiet, optional): FirstTokenTimeout once, before
+//     the first Content, ToolCall or Reasoning frame, no frame of any kind has arrived
+//     for that long, counted from the start or the latest frame: every heartbeat, SSE
+//     comment or metadata frame extends it, and the first reasoning frame ends it
+//     (reasoning is then judged by the stall budget only), so it never cuts a long
+//     reasoning turn or an upstream that says it is still working.
 //   - Hard deadline (HardDeadline, optional, guide §6 / #9153): DeadlineExceeded once
 //     the attempt is that old, whatever the quality of the output. It is an absolute
 //     ceiling and wins over every other verdict.
@@ -210,6 +216,11 @@ type Config struct {
 	// FirstTokenTimeout optionally limits the time to the first Content or ToolCall
 	// frame, from the attempt start. 0 (or negative) turns it off.
 	FirstTokenTimeout time.Duration
+	// FirstTokenQuiet optionally limits the quiet before the first progress frame:
+	// no frame of any kind for this long, from the start or the latest frame,
+	// before any Content, ToolCall or Reasoning frame, means FirstTokenTimeout.
+	// 0 (or negative) turns it off.
+	FirstTokenQuiet time.Duration
 	// HardDeadline is the absolute per-attempt ceiling, from the attempt start.
 	// 0 (or negative) turns it off.
 	HardDeadline time.Duration
@@ -260,6 +271,7 @@ func (c Config) Normalize() Config {
 		c.StallBudget = minStallBudget
 	}
 	c.FirstTokenTimeout = max(c.FirstTokenTimeout, 0)
+	c.FirstTokenQuiet = max(c.FirstTokenQuiet, 0)
 	c.HardDeadline = max(c.HardDeadline, 0)
 	t := &c.Throughput
 	t.Warmup = min(max(t.Warmup, 0), maxThroughputWarmup)
@@ -293,6 +305,8 @@ type Watch struct {
 	lastSeen     time.Duration // latest instant passed to Observe
 	lastProgress time.Duration // latest Content, ToolCall or Reasoning frame (0 = start)
 	resumedAt    time.Duration // Content frame that ended the latest suspension (0 = none)
+	lastFrame    time.Duration // latest frame of any kind (0 = start)
+	firstContent time.Duration // first Content or ToolCall frame (when sawContent)
 
 	sawContent   bool
 	sawReasoning bool
@@ -334,9 +348,12 @@ func (w *Watch) Observe(f Frame, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.offset(now)
-	w.lastSeen = t
+	w.lastSeen, w.lastFrame = t, t
 	if w.ended {
 		return
+	}
+	if !w.sawContent && (f.Kind == ToolCall || f.Kind == Content && f.Bytes > 0) {
+		w.firstContent = t
 	}
 	switch f.Kind {
 	case Content:
@@ -362,7 +379,8 @@ func (w *Watch) Observe(f Frame, now time.Time) {
 		w.suspended = true
 	case End, Error:
 		w.ended = true
-		if f.Bytes > 0 {
+		if f.Bytes > 0 && !w.sawContent {
+			w.firstContent = t
 			w.sawContent = true // final text riding on the terminal chunk
 		}
 		w.samples, w.pruned = nil, 0
@@ -415,6 +433,14 @@ func (w *Watch) SawContent() bool {
 	return w.sawContent
 }
 
+// FirstContent reports when the first Content or ToolCall frame was observed,
+// as a duration since the start (ok false when none was).
+func (w *Watch) FirstContent() (d time.Duration, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.firstContent, w.sawContent
+}
+
 // SawReasoning reports whether any Reasoning frame was observed.
 func (w *Watch) SawReasoning() bool {
 	w.mu.Lock()
@@ -456,6 +482,9 @@ func (w *Watch) verdictAt(t time.Duration) Verdict {
 		return DeadlineExceeded
 	}
 	if d := w.cfg.FirstTokenTimeout; d > 0 && !w.sawContent && t >= d {
+		return FirstTokenTimeout
+	}
+	if q := w.cfg.FirstTokenQuiet; q > 0 && !w.sawContent && !w.sawReasoning && t-w.lastFrame >= q {
 		return FirstTokenTimeout
 	}
 	if t-w.lastProgress >= w.cfg.StallBudget {
@@ -552,6 +581,9 @@ func (w *Watch) nextChange(t time.Duration) (time.Duration, bool) {
 	}
 	if d := w.cfg.FirstTokenTimeout; d > 0 && !w.sawContent {
 		consider(d)
+	}
+	if q := w.cfg.FirstTokenQuiet; q > 0 && !w.sawContent && !w.sawReasoning {
+		consider(w.lastFrame + q)
 	}
 	consider(w.lastProgress + w.cfg.StallBudget)
 	if w.cfg.Throughput.Enabled && !w.suspended {

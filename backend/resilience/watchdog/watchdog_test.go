@@ -618,3 +618,43 @@ func BenchmarkObserveCheck(b *testing.B) {
 		_ = w.NextCheck(now)
 	}
 }
+
+// TestFirstTokenQuiet: the quiet first-token limit fires when no frame of
+// any kind has come for the limit before the first progress frame (limit −
+// 1 ms OK, the limit and + 1 ms FirstTokenTimeout), counted from the latest
+// heartbeat, comment or metadata frame; reasoning every few seconds for far
+// longer than the limit is never cut by it, and text ends it.
+func TestFirstTokenQuiet(t *testing.T) {
+	q := stallOnly()
+	q.FirstTokenQuiet = 30 * sec
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"from the start", []step{chk(30*sec-ms, watchdog.OK), chk(30*sec, watchdog.FirstTokenTimeout), chk(30*sec+ms, watchdog.FirstTokenTimeout)}},
+		{"from the latest heartbeat", script(
+			every(0, 50*sec, 10*sec, watchdog.Heartbeat, 0),
+			[]step{chk(80*sec-ms, watchdog.OK), chk(80*sec, watchdog.FirstTokenTimeout), chk(80*sec+ms, watchdog.FirstTokenTimeout)},
+		)},
+		{"from the latest metadata", script(
+			[]step{obs(12*sec, watchdog.Metadata, 0)},
+			[]step{chk(42*sec-ms, watchdog.OK), chk(42*sec+ms, watchdog.FirstTokenTimeout)},
+		)},
+		{"thinking every 4 s for 100 s is never cut", script(
+			every(4*sec, 100*sec, 4*sec, watchdog.Reasoning, 0),
+			checks(0, 100*sec, 500*ms, watchdog.OK),
+			[]step{obs(101*sec, watchdog.Content, 5), chk(200*sec, watchdog.OK)},
+		)},
+		{"text ends it", script(
+			[]step{obs(29*sec, watchdog.Content, 5)},
+			checks(29*sec, 100*sec, sec, watchdog.OK),
+		)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { run(t, q, tc.steps) })
+	}
+	w := run(t, q, script([]step{obs(5*sec, watchdog.Heartbeat, 0), obs(7*sec, watchdog.Content, 3), obs(8*sec, watchdog.Content, 3)}))
+	if d, ok := w.FirstContent(); !ok || d != 7*sec {
+		t.Fatalf("FirstContent = %v, %v; want 7s", d, ok)
+	}
+}

@@ -1,0 +1,137 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"omniroute/backend/translate"
+	"omniroute/backend/translate/sse"
+)
+
+// chatChunk is a Chat client chunk with delta (JSON) and finish_reason (JSON).
+func chatChunk(delta, finish string) []byte {
+	return sse.Append(nil, "", []byte(`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":`+delta+`,"finish_reason":`+finish+`}]}`))
+}
+
+// spliceText feeds the events one call each through a restart splice of
+// delivered (over the opening filter) and returns what reached the client,
+// the text it carried, and the splice.
+func spliceRun(f translate.Format, delivered string, blocks *clientBlocks, events ...[]byte) (string, string, *restartSplice, *streamState) {
+	s := &streamState{}
+	sp := newRestartSplice(f, delivered, s)
+	filter := sp.filter(openingFilter(f, false, blocks))
+	var out strings.Builder
+	for _, ev := range events {
+		out.Write(filter(append([]byte(nil), ev...)))
+	}
+	var text strings.Builder
+	var p sse.Parser
+	_ = p.Feed([]byte(out.String()), func(ev sse.Event) bool {
+		text.WriteString(gjson.GetBytes(ev.Data, textPath(f)).String())
+		return true
+	})
+	return out.String(), text.String(), sp, s
+}
+
+// TestRestartSpliceChat: a restarted Chat answer is held until its text has
+// reproduced the delivered text — across chunk boundaries, with reasoning
+// and the role chunk dropped — and only what follows reaches the client; an
+// answer that departs from the delivered text, calls a tool or ends short of
+// it diverges with nothing let through and the relay stopped.
+func TestRestartSpliceChat(t *testing.T) {
+	role := chatChunk(`{"role":"assistant","content":""}`, "null")
+	reasoning := chatChunk(`{"reasoning_content":"hmm"}`, "null")
+	text := func(s string) []byte { return chatChunk(`{"content":"`+s+`"}`, "null") }
+	stop := chatChunk(`{}`, `"stop"`)
+	done := sse.Append(nil, "", []byte("[DONE]"))
+	tests := []struct {
+		name      string
+		delivered string
+		events    [][]byte
+		want      string // the text the client gets; "" with diverged
+		diverged  bool
+	}{
+		{"reproduced inside a chunk", "Hello fr", [][]byte{role, reasoning, text("Hell"), text("o from"), text(" key-a"), stop, done}, "om key-a", false},
+		{"reproduced at a chunk's end", "Hello from", [][]byte{role, text("Hello"), text(" from"), text(" key-a"), stop, done}, " key-a", false},
+		{"delivered white space kept", "Hello \n", [][]byte{text("Hello \n"), text("there"), stop, done}, "there", false},
+		{"diverges in the first chunk", "Hello fr", [][]byte{role, text("Hi, this"), text(" is key-a"), stop, done}, "", true},
+		{"diverges on the last delivered byte", "Hello from key-a", [][]byte{text("Hello from key-"), text("b!"), stop, done}, "", true},
+		{"white space differs", "Hello  fr", [][]byte{text("Hello fr"), text("om"), stop, done}, "", true},
+		{"ends short of the delivered text", "Hello from key-a", [][]byte{text("Hello"), stop, done}, "", true},
+		{"a tool call", "Hello", [][]byte{chatChunk(`{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}`, "null"), done}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, got, sp, s := spliceRun(translate.Chat, tt.delivered, nil, tt.events...)
+			if sp.diverged != tt.diverged {
+				t.Fatalf("diverged = %v, want %v (out %q)", sp.diverged, tt.diverged, out)
+			}
+			if tt.diverged {
+				if out != "" || s.streamErr != errRestartDiverged {
+					t.Fatalf("a diverged restart let %q through (streamErr %v)", out, s.streamErr)
+				}
+				return
+			}
+			if got != tt.want || !sp.matched || !strings.Contains(out, "data: [DONE]") || !strings.Contains(out, `"finish_reason":"stop"`) ||
+				strings.Contains(out, "reasoning_content") || strings.Contains(out, `"role"`) {
+				t.Fatalf("client text %q, want %q:\n%s", got, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestRestartSpliceMessages: an Anthropic client's restarted answer goes on
+// in its open text block: the restart's thinking block is dropped, its text
+// block (index 1 behind the thinking) becomes the client's (index 1 behind
+// the client's own thinking block), its opening frames are not repeated and
+// only the text past the delivered text is sent; a diverging one sends
+// nothing.
+func TestRestartSpliceMessages(t *testing.T) {
+	ev := func(name, data string) []byte { return sse.Append(nil, name, []byte(data)) }
+	answer := func(second string) [][]byte {
+		return [][]byte{
+			ev("message_start", `{"type":"message_start","message":{"id":"m2","usage":{"input_tokens":9,"output_tokens":1}}}`),
+			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`),
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`),
+			ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
+			ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`),
+			ev("ping", `{"type":"ping"}`),
+			ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hello f"}}`),
+			ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"`+second+`"}}`),
+			ev("content_block_stop", `{"type":"content_block_stop","index":1}`),
+			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}`),
+			ev("message_stop", `{"type":"message_stop"}`),
+		}
+	}
+	client := &clientBlocks{started: 2, lastText: true, open: true} // thinking 0, text 1 open
+	out, got, sp, _ := spliceRun(translate.Messages, "Hello fro", client, answer("rom key-a")...)
+	if !sp.matched || got != "m key-a" {
+		t.Fatalf("client text %q, want %q:\n%s", got, "m key-a", out)
+	}
+	for _, gone := range []string{"message_start", "thinking", "ping", "content_block_start"} {
+		if strings.Contains(out, gone) {
+			t.Fatalf("%s reached the client:\n%s", gone, out)
+		}
+	}
+	if strings.Contains(out, `"index":0`) || strings.Count(out, `"index":1`) != 2 || !strings.Contains(out, `"input_tokens":9`) ||
+		!strings.Contains(out, "event: message_stop") {
+		t.Fatalf("blocks or usage wrong:\n%s", out)
+	}
+
+	out, _, sp, s := spliceRun(translate.Messages, "Hello fro", client, answer("or key-a")...)
+	if !sp.diverged || out != "" || s.streamErr != errRestartDiverged {
+		t.Fatalf("diverged %v, out %q, streamErr %v", sp.diverged, out, s.streamErr)
+	}
+}
+
+// TestRestartRequestHasNoPrefill: the restart sends the client's request as
+// it came, its reasoning options left out, with no trailing assistant turn.
+func TestRestartRequestHasNoPrefill(t *testing.T) {
+	body, err := withoutReasoning(translate.Chat, []byte(`{"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil || gjson.GetBytes(body, "messages.#").Int() != 1 || gjson.GetBytes(body, "reasoning_effort").Exists() ||
+		!gjson.GetBytes(body, "stream").Bool() {
+		t.Fatalf("%s %v", body, err)
+	}
+}
