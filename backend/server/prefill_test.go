@@ -44,7 +44,7 @@ func TestTestProbesThePrefill(t *testing.T) {
 
 	for _, tc := range []struct {
 		id, key, want, words string
-		status           float64
+		status               float64
 	}{
 		{honours, "key-h", "honoured", "honoured", 200},
 		{refuses, "key-r", "refused", "refused", 400},
