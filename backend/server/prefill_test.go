@@ -76,6 +76,21 @@ func TestTestProbesThePrefill(t *testing.T) {
 		}
 	}
 
+	// The Messages wire takes the probe as it is (no flags).
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "anthropic-compatible", "name": "claude-like",
+		"apiKey": "key-ant", "baseUrl": e.upURL, "models": []string{"claude-fake"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	ant := m["connection"].(map[string]any)["id"].(string)
+	e.up.AddFault("key-ant", fakeupstream.Fault{Mode: fakeupstream.ModeHonourPrefill})
+	_, m = e.mgmt("POST", "/api/providers/"+ant+"/test", nil)
+	_, body := e.up.LastRequest("key-ant")
+	if p, _ := m["prefill"].(map[string]any); p["prefill"] != "honoured" || p["prefillSource"] != "probe" ||
+		gjson.GetBytes(body, "messages.1.role").String() != "assistant" || gjson.GetBytes(body, "continue_final_message").Exists() {
+		t.Fatalf("Messages probe: %v, sent %s", m, body)
+	}
+
 	// A declaration wins, and the Test then sends no probe.
 	if code, m := e.mgmt("PATCH", "/api/providers/"+refuses, map[string]any{"providerSpecificData": map[string]any{"assistantPrefill": "trailing"}}); code != http.StatusOK {
 		t.Fatalf("declare: %d %v", code, m)
@@ -84,7 +99,7 @@ func TestTestProbesThePrefill(t *testing.T) {
 		t.Fatalf("declared: %v", got)
 	}
 	before := e.up.ModelHits("key-r", model)
-	_, m := e.mgmt("POST", "/api/providers/"+refuses+"/test", nil)
+	_, m = e.mgmt("POST", "/api/providers/"+refuses+"/test", nil)
 	if p, _ := m["prefill"].(map[string]any); p["skipped"] != true || p["prefillSource"] != "declared" || e.up.ModelHits("key-r", model)-before != 1 {
 		t.Fatalf("test of a declared connection: %v (%d completions)", m, e.up.ModelHits("key-r", model)-before)
 	}
