@@ -83,7 +83,7 @@ func (a *API) prefillProbe(ctx context.Context, id string, ch Check) (p PrefillP
 	if err != nil || a.Executors == nil || c.AuthType == "oauth" {
 		e := a.Prefills.View(c.ID, model, "")
 		p.Prefill, p.PrefillSource, p.Skipped = e.State, e.Source, true
-		p.Message = "not probed: the " + string(format) + " wire takes no trailing assistant message here"
+		p.Message = "not probed: the probe covers the Chat Completions and Messages wires, not " + string(format)
 		if c.AuthType == "oauth" {
 			p.Message = "not probed: subscription connections are not sent test requests"
 		}
