@@ -104,3 +104,29 @@ func TestTestProbesThePrefill(t *testing.T) {
 		t.Fatalf("test of a declared connection: %v (%d completions)", m, e.up.ModelHits("key-r", model)-before)
 	}
 }
+
+// TestProbedRefusalIsNeverAskedToContinue: a model the Test's probe found
+// refusing a prefill is not sent a continuation when a stream cut on
+// another target (the client gets the clean error), though with nothing
+// known an OpenAI-compatible target would be asked.
+func TestProbedRefusalIsNeverAskedToContinue(t *testing.T) {
+	e := newEnv(t)
+	e.addModelConn("anthropic-compatible", "first", "key-a", 1, "m1")
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "second",
+		"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"m1"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	second := m["connection"].(map[string]any)["id"].(string)
+	e.up.SetFault("key-b", fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
+	if _, m := e.mgmt("POST", "/api/providers/"+second+"/test", nil); m["prefill"].(map[string]any)["prefill"] != "refused" {
+		t.Fatalf("test: %v", m)
+	}
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeCutAfterEvents, AfterChunks: 2})
+	before := e.up.Hits("key-b")
+	_, body := e.chat("m1", true, nil)
+	if n := e.up.Hits("key-b") - before; n != 0 || strings.Contains(string(body), "omniroute continued") ||
+		!strings.Contains(string(body), "stream interrupted") {
+		t.Fatalf("the refusing target was asked %d time(s):\n%s", n, body)
+	}
+}
