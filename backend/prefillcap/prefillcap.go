@@ -75,21 +75,34 @@ type Book struct {
 // log may be nil.
 func Open(st Store, clk clock.Clock, log *slog.Logger) (*Book, error) {
 	b := &Book{st: st, clk: clk, log: log, known: make(map[key]Entry)}
-	if st == nil {
-		return b, nil
-	}
-	rows, err := st.Prefills()
-	if err != nil {
+	if err := b.Reload(); err != nil {
 		return nil, err
 	}
+	return b, nil
+}
+
+// Reload replaces what is known with the stored rows (a team server's
+// instance, when another one wrote); a failed read keeps what is known.
+func (b *Book) Reload() error {
+	if b.st == nil {
+		return nil
+	}
+	rows, err := b.st.Prefills()
+	if err != nil {
+		return err
+	}
+	known := make(map[key]Entry, len(rows))
 	for _, r := range rows {
 		s, src := State(r.State), Source(r.Source)
 		if (s != Honoured && s != Refused) || (src != Learned && src != Probe) {
 			continue // not a value this version writes: learned again
 		}
-		b.known[key{r.ConnectionID, r.Model}] = Entry{State: s, Source: src}
+		known[key{r.ConnectionID, r.Model}] = Entry{State: s, Source: src}
 	}
-	return b, nil
+	b.mu.Lock()
+	b.known = known
+	b.mu.Unlock()
+	return nil
 }
 
 // Known reports what was learned or probed of model on conn (the

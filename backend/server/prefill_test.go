@@ -130,3 +130,23 @@ func TestProbedRefusalIsNeverAskedToContinue(t *testing.T) {
 		t.Fatalf("the refusing target was asked %d time(s):\n%s", n, body)
 	}
 }
+
+// TestTeamSharesWhatWasProbed: on a team server, what one instance's Test
+// found of a model's prefill reaches the other instance through the
+// database's change feed, without a restart.
+func TestTeamSharesWhatWasProbed(t *testing.T) {
+	a, b := newTeam(t)
+	id := a.addConn("refuses", "key-r", 1)
+	eventually(t, "the connection reaches B", func() bool {
+		code, _ := b.mgmt("GET", "/api/providers/"+id, nil)
+		return code == http.StatusOK
+	})
+	a.up.SetFault("key-r", fakeupstream.Fault{Mode: fakeupstream.ModeRejectPrefill})
+	if _, m := a.mgmt("POST", "/api/providers/"+id+"/test", nil); m["prefill"].(map[string]any)["prefill"] != "refused" {
+		t.Fatalf("test on A: %v", m)
+	}
+	eventually(t, "B shows the probe's refusal", func() bool {
+		got := b.modelPrefill(id, "gpt-4o-mini")
+		return got["prefill"] == "refused" && got["prefillSource"] == "probe"
+	})
+}

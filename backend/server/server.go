@@ -685,6 +685,7 @@ func (s *Server) wire() error {
 				return err
 			},
 			pins:       pinFollower(st, pins, clk, pinTTL),
+			prefills:   prefills.Reload,
 			modelLocks: modelLockFollower(st, engine, clk),
 		})
 	}

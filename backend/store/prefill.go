@@ -13,9 +13,7 @@ type PrefillRow struct {
 }
 
 // TableName names the table.
-func (PrefillRow) TableName() string { return tableModelPrefill }
-
-const tableModelPrefill = "model_prefill"
+func (PrefillRow) TableName() string { return TableModelPrefill }
 
 // SavePrefill upserts what was learned of a (connection, model)'s prefill.
 func (s *Store) SavePrefill(r PrefillRow) error {
