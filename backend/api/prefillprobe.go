@@ -107,7 +107,7 @@ func (a *API) prefillProbe(ctx context.Context, id string, ch Check) (p PrefillP
 		f = prefillcap.Judge(resp.StatusCode, raw, probeAnswerText(format, raw))
 	}
 	if err := a.Prefills.Probed(c.ID, model, f.State); err != nil {
-		f.Message += " (not stored: " + err.Error() + ")"
+		f.Message += " (kept until the gateway stops: the database did not take it)" // the book logged why
 	}
 	e := a.Prefills.View(c.ID, model, "")
 	p.Prefill, p.PrefillSource, p.Message = e.State, e.Source, f.Message
