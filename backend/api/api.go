@@ -29,6 +29,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
 	"omniroute/backend/leases"
+	"omniroute/backend/prefillcap"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/codeassist"
@@ -69,6 +70,9 @@ type Deps struct {
 	// Executors send the credential check's one-token completion (create,
 	// edit, Test); nil skips that step.
 	Executors Executors
+	// Prefills is what continuations and Test's prefill probe learned of
+	// each model's assistant prefill (nil: not shown, not probed).
+	Prefills *prefillcap.Book
 	// FreshToken is a subscription connection's access token, refreshed
 	// when due (the gateway's refresher), for the checks that send a
 	// request with it; nil skips those.

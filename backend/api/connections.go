@@ -272,9 +272,13 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteConnection(w http.ResponseWriter, r *http.Request) {
-	if err := a.Store.DeleteConnection(mux.Vars(r)["id"]); err != nil {
+	id := mux.Vars(r)["id"]
+	if err := a.Store.DeleteConnection(id); err != nil {
 		httpx.WriteError(w, notFound(err, "connection"))
 		return
+	}
+	if a.Prefills != nil {
+		a.Prefills.Forget(id)
 	}
 	if err := a.Reload(); err != nil {
 		httpx.WriteError(w, err)
@@ -625,7 +629,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"createdAt": rfc3339(row.CreatedAt), "updatedAt": rfc3339(row.UpdatedAt),
 		"discoveredModels": discovered, "servedModels": served, "modelsSource": row.ModelsSource,
 		"knownModels": routing.KnownModels(row), "hiddenModels": jsonList(row.HiddenModels), "modelAliases": aliasesJSON(row),
-		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError,
+		"modelsRefreshedAt": rfc3339(row.ModelsRefreshedAt), "modelsError": row.ModelsError, "modelPrefill": a.modelPrefill(row, served),
 		"live": a.liveLimits(row.ID, a.Settings.Resilience().RequestQueue.AutoEnableAPIKeyProviders),
 	}
 	if ok && live.LoadError != "" { // switched off at load: its credential does not open
@@ -700,6 +704,11 @@ func (a *API) testConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"ok": ch.OK, "latencyMs": latency, "models": routing.ServedModels(row), "modelsSource": row.ModelsSource,
 		"steps": ch.Steps, "rejected": ch.Rejected}
+	// The prefill probe runs on this explicit Test only (not on create or
+	// edit): one request per model the check completed on.
+	if p, ran := a.prefillProbe(r.Context(), id, ch); ran {
+		out["prefill"] = p
+	}
 	if ch.Warning != "" {
 		out["warning"] = ch.Warning
 	}

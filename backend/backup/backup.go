@@ -102,6 +102,7 @@ var (
 		"user_sessions":               "sign-in sessions, expire within hours",
 		"management_tokens":           "management tokens are the instances' own and the operators'; a restore never grants access",
 		"audit_log":                   "the audit trail is never rewritten by a restore",
+		"model_prefill":               "what continuations and Test learned of each model's assistant prefill, learned again by traffic",
 	}
 )
 

@@ -77,7 +77,7 @@ type Executors interface {
 // Gateway holds the inference handlers' collaborators.
 type Gateway struct {
 	// prefills is what continuations learned of targets' prefill support.
-	prefills prefillMemory
+	prefills Prefills
 	// firstTokens is the learned first-token limit of each target's streams.
 	firstTokens firstTokenMemory
 	engine      *routing.Engine
@@ -154,6 +154,9 @@ type Deps struct {
 	// EmergencyFallback is the OMNIROUTE_EMERGENCY_FALLBACK default of the
 	// emergencyFallback feature flag.
 	EmergencyFallback bool
+	// Prefills keeps what continuations learn of targets' prefill support
+	// (optional: without it, in memory until the process ends).
+	Prefills Prefills
 }
 
 // Spend is the gateway's cost hook.
@@ -210,6 +213,9 @@ func New(d Deps) *Gateway {
 		creds: d.Credentials, rules: d.Rules, spend: d.Spend, capture: d.Capture, log: d.Log, emergencyDefault: d.EmergencyFallback}
 	if g.gate == nil {
 		g.gate = gate.New()
+	}
+	if g.prefills = d.Prefills; g.prefills == nil {
+		g.prefills = &prefillMemory{}
 	}
 	if g.queues == nil {
 		g.queues = queue.NewSet()

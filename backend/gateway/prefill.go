@@ -1,19 +1,26 @@
 package gateway
 
 import (
-	"strings"
 	"sync"
 
+	"omniroute/backend/prefillcap"
 	"omniroute/backend/providers"
 	"omniroute/backend/routing"
+	"omniroute/backend/translate"
 )
 
-// prefillMemory is what continuations learned of each (connection, model)'s
-// assistant prefill: a target that refused one (a 400 naming it, or an
-// answer started over) is never asked again; one that honoured it is
-// remembered as such. An explicit providerSpecificData.assistantPrefill wins over it. In
-// memory: a restart learns again, at the cost of one refused continuation.
-// The zero value is ready.
+// Prefills is what the gateway knows of each (connection, model)'s
+// assistant prefill beyond the connection's declaration: a target that
+// refused one (a 400 naming it, or an answer started over) is never asked
+// again; one that honoured it is remembered as such. The server wires the
+// stored book (prefillcap.Book), so what was learned survives a restart.
+type Prefills interface {
+	Known(conn, model string) (honoured, known bool)
+	Learn(conn, model string, honoured bool)
+}
+
+// prefillMemory is the Prefills of a gateway wired without one: in memory
+// only. The zero value is ready.
 type prefillMemory struct {
 	mu    sync.Mutex
 	known map[prefillKey]bool
@@ -21,14 +28,14 @@ type prefillMemory struct {
 
 type prefillKey struct{ conn, model string }
 
-func (m *prefillMemory) get(conn, model string) (supported, known bool) {
+func (m *prefillMemory) Known(conn, model string) (supported, known bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	supported, known = m.known[prefillKey{conn, model}]
 	return supported, known
 }
 
-func (m *prefillMemory) set(conn, model string, supported bool) {
+func (m *prefillMemory) Learn(conn, model string, supported bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.known == nil {
@@ -48,7 +55,7 @@ func (g *Gateway) mayPrefill(cand routing.Candidate) bool {
 	if cand.Conn.Prefill != "" {
 		return cand.Conn.Prefill != routing.PrefillNone
 	}
-	if ok, known := g.prefills.get(cand.Conn.ID, cand.Model); known {
+	if ok, known := g.prefills.Known(cand.Conn.ID, cand.Model); known {
 		return ok
 	}
 	return cand.Conn.Provider.Prefills(cand.Model) || cand.Conn.Provider.FormatOf(cand.Model) == providers.FormatOpenAI
@@ -64,6 +71,10 @@ const prefillBoth routing.PrefillMode = "vllm+deepseek"
 // prefillStyle is how cand is asked to continue: its declaration, else
 // prefillBoth for an OpenAI-format target the catalogue says nothing of.
 func (g *Gateway) prefillStyle(cand routing.Candidate) routing.PrefillMode {
+	return prefillStyleOf(cand)
+}
+
+func prefillStyleOf(cand routing.Candidate) routing.PrefillMode {
 	if cand.Conn.Prefill != "" || cand.Conn.Provider.Prefills(cand.Model) {
 		return cand.Conn.Prefill
 	}
@@ -74,20 +85,17 @@ func (g *Gateway) prefillStyle(cand routing.Candidate) routing.PrefillMode {
 // (nothing when the connection declares it).
 func (g *Gateway) learnPrefill(cand routing.Candidate, supported bool) {
 	if cand.Conn.Prefill == "" {
-		g.prefills.set(cand.Conn.ID, cand.Model, supported)
+		g.prefills.Learn(cand.Conn.ID, cand.Model, supported)
 	}
 }
 
-// refusesPrefill reports a 400 whose message names the prefill: "does not
-// support assistant message prefill", "the conversation must end with a
-// user message".
-func refusesPrefill(status int, body []byte) bool {
-	if status != 400 {
-		return false
-	}
-	b := strings.ToLower(string(body))
-	return strings.Contains(b, "prefill") || strings.Contains(b, "must end with a user message") ||
-		strings.Contains(b, "continue_final_message") || strings.Contains(b, "add_generation_prompt") ||
-		strings.Contains(b, `"prefix"`) || strings.Contains(b, "'prefix'") ||
-		strings.Contains(b, "last message must be") && strings.Contains(b, "user")
+// refusesPrefill reports a 400 whose message names the prefill
+// (prefillcap.RefusesPrefill, which the connection Test's probe reads too).
+func refusesPrefill(status int, body []byte) bool { return prefillcap.RefusesPrefill(status, body) }
+
+// PrefillFlags marks a Chat body's trailing assistant message the way a
+// continuation on model of c asks for it (prefillStyle): the connection
+// Test's probe sends exactly what a continuation would.
+func PrefillFlags(c *routing.Conn, model string, body []byte) ([]byte, error) {
+	return prefillFlags(body, translate.Chat, prefillStyleOf(routing.Candidate{Conn: c, Model: model}))
 }

@@ -23,6 +23,7 @@ type followTargets struct {
 	breakers    func() error // provider circuit breaker transitions
 	pins        func() error // session affinity pins
 	modelLocks  func() error // model lockouts, model cooldowns and their clears
+	prefills    func() error // what was learned of each model's assistant prefill
 }
 
 // follower keeps this instance's in-memory views in step with the writes of
@@ -134,6 +135,9 @@ func apply(dirty map[string]bool, t followTargets, log *slog.Logger) {
 	}
 	if all || dirty[store.TableModelLocks] {
 		run("model locks", t.modelLocks)
+	}
+	if t.prefills != nil && (all || dirty[store.TableModelPrefill]) {
+		run("prefills", t.prefills)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/oauth"
+	"omniroute/backend/prefillcap"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
@@ -524,6 +525,12 @@ func (s *Server) wire() error {
 	}
 	s.pricingWatch = startPricingWatch(pricingFile, func() string { return settings.General().PricingFile }, pricingFileEvery, opts.Log)
 	ledger := budget.New(clk)
+	// What continuations and the connection Test learned of each model's
+	// assistant prefill, kept across restarts.
+	prefills, err := prefillcap.Open(st, clk, opts.Log)
+	if err != nil {
+		return err
+	}
 	if st.Shared() {
 		ledger.Share(st) // a team server: keys are charged in the database
 	}
@@ -580,7 +587,8 @@ func (s *Server) wire() error {
 	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
-		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK"))})
+		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK")),
+		Prefills: prefills})
 
 	keys = api.NewKeyring()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
@@ -622,7 +630,7 @@ func (s *Server) wire() error {
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
-		SSO: ssoClient, PasswordCost: opts.PasswordCost,
+		SSO: ssoClient, PasswordCost: opts.PasswordCost, Prefills: prefills,
 		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
@@ -677,6 +685,7 @@ func (s *Server) wire() error {
 				return err
 			},
 			pins:       pinFollower(st, pins, clk, pinTTL),
+			prefills:   prefills.Reload,
 			modelLocks: modelLockFollower(st, engine, clk),
 		})
 	}

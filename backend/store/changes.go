@@ -16,14 +16,15 @@ const ChangeChannel = "omniroute_changes"
 // a connection's resilience columns (a request-path write, told apart from a
 // configuration change of the same table).
 const (
-	TableConnections = "provider_connections"
-	TableAPIKeys     = "api_keys"
-	TableCombos      = "combos"
-	TableSettings    = "key_value"
-	TableBreakers    = "domain_circuit_breakers"
-	TablePins        = "session_account_affinity"
-	TableModelLocks  = "model_locks"
-	TopicCooldowns   = "cooldowns"
+	TableConnections  = "provider_connections"
+	TableAPIKeys      = "api_keys"
+	TableCombos       = "combos"
+	TableSettings     = "key_value"
+	TableBreakers     = "domain_circuit_breakers"
+	TablePins         = "session_account_affinity"
+	TableModelLocks   = "model_locks"
+	TableModelPrefill = "model_prefill"
+	TopicCooldowns    = "cooldowns"
 )
 
 // Backoff bounds of the change listener's reconnects.

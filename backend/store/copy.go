@@ -15,7 +15,7 @@ var copyTables = []string{
 	"provider_connections", "api_keys", "combos", "key_value", "domain_circuit_breakers",
 	"session_account_affinity", "exclusive_connection_leases", "request_logs", "usage_rollup", "state_events",
 	"model_locks", "key_spend", "request_bodies", "connection_slots", "connection_pacing",
-	"users", "user_sessions", "management_tokens", "audit_log",
+	"users", "user_sessions", "management_tokens", "audit_log", "model_prefill",
 }
 
 // boolColumns are stored as 0/1 integers in SQLite and as BOOLEAN in PostgreSQL.

@@ -46,16 +46,19 @@ func (s *Store) SaveConnection(c *Connection) error {
 	return nil
 }
 
-// DeleteConnection removes a connection.
+// DeleteConnection removes a connection and what was learned of its
+// models' prefill.
 func (s *Store) DeleteConnection(id string) error {
-	res := s.db.Where("id = ?", id).Delete(&Connection{})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("id = ?", id).Delete(&Connection{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return tx.Where("connection_id = ?", id).Delete(&PrefillRow{}).Error
+	})
 }
 
 // SaveCooldown writes a connection's resilience columns only.

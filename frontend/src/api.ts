@@ -384,6 +384,8 @@ export interface Connection {
   modelsSource?: string | null;
   modelsError?: string | null;
   modelsRefreshedAt?: string | null;
+  /** Per served model: whether it finishes a cut answer (honoured, refused, unknown) and how that is known. */
+  modelPrefill?: Record<string, { prefill?: string; prefillSource?: string }> | null;
   createdAt?: string | number | null;
   [key: string]: unknown;
 }
@@ -472,6 +474,8 @@ export interface TestResult {
   /** reach, auth, model list, one completion: each with the upstream's status and message. */
   steps?: CheckStep[];
   rejected?: boolean;
+  /** The prefill probe: whether the tested model finishes a cut answer, as now recorded. */
+  prefill?: { model?: string; prefill?: string; prefillSource?: string; skipped?: boolean; status?: number; message?: string };
 }
 
 /** POST /api/providers/{id}/models/refresh. */

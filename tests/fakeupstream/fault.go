@@ -96,6 +96,12 @@ const (
 	// as an endpoint that does not honour a prefill does; other requests are
 	// answered normally.
 	ModeIgnorePrefill Mode = "ignore_prefill"
+	// ModeHonourPrefill continues any trailing assistant message with
+	// PrefillContinuation, whatever it holds (not only the beginning of the
+	// key's own answer), as a server that honours a prefill does: the
+	// connection Test's probe sends one that is not. Other requests are
+	// answered normally.
+	ModeHonourPrefill Mode = "honour_prefill"
 	// ModeNoUsage answers normally but reports no usage, as some
 	// OpenAI-compatible servers do: a JSON answer without its "usage"
 	// member, a stream without its usage chunk even when the request sets
@@ -208,7 +214,7 @@ func (f Fault) Validate() error {
 	switch f.Mode {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
-		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeNoUsage,
+		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeHonourPrefill, ModeNoUsage,
 		ModeRestartAnswer, ModeRestartDiverges:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)

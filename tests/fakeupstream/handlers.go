@@ -113,6 +113,9 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		if req.prefill && f != nil && f.Mode == ModeIgnorePrefill {
 			req.prefill, req.shape.kind, req.shape.result, f = false, kindText, "", nil
 		}
+		if req.prefill && f != nil && f.Mode == ModeHonourPrefill {
+			req.shape.continued = continuedAnswer{whole: req.shape.result + PrefillContinuation}
+		}
 		if req.prefill {
 			if msg, bad := prefillRefusal(req, key, f); bad {
 				u.writeError(w, http.StatusBadRequest, msg)

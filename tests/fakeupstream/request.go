@@ -36,10 +36,16 @@ type shape struct {
 type continuedAnswer struct {
 	toolResult string
 	afterTool  bool
+	// whole, when set, is the whole answer whatever the key (ModeHonourPrefill:
+	// the prefill followed by PrefillContinuation).
+	whole string
 }
 
 // text is the whole answer, for the key label.
 func (c continuedAnswer) text(label string) string {
+	if c.whole != "" {
+		return c.whole
+	}
 	if c.afterTool {
 		return ToolResultText(c.toolResult)
 	}

@@ -79,6 +79,9 @@ const (
 	// assistant prefill (ModeRejectPrefill).
 	AnthropicPrefillRejectedBody = `{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}`
 
+	// PrefillContinuation is how ModeHonourPrefill continues a prefill.
+	PrefillContinuation = "."
+
 	// AnthropicPrefillMismatchBody is the fake's 400 for a prefill that is not
 	// the beginning of its answer (the gateway sent the wrong delivered text).
 	AnthropicPrefillMismatchBody = `{"type":"error","error":{"type":"invalid_request_error","message":"fake: the assistant prefill is not a prefix of the answer"}}`

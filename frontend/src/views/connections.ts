@@ -26,6 +26,7 @@ import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummar
 import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
 import { openModelsDialog } from './models-dialog';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
+import { describePrefillProbe, modelPrefillOf, prefillTag } from '../lib/prefill';
 
 export const PROVIDERS = [
   'openai',
@@ -68,7 +69,8 @@ export function describeSteps(steps: CheckStep[]): string {
 function describeTest(r: TestResult): { ok: boolean; text: string } {
   if (r.steps?.length) {
     const head = r.ok ? (r.latencyMs != null ? `Test passed · ${Math.round(r.latencyMs)} ms` : 'Test passed') : r.rejected ? 'The provider rejected this key' : 'Test failed';
-    return { ok: r.ok, text: `${head} — ${describeSteps(r.steps)}` };
+    const prefill = describePrefillProbe(r.prefill);
+    return { ok: r.ok, text: `${head} — ${describeSteps(r.steps)}${prefill ? ` · ${prefill}` : ''}` };
   }
   if (r.ok) {
     const n = Array.isArray(r.models) ? r.models.length : 0;
@@ -109,7 +111,7 @@ function renderModels(c: Connection): HTMLElement | null {
       ? h(
           'ul',
           { class: 'model-names' },
-          shown.map((m) => h('li', null, h('code', null, m))),
+          shown.map((m) => h('li', null, h('code', null, m), prefillTag(modelPrefillOf(c, m)))),
           names.length > shown.length ? h('li', { class: 'muted' }, `and ${names.length - shown.length} more`) : null,
         )
       : null,
