@@ -7,13 +7,13 @@
 import type { ConnectionEventData, Tone } from './health';
 import { expireLockouts, toLockoutRows, type LockoutItem, type LockoutRow } from './lockouts';
 
-export type CooldownStatus = 'terminal' | 'key_rejected' | 'breaker_open' | 'leased' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
+export type CooldownStatus = 'terminal' | 'key_rejected' | 'endpoint_not_found' | 'breaker_open' | 'leased' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
 
 /** Filter order (and the order of the status checkboxes). */
-export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal', 'healthy'];
+export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'endpoint_not_found', 'terminal', 'healthy'];
 
 /** Shown unless the person asks: everything out of routing, not the healthy ones. */
-export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal']);
+export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'endpoint_not_found', 'terminal']);
 
 /** One connection of GET /api/resilience/cooldowns. */
 export interface CooldownConnection {
@@ -65,7 +65,7 @@ function parseInstant(v: string | number | null | undefined): number | null {
  * model_locked; else the connection is healthy again.
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
-  if (c.reported === 'terminal' || c.reported === 'unavailable' || c.reported === 'key_rejected') return c.reported;
+  if (c.reported === 'terminal' || c.reported === 'unavailable' || c.reported === 'key_rejected' || c.reported === 'endpoint_not_found') return c.reported;
   // The health model's word: another key's exclusive lease holds it until `until`.
   if (c.reported === 'leased' && c.until > now) return 'leased';
   // The health model's word: its provider breaker is OPEN until `until`.
@@ -130,6 +130,7 @@ export function applyConnectionEventToRow(rows: readonly ManagedConnection[], ev
   }
   // A rejected key is a terminal state with its own name.
   if (r.reported === 'key_rejected' && reported === 'terminal') reported = 'key_rejected';
+  if (r.reported === 'endpoint_not_found' && reported === 'terminal') reported = 'endpoint_not_found';
   const next: ManagedConnection = {
     ...r,
     reported,
@@ -162,7 +163,7 @@ export function providersOf(rows: readonly Pick<CooldownConnection, 'provider'>[
 
 /** Terminal connections (banned, expired, credits exhausted) are never cleared from here. */
 export function isSelectable(r: Pick<CooldownConnection, 'status'>): boolean {
-  return r.status !== 'terminal' && r.status !== 'key_rejected';
+  return r.status !== 'terminal' && r.status !== 'key_rejected' && r.status !== 'endpoint_not_found';
 }
 
 /** Keeps only selected ids that are shown and selectable (clearing never touches a hidden row). */
@@ -194,6 +195,8 @@ export function statusBadge(status: string | null | undefined, testStatus?: stri
       return { label: 'Leased', tone: 'warn', description: 'Held by another key’s exclusive lease: not serving anyone else until it is released or expires.' };
     case 'key_rejected':
       return { label: 'Key rejected', tone: 'bad', description: 'The provider rejected this key: replace it to put the connection back in service; clearing cooldowns does not.' };
+    case 'endpoint_not_found':
+      return { label: 'Wrong base URL', tone: 'bad', description: 'This URL answers 404: check the base URL (often a missing /v1); clearing cooldowns does not bring it back.' };
     case 'cooling_down':
       return { label: 'Cooling down', tone: 'warn', description: 'Out of routing until the cooldown ends (rate limit or transient error).' };
     case 'model_locked':
@@ -219,6 +222,7 @@ export const STATUS_LABELS: Record<CooldownStatus, string> = {
   breaker_open: 'Breaker open',
   leased: 'Leased',
   key_rejected: 'Key rejected',
+  endpoint_not_found: 'Wrong base URL',
   cooling_down: 'Cooling down',
   model_locked: 'Model locked',
   unavailable: 'Unavailable',

@@ -12,6 +12,7 @@ export type HealthState =
   | 'disabled'
   | 'terminal'
   | 'key_rejected'
+  | 'endpoint_not_found'
   | 'unreachable'
   | 'breaker_open'
   | 'cooling'
@@ -148,6 +149,9 @@ function badgeOf(state: string | null | undefined): StateBadge {
       return { label: 'Leased', tone: 'warn' };
     case 'key_rejected':
       return { label: 'Key rejected', tone: 'bad' };
+    case 'endpoint_not_found':
+      // The base URL answers 404 to the credential check (a missing /v1).
+      return { label: 'Wrong base URL', tone: 'bad' };
     case 'degraded':
       return { label: 'Degraded', tone: 'warn' };
     case 'models_locked':
@@ -221,7 +225,7 @@ export interface Problem {
   down: boolean;
 }
 
-const ORDER: Record<string, number> = { breaker_open: 0, key_rejected: 1, terminal: 1, cooling: 2, dead: 3, leased: 4, models_locked: 4, degraded: 5, disabled: 6 };
+const ORDER: Record<string, number> = { breaker_open: 0, key_rejected: 1, endpoint_not_found: 1, terminal: 1, cooling: 2, dead: 3, leased: 4, models_locked: 4, degraded: 5, disabled: 6 };
 
 /**
  * What is broken and when is it back: every connection that is not fully

@@ -153,7 +153,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       clear(
         rowMessage,
         warning
-          ? notice(`Added connection “${created.name || created.provider}”, but ${warning}. Replace the key (Edit) to put it in service.`, 'info')
+          ? notice(`Added connection “${created.name || created.provider}”, but ${warning}. ${addFixHint(warning)}`, 'info')
           : notice(`Added connection “${created.name || created.provider}”.`, 'success'),
       );
       await load(true);
@@ -657,6 +657,13 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     window.clearInterval(ticker);
     window.clearInterval(livePoll);
   };
+}
+
+/** The fix an Add's failed check calls for: a new key, or a new base URL (a 404, nothing answering). */
+export function addFixHint(warning: string): string {
+  return warning.startsWith('the provider rejected this key')
+    ? 'Replace the key (Edit) to put it in service.'
+    : 'Edit its base URL to put it in service.';
 }
 
 function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: string) => Promise<void>): HTMLElement {

@@ -250,7 +250,9 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
               { class: 'muted small' },
               p.state === 'terminal' || p.state === 'key_rejected'
                 ? 'needs new credentials'
-                : p.state === 'unreachable'
+                : p.state === 'endpoint_not_found'
+                  ? 'this URL answers 404: check the base URL'
+                  : p.state === 'unreachable'
                   ? 'nothing answers: check its address and your network'
                   : p.state === 'disabled'
                     ? 'switched off'

@@ -29,6 +29,18 @@ describe('health model in the dashboard', () => {
     expect(stateBadge('breaker_open').tone).toBe('bad');
     expect(stateBadge('setup').tone).toBe('muted');
   });
+  it('names a base URL answering 404 and offers its edit, never healthy (issue 42)', () => {
+    expect(stateBadge('endpoint_not_found')).toEqual({ label: 'Wrong base URL', tone: 'bad' });
+    const r: HealthReport = {
+      status: 'unhealthy',
+      summary: { status: 'unhealthy', serving: 0, total: 1 },
+      connections: [{ id: 'c1', name: 'No v1', state: 'endpoint_not_found', reason: 'this URL answers 404: check the base URL', serving: false, fixes: ['edit_connection'] }],
+      combos: [],
+    } as unknown as HealthReport;
+    const p = problems(r);
+    expect(p.map((x) => x.state)).toEqual(['endpoint_not_found']);
+    expect(planFix('edit_connection', { id: 'c1', name: 'No v1' })).not.toBeNull();
+  });
   it('lists what is not serving, worst first: breakers, cooldowns, dead combos, locks', () => {
     const list = problems(report);
     expect(list.map((p) => `${p.kind}:${p.name}`)).toEqual(['provider:Gone', 'connection:Lab', 'connection:Work', 'combo:work', 'connection:Personal']);
