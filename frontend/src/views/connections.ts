@@ -18,7 +18,7 @@ import {
 import { describeLive, formatModelCaps, parseModelCaps, sameCaps } from '../lib/concurrency';
 import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
-import { healthStore, instant, stateBadge } from '../lib/healthmodel';
+import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
@@ -254,7 +254,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // The gateway's health model decides the badge (an OPEN breaker, locked
     // models or a lease are not "healthy"); the row's own fields are the fallback.
     const model = healthStore.connection(c.id);
-    const shown = model ? stateBadge(model.state) : { label: state.label, tone: state.tone };
+    const shown = connectionBadge(c, model);
     const modelUntil = instant(model?.until);
     const test = testResults.get(c.id);
     const label = c.name || c.provider;

@@ -2,7 +2,7 @@ import { ApiError, endpoints, isAbortError, type Health, type UpdateStatus } fro
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
 import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge } from '../lib/health';
-import { backIn, healthStore, instant, problems, stateBadge, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
+import { backIn, healthStore, instant, problems, stateBadge, stateInfo, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
 import { instanceLine, instancesSummary, type InstanceList } from '../lib/instances';
 import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
@@ -248,15 +248,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
           : h(
               'span',
               { class: 'muted small' },
-              p.state === 'terminal' || p.state === 'key_rejected'
-                ? 'needs new credentials'
-                : p.state === 'endpoint_not_found'
-                  ? 'this URL answers 404: check the base URL'
-                  : p.state === 'unreachable'
-                  ? 'nothing answers: check its address and your network'
-                  : p.state === 'disabled'
-                    ? 'switched off'
-                    : '',
+              stateInfo(p.state).hint,
             ),
         fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
       ),
