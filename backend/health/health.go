@@ -67,6 +67,13 @@ const (
 	DiskFull State = "disk_full"
 )
 
+// AllStates lists every State, worst first (the words catalogue and the
+// dashboard's one state list are checked against it).
+func AllStates() []State {
+	return []State{Setup, Disabled, Terminal, KeyRejected, EndpointNotFound, Unreachable, BreakerOpen, Cooling,
+		ModelsLocked, Leased, Degraded, Serving, Dead, DiskFull}
+}
+
 // DiskFullReason is the plain message of the DiskFull storage state.
 const DiskFullReason = "The disk holding OmniRoute's database is full: new settings, keys and request logs cannot be saved " +
 	"(requests are still routed). Free some space on that disk; OmniRoute recovers by itself at the next write."

@@ -131,6 +131,7 @@ var states = map[string]State{
 	"disabled":           {"Disabled", "You switched this connection off."},
 	"dead":               {"Dead", "None of its models can be served now."},
 	"setup":              {"Set up", "No provider connection yet."},
+	"disk_full":          {"Disk full", "The disk holding the database is full: requests are still routed, but nothing new can be saved. Free some space on that disk."},
 	// Overall statuses.
 	"healthy":   {"Healthy", "Every connection serves."},
 	"unhealthy": {"Unhealthy", "No configured model can be served now."},

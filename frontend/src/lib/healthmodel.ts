@@ -245,6 +245,36 @@ export function isServingState(state: string | null | undefined): boolean {
   return SERVING.has(state ?? '');
 }
 
+/** The Overview's connection tiles, from one pass over the health model. */
+export interface ConnectionCounts {
+  total: number;
+  /** Takes at least some requests now (the model's `serving` flag). */
+  serving: number;
+  /** Not serving, cooling down (back by itself). */
+  cooling: number;
+  /** Not serving, its provider breaker open (back by itself). */
+  breakerOpen: number;
+  /** Not serving for any other reason: key rejected, wrong base URL, unreachable, terminal, switched off, leased to another key. */
+  outOfService: number;
+}
+
+/**
+ * Counts connections the way every Overview tile shows them: serving by the
+ * model's own flag, and each one not serving in exactly one of cooling,
+ * breaker open or out of service, so the tiles always add up to the total.
+ */
+export function connectionCounts(conns: readonly Pick<ConnHealth, 'state' | 'serving'>[] | null | undefined): ConnectionCounts {
+  const out: ConnectionCounts = { total: 0, serving: 0, cooling: 0, breakerOpen: 0, outOfService: 0 };
+  for (const c of conns ?? []) {
+    out.total++;
+    if (c.serving) out.serving++;
+    else if (c.state === 'cooling') out.cooling++;
+    else if (c.state === 'breaker_open') out.breakerOpen++;
+    else out.outOfService++;
+  }
+  return out;
+}
+
 /** Worst-first rank of a state (unknown states last). */
 export function stateRank(state: string | null | undefined): number {
   return ORDER[state ?? ''] ?? 9;

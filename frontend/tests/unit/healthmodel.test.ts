@@ -117,3 +117,26 @@ describe('chart geometry', () => {
     expect(segmentSpan(10, 20, 100, 200)).toBeNull();
   });
 });
+
+describe('Overview connection tiles (issue 42)', () => {
+  it('count every connection not serving in exactly one tile, so the tiles add up on a mixed state', async () => {
+    const { connectionCounts } = await import('../../src/lib/healthmodel');
+    const conns = [
+      { state: 'serving', serving: true },
+      { state: 'degraded', serving: true },
+      { state: 'models_locked', serving: true },
+      { state: 'cooling', serving: false },
+      { state: 'breaker_open', serving: false },
+      { state: 'unreachable', serving: false },
+      { state: 'key_rejected', serving: false },
+      { state: 'endpoint_not_found', serving: false },
+      { state: 'terminal', serving: false },
+      { state: 'disabled', serving: false },
+      { state: 'leased', serving: false },
+    ] as const;
+    const n = connectionCounts(conns);
+    expect(n).toEqual({ total: 11, serving: 3, cooling: 1, breakerOpen: 1, outOfService: 6 });
+    expect(n.serving + n.cooling + n.breakerOpen + n.outOfService).toBe(n.total);
+    expect(connectionCounts(undefined)).toEqual({ total: 0, serving: 0, cooling: 0, breakerOpen: 0, outOfService: 0 });
+  });
+});
