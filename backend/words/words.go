@@ -64,6 +64,8 @@ var codes = map[string]string{
 	"NO_FREE_ELIGIBLE_CONNECTION":  "No connection for this model is free right now.",
 	"MODEL_NOT_FOUND":              "No connection serves a model by this name.",
 	"MODEL_NOT_ALLOWED":            "This client key may not use this model.",
+	"MODEL_PRICE_UNKNOWN":          "This key has a spending budget in dollars and this model has no price: set the model's price on its connection, or allow models of unknown price on the key.",
+	"KEY_BUDGET_EXCEEDED":          "This key has reached its budget for the period (what it spent plus what its requests in flight hold).",
 	"MODEL_REQUIRED":               "The request did not name a model.",
 	"QUOTA_EXHAUSTED":              "The quota for this model is used up on every account.",
 	"RATE_LIMITED":                 "Too many requests: wait a moment.",
