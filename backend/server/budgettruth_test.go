@@ -28,7 +28,8 @@ func (e *env) keyOf(name string) map[string]any {
 // budget asking for a model its connection has no price for is refused 403
 // MODEL_PRICE_UNKNOWN before dispatch, naming the model, the connection, the
 // key and the fix; a token-only budget, a budget that allows unpriced
-// models, and a price set on the connection each let it through.
+// models, and a price set on the connection each let it through (an
+// unpriced fallback beside a priced connection does not refuse it).
 func TestUnpricedModelRefusedUnderAUSDBudget(t *testing.T) {
 	e := newEnv(t)
 	conn := e.addConn("Lab box", "key-lab", 1)
@@ -83,6 +84,11 @@ func TestUnpricedModelRefusedUnderAUSDBudget(t *testing.T) {
 	}
 	if resp, body := e.chat("gpt-4o-mini", false, capped); resp.StatusCode != 200 {
 		t.Fatalf("a priced model under a USD budget: %d %s", resp.StatusCode, body)
+	}
+	// A fallback without a price beside it: the model has a known price.
+	e.addConn("Spare", "key-spare", 2)
+	if resp, body := e.chat("gpt-4o-mini", false, capped); resp.StatusCode != 200 {
+		t.Fatalf("a model priced on one of its connections: %d %s", resp.StatusCode, body)
 	}
 	if s := e.keyOf("capped")["spend"].(map[string]any); s["usd"].(float64) <= 0 {
 		t.Fatalf("the priced answer was not charged: %v", s)

@@ -23,16 +23,16 @@ type costHook struct {
 	prices *pricing.Table
 	ledger *budget.Ledger
 	meter  *metrics.Metrics
-	// unpriced names the connections that may serve model without knowing
-	// its price (nil: none are checked).
+	// unpriced names the connections that may serve model when none of
+	// them knows its price (nil func: not checked).
 	unpriced func(model string) []string
 }
 
 // Admit is the ledger's: a budgeted key's request holds its estimated cost,
 // its usage estimated from the body (pricing.EstimateUsage) at the highest
 // price its model may be served at (an unknown price holds its tokens only).
-// Under a USD budget a model some connection would serve at an unknown price
-// is refused MODEL_PRICE_UNKNOWN, unless the budget allows unpriced models.
+// Under a USD budget a model none of its connections has a price for is
+// refused MODEL_PRICE_UNKNOWN, unless the budget allows unpriced models.
 func (h costHook) Admit(keyID, model string, body []byte) (gateway.Hold, error) {
 	if keyID == "" {
 		return gateway.Hold{}, nil
@@ -78,9 +78,11 @@ func unpricedRefusal(keyName string, b budget.Budget, model string, conns []stri
 }
 
 // unpricedTargets lists the connections (by name) that may serve model —
-// the candidates and the excluded targets of a dry-run plan — without a
-// known price for it (a connection override, the catalogue, or flat-rate);
-// none for a model nothing serves (routing refuses it on its own).
+// the candidates and the excluded targets of a dry-run plan — when none of
+// them knows its price (a connection override, the catalogue, or
+// flat-rate): the model's price is unknown. None when one of them prices it
+// (the hold is taken at the highest known price), or when nothing serves
+// the model (routing refuses it on its own).
 func unpricedTargets(engine *routing.Engine, prices *pricing.Table, model string) []string {
 	plan, err := engine.Plan(routing.PlanInput{Model: model, DryRun: true})
 	if err != nil {
@@ -88,8 +90,12 @@ func unpricedTargets(engine *routing.Engine, prices *pricing.Table, model string
 	}
 	var out []string
 	seen := map[string]bool{}
+	priced := false
 	check := func(connID, provider, upstream string) {
-		if seen[connID+"\x00"+upstream] || prices.Charge(connID, provider, upstream, pricing.Usage{}).Known {
+		if prices.Charge(connID, provider, upstream, pricing.Usage{}).Known {
+			priced = true
+		}
+		if priced || seen[connID+"\x00"+upstream] {
 			return
 		}
 		seen[connID+"\x00"+upstream] = true
@@ -104,6 +110,9 @@ func unpricedTargets(engine *routing.Engine, prices *pricing.Table, model string
 	}
 	for _, x := range plan.Excluded {
 		check(x.ConnectionID, x.Provider, x.Model)
+	}
+	if priced {
+		return nil
 	}
 	return out
 }
