@@ -649,7 +649,7 @@ step('Cooldown Manager lists the connection as model_locked with its lockout', a
   await gotoPage(page, 'Cooldown Manager');
   const row = page.locator('[data-testid="cooldowns-table"] tbody', { hasText: 'Fake B' });
   await row.locator('[data-testid="cooldown-row"][data-status="models_locked"]').waitFor();
-  await row.getByTestId('status-badge').filter({ hasText: 'Model locked' }).waitFor();
+  await row.getByTestId('status-badge').filter({ hasText: 'Models locked' }).waitFor();
   const lock = row.locator('[data-testid="lockout-item"][data-model="gpt-4o"]');
   await lock.waitFor();
   assert.equal(await lock.getByTestId('scope').textContent(), 'model');
