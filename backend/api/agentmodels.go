@@ -195,7 +195,7 @@ func (a *API) unservableIn(rep health.Report, model string) string {
 		if !seen[ch.ID] {
 			continue
 		}
-		if ch.State != health.Unreachable && ch.State != health.KeyRejected {
+		if ch.State != health.Unreachable && ch.State != health.KeyRejected && ch.State != health.EndpointNotFound {
 			return ""
 		}
 		why = append(why, ch.Name+": "+ch.Reason)

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/routing"
 	"omniroute/backend/routing/strategy"
@@ -287,12 +289,22 @@ func (a *API) explain(w http.ResponseWriter, r *http.Request) {
 		out["combo"] = map[string]any{"id": plan.Combo.ID, "name": plan.Combo.Name, "strategy": plan.Combo.Strategy}
 	}
 	items := []map[string]any{}
-	for i, c := range plan.Candidates {
+	conns := healthByID(a.HealthReport())
+	order := 0
+	for _, c := range plan.Candidates {
+		if ch, ok := conns[c.Conn.ID]; ok && !ch.Serving {
+			// The health model's word wins: a connection it does not call
+			// serving (unreachable, key_rejected …) is never "eligible", even
+			// though routing would still try it after the others.
+			items = append(items, healthExcluded(c, ch, a.Clock.Now()))
+			continue
+		}
+		order++
 		why := "first in order: would be tried first"
-		if i > 0 {
+		if order > 1 {
 			why = "fallback if the ones above fail"
 		}
-		items = append(items, map[string]any{"order": i + 1, "status": "eligible", "connectionId": c.Conn.ID,
+		items = append(items, map[string]any{"order": order, "status": "eligible", "connectionId": c.Conn.ID,
 			"connectionName": c.Conn.Name, "provider": c.Conn.BreakerKey, "model": c.Model, "reason": why, "remainingMs": 0})
 	}
 	for _, x := range plan.Excluded {
@@ -306,4 +318,27 @@ func (a *API) explain(w http.ResponseWriter, r *http.Request) {
 	}
 	out["candidates"] = items
 	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// healthByID indexes the health model's connections by id.
+func healthByID(rep health.Report) map[string]health.ConnHealth {
+	out := make(map[string]health.ConnHealth, len(rep.Connections))
+	for _, ch := range rep.Connections {
+		out[ch.ID] = ch
+	}
+	return out
+}
+
+// healthExcluded is the explain entry of a candidate whose connection the
+// health model does not call serving: excluded with reason "health_state",
+// detail the state and healthReason the model's sentence, the same shape the
+// dashboard gives it.
+func healthExcluded(c routing.Candidate, ch health.ConnHealth, now time.Time) map[string]any {
+	var remaining time.Duration
+	if !ch.Until.IsZero() && ch.Until.After(now) {
+		remaining = ch.Until.Sub(now)
+	}
+	return map[string]any{"order": nil, "status": "excluded", "connectionId": c.Conn.ID, "connectionName": c.Conn.Name,
+		"provider": c.Conn.BreakerKey, "model": c.Model, "reason": "health_state", "detail": string(ch.State),
+		"healthReason": ch.Reason, "transient": !ch.Until.IsZero(), "remainingMs": remaining.Milliseconds()}
 }

@@ -62,8 +62,8 @@ type connectionInput struct {
 	DiscoverModels *bool `json:"discoverModels"`
 	// Verify checks the credentials with the upstream (GET /models and a
 	// one-token completion); a 401/403 makes the connection key_rejected.
-	// Default: on create when it discovers models, never on edit (the
-	// dashboard sends true when the key or the base URL changes).
+	// Default: on every create, and on an edit that changes the base URL,
+	// the key or the listed models; false skips it.
 	Verify *bool `json:"verify"`
 	// Pricing and FlatRate are the connection's pricing override (PATCH and
 	// PUT; see applyPricingInput).
@@ -181,15 +181,11 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	discover := (in.DiscoverModels == nil && !listed) || (in.DiscoverModels != nil && *in.DiscoverModels)
 	out := map[string]any{}
 	switch {
-	case in.Verify == nil && discover, in.Verify != nil && *in.Verify:
-		// The credentials are checked when they are entered: a rejected key is
-		// never added as a green connection.
-		if ch, _, err := a.checkConnection(r.Context(), row.ID); err == nil {
-			out["check"] = ch
-			if ch.Warning != "" {
-				out["warning"] = ch.Warning
-			}
-		}
+	case in.Verify == nil || *in.Verify:
+		// The credentials, the address and the base URL are checked when they
+		// are entered (listed models or not): a rejected key, a URL answering
+		// 404 or a closed port is never added as a green connection.
+		a.checkOnSave(r.Context(), row.ID, discover || in.Verify != nil, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
@@ -200,6 +196,33 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	out["connection"] = a.connectionJSON(row)
 	httpx.WriteJSON(w, http.StatusCreated, out)
+}
+
+// saveCheckTimeout bounds the check a create or an edit runs (discovery and
+// the one-token completion together), so saving never hangs on an upstream.
+const saveCheckTimeout = 10 * time.Second
+
+// checkOnSave runs the credential check of a create or an edit within
+// saveCheckTimeout and puts its outcome ("check", and "warning" when it
+// failed) into the answer out.
+// keep stores the model list the check reads (false: the user listed the
+// models by hand and did not ask for discovery).
+func (a *API) checkOnSave(ctx context.Context, id string, keep bool, out map[string]any) {
+	ctx, cancel := context.WithTimeout(ctx, saveCheckTimeout)
+	defer cancel()
+	if ch, _, err := a.runCheck(ctx, id, keep); err == nil {
+		out["check"] = ch
+		if ch.Warning != "" {
+			out["warning"] = ch.Warning
+		}
+	}
+}
+
+// checkedFieldsChanged reports whether an edit changed what the check
+// judges: the base URL, the key or token, or the hand-listed models.
+func checkedFieldsChanged(before, after store.Connection) bool {
+	return before.BaseURL != after.BaseURL || before.APIKeyEnc != after.APIKeyEnc ||
+		before.AccessTokenEnc != after.AccessTokenEnc || before.Models != after.Models
 }
 
 func (a *API) nextPriority(provider string) int {
@@ -238,6 +261,7 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		}
 		in.RateLimitOverrides = &merged
 	}
+	before := row
 	if err := a.applyConnectionInput(&row, in, p, false); err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -256,13 +280,8 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{}
-	if in.Verify != nil && *in.Verify {
-		if ch, _, err := a.checkConnection(r.Context(), row.ID); err == nil {
-			out["check"] = ch
-			if ch.Warning != "" {
-				out["warning"] = ch.Warning
-			}
-		}
+	if (in.Verify == nil && checkedFieldsChanged(before, row)) || (in.Verify != nil && *in.Verify) {
+		a.checkOnSave(r.Context(), row.ID, in.Verify != nil || len(jsonList(row.Models)) == 0, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
@@ -497,6 +516,10 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 	}
 	if row.AuthType == "oauth" && row.AccessTokenEnc == "" && row.APIKeyEnc == "" {
 		return errs.New(errs.Invalid, "ACCESS_TOKEN_REQUIRED", "accessToken is required for an oauth connection").WithParam("accessToken")
+	}
+	if !creating && row.TestStatus == EndpointNotFound && in.BaseURL != nil {
+		// A new base URL is checked afresh: the old one's 404 says nothing of it.
+		newCreds = true
 	}
 	if newCreds && !creating {
 		st := cooldown.ClearTerminal(routing.CooldownFromRow(*row))
@@ -755,12 +778,13 @@ const discoveryTimeout = 10 * time.Second
 // answer (an earlier upstream list is kept then rather than replaced by the
 // defaults). It returns the updated row.
 func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, discovery.Result, error) {
-	return a.discoverModels(ctx, id, true)
+	return a.discoverModels(ctx, id, true, true)
 }
 
 // discoverModels is refreshModels; refresh false asks with the stored token
-// as it is (an import's just-read token), never refreshing it first.
-func (a *API) discoverModels(ctx context.Context, id string, refresh bool) (store.Connection, discovery.Result, error) {
+// as it is (an import's just-read token), never refreshing it first; save
+// false only asks (the reach is noted, the answer not stored).
+func (a *API) discoverModels(ctx context.Context, id string, refresh, save bool) (store.Connection, discovery.Result, error) {
 	c, ok := a.Engine.Registry().Get(id)
 	if !ok {
 		return store.Connection{}, discovery.Result{}, store.ErrNotFound
@@ -776,7 +800,7 @@ func (a *API) discoverModels(ctx context.Context, id string, refresh bool) (stor
 	// upstream nothing answers reads unreachable on every page from now on.
 	c.NoteReach(res.Err == nil || res.Err.Code != discovery.CodeUnreachable, discoveryMessage(res), a.Clock.Now())
 	row, err := a.Store.Connection(id)
-	if err != nil {
+	if err != nil || !save {
 		return row, res, err
 	}
 	d := store.DiscoveredModels{Models: row.DiscoveredModels, Source: row.ModelsSource, RefreshedAt: a.Clock.Now().UnixMilli()}

@@ -94,7 +94,7 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 // connection's models error says why). The token just read is used as it
 // is: an import never refreshes it (the CLI owns that login).
 func (a *API) discoverImported(ctx context.Context, row store.Connection) store.Connection {
-	updated, res, err := a.discoverModels(ctx, row.ID, false)
+	updated, res, err := a.discoverModels(ctx, row.ID, false, true)
 	if err != nil {
 		return row
 	}

@@ -15,6 +15,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	credredact "omniroute/backend/redact"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -34,6 +35,22 @@ const KeyRejected = "key_rejected"
 
 // codeKeyRejected is the error code stored with a key_rejected state.
 const codeKeyRejected = "KEY_REJECTED"
+
+// EndpointNotFound is the terminal state a connection enters when its base
+// URL answers 404 to the credential check's completion and gives no model
+// list either (an anthropic-compatible URL without /v1): "this URL answers
+// 404: check the base URL". Persisted in test_status like key_rejected and
+// left by an edit whose check passes, or a Test that passes.
+const EndpointNotFound = "endpoint_not_found"
+
+// codeEndpointNotFound is the error code stored with an endpoint_not_found state.
+const codeEndpointNotFound = "ENDPOINT_NOT_FOUND"
+
+// Outcomes a check names in Check.State (the health state it leaves).
+const (
+	checkUnreachable = "unreachable"
+	checkServing     = "serving"
+)
 
 // Check steps, in order.
 const (
@@ -66,8 +83,14 @@ type Check struct {
 	// Rejected: the upstream answered 401/403 to the completion (or, without
 	// a completion, to the model list): the key was rejected.
 	Rejected bool `json:"rejected"`
-	// Warning is the sentence a create / edit answer carries when Rejected.
+	// Warning is the sentence a create / edit answer carries when the check
+	// failed: a rejected key, a base URL answering 404, an upstream that
+	// could not be reached.
 	Warning string `json:"warning,omitempty"`
+	// State names the outcome as the health model will show it: serving,
+	// key_rejected, endpoint_not_found or unreachable ("" when the check
+	// failed otherwise, e.g. a model the upstream does not serve).
+	State string `json:"state,omitempty"`
 }
 
 // probeTimeout bounds the one-token completion.
@@ -81,7 +104,14 @@ const probeBodyLimit = 64 << 10
 // connection: a 401/403 makes it key_rejected (not serving); a passing check
 // lifts an earlier key_rejected.
 func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.Result, error) {
-	row, res, err := a.refreshModels(ctx, id)
+	return a.runCheck(ctx, id, true)
+}
+
+// runCheck is checkConnection; keep false asks GET /models without storing
+// its answer (a save's check of a connection whose models are listed by
+// hand: the list stays the user's).
+func (a *API) runCheck(ctx context.Context, id string, keep bool) (Check, discovery.Result, error) {
+	row, res, err := a.discoverModels(ctx, id, true, keep)
 	if err != nil {
 		return Check{}, res, err
 	}
@@ -160,8 +190,30 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 	// a key the user typed is called rejected.
 	ch.Rejected = !auth.OK && !auth.Skipped && c.AuthType != "oauth" &&
 		(auth.Status == http.StatusUnauthorized || auth.Status == http.StatusForbidden)
+	// A 404 to the completion from an upstream that gave no model list
+	// either: the base URL is wrong (a missing /v1), not the model.
+	notFound := !ch.Rejected && comp.Status == http.StatusNotFound && res.Source != discovery.SourceUpstream
 	st := c.Cooldown()
 	switch {
+	case ch.OK:
+		ch.State = checkServing
+	case ch.Rejected:
+		ch.State = KeyRejected
+	case notFound:
+		ch.State = EndpointNotFound
+	case !reach.OK:
+		ch.State = checkUnreachable
+		ch.Warning = "the upstream could not be reached: " + orElseStr(reach.Message, "no answer") + "; check the base URL and the network"
+	}
+	switch {
+	case notFound:
+		msg := "this URL answers 404: check the base URL (" + comp.Model + " at " + credredact.URL(c.Endpoint()) + ")"
+		ch.Warning = msg
+		next := cooldown.State{Terminal: EndpointNotFound, TestStatus: EndpointNotFound, LastError: capString(msg),
+			LastErrorType: "not_found", ErrorCode: codeEndpointNotFound, LastErrorAt: a.Clock.Now()}
+		if err := a.Engine.SetCooldown(c, next); err != nil {
+			return ch, res, err
+		}
 	case ch.Rejected:
 		msg := "the provider rejected this key (" + strconv.Itoa(auth.Status)
 		if auth.Message != "" {
@@ -174,7 +226,7 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 		if err := a.Engine.SetCooldown(c, next); err != nil {
 			return ch, res, err
 		}
-	case comp.OK && cooldown.TerminalOf(st) == KeyRejected:
+	case comp.OK && (cooldown.TerminalOf(st) == KeyRejected || cooldown.TerminalOf(st) == EndpointNotFound):
 		if err := a.Engine.SetCooldown(c, cooldown.ClearTerminal(st)); err != nil {
 			return ch, res, err
 		}
@@ -183,6 +235,14 @@ func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.
 		a.Engine.Breakers().Get(c.BreakerKey).ConnectionTestPassed()
 	}
 	return ch, res, nil
+}
+
+// orElseStr is s, or def when s is empty.
+func orElseStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // isRedirect reports a 3xx status (the gateway follows no upstream redirect).

@@ -92,6 +92,8 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 			remaining = ch.Until.Sub(now)
 		case ch.State == health.KeyRejected:
 			status = "key_rejected"
+		case ch.State == health.EndpointNotFound:
+			status = "endpoint_not_found"
 		case ch.State == health.Unreachable:
 			// Not healthy once a cooldown ran out: nothing has answered.
 			status, remaining = "unreachable", 0

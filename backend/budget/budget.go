@@ -17,6 +17,7 @@ package budget
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,15 @@ type Budget struct {
 	USD    *float64 `json:"usd,omitempty"`
 	Tokens *int64   `json:"tokens,omitempty"`
 	Period Period   `json:"period"`
+	// AllowUnpriced lets a key with a USD cap use models of unknown price
+	// (their answers charge tokens only, which the USD cap cannot see);
+	// false: such a request is refused MODEL_PRICE_UNKNOWN before dispatch.
+	AllowUnpriced bool `json:"allowUnpriced,omitempty"`
 }
+
+// RefusesUnpriced reports whether b is a USD cap that models of unknown
+// price may not bypass.
+func (b *Budget) RefusesUnpriced() bool { return b != nil && b.USD != nil && !b.AllowUnpriced }
 
 // Validate refuses an unknown period or a negative or non-finite cap.
 func (b *Budget) Validate() error {
@@ -88,6 +97,12 @@ type Spend struct {
 	USD         float64 `json:"usd"`
 	Tokens      int64   `json:"tokens"`
 	PeriodStart *int64  `json:"periodStart"`
+	// HeldUSD and HeldTokens are the part of USD and Tokens that the
+	// requests in flight hold (their estimates, replaced by what their
+	// answers cost); InFlight counts those requests. This instance's holds.
+	HeldUSD    float64 `json:"heldUsd"`
+	HeldTokens int64   `json:"heldTokens"`
+	InFlight   int     `json:"inFlight"`
 }
 
 // window is the rate-limit window.
@@ -99,6 +114,7 @@ type event struct {
 }
 
 type account struct {
+	name        string // the key's name, for refusals ("" unknown)
 	budget      *Budget
 	limits      *Limits
 	periodStart time.Time // zero: no period
@@ -110,6 +126,32 @@ type account struct {
 	// against the TPM limit (Hold.Rate), until Settle.
 	inflight int64
 	alerted  int // the alert level (80, 100) already sent this period
+	// held is what this instance's budget holds in flight add to usd and
+	// tokens (held.n requests), until Settle.
+	held struct {
+		usd    float64
+		tokens int64
+		n      int
+	}
+}
+
+// hold adds an admitted request's hold h to the key's spend.
+func (a *account) hold(h Hold) {
+	a.usd += h.USD
+	a.tokens += h.Tokens
+	a.held.usd += h.USD
+	a.held.tokens += h.Tokens
+	a.held.n++
+}
+
+// unhold takes a settled hold h out of what is held in flight.
+func (a *account) unhold(h Hold) {
+	a.held.usd = max(a.held.usd-h.USD, 0)
+	a.held.tokens = max(a.held.tokens-h.Tokens, 0)
+	a.held.n = max(a.held.n-1, 0)
+	if a.held.n == 0 {
+		a.held.usd, a.held.tokens = 0, 0 // no float dust left by the subtractions
+	}
 }
 
 // Alert reports a key whose spend crossed 80 % or 100 % of its budget in the
@@ -275,6 +317,9 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 	seed.USD, seed.Tokens = finiteUSD(seed.USD), max(seed.Tokens, 0)
 	if same && prev.Equal(a.periodStart) {
 		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
+	} else {
+		// Holds of another period (or budget) are not settled against this one.
+		a.held.usd, a.held.tokens, a.held.n = 0, 0, 0
 	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
 	a.alerted = a.level() // what was spent before is no news
@@ -294,6 +339,7 @@ func (a *account) roll(now time.Time) {
 	}
 	if start := PeriodStart(a.budget.Period, now); !start.Equal(a.periodStart) {
 		a.periodStart, a.usd, a.tokens, a.alerted = start, 0, 0, 0
+		a.held.usd, a.held.tokens, a.held.n = 0, 0, 0 // reset with the period they were taken in
 	}
 }
 
@@ -347,6 +393,19 @@ type Hold struct {
 	// Rate is the tokens held against the key's TPM limit (0: none): a
 	// request admitted under the limit counts towards it while in flight.
 	Rate int64
+}
+
+// RefusesUnpriced reports whether keyID has a USD budget that models of
+// unknown price may not bypass (Budget.RefusesUnpriced), with the key's name
+// and budget for the refusal.
+func (l *Ledger) RefusesUnpriced(keyID string) (name string, b Budget, refuses bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.keys[keyID]
+	if a == nil || !a.budget.RefusesUnpriced() {
+		return "", Budget{}, false
+	}
+	return a.name, *a.budget, true
 }
 
 // Budgeted reports whether keyID has a budget (its requests are estimated
@@ -406,8 +465,7 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		if err := a.overBudget(now); err != nil {
 			return Hold{}, err
 		}
-		a.usd += h.USD
-		a.tokens += h.Tokens
+		a.hold(h)
 		h.Rate = a.admitted(now, keyID, tokens).Rate
 		return h, nil
 	}
@@ -424,8 +482,7 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		if err := a.overBudget(now); err != nil {
 			return Hold{}, err
 		}
-		a.usd += h.USD
-		a.tokens += h.Tokens
+		a.hold(h)
 		h.Rate = a.admitted(now, keyID, tokens).Rate
 		return h, nil
 	}
@@ -436,7 +493,13 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		if e := a.overBudget(now); e != nil {
 			return Hold{}, e
 		}
-		return Hold{}, a.refusal(now, fmt.Sprintf("$%.4f and %d tokens with the requests in flight of its", sp.USD, sp.Tokens))
+		return Hold{}, a.refusal(now, a.usd, a.tokens, true)
+	}
+	if ms(a.periodStart) == h.PeriodStart {
+		// The database's totals (set above) already count the hold.
+		a.held.usd += h.USD
+		a.held.tokens += h.Tokens
+		a.held.n++
 	}
 	h.Rate = a.admitted(now, keyID, tokens).Rate
 	h.Shared = true
@@ -479,18 +542,39 @@ func (a *account) overBudget(now time.Time) error {
 		return nil
 	}
 	switch {
-	case b.USD != nil && a.usd >= *b.USD:
-		return a.refusal(now, fmt.Sprintf("$%.4f of its $%.4f", a.usd, *b.USD))
-	case b.Tokens != nil && a.tokens >= *b.Tokens:
-		return a.refusal(now, fmt.Sprintf("%d of its %d tokens", a.tokens, *b.Tokens))
+	case b.USD != nil && a.usd >= *b.USD, b.Tokens != nil && a.tokens >= *b.Tokens:
+		return a.refusal(now, a.usd, a.tokens, false)
 	}
 	return nil
 }
 
-// refusal is KEY_BUDGET_EXCEEDED, with Retry-After = the period's reset.
-func (a *account) refusal(now time.Time, over string) error {
+// refusal is KEY_BUDGET_EXCEEDED, with Retry-After = the period's reset. Its
+// message names the key, the budget, what was spent and what the requests
+// in flight hold (usd and tokens count both; shared: every instance's
+// totals, whose holds are not all this instance's).
+func (a *account) refusal(now time.Time, usd float64, tokens int64, shared bool) error {
 	b := a.budget
-	e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "this API key has spent %s %s budget", over, b.Period)
+	who := "this API key"
+	if a.name != "" {
+		who = fmt.Sprintf("API key %q", a.name)
+	}
+	var caps, spent, held []string
+	if b.USD != nil {
+		caps = append(caps, fmt.Sprintf("$%.4f", *b.USD))
+		spent = append(spent, fmt.Sprintf("$%.4f", max(usd-a.held.usd, 0)))
+		held = append(held, fmt.Sprintf("$%.4f", a.held.usd))
+	}
+	if b.Tokens != nil {
+		caps = append(caps, fmt.Sprintf("%d tokens", *b.Tokens))
+		spent = append(spent, fmt.Sprintf("%d tokens", max(tokens-a.held.tokens, 0)))
+		held = append(held, fmt.Sprintf("%d tokens", a.held.tokens))
+	}
+	inFlight := fmt.Sprintf("held by %d request(s) in flight", a.held.n)
+	if shared {
+		inFlight += " here (the spent part includes the other instances' holds)"
+	}
+	e := errs.New(errs.RateLimited, "KEY_BUDGET_EXCEEDED", "%s has reached its %s budget of %s: %s spent, %s %s",
+		who, b.Period, strings.Join(caps, " and "), strings.Join(spent, " and "), strings.Join(held, " and "), inFlight)
 	if end := PeriodEnd(b.Period, a.periodStart); !end.IsZero() {
 		e = e.WithRetryAfter(retryIn(end.Sub(now)))
 	}
@@ -580,6 +664,7 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 	dUSD, dTokens := usd, tokens
 	if h.Held && ms(a.periodStart) == h.PeriodStart {
 		dUSD, dTokens = usd-h.USD, tokens-h.Tokens
+		a.unhold(h)
 	}
 	a.usd += dUSD
 	a.tokens += dTokens
@@ -646,7 +731,7 @@ func (l *Ledger) Spend(keyID string) Spend {
 		return Spend{}
 	}
 	a.roll(l.clk.Now())
-	s := Spend{USD: a.usd, Tokens: a.tokens}
+	s := Spend{USD: a.usd, Tokens: a.tokens, HeldUSD: a.held.usd, HeldTokens: a.held.tokens, InFlight: a.held.n}
 	if !a.periodStart.IsZero() {
 		ms := a.periodStart.UnixMilli()
 		s.PeriodStart = &ms

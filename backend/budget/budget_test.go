@@ -375,3 +375,43 @@ func TestSettleBoundsWhatItCounts(t *testing.T) {
 		t.Fatalf("a seed of +Inf: %+v, want a finite spend over the budget", sp)
 	}
 }
+
+// TestHeldBesideSpent (issue 42 item 4): the holds of the requests in flight
+// are shown apart from what was spent, the refusal they cause names the key,
+// the budget, the spent part and the held part, and a settled or new-period
+// hold is no longer held.
+func TestHeldBesideSpent(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Set("k", &Budget{USD: usd(0.002), Period: Day}, nil, Spend{})
+	l.mu.Lock()
+	l.keys["k"].name = "ci"
+	l.mu.Unlock()
+	first, err := l.Reserve("k", 0.0008, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Settle(first, 0.0008, 10) // spent
+	h1, _ := l.Reserve("k", 0.0006, 5)
+	h2, _ := l.Reserve("k", 0.0006, 5)
+	if s := l.Spend("k"); math.Abs(s.USD-0.002) > 1e-12 || math.Abs(s.HeldUSD-0.0012) > 1e-12 || s.HeldTokens != 10 || s.InFlight != 2 {
+		t.Fatalf("spend with two holds: %+v", s)
+	}
+	_, err = l.Reserve("k", 0.0001, 1)
+	want := `API key "ci" has reached its day budget of $0.0020: $0.0008 spent, $0.0012 held by 2 request(s) in flight`
+	if code(err) != "KEY_BUDGET_EXCEEDED" || errs.As(err).Message != want {
+		t.Fatalf("refusal %v, want %q", err, want)
+	}
+	l.Settle(h1, 0.0005, 5)
+	if s := l.Spend("k"); math.Abs(s.HeldUSD-0.0006) > 1e-12 || s.InFlight != 1 {
+		t.Fatalf("after one settled: %+v", s)
+	}
+	clk.Advance(24 * time.Hour) // a new day: the old hold is not held in it
+	if s := l.Spend("k"); s.HeldUSD != 0 || s.InFlight != 0 || s.USD != 0 {
+		t.Fatalf("a new period: %+v", s)
+	}
+	l.Settle(h2, 0.0006, 5) // charged in full to the new day, nothing held
+	if s := l.Spend("k"); math.Abs(s.USD-0.0006) > 1e-12 || s.HeldUSD != 0 || s.InFlight != 0 {
+		t.Fatalf("the late answer: %+v", s)
+	}
+}

@@ -55,5 +55,10 @@ func (l *Ledger) Apply(k store.APIKey, spent SpentSince) error {
 		}
 	}
 	l.Set(k.ID, b, lim, Spend{USD: s.USD, Tokens: s.Tokens})
+	l.mu.Lock()
+	if a := l.keys[k.ID]; a != nil {
+		a.name = k.Name
+	}
+	l.mu.Unlock()
 	return nil
 }

@@ -37,6 +37,10 @@ const (
 	// credential check, or live auth failures whose message does not say the
 	// credentials expired) until a new key is entered.
 	KeyRejected State = "key_rejected"
+	// EndpointNotFound: the connection's base URL answers 404 to both the
+	// model list and the credential check's completion (a missing /v1, a
+	// wrong path) until the base URL is edited or a check passes.
+	EndpointNotFound State = "endpoint_not_found"
 	// Unreachable: the upstream has given no answer at all since the
 	// connection was added (at least one attempt or check failed to reach
 	// it), or its last UnreachableAfter attempts failed before any answer.
@@ -62,6 +66,13 @@ const (
 	// log cannot be saved.
 	DiskFull State = "disk_full"
 )
+
+// AllStates lists every State, worst first (the words catalogue and the
+// dashboard's one state list are checked against it).
+func AllStates() []State {
+	return []State{Setup, Disabled, Terminal, KeyRejected, EndpointNotFound, Unreachable, BreakerOpen, Cooling,
+		ModelsLocked, Leased, Degraded, Serving, Dead, DiskFull}
+}
 
 // DiskFullReason is the plain message of the DiskFull storage state.
 const DiskFullReason = "The disk holding OmniRoute's database is full: new settings, keys and request logs cannot be saved " +
@@ -425,6 +436,9 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 	if term := cooldown.TerminalOf(cd); keyRejected(term, cd) {
 		blocks = append(blocks, Block{State: KeyRejected, Reason: keyRejectedReason(cd), Since: cd.LastErrorAt})
 		ch.Fixes = append(ch.Fixes, "replace_key")
+	} else if term == string(EndpointNotFound) {
+		blocks = append(blocks, Block{State: EndpointNotFound, Reason: endpointNotFoundReason(cd), Since: cd.LastErrorAt})
+		ch.Fixes = append(ch.Fixes, "edit_connection")
 	} else if term != "" {
 		blocks = append(blocks, Block{State: Terminal, Reason: terminalReason(term, cd), Since: cd.LastErrorAt})
 		ch.Fixes = append(ch.Fixes, "edit_connection")
@@ -488,7 +502,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		first := blocks[0]
 		ch.State, ch.Reason, ch.Since = first.State, first.Reason, first.Since
 		// Precedence among simultaneous blocks: terminal, breaker, cooling.
-		for _, s := range []State{KeyRejected, Terminal, Unreachable, BreakerOpen, Cooling} {
+		for _, s := range []State{KeyRejected, EndpointNotFound, Terminal, Unreachable, BreakerOpen, Cooling} {
 			if x, ok := findBlock(blocks, s); ok {
 				ch.State, ch.Reason, ch.Since = x.State, x.Reason, x.Since
 				break
@@ -496,7 +510,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		}
 		// Terminal, rejected and unreachable are not back by themselves: no
 		// "back in" beside them (a cooldown ending does not reach the upstream).
-		if ch.State != Terminal && ch.State != KeyRejected && ch.State != Unreachable {
+		if ch.State != Terminal && ch.State != KeyRejected && ch.State != EndpointNotFound && ch.State != Unreachable {
 			for _, x := range blocks {
 				if x.Until.After(ch.Until) {
 					ch.Until = x.Until
@@ -628,6 +642,16 @@ func keyRejectedReason(cd cooldown.State) string {
 	return base
 }
 
+// endpointNotFoundReason is "this URL answers 404: check the base URL", with
+// what the check stored.
+func endpointNotFoundReason(cd cooldown.State) string {
+	const base = "this URL answers 404: check the base URL"
+	if strings.HasPrefix(cd.LastError, base) {
+		return cd.LastError
+	}
+	return base
+}
+
 func terminalReason(term string, cd cooldown.State) string {
 	label := map[string]string{"banned": "account banned", "expired": "credentials expired", "credits_exhausted": "credits exhausted"}[term]
 	if label == "" {
@@ -751,7 +775,7 @@ func lockedOn(conns []ConnHealth, key string) int {
 }
 
 func worstConnState(conns []ConnHealth, key string) State {
-	rank := map[State]int{KeyRejected: 0, Terminal: 0, Unreachable: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
+	rank := map[State]int{KeyRejected: 0, EndpointNotFound: 0, Terminal: 0, Unreachable: 0, BreakerOpen: 1, Cooling: 2, ModelsLocked: 3, Leased: 3, Disabled: 4}
 	best, bestRank := Disabled, 99
 	for _, c := range conns {
 		if c.Provider != key {

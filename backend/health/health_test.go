@@ -30,6 +30,8 @@ func TestConnectionStates(t *testing.T) {
 	lease := Lease{ID: "L1", ConnectionID: "a", KeyID: "k-ci", KeyName: "CI key", Since: t0.Add(-time.Minute), ExpiresAt: t0.Add(5 * time.Minute)}
 	rejected := cooldown.State{Terminal: "key_rejected", TestStatus: "key_rejected", ErrorCode: "KEY_REJECTED",
 		LastError: "the provider rejected this key (401: Incorrect API key provided)", LastErrorAt: t0.Add(-time.Hour)}
+	notFound := cooldown.State{Terminal: "endpoint_not_found", TestStatus: "endpoint_not_found", ErrorCode: "ENDPOINT_NOT_FOUND",
+		LastError: "this URL answers 404: check the base URL (claude-sonnet-4-5 at http://h)", LastErrorAt: t0.Add(-time.Hour)}
 	authExpired := cooldown.State{Terminal: "expired", TestStatus: "expired", ErrorCode: "UPSTREAM_AUTH_FAILED",
 		LastError: "Invalid API key", LastErrorAt: t0.Add(-time.Hour)}
 	saidExpired := cooldown.State{Terminal: "expired", TestStatus: "expired", ErrorCode: "UPSTREAM_AUTH_FAILED",
@@ -98,6 +100,10 @@ func TestConnectionStates(t *testing.T) {
 			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key"}, reasonHas: "rejected this key (Invalid API key)"},
 		{name: "expired only when the provider said so", conn: func() Conn { c := conn("a"); c.Cooldown = saidExpired; return c }(),
 			state: Terminal, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "credentials expired"},
+		{name: "a base URL answering 404 is endpoint_not_found, fix: edit it", conn: func() Conn { c := conn("a"); c.Cooldown = notFound; return c }(),
+			state: EndpointNotFound, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "this URL answers 404: check the base URL (claude"},
+		{name: "endpoint_not_found beats an open breaker and never comes back by itself", conn: func() Conn { c := conn("a"); c.Cooldown = notFound; return c }(), breaker: &open,
+			state: EndpointNotFound, since: t0.Add(-time.Hour), fixes: []string{"edit_connection", "reset_breaker"}},
 		{name: "key rejected beats an open breaker", conn: func() Conn { c := conn("a"); c.Cooldown = rejected; return c }(), breaker: &open,
 			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key", "reset_breaker"}},
 		{name: "leased but breaker open: breaker wins", conn: conn("a"), lease: &lease, breaker: &open, state: BreakerOpen,

@@ -639,8 +639,9 @@ func CooldownFromFields(row store.CooldownFields) cooldown.State {
 		ExpiredRetries:   row.ExpiredRetries,
 	}
 	switch row.TestStatus {
-	case "banned", "expired", "credits_exhausted", "key_rejected":
-		// key_rejected: the upstream answered 401/403 to the credential check.
+	case "banned", "expired", "credits_exhausted", "key_rejected", "endpoint_not_found":
+		// key_rejected: the upstream answered 401/403 to the credential check;
+		// endpoint_not_found: its base URL answered 404 to it.
 		st.Terminal = row.TestStatus
 	}
 	return st

@@ -101,7 +101,7 @@ func TestAdmissionLoadWithCancels(t *testing.T) {
 // and a quota-share combo over both, against a slow upstream.
 func quotaShareEnv(t *testing.T, overrides map[string]any) (*env, string) {
 	e := newEnvClock(t, true)
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "shared account",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "shared account",
 		"apiKey": "key-a", "baseUrl": e.upURL, "models": []string{"a", "b"}, "maxConcurrent": 1, "rateLimitOverrides": overrides})
 	if code != http.StatusCreated {
 		t.Fatalf("create connection: %d %v", code, m)

@@ -77,7 +77,7 @@ func TestAzureOpenAIConnection(t *testing.T) {
 	}
 
 	// Entra ID: the token as a bearer, no api-key.
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "azure", "name": "az-entra", "authType": "oauth",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "azure", "name": "az-entra", "authType": "oauth",
 		"accessToken": "entra-token-1", "baseUrl": strings.TrimSuffix(e.upURL, "/v1"), "prefix": "entra", "models": []string{"prod-4o"}})
 	if code != http.StatusCreated {
 		t.Fatalf("entra connection: %d %v", code, m)

@@ -133,7 +133,7 @@ func TestBedrockInput(t *testing.T) {
 		}
 	}
 	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00003", "s3", "tok-3")
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false, "models": []string{"amazon.nova-lite-v1:0"},
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "bedrock", "baseUrl": base, "discoverModels": false, "models": []string{"amazon.nova-lite-v1:0"},
 		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003", "secretAccessKey": "s3", "sessionToken": "tok-3"}})
 	if code != 201 {
 		t.Fatalf("create: %d %v", code, m)
@@ -251,7 +251,7 @@ func TestBedrockContinuesABrokenStream(t *testing.T) {
 	e := newEnv(t)
 	const keyID, secret = "AKIAFAKEBEDROCK00003", "bedrock-secret-value-3"
 	e.up.SetAWSCredentials(keyID, secret, "")
-	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "first", "apiKey": "key-a",
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "first", "apiKey": "key-a",
 		"baseUrl": e.upURL, "priority": 1, "models": []string{bedrockModel}}); code != http.StatusCreated {
 		t.Fatalf("first: %d %v", code, m)
 	}

@@ -211,6 +211,47 @@ func TestExplainNamesEveryCandidateAndWhy(t *testing.T) {
 	}
 }
 
+// TestExplainReadsTheHealthModel (issue 42 item 2): a combo target on a
+// connection nothing has answered (a closed port, the add-time check saw it)
+// is not "eligible" in /api/routing/explain: it is excluded with reason
+// health_state and the health model's state and sentence, and the serving
+// target is first in order.
+func TestExplainReadsTheHealthModel(t *testing.T) {
+	e := newEnv(t)
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "Nowhere",
+		"apiKey": "key-n", "baseUrl": closedURL(t), "prefix": "nowhere", "models": []string{"gpt-4o-mini"}})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	dead := m["connection"].(map[string]any)["id"].(string)
+	if st := e.connHealth(e.health(), dead)["state"]; st != "unreachable" {
+		t.Fatalf("a closed port after the add-time check: %v, want unreachable", st)
+	}
+	e.addEndpoint("b", "key-b")
+	e.addCombo("why", "priority", target("nowhere/gpt-4o-mini"), target("b/gpt-4o-mini"))
+	code, m = e.mgmt("GET", "/api/routing/explain?model=why", nil)
+	if code != 200 {
+		t.Fatalf("explain %d %v", code, m)
+	}
+	byID := map[string]map[string]any{}
+	var eligible []map[string]any
+	for _, c := range m["candidates"].([]any) {
+		c := c.(map[string]any)
+		byID[c["connectionId"].(string)] = c
+		if c["status"] == "eligible" {
+			eligible = append(eligible, c)
+		}
+	}
+	got := byID[dead]
+	if got["status"] != "excluded" || got["reason"] != "health_state" || got["detail"] != "unreachable" || got["order"] != nil ||
+		!strings.Contains(got["healthReason"].(string), "could not be reached") || got["transient"] != false {
+		t.Fatalf("the unreachable target: %v", got)
+	}
+	if len(eligible) != 1 || eligible[0]["order"].(float64) != 1 || !strings.Contains(eligible[0]["provider"].(string), ":b") {
+		t.Fatalf("eligible %v, want only b, first", eligible)
+	}
+}
+
 func TestComboValidation(t *testing.T) {
 	e := newEnv(t)
 	bad := []map[string]any{

@@ -124,7 +124,7 @@ func TestPlainWordsAndOneName(t *testing.T) {
 	if resp, _ := e.do("GET", "/api/words", nil, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("words without the token: %d", resp.StatusCode)
 	}
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "Lab box",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "Lab box",
 		"apiKey": "key-a", "baseUrl": e.upURL, "prefix": "lab", "models": []string{"gpt-4o-mini"}})
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)

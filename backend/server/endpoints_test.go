@@ -17,7 +17,7 @@ import (
 // "anthropic-compatible") to the fake serving models.
 func (e *env) addModelConn(provider, name, upstreamKey string, priority int, models ...string) {
 	e.t.Helper()
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": provider, "name": name,
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": provider, "name": name,
 		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": models})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection %s: %d %v", name, code, m)
@@ -195,7 +195,7 @@ func completionText(t *testing.T, body []byte) (string, bool) {
 func (e *env) addGeminiModelConn(name, upstreamKey string, priority int, models ...string) {
 	e.t.Helper()
 	base := strings.TrimSuffix(e.upURL, "/v1") + "/v1beta"
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "gemini", "name": name,
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "gemini", "name": name,
 		"apiKey": upstreamKey, "baseUrl": base, "priority": priority, "models": models})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection %s: %d %v", name, code, m)

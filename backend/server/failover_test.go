@@ -101,7 +101,7 @@ func TestMidStreamStallEndsWithVisibleError(t *testing.T) {
 			e := newEnv(t)
 			e.patchSettings(map[string]any{"streamIdleTimeoutMs": 1000})
 			e.addConn("primary", "key-a", 1)
-			if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "secondary",
+			if code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "secondary",
 				"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"gpt-4o-mini"},
 				"providerSpecificData": map[string]any{"assistantPrefill": "none"}}); code != http.StatusCreated {
 				t.Fatalf("create: %d %v", code, m)

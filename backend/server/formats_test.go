@@ -38,7 +38,7 @@ func parseSSE(t *testing.T, body []byte) []sseEvent {
 func (e *env) addAnthropicConn(name, upstreamKey string, priority int) string {
 	e.t.Helper()
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "anthropic-compatible", "name": name,
-		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": []string{"claude-sonnet-4-5"}})
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": []string{"claude-sonnet-4-5"}, "verify": false})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection: %d %v", code, m)
 	}
@@ -516,7 +516,7 @@ func TestContinuationOnOpenAIFormatTargets(t *testing.T) {
 					data["assistantPrefill"] = c.mode
 				}
 				code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "vllm",
-					"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"m1"}, "providerSpecificData": data})
+					"apiKey": "key-b", "baseUrl": e.upURL, "priority": 2, "models": []string{"m1"}, "providerSpecificData": data, "verify": false})
 				if code != http.StatusCreated {
 					t.Fatalf("create: %d %v", code, m)
 				}

@@ -15,7 +15,7 @@ import (
 func (e *env) addGeminiConn(name, upstreamKey string, priority int) string {
 	e.t.Helper()
 	base := strings.TrimSuffix(e.upURL, "/v1") + "/v1beta"
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "gemini", "name": name,
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "gemini", "name": name,
 		"apiKey": upstreamKey, "baseUrl": base, "priority": priority, "models": []string{"gemini-2.5-flash"}})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection: %d %v", code, m)

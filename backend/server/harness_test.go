@@ -145,11 +145,14 @@ func (e *env) mgmt(method, path string, body any) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// addConn creates an openai-compatible connection to the fake with an upstream key.
+// addConn creates an openai-compatible connection to the fake with an upstream
+// key, without the check a create runs by default (routing tests count the
+// fake's requests and set its faults before adding; probeonsave_test.go
+// covers the check).
 func (e *env) addConn(name, upstreamKey string, priority int) string {
 	e.t.Helper()
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": name,
-		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": []string{"gpt-4o-mini"}})
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": []string{"gpt-4o-mini"}, "verify": false})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection: %d %v", code, m)
 	}

@@ -17,7 +17,7 @@ func (e *env) enableLockout() {
 
 func (e *env) addOpenAIConn(name, upstreamKey string, models []string) string {
 	e.t.Helper()
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai", "name": name, "apiKey": upstreamKey,
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai", "name": name, "apiKey": upstreamKey,
 		"baseUrl": e.upURL, "models": models})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create: %d %v", code, m)

@@ -19,7 +19,7 @@ import (
 func TestLogsPagingSearchRangeExport(t *testing.T) {
 	e := newEnv(t)
 	e.patchResilience(map[string]any{"failover": map[string]any{"failureStreak": 100, "retriesPerTarget": 0}})
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "Lab box",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "Lab box",
 		"apiKey": "key-a", "baseUrl": e.upURL, "prefix": "lab", "models": []string{"gpt-4o-mini"}})
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)

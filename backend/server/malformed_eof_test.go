@@ -36,7 +36,7 @@ func TestMalformedEventArrivingWithEOFEndsTheStream(t *testing.T) {
 
 	e := newEnv(t)
 	e.patchResilience(map[string]any{"failover": map[string]any{"streamContinuation": false}})
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "one-write",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "one-write",
 		"apiKey": "sk-one-write-0123", "baseUrl": up.URL, "models": []string{"gpt-4o-mini"}})
 	if code != http.StatusCreated {
 		t.Fatalf("create connection: %d %v", code, m)

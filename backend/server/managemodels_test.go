@@ -14,9 +14,9 @@ import (
 func TestHiddenModelsAndAliases(t *testing.T) {
 	e := newEnv(t)
 	a := e.createConn(map[string]any{"provider": "openai-compatible", "name": "a", "apiKey": "hide-a", "baseUrl": e.upURL,
-		"prefix": "pa", "priority": 1, "models": []string{"m-shared", "m-only-a", "m-target"}})
+		"prefix": "pa", "priority": 1, "models": []string{"m-shared", "m-only-a", "m-target"}, "verify": false})
 	b := e.createConn(map[string]any{"provider": "openai-compatible", "name": "b", "apiKey": "hide-b", "baseUrl": e.upURL,
-		"prefix": "pb", "priority": 2, "models": []string{"m-shared"}})
+		"prefix": "pb", "priority": 2, "models": []string{"m-shared"}, "verify": false})
 	aID, bID := a["id"].(string), b["id"].(string)
 
 	code, m := e.mgmt("PATCH", "/api/providers/"+aID, map[string]any{"hiddenModels": []string{"m-shared", "m-only-a"},

@@ -105,10 +105,14 @@ func TestModelDiscoveryThroughTheAPI(t *testing.T) {
 		}
 	}
 
-	// A listed model list means no discovery on create.
-	e.createConn(map[string]any{"provider": "openai-compatible", "name": "listed", "apiKey": "disc-listed", "baseUrl": e.upURL, "models": []string{"x"}})
-	if e.up.Hits("disc-listed") != 0 {
-		t.Fatalf("create with models asked the upstream %d times", e.up.Hits("disc-listed"))
+	// A listed model list is checked on create (GET /models and one
+	// completion, issue 42) but stays the user's: the upstream's list is not stored.
+	listed := e.createConn(map[string]any{"provider": "openai-compatible", "name": "listed", "apiKey": "disc-listed", "baseUrl": e.upURL, "models": []string{"x"}})
+	if e.up.Hits("disc-listed") != 2 {
+		t.Fatalf("create with models asked the upstream %d times, want the check's 2", e.up.Hits("disc-listed"))
+	}
+	if got := strs(listed["servedModels"]); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("create with models serves %v, want only the listed x", got)
 	}
 
 	// Refresh: a new upstream list replaces the old; a failure keeps it.

@@ -25,7 +25,7 @@ func TestStreamedRefusalIsAnAnswer(t *testing.T) {
 		}
 	}))
 	t.Cleanup(refusing.Close)
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "shy",
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "shy",
 		"apiKey": "sk-shy-0123456789", "baseUrl": refusing.URL + "/v1", "prefix": "shy", "models": []string{"m"}})
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)

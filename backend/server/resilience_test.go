@@ -14,7 +14,7 @@ import (
 // provider for the breaker.
 func (e *env) addEndpoint(prefix, upstreamKey string) string {
 	e.t.Helper()
-	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": prefix,
+	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": prefix,
 		"apiKey": upstreamKey, "baseUrl": e.upURL, "prefix": prefix, "models": []string{"gpt-4o-mini"}})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create endpoint: %d %v", code, m)
@@ -308,7 +308,7 @@ func TestCooldownManagerClearsTransientButNotTerminal(t *testing.T) {
 		}
 	}
 	// New credentials are the way out of a terminal state.
-	if code, m := e.mgmt("PUT", "/api/providers/"+banned, map[string]any{"apiKey": "key-b2"}); code != 200 {
+	if code, m := e.mgmt("PUT", "/api/providers/"+banned, map[string]any{"verify": false, "apiKey": "key-b2"}); code != 200 {
 		t.Fatalf("put: %d %v", code, m)
 	}
 	_, c := e.mgmt("GET", "/api/providers/"+banned, nil)

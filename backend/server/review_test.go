@@ -62,7 +62,7 @@ func TestTransportFailureOnOnlyTargetNamesTheFailure(t *testing.T) {
 func TestMaxConcurrentSerialisesAnAccount(t *testing.T) {
 	e := newEnv(t)
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "glm", "apiKey": "key-a",
-		"baseUrl": e.upURL, "models": []string{"gpt-4o-mini"}, "maxConcurrent": 1})
+		"baseUrl": e.upURL, "models": []string{"gpt-4o-mini"}, "maxConcurrent": 1, "verify": false})
 	if code != 201 {
 		t.Fatalf("create: %d %v", code, m)
 	}

@@ -17,7 +17,7 @@ import (
 func (e *env) addProviderConn(provider, name, upstreamKey string, priority int, models []string) string {
 	e.t.Helper()
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": provider, "name": name,
-		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": models})
+		"apiKey": upstreamKey, "baseUrl": e.upURL, "priority": priority, "models": models, "verify": false})
 	if code != http.StatusCreated {
 		e.t.Fatalf("create connection: %d %v", code, m)
 	}
@@ -170,7 +170,7 @@ func TestRestatedQuotaTakesTheShortLadder(t *testing.T) {
 				e.up.SetFault("key-a", *c.fault)
 			}
 			code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "agentrouter", "name": "ar",
-				"apiKey": "key-a", "baseUrl": base, "models": []string{"m1"}})
+				"apiKey": "key-a", "baseUrl": base, "models": []string{"m1"}, "verify": false})
 			if code != http.StatusCreated {
 				t.Fatalf("create connection: %d %v", code, m)
 			}

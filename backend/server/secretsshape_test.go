@@ -28,7 +28,7 @@ func TestEchoedBearerLeavesNoTail(t *testing.T) {
 	}))
 	defer up.Close()
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "echo",
-		"apiKey": secret, "baseUrl": up.URL + "/v1", "models": []string{"gpt-4o-mini"}})
+		"apiKey": secret, "baseUrl": up.URL + "/v1", "models": []string{"gpt-4o-mini"}, "verify": false})
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)
 	}

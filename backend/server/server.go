@@ -587,7 +587,8 @@ func (s *Server) wire() error {
 	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
 		Gate: gates, Queues: queue.NewSet(), Credentials: refresher,
-		Rules: ruleEngine, Spend: costHook{prices, ledger, meter}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK")),
+		Rules: ruleEngine, Spend: costHook{prices: prices, ledger: ledger, meter: meter,
+			unpriced: func(model string) []string { return unpricedTargets(engine, prices, model) }}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK")),
 		Prefills: prefills})
 
 	keys = api.NewKeyring()

@@ -106,7 +106,7 @@ func (s *subEnv) connection(id string) map[string]any {
 
 func (s *subEnv) setBaseURL(id, base string) {
 	s.t.Helper()
-	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"baseUrl": base}); code != 200 {
+	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"verify": false, "baseUrl": base}); code != 200 {
 		s.t.Fatalf("patch baseUrl: %d %v", code, m)
 	}
 }
@@ -518,7 +518,7 @@ func TestClaudeLimitResetEndToEnd(t *testing.T) {
 	id := c["id"].(string)
 	psd := c["providerSpecificData"].(map[string]any)
 	psd["autoLimitReset"] = true
-	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"providerSpecificData": psd, "baseUrl": s.upURL}); code != 200 {
+	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"verify": false, "providerSpecificData": psd, "baseUrl": s.upURL}); code != 200 {
 		t.Fatalf("%d %v", code, m)
 	}
 	s.up.SetLimitReset(&fakeupstream.LimitReset{Usage: `{"juniper_tide":{"arm":"reset","available":true}}`, Claim: `{"result":"reset"}`})
@@ -749,7 +749,7 @@ func TestImportedClaudeSubscriptionServesTheUpstreamsModelNames(t *testing.T) {
 	}
 
 	// The user's own list survives a re-import.
-	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"models": []string{"my-claude"}}); code != 200 {
+	if code, m := s.mgmt("PATCH", "/api/providers/"+id, map[string]any{"verify": false, "models": []string{"my-claude"}}); code != 200 {
 		t.Fatalf("patch models: %d %v", code, m)
 	}
 	if _, m = s.importLogin("claude-code"); !slices.Contains(served(m["connection"].(map[string]any)), "my-claude") {

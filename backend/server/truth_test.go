@@ -162,8 +162,8 @@ func TestTestCatchesAWrongBaseURL(t *testing.T) {
 	if code != 200 || m["ok"] != false || m["rejected"] != false || st["completion"]["status"].(float64) != 404 || st["auth"]["ok"] != true {
 		t.Fatalf("test: %d %v", code, m)
 	}
-	if c := e.connHealth(e.health(), id); c["state"] == "key_rejected" {
-		t.Fatalf("a 404 is not a rejected key: %v", c)
+	if c := e.connHealth(e.health(), id); c["state"] != "endpoint_not_found" || !hasFix(c, "edit_connection") {
+		t.Fatalf("a 404 is not a rejected key but a wrong base URL (issue 42): %v", c)
 	}
 }
 

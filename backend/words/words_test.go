@@ -13,8 +13,7 @@ import (
 // sentence, ending in a full stop, free of the raw code.
 func TestEveryCodeAndStateHasWords(t *testing.T) {
 	c := Get()
-	for _, s := range []health.State{health.Setup, health.Disabled, health.Terminal, health.KeyRejected, health.Unreachable,
-		health.BreakerOpen, health.Cooling, health.ModelsLocked, health.Leased, health.Degraded, health.Serving, health.Dead} {
+	for _, s := range health.AllStates() {
 		if w, ok := c.States[string(s)]; !ok || w.Label == "" || !strings.HasSuffix(w.Sentence, ".") {
 			t.Errorf("state %s: %+v", s, w)
 		}

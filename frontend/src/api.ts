@@ -545,6 +545,8 @@ export interface KeyBudget {
   usd?: number;
   tokens?: number;
   period: 'day' | 'month' | 'total';
+  /** A USD cap that lets models of unknown price through (their answers charge tokens only); otherwise they are refused MODEL_PRICE_UNKNOWN. */
+  allowUnpriced?: boolean;
 }
 
 /** A key's rate limits per sliding minute. */
@@ -558,6 +560,10 @@ export interface KeySpend {
   usd: number;
   tokens: number;
   periodStart?: number | null;
+  /** The part of usd / tokens the requests in flight hold (their estimates), and how many requests hold it. */
+  heldUsd?: number;
+  heldTokens?: number;
+  inFlight?: number;
 }
 
 /** POST /api/keys, PATCH /api/keys/{id}: budget and limits (null removes them). */

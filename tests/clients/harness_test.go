@@ -200,7 +200,10 @@ func (s *stack) addConn(provider, upstreamKey string, priority int, models ...st
 func (s *stack) addConnData(provider, upstreamKey string, priority int, data map[string]any, models ...string) {
 	s.t.Helper()
 	conn := map[string]any{"provider": provider, "name": upstreamKey, "apiKey": upstreamKey,
-		"baseUrl": s.upURL + "/v1", "priority": priority, "models": models}
+		"baseUrl": s.upURL + "/v1", "priority": priority, "models": models,
+		// Without the check a create runs by default: the tests count the
+		// fake's requests (backend/server/probeonsave_test.go covers it).
+		"verify": false}
 	if data != nil {
 		conn["providerSpecificData"] = data
 	}

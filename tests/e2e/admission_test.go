@@ -174,7 +174,7 @@ func TestModelConcurrency(t *testing.T) {
 	t.Cleanup(up.Close)
 	g := startGateway(t, t.TempDir(), 0)
 	m := g.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
-		"provider": "openai-compatible", "name": "shared", "apiKey": "key-a", "baseUrl": upURL + "/v1",
+		"verify": false, "provider": "openai-compatible", "name": "shared", "apiKey": "key-a", "baseUrl": upURL + "/v1",
 		"models": []string{"m", "other"}, "rateLimitOverrides": map[string]any{"modelConcurrency": map[string]any{"m": 1}},
 	})
 	id := m["connection"].(map[string]any)["id"].(string)

@@ -351,12 +351,14 @@ func (g *gatewayProc) mustMgmt(want int, method, path string, body any) map[stri
 }
 
 // addConn creates an openai-compatible connection to the fake upstream and
-// returns its id.
+// returns its id, without the check a create runs by default (routing tests
+// count the fake's requests and set its faults first; issue42_probe_test.go
+// covers the check).
 func (g *gatewayProc) addConn(name, upstreamBaseURL, upstreamKey string, priority int) string {
 	g.t.Helper()
 	m := g.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
 		"provider": "openai-compatible", "name": name, "authType": "apikey", "apiKey": upstreamKey,
-		"baseUrl": upstreamBaseURL + "/v1", "priority": priority, "models": []string{"gpt-4o-mini"},
+		"baseUrl": upstreamBaseURL + "/v1", "priority": priority, "models": []string{"gpt-4o-mini"}, "verify": false,
 	})
 	conn, _ := m["connection"].(map[string]any)
 	id, _ := conn["id"].(string)

@@ -185,7 +185,8 @@ func TestGeminiCLILoginEndToEnd(t *testing.T) {
 	if id == "" {
 		t.Fatal("no gemini-cli connection after the import")
 	}
-	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"baseUrl": upURL})
+	// verify:false: the edit's check would refresh the token before the ten requests do.
+	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"baseUrl": upURL, "verify": false})
 
 	// Ten at once on the expired token: one refresh.
 	release := tokens.Hold()
@@ -271,8 +272,8 @@ func TestGeminiCLIQuotaLocksTheModelUntilItsReset(t *testing.T) {
 		"refresh_token": "1//rt", "expiry_date": time.Now().Add(time.Hour).UnixMilli()})
 	m := g.mustMgmt(201, "POST", "/api/providers/import", map[string]any{"source": "gemini-cli"})
 	id := m["connection"].(map[string]any)["id"].(string)
-	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"baseUrl": upURL, "priority": 1})
-	g.mustMgmt(201, "POST", "/api/providers", map[string]any{"provider": "gemini", "name": "key", "apiKey": "gk-backup",
+	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"verify": false, "baseUrl": upURL, "priority": 1})
+	g.mustMgmt(201, "POST", "/api/providers", map[string]any{"verify": false, "provider": "gemini", "name": "key", "apiKey": "gk-backup",
 		"baseUrl": upURL + "/v1beta", "priority": 2, "models": []string{"gemini-2.5-pro"}})
 
 	up.SetFault("ya29.quota-login", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Body: fakeupstream.CodeAssistQuotaBody, Times: 1})
@@ -331,7 +332,7 @@ func TestVertexServiceAccountEndToEnd(t *testing.T) {
 	if code != 400 || !strings.Contains(bad["error"].(map[string]any)["message"].(string), "service_account") {
 		t.Fatalf("bad key: %d %v", code, bad)
 	}
-	m := g.mustMgmt(201, "POST", "/api/providers", map[string]any{"provider": "vertex", "name": "vertex", "apiKey": sa.JSON,
+	m := g.mustMgmt(201, "POST", "/api/providers", map[string]any{"verify": false, "provider": "vertex", "name": "vertex", "apiKey": sa.JSON,
 		"baseUrl": upURL + "/v1", "providerSpecificData": map[string]any{"region": "europe-west4"},
 		"models": []string{"gemini-2.5-flash", "claude-sonnet-4-5@20250929"}})
 	conn := m["connection"].(map[string]any)
@@ -394,7 +395,7 @@ func TestVertexServiceAccountEndToEnd(t *testing.T) {
 	// (an auth failure, the connection cooled), in plain words.
 	other, _ := fakeupstream.NewServiceAccountKey("vertex-proj-7", "")
 	tokens.Trust(&other.Key.PublicKey)
-	g.mustMgmt(200, "PATCH", "/api/providers/"+conn["id"].(string), map[string]any{"apiKey": strings.Replace(sa.JSON, "fake-key-id-1", "fake-key-id-2", 1)})
+	g.mustMgmt(200, "PATCH", "/api/providers/"+conn["id"].(string), map[string]any{"verify": false, "apiKey": strings.Replace(sa.JSON, "fake-key-id-1", "fake-key-id-2", 1)})
 	resp, body := g.chat(g.key, "vertex/gemini-2.5-flash", false)
 	if resp.StatusCode == 200 || !strings.Contains(string(body), "Upstream authentication failed") || !strings.Contains(string(body), "refused the service account") {
 		t.Fatalf("untrusted key: %d %s", resp.StatusCode, body)

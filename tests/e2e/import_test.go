@@ -54,7 +54,7 @@ func TestImportCommand(t *testing.T) {
 
 	// The Codex CLI's own wire (Responses) through the imported codex account.
 	codexID := conns[0].(map[string]any)["id"].(string)
-	g.mustMgmt(200, "PATCH", "/api/providers/"+codexID, map[string]any{"baseUrl": upURL + "/backend-api/codex"})
+	g.mustMgmt(200, "PATCH", "/api/providers/"+codexID, map[string]any{"verify": false, "baseUrl": upURL + "/backend-api/codex"})
 	resp, body := g.do("POST", "/v1/responses", map[string]any{"model": "codex/gpt-5-codex", "stream": true, "instructions": "x",
 		"input": []any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "hi"}}}}},
 		map[string]string{"Authorization": "Bearer " + g.key})
@@ -82,7 +82,7 @@ func TestImportCommand(t *testing.T) {
 	if id == "" {
 		t.Fatal("the running gateway does not list the imported connection")
 	}
-	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"baseUrl": upURL + "/v1"})
+	g.mustMgmt(200, "PATCH", "/api/providers/"+id, map[string]any{"verify": false, "baseUrl": upURL + "/v1"})
 	resp, body = g.do("POST", "/v1/messages", map[string]any{"model": "claude/claude-sonnet-4-5", "max_tokens": 16,
 		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": g.key})
 	if resp.StatusCode != 200 || !strings.Contains(string(body), fakeupstream.Content(access)) {

@@ -23,9 +23,9 @@ func TestGoogleV1ModelRoutes(t *testing.T) {
 	t.Cleanup(up.Close)
 	g := startGateway(t, t.TempDir(), 0)
 	t.Cleanup(g.stop)
-	g.mustMgmt(http.StatusCreated, "POST", "/api/providers", map[string]any{"provider": "openai-compatible", "name": "oa",
+	g.mustMgmt(http.StatusCreated, "POST", "/api/providers", map[string]any{"verify": false, "provider": "openai-compatible", "name": "oa",
 		"apiKey": "key-oa", "baseUrl": upURL + "/v1", "models": []string{"gpt-4o-mini", "text-embedding-3-small"}})
-	g.mustMgmt(http.StatusCreated, "POST", "/api/providers", map[string]any{"provider": "gemini", "name": "gem",
+	g.mustMgmt(http.StatusCreated, "POST", "/api/providers", map[string]any{"verify": false, "provider": "gemini", "name": "gem",
 		"apiKey": "gk-emb", "baseUrl": upURL + "/v1beta", "models": []string{"gemini-embedding-001"}})
 	goog := map[string]string{"x-goog-api-key": g.key}
 	bearer := map[string]string{"Authorization": "Bearer " + g.key}

@@ -138,7 +138,7 @@ func TestOllamaNativeConnection(t *testing.T) {
 	}
 
 	// A model the server does not have: the upstream's 404, restated.
-	g.mustMgmt(200, "PATCH", "/api/providers/"+conn["id"].(string), map[string]any{"models": []string{"not-pulled"}})
+	g.mustMgmt(200, "PATCH", "/api/providers/"+conn["id"].(string), map[string]any{"verify": false, "models": []string{"not-pulled"}})
 	resp, body = g.do("POST", "/v1/chat/completions", map[string]any{"model": "not-pulled",
 		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, auth)
 	if resp.StatusCode != 404 || !strings.Contains(gjson.GetBytes(body, "error.message").String(), "not found") {

@@ -65,7 +65,7 @@ func newRescue(t *testing.T, two bool, general, resil map[string]any) *rescueRig
 func (r *rescueRig) addPrefixed(prefix, base, key string, models ...string) string {
 	r.t.Helper()
 	m := r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
-		"provider": "openai-compatible", "name": prefix, "prefix": prefix, "authType": "apikey", "apiKey": key,
+		"verify": false, "provider": "openai-compatible", "name": prefix, "prefix": prefix, "authType": "apikey", "apiKey": key,
 		"baseUrl": base + "/v1", "models": models,
 	})
 	id, _ := m["connection"].(map[string]any)["id"].(string)
@@ -542,7 +542,7 @@ func newContinueRig(t *testing.T, two bool, general, resil map[string]any) *resc
 	}
 	add := func(provider, prefix, key string, models ...string) string {
 		m := r.gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
-			"provider": provider, "name": prefix, "prefix": prefix, "authType": "apikey", "apiKey": key,
+			"verify": false, "provider": provider, "name": prefix, "prefix": prefix, "authType": "apikey", "apiKey": key,
 			"baseUrl": base + "/v1", "models": models,
 		})
 		id, _ := m["connection"].(map[string]any)["id"].(string)

@@ -237,12 +237,14 @@ func (p *proc) settings(patch map[string]any) {
 	p.mgmt(http.StatusOK, http.MethodPatch, "/api/settings", patch)
 }
 
-// addConn adds an openai-compatible connection to base with key, serving model.
+// addConn adds an openai-compatible connection to base with key, serving model,
+// without the check a create runs by default (the tests count the upstream's
+// requests and set its faults first).
 func (p *proc) addConn(name, base, key, model string, priority int) string {
 	p.t.Helper()
 	m := p.mgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
 		"provider": "openai-compatible", "name": name, "authType": "apikey", "apiKey": key,
-		"baseUrl": base + "/v1", "priority": priority, "models": []string{model}})
+		"baseUrl": base + "/v1", "priority": priority, "models": []string{model}, "verify": false})
 	c, _ := m["connection"].(map[string]any)
 	id, _ := c["id"].(string)
 	if id == "" {

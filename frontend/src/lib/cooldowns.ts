@@ -5,15 +5,17 @@
 // tests/unit/cooldowns.test.ts.
 
 import type { ConnectionEventData, Tone } from './health';
+import { CONNECTION_STATES, instant, stateInfo, stateRank, toHealthState, type ConnHealth, type HealthState } from './healthmodel';
 import { expireLockouts, toLockoutRows, type LockoutItem, type LockoutRow } from './lockouts';
 
-export type CooldownStatus = 'terminal' | 'key_rejected' | 'breaker_open' | 'leased' | 'cooling_down' | 'model_locked' | 'unavailable' | 'healthy';
+/** A row's status is the health model's state (lib/healthmodel.ts): no list of its own. */
+export type CooldownStatus = HealthState;
 
-/** Filter order (and the order of the status checkboxes). */
-export const STATUSES: readonly CooldownStatus[] = ['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal', 'healthy'];
+/** Filter order (and the order of the status checkboxes): the health model's connection states. */
+export const STATUSES: readonly CooldownStatus[] = CONNECTION_STATES;
 
-/** Shown unless the person asks: everything out of routing, not the healthy ones. */
-export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(['breaker_open', 'cooling_down', 'leased', 'model_locked', 'unavailable', 'key_rejected', 'terminal']);
+/** Shown unless the person asks: what the health model shows by default (all but serving). */
+export const DEFAULT_STATUSES: ReadonlySet<CooldownStatus> = new Set<CooldownStatus>(STATUSES.filter((s) => stateInfo(s).shownByDefault));
 
 /** One connection of GET /api/resilience/cooldowns. */
 export interface CooldownConnection {
@@ -31,6 +33,8 @@ export interface CooldownConnection {
   lastError?: string | null;
   lastErrorAt?: string | number | null;
   lockouts?: LockoutItem[] | null;
+  /** The health model's entry for this connection (the row's state comes from here). */
+  health?: Partial<ConnHealth> | null;
 }
 
 export interface ClearResult {
@@ -50,8 +54,6 @@ export interface ManagedConnection extends CooldownConnection {
   reported: string;
 }
 
-const KNOWN = new Set<string>(STATUSES);
-
 function parseInstant(v: string | number | null | undefined): number | null {
   if (v == null || v === '') return null;
   if (typeof v === 'number') return Number.isFinite(v) ? (v < 1e12 ? v * 1000 : v) : null;
@@ -60,19 +62,24 @@ function parseInstant(v: string | number | null | undefined): number | null {
 }
 
 /**
- * The status as the countdowns stand at `now`: terminal and unavailable stay
- * as reported; a running cooldown is cooling_down; else a running lockout is
- * model_locked; else the connection is healthy again.
+ * The health state as the countdowns stand at `now`: a state that does not
+ * end by itself (terminal, key_rejected, endpoint_not_found, unreachable,
+ * disabled) stays as reported; a running breaker, lease or model lock (the
+ * health model's deadline) stays; a running cooldown is cooling; else a
+ * running lockout is models_locked; else it serves again.
  */
 export function deriveStatus(c: Pick<ManagedConnection, 'reported' | 'until' | 'lockoutRows'>, now: number): CooldownStatus {
-  if (c.reported === 'terminal' || c.reported === 'unavailable' || c.reported === 'key_rejected') return c.reported;
-  // The health model's word: another key's exclusive lease holds it until `until`.
-  if (c.reported === 'leased' && c.until > now) return 'leased';
-  // The health model's word: its provider breaker is OPEN until `until`.
-  if (c.reported === 'breaker_open' && c.until > now) return 'breaker_open';
-  if (c.until > now) return 'cooling_down';
-  if (c.lockoutRows.some((l) => l.until > now)) return 'model_locked';
-  return 'healthy';
+  const info = stateInfo(c.reported);
+  if (!info.timed && !info.serving) return c.reported as CooldownStatus;
+  if (info.timed && c.until > now) return c.reported as CooldownStatus;
+  if (c.until > now) return 'cooling';
+  if (c.lockoutRows.some((l) => l.until > now)) return 'models_locked';
+  return c.reported === 'degraded' ? 'degraded' : 'serving';
+}
+
+/** The health model's state of a cooldown row: its `health` entry, else its legacy `status`. */
+export function reportedState(c: Pick<CooldownConnection, 'status' | 'health'>): string {
+  return toHealthState(typeof c.health?.state === 'string' && c.health.state ? c.health.state : c.status);
 }
 
 /** Builds the page's rows from the API answer, received at `now`. */
@@ -80,10 +87,11 @@ export function toManagedConnections(list: readonly CooldownConnection[] | null 
   const out: ManagedConnection[] = [];
   for (const c of list ?? []) {
     if (!c || typeof c.id !== 'string') continue;
-    const reported = typeof c.status === 'string' && KNOWN.has(c.status) ? c.status : 'healthy';
+    const reported = reportedState(c);
     let until = 0;
     if (typeof c.cooldownRemainingMs === 'number' && c.cooldownRemainingMs > 0) until = now + c.cooldownRemainingMs;
-    else if (reported === 'cooling_down') until = parseInstant(c.rateLimitedUntil) ?? 0;
+    else if (reported === 'cooling') until = parseInstant(c.rateLimitedUntil) ?? instant(c.health?.until) ?? 0;
+    else if (stateInfo(reported).timed) until = instant(c.health?.until) ?? 0;
     const lockoutRows = toLockoutRows(
       (c.lockouts ?? []).map((l) => ({ ...l, provider: l.provider || c.provider, connectionId: l.connectionId || c.id, connectionName: l.connectionName ?? c.name ?? null })),
       now,
@@ -93,7 +101,7 @@ export function toManagedConnections(list: readonly CooldownConnection[] | null 
     out.push(row);
   }
   return out.sort(
-    (a, b) => STATUSES.indexOf(a.status as CooldownStatus) - STATUSES.indexOf(b.status as CooldownStatus) || (a.name || a.id).localeCompare(b.name || b.id),
+    (a, b) => stateRank(a.status) - stateRank(b.status) || (a.name || a.id).localeCompare(b.name || b.id),
   );
 }
 
@@ -122,14 +130,17 @@ export function applyConnectionEventToRow(rows: readonly ManagedConnection[], ev
   const r = rows[i]!;
   const remaining = typeof ev.cooldownRemainingMs === 'number' ? ev.cooldownRemainingMs : null;
   let until = remaining != null ? (remaining > 0 ? now + remaining : 0) : (parseInstant(ev.rateLimitedUntil) ?? 0);
-  let reported = ev.terminal || ev.status === 'terminal' ? 'terminal' : ev.status === 'unavailable' ? 'unavailable' : 'healthy';
-  // A cooldown event says nothing about the provider breaker: an OPEN one stays.
-  if ((r.reported === 'breaker_open' || r.reported === 'leased') && reported === 'healthy' && r.until > now && !(remaining && remaining > 0)) {
+  let reported: string = ev.terminal || ev.status === 'terminal' ? 'terminal' : 'serving';
+  // A cooldown event says nothing about the provider breaker or a lease: a running one stays.
+  if ((r.reported === 'breaker_open' || r.reported === 'leased') && reported === 'serving' && r.until > now && !(remaining && remaining > 0)) {
     reported = r.reported;
     until = r.until;
   }
-  // A rejected key is a terminal state with its own name.
-  if (r.reported === 'key_rejected' && reported === 'terminal') reported = 'key_rejected';
+  // Nor about reachability, the switch, a key or a URL: a state that does not
+  // end by itself stays until the health model says otherwise (a rejected key
+  // or a wrong base URL is a terminal state with its own name).
+  const was = stateInfo(r.reported);
+  if (!was.timed && !was.serving && (reported === 'serving' || !was.clearable)) reported = r.reported;
   const next: ManagedConnection = {
     ...r,
     reported,
@@ -160,9 +171,9 @@ export function providersOf(rows: readonly Pick<CooldownConnection, 'provider'>[
   return [...new Set(rows.map((r) => r.provider).filter(Boolean))].sort((a, b) => a.localeCompare(b));
 }
 
-/** Terminal connections (banned, expired, credits exhausted) are never cleared from here. */
+/** Connections that need new credentials or a new base URL (the health model says not clearable) are never cleared from here. */
 export function isSelectable(r: Pick<CooldownConnection, 'status'>): boolean {
-  return r.status !== 'terminal' && r.status !== 'key_rejected';
+  return stateInfo(r.status).clearable;
 }
 
 /** Keeps only selected ids that are shown and selectable (clearing never touches a hidden row). */
@@ -171,10 +182,17 @@ export function pruneSelection(selected: ReadonlySet<string>, shown: readonly Pi
   return new Set([...selected].filter((id) => ok.has(id)));
 }
 
-/** "cooling_down,terminal" → those statuses; null for a missing or useless parameter. */
+const KNOWN = new Set<string>(STATUSES);
+
+/** "cooling,terminal" → those states (older names such as cooling_down are read too); null for a missing or useless parameter. */
 export function parseStatusParam(v: string | null | undefined): Set<CooldownStatus> | null {
   if (!v) return null;
-  const set = new Set(v.split(',').map((s) => s.trim()).filter((s): s is CooldownStatus => KNOWN.has(s)));
+  const set = new Set(
+    v
+      .split(',')
+      .map((s) => toHealthState(s.trim()))
+      .filter((s): s is CooldownStatus => KNOWN.has(s)),
+  );
   return set.size ? set : null;
 }
 
@@ -185,46 +203,15 @@ export function statusParam(statuses: ReadonlySet<string>): string | null {
 
 const TERMINAL_LABELS: Record<string, string> = { banned: 'Banned', expired: 'Expired', credits_exhausted: 'Credits exhausted' };
 
-/** The badge of a status; a terminal one names why (banned, expired, credits exhausted). */
+/** The badge of a row: the health model's label, tone and sentence; a terminal one names why (banned, expired, credits exhausted). */
 export function statusBadge(status: string | null | undefined, testStatus?: string | null): { label: string; tone: Tone; description: string } {
-  switch (status) {
-    case 'breaker_open':
-      return { label: 'Breaker open', tone: 'bad', description: 'Its provider circuit breaker is OPEN: out of routing until it half-opens (reset it to retry now).' };
-    case 'leased':
-      return { label: 'Leased', tone: 'warn', description: 'Held by another key’s exclusive lease: not serving anyone else until it is released or expires.' };
-    case 'key_rejected':
-      return { label: 'Key rejected', tone: 'bad', description: 'The provider rejected this key: replace it to put the connection back in service; clearing cooldowns does not.' };
-    case 'cooling_down':
-      return { label: 'Cooling down', tone: 'warn', description: 'Out of routing until the cooldown ends (rate limit or transient error).' };
-    case 'model_locked':
-      return { label: 'Model locked', tone: 'warn', description: 'Serving, but one or more models are locked out on it.' };
-    case 'unavailable':
-      return { label: 'Unavailable', tone: 'warn', description: 'Not available for routing right now.' };
-    case 'terminal': {
-      const why = TERMINAL_LABELS[(testStatus ?? '').toLowerCase()];
-      return {
-        label: why ? `Terminal: ${why.toLowerCase()}` : 'Terminal',
-        tone: 'bad',
-        description: 'Out of service until its credentials change; clearing cooldowns does not bring it back.',
-      };
-    }
-    case 'healthy':
-      return { label: 'Healthy', tone: 'ok', description: 'Available for routing.' };
-    default:
-      return { label: status ? status.replace(/_/g, ' ') : 'Unknown', tone: 'muted', description: '' };
+  const info = stateInfo(status);
+  if (status === 'terminal') {
+    const why = TERMINAL_LABELS[(testStatus ?? '').toLowerCase()];
+    if (why) return { label: `${info.label}: ${why.toLowerCase()}`, tone: info.tone, description: info.description };
   }
+  return { label: info.label, tone: info.tone, description: info.description };
 }
-
-export const STATUS_LABELS: Record<CooldownStatus, string> = {
-  breaker_open: 'Breaker open',
-  leased: 'Leased',
-  key_rejected: 'Key rejected',
-  cooling_down: 'Cooling down',
-  model_locked: 'Model locked',
-  unavailable: 'Unavailable',
-  terminal: 'Terminal',
-  healthy: 'Healthy',
-};
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 

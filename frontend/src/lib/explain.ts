@@ -6,6 +6,10 @@
 
 import type { Tone } from './health';
 import { targetIndexOf, type ComboTarget, type ConnectionRef } from './combos';
+import { HEALTH_STATES, stateInfo, type ConnHealth } from './healthmodel';
+
+/** The health model's entry of a connection (healthStore.connection), or undefined when unknown. */
+export type HealthLookup = (connectionId: string) => Pick<ConnHealth, 'state' | 'reason'> | undefined;
 
 export type ExclusionReason =
   | 'model_lockout'
@@ -33,6 +37,8 @@ export interface ExplainCandidate {
   detail?: string | null;
   transient?: boolean | null;
   remainingMs?: number | null;
+  /** Set by withHealth: the health model's sentence for why it does not serve. */
+  healthReason?: string | null;
 }
 
 export interface ExplainAnswer {
@@ -69,6 +75,11 @@ export function reasonInfo(reason: string | null | undefined, detail?: string | 
     case 'connection_cooldown':
       return { label: 'cooldown', tone: 'warn', description: 'This connection is cooling down after an upstream error (e.g. a 429); it is used again when the countdown ends.' };
     case 'unavailable': {
+      // A health-model state (key_rejected, unreachable …): its one label and tone.
+      if (detail && (HEALTH_STATES as readonly string[]).includes(detail)) {
+        const info = stateInfo(detail);
+        return { label: info.label, tone: info.tone, description: info.description };
+      }
       const state = detail ? humanize(detail) : '';
       return {
         label: state ? `unavailable: ${state}` : 'unavailable',
@@ -106,6 +117,27 @@ export interface ExplainModel {
   summary: string;
 }
 
+/**
+ * The candidate as the health model sees it: an "eligible" answer for a
+ * connection the model says is not serving (unreachable, breaker_open,
+ * key_rejected, endpoint_not_found, cooling …) becomes excluded with the
+ * model's label and reason, so Why? never says eligible beside a Dead combo.
+ */
+export function withHealth(c: ExplainCandidate, health?: HealthLookup): ExplainCandidate {
+  if (c.status !== 'eligible' || !health) return c;
+  const m = health(c.connectionId);
+  if (!m || stateInfo(m.state).serving) return c;
+  return { ...c, order: null, status: 'excluded', reason: 'health_state', detail: m.state, healthReason: m.reason ?? null };
+}
+
+/** The badge of a candidate the health model excluded. */
+function healthInfo(c: ExplainCandidate): ReasonInfo {
+  const info = stateInfo(c.detail);
+  return { label: info.label, tone: info.tone, description: c.healthReason || info.description };
+}
+
+const infoOf = (c: ExplainCandidate): ReasonInfo => (c.reason === 'health_state' ? healthInfo(c) : reasonInfo(c.reason, c.detail));
+
 const remainingOf = (c: ExplainCandidate) => (typeof c.remainingMs === 'number' && Number.isFinite(c.remainingMs) && c.remainingMs > 0 ? c.remainingMs : 0);
 
 /**
@@ -118,8 +150,9 @@ export function explainModel(
   now: number,
   targets: readonly Pick<ComboTarget, 'model' | 'connectionId'>[] = [],
   connections: readonly ConnectionRef[] = [],
+  health?: HealthLookup,
 ): ExplainModel {
-  const list = Array.isArray(answer?.candidates) ? answer.candidates.filter((c) => c && typeof c.connectionId === 'string') : [];
+  const list = Array.isArray(answer?.candidates) ? answer.candidates.filter((c) => c && typeof c.connectionId === 'string').map((c) => withHealth(c, health)) : [];
   const rows = list.map((c, i): ExplainRow => {
     const eligible = c.status === 'eligible';
     const ti = targets.length ? targetIndexOf(c, targets, connections) : -1;
@@ -128,7 +161,7 @@ export function explainModel(
       ...c,
       key: `${c.connectionId}|${c.model}|${i}`,
       eligible,
-      info: eligible ? null : reasonInfo(c.reason, c.detail),
+      info: eligible ? null : infoOf(c),
       until: !eligible && remaining > 0 ? now + remaining : null,
       targetIndex: ti,
       targetLabel: ti >= 0 ? targets[ti]!.model : c.model,
@@ -184,9 +217,9 @@ export interface TargetBadge {
  * candidate (breaker / cooldown / lockout …), "available" when at least one
  * candidate can serve, "no connection" when the model resolves to nothing.
  */
-export function targetBadges(answer: ExplainAnswer | null | undefined, pin: string, now: number): TargetBadge[] {
+export function targetBadges(answer: ExplainAnswer | null | undefined, pin: string, now: number, health?: HealthLookup): TargetBadge[] {
   if (!answer) return [];
-  const cands = (answer.candidates ?? []).filter((c) => !pin || c.connectionId === pin);
+  const cands = (answer.candidates ?? []).filter((c) => c && (!pin || c.connectionId === pin)).map((c) => withHealth(c, health));
   if (answer.error || cands.length === 0) {
     const msg = answer.error?.message || (pin ? 'The pinned connection does not serve this model.' : 'No active connection serves this model.');
     return [{ label: 'no connection', tone: 'bad', title: msg, reason: answer.error?.code || 'no_connection', until: null }];
@@ -205,7 +238,7 @@ export function targetBadges(answer: ExplainAnswer | null | undefined, pin: stri
   }
   for (const c of cands) {
     if (c.status === 'eligible') continue;
-    const info = reasonInfo(c.reason, c.detail);
+    const info = infoOf(c);
     const remaining = remainingOf(c);
     out.push({
       label: info.label,

@@ -62,7 +62,7 @@ export function breakerBadge(state: unknown): { label: string; tone: Tone } {
   }
 }
 
-export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'key_rejected' | 'unavailable';
+export type ConnectionKind = 'disabled' | 'healthy' | 'cooling' | 'banned' | 'expired' | 'credits_exhausted' | 'key_rejected' | 'endpoint_not_found' | 'unavailable';
 
 export interface ConnectionState {
   kind: ConnectionKind;
@@ -85,6 +85,8 @@ const TERMINAL: Record<string, { kind: ConnectionKind; label: string }> = {
   credits_exhausted: { kind: 'credits_exhausted', label: 'Credits exhausted' },
   // The provider rejected the key (401/403 to the credential check): never "expired".
   key_rejected: { kind: 'key_rejected', label: 'Key rejected' },
+  // The base URL answered 404 to the credential check: edit the base URL.
+  endpoint_not_found: { kind: 'endpoint_not_found', label: 'Wrong base URL' },
 };
 
 export function isTerminalStatus(testStatus: string | null | undefined): boolean {

@@ -12,6 +12,7 @@ export type HealthState =
   | 'disabled'
   | 'terminal'
   | 'key_rejected'
+  | 'endpoint_not_found'
   | 'unreachable'
   | 'breaker_open'
   | 'cooling'
@@ -19,7 +20,45 @@ export type HealthState =
   | 'leased'
   | 'degraded'
   | 'serving'
-  | 'dead';
+  | 'dead'
+  | 'disk_full';
+
+/**
+ * Every state the gateway's health model (backend/health/health.go) can
+ * report, worst first. tests/unit/states.test.ts parses the Go constants and
+ * fails when the backend gains a state this list lacks.
+ */
+export const HEALTH_STATES: readonly HealthState[] = [
+  'setup',
+  'disabled',
+  'terminal',
+  'key_rejected',
+  'endpoint_not_found',
+  'unreachable',
+  'breaker_open',
+  'cooling',
+  'models_locked',
+  'leased',
+  'degraded',
+  'serving',
+  'dead',
+  'disk_full',
+];
+
+/** The states a connection can be in (the Cooldown Manager's filters, in this order). */
+export const CONNECTION_STATES: readonly HealthState[] = [
+  'breaker_open',
+  'unreachable',
+  'key_rejected',
+  'endpoint_not_found',
+  'terminal',
+  'cooling',
+  'leased',
+  'models_locked',
+  'degraded',
+  'disabled',
+  'serving',
+];
 
 export interface HealthLock {
   model: string;
@@ -137,6 +176,155 @@ export function stateBadge(state: string | null | undefined): StateBadge {
   return w?.label ? { label: w.label, tone: b.tone } : b;
 }
 
+/** What a state means for every page: its badge, whether it serves, whether lists show it by default. */
+export interface StateInfo extends StateBadge {
+  state: string;
+  /** True when the connection takes requests (models_locked: its other models; degraded: with a wobbly breaker). */
+  serving: boolean;
+  /** Lists of "what is out of routing" (Cooldown Manager, Overview) show every state but serving. */
+  shownByDefault: boolean;
+  /** One sentence: what it means and what brings it back. */
+  description: string;
+  /** A few words under a problem with no countdown ("needs new credentials"); "" when timed or serving. */
+  hint: string;
+  /** Ends by itself at the state's `until` (cooling, breaker_open, leased, models_locked). */
+  timed: boolean;
+  /** Clearing cooldowns can bring it back (false when new credentials or a new base URL are needed). */
+  clearable: boolean;
+}
+
+const TIMED = new Set<string>(['cooling', 'breaker_open', 'leased', 'models_locked']);
+const NEEDS_EDIT = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found']);
+
+const HINTS: Record<string, string> = {
+  terminal: 'needs new credentials',
+  key_rejected: 'needs new credentials',
+  endpoint_not_found: 'this URL answers 404: check the base URL',
+  unreachable: 'nothing answers: check its address and your network',
+  disabled: 'switched off',
+};
+
+const DESCRIPTIONS: Record<string, string> = {
+  setup: 'Nothing is configured yet: add a provider connection.',
+  disabled: 'Switched off by a person: enable it to put it back in routing.',
+  terminal: 'Out of service until its credentials change (banned, expired or out of credits); clearing cooldowns does not bring it back.',
+  key_rejected: 'The provider rejected this key: replace it to put the connection back in service; clearing cooldowns does not.',
+  endpoint_not_found: 'This URL answers 404: check the base URL (often a missing /v1); clearing cooldowns does not bring it back.',
+  unreachable: 'The upstream has not answered (closed port, wrong host, no network): check the base URL; the next answer brings it back.',
+  breaker_open: 'Its provider circuit breaker is OPEN: out of routing until it half-opens (reset it to retry now).',
+  cooling: 'Out of routing until the cooldown ends (rate limit or transient error).',
+  models_locked: 'Serving, but one or more models are locked out on it.',
+  leased: 'Held by another key’s exclusive lease: not serving anyone else until it is released or expires.',
+  degraded: 'Serving, but its provider breaker is degraded or half-open.',
+  serving: 'Available for routing.',
+  dead: 'None of its targets can be served now.',
+  disk_full: 'The disk holding the database is full: requests are routed but nothing can be saved.',
+};
+
+const SERVING = new Set<string>(['serving', 'degraded', 'models_locked']);
+
+/** The one place every page reads a state from: label, tone, serving, shown by default, description. */
+export function stateInfo(state: string | null | undefined): StateInfo {
+  const b = stateBadge(state);
+  const s = state ?? '';
+  const w = stateWords(state);
+  return {
+    ...b,
+    state: s,
+    serving: SERVING.has(s),
+    shownByDefault: s !== 'serving',
+    description: w?.sentence || DESCRIPTIONS[s] || '',
+    hint: HINTS[s] ?? '',
+    timed: TIMED.has(s),
+    clearable: !NEEDS_EDIT.has(s),
+  };
+}
+
+/** True when the state takes requests (see stateInfo). */
+export function isServingState(state: string | null | undefined): boolean {
+  return SERVING.has(state ?? '');
+}
+
+/** The Overview's connection tiles, from one pass over the health model. */
+export interface ConnectionCounts {
+  total: number;
+  /** Takes at least some requests now (the model's `serving` flag). */
+  serving: number;
+  /** Not serving, cooling down (back by itself). */
+  cooling: number;
+  /** Not serving, its provider breaker open (back by itself). */
+  breakerOpen: number;
+  /** Not serving for any other reason: key rejected, wrong base URL, unreachable, terminal, switched off, leased to another key. */
+  outOfService: number;
+}
+
+/**
+ * Counts connections the way every Overview tile shows them: serving by the
+ * model's own flag, and each one not serving in exactly one of cooling,
+ * breaker open or out of service, so the tiles always add up to the total.
+ */
+export function connectionCounts(conns: readonly Pick<ConnHealth, 'state' | 'serving'>[] | null | undefined): ConnectionCounts {
+  const out: ConnectionCounts = { total: 0, serving: 0, cooling: 0, breakerOpen: 0, outOfService: 0 };
+  for (const c of conns ?? []) {
+    out.total++;
+    if (c.serving) out.serving++;
+    else if (c.state === 'cooling') out.cooling++;
+    else if (c.state === 'breaker_open') out.breakerOpen++;
+    else out.outOfService++;
+  }
+  return out;
+}
+
+/** Worst-first rank of a state (unknown states last). */
+export function stateRank(state: string | null | undefined): number {
+  return ORDER[state ?? ''] ?? 9;
+}
+
+const LEGACY: Record<string, HealthState> = {
+  healthy: 'serving',
+  active: 'serving',
+  cooling_down: 'cooling',
+  model_locked: 'models_locked',
+  unavailable: 'disabled',
+  banned: 'terminal',
+  expired: 'terminal',
+  credits_exhausted: 'terminal',
+};
+
+/**
+ * A state in the health model's words from an older field (a cooldown row's
+ * `status`, a connection's `testStatus`): "cooling_down" → "cooling",
+ * "healthy" → "serving"; health-model names pass through.
+ */
+export function toHealthState(v: string | null | undefined): HealthState | string {
+  const s = (v ?? '').trim().toLowerCase();
+  if ((HEALTH_STATES as readonly string[]).includes(s)) return s;
+  return LEGACY[s] ?? (s || 'serving');
+}
+
+/** The fields of a connection row that decide its state when the health model has no entry for it. */
+export interface ConnectionFields {
+  isActive?: boolean | null;
+  testStatus?: string | null;
+  rateLimitedUntil?: string | number | null;
+}
+
+/** A connection's health state from its own fields (the fallback before the first health report). */
+export function connectionFieldsState(c: ConnectionFields, now = Date.now()): HealthState | string {
+  if (c.isActive === false) return 'disabled';
+  const t = (c.testStatus ?? '').trim().toLowerCase();
+  if (['key_rejected', 'endpoint_not_found', 'unreachable', 'banned', 'expired', 'credits_exhausted'].includes(t)) return toHealthState(t);
+  const u = c.rateLimitedUntil;
+  const until = u == null || u === '' ? null : typeof u === 'number' ? u : Date.parse(u);
+  if (until != null && Number.isFinite(until) && until > now) return 'cooling';
+  return 'serving';
+}
+
+/** A connection's badge: the health model's state when it has one, else the row's own fields. */
+export function connectionBadge(c: ConnectionFields & { id: string }, model: Pick<ConnHealth, 'state'> | null | undefined, now = Date.now()): StateInfo {
+  return stateInfo(model ? model.state : connectionFieldsState(c, now));
+}
+
 function badgeOf(state: string | null | undefined): StateBadge {
   switch (state) {
     case 'unreachable':
@@ -148,6 +336,9 @@ function badgeOf(state: string | null | undefined): StateBadge {
       return { label: 'Leased', tone: 'warn' };
     case 'key_rejected':
       return { label: 'Key rejected', tone: 'bad' };
+    case 'endpoint_not_found':
+      // The base URL answers 404 to the credential check (a missing /v1).
+      return { label: 'Wrong base URL', tone: 'bad' };
     case 'degraded':
       return { label: 'Degraded', tone: 'warn' };
     case 'models_locked':
@@ -164,6 +355,8 @@ function badgeOf(state: string | null | undefined): StateBadge {
       return { label: 'Disabled', tone: 'muted' };
     case 'setup':
       return { label: 'Set up', tone: 'muted' };
+    case 'disk_full':
+      return { label: 'Disk full', tone: 'bad' };
     default:
       return { label: state ? state.replace(/_/g, ' ') : 'Unknown', tone: 'muted' };
   }
@@ -221,7 +414,7 @@ export interface Problem {
   down: boolean;
 }
 
-const ORDER: Record<string, number> = { breaker_open: 0, key_rejected: 1, terminal: 1, cooling: 2, dead: 3, leased: 4, models_locked: 4, degraded: 5, disabled: 6 };
+const ORDER: Record<string, number> = { breaker_open: 0, unreachable: 1, key_rejected: 1, endpoint_not_found: 1, terminal: 1, cooling: 2, dead: 3, leased: 4, models_locked: 4, degraded: 5, disabled: 6 };
 
 /**
  * What is broken and when is it back: every connection that is not fully

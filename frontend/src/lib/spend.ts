@@ -18,8 +18,10 @@ export interface Meter {
   percent: number;
   /** ok under 80 %, warn from 80 %, bad at 100 % (refused). */
   level: 'ok' | 'warn' | 'bad';
-  /** "$0.0080 of $0.0100 today", "800 of 1,000 tokens this month". */
+  /** "$0.0080 of $0.0100 today", "800 of 1,000 tokens this month"; with holds "$0.0008 spent + $0.0012 held of $0.0020 today". */
   text: string;
+  /** "2 requests in flight hold $0.0012" when requests in flight hold part of the spend, else "". */
+  held: string;
 }
 
 const PERIOD_TEXT: Record<KeyBudget['period'], string> = { day: 'today', month: 'this month', total: 'in total' };
@@ -30,10 +32,23 @@ export function meterOf(k: Pick<ApiKey, 'budget' | 'spend'>): Meter | null {
   if (!b || (b.usd == null && b.tokens == null)) return null;
   const usd = k.spend?.usd ?? 0;
   const tokens = k.spend?.tokens ?? 0;
+  const heldUsd = Math.min(Math.max(k.spend?.heldUsd ?? 0, 0), usd);
+  const heldTokens = Math.min(Math.max(k.spend?.heldTokens ?? 0, 0), tokens);
+  const n = (x: number) => x.toLocaleString('en-US');
   const parts: Array<{ share: number; text: string }> = [];
-  if (b.usd != null) parts.push({ share: b.usd > 0 ? usd / b.usd : usd > 0 ? Infinity : 1, text: `${formatUSD(usd)} of ${formatUSD(b.usd)}` });
+  if (b.usd != null)
+    parts.push({
+      share: b.usd > 0 ? usd / b.usd : usd > 0 ? Infinity : 1,
+      text: heldUsd > 0 ? `${formatUSD(usd - heldUsd)} spent + ${formatUSD(heldUsd)} held of ${formatUSD(b.usd)}` : `${formatUSD(usd)} of ${formatUSD(b.usd)}`,
+    });
   if (b.tokens != null)
-    parts.push({ share: b.tokens > 0 ? tokens / b.tokens : 1, text: `${tokens.toLocaleString('en-US')} of ${b.tokens.toLocaleString('en-US')} tokens` });
+    parts.push({
+      share: b.tokens > 0 ? tokens / b.tokens : 1,
+      text: heldTokens > 0 ? `${n(tokens - heldTokens)} spent + ${n(heldTokens)} held of ${n(b.tokens)} tokens` : `${n(tokens)} of ${n(b.tokens)} tokens`,
+    });
+  const inFlight = k.spend?.inFlight ?? 0;
+  const heldParts = [heldUsd > 0 ? formatUSD(heldUsd) : '', heldTokens > 0 && b.tokens != null ? `${n(heldTokens)} tokens` : ''].filter(Boolean);
+  const held = inFlight > 0 && heldParts.length ? `${inFlight} request${inFlight === 1 ? '' : 's'} in flight hold${inFlight === 1 ? 's' : ''} ${heldParts.join(' and ')}` : '';
   const top = parts.reduce((a, p) => (p.share > a.share ? p : a));
   const share = Number.isFinite(top.share) ? top.share : 1;
   return {
@@ -41,6 +56,7 @@ export function meterOf(k: Pick<ApiKey, 'budget' | 'spend'>): Meter | null {
     percent: Math.round(share * 100),
     level: share >= 1 ? 'bad' : share >= 0.8 ? 'warn' : 'ok',
     text: `${parts.map((p) => p.text).join(' · ')} ${PERIOD_TEXT[b.period] ?? b.period}`,
+    held,
   };
 }
 
@@ -51,6 +67,8 @@ export interface MoneyInput {
   period: string;
   rpm: string;
   tpm: string;
+  /** The "allow models of unknown price" box (only with a USD budget). */
+  allowUnpriced?: boolean;
 }
 
 /** The form's values as the API's budget and limits (null: none), or the first error. */
@@ -70,6 +88,7 @@ export function parseMoney(v: MoneyInput): KeyMoney | { error: string; field: ke
     budget = { period };
     if (usd !== undefined) budget.usd = usd;
     if (tokens !== undefined) budget.tokens = tokens;
+    if (usd !== undefined && v.allowUnpriced) budget.allowUnpriced = true;
   }
   let limits: KeyLimits | null = null;
   if (rpm !== undefined || tpm !== undefined) {

@@ -375,7 +375,7 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
       focusByKey(el, hadFocus);
       return;
     }
-    const model = explainModel(st.answer, st.receivedAt, c.targets ?? [], connections);
+    const model = explainModel(st.answer, st.receivedAt, c.targets ?? [], connections, (id) => healthStore.connection(id));
     const rows = [...model.eligible, ...model.excluded];
     clear(
       el,
@@ -932,7 +932,7 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
         cell.replaceChildren(badge('unknown', 'muted', ex.error instanceof Error ? ex.error.message : 'The gateway did not answer.'));
         continue;
       }
-      const badges = targetBadges(ex.answer, t.connectionId, ex.receivedAt);
+      const badges = targetBadges(ex.answer, t.connectionId, ex.receivedAt, (id) => healthStore.connection(id));
       cell.replaceChildren(
         ...badges.map((b) =>
           h(
@@ -1014,7 +1014,8 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
     (() => {
       let sig = '';
       return healthStore.subscribe((r) => {
-        const next = (r.combos ?? []).map((x) => `${x.name}=${x.state}`).join(',');
+        // Connection states too: Why? reads them (an unreachable target is never "eligible").
+        const next = [...(r.combos ?? []).map((x) => `${x.name}=${x.state}`), ...(r.connections ?? []).map((x) => `${x.id}=${x.state}`)].join(',');
         if (next === sig) return;
         sig = next;
         if (combos) renderList();

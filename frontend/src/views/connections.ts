@@ -18,7 +18,7 @@ import {
 import { describeLive, formatModelCaps, parseModelCaps, sameCaps } from '../lib/concurrency';
 import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
-import { healthStore, instant, stateBadge } from '../lib/healthmodel';
+import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
@@ -155,7 +155,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       clear(
         rowMessage,
         warning
-          ? notice(`Added connection “${created.name || created.provider}”, but ${warning}. Replace the key (Edit) to put it in service.`, 'info')
+          ? notice(`Added connection “${created.name || created.provider}”, but ${warning}. ${addFixHint(warning)}`, 'info')
           : notice(`Added connection “${created.name || created.provider}”.`, 'success'),
       );
       await load(true);
@@ -256,7 +256,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // The gateway's health model decides the badge (an OPEN breaker, locked
     // models or a lease are not "healthy"); the row's own fields are the fallback.
     const model = healthStore.connection(c.id);
-    const shown = model ? stateBadge(model.state) : { label: state.label, tone: state.tone };
+    const shown = connectionBadge(c, model);
     const modelUntil = instant(model?.until);
     const test = testResults.get(c.id);
     const label = c.name || c.provider;
@@ -659,6 +659,13 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     window.clearInterval(ticker);
     window.clearInterval(livePoll);
   };
+}
+
+/** The fix an Add's failed check calls for: a new key, or a new base URL (a 404, nothing answering). */
+export function addFixHint(warning: string): string {
+  return warning.startsWith('the provider rejected this key')
+    ? 'Replace the key (Edit) to put it in service.'
+    : 'Edit its base URL to put it in service.';
 }
 
 function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: string) => Promise<void>): HTMLElement {

@@ -14,7 +14,6 @@ import {
   RULE_KEYS,
   RULE_LABELS,
   ruleRangeError,
-  STATUS_LABELS,
   statusBadge,
   statusParam,
   STATUSES,
@@ -29,7 +28,7 @@ import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
-import { healthStore, type ConnHealth } from '../lib/healthmodel';
+import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
@@ -63,7 +62,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       renderList();
     });
     const count = h('span', { class: 'count muted' });
-    return { status: s, input, count, label: h('label', { class: 'check-pill', for: input.id }, input, STATUS_LABELS[s], ' ', count) };
+    return { status: s, input, count, label: h('label', { class: 'check-pill', for: input.id }, input, stateInfo(s).label, ' ', count) };
   });
   providerSelect.addEventListener('change', () => {
     provider = providerSelect.value;
@@ -187,13 +186,13 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     const hadFocus = listArea.contains(document.activeElement);
 
     if (shown.length === 0) {
-      const outOfRouting = all.filter((r) => r.status !== 'healthy').length;
+      const outOfRouting = all.filter((r) => stateInfo(r.status).shownByDefault).length;
       clear(
         listArea,
         all.length === 0
           ? h('div', null, emptyState('No connections yet', 'Add one on the Connections page.'), h('p', { class: 'center' }, h('a', { href: href('/connections') }, 'Go to Connections')))
-          : outOfRouting === 0 && !statuses.has('healthy')
-            ? emptyState('Every connection is in routing', 'Nothing is cooling down or locked. Tick “Healthy” to list them anyway.')
+          : outOfRouting === 0 && !statuses.has('serving')
+            ? emptyState('Every connection is in routing', `Nothing is cooling down or locked. Tick “${stateInfo('serving').label}” to list them anyway.`)
             : emptyState('No connection matches these filters', 'Change the provider or tick more statuses.'),
       );
       updateActions(shown);
@@ -256,13 +255,13 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
   function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
     const label = nameOf(c);
     const st = statusBadge(c.status, c.testStatus);
-    const terminal = c.status === 'terminal';
+    const terminal = !isSelectable(c);
     const box = h('input', {
       type: 'checkbox',
       'data-select': c.id,
       'data-focus-key': `${c.id}:select`,
-      'aria-label': terminal ? `${label} is out of service (${st.label.replace(/^Terminal: /, '')}) and cannot be cleared here` : `Select ${label}`,
-      title: terminal ? 'Terminal: new credentials bring it back, not a clear' : null,
+      'aria-label': terminal ? `${label} is out of service (${st.label}) and cannot be cleared here` : `Select ${label}`,
+      title: terminal ? `${st.label}: ${st.description}` : null,
     });
     box.checked = selected.has(c.id);
     box.disabled = terminal;
@@ -444,7 +443,18 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         const next = (r.connections ?? []).map((x) => `${x.id}=${x.state}:${(x.fixes ?? []).join('+')}`).join(',');
         if (next === sig) return;
         sig = next;
-        if (rows) renderList();
+        if (!rows) return;
+        // The health model's state wins: no row keeps a state the model does not say.
+        const now = Date.now();
+        rows = rows.map((x) => {
+          const m = healthStore.connection(x.id);
+          const reported = m ? toHealthState(m.state) : x.reported;
+          if (reported === x.reported) return x;
+          const updated = { ...x, reported, health: m ?? null, until: stateInfo(reported).timed ? (instant(m?.until) ?? x.until) : x.until };
+          updated.status = deriveStatus(updated, now);
+          return updated;
+        });
+        renderList();
       });
     })(),
     live.subscribe('lockout', (ev) => {

@@ -210,6 +210,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         h('div', { class: 'spend-meter-fill', style: `width:${(m.fraction * 100).toFixed(1)}%` }),
       ),
       h('div', { class: 'small spend-text' }, `${m.percent} % · ${m.text}`, m.level === 'bad' ? [' ', badge('refused', 'bad')] : null),
+      m.held ? h('div', { class: 'muted small', 'data-testid': 'key-spend-held' }, m.held) : null,
       limits,
     );
   }
@@ -421,7 +422,8 @@ function moneyFields(prefix: string, k?: ApiKey): { el: HTMLElement; read: (stat
   );
   const rpm = input('limit-rpm', k?.limits?.rpm, { inputmode: 'numeric', placeholder: 'none' });
   const tpm = input('limit-tpm', k?.limits?.tpm, { inputmode: 'numeric', placeholder: 'none' });
-  const controls: Record<keyof MoneyInput, HTMLInputElement | HTMLSelectElement> = { usd, tokens, period, rpm, tpm };
+  const unpriced = h('input', { id: `${prefix}-budget-allow-unpriced`, type: 'checkbox', checked: k?.budget?.allowUnpriced ? '' : null });
+  const controls: Record<keyof MoneyInput, HTMLInputElement | HTMLSelectElement> = { usd, tokens, period, rpm, tpm, allowUnpriced: unpriced };
   const el = h(
     'fieldset',
     { class: 'form-grid money-fields' },
@@ -429,11 +431,16 @@ function moneyFields(prefix: string, k?: ApiKey): { el: HTMLElement; read: (stat
     field('Budget (USD)', usd, 'Requests are refused once the key has spent this much in the period. Empty: no cap.'),
     field('Budget (tokens)', tokens, 'Prompt and output tokens. Empty: no cap.'),
     field('Budget period', period),
+    field(
+      'Allow models of unknown price',
+      unpriced,
+      'With a USD budget, a model no connection has a price for is refused (its cost could not be counted) — set its price on the connection, or tick this to let it through, counting its tokens only.',
+    ),
     field('Requests per minute', rpm, 'Empty: no limit.'),
     field('Tokens per minute', tpm, 'Empty: no limit.'),
   );
   const read = (status: HTMLElement): KeyMoney | null => {
-    const parsed = parseMoney({ usd: usd.value, tokens: tokens.value, period: period.value, rpm: rpm.value, tpm: tpm.value });
+    const parsed = parseMoney({ usd: usd.value, tokens: tokens.value, period: period.value, rpm: rpm.value, tpm: tpm.value, allowUnpriced: unpriced.checked });
     if ('error' in parsed) {
       clear(status, h('p', { class: 'field-error', role: 'alert' }, parsed.error));
       controls[parsed.field].focus();

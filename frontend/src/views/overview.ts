@@ -2,7 +2,7 @@ import { ApiError, endpoints, isAbortError, type Health, type UpdateStatus } fro
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
 import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge } from '../lib/health';
-import { backIn, healthStore, instant, problems, stateBadge, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
+import { backIn, connectionCounts, healthStore, instant, problems, stateBadge, stateInfo, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
 import { instanceLine, instancesSummary, type InstanceList } from '../lib/instances';
 import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
@@ -133,14 +133,12 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   /** Connection counts from the health model: serving, cooling, breaker open, out of service, next back. */
   function connectionRows(): Array<[string, number | string, string, string?]> {
     const r = healthStore.get();
-    const conns = r?.connections ?? [];
-    const count = (st: string) => conns.filter((c) => c.state === st).length;
-    const serving = conns.filter((c) => c.serving).length;
+    const n = connectionCounts(r?.connections);
     const rows: Array<[string, number | string, string, string?]> = [
-      ['Serving', conns.length ? `${serving} of ${conns.length}` : '—', serving < conns.length ? 'warn' : '', 'serving-count'],
-      ['Cooling down', count('cooling'), count('cooling') ? 'warn' : ''],
-      ['Breaker open', count('breaker_open'), count('breaker_open') ? 'bad' : ''],
-      ['Out of service', count('terminal'), count('terminal') ? 'bad' : ''],
+      ['Serving', n.total ? `${n.serving} of ${n.total}` : '—', n.serving < n.total ? 'warn' : '', 'serving-count'],
+      ['Cooling down', n.cooling, n.cooling ? 'warn' : ''],
+      ['Breaker open', n.breakerOpen, n.breakerOpen ? 'bad' : ''],
+      ['Out of service', n.outOfService, n.outOfService ? 'bad' : '', 'out-of-service-count'],
       ['Next back', soonestDeadline ? formatCountdown(soonestDeadline - Date.now()) : '—', '', 'soonest-retry'],
     ];
     return rows;
@@ -248,13 +246,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
           : h(
               'span',
               { class: 'muted small' },
-              p.state === 'terminal' || p.state === 'key_rejected'
-                ? 'needs new credentials'
-                : p.state === 'unreachable'
-                  ? 'nothing answers: check its address and your network'
-                  : p.state === 'disabled'
-                    ? 'switched off'
-                    : '',
+              stateInfo(p.state).hint,
             ),
         fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
       ),

@@ -648,8 +648,8 @@ step('Cooldown Manager lists the connection as model_locked with its lockout', a
   const page = S.pageA;
   await gotoPage(page, 'Cooldown Manager');
   const row = page.locator('[data-testid="cooldowns-table"] tbody', { hasText: 'Fake B' });
-  await row.locator('[data-testid="cooldown-row"][data-status="model_locked"]').waitFor();
-  await row.getByTestId('status-badge').filter({ hasText: 'Model locked' }).waitFor();
+  await row.locator('[data-testid="cooldown-row"][data-status="models_locked"]').waitFor();
+  await row.getByTestId('status-badge').filter({ hasText: 'Models locked' }).waitFor();
   const lock = row.locator('[data-testid="lockout-item"][data-model="gpt-4o"]');
   await lock.waitFor();
   assert.equal(await lock.getByTestId('scope').textContent(), 'model');
@@ -721,7 +721,7 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   await gotoPage(page, 'Cooldown Manager');
   const banned = page.locator('[data-testid="cooldown-row"][data-status="terminal"]', { hasText: 'Banned account' });
   await banned.waitFor();
-  await banned.getByTestId('status-badge').filter({ hasText: 'Terminal: banned' }).waitFor();
+  await banned.getByTestId('status-badge').filter({ hasText: ': banned' }).waitFor();
   assert.equal(await banned.getByRole('checkbox').isDisabled(), true, 'terminal rows are not selectable');
   await page.getByText('Fake B').waitFor({ state: 'detached' }); // healthy again: hidden by default
   await page.evaluate(() => (window.__sameDocument = true));
@@ -733,7 +733,7 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
 
   const row = page.locator('[data-testid="cooldown-row"]', { hasText: 'Fake B' });
   await row.locator('[data-testid="status-badge"]', { hasText: 'Cooling down' }).waitFor();
-  assert.equal(await row.getAttribute('data-status'), 'cooling_down');
+  assert.equal(await row.getAttribute('data-status'), 'cooling');
   assert.match(await row.getByTestId('countdown').textContent(), /^(2 min|1 min( \d+ s)?)$/);
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'shown without a reload');
   await snapBoth(page, 'cooldowns-cooling');

@@ -192,6 +192,18 @@ step('the OPEN-breaker connection is not shown healthy on any page; Overview nam
   await personal.getByText('m1', { exact: true }).waitFor();
   await personal.getByRole('button', { name: /Unlock models/ }).waitFor();
   await page.getByTestId('status-line').filter({ hasText: /^2 of 5 connections serving · Lab back in \d+ s$/ }).waitFor();
+  // The Connections tiles agree with it and add up (issue 42): the leased one is out of service, not forgotten.
+  const tiles = () =>
+    page.locator('section[aria-labelledby="ov-conn-title"] .stat').evaluateAll((els) => Object.fromEntries(els.map((e) => [e.querySelector('dt')?.textContent, e.querySelector('dd')?.textContent])));
+  const want = { Serving: '2 of 5', 'Cooling down': '1', 'Breaker open': '1', 'Out of service': '1' };
+  let got = {};
+  for (let i = 0; i < 50; i++) {
+    const t = await tiles();
+    got = Object.fromEntries(Object.keys(want).map((k) => [k, t[k]]));
+    if (JSON.stringify(got) === JSON.stringify(want)) break;
+    await page.waitForTimeout(100);
+  }
+  assert.deepEqual(got, want, 'the Overview connection tiles');
   // Held by another key's lease: named with its holder, until when, and Release.
   const leased = page.locator('[data-testid="problem"][data-kind="connection"]', { hasText: 'Leased' }).first();
   await leased.getByTestId('leased-by').filter({ hasText: /Held exclusively by lease agent for leased\/gpt-4o-mini until/ }).waitFor();

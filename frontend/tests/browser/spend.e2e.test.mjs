@@ -95,6 +95,45 @@ test('the Keys meter and the Usage spend chart', async () => {
   await page.getByRole('button', { name: 'Refresh' }).click();
   await page.waitForFunction((id) => document.querySelector(`tr[data-key-id="${id}"] [data-testid="key-spend-meter"]`)?.getAttribute('data-level') === 'bad', key.id);
   assert.match(await row.getByTestId('key-spend').innerText(), /100 %.*refused/s);
+  // The refusal names the key, the budget, what was spent and what is held (issue 42).
+  assert.match(refused.body.error.message, /API key "ci" has reached its day budget of \$0\.\d{4}: \$0\.\d{4} spent, \$0\.0000 held by 0 request\(s\) in flight/);
+
+  // A model no connection has a price for is refused under the USD budget, naming the model and the fix…
+  const free = await mgmt('POST', '/api/providers', {
+    provider: 'openai-compatible', name: 'Free box', authType: 'apikey', apiKey: 'key-free', baseUrl: `${fake}/v1`, priority: 2, models: ['m-free'], verify: false,
+  });
+  assert.equal(free.status, 201, JSON.stringify(free.body));
+  const chatModel = async (key, model) => {
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const unpriced = await chatModel(value, 'm-free');
+  assert.equal(unpriced.status, 403, JSON.stringify(unpriced.body));
+  assert.equal(unpriced.body.error.code, 'MODEL_PRICE_UNKNOWN');
+  assert.match(unpriced.body.error.message, /"m-free" has no known price on connection "Free box".*"ci".*set its price/);
+  // …unless the key says otherwise: the Budget dialog's box (then only the spent budget refuses it).
+  await row.getByRole('button', { name: 'Edit budget of key ci' }).click();
+  await dialog.locator('#edit-budget-allow-unpriced').check();
+  await dialog.getByRole('button', { name: 'Save budget' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  assert.equal((await mgmt('GET', '/api/keys')).body.keys.find((k) => k.name === 'ci').budget.allowUnpriced, true);
+  assert.equal((await chatModel(value, 'm-free')).body.error.code, 'KEY_BUDGET_EXCEEDED');
+
+  // Held beside spent: a key whose requests in flight hold part of its spend reads so on its meter.
+  await page.route('**/api/keys', async (route) => {
+    const res = await route.fetch();
+    const json = await res.json();
+    for (const k of json.keys ?? []) if (k.name === 'ci') k.spend = { ...k.spend, usd: budget * 0.6, heldUsd: budget * 0.4, inFlight: 2 };
+    await route.fulfill({ response: res, json });
+  });
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await row.getByTestId('key-spend-held').filter({ hasText: /^2 requests in flight hold \$0\.\d{4}$/ }).waitFor();
+  assert.match(await row.getByTestId('key-spend').innerText(), /60 % · \$0\.\d{4} spent \+ \$0\.\d{4} held of \$0\.\d{4} today/);
+  await page.unroute('**/api/keys');
 
   // A flat-rate connection: its answers cost nothing and are saved.
   assert.equal((await mgmt('PATCH', `/api/providers/${connId}`, { flatRate: true })).status, 200);

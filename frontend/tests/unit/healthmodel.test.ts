@@ -29,6 +29,18 @@ describe('health model in the dashboard', () => {
     expect(stateBadge('breaker_open').tone).toBe('bad');
     expect(stateBadge('setup').tone).toBe('muted');
   });
+  it('names a base URL answering 404 and offers its edit, never healthy (issue 42)', () => {
+    expect(stateBadge('endpoint_not_found')).toEqual({ label: 'Wrong base URL', tone: 'bad' });
+    const r: HealthReport = {
+      status: 'unhealthy',
+      summary: { status: 'unhealthy', serving: 0, total: 1 },
+      connections: [{ id: 'c1', name: 'No v1', state: 'endpoint_not_found', reason: 'this URL answers 404: check the base URL', serving: false, fixes: ['edit_connection'] }],
+      combos: [],
+    } as unknown as HealthReport;
+    const p = problems(r);
+    expect(p.map((x) => x.state)).toEqual(['endpoint_not_found']);
+    expect(planFix('edit_connection', { id: 'c1', name: 'No v1' })).not.toBeNull();
+  });
   it('lists what is not serving, worst first: breakers, cooldowns, dead combos, locks', () => {
     const list = problems(report);
     expect(list.map((p) => `${p.kind}:${p.name}`)).toEqual(['provider:Gone', 'connection:Lab', 'connection:Work', 'combo:work', 'connection:Personal']);
@@ -103,5 +115,28 @@ describe('chart geometry', () => {
     expect(linePoints([0, 2, 0, 4], 30, 10, 4)).toBe('10,5 30,0');
     expect(segmentSpan(50, 150, 100, 200)).toEqual({ left: 0, width: 0.5 });
     expect(segmentSpan(10, 20, 100, 200)).toBeNull();
+  });
+});
+
+describe('Overview connection tiles (issue 42)', () => {
+  it('count every connection not serving in exactly one tile, so the tiles add up on a mixed state', async () => {
+    const { connectionCounts } = await import('../../src/lib/healthmodel');
+    const conns = [
+      { state: 'serving', serving: true },
+      { state: 'degraded', serving: true },
+      { state: 'models_locked', serving: true },
+      { state: 'cooling', serving: false },
+      { state: 'breaker_open', serving: false },
+      { state: 'unreachable', serving: false },
+      { state: 'key_rejected', serving: false },
+      { state: 'endpoint_not_found', serving: false },
+      { state: 'terminal', serving: false },
+      { state: 'disabled', serving: false },
+      { state: 'leased', serving: false },
+    ] as const;
+    const n = connectionCounts(conns);
+    expect(n).toEqual({ total: 11, serving: 3, cooling: 1, breakerOpen: 1, outOfService: 6 });
+    expect(n.serving + n.cooling + n.breakerOpen + n.outOfService).toBe(n.total);
+    expect(connectionCounts(undefined)).toEqual({ total: 0, serving: 0, cooling: 0, breakerOpen: 0, outOfService: 0 });
   });
 });

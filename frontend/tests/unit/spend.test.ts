@@ -64,3 +64,24 @@ describe('budget events', () => {
     expect(parseLiveEvent('budget', JSON.stringify({ type: 'budget', data: { keyId: 'k1' } }))).toBeNull();
   });
 });
+
+describe('budget holds beside spent (issue 42)', () => {
+  it('the meter splits spent from held and says how many requests hold it', () => {
+    const m = meterOf({ budget: { usd: 0.002, period: 'day' }, spend: { usd: 0.002, tokens: 0, heldUsd: 0.0012, inFlight: 2 } })!;
+    expect(m.text).toBe('$0.0008 spent + $0.0012 held of $0.0020 today');
+    expect(m.held).toBe('2 requests in flight hold $0.0012');
+    expect(m.level).toBe('bad');
+    const idle = meterOf({ budget: { usd: 0.01, period: 'day' }, spend: { usd: 0.004, tokens: 0, heldUsd: 0, inFlight: 0 } })!;
+    expect(idle.text).toBe('$0.0040 of $0.0100 today');
+    expect(idle.held).toBe('');
+    const toks = meterOf({ budget: { tokens: 1000, period: 'month' }, spend: { usd: 0, tokens: 900, heldTokens: 500, inFlight: 1 } })!;
+    expect(toks.text).toBe('400 spent + 500 held of 1,000 tokens this month');
+    expect(toks.held).toBe('1 request in flight holds 500 tokens');
+  });
+  it('allowUnpriced goes with a USD budget only', () => {
+    const base = { usd: '', tokens: '', period: 'day', rpm: '', tpm: '' };
+    expect(parseMoney({ ...base, usd: '1', allowUnpriced: true })).toEqual({ budget: { period: 'day', usd: 1, allowUnpriced: true }, limits: null });
+    expect(parseMoney({ ...base, tokens: '10', allowUnpriced: true })).toEqual({ budget: { period: 'day', tokens: 10 }, limits: null });
+    expect(parseMoney({ ...base, usd: '1' })).toEqual({ budget: { period: 'day', usd: 1 }, limits: null });
+  });
+});
