@@ -441,14 +441,14 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 				return err
 			}
 		}
-		if p.Dialect == providers.DialectBedrock {
-			if s, err = a.applyBedrockData(row, s); err != nil {
+		if sch := p.DataSchema(); sch != nil && sch.Apply != nil {
+			if s, err = a.applyProviderData(sch, row, s); err != nil {
 				return err
 			}
 		}
 		row.ProviderSpecificData = s
-	} else if creating && p.Dialect == providers.DialectBedrock {
-		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}").WithParam("providerSpecificData")
+	} else if sch := p.DataSchema(); creating && sch != nil && sch.Required {
+		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "%s", sch.RequiredMessage).WithParam("providerSpecificData")
 	}
 	if p.Dialect == providers.DialectVertex && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
 		if err := a.applyVertex(row, in.APIKey); err != nil {

@@ -1057,7 +1057,7 @@ type billExtras struct {
 
 // usageOf is a translator's usage as pricing reads it, each count clamped
 // to 0 … maxUsageTokens (every wire a translator reads: Anthropic, Gemini,
-// Responses, Bedrock, Ollama, ...).
+// Responses, a provider module's own wire, Ollama, ...).
 func usageOf(u translate.Usage) pricing.Usage {
 	return clampUsage(pricing.Usage{Prompt: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
 		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens})

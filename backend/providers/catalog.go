@@ -57,7 +57,7 @@ type Provider struct {
 	// that refuse a trailing assistant message (none known today).
 	NoPrefillModels []string
 	// PrefillOnlyModels, when set, narrows a prefill-capable provider to
-	// the model ids containing one of these (Bedrock: "anthropic.", whose
+	// the model ids containing one of these (e.g. "anthropic." on a cloud whose
 	// prefill goes through InvokeModel; its other families do not prefill).
 	PrefillOnlyModels []string
 	// RuleFullText lets provider error rules match text markers against the
@@ -83,6 +83,21 @@ type Provider struct {
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
 	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
 	Dialect Dialect
+	// Doc is the provider's docs/PROVIDERS.md row where it differs from
+	// what its format implies.
+	Doc Doc
+	// Module is the provider folder's module serving this row (nil: none;
+	// set by Catalog.WithModules).
+	Module *Module
+}
+
+// Doc is a provider's own words in docs/PROVIDERS.md ("" : derived from the
+// format and flags).
+type Doc struct {
+	// Auth is how the credential is sent; Wire the upstream API spoken;
+	// Discovery how a connection learns its models (the catalogue's
+	// defaults are appended).
+	Auth, Wire, Discovery string
 }
 
 // The editor identity GitHub Copilot's APIs expect (its chat API refuses a
@@ -96,11 +111,6 @@ const (
 
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
-
-// DialectBedrock is AWS Bedrock's Converse API, which the bedrock executor
-// speaks in the OpenAI wire: requests signed with SigV4 from the
-// connection's AWS credentials, streams in the AWS event-stream framing.
-const DialectBedrock Dialect = "bedrock"
 
 // DialectCopilot is GitHub Copilot's chat API: OpenAI Chat Completions at
 // the endpoint the Copilot token exchange names (endpoints.api), with a
@@ -134,10 +144,10 @@ const DialectAzure Dialect = "azure"
 // Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
 func (p Provider) Auth() string {
 	switch {
+	case p.Doc.Auth != "":
+		return p.Doc.Auth
 	case p.Dialect == DialectAzure:
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
-	case p.Dialect == DialectBedrock:
-		return "AWS SigV4 (access key, secret, optional session token)"
 	case p.Dialect == DialectCopilot:
 		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
 	case p.Dialect == DialectVertex:
@@ -232,8 +242,9 @@ type OAuth struct {
 
 // Catalog is the immutable provider list.
 type Catalog struct {
-	byID map[string]Provider
-	list []Provider
+	byID    map[string]Provider
+	list    []Provider
+	modules []Module
 }
 
 // NewCatalog returns the built-in catalogue.
@@ -384,7 +395,10 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
 		// Anthropic models go through InvokeModel (the Messages body) when
 		// a request thinks or prefills, which Converse cannot carry.
-		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
+		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: "bedrock", Aliases: []string{"aws-bedrock"},
+			Doc: Doc{Auth: "AWS SigV4 (access key, secret, optional session token)",
+				Wire:      "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill",
+				Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},
 			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
 			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
 			Tools:         true, Vision: true, Reasoning: true},
@@ -472,7 +486,7 @@ type Target struct {
 	Account Account
 	// Azure is an Azure OpenAI connection's API version and deployments.
 	Azure Azure
-	// AWS is a Bedrock connection's region and credentials (never logged).
+	// AWS is an AWS-signed connection's region and credentials (never logged).
 	AWS AWS
 	// Google is a Vertex or Code Assist connection's project and region.
 	Google Google
@@ -501,7 +515,7 @@ func VertexBaseURL(region string) string {
 	return "https://" + region + "-aiplatform.googleapis.com/v1"
 }
 
-// AWS is what a Bedrock call is signed with (SigV4).
+// AWS is what an AWS call is signed with (SigV4).
 type AWS struct {
 	Region, AccessKeyID, SecretAccessKey, SessionToken string
 }

@@ -51,7 +51,7 @@ type Conn struct {
 	Account providers.Account
 	// Azure is an Azure OpenAI connection's apiVersion and deployments (providerSpecificData).
 	Azure providers.Azure
-	// AWS is a Bedrock connection's region and credentials: the key id from
+	// AWS is an AWS-signed connection's region and credentials: the key id from
 	// providerSpecificData, the secret from the sealed API key, the session
 	// token from the sealed sessionTokenSealed.
 	AWS providers.AWS
@@ -260,15 +260,16 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		secret, loadErr = "", CredentialUnreadable
 	}
 	base := row.BaseURL
-	var aws providers.AWS
-	if p.Dialect == providers.DialectBedrock {
-		if aws, err = awsFromData(row.ProviderSpecificData, secret, box); err != nil {
-			aws, loadErr = providers.AWS{}, CredentialUnreadable
+	var cd providers.ConnData
+	if p.Module != nil && p.Module.Connect != nil {
+		if cd, err = p.Module.Connect(providers.ConnInput{Data: row.ProviderSpecificData, Secret: secret, Open: box.Open}); err != nil {
+			cd, loadErr = providers.ConnData{}, CredentialUnreadable
 		}
-		if base == "" && aws.Region != "" {
-			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
+		if base == "" {
+			base = cd.BaseURL
 		}
 	}
+	aws := cd.AWS
 	google := GoogleFromData(p, row.ProviderSpecificData)
 	if base == "" && p.Dialect == providers.DialectVertex {
 		base = providers.VertexBaseURL(google.Region)
@@ -376,25 +377,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// awsFromData reads a Bedrock connection's region and credentials.
-func awsFromData(raw, secret string, box Opener) (providers.AWS, error) {
-	var d struct {
-		Region             string `json:"region"`
-		AccessKeyID        string `json:"accessKeyId"`
-		SessionTokenSealed string `json:"sessionTokenSealed"`
-	}
-	_ = json.Unmarshal([]byte(raw), &d)
-	a := providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: secret}
-	if d.SessionTokenSealed != "" {
-		tok, err := box.Open(d.SessionTokenSealed)
-		if err != nil {
-			return a, err
-		}
-		a.SessionToken = tok
-	}
-	return a, nil
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

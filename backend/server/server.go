@@ -35,7 +35,6 @@ import (
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
-	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/codex"
@@ -43,6 +42,7 @@ import (
 	pgemini "omniroute/backend/providers/gemini"
 	pollama "omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
+	provregistry "omniroute/backend/providers/registry"
 	"omniroute/backend/providers/vertex"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
@@ -294,7 +294,7 @@ func (s *Server) wire() error {
 		set(memoryLimit(settings.General()))
 		settings.OnGeneralChange(func(g config.General) { set(memoryLimit(g)) })
 	}
-	catalog := providers.NewCatalogEnv(opts.Getenv)
+	catalog := provregistry.Catalog(opts.Getenv)
 	registry := routing.NewRegistry(catalog)
 	combos := routing.NewCombos()
 	var reloadMu sync.Mutex // concurrent management writes reload one at a time, newest rows last
@@ -483,10 +483,12 @@ func (s *Server) wire() error {
 	claudeExec.OnChange = func(id, transition string) {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
-	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
-	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
-		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now),
-			providers.DialectOllama: pollama.New(direct, userAgent, clk.Now)}}
+	// OpenAI-wire providers of another dialect (a provider module's own
+	// executor, e.g. a signed cloud API) have their own executor.
+	execDeps := providers.ExecDeps{Client: direct, UserAgent: userAgent, Now: clk.Now}
+	openaiDialects := catalog.Executors(providers.FormatOpenAI, execDeps)
+	openaiDialects[providers.DialectOllama] = pollama.New(direct, userAgent, clk.Now)
+	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent), By: openaiDialects}
 	// Google's other doors to Gemini: the Gemini CLI's Code Assist backend
 	// and Vertex AI (whose Claude models take the Anthropic wire).
 	vertexExec := vertex.New(direct, userAgent, vertex.NewTokens(direct, clk.Now, strings.TrimSpace(opts.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))

@@ -70,10 +70,10 @@ func code(list []string) string {
 
 func wire(p providers.Provider) string {
 	switch {
+	case p.Doc.Wire != "":
+		return p.Doc.Wire
 	case p.Dialect == providers.DialectAzure:
 		return "OpenAI Chat Completions on Azure deployments"
-	case p.Dialect == providers.DialectBedrock:
-		return "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill"
 	case p.Dialect == providers.DialectOllama:
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
 	case p.Dialect == providers.DialectCopilot:
@@ -123,10 +123,10 @@ func discovery(p providers.Provider) string {
 	switch {
 	case p.NoModelList:
 		return fmt.Sprintf("none: the catalogue's %d models", len(p.DefaultModels))
+	case p.Doc.Discovery != "":
+		d = p.Doc.Discovery
 	case p.Dialect == providers.DialectAzure:
 		d = "`GET /openai/deployments`, else the connection's deployments map"
-	case p.Dialect == providers.DialectBedrock:
-		d = "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"
 	case p.Dialect == providers.DialectOllama:
 		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:

@@ -22,7 +22,6 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
-	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
@@ -70,7 +69,7 @@ func (e *Error) Error() string { return e.Message }
 type Client struct {
 	HTTP      *http.Client
 	UserAgent string
-	// Now signs Bedrock's list requests (nil: time.Now).
+	// Now signs the list requests of providers that sign them (nil: time.Now).
 	Now func() time.Time
 }
 
@@ -112,20 +111,20 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 	return res
 }
 
-// listBedrock reads Bedrock's on-demand text foundation models, then its
-// inference profiles (a failure of the second keeps the first).
-func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string, error) {
+// listModule reads a provider module's own model lists, in order (a
+// failure of a later one keeps the names of the earlier ones).
+func (c *Client) listModule(ctx context.Context, t providers.Target, ml *providers.ModelList) ([]string, error) {
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
 	}
+	reqs, err := ml.Requests(ctx, t, c.UserAgent, now())
+	if err != nil {
+		return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
+	}
 	var out []string
 	seen := map[string]bool{}
-	for i, path := range []string{bedrock.FoundationModelsPath, bedrock.InferenceProfilesPath} {
-		req, err := bedrock.ListRequest(ctx, t, path, c.UserAgent, now())
-		if err != nil {
-			return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
-		}
+	for i, req := range reqs {
 		body, err := c.fetch(req)
 		if err != nil {
 			if i > 0 {
@@ -133,12 +132,12 @@ func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string,
 			}
 			return nil, err
 		}
-		ids, ok := bedrock.ParseModels(body)
+		ids, ok := ml.Parse(body)
 		if !ok {
 			if i > 0 {
 				break
 			}
-			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no modelSummaries"}
+			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no " + ml.Shape}
 		}
 		for _, id := range ids {
 			if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
@@ -198,8 +197,8 @@ func azureModels(t providers.Target) []string {
 
 // List asks the upstream for its models. It returns an *Error on failure.
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
-	if t.Provider.Dialect == providers.DialectBedrock {
-		return c.listBedrock(ctx, t)
+	if m := t.Provider.Module; m != nil && m.Models != nil {
+		return c.listModule(ctx, t, m.Models)
 	}
 	if t.Provider.Dialect == providers.DialectOllama {
 		return c.listOllama(ctx, t)

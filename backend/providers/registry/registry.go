@@ -1,0 +1,23 @@
+// Package registry is the one list of provider modules: the only Go file
+// outside backend/providers/<name>/ that names a moved provider. The wiring
+// place builds its catalogue from it (Catalog), so adding a provider is its
+// folder plus one line here.
+package registry
+
+import (
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/bedrock"
+)
+
+// Modules lists every provider folder's module (a fresh slice per call).
+func Modules() []providers.Module {
+	return []providers.Module{
+		bedrock.Module(),
+	}
+}
+
+// Catalog is the built-in catalogue, its OAuth endpoints overridden by
+// getenv (providers.NewCatalogEnv), with every module attached.
+func Catalog(getenv func(string) string) *providers.Catalog {
+	return providers.NewCatalogEnv(getenv).WithModules(Modules()...)
+}
