@@ -308,7 +308,7 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 			return errs.New(errs.Invalid, "INVALID_API_KEY",
 				"apiKey is a placeholder from an example, not a key: paste the provider's key itself").WithParam("apiKey")
 		}
-		if limit := 4096; len(v) > limit && (p.Dialect != providers.DialectVertex || len(v) > maxServiceAccountKey) {
+		if limit := p.KeyLimit(4096); len(v) > limit {
 			return errs.New(errs.Invalid, "INVALID_API_KEY", "apiKey is too long").WithParam("apiKey")
 		}
 		sealed, err := a.Box.Seal(v)
@@ -450,8 +450,8 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 	} else if sch := p.DataSchema(); creating && sch != nil && sch.Required {
 		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "%s", sch.RequiredMessage).WithParam("providerSpecificData")
 	}
-	if p.Dialect == providers.DialectVertex && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
-		if err := a.applyVertex(row, in.APIKey); err != nil {
+	if m := p.Module; m != nil && m.Check != nil && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
+		if err := a.checkCredential(m.Check, row, in.APIKey); err != nil {
 			return err
 		}
 	}

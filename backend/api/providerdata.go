@@ -19,17 +19,44 @@ const sealedSuffix = providers.SealedFieldSuffix
 // API key replaces the connection's. It returns the object to store.
 func (a *API) applyProviderData(schema *providers.DataSchema, row *store.Connection, raw string) (string, error) {
 	out, err := schema.Apply(providers.DataInput{Raw: raw, Stored: row.ProviderSpecificData, Seal: a.Box.Seal, Home: a.home})
-	var fe *providers.FieldError
-	if errors.As(err, &fe) {
-		return "", errs.New(errs.Invalid, fe.Code, "%s", fe.Message).WithParam(fe.Field)
-	}
 	if err != nil {
-		return "", err
+		return "", fieldError(err)
 	}
 	if out.APIKeySealed != "" {
 		row.APIKeyEnc = out.APIKeySealed
 	}
 	return out.Data, nil
+}
+
+// checkCredential runs a provider module's credential check on a saved
+// connection: the apiKey (plain when given in this edit, else the stored
+// one) against the providerSpecificData, which it may complete.
+func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), row *store.Connection, plainKey *string) error {
+	key := ""
+	if plainKey != nil {
+		key = strings.TrimSpace(*plainKey)
+	} else if row.APIKeyEnc != "" {
+		k, err := a.Box.Open(row.APIKeyEnc)
+		if err != nil {
+			return err
+		}
+		key = k
+	}
+	data, err := check(providers.KeyCheck{Key: key, Data: row.ProviderSpecificData})
+	if err != nil {
+		return fieldError(err)
+	}
+	row.ProviderSpecificData = data
+	return nil
+}
+
+// fieldError is a provider module's refusal as the API's 400 (other errors pass).
+func fieldError(err error) error {
+	var fe *providers.FieldError
+	if errors.As(err, &fe) {
+		return errs.New(errs.Invalid, fe.Code, "%s", fe.Message).WithParam(fe.Field)
+	}
+	return err
 }
 
 // publicProviderData is providerSpecificData as the API shows it: without

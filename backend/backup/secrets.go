@@ -14,7 +14,6 @@ var secretColumns = map[string][]string{
 	"api_keys":             {"key_enc"},
 }
 
-
 // transform passes every secret of a row of table through fn: Open with one
 // key to read it, Seal with another to write it.
 func transform(table string, r store.Row, fn func(string) (string, error)) error {

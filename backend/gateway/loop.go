@@ -742,8 +742,8 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 // geminiEmbedTarget completes an embeddings codec to a Gemini-wire target:
-// the batch names the target's model; a Gemini dialect (Vertex, Code
-// Assist) has no batchEmbedContents here, so its codec is left on the plain
+// the batch names the target's model; a Gemini dialect (a provider
+// module's) has no batchEmbedContents here, so its codec is left on the plain
 // Gemini wire, which unsupported() passes over.
 //
 //go:noinline

@@ -150,10 +150,6 @@ func (p Provider) Auth() string {
 		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
 	case p.Dialect == DialectCopilot:
 		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
-	case p.Dialect == DialectVertex:
-		return "service-account JWT (RS256) → OAuth `Authorization: Bearer`"
-	case p.Dialect == DialectCodeAssist:
-		return "Google OAuth `Authorization: Bearer` (Gemini CLI login)"
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -281,6 +277,8 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
 		// The client id and secret are the CLI's public installed-app pair.
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: CategoryOAuth, Format: FormatGemini, Dialect: DialectCodeAssist,
+			Doc: Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
+				Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
 			BaseURL:       "https://cloudcode-pa.googleapis.com",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
 			HonorsRuleScope: true,
@@ -292,6 +290,8 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// region): Gemini models on publishers/google generateContent, Claude
 		// models on publishers/anthropic rawPredict (the Messages wire).
 		{ID: "vertex", Name: "Google Vertex AI (service account)", Category: CategoryAPIKey, Format: FormatGemini, Dialect: DialectVertex, Aliases: []string{"vertex-ai", "gcp-vertex"},
+			Doc: Doc{Auth: "service-account JWT (RS256) → OAuth `Authorization: Bearer`",
+				Wire: "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"},
 			BaseURL: "https://us-central1-aiplatform.googleapis.com/v1",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
 				"claude-sonnet-4-5@20250929", "claude-opus-4-1@20250805", "claude-haiku-4-5@20251001"},

@@ -21,12 +21,22 @@ type Module struct {
 	// still in the built-in list leaves it empty).
 	Rows []Provider
 	// NewExecutor builds the executor of Dialect from the wiring place's
-	// shared parts; Format is the wire format it serves under.
+	// shared parts, once: it serves every wire format of Formats.
 	NewExecutor func(ExecDeps) Executor
-	// Format is the wire format NewExecutor's executor is a dialect of.
-	Format Format
+	// Formats are the wire formats NewExecutor's executor is a dialect of.
+	Formats []Format
 	// Data is the schema of a connection's providerSpecificData (nil: free form).
 	Data *DataSchema
+	// MaxKey bounds the apiKey's length (0: the API's default).
+	MaxKey int
+	// Check runs when a connection is created or its apiKey or
+	// providerSpecificData changes, after both are applied: it checks the
+	// credential against the object and returns the object to store.
+	Check func(KeyCheck) (string, error)
+	// CheckedByCompletion: an OAuth connection's check sends a one-token
+	// completion (the provider's own CLI sends one), and the executor may
+	// read its quota (QuotaReader).
+	CheckedByCompletion bool
 	// Connect reads a stored connection's providerSpecificData into the
 	// parts of its targets (credentials, default base URL).
 	Connect func(ConnInput) (ConnData, error)
@@ -39,6 +49,30 @@ type ExecDeps struct {
 	Client    Doer
 	UserAgent string
 	Now       func() time.Time
+	// Getenv reads the process environment (test endpoints); never nil.
+	Getenv func(string) string
+}
+
+// KeyCheck is a connection's credential and providerSpecificData as saved.
+type KeyCheck struct {
+	// Key is the plain apiKey (this edit's, else the stored one; "" : none).
+	Key string
+	// Data is the providerSpecificData object to store ("" : none).
+	Data string
+}
+
+// QuotaBucket is one quota an upstream reports for an account: the model,
+// the fraction left (0…1) and when it resets.
+type QuotaBucket struct {
+	Model     string
+	Remaining float64
+	ResetsAt  time.Time
+}
+
+// QuotaReader is an executor that reads its account's quota buckets; status
+// is the upstream's answer (a refusal is not an error).
+type QuotaReader interface {
+	QuotaBuckets(ctx context.Context, t *Target) (buckets []QuotaBucket, status int, err error)
 }
 
 // DataSchema is a provider's providerSpecificData: its fields and how a
@@ -116,6 +150,8 @@ type ConnData struct {
 	BaseURL string
 	// AWS are SigV4 credentials.
 	AWS AWS
+	// Google is a Google Cloud project and region.
+	Google Google
 }
 
 // ModelList is a provider's own model discovery: the requests to send, in
@@ -154,12 +190,20 @@ func (c *Catalog) WithModules(ms ...Module) *Catalog {
 // Modules are the catalogue's modules (WithModules).
 func (c *Catalog) Modules() []Module { return c.modules }
 
-// Executors are the modules' executors of format, by dialect.
-func (c *Catalog) Executors(f Format, deps ExecDeps) map[Dialect]Executor {
-	out := map[Dialect]Executor{}
+// Executors are the modules' executors by wire format and dialect, each
+// module's built once (one executor may serve several formats).
+func (c *Catalog) Executors(deps ExecDeps) map[Format]map[Dialect]Executor {
+	out := map[Format]map[Dialect]Executor{}
 	for _, m := range c.modules {
-		if m.NewExecutor != nil && m.Format == f && m.Dialect != "" {
-			out[m.Dialect] = m.NewExecutor(deps)
+		if m.NewExecutor == nil || m.Dialect == "" {
+			continue
+		}
+		e := m.NewExecutor(deps)
+		for _, f := range m.Formats {
+			if out[f] == nil {
+				out[f] = map[Dialect]Executor{}
+			}
+			out[f][m.Dialect] = e
 		}
 	}
 	return out
@@ -171,4 +215,12 @@ func (p Provider) DataSchema() *DataSchema {
 		return nil
 	}
 	return p.Module.Data
+}
+
+// KeyLimit is the longest apiKey the row's module takes (def when it sets none).
+func (p Provider) KeyLimit(def int) int {
+	if p.Module == nil || p.Module.MaxKey == 0 {
+		return def
+	}
+	return p.Module.MaxKey
 }

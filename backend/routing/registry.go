@@ -55,8 +55,8 @@ type Conn struct {
 	// providerSpecificData, the secret from the sealed API key, the session
 	// token from the sealed sessionTokenSealed.
 	AWS providers.AWS
-	// Google is a Vertex or Code Assist connection's project and region
-	// (providerSpecificData projectId, region).
+	// Google is a Google Cloud connection's project and region
+	// (providerSpecificData projectId, region, as its module reads them).
 	Google providers.Google
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
@@ -269,11 +269,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 			base = cd.BaseURL
 		}
 	}
-	aws := cd.AWS
-	google := GoogleFromData(p, row.ProviderSpecificData)
-	if base == "" && p.Dialect == providers.DialectVertex {
-		base = providers.VertexBaseURL(google.Region)
-	}
+	aws, google := cd.AWS, cd.Google
 	if base == "" {
 		base = p.BaseURL
 	}
@@ -334,25 +330,6 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
-}
-
-// GoogleFromData reads a Vertex or Code Assist connection's
-// providerSpecificData (projectId, region; a Vertex connection without a
-// region is in providers.VertexRegion); zero for other providers.
-func GoogleFromData(p providers.Provider, raw string) providers.Google {
-	if p.Dialect != providers.DialectVertex && p.Dialect != providers.DialectCodeAssist {
-		return providers.Google{}
-	}
-	var d struct {
-		ProjectID string `json:"projectId"`
-		Region    string `json:"region"`
-	}
-	_ = json.Unmarshal([]byte(raw), &d)
-	g := providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}
-	if p.Dialect == providers.DialectVertex && g.Region == "" {
-		g.Region = providers.VertexRegion
-	}
-	return g
 }
 
 // AzureFromData reads an Azure OpenAI connection's providerSpecificData

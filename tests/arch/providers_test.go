@@ -37,6 +37,16 @@ func folderProviders() []folderProvider {
 				"backend/providers/catalog.go":        "catalogue row (tests read it from providers.NewCatalog)",
 				"backend/resilience/rules/builtin.go": "built-in error rules (tests read them from rules.New(nil))",
 			}},
+		{name: "vertex", folder: "vertex",
+			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/providers/catalog_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"},
+			pending: map[string]string{
+				"backend/providers/catalog.go": "catalogue row, its dialect and Claude-on-Vertex wire choice (tests read them from providers)",
+			}},
+		{name: "codeassist", folder: "codeassist",
+			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/resilience/rules/engine_test.go"},
+			pending: map[string]string{
+				"backend/providers/catalog.go": "its dialect constant (tests read it from providers)",
+			}},
 	}
 }
 

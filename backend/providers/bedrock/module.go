@@ -24,7 +24,7 @@ const Dialect providers.Dialect = "bedrock"
 // becomes signed targets and how its models are listed.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "bedrock", Dialect: Dialect, Format: providers.FormatOpenAI,
+		ID: "bedrock", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI},
 		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent, d.Now) },
 		Data: &providers.DataSchema{
 			Fields: []providers.Field{

@@ -78,10 +78,6 @@ func wire(p providers.Provider) string {
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
 	case p.Dialect == providers.DialectCopilot:
 		return "OpenAI Chat Completions at the Copilot token's endpoint"
-	case p.Dialect == providers.DialectCodeAssist:
-		return "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"
-	case p.Dialect == providers.DialectVertex:
-		return "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:

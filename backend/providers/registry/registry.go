@@ -7,12 +7,16 @@ package registry
 import (
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/bedrock"
+	"omniroute/backend/providers/codeassist"
+	"omniroute/backend/providers/vertex"
 )
 
 // Modules lists every provider folder's module (a fresh slice per call).
 func Modules() []providers.Module {
 	return []providers.Module{
 		bedrock.Module(),
+		codeassist.Module(),
+		vertex.Module(),
 	}
 }
 
