@@ -436,11 +436,6 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		if psd.LocalAddress != nil && *psd.LocalAddress != "" && net.ParseIP(strings.TrimSpace(*psd.LocalAddress)) == nil {
 			return errs.New(errs.Invalid, "INVALID_LOCAL_ADDRESS", "providerSpecificData.localAddress must be an IP address of this machine").WithParam("providerSpecificData.localAddress")
 		}
-		if p.Dialect == providers.DialectAzure {
-			if err := validateAzureData(s); err != nil {
-				return err
-			}
-		}
 		if sch := p.DataSchema(); sch != nil && sch.Apply != nil {
 			if s, err = a.applyProviderData(sch, row, s); err != nil {
 				return err

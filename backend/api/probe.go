@@ -218,8 +218,8 @@ func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
 	case providers.FormatResponses:
-		// An Azure Responses connection (the Codex subscription is OAuth, not probed);
-		// Azure takes no max_output_tokens under 16.
+		// A Responses connection with a key (the Codex subscription is OAuth,
+		// not probed); some Responses upstreams take no max_output_tokens under 16.
 		body, _ = json.Marshal(map[string]any{"model": model, "max_output_tokens": 16, "input": "ping"})
 	case providers.FormatGemini:
 		body = []byte(`{"contents":[{"role":"user","parts":[{"text":"ping"}]}],"generationConfig":{"maxOutputTokens":1}}`)

@@ -146,8 +146,6 @@ func (p Provider) Auth() string {
 	switch {
 	case p.Doc.Auth != "":
 		return p.Doc.Auth
-	case p.Dialect == DialectAzure:
-		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
 	case p.Dialect == DialectCopilot:
 		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
 	case p.Category == CategoryLocal:
@@ -390,6 +388,8 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
 		// providerSpecificData holds apiVersion and the model → deployment map.
 		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
+			Doc: Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
+				Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
 			Tools: true, Vision: true, Reasoning: true},
 		// AWS Bedrock through Converse; the base URL is the region's runtime
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).

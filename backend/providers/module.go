@@ -42,6 +42,10 @@ type Module struct {
 	Connect func(ConnInput) (ConnData, error)
 	// Models is the provider's own model list (nil: the wire format's).
 	Models *ModelList
+	// OwnModels are the model names a target's connection names itself
+	// (e.g. a deployments map): added to what discovery lists, and served
+	// when the upstream's list does not answer.
+	OwnModels func(Target) []string
 }
 
 // ExecDeps are the shared parts an executor is built from.
@@ -148,10 +152,14 @@ type ConnInput struct {
 type ConnData struct {
 	// BaseURL is the connection's default endpoint when it sets none ("" : the row's).
 	BaseURL string
-	// AWS are SigV4 credentials.
-	AWS AWS
-	// Google is a Google Cloud project and region.
-	Google Google
+	// Parts are the target fields the module fills (signing credentials,
+	// project and region, deployments); routing starts every target of the
+	// connection from them.
+	Parts Target
+	// Format, when set, is the wire the connection is served on instead of the row's.
+	Format Format
+	// Models are model names the connection serves before any discovery.
+	Models []string
 }
 
 // ModelList is a provider's own model discovery: the requests to send, in

@@ -483,8 +483,7 @@ func (s *Server) wire() error {
 	}
 	// A wire format's providers of another dialect have their own executor:
 	// the provider modules' (signed cloud APIs, Google's other doors to
-	// Gemini), Ollama's native API, and Azure connections set to the
-	// Responses API (providerSpecificData.api).
+	// Gemini, a resource's Responses API) and Ollama's native API.
 	dialects := catalog.Executors(providers.ExecDeps{Client: direct, UserAgent: userAgent, Now: clk.Now, Getenv: opts.Getenv})
 	by := func(f providers.Format) map[providers.Dialect]providers.Executor {
 		if dialects[f] == nil {
@@ -493,7 +492,6 @@ func (s *Server) wire() error {
 		return dialects[f]
 	}
 	by(providers.FormatOpenAI)[providers.DialectOllama] = pollama.New(direct, userAgent, clk.Now)
-	by(providers.FormatResponses)[providers.DialectAzure] = openai.NewAzureResponses(direct, userAgent)
 	quotas := map[providers.Dialect]providers.QuotaReader{}
 	for _, m := range dialects {
 		for d, e := range m {

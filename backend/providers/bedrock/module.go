@@ -64,7 +64,7 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 		SessionTokenSealed string `json:"sessionTokenSealed"`
 	}
 	_ = json.Unmarshal([]byte(in.Data), &d)
-	out := providers.ConnData{AWS: providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: in.Secret}}
+	out := providers.ConnData{Parts: providers.Target{AWS: providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: in.Secret}}}
 	if d.Region != "" {
 		out.BaseURL = Endpoint(d.Region)
 	}
@@ -73,7 +73,7 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 		if err != nil {
 			return out, err
 		}
-		out.AWS.SessionToken = tok
+		out.Parts.AWS.SessionToken = tok
 	}
 	return out, nil
 }

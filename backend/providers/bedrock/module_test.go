@@ -76,7 +76,7 @@ func TestConnect(t *testing.T) {
 		return strings.TrimPrefix(s, "sealed:"), nil
 	}
 	cd, err := Module().Connect(providers.ConnInput{Data: `{"region":"eu-west-1","accessKeyId":"AKIA1","sessionTokenSealed":"sealed:tok"}`, Secret: "sk", Open: open})
-	if err != nil || cd.BaseURL != Endpoint("eu-west-1") || cd.AWS != (providers.AWS{Region: "eu-west-1", AccessKeyID: "AKIA1", SecretAccessKey: "sk", SessionToken: "tok"}) {
+	if err != nil || cd.BaseURL != Endpoint("eu-west-1") || cd.Parts.AWS != (providers.AWS{Region: "eu-west-1", AccessKeyID: "AKIA1", SecretAccessKey: "sk", SessionToken: "tok"}) {
 		t.Fatalf("%v %+v", err, cd)
 	}
 	if _, err := Module().Connect(providers.ConnInput{Data: `{"region":"eu-west-1","sessionTokenSealed":"bad"}`, Open: open}); err == nil {

@@ -4,6 +4,7 @@
 package catalogdoc
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -73,8 +74,6 @@ func wire(p providers.Provider) string {
 	switch {
 	case p.Doc.Wire != "":
 		return p.Doc.Wire
-	case p.Dialect == providers.DialectAzure:
-		return "OpenAI Chat Completions on Azure deployments"
 	case p.Dialect == providers.DialectOllama:
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
 	case p.Dialect == providers.DialectCopilot:
@@ -122,8 +121,6 @@ func discovery(p providers.Provider) string {
 		return fmt.Sprintf("none: the catalogue's %d models", len(p.DefaultModels))
 	case p.Doc.Discovery != "":
 		d = p.Doc.Discovery
-	case p.Dialect == providers.DialectAzure:
-		d = "`GET /openai/deployments`, else the connection's deployments map"
 	case p.Dialect == providers.DialectOllama:
 		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
@@ -180,63 +177,8 @@ func statuses(list []int) string {
 	return strings.Join(s, "/")
 }
 
-// addingAProvider is the page's guide to the provider folders.
-const addingAProvider = `
-## Adding a provider is creating one folder
-
-What the gateway knows of a provider lives in ` + "`backend/providers/<name>/`" + `: its
-executor and wire, and a ` + "`func Module() providers.Module`" + ` that hands the rest of the
-gateway everything else. The only other file that names it is the list
-` + "`backend/providers/registry/registry.go`" + ` (one import, one line); the wiring place
-builds its catalogue from that list (` + "`registry.Catalog`" + `), and the management API,
-routing, discovery, backups, store re-sealing and this page ask the module
-instead of naming the provider. ` + "`tests/arch`" + ` (` + "`TestProviderNamedOnlyInItsFolder`" + `)
-fails when a Go file outside the folder names a moved provider.
-
-| Module field | What it gives | Who asks |
-|---|---|---|
-| ID, Rows | the catalogue id it serves; rows it adds to the catalogue | ` + "`Catalog.WithModules`" + ` |
-| Dialect, Formats, NewExecutor | its executor, built once from the shared client, clock and environment, for each wire format it speaks | the wiring place (` + "`Catalog.Executors`" + `) |
-| Data | the ` + "`providerSpecificData`" + ` schema: fields, types, which are secret and where they are sealed (` + "`apiKey`" + `, or a field ending in ` + "`Sealed`" + ` that the store and backups reseal and the API never returns), ` + "`Required`" + `, and ` + "`Apply`" + `, whose refusals are ` + "`*providers.FieldError`" + ` (field path + stable code, a 400 with ` + "`error.param`" + `) | ` + "`POST`/`PATCH /api/providers`" + ` |
-| MaxKey, Check | the longest ` + "`apiKey`" + ` it takes; a check of the key against the object on every save that changes either | the management API |
-| Connect | a stored connection's target parts: credentials, project, region, default endpoint | routing |
-| Models | its own model list requests and parser | discovery |
-| CheckedByCompletion; an executor that is a QuotaReader | an OAuth login checked by a one-token completion; its quota buckets read into the usage windows | the connection check |
-
-Worked example: ` + "`bedrock`" + `. ` + "`backend/providers/bedrock/module.go`" + ` declares
-
-` + "```go" + `
-func Module() providers.Module {
-	return providers.Module{
-		ID: "bedrock", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI},
-		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent, d.Now) },
-		Data: &providers.DataSchema{
-			Fields: []providers.Field{
-				{Name: "region", Type: "string", Required: true},
-				{Name: "accessKeyId", Type: "string", Required: true},
-				{Name: "secretAccessKey", Type: "string", Secret: true, SealedAs: "apiKey"},
-				{Name: "sessionToken", Type: "string", Secret: true, SealedAs: "sessionTokenSealed"},
-				{Name: "profile", Type: "string"},
-			},
-			Required: true, RequiredMessage: "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}",
-			Apply:    applyData, // field-precise checks; seals the secret key and session token
-		},
-		Connect: connect, // region → runtime endpoint; the sealed token opened
-		Models:  &providers.ModelList{ /* signed GET /foundation-models, /inference-profiles */ },
-	}
-}
-` + "```" + `
-
-and ` + "`registry.go`" + ` lists ` + "`bedrock.Module()`" + `. A new provider does the same: a folder
-with its executor (or none, when an existing wire serves it), a ` + "`Module()`" + ` whose ` + "`Rows`" + `
-hold its catalogue row (` + "`Doc`" + ` gives its wording on this page), a test next to it, and
-one line in the list; its name goes into ` + "`folderProviders`" + ` in ` + "`tests/arch/providers_test.go`" + `.
-(This page's table is still rendered from the built-in catalogue: until its test
-reads ` + "`registry.Catalog`" + `, a module's own rows are served but not listed here.)
-
-Moved so far: ` + "`bedrock`, `vertex`, `gemini-cli` (codeassist)" + `. Their catalogue rows and
-built-in error rules still sit in ` + "`backend/providers/catalog.go`" + ` and
-` + "`backend/resilience/rules/builtin.go`" + ` (existing tests read them from
-` + "`providers.NewCatalog()`" + ` and ` + "`rules.New(nil)`" + `, which cannot import the folders);
-` + "`tests/arch`" + ` lists them as pending, and the list only shrinks.
-`
+// addingAProvider is the page's guide to the provider folders (prose, kept
+// as Markdown next to the generator).
+//
+//go:embed adding.md
+var addingAProvider string

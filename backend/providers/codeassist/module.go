@@ -31,7 +31,7 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 		Region    string `json:"region"`
 	}
 	_ = json.Unmarshal([]byte(in.Data), &d)
-	return providers.ConnData{Google: providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}}, nil
+	return providers.ConnData{Parts: providers.Target{Google: providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}}}, nil
 }
 
 // QuotaBuckets implements providers.QuotaReader with Quota's buckets.

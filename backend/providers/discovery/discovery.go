@@ -103,9 +103,9 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 		res.Models = append([]string(nil), t.Provider.DefaultModels...)
 		res.Source = SourceCatalog
 	}
-	if m := azureModels(t); len(m) > 0 {
-		// An Azure resource whose deployment list does not answer (API
-		// versions after 2023-05-15 dropped it) serves its deployments map.
+	if m := ownModels(t); len(m) > 0 {
+		// A connection that names its own models (a resource's deployments
+		// map, whose list route newer API versions dropped) serves them.
 		res.Models, res.Source = m, SourceCatalog
 	}
 	return res
@@ -180,13 +180,15 @@ func (c *Client) listOllama(ctx context.Context, t providers.Target) ([]string, 
 	return out, nil
 }
 
-// azureModels are the model names of an Azure connection's deployments map, sorted.
-func azureModels(t providers.Target) []string {
-	if t.Provider.Dialect != providers.DialectAzure {
+// ownModels are the model names t's connection names itself (its
+// provider module's OwnModels), sorted.
+func ownModels(t providers.Target) []string {
+	if t.Provider.Module == nil || t.Provider.Module.OwnModels == nil {
 		return nil
 	}
-	out := make([]string, 0, len(t.Azure.Deployments))
-	for m := range t.Azure.Deployments {
+	names := t.Provider.Module.OwnModels(t)
+	out := make([]string, 0, len(names))
+	for _, m := range names {
 		if n, ok := Clean(m); ok {
 			out = append(out, n)
 		}
@@ -240,7 +242,7 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 		}
 		after = last
 	}
-	for _, m := range azureModels(t) {
+	for _, m := range ownModels(t) {
 		if len(out) < MaxModels && !seen[m] {
 			seen[m] = true
 			out = append(out, m)

@@ -6,6 +6,7 @@ package registry
 
 import (
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/azure"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/vertex"
@@ -14,6 +15,7 @@ import (
 // Modules lists every provider folder's module (a fresh slice per call).
 func Modules() []providers.Module {
 	return []providers.Module{
+		azure.Module(),
 		bedrock.Module(),
 		codeassist.Module(),
 		vertex.Module(),

@@ -53,7 +53,7 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 	if g.Region == "" {
 		g.Region = providers.VertexRegion
 	}
-	return providers.ConnData{Google: g, BaseURL: providers.VertexBaseURL(g.Region)}, nil
+	return providers.ConnData{Parts: providers.Target{Google: g}, BaseURL: providers.VertexBaseURL(g.Region)}, nil
 }
 
 func fieldErr(field, code, format string, args ...any) error {

@@ -34,7 +34,7 @@ func TestModuleCheck(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	cd, _ := vertex.Module().Connect(providers.ConnInput{Data: out})
-	if cd.BaseURL != providers.VertexBaseURL("us-central1") || cd.Google != (providers.Google{Project: "proj-one", Region: "us-central1"}) {
+	if cd.BaseURL != providers.VertexBaseURL("us-central1") || cd.Parts.Google != (providers.Google{Project: "proj-one", Region: "us-central1"}) {
 		t.Fatalf("%+v", cd)
 	}
 	if m := vertex.Module(); m.MaxKey != vertex.MaxServiceAccountKey || len(m.Formats) != 2 {
