@@ -59,6 +59,28 @@ func fieldError(err error) error {
 	return err
 }
 
+// dataField is one providerSpecificData field as GET /api/providers/catalog
+// shows it: a connection form is rendered from these.
+type dataField struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+	// Secret fields are sealed on save and never returned.
+	Secret bool   `json:"secret"`
+	Doc    string `json:"doc"`
+}
+
+// dataFields is p's providerSpecificData schema ([] when its module has none).
+func dataFields(p providers.Provider) []dataField {
+	out := []dataField{}
+	if s := p.DataSchema(); s != nil {
+		for _, f := range s.Fields {
+			out = append(out, dataField{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret, Doc: f.Doc})
+		}
+	}
+	return out
+}
+
 // publicProviderData is providerSpecificData as the API shows it: without
 // the sealed fields.
 func publicProviderData(raw string) json.RawMessage {
