@@ -83,6 +83,9 @@ type Provider struct {
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
 	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
 	Dialect Dialect
+	// ImageHeader is a header the OpenAI wire adds to a request that carries
+	// image input (name, value), for an upstream that refuses images otherwise.
+	ImageHeader [2]string
 	// Doc is the provider's docs/PROVIDERS.md row where it differs from
 	// what its format implies.
 	Doc Doc
@@ -146,8 +149,6 @@ func (p Provider) Auth() string {
 	switch {
 	case p.Doc.Auth != "":
 		return p.Doc.Auth
-	case p.Dialect == DialectCopilot:
-		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -367,6 +368,9 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// of GitHub's Copilot editor integrations; the editor headers are the
 		// ones Copilot's chat API refuses requests without.
 		{ID: "github-copilot", Name: "GitHub Copilot", Category: CategoryOAuth, Format: FormatOpenAI, Dialect: DialectCopilot, Aliases: []string{"copilot", "gh-copilot"},
+			Doc: Doc{Auth: "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers",
+				Wire: "OpenAI Chat Completions at the Copilot token's endpoint"},
+			ImageHeader:   [2]string{"Copilot-Vision-Request", "true"}, // it refuses image input unless the request says it carries some
 			BaseURL:       "https://api.githubcopilot.com",
 			DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
 			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,

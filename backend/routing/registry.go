@@ -66,8 +66,8 @@ type Conn struct {
 	credMu    sync.RWMutex
 	secret    string
 	expiresAt time.Time
-	// endpoint replaces BaseURL once a token exchange named the upstream
-	// (GitHub Copilot's endpoints.api); "" keeps BaseURL.
+	// endpoint replaces BaseURL once a token exchange named the upstream;
+	// "" keeps BaseURL.
 	endpoint string
 	quota    Quota
 

@@ -76,8 +76,6 @@ func wire(p providers.Provider) string {
 		return p.Doc.Wire
 	case p.Dialect == providers.DialectOllama:
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
-	case p.Dialect == providers.DialectCopilot:
-		return "OpenAI Chat Completions at the Copilot token's endpoint"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:
