@@ -32,7 +32,6 @@ import (
 	"omniroute/backend/prefillcap"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
-	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/wall"
@@ -77,10 +76,10 @@ type Deps struct {
 	// when due (the gateway's refresher), for the checks that send a
 	// request with it; nil skips those.
 	FreshToken func(ctx context.Context, c *routing.Conn) (string, error)
-	// CodeAssist reads a Gemini CLI login's quota buckets during its check
-	// (nil: not read).
-	CodeAssist *codeassist.Executor
-	Events     *events.Bus
+	// Quotas read a login's quota buckets during its check, by dialect (a
+	// provider module's executor that is a providers.QuotaReader; nil: not read).
+	Quotas map[providers.Dialect]providers.QuotaReader
+	Events *events.Bus
 	// Metrics serves GET /metrics (Prometheus text format).
 	Metrics http.Handler
 	// Leases is the exclusive session lease service.

@@ -97,6 +97,8 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 		RuleFullText    bool `json:"ruleFullText"`
 		HonorsRuleScope bool `json:"honorsRuleScope"`
 		EgressBucketed  bool `json:"egressBucketed"`
+		// DataFields are the provider module's providerSpecificData schema ([] : free form).
+		DataFields []dataField `json:"dataFields"`
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
@@ -104,7 +106,7 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 			Format: string(p.Format), Dialect: string(p.Dialect), BaseURL: p.BaseURL, UserDefined: p.UserDefined, Auth: p.Auth(),
 			DefaultModels: append([]string{}, p.DefaultModels...), NoModelList: p.NoModelList,
 			Tools: p.Tools, Vision: p.Vision, Reasoning: p.Reasoning, AssistantPrefill: p.AssistantPrefill,
-			RuleFullText: p.RuleFullText, HonorsRuleScope: p.HonorsRuleScope, EgressBucketed: p.EgressBucketed})
+			RuleFullText: p.RuleFullText, HonorsRuleScope: p.HonorsRuleScope, EgressBucketed: p.EgressBucketed, DataFields: dataFields(p)})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }
@@ -331,7 +333,7 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 			return errs.New(errs.Invalid, "INVALID_API_KEY",
 				"apiKey is a placeholder from an example, not a key: paste the provider's key itself").WithParam("apiKey")
 		}
-		if limit := 4096; len(v) > limit && (p.Dialect != providers.DialectVertex || len(v) > maxServiceAccountKey) {
+		if limit := p.KeyLimit(4096); len(v) > limit {
 			return errs.New(errs.Invalid, "INVALID_API_KEY", "apiKey is too long").WithParam("apiKey")
 		}
 		sealed, err := a.Box.Seal(v)
@@ -459,22 +461,17 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		if psd.LocalAddress != nil && *psd.LocalAddress != "" && net.ParseIP(strings.TrimSpace(*psd.LocalAddress)) == nil {
 			return errs.New(errs.Invalid, "INVALID_LOCAL_ADDRESS", "providerSpecificData.localAddress must be an IP address of this machine").WithParam("providerSpecificData.localAddress")
 		}
-		if p.Dialect == providers.DialectAzure {
-			if err := validateAzureData(s); err != nil {
-				return err
-			}
-		}
-		if p.Dialect == providers.DialectBedrock {
-			if s, err = a.applyBedrockData(row, s); err != nil {
+		if sch := p.DataSchema(); sch != nil && sch.Apply != nil {
+			if s, err = a.applyProviderData(sch, row, s); err != nil {
 				return err
 			}
 		}
 		row.ProviderSpecificData = s
-	} else if creating && p.Dialect == providers.DialectBedrock {
-		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "a bedrock connection needs providerSpecificData {region, accessKeyId, secretAccessKey}").WithParam("providerSpecificData")
+	} else if sch := p.DataSchema(); creating && sch != nil && sch.Required {
+		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "%s", sch.RequiredMessage).WithParam("providerSpecificData")
 	}
-	if p.Dialect == providers.DialectVertex && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
-		if err := a.applyVertex(row, in.APIKey); err != nil {
+	if m := p.Module; m != nil && m.Check != nil && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
+		if err := a.checkCredential(m.Check, row, in.APIKey); err != nil {
 			return err
 		}
 	}

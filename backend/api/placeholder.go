@@ -21,7 +21,7 @@ func placeholderKey(v string) bool {
 			return true
 		}
 	}
-	// A short name in brackets, never a JSON document (a Vertex service
+	// A short name in brackets, never a JSON document (a cloud service
 	// account's key file is an object).
 	bracketed := strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">") || strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") ||
 		strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]")

@@ -169,8 +169,8 @@ func (a *API) runCheck(ctx context.Context, id string, keep bool) (Check, discov
 		auth.Skipped, auth.OK = true, false
 		auth.Message = "not known: the upstream could not be reached"
 	}
-	if comp.OK && c.Provider.Dialect == providers.DialectCodeAssist {
-		a.readCodeAssistQuota(ctx, c)
+	if comp.OK {
+		a.readQuota(ctx, c)
 	}
 	// The completion is an attempt like any other for the connection's reach
 	// (discovery noted its own in refreshModels).
@@ -256,8 +256,8 @@ func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string
 	if c.AuthType == "oauth" {
 		// A subscription token is checked by its refresh and its usage wall;
 		// a bare completion is not what its client sends (and would spend
-		// it), except on Code Assist, where the CLI's own call is one.
-		if c.Provider.Dialect != providers.DialectCodeAssist || a.FreshToken == nil {
+		// it), except where the provider's module says the CLI's own call is one.
+		if m := c.Provider.Module; m == nil || !m.CheckedByCompletion || a.FreshToken == nil {
 			step.Skipped, step.Message = true, "not tried: subscription connections are checked by their token"
 			return step
 		}
@@ -278,8 +278,8 @@ func (a *API) probeCompletion(ctx context.Context, c *routing.Conn, model string
 		body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 			"messages": []any{map[string]any{"role": "user", "content": "ping"}}})
 	case providers.FormatResponses:
-		// An Azure Responses connection (the Codex subscription is OAuth, not probed);
-		// Azure takes no max_output_tokens under 16.
+		// A Responses connection with a key (the Codex subscription is OAuth,
+		// not probed); some Responses upstreams take no max_output_tokens under 16.
 		body, _ = json.Marshal(map[string]any{"model": model, "max_output_tokens": 16, "input": "ping"})
 	case providers.FormatGemini:
 		body = []byte(`{"contents":[{"role":"user","parts":[{"text":"ping"}]}],"generationConfig":{"maxOutputTokens":1}}`)
@@ -377,11 +377,12 @@ func redactIn(s, secret string) string {
 	return s
 }
 
-// readCodeAssistQuota reads a Gemini CLI login's quota buckets
-// (retrieveUserQuota) into its usage windows for the Subscriptions card:
-// the most used daily model quota. Nothing changes when they cannot be read.
-func (a *API) readCodeAssistQuota(ctx context.Context, c *routing.Conn) {
-	if a.CodeAssist == nil || a.FreshToken == nil {
+// readQuota reads a login's quota buckets (its dialect's QuotaReader) into
+// its usage windows for the Subscriptions card: the most used daily model
+// quota. Nothing changes when they cannot be read.
+func (a *API) readQuota(ctx context.Context, c *routing.Conn) {
+	reader := a.Quotas[c.Provider.Dialect]
+	if c.Provider.Dialect == "" || reader == nil || a.FreshToken == nil {
 		return
 	}
 	tok, err := a.FreshToken(ctx, c)
@@ -392,7 +393,7 @@ func (a *API) readCodeAssistQuota(ctx context.Context, c *routing.Conn) {
 	t.Secret = tok
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	buckets, status, err := a.CodeAssist.Quota(ctx, &t)
+	buckets, status, err := reader.QuotaBuckets(ctx, &t)
 	if err != nil || status != http.StatusOK || len(buckets) == 0 {
 		return
 	}

@@ -3,6 +3,7 @@ package backup
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"omniroute/backend/store"
 )
@@ -12,10 +13,6 @@ var secretColumns = map[string][]string{
 	"provider_connections": {"api_key_enc", "access_token_enc", "refresh_token_enc"},
 	"api_keys":             {"key_enc"},
 }
-
-// sealedDataKeys are the sealed values inside a connection's
-// provider_specific_data (a Bedrock session token).
-var sealedDataKeys = []string{"sessionTokenSealed"}
 
 // transform passes every secret of a row of table through fn: Open with one
 // key to read it, Seal with another to write it.
@@ -43,9 +40,12 @@ func transform(table string, r store.Row, fn func(string) (string, error)) error
 		return nil
 	}
 	changed := false
-	for _, k := range sealedDataKeys {
-		v, ok := d[k].(string)
-		if !ok || v == "" {
+	// The sealed values inside a connection's provider_specific_data are its
+	// top-level fields ending in store.SealedFieldSuffix, as a provider
+	// module's schema stores them (the store reseals the same ones).
+	for k, val := range d {
+		v, ok := val.(string)
+		if !ok || v == "" || !strings.HasSuffix(k, store.SealedFieldSuffix) {
 			continue
 		}
 		out, err := fn(v)

@@ -57,7 +57,7 @@ func (g *Gateway) finishCapture(requestID string, req *request) {
 //go:noinline
 func (a *attemptCtx) captureUpstream(body []byte) {
 	a.req.cap.Upstream(body, string(a.cand.Conn.Provider.Format), a.target.Secret)
-	a.req.cap.AddSecret(a.target.AWS.SecretAccessKey) // a Bedrock connection's
+	a.req.cap.AddSecret(a.target.AWS.SecretAccessKey) // an AWS-signed connection's
 	a.req.cap.AddSecret(a.target.AWS.SessionToken)
 }
 

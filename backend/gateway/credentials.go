@@ -43,7 +43,7 @@ func (x credentialed) Do(ctx context.Context, t *providers.Target, c providers.C
 	own := *t // the caller's target keeps its secret
 	t = &own
 	t.Secret = tok
-	// A token exchange may name the upstream (GitHub Copilot's endpoint).
+	// A token exchange may name the upstream (the endpoint it answers with).
 	t.BaseURL = x.conn.Endpoint()
 	resp, err := x.next.Do(ctx, t, c)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || !x.conn.HasRefresh {

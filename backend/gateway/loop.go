@@ -742,8 +742,8 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 // geminiEmbedTarget completes an embeddings codec to a Gemini-wire target:
-// the batch names the target's model; a Gemini dialect (Vertex, Code
-// Assist) has no batchEmbedContents here, so its codec is left on the plain
+// the batch names the target's model; a Gemini dialect (a provider
+// module's) has no batchEmbedContents here, so its codec is left on the plain
 // Gemini wire, which unsupported() passes over.
 //
 //go:noinline
@@ -1057,7 +1057,7 @@ type billExtras struct {
 
 // usageOf is a translator's usage as pricing reads it, each count clamped
 // to 0 … maxUsageTokens (every wire a translator reads: Anthropic, Gemini,
-// Responses, Bedrock, Ollama, ...).
+// Responses, a provider module's own wire, Ollama, ...).
 func usageOf(u translate.Usage) pricing.Usage {
 	return clampUsage(pricing.Usage{Prompt: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
 		CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens})

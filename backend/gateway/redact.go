@@ -11,7 +11,7 @@ import (
 )
 
 // knownSecrets are the credentials of an attempt the gateway knows by value:
-// the candidate connection's (its key or token; a Bedrock connection's AWS
+// the candidate connection's (its key or token; an AWS-signed connection's AWS
 // secret key and session token) and the client's own (its gateway key, or the
 // management credential of a playground request). They are removed by value
 // from anything an upstream says before credential shapes are: a shape stops

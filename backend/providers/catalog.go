@@ -57,7 +57,7 @@ type Provider struct {
 	// that refuse a trailing assistant message (none known today).
 	NoPrefillModels []string
 	// PrefillOnlyModels, when set, narrows a prefill-capable provider to
-	// the model ids containing one of these (Bedrock: "anthropic.", whose
+	// the model ids containing one of these (e.g. "anthropic." on a cloud whose
 	// prefill goes through InvokeModel; its other families do not prefill).
 	PrefillOnlyModels []string
 	// RuleFullText lets provider error rules match text markers against the
@@ -83,6 +83,24 @@ type Provider struct {
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
 	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
 	Dialect Dialect
+	// ImageHeader is a header the OpenAI wire adds to a request that carries
+	// image input (name, value), for an upstream that refuses images otherwise.
+	ImageHeader [2]string
+	// Doc is the provider's docs/PROVIDERS.md row where it differs from
+	// what its format implies.
+	Doc Doc
+	// Module is the provider folder's module serving this row (nil: none;
+	// set by Catalog.WithModules).
+	Module *Module
+}
+
+// Doc is a provider's own words in docs/PROVIDERS.md ("" : derived from the
+// format and flags).
+type Doc struct {
+	// Auth is how the credential is sent; Wire the upstream API spoken;
+	// Discovery how a connection learns its models (the catalogue's
+	// defaults are appended).
+	Auth, Wire, Discovery string
 }
 
 // The editor identity GitHub Copilot's APIs expect (its chat API refuses a
@@ -96,11 +114,6 @@ const (
 
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
-
-// DialectBedrock is AWS Bedrock's Converse API, which the bedrock executor
-// speaks in the OpenAI wire: requests signed with SigV4 from the
-// connection's AWS credentials, streams in the AWS event-stream framing.
-const DialectBedrock Dialect = "bedrock"
 
 // DialectCopilot is GitHub Copilot's chat API: OpenAI Chat Completions at
 // the endpoint the Copilot token exchange names (endpoints.api), with a
@@ -134,16 +147,8 @@ const DialectAzure Dialect = "azure"
 // Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
 func (p Provider) Auth() string {
 	switch {
-	case p.Dialect == DialectAzure:
-		return "`api-key` header, or `Authorization: Bearer` (Entra ID token)"
-	case p.Dialect == DialectBedrock:
-		return "AWS SigV4 (access key, secret, optional session token)"
-	case p.Dialect == DialectCopilot:
-		return "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers"
-	case p.Dialect == DialectVertex:
-		return "service-account JWT (RS256) → OAuth `Authorization: Bearer`"
-	case p.Dialect == DialectCodeAssist:
-		return "Google OAuth `Authorization: Bearer` (Gemini CLI login)"
+	case p.Doc.Auth != "":
+		return p.Doc.Auth
 	case p.Category == CategoryLocal:
 		return "none (optional `Authorization: Bearer`)"
 	case p.OAuth != nil && p.Format == FormatAnthropic:
@@ -232,8 +237,9 @@ type OAuth struct {
 
 // Catalog is the immutable provider list.
 type Catalog struct {
-	byID map[string]Provider
-	list []Provider
+	byID    map[string]Provider
+	list    []Provider
+	modules []Module
 }
 
 // NewCatalog returns the built-in catalogue.
@@ -270,6 +276,8 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
 		// The client id and secret are the CLI's public installed-app pair.
 		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: CategoryOAuth, Format: FormatGemini, Dialect: DialectCodeAssist,
+			Doc: Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
+				Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
 			BaseURL:       "https://cloudcode-pa.googleapis.com",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
 			HonorsRuleScope: true,
@@ -281,6 +289,8 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// region): Gemini models on publishers/google generateContent, Claude
 		// models on publishers/anthropic rawPredict (the Messages wire).
 		{ID: "vertex", Name: "Google Vertex AI (service account)", Category: CategoryAPIKey, Format: FormatGemini, Dialect: DialectVertex, Aliases: []string{"vertex-ai", "gcp-vertex"},
+			Doc: Doc{Auth: "service-account JWT (RS256) → OAuth `Authorization: Bearer`",
+				Wire: "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"},
 			BaseURL: "https://us-central1-aiplatform.googleapis.com/v1",
 			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
 				"claude-sonnet-4-5@20250929", "claude-opus-4-1@20250805", "claude-haiku-4-5@20251001"},
@@ -358,6 +368,9 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// of GitHub's Copilot editor integrations; the editor headers are the
 		// ones Copilot's chat API refuses requests without.
 		{ID: "github-copilot", Name: "GitHub Copilot", Category: CategoryOAuth, Format: FormatOpenAI, Dialect: DialectCopilot, Aliases: []string{"copilot", "gh-copilot"},
+			Doc: Doc{Auth: "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers",
+				Wire: "OpenAI Chat Completions at the Copilot token's endpoint"},
+			ImageHeader:   [2]string{"Copilot-Vision-Request", "true"}, // it refuses image input unless the request says it carries some
 			BaseURL:       "https://api.githubcopilot.com",
 			DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
 			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,
@@ -379,12 +392,17 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
 		// providerSpecificData holds apiVersion and the model → deployment map.
 		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
+			Doc: Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
+				Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
 			Tools: true, Vision: true, Reasoning: true},
 		// AWS Bedrock through Converse; the base URL is the region's runtime
 		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
 		// Anthropic models go through InvokeModel (the Messages body) when
 		// a request thinks or prefills, which Converse cannot carry.
-		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: DialectBedrock, Aliases: []string{"aws-bedrock"},
+		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: "bedrock", Aliases: []string{"aws-bedrock"},
+			Doc: Doc{Auth: "AWS SigV4 (access key, secret, optional session token)",
+				Wire:      "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill",
+				Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},
 			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
 			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
 			Tools:         true, Vision: true, Reasoning: true},
@@ -472,7 +490,7 @@ type Target struct {
 	Account Account
 	// Azure is an Azure OpenAI connection's API version and deployments.
 	Azure Azure
-	// AWS is a Bedrock connection's region and credentials (never logged).
+	// AWS is an AWS-signed connection's region and credentials (never logged).
 	AWS AWS
 	// Google is a Vertex or Code Assist connection's project and region.
 	Google Google
@@ -501,7 +519,7 @@ func VertexBaseURL(region string) string {
 	return "https://" + region + "-aiplatform.googleapis.com/v1"
 }
 
-// AWS is what a Bedrock call is signed with (SigV4).
+// AWS is what an AWS call is signed with (SigV4).
 type AWS struct {
 	Region, AccessKeyID, SecretAccessKey, SessionToken string
 }

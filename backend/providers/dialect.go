@@ -5,8 +5,8 @@ import (
 	"net/http"
 )
 
-// Dialects sends a call to the executor of its target's dialect (Azure,
-// Bedrock, …) and to Default otherwise: the executor of a wire format whose
+// Dialects sends a call to the executor of its target's dialect (a
+// provider module's, …) and to Default otherwise: the executor of a wire format whose
 // providers differ in URLs, auth or framing but not in what the gateway
 // translates to.
 type Dialects struct {

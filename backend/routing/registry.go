@@ -49,15 +49,9 @@ type Conn struct {
 	LocalAddress string
 	// Account is the subscription account's ids and opt-ins (providerSpecificData).
 	Account providers.Account
-	// Azure is an Azure OpenAI connection's apiVersion and deployments (providerSpecificData).
-	Azure providers.Azure
-	// AWS is a Bedrock connection's region and credentials: the key id from
-	// providerSpecificData, the secret from the sealed API key, the session
-	// token from the sealed sessionTokenSealed.
-	AWS providers.AWS
-	// Google is a Vertex or Code Assist connection's project and region
-	// (providerSpecificData projectId, region).
-	Google providers.Google
+	// parts are the target fields its provider module read from
+	// providerSpecificData and the credentials (providers.ConnData.Parts).
+	parts providers.Target
 	// HasRefresh reports a stored refresh token (OAuth connections).
 	HasRefresh bool
 	// Prefill is how the connection continues a trailing assistant message
@@ -72,8 +66,8 @@ type Conn struct {
 	credMu    sync.RWMutex
 	secret    string
 	expiresAt time.Time
-	// endpoint replaces BaseURL once a token exchange named the upstream
-	// (GitHub Copilot's endpoints.api); "" keeps BaseURL.
+	// endpoint replaces BaseURL once a token exchange named the upstream;
+	// "" keeps BaseURL.
 	endpoint string
 	quota    Quota
 
@@ -118,8 +112,9 @@ func (c *Conn) Target(model string) providers.Target {
 		base = c.endpoint
 	}
 	c.credMu.RUnlock()
-	return providers.Target{Provider: c.Provider, BaseURL: base, Secret: secret, AuthType: c.AuthType, Model: model,
-		ConnectionID: c.ID, Account: c.Account, Azure: c.Azure, AWS: c.AWS, Google: c.Google}
+	t := c.parts
+	t.Provider, t.BaseURL, t.Secret, t.AuthType, t.Model, t.ConnectionID, t.Account = c.Provider, base, secret, c.AuthType, model, c.ID, c.Account
+	return t
 }
 
 // Endpoint is the base URL to send to: the one a token exchange named last,
@@ -260,30 +255,26 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		secret, loadErr = "", CredentialUnreadable
 	}
 	base := row.BaseURL
-	var aws providers.AWS
-	if p.Dialect == providers.DialectBedrock {
-		if aws, err = awsFromData(row.ProviderSpecificData, secret, box); err != nil {
-			aws, loadErr = providers.AWS{}, CredentialUnreadable
+	var cd providers.ConnData
+	if p.Module != nil && p.Module.Connect != nil {
+		if cd, err = p.Module.Connect(providers.ConnInput{Data: row.ProviderSpecificData, Secret: secret, Open: box.Open}); err != nil {
+			cd, loadErr = providers.ConnData{}, CredentialUnreadable
 		}
-		if base == "" && aws.Region != "" {
-			base = "https://bedrock-runtime." + aws.Region + ".amazonaws.com"
+		if base == "" {
+			base = cd.BaseURL
 		}
-	}
-	google := GoogleFromData(p, row.ProviderSpecificData)
-	if base == "" && p.Dialect == providers.DialectVertex {
-		base = providers.VertexBaseURL(google.Region)
 	}
 	if base == "" {
 		base = p.BaseURL
 	}
 	models := ServedModels(row)
-	az := AzureFromData(p, row.ProviderSpecificData)
 	hidden := HiddenModels(row)
-	if az.Responses {
-		// This resource's deployments are served through the Responses API.
-		p.Format = providers.FormatResponses
+	if cd.Format != "" {
+		p.Format = cd.Format // e.g. a resource served through the Responses API
 	}
-	for _, m := range sortedKeys(az.Deployments) {
+	own := append([]string(nil), cd.Models...)
+	sort.Strings(own)
+	for _, m := range own {
 		if !slices.Contains(models, m) && !slices.Contains(hidden, m) {
 			models = append(models, m) // a mapped model routes before any refresh
 		}
@@ -313,7 +304,7 @@ func connFromRow(cat *providers.Catalog, row store.Connection, box Opener) (*Con
 		Prefix: strings.ToLower(row.Prefix), Priority: row.Priority, Active: row.IsActive && loadErr == "", LoadError: loadErr,
 		MaxConcurrent: mc, Models: models, modelSet: setOf(models), hidden: hiddenSet, Aliases: ModelAliases(row), CreatedAt: row.CreatedAt, BreakerKey: key, secret: secret, expiresAt: expires,
 		Account: AccountFromData(row.ProviderSpecificData), HasRefresh: row.RefreshTokenEnc != "",
-		Azure: az, AWS: aws, Google: google,
+		parts: cd.Parts,
 		quota: Quota{FiveHour: Window{Utilization: -1}, Weekly: Window{Utilization: -1}, Daily: Window{Utilization: -1}},
 		cd:    CooldownFromRow(row), overrides: parseOverrides(row.RateLimitOverrides),
 		Limits:       parseLimits(row.RateLimitOverrides, mc, row.RateLimitProtection),
@@ -333,68 +324,6 @@ func AccountFromData(raw string) providers.Account {
 	}
 	_ = json.Unmarshal([]byte(raw), &d)
 	return providers.Account{ID: d.AccountID, OrganizationUUID: d.OrganizationUUID, LowPriorityMode: d.LowPriorityMode, AutoLimitReset: d.AutoLimitReset}
-}
-
-// GoogleFromData reads a Vertex or Code Assist connection's
-// providerSpecificData (projectId, region; a Vertex connection without a
-// region is in providers.VertexRegion); zero for other providers.
-func GoogleFromData(p providers.Provider, raw string) providers.Google {
-	if p.Dialect != providers.DialectVertex && p.Dialect != providers.DialectCodeAssist {
-		return providers.Google{}
-	}
-	var d struct {
-		ProjectID string `json:"projectId"`
-		Region    string `json:"region"`
-	}
-	_ = json.Unmarshal([]byte(raw), &d)
-	g := providers.Google{Project: strings.TrimSpace(d.ProjectID), Region: strings.TrimSpace(d.Region)}
-	if p.Dialect == providers.DialectVertex && g.Region == "" {
-		g.Region = providers.VertexRegion
-	}
-	return g
-}
-
-// AzureFromData reads an Azure OpenAI connection's providerSpecificData
-// (apiVersion, deployments, api); zero for other providers.
-func AzureFromData(p providers.Provider, raw string) providers.Azure {
-	if p.Dialect != providers.DialectAzure {
-		return providers.Azure{}
-	}
-	var d struct {
-		APIVersion  string            `json:"apiVersion"`
-		Deployments map[string]string `json:"deployments"`
-		API         string            `json:"api"`
-	}
-	_ = json.Unmarshal([]byte(raw), &d)
-	return providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments, Responses: d.API == "responses"}
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// awsFromData reads a Bedrock connection's region and credentials.
-func awsFromData(raw, secret string, box Opener) (providers.AWS, error) {
-	var d struct {
-		Region             string `json:"region"`
-		AccessKeyID        string `json:"accessKeyId"`
-		SessionTokenSealed string `json:"sessionTokenSealed"`
-	}
-	_ = json.Unmarshal([]byte(raw), &d)
-	a := providers.AWS{Region: d.Region, AccessKeyID: d.AccessKeyID, SecretAccessKey: secret}
-	if d.SessionTokenSealed != "" {
-		tok, err := box.Open(d.SessionTokenSealed)
-		if err != nil {
-			return a, err
-		}
-		a.SessionToken = tok
-	}
-	return a, nil
 }
 
 // ServedModels is what a connection serves: the user's list first, then the

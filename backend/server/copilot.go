@@ -12,6 +12,7 @@ import (
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	provregistry "omniroute/backend/providers/registry"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
@@ -30,7 +31,7 @@ type CopilotOffline struct {
 // NewCopilotOffline reads the catalogue's GitHub Copilot entry (with the
 // OMNIROUTE_GITHUB_COPILOT_OAUTH_* overrides of getenv) for an offline login.
 func NewCopilotOffline(proc config.Process, getenv func(string) string) (*CopilotOffline, bool) {
-	cat := providers.NewCatalogEnv(getenv)
+	cat := provregistry.Catalog(getenv)
 	p, ok := cat.Lookup("github-copilot")
 	if !ok || p.OAuth == nil {
 		return nil, false

@@ -36,15 +36,13 @@ import (
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
-	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
-	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
 	pollama "omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
-	"omniroute/backend/providers/vertex"
+	provregistry "omniroute/backend/providers/registry"
 	"omniroute/backend/reqlog"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
@@ -295,7 +293,7 @@ func (s *Server) wire() error {
 		set(memoryLimit(settings.General()))
 		settings.OnGeneralChange(func(g config.General) { set(memoryLimit(g)) })
 	}
-	catalog := providers.NewCatalogEnv(opts.Getenv)
+	catalog := provregistry.Catalog(opts.Getenv)
 	registry := routing.NewRegistry(catalog)
 	combos := routing.NewCombos()
 	var reloadMu sync.Mutex // concurrent management writes reload one at a time, newest rows last
@@ -484,21 +482,29 @@ func (s *Server) wire() error {
 	claudeExec.OnChange = func(id, transition string) {
 		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
 	}
-	// OpenAI-wire providers of another dialect (Bedrock's signed Converse) have their own executor.
-	openaiExec := providers.Dialects{Default: openai.New(direct, userAgent),
-		By: map[providers.Dialect]providers.Executor{providers.DialectBedrock: bedrock.New(direct, userAgent, clk.Now),
-			providers.DialectOllama: pollama.New(direct, userAgent, clk.Now)}}
-	// Google's other doors to Gemini: the Gemini CLI's Code Assist backend
-	// and Vertex AI (whose Claude models take the Anthropic wire).
-	vertexExec := vertex.New(direct, userAgent, vertex.NewTokens(direct, clk.Now, strings.TrimSpace(opts.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))
-	codeAssist := codeassist.New(direct, userAgent)
-	executors := executorSet{providers.FormatOpenAI: openaiExec,
-		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec}},
-		// Azure connections set to the Responses API (providerSpecificData.api) have their own.
-		providers.FormatResponses: providers.Dialects{Default: codex.New(direct, userAgent),
-			By: map[providers.Dialect]providers.Executor{providers.DialectAzure: openai.NewAzureResponses(direct, userAgent)}},
-		providers.FormatGemini: providers.Dialects{Default: pgemini.New(direct, userAgent),
-			By: map[providers.Dialect]providers.Executor{providers.DialectVertex: vertexExec, providers.DialectCodeAssist: codeAssist}}}
+	// A wire format's providers of another dialect have their own executor:
+	// the provider modules' (signed cloud APIs, Google's other doors to
+	// Gemini, a resource's Responses API) and Ollama's native API.
+	dialects := catalog.Executors(providers.ExecDeps{Client: direct, UserAgent: userAgent, Now: clk.Now, Getenv: opts.Getenv})
+	by := func(f providers.Format) map[providers.Dialect]providers.Executor {
+		if dialects[f] == nil {
+			dialects[f] = map[providers.Dialect]providers.Executor{}
+		}
+		return dialects[f]
+	}
+	by(providers.FormatOpenAI)[providers.DialectOllama] = pollama.New(direct, userAgent, clk.Now)
+	quotas := map[providers.Dialect]providers.QuotaReader{}
+	for _, m := range dialects {
+		for d, e := range m {
+			if q, ok := e.(providers.QuotaReader); ok {
+				quotas[d] = q
+			}
+		}
+	}
+	executors := executorSet{providers.FormatOpenAI: providers.Dialects{Default: openai.New(direct, userAgent), By: by(providers.FormatOpenAI)},
+		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: by(providers.FormatAnthropic)},
+		providers.FormatResponses: providers.Dialects{Default: codex.New(direct, userAgent), By: by(providers.FormatResponses)},
+		providers.FormatGemini:    providers.Dialects{Default: pgemini.New(direct, userAgent), By: by(providers.FormatGemini)}}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})
 
@@ -629,7 +635,7 @@ func (s *Server) wire() error {
 	}
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
-		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
+		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, Quotas: quotas, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
 		SSO: ssoClient, PasswordCost: opts.PasswordCost, Prefills: prefills,
 		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },

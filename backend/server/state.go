@@ -14,7 +14,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
 	"omniroute/backend/oauth"
-	"omniroute/backend/providers"
+	provregistry "omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/routing"
@@ -246,7 +246,7 @@ func ImportOffline(proc config.Process, getenv func(string) string, source, path
 	if err != nil {
 		return oauth.Imported{}, err
 	}
-	return oauth.Upsert(st, box, providers.NewCatalogEnv(getenv), login, now)
+	return oauth.Upsert(st, box, provregistry.Catalog(getenv), login, now)
 }
 
 // adoptBreakers takes from rows every breaker transition newer than the one

@@ -8,7 +8,8 @@ import (
 )
 
 // SealedFieldSuffix marks a top-level provider_specific_data field that holds
-// a sealed value (the API's convention, e.g. Bedrock's sessionTokenSealed).
+// a sealed value (the convention of the provider modules' schemas, e.g. an
+// AWS session token's sessionTokenSealed; providers.SealedFieldSuffix).
 const SealedFieldSuffix = "Sealed"
 
 // ResealAll rewrites every sealed value in one transaction — the credential

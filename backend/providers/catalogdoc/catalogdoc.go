@@ -4,6 +4,7 @@
 package catalogdoc
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -57,6 +58,7 @@ default and a connection's `+"`baseUrl`"+` replaces it; user-defined providers r
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			id, p.Name, base, p.Auth(), wire(p), features(p), discovery(p), errorRules(p, restate, builtin))
 	}
+	b.WriteString(addingAProvider)
 	return b.String()
 }
 
@@ -70,18 +72,10 @@ func code(list []string) string {
 
 func wire(p providers.Provider) string {
 	switch {
-	case p.Dialect == providers.DialectAzure:
-		return "OpenAI Chat Completions on Azure deployments"
-	case p.Dialect == providers.DialectBedrock:
-		return "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill"
+	case p.Doc.Wire != "":
+		return p.Doc.Wire
 	case p.Dialect == providers.DialectOllama:
 		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
-	case p.Dialect == providers.DialectCopilot:
-		return "OpenAI Chat Completions at the Copilot token's endpoint"
-	case p.Dialect == providers.DialectCodeAssist:
-		return "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"
-	case p.Dialect == providers.DialectVertex:
-		return "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:
@@ -123,10 +117,8 @@ func discovery(p providers.Provider) string {
 	switch {
 	case p.NoModelList:
 		return fmt.Sprintf("none: the catalogue's %d models", len(p.DefaultModels))
-	case p.Dialect == providers.DialectAzure:
-		d = "`GET /openai/deployments`, else the connection's deployments map"
-	case p.Dialect == providers.DialectBedrock:
-		d = "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"
+	case p.Doc.Discovery != "":
+		d = p.Doc.Discovery
 	case p.Dialect == providers.DialectOllama:
 		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
@@ -182,3 +174,9 @@ func statuses(list []int) string {
 	}
 	return strings.Join(s, "/")
 }
+
+// addingAProvider is the page's guide to the provider folders (prose, kept
+// as Markdown next to the generator).
+//
+//go:embed adding.md
+var addingAProvider string

@@ -22,7 +22,6 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
-	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/gemini"
 	"omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
@@ -70,7 +69,7 @@ func (e *Error) Error() string { return e.Message }
 type Client struct {
 	HTTP      *http.Client
 	UserAgent string
-	// Now signs Bedrock's list requests (nil: time.Now).
+	// Now signs the list requests of providers that sign them (nil: time.Now).
 	Now func() time.Time
 }
 
@@ -104,28 +103,28 @@ func (c *Client) Discover(ctx context.Context, t providers.Target) Result {
 		res.Models = append([]string(nil), t.Provider.DefaultModels...)
 		res.Source = SourceCatalog
 	}
-	if m := azureModels(t); len(m) > 0 {
-		// An Azure resource whose deployment list does not answer (API
-		// versions after 2023-05-15 dropped it) serves its deployments map.
+	if m := ownModels(t); len(m) > 0 {
+		// A connection that names its own models (a resource's deployments
+		// map, whose list route newer API versions dropped) serves them.
 		res.Models, res.Source = m, SourceCatalog
 	}
 	return res
 }
 
-// listBedrock reads Bedrock's on-demand text foundation models, then its
-// inference profiles (a failure of the second keeps the first).
-func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string, error) {
+// listModule reads a provider module's own model lists, in order (a
+// failure of a later one keeps the names of the earlier ones).
+func (c *Client) listModule(ctx context.Context, t providers.Target, ml *providers.ModelList) ([]string, error) {
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
 	}
+	reqs, err := ml.Requests(ctx, t, c.UserAgent, now())
+	if err != nil {
+		return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
+	}
 	var out []string
 	seen := map[string]bool{}
-	for i, path := range []string{bedrock.FoundationModelsPath, bedrock.InferenceProfilesPath} {
-		req, err := bedrock.ListRequest(ctx, t, path, c.UserAgent, now())
-		if err != nil {
-			return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL or credentials"}
-		}
+	for i, req := range reqs {
 		body, err := c.fetch(req)
 		if err != nil {
 			if i > 0 {
@@ -133,12 +132,12 @@ func (c *Client) listBedrock(ctx context.Context, t providers.Target) ([]string,
 			}
 			return nil, err
 		}
-		ids, ok := bedrock.ParseModels(body)
+		ids, ok := ml.Parse(body)
 		if !ok {
 			if i > 0 {
 				break
 			}
-			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no modelSummaries"}
+			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no " + ml.Shape}
 		}
 		for _, id := range ids {
 			if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
@@ -181,13 +180,15 @@ func (c *Client) listOllama(ctx context.Context, t providers.Target) ([]string, 
 	return out, nil
 }
 
-// azureModels are the model names of an Azure connection's deployments map, sorted.
-func azureModels(t providers.Target) []string {
-	if t.Provider.Dialect != providers.DialectAzure {
+// ownModels are the model names t's connection names itself (its
+// provider module's OwnModels), sorted.
+func ownModels(t providers.Target) []string {
+	if t.Provider.Module == nil || t.Provider.Module.OwnModels == nil {
 		return nil
 	}
-	out := make([]string, 0, len(t.Azure.Deployments))
-	for m := range t.Azure.Deployments {
+	names := t.Provider.Module.OwnModels(t)
+	out := make([]string, 0, len(names))
+	for _, m := range names {
 		if n, ok := Clean(m); ok {
 			out = append(out, n)
 		}
@@ -198,8 +199,8 @@ func azureModels(t providers.Target) []string {
 
 // List asks the upstream for its models. It returns an *Error on failure.
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
-	if t.Provider.Dialect == providers.DialectBedrock {
-		return c.listBedrock(ctx, t)
+	if m := t.Provider.Module; m != nil && m.Models != nil {
+		return c.listModule(ctx, t, m.Models)
 	}
 	if t.Provider.Dialect == providers.DialectOllama {
 		return c.listOllama(ctx, t)
@@ -241,7 +242,7 @@ func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error)
 		}
 		after = last
 	}
-	for _, m := range azureModels(t) {
+	for _, m := range ownModels(t) {
 		if len(out) < MaxModels && !seen[m] {
 			seen[m] = true
 			out = append(out, m)

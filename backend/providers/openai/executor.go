@@ -40,9 +40,9 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 			cred = providers.Credential{Name: "Api-Key", Secret: t.Secret}
 		}
 	}
-	if t.Provider.Dialect == providers.DialectCopilot && bytes.Contains(c.Body, []byte(imageURL)) {
-		// Copilot refuses image input unless the request says it carries some.
-		req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent, cred, "Copilot-Vision-Request", "true")
+	if h := t.Provider.ImageHeader; h[0] != "" && bytes.Contains(c.Body, []byte(imageURL)) {
+		// An upstream that refuses image input unless the request says it carries some.
+		req, err := e.reqs.JSON(ctx, t, c, path, e.userAgent, cred, h[0], h[1])
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,101 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"omniroute/backend/errs"
+	"omniroute/backend/providers"
+	"omniroute/backend/store"
+)
+
+// sealedSuffix marks a providerSpecificData field that holds a sealed
+// secret: stored, never returned (publicProviderData drops it).
+const sealedSuffix = providers.SealedFieldSuffix
+
+// applyProviderData runs the provider module's providerSpecificData schema
+// on a saved object: its field-precise refusals become 400s, its sealed
+// API key replaces the connection's. It returns the object to store.
+func (a *API) applyProviderData(schema *providers.DataSchema, row *store.Connection, raw string) (string, error) {
+	out, err := schema.Apply(providers.DataInput{Raw: raw, Stored: row.ProviderSpecificData, Seal: a.Box.Seal, Home: a.home})
+	if err != nil {
+		return "", fieldError(err)
+	}
+	if out.APIKeySealed != "" {
+		row.APIKeyEnc = out.APIKeySealed
+	}
+	return out.Data, nil
+}
+
+// checkCredential runs a provider module's credential check on a saved
+// connection: the apiKey (plain when given in this edit, else the stored
+// one) against the providerSpecificData, which it may complete.
+func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), row *store.Connection, plainKey *string) error {
+	key := ""
+	if plainKey != nil {
+		key = strings.TrimSpace(*plainKey)
+	} else if row.APIKeyEnc != "" {
+		k, err := a.Box.Open(row.APIKeyEnc)
+		if err != nil {
+			return err
+		}
+		key = k
+	}
+	data, err := check(providers.KeyCheck{Key: key, Data: row.ProviderSpecificData})
+	if err != nil {
+		return fieldError(err)
+	}
+	row.ProviderSpecificData = data
+	return nil
+}
+
+// fieldError is a provider module's refusal as the API's 400 (other errors pass).
+func fieldError(err error) error {
+	var fe *providers.FieldError
+	if errors.As(err, &fe) {
+		return errs.New(errs.Invalid, fe.Code, "%s", fe.Message).WithParam(fe.Field)
+	}
+	return err
+}
+
+// dataField is one providerSpecificData field as GET /api/providers/catalog
+// shows it: a connection form is rendered from these.
+type dataField struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+	// Secret fields are sealed on save and never returned.
+	Secret bool   `json:"secret"`
+	Doc    string `json:"doc"`
+}
+
+// dataFields is p's providerSpecificData schema ([] when its module has none).
+func dataFields(p providers.Provider) []dataField {
+	out := []dataField{}
+	if s := p.DataSchema(); s != nil {
+		for _, f := range s.Fields {
+			out = append(out, dataField{Name: f.Name, Type: f.Type, Required: f.Required, Secret: f.Secret, Doc: f.Doc})
+		}
+	}
+	return out
+}
+
+// publicProviderData is providerSpecificData as the API shows it: without
+// the sealed fields.
+func publicProviderData(raw string) json.RawMessage {
+	if !strings.Contains(raw, sealedSuffix) {
+		return json.RawMessage(raw)
+	}
+	var d map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &d) != nil {
+		return json.RawMessage(raw)
+	}
+	for k := range d {
+		if strings.HasSuffix(k, sealedSuffix) {
+			delete(d, k)
+		}
+	}
+	b, _ := json.Marshal(d)
+	return b
+}

@@ -1,0 +1,234 @@
+package providers
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Module is what one provider folder (backend/providers/<name>/) tells the
+// rest of the gateway about its provider, so that the management API,
+// discovery, routing and the wiring place ask the module instead of naming
+// the provider. A folder exports a func Module() Module; the one list of
+// modules is backend/providers/registry, and the wiring place builds the
+// catalogue from it (Catalog.WithModules). Every hook is optional.
+type Module struct {
+	// ID is the catalogue id the module serves (its rows' id).
+	ID string
+	// Dialect is the wire variant the module's executor speaks ("" : none).
+	Dialect Dialect
+	// Rows are catalogue rows the module adds (a provider whose row is
+	// still in the built-in list leaves it empty).
+	Rows []Provider
+	// NewExecutor builds the executor of Dialect from the wiring place's
+	// shared parts, once: it serves every wire format of Formats.
+	NewExecutor func(ExecDeps) Executor
+	// Formats are the wire formats NewExecutor's executor is a dialect of.
+	Formats []Format
+	// Data is the schema of a connection's providerSpecificData (nil: free form).
+	Data *DataSchema
+	// MaxKey bounds the apiKey's length (0: the API's default).
+	MaxKey int
+	// Check runs when a connection is created or its apiKey or
+	// providerSpecificData changes, after both are applied: it checks the
+	// credential against the object and returns the object to store.
+	Check func(KeyCheck) (string, error)
+	// CheckedByCompletion: an OAuth connection's check sends a one-token
+	// completion (the provider's own CLI sends one), and the executor may
+	// read its quota (QuotaReader).
+	CheckedByCompletion bool
+	// Connect reads a stored connection's providerSpecificData into the
+	// parts of its targets (credentials, default base URL).
+	Connect func(ConnInput) (ConnData, error)
+	// Models is the provider's own model list (nil: the wire format's).
+	Models *ModelList
+	// OwnModels are the model names a target's connection names itself
+	// (e.g. a deployments map): added to what discovery lists, and served
+	// when the upstream's list does not answer.
+	OwnModels func(Target) []string
+}
+
+// ExecDeps are the shared parts an executor is built from.
+type ExecDeps struct {
+	Client    Doer
+	UserAgent string
+	Now       func() time.Time
+	// Getenv reads the process environment (test endpoints); never nil.
+	Getenv func(string) string
+}
+
+// KeyCheck is a connection's credential and providerSpecificData as saved.
+type KeyCheck struct {
+	// Key is the plain apiKey (this edit's, else the stored one; "" : none).
+	Key string
+	// Data is the providerSpecificData object to store ("" : none).
+	Data string
+}
+
+// QuotaBucket is one quota an upstream reports for an account: the model,
+// the fraction left (0…1) and when it resets.
+type QuotaBucket struct {
+	Model     string
+	Remaining float64
+	ResetsAt  time.Time
+}
+
+// QuotaReader is an executor that reads its account's quota buckets; status
+// is the upstream's answer (a refusal is not an error).
+type QuotaReader interface {
+	QuotaBuckets(ctx context.Context, t *Target) (buckets []QuotaBucket, status int, err error)
+}
+
+// DataSchema is a provider's providerSpecificData: its fields and how a
+// saved object is checked and stored.
+type DataSchema struct {
+	// Fields describe the object (GET /api/providers/catalog, docs).
+	Fields []Field
+	// Required: creating a connection without providerSpecificData is
+	// refused with RequiredMessage.
+	Required        bool
+	RequiredMessage string
+	// Apply checks a saved object and returns what to store: secrets
+	// sealed (a Field with Sealed set moves out of the object), every
+	// error field-precise (*FieldError).
+	Apply func(DataInput) (DataOutput, error)
+}
+
+// Field is one providerSpecificData field.
+type Field struct {
+	Name string
+	// Type is the JSON type: "string", "object", "boolean".
+	Type     string
+	Required bool
+	// Secret fields are never stored in clear nor returned: SealedAs names
+	// where the sealed value goes ("apiKey": the connection's key column;
+	// otherwise a providerSpecificData field ending in "Sealed").
+	Secret   bool
+	SealedAs string
+	Doc      string
+}
+
+// SealedFieldSuffix ends a providerSpecificData field holding a sealed
+// value: stored, resealed with the store, never returned.
+const SealedFieldSuffix = "Sealed"
+
+// DataInput is one save of a connection's providerSpecificData.
+type DataInput struct {
+	// Raw is the object sent (JSON); Stored is the connection's current
+	// object ("" on create).
+	Raw, Stored string
+	// Seal seals a secret with the gateway's key.
+	Seal func(string) (string, error)
+	// Home is the user's home directory (files a provider reads its
+	// credentials from, e.g. a CLI's profile).
+	Home func() (string, error)
+}
+
+// DataOutput is what a save stores.
+type DataOutput struct {
+	// Data is the object to store.
+	Data string
+	// APIKeySealed, when set, replaces the connection's sealed API key.
+	APIKeySealed string
+}
+
+// FieldError is a refused providerSpecificData: Field is the path of the
+// offending field ("providerSpecificData.region"), Code a stable error code.
+type FieldError struct {
+	Field, Code, Message string
+}
+
+func (e *FieldError) Error() string { return e.Message }
+
+// ConnInput is a stored connection as its module reads it.
+type ConnInput struct {
+	// Data is the providerSpecificData object; Secret the opened API key or token.
+	Data, Secret string
+	// Open opens a value sealed in Data.
+	Open func(string) (string, error)
+}
+
+// ConnData is what a module reads from a stored connection.
+type ConnData struct {
+	// BaseURL is the connection's default endpoint when it sets none ("" : the row's).
+	BaseURL string
+	// Parts are the target fields the module fills (signing credentials,
+	// project and region, deployments); routing starts every target of the
+	// connection from them.
+	Parts Target
+	// Format, when set, is the wire the connection is served on instead of the row's.
+	Format Format
+	// Models are model names the connection serves before any discovery.
+	Models []string
+}
+
+// ModelList is a provider's own model discovery: the requests to send, in
+// order (a failure of a later one keeps the names of earlier ones), and how
+// to read each answer.
+type ModelList struct {
+	Requests func(ctx context.Context, t Target, userAgent string, now time.Time) ([]*http.Request, error)
+	Parse    func(body []byte) (ids []string, ok bool)
+	// Shape names what Parse did not find, for the error ("modelSummaries").
+	Shape string
+}
+
+// WithModules returns a copy of the catalogue with the modules' rows added
+// and every row a module serves pointing at its module (Provider.Module).
+func (c *Catalog) WithModules(ms ...Module) *Catalog {
+	byModule := map[string]*Module{}
+	list := append([]Provider(nil), c.list...)
+	for i := range ms {
+		m := &ms[i]
+		byModule[m.ID] = m
+		list = append(list, m.Rows...)
+	}
+	out := &Catalog{byID: map[string]Provider{}, list: list, modules: ms}
+	for i, p := range list {
+		if m, ok := byModule[p.ID]; ok {
+			list[i].Module = m
+		}
+		out.byID[p.ID] = list[i]
+		for _, a := range p.Aliases {
+			out.byID[a] = list[i]
+		}
+	}
+	return out
+}
+
+// Modules are the catalogue's modules (WithModules).
+func (c *Catalog) Modules() []Module { return c.modules }
+
+// Executors are the modules' executors by wire format and dialect, each
+// module's built once (one executor may serve several formats).
+func (c *Catalog) Executors(deps ExecDeps) map[Format]map[Dialect]Executor {
+	out := map[Format]map[Dialect]Executor{}
+	for _, m := range c.modules {
+		if m.NewExecutor == nil || m.Dialect == "" {
+			continue
+		}
+		e := m.NewExecutor(deps)
+		for _, f := range m.Formats {
+			if out[f] == nil {
+				out[f] = map[Dialect]Executor{}
+			}
+			out[f][m.Dialect] = e
+		}
+	}
+	return out
+}
+
+// DataSchema is the providerSpecificData schema of the row's module (nil: none).
+func (p Provider) DataSchema() *DataSchema {
+	if p.Module == nil {
+		return nil
+	}
+	return p.Module.Data
+}
+
+// KeyLimit is the longest apiKey the row's module takes (def when it sets none).
+func (p Provider) KeyLimit(def int) int {
+	if p.Module == nil || p.Module.MaxKey == 0 {
+		return def
+	}
+	return p.Module.MaxKey
+}

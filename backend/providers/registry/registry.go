@@ -1,0 +1,29 @@
+// Package registry is the one list of provider modules: the only Go file
+// outside backend/providers/<name>/ that names a moved provider. The wiring
+// place builds its catalogue from it (Catalog), so adding a provider is its
+// folder plus one line here.
+package registry
+
+import (
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/azure"
+	"omniroute/backend/providers/bedrock"
+	"omniroute/backend/providers/codeassist"
+	"omniroute/backend/providers/vertex"
+)
+
+// Modules lists every provider folder's module (a fresh slice per call).
+func Modules() []providers.Module {
+	return []providers.Module{
+		azure.Module(),
+		bedrock.Module(),
+		codeassist.Module(),
+		vertex.Module(),
+	}
+}
+
+// Catalog is the built-in catalogue, its OAuth endpoints overridden by
+// getenv (providers.NewCatalogEnv), with every module attached.
+func Catalog(getenv func(string) string) *providers.Catalog {
+	return providers.NewCatalogEnv(getenv).WithModules(Modules()...)
+}
