@@ -84,6 +84,13 @@ var codes = map[string]string{
 	"INTERNAL_ERROR":               "Something went wrong inside the gateway.",
 	"AGENT_MODEL_UNSERVABLE":       "Every connection serving this model is unreachable or has its key rejected.",
 	"AGENT_MODEL_NOT_SERVED":       "No connection serves this model.",
+	// People: the Users and Tokens pages, the management API's refusals.
+	"MANAGEMENT_AUTH_REQUIRED": "The gateway did not accept this management credential: it is wrong, revoked or its session ended.",
+	"ROLE_FORBIDDEN":           "Your role may not do this: ask an admin.",
+	"INVALID_NAME":             "The name must be 1 to 100 characters.",
+	"INVALID_ROLE":             "The role must be admin, operator or viewer.",
+	"TOKEN_NOT_FOUND":          "This token no longer exists: it was already revoked.",
+	"USER_NOT_FOUND":           "This user no longer exists.",
 	// Attempt verdict kinds (attempts[].verdict).
 	"success":           "Answered.",
 	"rate_limit":        "Rate limited by the provider.",

@@ -29,7 +29,9 @@ func TestEveryCodeAndStateHasWords(t *testing.T) {
 		verdict.CodeTimeout, verdict.CodeStreamStalled, verdict.CodeClientCanceled, verdict.CodeQuotaRestated,
 		// kinds, exclusion reasons
 		string(verdict.KindRateLimit), string(verdict.KindServer), string(verdict.KindTransport), string(verdict.KindTimeout),
-		"circuit_open", "connection_cooldown", "model_cooldown", "model_lockout", "provider_cooldown", "unavailable", "lease_held"} {
+		"circuit_open", "connection_cooldown", "model_cooldown", "model_lockout", "provider_cooldown", "unavailable", "lease_held",
+		// the People pages' refusals (Users, Tokens)
+		"MANAGEMENT_AUTH_REQUIRED", "ROLE_FORBIDDEN", "INVALID_NAME", "INVALID_ROLE", "TOKEN_NOT_FOUND", "USER_NOT_FOUND"} {
 		s, ok := c.Codes[code]
 		if !ok || !strings.HasSuffix(s, ".") || strings.Contains(s, code) {
 			t.Errorf("code %s: %q", code, s)

@@ -264,6 +264,24 @@ export interface User {
   lastLoginAt?: string | null;
 }
 
+/** A stored, scoped management token (GET /api/tokens): never its value. */
+export interface ManagementToken {
+  id: string;
+  name: string;
+  role: string;
+  /** The first characters of the value and an ellipsis ("omt_ab12…"). */
+  tokenMasked: string;
+  /** Who minted it: a user's email, "token:<name>", "management token", or "instance" for an instance's own. */
+  createdBy: string;
+  createdAt?: string | null;
+  lastUsedAt?: string | null;
+}
+
+/** POST /api/tokens: the token plus its value, the only time it is shown. */
+export interface CreatedManagementToken extends ManagementToken {
+  token: string;
+}
+
 /** GET /api/audit filters. */
 export interface AuditQuery {
   actor?: string;
@@ -755,6 +773,12 @@ export const endpoints = {
   createUser: (body: { email: string; name?: string; role: string; password?: string }) => api.post<{ user: User }>('/api/users', body),
   updateUser: (id: string, body: { name?: string; role?: string; password?: string }) => api.patch<{ user: User }>(`/api/users/${enc(id)}`, body),
   deleteUser: (id: string) => api.del<unknown>(`/api/users/${enc(id)}`),
+  listTokens: async (signal?: AbortSignal): Promise<ManagementToken[]> => {
+    const data = await api.get<{ tokens?: ManagementToken[] }>('/api/tokens', signal);
+    return Array.isArray(data?.tokens) ? data.tokens : [];
+  },
+  createToken: (body: { name: string; role: string }) => api.post<CreatedManagementToken>('/api/tokens', body),
+  deleteToken: (id: string) => api.del<unknown>(`/api/tokens/${enc(id)}`),
   listAudit: (q: AuditQuery, signal?: AbortSignal) => {
     const p = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') p.set(k, String(v));

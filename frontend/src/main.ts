@@ -26,6 +26,7 @@ import { renderUsage } from './views/usage';
 import { renderSignIn } from './views/signin';
 import { renderAudit } from './views/audit';
 import { renderUsers } from './views/users';
+import { renderTokens } from './views/tokens';
 
 const PRODUCT = 'OmniRoute';
 const DEFAULT_PATH = '/overview';
@@ -53,6 +54,7 @@ const routes: readonly Route[] = [
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
   { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
   { path: '/users', title: 'Users', view: renderUsers, group: 'People', role: 'admin' },
+  { path: '/tokens', title: 'Tokens', view: renderTokens, group: 'People' },
   { path: '/audit', title: 'Audit Log', view: renderAudit, group: 'People', role: 'operator' },
 ];
 

@@ -37,6 +37,11 @@ export function sentence(code: string | null | undefined): string {
   return words?.codes[code] ?? spelled(code);
 }
 
+/** The catalogue's sentence for a code, or undefined when it has none (not spelled out). */
+export function knownSentence(code: string | null | undefined): string | undefined {
+  return code ? words?.codes[code] : undefined;
+}
+
 /** A health state's label and sentence, or undefined when the catalogue does not know it. */
 export function stateWords(state: string | null | undefined): StateWords | undefined {
   return state ? words?.states[state] : undefined;
