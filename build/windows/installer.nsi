@@ -21,7 +21,14 @@ OutFile "${OUTFILE}"
 InstallDir "$LOCALAPPDATA\Programs\OmniRoute"
 InstallDirRegKey HKCU "Software\OmniRoute" "InstallDir"
 RequestExecutionLevel user
+; Releases use solid LZMA (the smallest download); make test's installer check
+; builds with -DFAST_COMPRESSION (zlib): the same script and files, a minute
+; less of compression on a 2-core machine.
+!ifdef FAST_COMPRESSION
+SetCompressor zlib
+!else
 SetCompressor /SOLID lzma
+!endif
 Icon "${SRC}\omniroute.ico"
 UninstallIcon "${SRC}\omniroute.ico"
 VIProductVersion "${VERSION}.0"
