@@ -525,7 +525,8 @@ func (s *Server) wire() error {
 	s.pricingWatch = startPricingWatch(pricingFile, func() string { return settings.General().PricingFile }, pricingFileEvery, opts.Log)
 	ledger := budget.New(clk)
 	if st.Shared() {
-		ledger.Share(st) // a team server: keys are charged in the database
+		ledger.Share(st)       // a team server: keys are charged in the database
+		ledger.ShareAlerts(st) // and each alert is raised once for the team
 	}
 	var keys *api.Keyring
 	// A key's spend crossing 80 % or 100 % of its budget: the "budget" event
@@ -576,6 +577,9 @@ func (s *Server) wire() error {
 			<-done
 		}
 		team = tl
+		// A client key's RPM and TPM windows hold across the instances
+		// too (same setting, same fail-open).
+		ledger.ShareRates(tl)
 	}
 	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
