@@ -625,7 +625,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, CodeAssist: codeAssist, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies, CachePeople: st.Shared(),
 		SSO: ssoClient, PasswordCost: opts.PasswordCost,
 		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
@@ -682,6 +682,7 @@ func (s *Server) wire() error {
 			},
 			pins:       pinFollower(st, pins, clk, pinTTL),
 			modelLocks: modelLockFollower(st, engine, clk),
+			people:     s.api.ForgetPeople,
 		})
 	}
 	return nil

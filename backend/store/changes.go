@@ -24,6 +24,9 @@ const (
 	TablePins        = "session_account_affinity"
 	TableModelLocks  = "model_locks"
 	TopicCooldowns   = "cooldowns"
+	// TopicPeople: users, sessions or management tokens changed in a way
+	// that alters who may do what (not sign-ins or last-use stamps).
+	TopicPeople = "people"
 )
 
 // Backoff bounds of the change listener's reconnects.
