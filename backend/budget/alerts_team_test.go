@@ -59,3 +59,33 @@ func TestAlertsOncePerTeam(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadKeepsTheAlertDue: a team server reloads its keys (Set with the
+// same budget) while a request's hold has put the shared spend over the
+// budget: the alert is still raised when that request's charge lands.
+// Before, the reload marked it as already sent and no instance raised it.
+func TestReloadKeepsTheAlertDue(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	l := New(clk)
+	l.Share(st)
+	l.ShareAlerts(st)
+	var got []int
+	l.OnAlert(func(a Alert) { got = append(got, a.Percent) })
+	b := &Budget{Tokens: i64(100), Period: Day}
+	l.Set("k", b, nil, Spend{})
+	h, err := l.Reserve("k", 0, 120) // the hold alone reaches the budget
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _, _ := st.KeySpendIn("k", h.PeriodStart)
+	l.Set("k", &Budget{Tokens: i64(100), Period: Day}, nil, Spend{Tokens: sp.Tokens}) // the reload
+	l.Settle(h, 0, 110)
+	if len(got) != 1 || got[0] != 100 {
+		t.Fatalf("alerts %v, want [100] once the charge landed", got)
+	}
+}

@@ -306,6 +306,11 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 	// counted when that is more than the seed: the request log's newest
 	// rows may not be written yet.
 	same := a.budget != nil && b != nil && a.budget.Period == b.Period
+	// The same budget set again (a team server reloads its keys on every
+	// change notification) keeps the alerts already due: a reload that
+	// reads the spend over a level, holds of requests in flight included,
+	// must not swallow the alert the crossing charge is about to raise.
+	unchanged := same && budgetName(*a.budget) == budgetName(*b)
 	a.budget, a.limits = b, lim
 	prev := a.periodStart
 	a.periodStart = time.Time{}
@@ -319,7 +324,9 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 		seed.USD, seed.Tokens = max(seed.USD, a.usd), max(seed.Tokens, a.tokens)
 	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
-	a.alerted = a.level() // what was spent before is no news
+	if !unchanged || !prev.Equal(a.periodStart) {
+		a.alerted = a.level() // what was spent before is no news
+	}
 }
 
 // Remove forgets a key.
