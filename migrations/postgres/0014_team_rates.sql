@@ -47,10 +47,12 @@ CREATE TABLE budget_alerts (
 );
 -- People (users, sessions, management tokens) are cached by each instance:
 -- a change that alters who may do what wakes every instance (topic
--- "people"). Sign-ins (new sessions), last-use and last-login stamps do not.
-CREATE TRIGGER trg_users_changes AFTER DELETE OR UPDATE OF email, role, password_hash, sso_subject, sso_issuer
+-- "people"): a user's email, role or password, a deletion, a session's end.
+-- Sign-ins (new sessions), single sign-on bindings (they decide sign-ins,
+-- not the cached checks), last-use and last-login stamps do not.
+CREATE TRIGGER trg_users_changes AFTER DELETE OR UPDATE OF email, role, password_hash
     ON users FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('people');
 CREATE TRIGGER trg_user_sessions_changes AFTER DELETE OR UPDATE OF user_id, expires_at
     ON user_sessions FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('people');
-CREATE TRIGGER trg_management_tokens_changes AFTER DELETE OR UPDATE OF token_hash, role, creator_user_id
+CREATE TRIGGER trg_management_tokens_changes AFTER DELETE OR UPDATE OF token_hash, role
     ON management_tokens FOR EACH STATEMENT EXECUTE FUNCTION omniroute_notify_change('people');
