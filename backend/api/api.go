@@ -123,6 +123,10 @@ type Deps struct {
 	// PasswordCost is the bcrypt cost of new password hashes (bcrypt's
 	// default when 0).
 	PasswordCost int
+	// CachePeople caches the people checks (tokens, sessions, users) of a
+	// team server's instance; the change feed forgets them (ForgetPeople).
+	// False (SQLite): every check reads the database.
+	CachePeople bool
 }
 
 // API serves every HTTP route.
@@ -144,6 +148,8 @@ type API struct {
 	// muxOnly routes every request through gorilla/mux, without the exact-path
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
+	// people caches the people checks (nil: none, Deps.CachePeople).
+	people *peopleCache
 }
 
 // New builds the API.
@@ -156,6 +162,9 @@ func New(d Deps) *API {
 		d.PasswordCost = bcrypt.DefaultCost
 	}
 	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now), restoring: make(chan struct{}, 1)}
+	if d.CachePeople {
+		a.people = newPeopleCache()
+	}
 	a.dummyHash = sync.OnceValue(func() []byte {
 		h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), d.PasswordCost)
 		return h

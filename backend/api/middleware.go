@@ -288,6 +288,10 @@ func (a *API) management(next http.HandlerFunc) http.HandlerFunc {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		if isStateChanging(r.Method) && !readOnlyWrites[routeKey(r)] {
+			// A write may change people (a role, a revocation, a sign-out):
+			// this instance forgets its cached checks at once, the others
+			// when the change feed tells them.
+			defer a.ForgetPeople()
 			a.audited(w, r, p, next)
 			return
 		}

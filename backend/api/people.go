@@ -232,7 +232,8 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 		if a.Store == nil || !strings.HasPrefix(tok, TokenPrefix) {
 			return principal{}, errWrongCredential
 		}
-		t, err := a.Store.ManagementTokenByHash(secrets.Hash(tok))
+		hash := secrets.Hash(tok)
+		t, err := a.tokenByHash(hash)
 		if errors.Is(err, store.ErrNotFound) {
 			return principal{}, errWrongCredential
 		}
@@ -241,6 +242,8 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 		}
 		if now := a.Clock.Now().UnixMilli(); now-t.LastUsedAt > time.Minute.Milliseconds() {
 			_ = a.Store.TouchManagementToken(t.ID, now) // best effort: a read-only moment must not refuse it
+			t.LastUsedAt = now
+			a.tokenUsed(hash, t)
 		}
 		role, err := a.tokenRole(t)
 		if err != nil {
@@ -252,7 +255,7 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 	if err != nil || c.Value == "" || a.Store == nil {
 		return principal{}, errNoCredential
 	}
-	u, err := a.Store.SessionUser(secrets.Hash(c.Value), a.Clock.Now().UnixMilli())
+	u, err := a.sessionUser(secrets.Hash(c.Value), a.Clock.Now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errWrongCredential
 	}
@@ -269,7 +272,7 @@ func (a *API) tokenRole(t store.ManagementToken) (string, error) {
 	if t.CreatorUserID == "" {
 		return t.Role, nil
 	}
-	u, err := a.Store.User(t.CreatorUserID)
+	u, err := a.userByID(t.CreatorUserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", errWrongCredential
 	}

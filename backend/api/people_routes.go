@@ -145,7 +145,9 @@ func (a *API) logout(w http.ResponseWriter, r *http.Request) {
 		if p, err := a.authenticate(r); err == nil && p.Kind == kindUser {
 			a.recordAudit(r, p, "POST /api/logout", http.StatusOK, "")
 		}
-		if err := a.Store.DeleteSession(secrets.Hash(c.Value)); err != nil {
+		err := a.Store.DeleteSession(secrets.Hash(c.Value))
+		a.ForgetPeople()
+		if err != nil {
 			httpx.WriteError(w, err)
 			return
 		}

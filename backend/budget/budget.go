@@ -11,7 +11,8 @@
 //
 // The ledger lives in memory, seeded from the request log when a key's
 // budget is set (Set's seed); several instances sharing a PostgreSQL
-// database each hold their own ledger (see docs/COST.md).
+// database each hold their own ledger (see docs/COST.md), charge budgets in
+// the database (Share) and count rate windows there too (ShareRates).
 package budget
 
 import (
@@ -210,6 +211,8 @@ func (a *account) crossed(keyID string) (Alert, bool) {
 type Ledger struct {
 	clk    clock.Clock
 	shared Shared      // nil: this instance alone (SQLite)
+	rates  Rates       // nil: rate windows in this instance alone
+	claims AlertClaims // nil: each alert raised by this instance
 	alert  func(Alert) // nil: alerts go nowhere
 	mu     sync.Mutex
 	keys   map[string]*account
@@ -225,6 +228,45 @@ type Shared interface {
 	ReserveKeySpend(keyID string, periodStart int64, usd float64, tokens int64, capUSD float64, capTokens int64) (store.KeySpend, bool, error)
 	SeedKeySpend(keyID string, periodStart int64, sp store.KeySpend) error
 	KeySpendIn(keyID string, periodStart int64) (store.KeySpend, bool, error)
+}
+
+// AlertClaims decides which instance of a team server raises an alert: the
+// first to claim it (store.ClaimBudgetAlert).
+type AlertClaims interface {
+	ClaimBudgetAlert(keyID string, periodStart int64, budget string, percent int, nowMs int64) (bool, error)
+}
+
+// ShareAlerts makes the ledger raise each alert once for the whole team:
+// only when it claims it in c (set once, at wiring, before the ledger is
+// used). A claim the database does not answer raises the alert here (it
+// may then be raised twice, never lost).
+func (l *Ledger) ShareAlerts(c AlertClaims) { l.claims = c }
+
+// claimed reports whether this instance raises al (its claim won, or the
+// database did not answer).
+func (l *Ledger) claimed(al Alert) bool {
+	if l.claims == nil {
+		return true
+	}
+	var ps int64
+	if al.PeriodStart != nil {
+		ps = *al.PeriodStart
+	}
+	ok, err := l.claims.ClaimBudgetAlert(al.KeyID, ps, budgetName(al.Budget), al.Percent, l.clk.Now().UnixMilli())
+	return ok || err != nil
+}
+
+// budgetName names a budget's caps and period, so an alert is raised again
+// after the budget changed.
+func budgetName(b Budget) string {
+	n := "period=" + string(b.Period)
+	if b.USD != nil {
+		n += fmt.Sprintf(";usd=%g", *b.USD)
+	}
+	if b.Tokens != nil {
+		n += fmt.Sprintf(";tokens=%d", *b.Tokens)
+	}
+	return n
 }
 
 // Share makes the ledger charge budgeted keys in s (set once, at wiring,
@@ -306,6 +348,11 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 	// counted when that is more than the seed: the request log's newest
 	// rows may not be written yet.
 	same := a.budget != nil && b != nil && a.budget.Period == b.Period
+	// The same budget set again (a team server reloads its keys on every
+	// change notification) keeps the alerts already due: a reload that
+	// reads the spend over a level, holds of requests in flight included,
+	// must not swallow the alert the crossing charge is about to raise.
+	unchanged := same && budgetName(*a.budget) == budgetName(*b)
 	a.budget, a.limits = b, lim
 	prev := a.periodStart
 	a.periodStart = time.Time{}
@@ -322,7 +369,9 @@ func (l *Ledger) Set(keyID string, b *Budget, lim *Limits, seed Spend) {
 		a.held.usd, a.held.tokens, a.held.n = 0, 0, 0
 	}
 	a.usd, a.tokens = seed.USD, seed.Tokens
-	a.alerted = a.level() // what was spent before is no news
+	if !unchanged || !prev.Equal(a.periodStart) {
+		a.alerted = a.level() // what was spent before is no news
+	}
 }
 
 // Remove forgets a key.
@@ -369,6 +418,9 @@ func retryIn(d time.Duration) time.Duration {
 // (Reserve with nothing to hold.)
 func (l *Ledger) Admit(keyID string) error {
 	h, err := l.Reserve(keyID, 0, 0)
+	if h.TeamTokens != 0 {
+		l.rates.SettleKeyTokens(keyID, h.TeamTokens, 0)
+	}
 	if h.Rate > 0 { // nothing to hold: not in flight against the TPM limit
 		l.mu.Lock()
 		if a := l.keys[keyID]; a != nil {
@@ -393,6 +445,9 @@ type Hold struct {
 	// Rate is the tokens held against the key's TPM limit (0: none): a
 	// request admitted under the limit counts towards it while in flight.
 	Rate int64
+	// TeamTokens is the hold in the team's shared TPM window (Rates; 0:
+	// none), replaced by the answer's tokens at Settle.
+	TeamTokens int64
 }
 
 // RefusesUnpriced reports whether keyID has a USD budget that models of
@@ -441,6 +496,86 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 	if keyID == "" {
 		return Hold{}, nil
 	}
+	if l.rates == nil {
+		return l.reserve(keyID, usd, tokens)
+	}
+	t, err := l.teamRates(keyID, tokens)
+	if err != nil {
+		return Hold{}, err
+	}
+	h, err := l.reserve(keyID, usd, tokens)
+	if err != nil {
+		t.undo(l.rates, keyID) // refused here: not counted team-wide either
+		return h, err
+	}
+	if t.tokens != 0 {
+		h.Key, h.TeamTokens = keyID, t.tokens
+	}
+	return h, nil
+}
+
+// Rates counts keys' rate windows across the instances of a team server
+// (backend/teamlimits): shared false means nothing was counted there (the
+// database does not answer, or the limits are per instance) and this
+// instance's own window decides alone; ok false, the team's window is full.
+type Rates interface {
+	KeyRequest(keyID string, rpm int) (undo func(), retryAfter time.Duration, ok, shared bool)
+	KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAfter time.Duration, ok, shared bool)
+	SettleKeyTokens(keyID string, hold, tokens int64)
+}
+
+// ShareRates makes the ledger count keys' RPM and TPM windows in r as well
+// as in memory (set once, at wiring, before the ledger is used). A key
+// without limits costs r nothing.
+func (l *Ledger) ShareRates(r Rates) { l.rates = r }
+
+// teamTake is what a request took of its key's team-wide windows.
+type teamTake struct {
+	rpm    func() // gives the RPM place back (nil: none taken)
+	tokens int64  // the TPM hold (0: none)
+}
+
+func (t teamTake) undo(r Rates, keyID string) {
+	if t.rpm != nil {
+		t.rpm()
+	}
+	if t.tokens != 0 {
+		r.SettleKeyTokens(keyID, t.tokens, 0)
+	}
+}
+
+// teamRates takes the request's place in its key's team-wide windows: the
+// TPM hold (its estimated tokens) first, then the RPM place; a full window
+// refuses it with KEY_RATE_LIMITED as this instance's would.
+func (l *Ledger) teamRates(keyID string, tokens int64) (teamTake, error) {
+	l.mu.Lock()
+	var lim Limits
+	if a := l.keys[keyID]; a != nil && a.limits != nil {
+		lim = *a.limits
+	}
+	l.mu.Unlock()
+	var t teamTake
+	if lim.TPM != nil {
+		hold, retry, ok, shared := l.rates.KeyTokens(keyID, *lim.TPM, max(tokens, 1))
+		if shared && !ok {
+			return t, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute (across the team's instances)", *lim.TPM).
+				WithRetryAfter(retryIn(retry))
+		}
+		t.tokens = hold
+	}
+	if lim.RPM != nil {
+		undo, retry, ok, shared := l.rates.KeyRequest(keyID, *lim.RPM)
+		if shared && !ok {
+			t.undo(l.rates, keyID)
+			return teamTake{}, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute (across the team's instances)", *lim.RPM).
+				WithRetryAfter(retryIn(retry))
+		}
+		t.rpm = undo
+	}
+	return t, nil
+}
+
+func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) {
 	l.mu.Lock()
 	a := l.keys[keyID]
 	if a == nil || (a.budget == nil && a.limits == nil) {
@@ -681,6 +816,9 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 	if alert && l.alert != nil {
 		l.alert(al)
 	}
+	if h.TeamTokens != 0 && l.rates != nil {
+		l.rates.SettleKeyTokens(keyID, h.TeamTokens, tokens)
+	}
 	if !h.Shared {
 		dUSD, dTokens = usd, tokens // the database never saw the hold
 	}
@@ -701,7 +839,7 @@ func (l *Ledger) Settle(h Hold, usd float64, tokens int64) {
 		}
 	}
 	l.mu.Unlock()
-	if alert && l.alert != nil {
+	if alert && l.alert != nil && l.claimed(al) {
 		l.alert(al)
 	}
 }

@@ -96,8 +96,8 @@ type General struct {
 // Team limit modes.
 const (
 	// TeamLimitsShared holds a connection's maxConcurrent,
-	// requestsPerMinute / minTimeMs and queue depth across every instance
-	// (the default).
+	// modelConcurrency, requestsPerMinute / minTimeMs and queue depth, and
+	// a client key's RPM / TPM limits, across every instance (the default).
 	TeamLimitsShared = "shared"
 	// TeamLimitsInstance applies them in each instance alone: with N
 	// instances a connection may see N times its limits.

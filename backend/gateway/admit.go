@@ -100,11 +100,11 @@ func GateKeys(c routing.Candidate) []gate.Key {
 }
 
 // keyNames are one target's gate counter and queue names.
-type keyNames struct{ provider, account, model, queue string }
+type keyNames struct{ provider, account, model, queue, teamModel string }
 
 func newKeyNames(c routing.Candidate) *keyNames {
 	return &keyNames{provider: "provider:" + c.Conn.BreakerKey, account: AccountKey(c.Conn.ID),
-		model: "model:" + c.Conn.ID + "/" + c.Model, queue: QueueKey(c.Conn)}
+		model: "model:" + c.Conn.ID + "/" + c.Model, queue: QueueKey(c.Conn), teamModel: TeamModelKey(c.Conn.ID, c.Model)}
 }
 
 // gateKeys are GateKeys with these names; the limits are read live.
@@ -174,7 +174,7 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 	if quotaShare && !failOpen {
 		keys[2].Limit = 0 // quota-share serialisation switched off: the account is only counted
 	}
-	if !a.protected && (g.team == nil || keys[2].Limit == 0) && g.gate.TryAcquireInto(&a.held, keys) {
+	if !a.protected && (g.team == nil || (keys[2].Limit == 0 && keys[3].Limit == 0)) && g.gate.TryAcquireInto(&a.held, keys) {
 		// The common case: no queue on the connection, no team-wide slot to
 		// take, and a free slot. Nothing waited, so no clock is read (queued
 		// stays 0).
@@ -241,7 +241,12 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 		return a, gateError(err, a.protected, a.settings.MaxWait)
 	}
 	if g.team != nil && keys[2].Limit > 0 && a.permit != nil {
-		if err := g.teamSlot(ctx, a, cand, keys[2], deadline); err != nil {
+		if err := g.teamSlot(ctx, a, cand.Conn.ID, keys[2], deadline, "connection maxConcurrent (team-wide)"); err != nil {
+			return a, err
+		}
+	}
+	if g.team != nil && keys[3].Limit > 0 && a.permit != nil {
+		if err := g.teamSlot(ctx, a, names.teamModel, keys[3], deadline, "modelConcurrency (team-wide)"); err != nil {
 			return a, err
 		}
 	}
@@ -267,12 +272,14 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 	return a, nil
 }
 
-// teamSlot takes the connection's slot across a team server's instances
-// after the instance's own gate admitted the request, within the same wait
-// budget; a refusal releases the gate's permit and answers as the gate does.
-func (g *Gateway) teamSlot(ctx context.Context, a *admission, cand routing.Candidate, key gate.Key, deadline time.Time) error {
+// teamSlot takes one of a limit's slots across a team server's instances
+// (slots: the connection's ID for its maxConcurrent, TeamModelKey for a
+// modelConcurrency cap) after the instance's own gate admitted the request,
+// within the same wait budget; a refusal releases the gate's permit and the
+// slots already taken, and answers as the gate does.
+func (g *Gateway) teamSlot(ctx context.Context, a *admission, slots string, key gate.Key, deadline time.Time, reason string) error {
 	start := g.clk.Now()
-	release, ok, err := g.team.Slot(ctx, cand.Conn.ID, key.Limit, deadline)
+	release, ok, err := g.team.Slot(ctx, slots, key.Limit, deadline)
 	if err == nil && !ok {
 		err = gateError(&gate.Error{Code: gate.CodeTimeout, Key: key.Name, Limit: key.Limit}, a.protected, a.settings.MaxWait)
 	}
@@ -281,12 +288,20 @@ func (g *Gateway) teamSlot(ctx context.Context, a *admission, cand routing.Candi
 		a.permit = nil
 		return err
 	}
-	a.team = release
+	if prev := a.team; prev != nil && release != nil {
+		a.team = func() { release(); prev() }
+	} else if release != nil {
+		a.team = release
+	}
 	if a.reason == "" && g.clk.Now().Sub(start) >= 50*time.Millisecond {
-		a.reason = "connection maxConcurrent (team-wide)"
+		a.reason = reason
 	}
 	return nil
 }
+
+// TeamModelKey names the team-wide slots of one upstream model's
+// modelConcurrency cap on a connection among the shared slots.
+func TeamModelKey(connID, model string) string { return "model|" + connID + "|" + model }
 
 // teamQueue counts the caller in the connection's queue across a team
 // server's instances (maxQueueDepth team-wide): one of MaxDepth queue

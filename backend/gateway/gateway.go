@@ -188,6 +188,8 @@ type Hold struct {
 	// Rate is the tokens held against the key's TPM limit while the
 	// request is in flight (0: none).
 	Rate int64
+	// TeamTokens is the hold in the key's team-wide TPM window (0: none).
+	TeamTokens int64
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.

@@ -60,7 +60,7 @@ func TestTeamLimitRefusals(t *testing.T) {
 			t.Fatal("no local permit")
 		}
 		a.permit = &a.held
-		err := g.teamSlot(context.Background(), a, cand, key, now.Add(time.Second))
+		err := g.teamSlot(context.Background(), a, "c1", key, now.Add(time.Second), "r")
 		want := gate.CodeTimeout
 		if protected {
 			want = queue.CodeQueueTimeout
@@ -73,12 +73,20 @@ func TestTeamLimitRefusals(t *testing.T) {
 	ft := &fakeTeam{slotOK: true}
 	g := &Gateway{team: ft, clk: clock.NewFake(now)}
 	a := &admission{settings: queue.Settings{MaxWait: time.Second}}
-	if err := g.teamSlot(context.Background(), a, cand, gate.Key{Name: "account:c1", Limit: 1}, now.Add(time.Second)); err != nil {
+	if err := g.teamSlot(context.Background(), a, "c1", gate.Key{Name: "account:c1", Limit: 1}, now.Add(time.Second), "r"); err != nil {
 		t.Fatal(err)
+	}
+	// A modelConcurrency cap: a second slot on the same admission, under
+	// the model's own name; both go back with the admission.
+	if err := g.teamSlot(context.Background(), a, TeamModelKey("c1", "m"), gate.Key{Name: "model:c1/m", Limit: 1}, now.Add(time.Second), "r"); err != nil {
+		t.Fatal(err)
+	}
+	if len(ft.keys) != 2 || ft.keys[1] != "model|c1|m" {
+		t.Fatalf("slots asked under %v, want the connection's then the model's", ft.keys)
 	}
 	a.release()
 	deadline := time.Now().Add(5 * time.Second)
-	for ft.released.Load() != 1 { // released off this goroutine
+	for ft.released.Load() != 2 { // released off this goroutine
 		if time.Now().After(deadline) {
 			t.Fatal("the team slot was never released")
 		}

@@ -24,6 +24,7 @@ type followTargets struct {
 	pins        func() error // session affinity pins
 	modelLocks  func() error // model lockouts, model cooldowns and their clears
 	prefills    func() error // what was learned of each model's assistant prefill
+	people      func()       // forget the cached people checks (users, sessions, tokens)
 }
 
 // follower keeps this instance's in-memory views in step with the writes of
@@ -109,6 +110,9 @@ func startFollower(st *store.Store, log *slog.Logger, beat func() error, t follo
 // apply reloads the views whose tables changed ("" marks them all).
 func apply(dirty map[string]bool, t followTargets, log *slog.Logger) {
 	all := dirty[""]
+	if (all || dirty[store.TopicPeople]) && t.people != nil {
+		t.people() // first: a revocation must not wait for the other views' reloads
+	}
 	run := func(name string, reload func() error) {
 		if err := reload(); err != nil {
 			log.Warn("shared database: reload failed; serving the last known state",

@@ -538,7 +538,8 @@ func (s *Server) wire() error {
 		return err
 	}
 	if st.Shared() {
-		ledger.Share(st) // a team server: keys are charged in the database
+		ledger.Share(st)       // a team server: keys are charged in the database
+		ledger.ShareAlerts(st) // and each alert is raised once for the team
 	}
 	var keys *api.Keyring
 	// A key's spend crossing 80 % or 100 % of its budget: the "budget" event
@@ -589,6 +590,9 @@ func (s *Server) wire() error {
 			<-done
 		}
 		team = tl
+		// A client key's RPM and TPM windows hold across the instances
+		// too (same setting, same fail-open).
+		ledger.ShareRates(tl)
 	}
 	gw = gateway.New(gateway.Deps{Team: team, Engine: engine, Executors: executors, Clock: clk, Logs: requestLogs{s.logs, pub, meter, lines},
 		General: settings.GeneralRef, Resilience: settings.ResilienceRef, Pins: pins, Leases: leaseSvc, Meter: meter,
@@ -636,7 +640,7 @@ func (s *Server) wire() error {
 	s.api = api.New(api.Deps{KeysFresh: keysFresh, Instances: s.instances, Store: st, Box: box, Catalog: catalog, Engine: engine, Gateway: gw, Settings: settings,
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, Quotas: quotas, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
-		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies,
+		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies, CachePeople: st.Shared(),
 		SSO: ssoClient, PasswordCost: opts.PasswordCost, Prefills: prefills,
 		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
@@ -694,6 +698,7 @@ func (s *Server) wire() error {
 			pins:       pinFollower(st, pins, clk, pinTTL),
 			prefills:   prefills.Reload,
 			modelLocks: modelLockFollower(st, engine, clk),
+			people:     s.api.ForgetPeople,
 		})
 	}
 	return nil

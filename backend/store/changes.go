@@ -25,6 +25,9 @@ const (
 	TableModelLocks   = "model_locks"
 	TableModelPrefill = "model_prefill"
 	TopicCooldowns    = "cooldowns"
+	// TopicPeople: users, sessions or management tokens changed in a way
+	// that alters who may do what (not sign-ins or last-use stamps).
+	TopicPeople = "people"
 )
 
 // Backoff bounds of the change listener's reconnects.

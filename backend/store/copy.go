@@ -15,7 +15,7 @@ var copyTables = []string{
 	"provider_connections", "api_keys", "combos", "key_value", "domain_circuit_breakers",
 	"session_account_affinity", "exclusive_connection_leases", "request_logs", "usage_rollup", "state_events",
 	"model_locks", "key_spend", "request_bodies", "connection_slots", "connection_pacing",
-	"users", "user_sessions", "management_tokens", "audit_log", "model_prefill",
+	"users", "user_sessions", "management_tokens", "audit_log", "model_prefill", "key_rate_tokens", "budget_alerts",
 }
 
 // boolColumns are stored as 0/1 integers in SQLite and as BOOLEAN in PostgreSQL.
@@ -23,7 +23,7 @@ var boolColumns = map[string]bool{"is_active": true, "rate_limit_protection": tr
 
 // identityTables have an auto-increment id whose PostgreSQL sequence must
 // continue after the copied rows.
-var identityTables = []string{"request_logs", "state_events", "audit_log"}
+var identityTables = []string{"request_logs", "state_events", "audit_log", "key_rate_tokens"}
 
 // copyBatch is the number of rows per multi-row INSERT.
 const copyBatch = 200

@@ -170,15 +170,23 @@ func (s *Store) CreateSession(ss *UserSession) error { return s.db.Create(ss).Er
 // SessionUser returns the user of the unexpired session whose cookie hashes
 // to idHash (ErrNotFound for none).
 func (s *Store) SessionUser(idHash string, nowMs int64) (User, error) {
+	u, _, err := s.SessionUserUntil(idHash, nowMs)
+	return u, err
+}
+
+// SessionUserUntil is SessionUser with the session's expiry (unix ms), for
+// a cache that must stop honouring it then.
+func (s *Store) SessionUserUntil(idHash string, nowMs int64) (User, int64, error) {
 	var ss UserSession
 	err := s.db.Where("id_hash = ? AND expires_at > ?", idHash, nowMs).Take(&ss).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return User{}, ErrNotFound
+		return User{}, 0, ErrNotFound
 	}
 	if err != nil {
-		return User{}, err
+		return User{}, 0, err
 	}
-	return s.User(ss.UserID)
+	u, err := s.User(ss.UserID)
+	return u, ss.ExpiresAt, err
 }
 
 // DeleteSession removes one session (sign-out).

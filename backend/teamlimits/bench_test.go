@@ -3,6 +3,7 @@ package teamlimits
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,4 +62,82 @@ func BenchmarkPace(b *testing.B) {
 			b.Fatal(err, shared)
 		}
 	}
+}
+
+// BenchmarkKeyRPM is what a key's shared requests-per-minute limit adds to
+// one of its requests: one statement (a place of the minute window), run
+// against 1000 keys limited to 60 rpm in turn so no window fills. It prints
+// the statement's p50 and p99.
+func BenchmarkKeyRPM(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t := time.Now()
+		if _, _, ok, shared := l.KeyRequest(fmt.Sprintf("k%d", i%1000), 60); !ok || !shared {
+			b.Fatal(ok, shared)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	report(b, lat)
+}
+
+// BenchmarkKeyTPM is what a key's shared tokens-per-minute limit adds to
+// one of its requests: the hold before it (one statement, printed p50 and
+// p99) and its settlement after the answer (not timed: off the request's
+// path), 1000 keys of 1,000,000 tokens per minute in turn.
+func BenchmarkKeyTPM(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		key := fmt.Sprintf("k%d", i%1000)
+		t := time.Now()
+		h, _, ok, shared := l.KeyTokens(key, 1_000_000, 100)
+		if !ok || !shared {
+			b.Fatal(ok, shared)
+		}
+		lat = append(lat, time.Since(t))
+		b.StopTimer()
+		l.SettleKeyTokens(key, h, 120)
+		b.StartTimer()
+	}
+	report(b, lat)
+}
+
+// BenchmarkModelSlot is a model's shared concurrency cap: the slot taken
+// before the request (printed p50 and p99) and released after its answer.
+func BenchmarkModelSlot(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		rel, ok, err := l.Slot(ctx, "model|c|glm-5", 1, time.Now().Add(time.Second))
+		if err != nil || !ok || rel == nil {
+			b.Fatal(ok, err)
+		}
+		lat = append(lat, time.Since(t))
+		b.StopTimer()
+		rel()
+		b.StartTimer()
+	}
+	report(b, lat)
+}
+
+// report prints and records the latencies' p50 and p99.
+func report(b *testing.B, lat []time.Duration) {
+	b.Helper()
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	b.Logf("%s: %d statements, p50 %v, p99 %v", b.Name(), len(lat), p50, p99)
 }

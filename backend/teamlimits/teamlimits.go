@@ -35,6 +35,9 @@ type Store interface {
 	RenewSlots(ctx context.Context, holder string, nowMs, ttlMs int64) (int64, error)
 	ReservePace(ctx context.Context, connectionID string, intervalMs, nowMs, deadlineMs int64) (int64, bool, error)
 	CancelPace(ctx context.Context, connectionID string, turnMs, intervalMs int64) error
+	SlotFreeAt(ctx context.Context, name string, nowMs int64) (int64, error)
+	TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (store.TokenTake, error)
+	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
 }
 
 // Defaults.
@@ -279,5 +282,92 @@ func (l *Limits) Pace(ctx context.Context, connectionID string, interval time.Du
 		_ = l.st.CancelPace(cctx, connectionID, turnMs, iv)
 		cancel()
 		return 0, time.Time{}, true, ctx.Err()
+	}
+}
+
+// Window is a client key's rate-limit window (budget's: a sliding minute).
+const Window = time.Minute
+
+// KeyRPMKey names a client key's requests-per-minute places among the
+// shared slots.
+func KeyRPMKey(keyID string) string { return "rpm|" + keyID }
+
+// windowHolder holds the places of the keys' minute windows: a holder of its
+// own, so the instance's renewals (RenewSlots of its holder) never extend
+// them — each lapses exactly one Window after its request was admitted.
+func (l *Limits) windowHolder() string { return l.holder + "/window" }
+
+// KeyRequest counts one request of keyID in its requests-per-minute window
+// across the instances: one of rpm places, each taken for a minute from the
+// request's admission (the slots above, never renewed), so at most rpm
+// requests are admitted in any minute team-wide. undo gives the place back
+// (the request was refused by a later check). ok false: the window is
+// full, retryAfter is when its first place frees. shared false: nothing was
+// counted (limits per instance, or the database does not answer: the
+// instance's own window applies alone).
+func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time.Duration, ok, shared bool) {
+	if rpm <= 0 || !l.shared() || !l.usable() {
+		return nil, 0, true, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	defer cancel()
+	now := l.clk.Now()
+	name := KeyRPMKey(keyID)
+	sl, got, err := l.st.AcquireSlot(ctx, name, rpm, l.windowHolder(), ms(now), Window.Milliseconds())
+	if err != nil {
+		l.failed(err)
+		return nil, 0, true, false
+	}
+	if got {
+		return func() {
+			ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+			defer cancel()
+			if err := l.st.ReleaseSlot(ctx, sl, l.windowHolder()); err != nil {
+				l.failed(err) // the place lapses with its minute
+			}
+		}, 0, true, true
+	}
+	retryAfter = time.Second
+	if at, err := l.st.SlotFreeAt(ctx, name, ms(now)); err == nil && at > 0 {
+		retryAfter = time.UnixMilli(at).Sub(now)
+	}
+	return nil, retryAfter, false, true
+}
+
+// KeyTokens holds tokens (the request's estimate) of keyID's
+// tokens-per-minute window across the instances, if the window's tokens —
+// every instance's requests in flight and answers of the last minute — are
+// below tpm (the request that crosses the limit is admitted, as on one
+// instance). hold names the hold for SettleKeyTokens; a hold of an instance
+// that dies lapses at the end of its minute. ok false: the window is full,
+// retryAfter is when its oldest tokens leave it. shared as KeyRequest's.
+func (l *Limits) KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAfter time.Duration, ok, shared bool) {
+	if tpm <= 0 || !l.shared() || !l.usable() {
+		return 0, 0, true, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	defer cancel()
+	now := l.clk.Now()
+	got, err := l.st.TakeKeyTokens(ctx, keyID, tpm, tokens, ms(now), Window.Milliseconds())
+	if err != nil {
+		l.failed(err)
+		return 0, 0, true, false
+	}
+	if got.Hold == 0 {
+		return 0, time.UnixMilli(got.Oldest).Sub(now), false, true
+	}
+	return got.Hold, 0, true, true
+}
+
+// SettleKeyTokens replaces a KeyTokens hold with the tokens the answer used
+// (0: not served, the hold is dropped), counted for a minute from now.
+func (l *Limits) SettleKeyTokens(keyID string, hold, tokens int64) {
+	if hold == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	defer cancel()
+	if err := l.st.SettleKeyTokens(ctx, keyID, hold, tokens, ms(l.clk.Now()), Window.Milliseconds()); err != nil {
+		l.failed(err) // the hold lapses with its minute
 	}
 }

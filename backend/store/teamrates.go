@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+// SlotFreeAt is when the first of the held slots under name lapses (unix
+// ms; 0: none is held at nowMs): a refused caller's Retry-After.
+func (s *Store) SlotFreeAt(ctx context.Context, name string, nowMs int64) (int64, error) {
+	var at []int64
+	err := s.db.WithContext(ctx).Raw(`SELECT COALESCE(MIN(expires_at), 0) FROM connection_slots WHERE connection_id = ? AND expires_at > ? AND expires_at <= ?`,
+		name, nowMs, nowMs+MaxSlotLeaseMs).Scan(&at).Error
+	if err != nil || len(at) == 0 {
+		return 0, err
+	}
+	return at[0], nil
+}
+
+// TokenTake is TakeKeyTokens' answer: Hold is the hold's id (0: refused),
+// Used the tokens the key's window counted before it, Oldest when the
+// oldest of them leaves the window (unix ms).
+type TokenTake struct {
+	Hold   int64 `gorm:"column:hold_id"`
+	Used   int64 `gorm:"column:used"`
+	Oldest int64 `gorm:"column:oldest"`
+}
+
+// TakeKeyTokens admits a request of keyID under its tokens-per-minute limit
+// tpm when the tokens its window counts at nowMs (held by requests in flight
+// and charged by answers, on every instance) are below tpm, and holds tokens
+// (at least 1) until nowMs+ttlMs. On PostgreSQL it is one statement (the
+// function omniroute_take_tokens, ordered by the key's transaction lock); on
+// SQLite one transaction (the database's single writer orders them).
+func (s *Store) TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (TokenTake, error) {
+	var got TokenTake
+	if s.dialect == Postgres {
+		err := s.db.WithContext(ctx).Raw(`SELECT hold_id, used, oldest FROM omniroute_take_tokens(?, ?, ?, ?, ?)`,
+			keyID, tpm, tokens, nowMs, ttlMs).Scan(&got).Error
+		return got, err
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`DELETE FROM key_rate_tokens WHERE key_id = ? AND expires_at <= ?`, keyID, nowMs).Error; err != nil {
+			return err
+		}
+		if err := tx.Raw(`SELECT COALESCE(SUM(tokens), 0) AS used, COALESCE(MIN(expires_at), ?) AS oldest
+			FROM key_rate_tokens WHERE key_id = ? AND expires_at > ?`, nowMs, keyID, nowMs).Scan(&got).Error; err != nil {
+			return err
+		}
+		if got.Used >= tpm {
+			return nil
+		}
+		return tx.Raw(`INSERT INTO key_rate_tokens (key_id, tokens, expires_at) VALUES (?, ?, ?) RETURNING id`,
+			keyID, max(tokens, 1), nowMs+ttlMs).Scan(&got.Hold).Error
+	})
+	return got, err
+}
+
+// SettleKeyTokens replaces a hold TakeKeyTokens gave with the tokens the
+// answer used, counted in the key's window until nowMs+ttlMs; 0 tokens (not
+// served) removes it. A hold that lapsed meanwhile is charged anew.
+func (s *Store) SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error {
+	db := s.db.WithContext(ctx)
+	if tokens <= 0 {
+		return db.Exec(`DELETE FROM key_rate_tokens WHERE id = ?`, hold).Error
+	}
+	res := db.Exec(`UPDATE key_rate_tokens SET tokens = ?, expires_at = ? WHERE id = ?`, tokens, nowMs+ttlMs, hold)
+	if res.Error != nil || res.RowsAffected > 0 {
+		return res.Error
+	}
+	return db.Exec(`INSERT INTO key_rate_tokens (key_id, tokens, expires_at) VALUES (?, ?, ?)`, keyID, tokens, nowMs+ttlMs).Error
+}
+
+// ClaimBudgetAlert claims a key's budget alert (percent 80 or 100) in the
+// period starting at periodStart (unix ms, 0 for a total budget) under
+// budget (the caps as the ledger names them) for the whole team: it
+// reports whether this call made the claim (the first), so one instance of
+// a team server raises each alert once.
+func (s *Store) ClaimBudgetAlert(keyID string, periodStart int64, budget string, percent int, nowMs int64) (bool, error) {
+	res := s.db.Exec(`INSERT INTO budget_alerts (key_id, period_start, budget, percent, raised_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (key_id, period_start, budget, percent) DO NOTHING`, keyID, periodStart, budget, percent, nowMs)
+	return res.RowsAffected == 1, res.Error
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestKeyTokenWindow: a key's token window admits while what it counts is
+// below the limit (the request that crosses it is admitted, the next one
+// refused until the oldest tokens leave the window — exactly at their
+// expiry, not 1 ms before); a settled hold counts its answer's tokens, an
+// unserved one (0 tokens) nothing.
+func TestKeyTokenWindow(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		a, err := s.TakeKeyTokens(ctx, "k", 100, 60, 1000, 60_000)
+		if err != nil || a.Hold == 0 || a.Used != 0 {
+			t.Fatalf("first take = %+v %v", a, err)
+		}
+		b, err := s.TakeKeyTokens(ctx, "k", 100, 60, 1001, 60_000)
+		if err != nil || b.Hold == 0 || b.Used != 60 {
+			t.Fatalf("second take (60 of 100 counted) = %+v %v", b, err)
+		}
+		if c, err := s.TakeKeyTokens(ctx, "k", 100, 1, 1002, 60_000); err != nil || c.Hold != 0 || c.Used != 120 || c.Oldest != 61_000 {
+			t.Fatalf("third take at 120 of 100 = %+v %v; want refused, oldest leaving at 61000", c, err)
+		}
+		if o, err := s.TakeKeyTokens(ctx, "other", 100, 1, 1002, 60_000); err != nil || o.Hold == 0 {
+			t.Fatalf("another key refused: %+v %v", o, err)
+		}
+		// b was not served, a used 100 tokens (counted until 2000+60000).
+		if err := s.SettleKeyTokens(ctx, "k", b.Hold, 0, 2000, 60_000); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleKeyTokens(ctx, "k", a.Hold, 100, 2000, 60_000); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "k", 100, 1, 61_999, 60_000); c.Hold != 0 || c.Used != 100 {
+			t.Fatalf("1 ms before the charge leaves the window: %+v, want refused at 100", c)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "k", 100, 1, 62_000, 60_000); c.Hold == 0 || c.Used != 0 {
+			t.Fatalf("when the charge leaves the window: %+v, want admitted at 0", c)
+		}
+		// A hold that lapsed and was pruned is charged anew.
+		if err := s.SettleKeyTokens(ctx, "k", 999_999, 7, 62_000, 60_000); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "k", 100, 1, 62_001, 60_000); c.Used != 8 {
+			t.Fatalf("after a lapsed hold's charge the window counts %d, want 1+7", c.Used)
+		}
+	})
+}
+
+// TestSlotFreeAt: when the first held slot under a name lapses (0: none).
+func TestSlotFreeAt(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		if at, err := s.SlotFreeAt(ctx, "rpm|k", 1000); err != nil || at != 0 {
+			t.Fatalf("nothing held: %d %v", at, err)
+		}
+		s.AcquireSlot(ctx, "rpm|k", 2, "w", 1000, 60_000)
+		s.AcquireSlot(ctx, "rpm|k", 2, "w", 1500, 60_000)
+		if at, err := s.SlotFreeAt(ctx, "rpm|k", 2000); err != nil || at != 61_000 {
+			t.Fatalf("first slot lapses at %d (%v), want 61000", at, err)
+		}
+	})
+}
+
+// TestPostgresKeyTokensAcrossInstances: 40 admissions of 10 tokens under a
+// limit of 100, at once through two handles: exactly 10 admitted (each
+// counts the ones before it).
+func TestPostgresKeyTokensAcrossInstances(t *testing.T) {
+	a, b := twoInstances(t)
+	var won atomic.Int32
+	var mu sync.Mutex
+	acrossInstances(a, b, 40, func(st *Store) {
+		got, err := st.TakeKeyTokens(context.Background(), "k", 100, 10, 1000, 60_000)
+		if err != nil {
+			mu.Lock()
+			t.Error(err)
+			mu.Unlock()
+		}
+		if got.Hold != 0 {
+			won.Add(1)
+		}
+	})
+	if won.Load() != 10 {
+		t.Fatalf("%d admissions of 10 tokens under 100 tokens per minute, want 10", won.Load())
+	}
+}
+
+// TestClaimBudgetAlert: each alert is claimed once per key, period, budget
+// and level; 20 claims at once through two handles: one wins.
+func TestClaimBudgetAlert(t *testing.T) {
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for _, c := range []struct {
+			key    string
+			period int64
+			budget string
+			pct    int
+			want   bool
+		}{
+			{"k", 1000, "usd=10", 80, true},
+			{"k", 1000, "usd=10", 80, false},
+			{"k", 1000, "usd=10", 100, true},
+			{"k", 2000, "usd=10", 80, true},  // the next period
+			{"k", 1000, "usd=20", 80, true},  // the budget changed
+			{"k2", 1000, "usd=10", 80, true}, // another key
+		} {
+			if got, err := s.ClaimBudgetAlert(c.key, c.period, c.budget, c.pct, 5); err != nil || got != c.want {
+				t.Fatalf("%+v: claimed %v (%v)", c, got, err)
+			}
+		}
+	})
+	a, b := twoInstances(t)
+	var won atomic.Int32
+	acrossInstances(a, b, 20, func(st *Store) {
+		if ok, err := st.ClaimBudgetAlert("k", 0, "tokens=100", 100, 1); err == nil && ok {
+			won.Add(1)
+		}
+	})
+	if won.Load() != 1 {
+		t.Fatalf("%d claims won one alert", won.Load())
+	}
+}

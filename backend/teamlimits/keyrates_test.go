@@ -1,0 +1,127 @@
+package teamlimits
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"omniroute/backend/clock"
+	"omniroute/backend/store"
+)
+
+// TestKeyRPMAcrossInstances: a key limited to 6 requests per minute, three
+// instances asking every second for two minutes (injected clock): exactly 6
+// admitted in the first minute, the seventh refused with the Retry-After of
+// the first place (free exactly a minute after it was taken, not 1 ms
+// before), 6 in the second minute; an undone place is free at once.
+func TestKeyRPMAcrossInstances(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	insts := []*Limits{New(st, clk, "A", Options{}), New(st, clk, "B", Options{}), New(st, clk, "C", Options{})}
+	var admitted []int
+	for i := range 120 {
+		_, retry, ok, shared := insts[i%3].KeyRequest("k", 6)
+		if !shared {
+			t.Fatal("not shared")
+		}
+		if ok {
+			admitted = append(admitted, i)
+		} else if i == 6 && retry != 54*time.Second {
+			t.Fatalf("the 7th request's Retry-After = %v, want 54s (the first place frees at 60 s)", retry)
+		}
+		if i == 59 { // 1 ms before the first place's minute ends
+			clk.Advance(time.Second - time.Millisecond)
+			if _, _, ok, _ := insts[0].KeyRequest("k", 6); ok {
+				t.Fatal("admitted 1 ms before the first place's minute ended")
+			}
+			clk.Advance(time.Millisecond)
+			continue
+		}
+		clk.Advance(time.Second)
+	}
+	want := []int{0, 1, 2, 3, 4, 5, 60, 61, 62, 63, 64, 65}
+	if len(admitted) != len(want) {
+		t.Fatalf("admitted at seconds %v, want %v", admitted, want)
+	}
+	for i := range want {
+		if admitted[i] != want[i] {
+			t.Fatalf("admitted at seconds %v, want %v", admitted, want)
+		}
+	}
+	// Another key has its own window; an undone place frees at once.
+	undo, _, ok, _ := insts[0].KeyRequest("k2", 1)
+	if !ok {
+		t.Fatal("k2 refused")
+	}
+	undo()
+	if _, _, ok, _ := insts[1].KeyRequest("k2", 1); !ok {
+		t.Fatal("an undone place was not given back")
+	}
+	// Renewing an instance's slots does not stretch its keys' windows.
+	clk.Advance(59 * time.Second)
+	insts[1].held.Store(1)
+	insts[1].Tick()
+	clk.Advance(time.Second)
+	if _, _, ok, _ := insts[2].KeyRequest("k2", 1); !ok {
+		t.Fatal("a renewal stretched a key's minute window")
+	}
+}
+
+// TestKeyTPMAcrossInstances: 100 tokens per minute across two instances:
+// requests holding 40 tokens are admitted while the window counts under
+// 100 (the one crossing it too: 0, 40, 80 → three), the next is refused
+// until the oldest tokens leave the window; a settled request counts what
+// its answer used, an unserved one nothing.
+func TestKeyTPMAcrossInstances(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	a, b := New(st, clk, "A", Options{}), New(st, clk, "B", Options{})
+	var holds []int64
+	for i := range 3 {
+		l := []*Limits{a, b}[i%2]
+		h, _, ok, shared := l.KeyTokens("k", 100, 40)
+		if !ok || !shared || h == 0 {
+			t.Fatalf("request %d refused (shared %v)", i, shared)
+		}
+		holds = append(holds, h)
+		clk.Advance(time.Second)
+	}
+	if _, retry, ok, _ := b.KeyTokens("k", 100, 1); ok || retry != 57*time.Second {
+		t.Fatalf("at 120 of 100: ok %v, Retry-After %v; want refused for 57s", ok, retry)
+	}
+	a.SettleKeyTokens("k", holds[0], 0) // not served
+	b.SettleKeyTokens("k", holds[1], 0)
+	a.SettleKeyTokens("k", holds[2], 10) // served: 10 tokens
+	if _, _, ok, _ := b.KeyTokens("k", 100, 1); !ok {
+		t.Fatal("refused at 10 of 100 after the settlements")
+	}
+}
+
+// TestKeyRatesFailOpen: a database that does not answer counts nothing
+// (shared false): the instance's own windows apply alone; "instance" too.
+func TestKeyRatesFailOpen(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	l := New(&down{st}, clk, "A", Options{})
+	if _, _, ok, shared := l.KeyRequest("k", 1); !ok || shared {
+		t.Fatalf("database down: ok %v shared %v", ok, shared)
+	}
+	if _, _, ok, shared := l.KeyTokens("k", 1, 1); !ok || shared {
+		t.Fatalf("database down: ok %v shared %v", ok, shared)
+	}
+	p := New(st, clk, "B", Options{Shared: func() bool { return false }})
+	if _, _, ok, shared := p.KeyRequest("k", 1); !ok || shared {
+		t.Fatalf("per instance: ok %v shared %v", ok, shared)
+	}
+}
+
+// down fails every key-rate statement.
+type down struct{ *flaky }
+
+func (d *down) AcquireSlot(context.Context, string, int, string, int64, int64) (store.Slot, bool, error) {
+	return store.Slot{}, false, errDown
+}
+
+func (d *down) TakeKeyTokens(context.Context, string, int64, int64, int64, int64) (store.TokenTake, error) {
+	return store.TokenTake{}, errDown
+}
