@@ -17,7 +17,7 @@ import (
 func TestKeyRPMAcrossInstances(t *testing.T) {
 	st := open(t)
 	clk := clock.NewFake(t0)
-	insts := []*Limits{New(st, clk, "A", Options{}), New(st, clk, "B", Options{}), New(st, clk, "C", Options{})}
+	insts := []*Limits{New(st, clk, "A", roomy()), New(st, clk, "B", roomy()), New(st, clk, "C", roomy())}
 	var admitted []int
 	for i := range 120 {
 		_, retry, ok, shared := insts[i%3].KeyRequest("k", 6)
@@ -75,7 +75,7 @@ func TestKeyRPMAcrossInstances(t *testing.T) {
 func TestKeyTPMAcrossInstances(t *testing.T) {
 	st := open(t)
 	clk := clock.NewFake(t0)
-	a, b := New(st, clk, "A", Options{}), New(st, clk, "B", Options{})
+	a, b := New(st, clk, "A", roomy()), New(st, clk, "B", roomy())
 	var holds []int64
 	for i := range 3 {
 		l := []*Limits{a, b}[i%2]
@@ -102,7 +102,7 @@ func TestKeyTPMAcrossInstances(t *testing.T) {
 func TestKeyRatesFailOpen(t *testing.T) {
 	st := open(t)
 	clk := clock.NewFake(t0)
-	l := New(&down{st}, clk, "A", Options{})
+	l := New(&down{st}, clk, "A", roomy())
 	if _, _, ok, shared := l.KeyRequest("k", 1); !ok || shared {
 		t.Fatalf("database down: ok %v shared %v", ok, shared)
 	}

@@ -64,6 +64,9 @@ type Options struct {
 	Lease func() time.Duration
 	// OnError hears of database failures (logging).
 	OnError func(error)
+	// CallTimeout bounds one statement (CallTimeout when ≤ 0); tests on a
+	// loaded machine give real-database runs more room.
+	CallTimeout time.Duration
 }
 
 // Limits is one instance's side of the shared limits.
@@ -106,6 +109,14 @@ func (l *Limits) usable() bool {
 	return !l.clk.Now().Before(l.skipUntil)
 }
 
+// callTimeout bounds one database statement.
+func (l *Limits) callTimeout() time.Duration {
+	if l.opts.CallTimeout > 0 {
+		return l.opts.CallTimeout
+	}
+	return CallTimeout
+}
+
 // failed records a statement that failed: the database is left alone for
 // RetryAfterDown.
 func (l *Limits) failed(err error) {
@@ -132,7 +143,7 @@ func (l *Limits) Slot(ctx context.Context, connectionID string, max int, deadlin
 			return nil, true, nil
 		}
 		now := l.clk.Now()
-		cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+		cctx, cancel := context.WithTimeout(ctx, l.callTimeout())
 		sl, got, err := l.st.AcquireSlot(cctx, connectionID, max, l.holder, ms(now), l.lease().Milliseconds())
 		cancel()
 		if err != nil {
@@ -164,7 +175,7 @@ func (l *Limits) Slot(ctx context.Context, connectionID string, max int, deadlin
 func (l *Limits) release(sl store.Slot) {
 	l.held.Add(-1)
 	if l.usable() && l.flushPending() {
-		ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 		err := l.st.ReleaseSlot(ctx, sl, l.holder)
 		cancel()
 		if err == nil {
@@ -190,7 +201,7 @@ func (l *Limits) flushPending() bool {
 		}
 		sl := l.pending[0]
 		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 		err := l.st.ReleaseSlot(ctx, sl, l.holder)
 		cancel()
 		if err != nil {
@@ -220,7 +231,7 @@ func (l *Limits) Tick() {
 	if l.held.Load() <= 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
 	now := l.clk.Now()
 	if _, err := l.st.RenewSlots(ctx, l.holder, ms(now), l.lease().Milliseconds()); err != nil {
@@ -254,7 +265,7 @@ func (l *Limits) Pace(ctx context.Context, connectionID string, interval time.Du
 		return 0, time.Time{}, false, nil
 	}
 	iv := interval.Milliseconds()
-	cctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, l.callTimeout())
 	turnMs, ok, err := l.st.ReservePace(cctx, connectionID, iv, ms(now), ms(deadline))
 	cancel()
 	if err != nil {
@@ -278,7 +289,7 @@ func (l *Limits) Pace(ctx context.Context, connectionID string, interval time.Du
 	case <-t.C:
 		return wait, time.Time{}, true, nil
 	case <-ctx.Done():
-		cctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+		cctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 		_ = l.st.CancelPace(cctx, connectionID, turnMs, iv)
 		cancel()
 		return 0, time.Time{}, true, ctx.Err()
@@ -309,7 +320,7 @@ func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time
 	if rpm <= 0 || !l.shared() || !l.usable() {
 		return nil, 0, true, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
 	now := l.clk.Now()
 	name := KeyRPMKey(keyID)
@@ -320,7 +331,7 @@ func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time
 	}
 	if got {
 		return func() {
-			ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 			defer cancel()
 			if err := l.st.ReleaseSlot(ctx, sl, l.windowHolder()); err != nil {
 				l.failed(err) // the place lapses with its minute
@@ -345,7 +356,7 @@ func (l *Limits) KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAf
 	if tpm <= 0 || !l.shared() || !l.usable() {
 		return 0, 0, true, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
 	now := l.clk.Now()
 	got, err := l.st.TakeKeyTokens(ctx, keyID, tpm, tokens, ms(now), Window.Milliseconds())
@@ -365,7 +376,7 @@ func (l *Limits) SettleKeyTokens(keyID string, hold, tokens int64) {
 	if hold == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
 	if err := l.st.SettleKeyTokens(ctx, keyID, hold, tokens, ms(l.clk.Now()), Window.Milliseconds()); err != nil {
 		l.failed(err) // the hold lapses with its minute

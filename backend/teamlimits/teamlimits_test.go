@@ -93,7 +93,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func TestMaxConcurrentOneAcrossInstances(t *testing.T) {
 	st := open(t)
 	clk := clock.Real{}
-	insts := []*Limits{New(st, clk, "A", Options{}), New(st, clk, "B", Options{}), New(st, clk, "C", Options{})}
+	insts := []*Limits{New(st, clk, "A", roomy()), New(st, clk, "B", roomy()), New(st, clk, "C", roomy())}
 	var running, peak, served atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 30 {
@@ -224,7 +224,7 @@ func TestPerInstanceOption(t *testing.T) {
 func TestPaceAcrossInstances(t *testing.T) {
 	st := open(t)
 	clk := clock.NewFake(t0)
-	insts := []*Limits{New(st, clk, "A", Options{}), New(st, clk, "B", Options{}), New(st, clk, "C", Options{})}
+	insts := []*Limits{New(st, clk, "A", roomy()), New(st, clk, "B", roomy()), New(st, clk, "C", roomy())}
 	taken := 0
 	for i := range 60 {
 		_, refused, shared, err := insts[i%3].Pace(context.Background(), "c", 10*time.Second, clk.Now(), clk.Now())
@@ -240,3 +240,9 @@ func TestPaceAcrossInstances(t *testing.T) {
 		t.Fatalf("%d turns in a minute at requestsPerMinute 6 across three instances, want 6", taken)
 	}
 }
+
+// roomy is the options of the tests whose statements must not time out: the
+// whole suite runs under -race on two loaded cores, where a statement can
+// take longer than the request path's one-second bound (the tests of what a
+// failing database does use a store that fails at once).
+func roomy() Options { return Options{CallTimeout: 30 * time.Second} }
