@@ -41,7 +41,7 @@ var errRestartDiverged = errors.New("the restarted answer diverged from the deli
 func (g *Gateway) restartStream(s *streamState, broke verdict.Verdict) bool {
 	a := s.a
 	req := a.req
-	if req.format != translate.Chat && req.format != translate.Messages {
+	if req.format != translate.Chat && req.format != translate.Messages && req.format != translate.Responses {
 		return false
 	}
 	body, err := withoutReasoning(req.format, req.body)
@@ -101,8 +101,8 @@ func (a *attemptCtx) restartDiverged(sp *restartSplice) {
 	a.req.attempts = append(a.req.attempts, a.rec)
 }
 
-// restartSplice is the filter of a restart's client bytes (Chat or Messages
-// events): until the answer's text has reproduced delivered it lets nothing
+// restartSplice is the filter of a restart's client bytes (Chat, Messages
+// or Responses events): until the answer's text has reproduced delivered it lets nothing
 // through (the frames that open the answer are kept for that moment); the
 // event that completes the delivered text goes on with only its new text,
 // and every later event as it is (a Messages event's block index counted
@@ -148,9 +148,12 @@ func (r *restartSplice) event(ev sse.Event) bool {
 	if ev.Comment {
 		return true
 	}
-	if r.format == translate.Messages {
+	switch r.format {
+	case translate.Messages:
 		r.messagesEvent(ev)
-	} else {
+	case translate.Responses:
+		r.responsesEvent(ev)
+	default:
 		r.chatEvent(ev)
 	}
 	return !r.diverged
@@ -242,6 +245,56 @@ func (r *restartSplice) messagesEvent(ev sse.Event) {
 		}
 	case "message_delta", "message_stop":
 		r.diverged = true
+	}
+}
+
+// responsesEvent takes a Responses client's restarted answer (the filter
+// after it, responsesSplice, rewrites what passes into the client's own
+// response: its response and item ids, output and content indexes and
+// sequence numbers, and the whole text in the done events). Before the
+// match nothing passes: the opening events and a reasoning item are the
+// client's already. The output_text.delta that completes the delivered text
+// goes on with only its new text, every later event as it is. An item other
+// than a message or reasoning (a function call), a part other than text, or
+// the text, the message or the response ending short of the delivered text
+// diverges.
+func (r *restartSplice) responsesEvent(ev sse.Event) {
+	if r.matched {
+		r.out = r.parser.append(r.out, ev.Event, ev.Data)
+		return
+	}
+	if len(ev.Data) == 0 || ev.Data[0] != '{' {
+		return
+	}
+	typ := gjson.GetBytes(ev.Data, "type").String()
+	switch typ {
+	case "response.output_text.delta":
+		rest, ok := r.take(gjson.GetBytes(ev.Data, "delta").String())
+		if ok && r.matched && rest != "" {
+			data, _ := sjson.SetBytes(ev.Data, "delta", rest)
+			r.out = r.parser.append(r.out, ev.Event, data)
+		}
+	case "response.output_item.added", "response.output_item.done":
+		switch gjson.GetBytes(ev.Data, "item.type").String() {
+		case "reasoning":
+		case "message":
+			if typ == "response.output_item.done" {
+				r.diverged = true // the message closed short of the delivered text
+			}
+		default:
+			r.diverged = true // a function call: not the delivered text
+		}
+	case "response.content_part.added":
+		if gjson.GetBytes(ev.Data, "part.type").String() != "output_text" {
+			r.diverged = true // a refusal
+		}
+	case "response.output_text.done", "response.content_part.done", "response.refusal.delta",
+		"response.completed", "response.incomplete", "response.failed":
+		r.diverged = true
+	default:
+		if strings.HasPrefix(typ, "response.function_call") || strings.HasPrefix(typ, "response.custom_tool_call") {
+			r.diverged = true
+		}
 	}
 }
 
