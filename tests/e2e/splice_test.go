@@ -20,7 +20,9 @@ import (
 // A fallback (refusing the prefill) whose restarted answer departs from the
 // delivered text leaves
 // the client the original failure, none of the other answer's text. The
-// request log names which happened.
+// request log names which happened. A Responses (Codex) client gets the
+// restarted answer in its own response: one response id, one message item,
+// sequence numbers that only grow.
 func TestCutStreamRestartedWithVerifiedSplice(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
