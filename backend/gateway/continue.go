@@ -187,8 +187,10 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	guard := newRepeatGuard(req.format, prev.delivered, s)
 	if restart {
 		guard.decided = true // the splice checks the whole delivered text itself
-		note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
-			strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+		if note != "" {
+			note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
+				strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+		}
 		splice = newRestartSplice(req.format, prev.delivered, s)
 		opening := openingFilter(req.format, false, blocks)
 		if req.format == translate.Responses {

@@ -263,3 +263,59 @@ func concat(parts ...[][]byte) [][]byte {
 	}
 	return all
 }
+
+// TestRestartSpliceGemini: a Gemini client's restarted answer (SSE chunks)
+// is held until its text parts reproduced the delivered text — thought
+// parts and text-less chunks before it dropped — and the chunk completing
+// it goes on with only its new text; a departing text, a function call or a
+// finish before the delivered text diverges with nothing let through.
+func TestRestartSpliceGemini(t *testing.T) {
+	chunk := func(parts, finish string) []byte {
+		c := `{"candidates":[{"content":{"role":"model","parts":` + parts + `}` + finish + `}],"usageMetadata":{"promptTokenCount":3}}`
+		return sse.Append(nil, "", []byte(c))
+	}
+	text := func(s string) []byte { return chunk(`[{"text":"`+s+`"}]`, "") }
+	thought := chunk(`[{"text":"hmm","thought":true}]`, "")
+	stop := chunk(`[{"text":""}]`, `,"finishReason":"STOP"`)
+	tests := []struct {
+		name      string
+		delivered string
+		events    [][]byte
+		want      string
+		diverged  bool
+	}{
+		{"reproduced inside a chunk", "Hello fr", [][]byte{thought, text("Hell"), text("o from"), text(" key-a"), stop}, "om key-a", false},
+		{"reproduced at a chunk's end", "Hello from", [][]byte{text("Hello"), text(" from"), text(" key-a"), stop}, " key-a", false},
+		{"thought and text in one chunk", "Hel", [][]byte{chunk(`[{"text":"hmm","thought":true},{"text":"Hello"}]`, ""), stop}, "lo", false},
+		{"diverges", "Hello fr", [][]byte{text("Hi, this"), text(" is key-a"), stop}, "", true},
+		{"ends short of the delivered text", "Hello from key-a", [][]byte{text("Hello"), stop}, "", true},
+		{"a function call", "Hello", [][]byte{chunk(`[{"functionCall":{"name":"f","args":{}}}]`, ""), stop}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, got, sp, s := spliceRun(translate.Gemini, tt.delivered, nil, tt.events...)
+			if sp.diverged != tt.diverged {
+				t.Fatalf("diverged = %v, want %v (out %q)", sp.diverged, tt.diverged, out)
+			}
+			if tt.diverged {
+				if out != "" || s.streamErr != errRestartDiverged {
+					t.Fatalf("a diverged restart let %q through (streamErr %v)", out, s.streamErr)
+				}
+				return
+			}
+			if got != tt.want || !sp.matched || !strings.Contains(out, `"finishReason":"STOP"`) || strings.Contains(out, "thought") {
+				t.Fatalf("client text %q, want %q:\n%s", got, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestRestartRequestGemini: a Gemini client's restart request leaves out its
+// thinking options and sets no stream member (the URL says it).
+func TestRestartRequestGemini(t *testing.T) {
+	body, err := withoutReasoning(translate.Gemini, []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"thinkingConfig":{"thinkingBudget":512}}}`))
+	if err != nil || gjson.GetBytes(body, "generationConfig.thinkingConfig").Exists() || gjson.GetBytes(body, "stream").Exists() ||
+		gjson.GetBytes(body, "contents.#").Int() != 1 || gjson.GetBytes(body, "generationConfig.temperature").Raw != "0" {
+		t.Fatalf("%s %v", body, err)
+	}
+}
