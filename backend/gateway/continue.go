@@ -187,7 +187,8 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	guard := newRepeatGuard(req.format, prev.delivered, s)
 	if restart {
 		guard.decided = true // the splice checks the whole delivered text itself
-		if note != "" {      // a Gemini or Ollama client gets no comment line (above)
+		// A Gemini or Ollama client gets no comment line (above).
+		if note != "" {
 			note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
 				strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
 		}
