@@ -187,10 +187,17 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	guard := newRepeatGuard(req.format, prev.delivered, s)
 	if restart {
 		guard.decided = true // the splice checks the whole delivered text itself
-		note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
-			strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+		// A Gemini or Ollama client gets no comment line (above).
+		if note != "" {
+			note = ": omniroute restarted the answer on " + cand.Conn.Provider.ID + "/" + cand.Model + " and spliced it after " +
+				strconv.Itoa(from) + " characters (" + broke.Code + ") via connection " + strconv.Quote(cand.Conn.Name) + "\n\n"
+		}
 		splice = newRestartSplice(req.format, prev.delivered, s)
-		s.filter = announced(note, splice.filter(openingFilter(req.format, false, blocks)), &wrote)
+		opening := openingFilter(req.format, false, blocks)
+		if req.format == translate.Responses {
+			opening = responsesSplice(client, prev.delivered, false)
+		}
+		s.filter = announced(note, splice.filter(opening), &wrote)
 	} else {
 		opening := openingFilter(req.format, prev.deliveredEndsInSpace, blocks)
 		if req.format == translate.Responses {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -41,7 +42,9 @@ var errRestartDiverged = errors.New("the restarted answer diverged from the deli
 func (g *Gateway) restartStream(s *streamState, broke verdict.Verdict) bool {
 	a := s.a
 	req := a.req
-	if req.format != translate.Chat && req.format != translate.Messages {
+	switch req.format {
+	case translate.Chat, translate.Messages, translate.Responses, translate.Gemini: // Gemini: SSE only (continuationOn)
+	default:
 		return false
 	}
 	body, err := withoutReasoning(req.format, req.body)
@@ -76,6 +79,15 @@ func (g *Gateway) restartStream(s *streamState, broke verdict.Verdict) bool {
 func withoutReasoning(f translate.Format, body []byte) ([]byte, error) {
 	out := body
 	var err error
+	if f == translate.Gemini {
+		// Its thinking options go; the stream flag is the URL's.
+		for _, option := range []string{"generationConfig.thinkingConfig", "generation_config.thinking_config"} {
+			if out, err = sjson.DeleteBytes(out, option); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	for _, option := range reasoningOptions(f) {
 		if out, err = sjson.DeleteBytes(out, option); err != nil {
 			return nil, err
@@ -101,8 +113,8 @@ func (a *attemptCtx) restartDiverged(sp *restartSplice) {
 	a.req.attempts = append(a.req.attempts, a.rec)
 }
 
-// restartSplice is the filter of a restart's client bytes (Chat or Messages
-// events): until the answer's text has reproduced delivered it lets nothing
+// restartSplice is the filter of a restart's client bytes (Chat, Messages,
+// Responses or Gemini events): until the answer's text has reproduced delivered it lets nothing
 // through (the frames that open the answer are kept for that moment); the
 // event that completes the delivered text goes on with only its new text,
 // and every later event as it is (a Messages event's block index counted
@@ -148,9 +160,14 @@ func (r *restartSplice) event(ev sse.Event) bool {
 	if ev.Comment {
 		return true
 	}
-	if r.format == translate.Messages {
+	switch r.format {
+	case translate.Messages:
 		r.messagesEvent(ev)
-	} else {
+	case translate.Responses:
+		r.responsesEvent(ev)
+	case translate.Gemini:
+		r.geminiEvent(ev)
+	default:
 		r.chatEvent(ev)
 	}
 	return !r.diverged
@@ -243,6 +260,125 @@ func (r *restartSplice) messagesEvent(ev sse.Event) {
 	case "message_delta", "message_stop":
 		r.diverged = true
 	}
+}
+
+// responsesEvent takes a Responses client's restarted answer (the filter
+// after it, responsesSplice, rewrites what passes into the client's own
+// response: its response and item ids, output and content indexes and
+// sequence numbers, and the whole text in the done events). Before the
+// match nothing passes: the opening events and a reasoning item are the
+// client's already. The output_text.delta that completes the delivered text
+// goes on with only its new text, every later event as it is. An item other
+// than a message or reasoning (a function call), a part other than text, or
+// the text, the message or the response ending short of the delivered text
+// diverges.
+func (r *restartSplice) responsesEvent(ev sse.Event) {
+	if r.matched {
+		r.out = r.parser.append(r.out, ev.Event, ev.Data)
+		return
+	}
+	if len(ev.Data) == 0 || ev.Data[0] != '{' {
+		return
+	}
+	typ := gjson.GetBytes(ev.Data, "type").String()
+	switch typ {
+	case "response.output_text.delta":
+		rest, ok := r.take(gjson.GetBytes(ev.Data, "delta").String())
+		if ok && r.matched && rest != "" {
+			data, _ := sjson.SetBytes(ev.Data, "delta", rest)
+			r.out = r.parser.append(r.out, ev.Event, data)
+		}
+	case "response.output_item.added", "response.output_item.done":
+		switch gjson.GetBytes(ev.Data, "item.type").String() {
+		case "reasoning":
+		case "message":
+			if typ == "response.output_item.done" {
+				r.diverged = true // the message closed short of the delivered text
+			}
+		default:
+			r.diverged = true // a function call: not the delivered text
+		}
+	case "response.content_part.added":
+		if gjson.GetBytes(ev.Data, "part.type").String() != "output_text" {
+			r.diverged = true // a refusal
+		}
+	case "response.output_text.done", "response.content_part.done", "response.refusal.delta",
+		"response.completed", "response.incomplete", "response.failed":
+		r.diverged = true
+	default:
+		if strings.HasPrefix(typ, "response.function_call") || strings.HasPrefix(typ, "response.custom_tool_call") {
+			r.diverged = true
+		}
+	}
+}
+
+// geminiEvent takes a Gemini client's restarted chunk (each chunk is whole,
+// as a Chat chunk): before the match its thought parts, and chunks with no
+// text (usage), are dropped; the chunk that completes the delivered text
+// goes on with only its new text (and the parts after it), every later
+// chunk as it is. A function call, text departing from the delivered text, a
+// finish reason or a blocked prompt before the match diverges.
+func (r *restartSplice) geminiEvent(ev sse.Event) {
+	if r.matched {
+		r.out = r.parser.append(r.out, ev.Event, ev.Data)
+		return
+	}
+	if len(ev.Data) == 0 || ev.Data[0] != '{' {
+		return
+	}
+	cands := gjson.GetBytes(ev.Data, "candidates")
+	if !cands.Exists() {
+		if gjson.GetBytes(ev.Data, "promptFeedback.blockReason").String() != "" ||
+			gjson.GetBytes(ev.Data, "prompt_feedback.block_reason").String() != "" {
+			r.diverged = true
+		}
+		return
+	}
+	cand := cands.Get("0")
+	var kept [][]byte // the parts the client gets of this chunk
+	for _, p := range cand.Get("content.parts").Array() {
+		if r.matched {
+			kept = append(kept, []byte(p.Raw))
+			continue
+		}
+		if p.Get("functionCall").Exists() || p.Get("function_call").Exists() {
+			r.diverged = true
+			return
+		}
+		if p.Get("thought").Bool() {
+			continue
+		}
+		if t := p.Get("text"); t.Type == gjson.String && t.Str != "" {
+			rest, ok := r.take(t.Str)
+			if !ok {
+				return
+			}
+			if r.matched && rest != "" {
+				part, _ := sjson.SetBytes([]byte(p.Raw), "text", rest)
+				kept = append(kept, part)
+			}
+		}
+	}
+	finish := cand.Get("finishReason").String() + cand.Get("finish_reason").String()
+	if !r.matched {
+		if finish != "" {
+			r.diverged = true // finished before reproducing the delivered text
+		}
+		return
+	}
+	if len(kept) == 0 {
+		if finish == "" {
+			return // nothing new in it
+		}
+		kept = append(kept, []byte(`{"text":""}`))
+	}
+	parts := append([]byte{'['}, bytes.Join(kept, []byte{','})...)
+	data, err := sjson.SetRawBytes(ev.Data, "candidates.0.content.parts", append(parts, ']'))
+	if err != nil {
+		r.diverged = true
+		return
+	}
+	r.out = r.parser.append(r.out, ev.Event, data)
 }
 
 // take compares the next text of the restarted answer with the delivered

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,6 +133,189 @@ func TestRestartRequestHasNoPrefill(t *testing.T) {
 	body, err := withoutReasoning(translate.Chat, []byte(`{"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil || gjson.GetBytes(body, "messages.#").Int() != 1 || gjson.GetBytes(body, "reasoning_effort").Exists() ||
 		!gjson.GetBytes(body, "stream").Bool() {
+		t.Fatalf("%s %v", body, err)
+	}
+}
+
+// TestRestartSpliceResponses: a Responses client's (Codex's) restarted
+// answer is held until its output_text deltas reproduced the delivered text;
+// what follows goes on in the client's own response — its response id, item
+// id, output and content indexes, sequence numbers counted on from the
+// client's — with the restart's opening events and reasoning item dropped
+// and the done events carrying the whole text. A function call, a departing
+// text or an answer ending short of the delivered text diverges: nothing
+// reaches the client and the relay stops.
+func TestRestartSpliceResponses(t *testing.T) {
+	seq := 0
+	ev := func(typ, data string) []byte {
+		seq++
+		return sse.Append(nil, typ, []byte(`{"type":"`+typ+`","sequence_number":`+strconv.Itoa(seq)+data+`}`))
+	}
+	delta := func(s string) []byte {
+		return ev("response.output_text.delta", `,"item_id":"msg_new","output_index":1,"content_index":0,"delta":"`+s+`"`)
+	}
+	opening := func() [][]byte {
+		seq = 0
+		return [][]byte{
+			ev("response.created", `,"response":{"id":"resp_new","model":"other"}`),
+			ev("response.in_progress", `,"response":{"id":"resp_new","model":"other"}`),
+			ev("response.output_item.added", `,"output_index":0,"item":{"id":"rs_new","type":"reasoning"}`),
+			ev("response.reasoning_summary_text.delta", `,"item_id":"rs_new","output_index":0,"delta":"hmm"`),
+			ev("response.output_item.done", `,"output_index":0,"item":{"id":"rs_new","type":"reasoning"}`),
+			ev("response.output_item.added", `,"output_index":1,"item":{"id":"msg_new","type":"message"}`),
+			ev("response.content_part.added", `,"item_id":"msg_new","output_index":1,"content_index":0,"part":{"type":"output_text","text":""}`),
+		}
+	}
+	closing := func(text string) [][]byte {
+		return [][]byte{
+			ev("response.output_text.done", `,"item_id":"msg_new","output_index":1,"content_index":0,"text":"`+text+`"`),
+			ev("response.content_part.done", `,"item_id":"msg_new","output_index":1,"content_index":0,"part":{"type":"output_text","text":"`+text+`"}`),
+			ev("response.output_item.done", `,"output_index":1,"item":{"id":"msg_new","type":"message","status":"completed"}`),
+			ev("response.completed", `,"response":{"id":"resp_new","model":"other","status":"completed","output":[]}`),
+		}
+	}
+	call := func() [][]byte {
+		return [][]byte{ev("response.output_item.added", `,"output_index":1,"item":{"id":"fc_new","type":"function_call","name":"f"}`)}
+	}
+	tests := []struct {
+		name      string
+		delivered string
+		events    func() [][]byte
+		want      string // the text the client gets after delivered; "" with diverged
+		diverged  bool
+	}{
+		{"reproduced inside a delta", "Hello fr", func() [][]byte {
+			return concat(opening(), [][]byte{delta("Hell"), delta("o from"), delta(" key-a")}, closing("Hello from key-a"))
+		}, "om key-a", false},
+		{"reproduced at a delta's end", "Hello from", func() [][]byte {
+			return concat(opening(), [][]byte{delta("Hello"), delta(" from"), delta(" key-a")}, closing("Hello from key-a"))
+		}, " key-a", false},
+		{"diverges", "Hello fr", func() [][]byte {
+			return concat(opening(), [][]byte{delta("Hi, this"), delta(" is key-a")}, closing("Hi, this is key-a"))
+		}, "", true},
+		{"white space differs", "Hello  fr", func() [][]byte {
+			return concat(opening(), [][]byte{delta("Hello fr"), delta("om")}, closing("Hello from"))
+		}, "", true},
+		{"ends short of the delivered text", "Hello from key-a", func() [][]byte {
+			return concat(opening(), [][]byte{delta("Hello")}, closing("Hello"))
+		}, "", true},
+		{"a function call", "Hello", func() [][]byte { return concat(opening()[:2], call(), closing("")) }, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := &clientResponse{id: "resp_client", model: "gpt", seq: 9, msgID: "msg_client", msgIndex: 0, contentIndex: 0, parts: 1}
+			s := &streamState{}
+			sp := newRestartSplice(translate.Responses, tt.delivered, s)
+			filter := sp.filter(responsesSplice(client, tt.delivered, false))
+			var out strings.Builder
+			for _, e := range tt.events() {
+				out.Write(filter(append([]byte(nil), e...)))
+			}
+			if sp.diverged != tt.diverged {
+				t.Fatalf("diverged = %v, want %v (out %q)", sp.diverged, tt.diverged, out.String())
+			}
+			if tt.diverged {
+				if out.Len() != 0 || s.streamErr != errRestartDiverged {
+					t.Fatalf("a diverged restart let %q through (streamErr %v)", out.String(), s.streamErr)
+				}
+				return
+			}
+			var text, doneText, completed string
+			next := int64(9)
+			var p sse.Parser
+			_ = p.Feed([]byte(out.String()), func(e sse.Event) bool {
+				r := gjson.ParseBytes(e.Data)
+				if n := r.Get("sequence_number").Int(); n != next {
+					t.Fatalf("sequence number %d, want %d:\n%s", n, next, out.String())
+				}
+				next++
+				if id := r.Get("item_id"); id.Exists() && (id.String() != "msg_client" || r.Get("output_index").Int() != 0) {
+					t.Fatalf("item %s at %d, want the client's msg_client at 0:\n%s", id, r.Get("output_index").Int(), out.String())
+				}
+				switch r.Get("type").String() {
+				case "response.output_text.delta":
+					text += r.Get("delta").String()
+				case "response.output_text.done":
+					doneText = r.Get("text").String()
+				case "response.completed":
+					completed = r.Get("response.id").String() + " " + r.Get("response.output.0.id").String() + " " +
+						r.Get("response.output.0.content.0.text").String()
+				}
+				return true
+			})
+			whole := tt.delivered + tt.want
+			if text != tt.want || doneText != whole || completed != "resp_client msg_client "+whole {
+				t.Fatalf("deltas %q (want %q), done %q, completed %q:\n%s", text, tt.want, doneText, completed, out.String())
+			}
+			for _, gone := range []string{"response.created", "response.in_progress", "reasoning", "content_part.added", "resp_new", "msg_new"} {
+				if strings.Contains(out.String(), gone) {
+					t.Fatalf("%s reached the client:\n%s", gone, out.String())
+				}
+			}
+		})
+	}
+}
+
+func concat(parts ...[][]byte) [][]byte {
+	var all [][]byte
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return all
+}
+
+// TestRestartSpliceGemini: a Gemini client's restarted answer (SSE chunks)
+// is held until its text parts reproduced the delivered text — thought
+// parts and text-less chunks before it dropped — and the chunk completing
+// it goes on with only its new text; a departing text, a function call or a
+// finish before the delivered text diverges with nothing let through.
+func TestRestartSpliceGemini(t *testing.T) {
+	chunk := func(parts, finish string) []byte {
+		c := `{"candidates":[{"content":{"role":"model","parts":` + parts + `}` + finish + `}],"usageMetadata":{"promptTokenCount":3}}`
+		return sse.Append(nil, "", []byte(c))
+	}
+	text := func(s string) []byte { return chunk(`[{"text":"`+s+`"}]`, "") }
+	thought := chunk(`[{"text":"hmm","thought":true}]`, "")
+	stop := chunk(`[{"text":""}]`, `,"finishReason":"STOP"`)
+	tests := []struct {
+		name      string
+		delivered string
+		events    [][]byte
+		want      string
+		diverged  bool
+	}{
+		{"reproduced inside a chunk", "Hello fr", [][]byte{thought, text("Hell"), text("o from"), text(" key-a"), stop}, "om key-a", false},
+		{"reproduced at a chunk's end", "Hello from", [][]byte{text("Hello"), text(" from"), text(" key-a"), stop}, " key-a", false},
+		{"thought and text in one chunk", "Hel", [][]byte{chunk(`[{"text":"hmm","thought":true},{"text":"Hello"}]`, ""), stop}, "lo", false},
+		{"diverges", "Hello fr", [][]byte{text("Hi, this"), text(" is key-a"), stop}, "", true},
+		{"ends short of the delivered text", "Hello from key-a", [][]byte{text("Hello"), stop}, "", true},
+		{"a function call", "Hello", [][]byte{chunk(`[{"functionCall":{"name":"f","args":{}}}]`, ""), stop}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, got, sp, s := spliceRun(translate.Gemini, tt.delivered, nil, tt.events...)
+			if sp.diverged != tt.diverged {
+				t.Fatalf("diverged = %v, want %v (out %q)", sp.diverged, tt.diverged, out)
+			}
+			if tt.diverged {
+				if out != "" || s.streamErr != errRestartDiverged {
+					t.Fatalf("a diverged restart let %q through (streamErr %v)", out, s.streamErr)
+				}
+				return
+			}
+			if got != tt.want || !sp.matched || !strings.Contains(out, `"finishReason":"STOP"`) || strings.Contains(out, "thought") {
+				t.Fatalf("client text %q, want %q:\n%s", got, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestRestartRequestGemini: a Gemini client's restart request leaves out its
+// thinking options and sets no stream member (the URL says it).
+func TestRestartRequestGemini(t *testing.T) {
+	body, err := withoutReasoning(translate.Gemini, []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"thinkingConfig":{"thinkingBudget":512}}}`))
+	if err != nil || gjson.GetBytes(body, "generationConfig.thinkingConfig").Exists() || gjson.GetBytes(body, "stream").Exists() ||
+		gjson.GetBytes(body, "contents.#").Int() != 1 || gjson.GetBytes(body, "generationConfig.temperature").Raw != "0" {
 		t.Fatalf("%s %v", body, err)
 	}
 }
