@@ -291,12 +291,7 @@ func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, option := range []string{"generationConfig.thinkingConfig", "generation_config.thinking_config"} {
-			if out, err = sjson.DeleteBytes(out, option); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return withoutReasoning(f, out)
 	}
 	var out []byte
 	var err error
@@ -308,17 +303,7 @@ func withPrefill(f translate.Format, body []byte, text string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, option := range reasoningOptions(f) {
-		if out, err = sjson.DeleteBytes(out, option); err != nil {
-			return nil, err
-		}
-	}
-	if f == translate.Messages {
-		if out, err = withoutThinkingEdits(out); err != nil {
-			return nil, err
-		}
-	}
-	return sjson.SetBytes(out, "stream", true)
+	return withoutReasoning(f, out)
 }
 
 // withoutThinkingEdits drops, from a Messages request's context_management,
