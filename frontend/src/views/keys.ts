@@ -1,8 +1,9 @@
 import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
-import { badge, busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
+import { badge, busy, clear, confirmDialog, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
 import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
 import { live } from '../live';
+import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
@@ -305,40 +306,14 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
   }
 
   function showCreatedKey(created: CreatedApiKey): void {
-    const input = h('input', {
-      id: 'new-key-value',
-      class: 'secret',
-      readonly: true,
-      spellcheck: 'false',
-      autocomplete: 'off',
-      'aria-describedby': 'new-key-warning',
+    showSecretOnce(reveal, heading, {
+      idPrefix: 'new-key',
+      value: created.key,
+      title: `New key “${created.name || created.id}”`,
+      warning: 'Copy this key now. It is shown only once — after you leave this page it cannot be shown again.',
+      label: 'New API key',
+      noun: 'key',
     });
-    input.value = created.key; // a property, not an attribute in the markup
-    const copyBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Copy');
-    const copied = h('span', { class: 'copy-status', role: 'status' });
-    const done = h('button', { type: 'button', class: 'btn' }, 'Done — I saved it');
-    copyBtn.addEventListener('click', async () => {
-      const ok = await copyText(input.value, input);
-      copied.textContent = ok ? 'Copied.' : 'Could not copy: select the key and copy it yourself.';
-    });
-    input.addEventListener('focus', () => input.select());
-    done.addEventListener('click', () => {
-      reveal.replaceChildren(); // the key leaves the page for good
-      heading.focus();
-    });
-    clear(
-      reveal,
-      h(
-        'div',
-        { class: 'card reveal', role: 'region', 'aria-labelledby': 'new-key-title' },
-        h('h2', { id: 'new-key-title' }, `New key “${created.name || created.id}”`),
-        h('p', { id: 'new-key-warning', class: 'warn-text' }, 'Copy this key now. It is shown only once — after you leave this page it cannot be shown again.'),
-        h('div', { class: 'copy-row' }, h('label', { for: input.id, class: 'visually-hidden' }, 'New API key'), input, copyBtn),
-        copied,
-        h('div', { class: 'form-actions' }, done),
-      ),
-    );
-    input.focus();
   }
 
 

@@ -1,8 +1,9 @@
 import { endpoints, getSession, isAbortError, type CreatedManagementToken } from '../api';
-import { busy, clear, confirmDialog, copyText, emptyState, errorBox, field, formatDate, h, loading, notice } from '../dom';
+import { busy, clear, confirmDialog, emptyState, errorBox, field, formatDate, h, loading, notice } from '../dom';
 import { revokeMessage, roleChoices, roleLabel, roleOption, toTokenRow, tokenAccess, type TokenRow } from '../lib/tokens';
 import { describeError } from '../lib/errors';
 import { knownSentence } from '../lib/words';
+import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
 
 /** An error box that leads with the catalogue's plain sentence for the code when it has one. */
@@ -159,44 +160,15 @@ export function renderTokens(root: HTMLElement, ctx: ViewContext): void {
 
   /** The value, once: a copy button, a plain warning, and Done, which removes it from the page. */
   function showCreated(created: CreatedManagementToken): void {
-    const input = h('input', {
-      id: 'new-token-value',
-      class: 'secret',
-      readonly: true,
-      spellcheck: 'false',
-      autocomplete: 'off',
-      'aria-describedby': 'new-token-warning',
-    }) as HTMLInputElement;
-    input.value = created.token; // a property, not an attribute in the markup
-    const copyBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Copy');
-    const copied = h('span', { class: 'copy-status', role: 'status' });
-    const done = h('button', { type: 'button', class: 'btn' }, 'Done — I saved it');
-    copyBtn.addEventListener('click', async () => {
-      const ok = await copyText(input.value, input);
-      copied.textContent = ok ? 'Copied.' : 'Could not copy: select the token and copy it yourself.';
+    showSecretOnce(reveal, heading, {
+      idPrefix: 'new-token',
+      value: created.token,
+      title: `New token “${created.name}” (${roleLabel(created.role)})`,
+      warning:
+        'Copy this token now. It will not be shown again: the gateway keeps only a fingerprint of it. If it is lost, revoke it and create another.',
+      label: 'New management token',
+      noun: 'token',
     });
-    input.addEventListener('focus', () => input.select());
-    done.addEventListener('click', () => {
-      reveal.replaceChildren(); // the value leaves the page for good
-      heading.focus();
-    });
-    clear(
-      reveal,
-      h(
-        'div',
-        { class: 'card reveal', role: 'region', 'aria-labelledby': 'new-token-title' },
-        h('h2', { id: 'new-token-title' }, `New token “${created.name}” (${roleLabel(created.role)})`),
-        h(
-          'p',
-          { id: 'new-token-warning', class: 'warn-text' },
-          'Copy this token now. It will not be shown again: the gateway keeps only a fingerprint of it. If it is lost, revoke it and create another.',
-        ),
-        h('div', { class: 'copy-row' }, h('label', { for: input.id, class: 'visually-hidden' }, 'New management token'), input, copyBtn),
-        copied,
-        h('div', { class: 'form-actions' }, done),
-      ),
-    );
-    input.focus();
   }
 
   void load();
