@@ -348,8 +348,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
             h(
               'tr',
               null,
-              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Details')),
-              ['Finished', 'Model', 'Key', 'Connection', 'Status', 'Tokens', 'Cost', 'Latency', 'Queue', 'Upstream', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
+              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts')),
+              ['Finished', 'Model', 'Key', 'Connection', 'Status', 'Tokens', 'Cost', 'Latency', 'Queue', 'Upstream', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
           shown.map(renderRow),
@@ -376,10 +376,13 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         class: 'btn btn-small btn-ghost expander',
         'aria-expanded': String(isOpen),
         'aria-controls': detailId,
-        'aria-label': `${isOpen ? 'Hide' : 'Show'} attempts of the ${l.model || ''} request at ${formatDate(l.createdAt)}`,
+        'aria-label': `${isOpen ? 'Hide' : 'Show'} attempts of the ${l.model || ''} request at ${formatDate(l.createdAt)} (${count} ${count === 1 ? 'attempt' : 'attempts'})`,
+        title: `${count} ${count === 1 ? 'attempt' : 'attempts'}`,
         'data-focus-key': `${key}:toggle`,
       },
       h('span', { 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
+      // The attempt count rides on the expander: one column fewer for Key, Tokens and Cost.
+      h('span', { class: 'attempt-count', 'data-testid': 'attempt-count', 'aria-hidden': 'true' }, String(count)),
     );
     toggle.addEventListener('click', () => {
       if (expanded.has(key)) expanded.delete(key);
@@ -426,10 +429,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           queueNote(l.queueMs, l.queueReason) ? h('small', { class: 'muted block' }, queueNote(l.queueMs, l.queueReason)) : null,
         ),
         h('td', { class: 'num' }, l.upstreamMs != null ? formatDuration(l.upstreamMs) : '—'),
-        h('td', { class: 'num' }, count),
-        h('td', null, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
+        h('td', { class: 'log-error' }, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
       ),
-      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '13' }, renderAttempts(l))) : null,
+      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l))) : null,
     );
   }
 
