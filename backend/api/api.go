@@ -241,8 +241,8 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	r.NotFoundHandler = noRoute
 	r.MethodNotAllowedHandler = noRoute
 
-	hot := &hotRoutes{router: r, chat: a.client(a.Gateway.ChatCompletionsFor), messages: a.client(a.Gateway.MessagesFor),
-		responses: a.client(a.Gateway.ResponsesFor)}
+	hot := &hotRoutes{router: r, chat: a.inference(a.Gateway.ChatCompletionsFor), messages: a.inference(a.Gateway.MessagesFor),
+		responses: a.inference(a.Gateway.ResponsesFor)}
 	v1 := r.PathPrefix("/v1").Subrouter()
 	v1.HandleFunc("/chat/completions", hot.chat).Methods(http.MethodPost)
 	v1.HandleFunc("/models", a.client(viaContext(a.Gateway.Models))).Methods(http.MethodGet)
@@ -250,15 +250,15 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	v1.HandleFunc("/messages", hot.messages).Methods(http.MethodPost)
 	v1.HandleFunc("/messages/count_tokens", a.client(viaContext(a.Gateway.CountTokens))).Methods(http.MethodPost)
 	v1.HandleFunc("/responses", hot.responses).Methods(http.MethodPost)
-	v1.HandleFunc("/completions", a.client(a.Gateway.CompletionsFor)).Methods(http.MethodPost)
-	v1.HandleFunc("/embeddings", a.client(a.Gateway.EmbeddingsFor)).Methods(http.MethodPost)
+	v1.HandleFunc("/completions", a.inference(a.Gateway.CompletionsFor)).Methods(http.MethodPost)
+	v1.HandleFunc("/embeddings", a.inference(a.Gateway.EmbeddingsFor)).Methods(http.MethodPost)
 
 	// Ollama's native API, for tools that speak only Ollama (base URL
 	// http://127.0.0.1:20128/ollama); the same keys, routing and failover.
 	ol := r.PathPrefix("/ollama").Subrouter()
-	ol.HandleFunc("/api/chat", a.client(a.Gateway.OllamaChatFor)).Methods(http.MethodPost)
-	ol.HandleFunc("/api/generate", a.client(a.Gateway.OllamaGenerateFor)).Methods(http.MethodPost)
-	ol.HandleFunc("/api/embed", a.client(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/chat", a.inference(a.Gateway.OllamaChatFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/generate", a.inference(a.Gateway.OllamaGenerateFor)).Methods(http.MethodPost)
+	ol.HandleFunc("/api/embed", a.inference(a.Gateway.OllamaEmbedFor)).Methods(http.MethodPost)
 	ol.HandleFunc("/api/tags", a.client(viaContext(a.Gateway.OllamaTags))).Methods(http.MethodGet)
 	ol.HandleFunc("/api/version", a.Gateway.OllamaVersion).Methods(http.MethodGet)
 	ol.HandleFunc("/api/show", a.client(viaContext(a.Gateway.OllamaShow))).Methods(http.MethodPost)
@@ -268,8 +268,8 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	// (GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:20128): the model and the
 	// method are read from the rest of the path by the gateway.
 	r.HandleFunc(gateway.GeminiPrefix, a.client(viaContext(a.Gateway.GeminiModels))).Methods(http.MethodGet)
-	r.PathPrefix(gateway.GeminiPrefix+"/").Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodGet, http.MethodPost)
-	v1.PathPrefix(strings.TrimPrefix(gateway.GeminiV1Prefix, "/v1")).Handler(a.client(a.Gateway.GeminiFor)).Methods(http.MethodPost)
+	r.PathPrefix(gateway.GeminiPrefix+"/").Handler(a.inference(a.Gateway.GeminiFor)).Methods(http.MethodGet, http.MethodPost)
+	v1.PathPrefix(strings.TrimPrefix(gateway.GeminiV1Prefix, "/v1")).Handler(a.inference(a.Gateway.GeminiFor)).Methods(http.MethodPost)
 
 	m := r.PathPrefix("/api").Subrouter()
 	m.HandleFunc("/monitoring/health", a.health).Methods(http.MethodGet)

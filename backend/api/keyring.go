@@ -138,20 +138,54 @@ func writeGeminiStatus(w http.ResponseWriter, status int, e *errs.Error) {
 // the requireApiKey setting is off).
 func (a *API) client(next gateway.Inference) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if c, ok := a.clientOf(w, r); ok {
+		if c, ok := a.clientOf(w, r, false); ok {
 			next(w, r, c)
 		}
 	}
 }
 
+// inference is client for the routes that ask a model for an answer (their
+// requests are logged): a POST refused there because the gateway is paused
+// is logged too, under its key, when the key is known.
+func (a *API) inference(next gateway.Inference) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := a.clientOf(w, r, r.Method == http.MethodPost && !strings.HasSuffix(r.URL.Path, ":countTokens")); ok {
+			next(w, r, c)
+		}
+	}
+}
+
+// pausedClient is the client of a request refused because the gateway is
+// paused, when its key is known and may infer (ok false: not logged, as any
+// request whose key is missing or wrong). No authentication failure is
+// counted: the answer is GATEWAY_PAUSED whatever the key.
+func (a *API) pausedClient(r *http.Request) (gateway.Client, bool) {
+	v := clientKey(r)
+	if v == "" {
+		return gateway.Client{}, !a.Settings.GeneralRef().RequireAPIKey && !crossOriginBrowser(r)
+	}
+	info, ok := a.Keys.Lookup(v)
+	if !ok || !slices.Contains(info.Scopes, "inference") {
+		return gateway.Client{}, false
+	}
+	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
+}
+
 // clientOf identifies the request's client by its key, answering the refusal
-// itself (ok false). Out of line: its frame is gone before the request runs,
+// itself (ok false); logPaused: a refusal because the gateway is paused is
+// logged (an inference route). Out of line: its frame is gone before the request runs,
 // which keeps a streaming request's stack small.
 //
 //go:noinline
-func (a *API) clientOf(w http.ResponseWriter, r *http.Request) (c gateway.Client, ok bool) {
+func (a *API) clientOf(w http.ResponseWriter, r *http.Request, logPaused bool) (c gateway.Client, ok bool) {
 	if a.paused.Load() {
-		writeClientError(w, r, errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard"))
+		e := errs.New(errs.Unavailable, "GATEWAY_PAUSED", "the gateway is paused; resume it from the tray or the dashboard")
+		if logPaused {
+			if pc, known := a.pausedClient(r); known {
+				a.Gateway.LogRefused(w, r, pc, e)
+			}
+		}
+		writeClientError(w, r, e)
 		return c, false
 	}
 	v := clientKey(r)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"omniroute/backend/httpx"
 	"omniroute/backend/store"
+	"omniroute/backend/words"
 )
 
 // logsPageBytes caps one page of GET /api/logs: however large the stored rows,
@@ -24,8 +26,9 @@ const maxLogString = 256
 // logFilter reads the filters GET /api/logs and its export share: status,
 // connectionId, model, keyId, before / after (paging by id), from / to (when
 // the request finished: RFC 3339 or Unix ms) and q (a case-insensitive
-// substring of the model, provider, error code, connection or key — by id or
-// by name).
+// substring of the model, provider, error code or its sentence, connection
+// — by id or by name, in the attempts too — or key, by id or by name; "refused"
+// finds the requests refused before any connection was tried).
 func (a *API) logFilter(q url.Values) (store.RequestLogFilter, error) {
 	f := store.RequestLogFilter{Status: q.Get("status"), ConnectionID: q.Get("connectionId"), Model: q.Get("model"), APIKeyID: q.Get("keyId"), RequestID: q.Get("requestId")}
 	for _, p := range []struct {
@@ -74,6 +77,13 @@ func (a *API) logFilter(q url.Values) (store.RequestLogFilter, error) {
 				f.ConnectionIDs = append(f.ConnectionIDs, c.ID)
 			}
 		}
+		for code, sentence := range words.Get().Codes {
+			if strings.Contains(strings.ToLower(sentence), lower) {
+				f.ErrorCodes = append(f.ErrorCodes, code)
+			}
+		}
+		slices.Sort(f.ErrorCodes) // one query text for one search
+		f.Refused = strings.Contains(refusedWords, lower)
 		if keys, err := a.Store.APIKeys(); err == nil {
 			for _, k := range keys {
 				if strings.Contains(strings.ToLower(k.Name), lower) {
@@ -84,6 +94,10 @@ func (a *API) logFilter(q url.Values) (store.RequestLogFilter, error) {
 	}
 	return f, nil
 }
+
+// refusedWords is what Logs shows for a request refused before any
+// connection was tried; a search within them finds those rows.
+const refusedWords = "not sent (refused)"
 
 // parseInstant reads an RFC 3339 time or Unix milliseconds.
 func parseInstant(v string) (int64, bool) {

@@ -1,12 +1,17 @@
 package gateway
 
 import (
+	"net/http"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
+	"omniroute/backend/errs"
+	"omniroute/backend/httpx"
 	"omniroute/backend/secrets"
 	"omniroute/backend/translate"
+
+	"github.com/tidwall/gjson"
 )
 
 func (g *Gateway) finishLog(req *request) {
@@ -133,4 +138,26 @@ func appendAttempt(dst []byte, r *AttemptRecord) []byte {
 		dst = translate.AppendJSONString(append(dst, `,"splice":`...), r.Splice)
 	}
 	return append(dst, '}')
+}
+
+// LogRefused writes the log row of a client request the edge refused before
+// it reached the gateway (the gateway paused): its key, the model its URL or
+// body names (the body read under the usual size, time and budget limits;
+// none when it cannot be read), the refusal's status and code. The caller
+// answers the client; nothing is charged and no connection is named.
+func (g *Gateway) LogRefused(w http.ResponseWriter, r *http.Request, client Client, e *errs.Error) {
+	if g.logs == nil {
+		return
+	}
+	req := &request{start: g.clk.Now(), client: client}
+	defer req.releaseBody()
+	req.id, _ = r.Context().Value(requestIDKey{}).(string)
+	if model, _, err := geminiTarget(r); err == nil {
+		req.model = model
+	} else if body, err := g.readBody(w, r, req, g.general()); err == nil {
+		req.model = gjson.GetBytes(body, "model").String()
+		req.stream = gjson.GetBytes(body, "stream").Bool()
+	}
+	req.log.Status, req.log.ErrorCode = httpx.Status(e.Class), e.Code
+	g.finishLog(req)
 }

@@ -331,15 +331,22 @@ type RequestLogFilter struct {
 	// attempts (their codes and the upstream's words), or names
 	// one of ConnectionIDs / APIKeyIDs (the ids whose names match, resolved
 	// by the caller).
+	// The connections of ConnectionIDs also match a row whose attempts name
+	// them (a refusal that excluded them); ErrorCodes are the codes whose
+	// sentence (backend/words) holds Text; Refused matches the rows refused
+	// before any connection was tried (no connection, status >= 400), which
+	// Logs shows as "not sent (refused)". An error code also matches with
+	// its underscores read as spaces ("rate limited").
 	Text          string
 	ConnectionIDs []string
 	APIKeyIDs     []string
+	ErrorCodes    []string
+	Refused       bool
 }
 
 // likePattern is %text% for a LIKE … ESCAPE '\' match, its wildcards escaped.
 func likePattern(text string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(strings.ToLower(text)) + "%"
+	return "%" + likeEscape(strings.ToLower(text)) + "%"
 }
 
 // FilteredRequestLogs returns up to limit logs matching f, newest first: one
@@ -363,11 +370,22 @@ func (s *Store) FilteredRequestLogs(f RequestLogFilter, limit int) (out []Reques
 	}
 	if t := strings.TrimSpace(f.Text); t != "" {
 		p := likePattern(t)
-		cond := `LOWER(model) LIKE ? ESCAPE '\' OR LOWER(provider) LIKE ? ESCAPE '\' OR LOWER(error_code) LIKE ? ESCAPE '\' OR LOWER(connection_id) LIKE ? ESCAPE '\' OR LOWER(api_key_id) LIKE ? ESCAPE '\' OR LOWER(attempts) LIKE ? ESCAPE '\'`
-		args := []any{p, p, p, p, p, p}
+		cond := `LOWER(model) LIKE ? ESCAPE '\' OR LOWER(provider) LIKE ? ESCAPE '\' OR LOWER(error_code) LIKE ? ESCAPE '\' OR LOWER(REPLACE(error_code, '_', ' ')) LIKE ? ESCAPE '\' OR LOWER(connection_id) LIKE ? ESCAPE '\' OR LOWER(api_key_id) LIKE ? ESCAPE '\' OR LOWER(attempts) LIKE ? ESCAPE '\'`
+		args := []any{p, p, p, p, p, p, p}
 		if len(f.ConnectionIDs) > 0 {
 			cond += " OR connection_id IN ?"
 			args = append(args, f.ConnectionIDs)
+			for _, id := range f.ConnectionIDs {
+				cond += ` OR attempts LIKE ? ESCAPE '\'`
+				args = append(args, "%"+likeEscape(`"connectionId":"`+id+`"`)+"%")
+			}
+		}
+		if len(f.ErrorCodes) > 0 {
+			cond += " OR error_code IN ?"
+			args = append(args, f.ErrorCodes)
+		}
+		if f.Refused {
+			cond += " OR (connection_id = '' AND status >= 400)"
 		}
 		if len(f.APIKeyIDs) > 0 {
 			cond += " OR api_key_id IN ?"

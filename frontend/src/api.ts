@@ -703,6 +703,13 @@ export interface RequestLog {
   queueReason?: string;
   /** Its request and response bodies were captured (GET /api/logs/{requestId}/bodies). */
   hasBodies?: boolean;
+  promptTokens?: number;
+  completionTokens?: number;
+  cachedTokens?: number;
+  /** What the answer cost at its connection's prices; null when the price is unknown or nothing was served. */
+  costUsd?: number | null;
+  /** What a flat-rate connection's answer would have cost at API prices. */
+  savedUsd?: number;
 }
 
 /** GET/PATCH /api/capture: when bodies are captured and how long they are kept. */

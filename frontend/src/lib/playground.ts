@@ -17,20 +17,78 @@ export interface PlaygroundRequest {
   body: Record<string, unknown>;
 }
 
-/** The request a client of format f sends for one user prompt. */
-export function buildRequest(f: ClientFormat, model: string, prompt: string, stream: boolean): PlaygroundRequest {
-  const messages = [{ role: 'user', content: prompt }];
+/**
+ * A logged request to replay (issue 42): its client format, the messages
+ * before its last user turn (in that format's shape), the last user turn's
+ * text as the prompt, and the fields besides the messages the Playground
+ * keeps (a system prompt, max_tokens, instructions).
+ */
+export interface ReplayPrefill {
+  format: ClientFormat;
+  history: unknown[];
+  prompt: string;
+  extra: Record<string, unknown>;
+}
+
+/** The log's client format names (backend/translate) → the Playground's. */
+const REPLAY_FORMATS: Record<string, ClientFormat> = { openai: 'chat', anthropic: 'messages', responses: 'responses', gemini: 'gemini' };
+
+/** The text of a message's content when it is only text (a string or text parts); null when it holds anything else (an image, a tool call). */
+function textOnly(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return null;
+  let out = '';
+  for (const p of content) {
+    if (!p || typeof p !== 'object') return null;
+    const part = p as Record<string, unknown>;
+    const kind = part['type'];
+    if ((kind === undefined || kind === 'text' || kind === 'input_text') && typeof part['text'] === 'string') out += part['text'];
+    else return null;
+  }
+  return out;
+}
+
+/** The replay of a captured client request body (GET /api/logs/{id}/bodies clientRequest); null when the format is not one the Playground sends or the body does not read (cut, not JSON). */
+export function replayOf(clientFormat: string, clientRequest: string): ReplayPrefill | null {
+  const format = REPLAY_FORMATS[clientFormat];
+  if (!format) return null;
+  let body: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(clientRequest);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+    body = parsed as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  const keep = (...names: string[]) => Object.fromEntries(names.filter((n) => body[n] !== undefined).map((n) => [n, body[n]]));
+  const list = format === 'gemini' ? body['contents'] : format === 'responses' ? body['input'] : body['messages'];
+  const extra = format === 'messages' ? keep('system', 'max_tokens') : format === 'responses' ? keep('instructions') : format === 'gemini' ? keep('systemInstruction') : {};
+  if (format === 'responses' && typeof list === 'string') return { format, history: [], prompt: list, extra };
+  if (!Array.isArray(list)) return null;
+  const last = list.at(-1) as Record<string, unknown> | undefined;
+  const role = last?.['role'];
+  const text = last && role === 'user' ? textOnly(format === 'gemini' ? last['parts'] : last['content']) : null;
+  if (text === null) return { format, history: [...list], prompt: '', extra };
+  return { format, history: list.slice(0, -1), prompt: text, extra };
+}
+
+/** The request a client of format f sends for one user prompt; with a replay, after its earlier messages and with its other fields. An empty prompt after a replayed history adds no turn. */
+export function buildRequest(f: ClientFormat, model: string, prompt: string, stream: boolean, replay?: ReplayPrefill | null): PlaygroundRequest {
+  const r = replay && replay.format === f ? replay : null;
+  const history = r?.history ?? [];
+  const turn = r && history.length && prompt === '' ? [] : null;
+  const messages = [...history, ...(turn ?? [{ role: 'user', content: prompt }])];
   switch (f) {
     case 'chat':
       return { path: '/v1/chat/completions', body: { model, stream, messages } };
     case 'messages':
-      return { path: '/v1/messages', body: { model, max_tokens: 1024, stream, messages } };
+      return { path: '/v1/messages', body: { model, max_tokens: 1024, ...r?.extra, stream, messages } };
     case 'responses':
-      return { path: '/v1/responses', body: { model, stream, input: prompt } };
+      return { path: '/v1/responses', body: { model, ...r?.extra, stream, input: history.length ? messages : prompt } };
     case 'gemini':
       return {
         path: `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
-        body: { contents: [{ role: 'user', parts: [{ text: prompt }] }] },
+        body: { ...r?.extra, contents: [...history, ...(turn ?? [{ role: 'user', parts: [{ text: prompt }] }])] },
       };
   }
 }

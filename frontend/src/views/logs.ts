@@ -1,7 +1,8 @@
-import { endpoints, isAbortError, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
+import { endpoints, getSession, isAbortError, roleAtLeast, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
 import { plainCode } from '../lib/words';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { formatDuration } from '../lib/format';
+import { costCell, keyCell, replayHref, tokensCell } from '../lib/logrow';
 import { live } from '../live';
 import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
@@ -76,6 +77,36 @@ function logTime(at: string | null | undefined): HTMLElement | string {
   return h('time', { datetime: d.toISOString(), title: d.toLocaleString() }, today ? formatTime(d) : formatDate(at));
 }
 
+/** A row's Key, Tokens and Cost cells (the key by name, never its secret); a row announced live has them a moment later. */
+export function usageCells(l: RequestLog, keyNames: ReadonlyMap<string, string>, pending = false): HTMLElement[] {
+  const soon = { text: '…', title: 'Arrives with the log row in a moment' };
+  const key = pending ? soon : keyCell(l.apiKeyId, keyNames);
+  const tokens = pending ? soon : tokensCell(l);
+  const cost = pending ? soon : costCell(l);
+  return [
+    h('td', { class: 'log-key', 'data-testid': 'log-key', title: key.title }, key.text),
+    h('td', { class: 'num nowrap', 'data-testid': 'log-tokens', title: tokens.title }, tokens.text),
+    h('td', { class: 'num nowrap', 'data-testid': 'log-cost', title: cost.title }, cost.text),
+  ];
+}
+
+/** “Replay”: the Playground with the row's model and, when its body was captured, its messages; null without a model. */
+export function replayLink(l: RequestLog): HTMLElement | null {
+  const href = replayHref(l);
+  if (!href) return null;
+  return h(
+    'a',
+    {
+      href,
+      class: 'btn btn-small btn-ghost',
+      'data-testid': 'replay-button',
+      'aria-label': `Replay the ${l.model || ''} request at ${formatDate(l.createdAt)} in the Playground`,
+      title: l.hasBodies ? 'Open the Playground with this model and these messages' : 'Open the Playground with this model (the body was not captured)',
+    },
+    'Replay',
+  );
+}
+
 interface Row extends RequestLog {
   /** Prepended from a live event; the attempt list arrives with the next fetch. */
   live?: boolean;
@@ -94,6 +125,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     ...(ctx.params.get('keyId') ? { keyId: ctx.params.get('keyId')! } : {}),
   };
   let keys: ApiKey[] = [];
+  const keyNames = new Map<string, string>();
+  /** The Playground is for admins: others see no Replay. */
+  const canReplay = roleAtLeast(getSession()?.role ?? 'admin', 'admin');
   // Paging: the page shown is the newest (no cursor), or older than before,
   // or newer than after; the answer's cursors lead on.
   let cursor: { before?: number; after?: number } = {};
@@ -259,6 +293,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       }
       if (keyList) {
         keys = keyList;
+        for (const k of keys) if (k.name) keyNames.set(k.id, k.name);
         keySelect.replaceChildren(h('option', { value: '' }, 'All keys'), ...keys.map((k) => h('option', { value: k.id, selected: k.id === serverFilter.keyId }, k.name || k.id)));
       }
       const models = new Set([...(modelList.options ? [...modelList.options].map((o) => o.value) : []), ...list.map((l) => l.model ?? '').filter(Boolean)]);
@@ -313,8 +348,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
             h(
               'tr',
               null,
-              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Details')),
-              ['Finished', 'Model', 'Connection', 'Status', 'Latency', 'Queue', 'Upstream', 'Attempts', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
+              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts')),
+              ['Finished', 'Model', 'Key', 'Connection', 'Status', 'Tokens', 'Cost', 'Latency', 'Queue', 'Upstream', 'Error'].map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
           shown.map(renderRow),
@@ -341,10 +376,13 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
         class: 'btn btn-small btn-ghost expander',
         'aria-expanded': String(isOpen),
         'aria-controls': detailId,
-        'aria-label': `${isOpen ? 'Hide' : 'Show'} attempts of the ${l.model || ''} request at ${formatDate(l.createdAt)}`,
+        'aria-label': `${isOpen ? 'Hide' : 'Show'} attempts of the ${l.model || ''} request at ${formatDate(l.createdAt)} (${count} ${count === 1 ? 'attempt' : 'attempts'})`,
+        title: `${count} ${count === 1 ? 'attempt' : 'attempts'}`,
         'data-focus-key': `${key}:toggle`,
       },
       h('span', { 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
+      // The attempt count rides on the expander: one column fewer for Key, Tokens and Cost.
+      h('span', { class: 'attempt-count', 'data-testid': 'attempt-count', 'aria-hidden': 'true' }, String(count)),
     );
     toggle.addEventListener('click', () => {
       if (expanded.has(key)) expanded.delete(key);
@@ -352,6 +390,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       renderList();
     });
     const ok = isOkStatus(l.status);
+    const [keyTd, tokensTd, costTd] = usageCells(l, keyNames, Boolean(l.live));
     // Each request is its own <tbody> so the detail row stays with its row.
     return h(
       'tbody',
@@ -367,7 +406,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           h('code', { class: 'model-name' }, l.model || '—'),
           l.stream ? h('span', { class: 'chip chip-inline' }, 'stream') : null,
           l.hasBodies ? bodiesButton(l) : null,
+          canReplay ? replayLink(l) : null,
         ),
+        keyTd!,
         // A failed request names no connection; its last attempt does. A
         // refusal reached none: it says so instead of naming a connection.
         h(
@@ -378,6 +419,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
             : connectionName(l.connectionId || lastAttempt(l)?.connectionId, l.provider || lastAttempt(l)?.provider),
         ),
         h('td', null, badge(String(l.status), ok ? 'ok' : 'bad')),
+        tokensTd!,
+        costTd!,
         h('td', { class: 'num' }, l.latencyMs != null ? h('span', { title: `${l.latencyMs} ms` }, formatDuration(l.latencyMs)) : '—'),
         h(
           'td',
@@ -386,10 +429,9 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           queueNote(l.queueMs, l.queueReason) ? h('small', { class: 'muted block' }, queueNote(l.queueMs, l.queueReason)) : null,
         ),
         h('td', { class: 'num' }, l.upstreamMs != null ? formatDuration(l.upstreamMs) : '—'),
-        h('td', { class: 'num' }, count),
-        h('td', null, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
+        h('td', { class: 'log-error' }, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
       ),
-      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '10' }, renderAttempts(l))) : null,
+      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l))) : null,
     );
   }
 

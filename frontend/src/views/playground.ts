@@ -7,7 +7,7 @@
 import { CSRF_HEADER, describeError, endpoints, getToken, isAbortError, type ApiKey, type AttemptLog, type Connection, type RequestLog } from '../api';
 import { badge, clear, copyButton, field, h } from '../dom';
 import { formatDuration } from '../lib/format';
-import { buildRequest, curlCommand, FORMATS, sseData, textOf, type ClientFormat } from '../lib/playground';
+import { buildRequest, curlCommand, FORMATS, replayOf, sseData, textOf, type ClientFormat, type ReplayPrefill } from '../lib/playground';
 import { plainCode } from '../lib/words';
 import type { ViewContext } from '../router';
 import { EXCLUSION_TEXT, isOkStatus, timelineSpans } from './logs';
@@ -26,6 +26,8 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
   let connections: Connection[] = [];
   let key: ApiKey | null = null;
   let running: AbortController | null = null;
+  /** A logged request replayed from Logs (#/playground?model=…&replay=<requestId>): its earlier messages and other fields. */
+  let replay: ReplayPrefill | null = null;
 
   const modelInput = h('input', { id: 'pg-model', type: 'text', list: 'pg-models', autocomplete: 'off', spellcheck: 'false', required: true, placeholder: 'provider/model or a combo' });
   modelInput.value = ctx.params.get('model') ?? '';
@@ -43,6 +45,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
   const timeline = h('div', { class: 'pg-timeline', 'data-testid': 'pg-timeline' }, h('p', { class: 'muted small' }, 'Send a request to see which targets it tried.'));
   const curl = h('pre', { class: 'body-pre pg-curl', 'data-testid': 'pg-curl' });
   const keyNote = h('p', { class: 'muted small', 'data-testid': 'pg-key' }, 'Requests run under the “playground” key, made on first use.');
+  const replayNote = h('p', { class: 'small', 'data-testid': 'pg-replay', 'aria-live': 'polite', hidden: true });
 
   const form = h(
     'form',
@@ -56,6 +59,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
       h('div', { class: 'field field-check' }, h('label', { for: 'pg-stream' }, streamBox, ' Stream the answer')),
     ),
     modelList,
+    replayNote,
     field('Prompt', prompt),
     h('div', { class: 'form-actions' }, send, stop),
     keyNote,
@@ -83,7 +87,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
 
   const current = () => {
     const f = formatSelect.value as ClientFormat;
-    const req = buildRequest(f, modelInput.value.trim(), prompt.value, streamBox.checked);
+    const req = buildRequest(f, modelInput.value.trim(), prompt.value, streamBox.checked, replay);
     return { f, req };
   };
   function updateCurl(): void {
@@ -96,6 +100,31 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
   }
   for (const el of [modelInput, formatSelect, streamBox, prompt, connSelect]) el.addEventListener('input', updateCurl);
   connSelect.addEventListener('change', updateCurl);
+
+  /** Fills the form from a logged request's captured body: its format, earlier messages and last prompt (the model comes from the link). */
+  async function loadReplay(requestId: string): Promise<void> {
+    replayNote.hidden = false;
+    replayNote.textContent = 'Reading the logged request…';
+    try {
+      const b = await endpoints.requestBodies(requestId, ctx.signal);
+      if (ctx.signal.aborted) return;
+      replay = replayOf(b.clientFormat, b.clientRequest);
+      if (!replay) {
+        replayNote.textContent = b.truncatedBytes
+          ? 'The logged request was cut when it was captured: only its model is filled in.'
+          : 'The logged request is not in a format the Playground sends: only its model is filled in.';
+        return;
+      }
+      formatSelect.value = replay.format;
+      prompt.value = replay.prompt;
+      const earlier = replay.history.length;
+      replayNote.textContent = `Replaying a logged request: ${earlier ? `its ${earlier} earlier message${earlier === 1 ? '' : 's'} are sent before the prompt` : 'its prompt is below'}${Object.keys(replay.extra).length ? `, with its ${Object.keys(replay.extra).join(', ')}` : ''}. Change the format to send the prompt alone.`;
+      updateCurl();
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) return;
+      replayNote.textContent = `${describeError(err).message} — only its model is filled in.`;
+    }
+  }
 
   async function load(): Promise<void> {
     const [conns, combos] = await Promise.all([endpoints.listConnections(ctx.signal).catch(() => []), endpoints.listCombos(ctx.signal).catch(() => [])]);
@@ -260,5 +289,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
   }
 
   void load();
+  const replayId = ctx.params.get('replay');
+  if (replayId) void loadReplay(replayId);
   return () => running?.abort();
 }

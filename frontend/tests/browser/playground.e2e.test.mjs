@@ -3,7 +3,10 @@
 // a playground request streams live and shows its attempt timeline with a
 // failover from a failing connection; capture switched on for one key from
 // Logs shows that key's redacted body pair with the translation diff, and
-// nothing for another key. Nothing overflows at 800×600.
+// nothing for another key. Logs rows name their key, tokens and cost; the
+// search finds refused rows and a request refused while paused; Replay opens
+// the Playground with a captured row's model and messages (issue 42 item 7).
+// Nothing overflows at 800×600.
 //
 //   cd frontend && OMNIROUTE_BIN=../bin/omniroute node --test tests/browser/playground.e2e.test.mjs
 //   (FAKEUPSTREAM_BIN, CHROMIUM_BIN as in dashboard.e2e)
@@ -141,5 +144,64 @@ test('playground streams with its failover timeline; capture shows one key’s r
   if (process.env.PG_SHOTS) await page.screenshot({ path: path.join(process.env.PG_SHOTS, 'bodies.png') });
   await page.setViewportSize({ width: 800, height: 600 });
   assert.deepEqual(await overflowing(page).then((o) => o.filter((x) => !x.startsWith('table') && !x.startsWith('div.table-wrap'))), [], 'bodies viewer at 800×600');
+  await page.keyboard.press('Escape');
+  await viewer.waitFor({ state: 'hidden' });
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  // Issue 42 item 7: each row names its key (never the secret), its tokens in → out and its cost.
+  const keyCells = page.getByTestId('log-key');
+  assert.equal(await keyCells.filter({ hasText: /^captured$/ }).count(), 1);
+  assert.equal(await keyCells.filter({ hasText: /^other$/ }).count(), 1);
+  assert.ok((await keyCells.filter({ hasText: /^playground$/ }).count()) >= 2, 'the playground key names its rows');
+  const capturedRow = rows.filter({ has: page.getByTestId('bodies-button') }).first();
+  assert.match(await capturedRow.getByTestId('log-tokens').innerText(), /^\d[\d,]* → \d[\d,]*$/);
+  assert.match(await capturedRow.getByTestId('log-cost').innerText(), /^(\$[\d.,]+|<\$0\.0001|—)$/);
+  assert.doesNotMatch(await page.locator('[data-testid="logs-table"]').innerText(), /sk-omni-/, 'no key secret in the table');
+  assert.deepEqual(await overflowing(page), [], 'Logs with Key, Tokens and Cost at 1280×860');
+
+  // A request refused before dispatch (no such model) and one refused while the gateway is paused: both logged, both found by the search.
+  const chatAs = (key, model) =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+  assert.ok((await chatAs(other.key, 'nowhere/no-such-model')).status >= 400);
+  await mgmt('PATCH', '/api/gateway', { paused: true });
+  assert.equal((await chatAs(other.key, 'openai-compatible/gpt-4o-mini')).status, 503);
+  await mgmt('PATCH', '/api/gateway', { paused: false });
+  for (let i = 0; i < 50 && (await mgmt('GET', '/api/logs?q=refused')).logs.length < 2; i++) await new Promise((r) => setTimeout(r, 200));
+  const search = page.getByLabel('Search');
+  await search.fill('refused');
+  await search.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="logs-table"] tbody').length === 2);
+  assert.equal(await rows.filter({ hasText: 'not sent (refused)' }).count(), 2, 'both refused rows are found');
+  await search.fill('paused');
+  await search.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="logs-table"] tbody').length === 1);
+  assert.equal(await rows.first().getByTestId('log-key').innerText(), 'other');
+  assert.match(await rows.first().innerText(), /503/);
+  assert.match(await rows.first().innerText(), /GATEWAY_PAUSED/);
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page), [], 'Logs search results at 800×600');
+  await page.setViewportSize({ width: 1280, height: 860 });
+
+  // Replay in Playground: the captured row's model, format and messages (as captured: redacted) prefilled; it sends.
+  await search.fill('');
+  await search.press('Enter');
+  await page.getByTestId('bodies-button').first().waitFor();
+  await rows.filter({ has: page.getByTestId('bodies-button') }).first().getByTestId('replay-button').click();
+  await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+  assert.equal(await page.getByLabel('Model or combo').inputValue(), 'openai-compatible/gpt-4o-mini');
+  await page.getByTestId('pg-replay').filter({ hasText: /^Replaying a logged request/ }).waitFor();
+  assert.equal(await page.getByLabel('Client format').inputValue(), 'messages');
+  const replayed = await page.getByLabel('Prompt').inputValue();
+  assert.match(replayed, /^my key .*\[redacted\]/);
+  assert.doesNotMatch(replayed, /sk-live-abcdefghijklmnopqrst/);
+  assert.match(await page.getByTestId('pg-curl').textContent(), /"max_tokens":50/);
+  await page.getByTestId('pg-send').click();
+  await page.getByTestId('pg-status').filter({ hasText: /^200 in/ }).waitFor();
+  await page.setViewportSize({ width: 800, height: 600 });
+  assert.deepEqual(await overflowing(page), [], 'replayed Playground at 800×600');
   assert.deepEqual(errors, []);
 });
