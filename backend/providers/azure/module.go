@@ -29,6 +29,14 @@ const maxDeployments = 500
 func Module() providers.Module {
 	return providers.Module{
 		ID: "azure-openai", Dialect: providers.DialectAzure, Formats: []providers.Format{providers.FormatResponses},
+		Rows: []providers.Provider{
+			// Azure OpenAI: baseUrl is the resource endpoint; the connection's
+			// providerSpecificData holds apiVersion and the model → deployment map.
+			{ID: "azure-openai", Name: "Azure OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, UserDefined: true, Dialect: providers.DialectAzure, Aliases: []string{"azure"},
+				Doc: providers.Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
+					Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
+				Tools: true, Vision: true, Reasoning: true},
+		},
 		// Connections set to the Responses API (api = "responses") have their own executor.
 		NewExecutor: func(d providers.ExecDeps) providers.Executor { return openai.NewAzureResponses(d.Client, d.UserAgent) },
 		Data: &providers.DataSchema{Fields: []providers.Field{
