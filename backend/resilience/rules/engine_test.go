@@ -163,3 +163,25 @@ func TestCodeAssistQuotaRules(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinTakesModuleRules: the modules' rules join the shipped ones
+// before the rules of every provider, which stay last; without modules
+// the list is the shipped one.
+func TestBuiltinTakesModuleRules(t *testing.T) {
+	mod := rules.Rule{ID: "acme-quota", Provider: "acme", Match: rules.Match{Codes: []string{"ACME_QUOTA"}}, Reason: "quota_exhausted", Scope: rules.ScopeConnection}
+	base := rules.BuiltinRules()
+	got := rules.Builtin(mod)
+	if len(got) != len(base)+1 || got[len(got)-1].Provider != rules.AnyProvider || got[len(got)-2].ID != "acme-quota" {
+		t.Fatalf("module rule placed at %v", got)
+	}
+	if len(rules.Builtin()) != len(base) {
+		t.Fatal("no module rules changed the shipped list")
+	}
+	v := rules.New(nil, mod).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true})
+	if v.Kind != verdict.KindQuota {
+		t.Fatalf("module rule not applied: %+v", v)
+	}
+	if v := rules.New(nil).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true}); v.Kind == verdict.KindQuota {
+		t.Fatal("a 400 is a quota without the module rule")
+	}
+}
