@@ -81,7 +81,7 @@ type Provider struct {
 	// not ask and the DefaultModels stand in (Perplexity).
 	NoModelList bool
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
-	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
+	// format's own), served by its module's executor or DialectOllama's.
 	Dialect Dialect
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
@@ -124,10 +124,6 @@ const DialectCopilot Dialect = "copilot"
 // DialectOllama is Ollama's native API, which the ollama executor speaks in
 // the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
 const DialectOllama Dialect = "ollama"
-
-// DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
-// the key in an api-key header (or an Entra ID bearer token).
-const DialectAzure Dialect = "azure"
 
 // Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
 func (p Provider) Auth() string {
@@ -438,8 +434,9 @@ type Target struct {
 	ConnectionID string
 	// Account is the subscription account's identity and opt-ins (OAuth connections).
 	Account Account
-	// Azure is an Azure OpenAI connection's API version and deployments.
-	Azure Azure
+	// Extra is what the provider's module read from the connection beyond
+	// these fields, in the module's own type (nil: none).
+	Extra any
 	// AWS is an AWS-signed connection's region and credentials (never logged).
 	AWS AWS
 	// Google is a Google Cloud connection's project and region.
@@ -456,40 +453,6 @@ type Google struct {
 // AWS is what an AWS call is signed with (SigV4).
 type AWS struct {
 	Region, AccessKeyID, SecretAccessKey, SessionToken string
-}
-
-// AzureAPIVersion is the api-version sent when a connection names none: the
-// latest GA version of the Azure OpenAI inference API.
-const AzureAPIVersion = "2024-10-21"
-
-// Azure is what an Azure OpenAI connection's providerSpecificData says:
-// {"apiVersion": "2024-10-21", "deployments": {"gpt-4o": "prod-4o"}}.
-type Azure struct {
-	// APIVersion is the api-version query parameter ("" : AzureAPIVersion).
-	APIVersion string
-	// Deployments maps the model names the connection serves to deployment
-	// names; a model without an entry is used as the deployment name.
-	Deployments map[string]string
-	// Responses: the connection's deployments are called through the
-	// Responses API ({base}/openai/v1/responses, the deployment as "model";
-	// providerSpecificData.api = "responses") instead of chat completions.
-	Responses bool
-}
-
-// Version is the api-version to send.
-func (a Azure) Version() string {
-	if a.APIVersion == "" {
-		return AzureAPIVersion
-	}
-	return a.APIVersion
-}
-
-// Deployment is the deployment that serves model.
-func (a Azure) Deployment(model string) string {
-	if d, ok := a.Deployments[model]; ok && d != "" {
-		return d
-	}
-	return model
 }
 
 // Account is what a subscription connection's providerSpecificData says about

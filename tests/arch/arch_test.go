@@ -136,7 +136,7 @@ func layers() []layer {
 		{"backend/leases", []string{"backend/clock", "backend/errs", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/metrics", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/ollama", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery"}, []string{"gorm.io", "github.com/gorilla"}},
 		// The one list of provider modules: the catalogue and every provider folder.
 		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/codeassist", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},

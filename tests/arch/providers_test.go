@@ -32,12 +32,7 @@ func folderProviders() []folderProvider {
 			fixtures: []string{"backend/server/bedrock_test.go", "backend/gateway/relayed_test.go", "backend/backup/backup_test.go", "backend/resilience/rules/rules_test.go"}},
 		{name: "azure", folder: "azure",
 			fixtures: []string{"backend/server/family_test.go", "backend/server/azure_test.go",
-				"backend/redact/url_test.go", "backend/resilience/verdict/classify_test.go", "backend/resilience/rules/rules_test.go"},
-			pending: map[string]string{
-				"backend/providers/catalog.go":         "its dialect and the Azure target type (the openai executor reads them)",
-				"backend/providers/openai/executor.go": "the chat wire on deployments is the openai executor's (its tests call it with the Azure dialect)",
-				"backend/providers/openai/models.go":   "the deployments list request (the openai tests call it)",
-			}},
+				"backend/redact/url_test.go", "backend/resilience/verdict/classify_test.go", "backend/resilience/rules/rules_test.go"}},
 		{name: "vertex", folder: "vertex",
 			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"}},
 		{name: "codeassist", folder: "codeassist",
