@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/codeassist"
+	"omniroute/backend/providers/vertex"
 	"omniroute/backend/translate"
 )
 
@@ -22,8 +24,8 @@ func TestEmbeddingsCodec(t *testing.T) {
 		{"OpenAI-compatible", translate.Embeddings, providers.FormatOpenAI, "", translate.Embeddings, false, "/embeddings"},
 		{"Gemini API", translate.Embeddings, providers.FormatGemini, "", translate.GeminiEmbed, false, providers.GeminiBatchEmbed},
 		{"Ollama client to Gemini", translate.OllamaEmbed, providers.FormatGemini, "", translate.GeminiEmbed, false, providers.GeminiBatchEmbed},
-		{"Vertex Gemini", translate.Embeddings, providers.FormatGemini, providers.DialectVertex, translate.Gemini, true, ""},
-		{"Code Assist", translate.Embeddings, providers.FormatGemini, providers.DialectCodeAssist, translate.Gemini, true, ""},
+		{"Vertex Gemini", translate.Embeddings, providers.FormatGemini, vertex.Dialect, translate.Gemini, true, ""},
+		{"Code Assist", translate.Embeddings, providers.FormatGemini, codeassist.Dialect, translate.Gemini, true, ""},
 		{"Anthropic", translate.Embeddings, providers.FormatAnthropic, "", translate.Messages, true, ""},
 		{"Responses", translate.Embeddings, providers.FormatResponses, "", translate.Responses, true, ""},
 		{"chat to Gemini stays chat", translate.Chat, providers.FormatGemini, "", translate.Gemini, false, ""},

@@ -17,6 +17,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -126,7 +127,7 @@ func newFixture(t *testing.T, getenv func(string) string) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	box, _ := secrets.New(make([]byte, 32))
-	cat := providers.NewCatalogEnv(getenv)
+	cat := registry.Catalog(getenv)
 	return &fixture{st: st, box: box, cat: cat, reg: routing.NewRegistry(cat)}
 }
 

@@ -81,7 +81,7 @@ type Provider struct {
 	// not ask and the DefaultModels stand in (Perplexity).
 	NoModelList bool
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
-	// format's own; DialectAzure: Azure OpenAI's deployment URLs).
+	// format's own), served by its module's executor or DialectOllama's.
 	Dialect Dialect
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
@@ -125,25 +125,6 @@ const DialectCopilot Dialect = "copilot"
 // the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
 const DialectOllama Dialect = "ollama"
 
-// DialectCodeAssist is Google's Code Assist API (the Gemini CLI's backend):
-// the Gemini wire inside the {model, project, request} / {response} envelope,
-// with an OAuth bearer token and a project found by loadCodeAssist.
-const DialectCodeAssist Dialect = "codeassist"
-
-// DialectVertex is Vertex AI: a service account's minted access token,
-// Gemini models on publishers/google and Claude models on publishers/anthropic
-// (FormatOf sends those through the Anthropic wire).
-const DialectVertex Dialect = "vertex"
-
-// geminiCLIClientSecret is the Gemini CLI's installed-app OAuth client secret,
-// public in the CLI's own source (Google's installed-app flow needs one at
-// the token endpoint; it identifies the app, not the user).
-const geminiCLIClientSecret = "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"
-
-// DialectAzure is Azure OpenAI: {base}/openai/deployments/{deployment}/…?api-version=,
-// the key in an api-key header (or an Entra ID bearer token).
-const DialectAzure Dialect = "azure"
-
 // Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
 func (p Provider) Auth() string {
 	switch {
@@ -163,26 +144,23 @@ func (p Provider) Auth() string {
 	return "`Authorization: Bearer`"
 }
 
-// FormatOf is the wire format model is served on: the provider's, except
-// Claude models on Vertex AI, which take the Anthropic Messages wire.
+// FormatOf is the wire format model is served on: the provider's, unless
+// the row's module serves that model on another wire (Module.FormatOf).
 func (p Provider) FormatOf(model string) Format {
-	if p.Dialect == DialectVertex && IsVertexAnthropic(model) {
-		return FormatAnthropic
+	if p.Module != nil && p.Module.FormatOf != nil {
+		if f := p.Module.FormatOf(model); f != "" {
+			return f
+		}
 	}
 	return p.Format
 }
 
-// IsVertexAnthropic reports a Vertex model name that is Anthropic's
-// (publishers/anthropic): "claude-…", with or without a "@version".
-func IsVertexAnthropic(model string) bool {
-	return strings.HasPrefix(strings.ToLower(model), "claude-")
-}
-
 // Prefills reports whether model on this provider continues a trailing
-// assistant message: the provider's capability, minus its NoPrefillModels.
+// assistant message: the provider's capability, minus its NoPrefillModels
+// (a model its module says prefills, Module.Prefills, always does).
 func (p Provider) Prefills(model string) bool {
-	if p.FormatOf(model) == FormatAnthropic && p.Dialect == DialectVertex {
-		return true // Claude on Vertex continues a trailing assistant turn as Claude does
+	if p.Module != nil && p.Module.Prefills != nil && p.Module.Prefills(model) {
+		return true
 	}
 	if !p.AssistantPrefill {
 		return false
@@ -240,6 +218,9 @@ type Catalog struct {
 	byID    map[string]Provider
 	list    []Provider
 	modules []Module
+	// getenv is what the built-in rows' OAuth endpoints were overridden
+	// from (nil: none); WithModules applies it to the modules' rows too.
+	getenv func(string) string
 }
 
 // NewCatalog returns the built-in catalogue.
@@ -270,31 +251,6 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools:         true, Vision: true, Reasoning: true,
 			OAuth: &OAuth{TokenURL: "https://auth.openai.com/oauth/token", ClientID: "app_EMoamEEZ73f0CkXaXp7hrann", Scope: "openid profile email", ImportSource: "codex",
 				Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}},
-		// Gemini CLI logins speak Google's Code Assist API (cloudcode-pa
-		// v1internal:generateContent), the backend the CLI itself calls: the
-		// Gemini request inside {model, project, request}, the project from
-		// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
-		// The client id and secret are the CLI's public installed-app pair.
-		{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: CategoryOAuth, Format: FormatGemini, Dialect: DialectCodeAssist,
-			Doc: Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
-				Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
-			BaseURL:       "https://cloudcode-pa.googleapis.com",
-			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
-			HonorsRuleScope: true,
-			OAuth: &OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",
-				ClientSecret: geminiCLIClientSecret, Form: true, ImportSource: "gemini-cli",
-				Models: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}}},
-		// Vertex AI from a Google Cloud service account (its JSON key is the
-		// connection's sealed apiKey; providerSpecificData holds projectId and
-		// region): Gemini models on publishers/google generateContent, Claude
-		// models on publishers/anthropic rawPredict (the Messages wire).
-		{ID: "vertex", Name: "Google Vertex AI (service account)", Category: CategoryAPIKey, Format: FormatGemini, Dialect: DialectVertex, Aliases: []string{"vertex-ai", "gcp-vertex"},
-			Doc: Doc{Auth: "service-account JWT (RS256) → OAuth `Authorization: Bearer`",
-				Wire: "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"},
-			BaseURL: "https://us-central1-aiplatform.googleapis.com/v1",
-			DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
-				"claude-sonnet-4-5@20250929", "claude-opus-4-1@20250805", "claude-haiku-4-5@20251001"},
-			NoModelList: true, Tools: true, Vision: true, Reasoning: true},
 		// The native Gemini API (generateContent, x-goog-api-key); a base URL
 		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
 		// still works: the executor drops the "/openai".
@@ -389,60 +345,13 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Aliases: []string{"ollama-native"}, Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
 			Tools: true, Vision: true, Reasoning: true},
-		// Azure OpenAI: baseUrl is the resource endpoint; the connection's
-		// providerSpecificData holds apiVersion and the model → deployment map.
-		{ID: "azure-openai", Name: "Azure OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true, Dialect: DialectAzure, Aliases: []string{"azure"},
-			Doc: Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
-				Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
-			Tools: true, Vision: true, Reasoning: true},
-		// AWS Bedrock through Converse; the base URL is the region's runtime
-		// endpoint (providerSpecificData.region picks it when baseUrl is empty).
-		// Anthropic models go through InvokeModel (the Messages body) when
-		// a request thinks or prefills, which Converse cannot carry.
-		{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: CategoryAPIKey, Format: FormatOpenAI, Dialect: "bedrock", Aliases: []string{"aws-bedrock"},
-			Doc: Doc{Auth: "AWS SigV4 (access key, secret, optional session token)",
-				Wire:      "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill",
-				Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},
-			BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
-			DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
-			Tools:         true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,
 			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
 	}
-	if getenv != nil {
-		for i, p := range list {
-			if p.OAuth == nil {
-				continue
-			}
-			o := *p.OAuth
-			prefix := "OMNIROUTE_" + strings.ToUpper(strings.ReplaceAll(p.ID, "-", "_")) + "_OAUTH_"
-			if v := strings.TrimSpace(getenv(prefix + "TOKEN_URL")); v != "" {
-				o.TokenURL = v
-			}
-			if v := strings.TrimSpace(getenv(prefix + "CLIENT_ID")); v != "" {
-				o.ClientID = v
-			}
-			if v := strings.TrimSpace(getenv(prefix + "CLIENT_SECRET")); v != "" {
-				o.ClientSecret = v
-			}
-			// The API base an imported login's connection calls (and its
-			// model discovery on import asks), for tests against a fake.
-			if v := strings.TrimSpace(getenv(prefix + "BASE_URL")); v != "" {
-				list[i].BaseURL = v
-			}
-			if o.Copilot {
-				for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
-					if v := strings.TrimSpace(getenv(prefix + name)); v != "" {
-						*f = v
-					}
-				}
-			}
-			list[i].OAuth = &o
-		}
-	}
-	c := &Catalog{byID: map[string]Provider{}, list: list}
+	applyEnv(list, getenv)
+	c := &Catalog{byID: map[string]Provider{}, list: list, getenv: getenv}
 	for _, p := range list {
 		c.byID[p.ID] = p
 		for _, a := range p.Aliases {
@@ -450,6 +359,43 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		}
 	}
 	return c
+}
+
+// applyEnv overrides the OAuth endpoints (and an OAuth row's base URL) of
+// list's rows from getenv (nil: none), as NewCatalogEnv documents.
+func applyEnv(list []Provider, getenv func(string) string) {
+	if getenv == nil {
+		return
+	}
+	for i, p := range list {
+		if p.OAuth == nil {
+			continue
+		}
+		o := *p.OAuth
+		prefix := "OMNIROUTE_" + strings.ToUpper(strings.ReplaceAll(p.ID, "-", "_")) + "_OAUTH_"
+		if v := strings.TrimSpace(getenv(prefix + "TOKEN_URL")); v != "" {
+			o.TokenURL = v
+		}
+		if v := strings.TrimSpace(getenv(prefix + "CLIENT_ID")); v != "" {
+			o.ClientID = v
+		}
+		if v := strings.TrimSpace(getenv(prefix + "CLIENT_SECRET")); v != "" {
+			o.ClientSecret = v
+		}
+		// The API base an imported login's connection calls (and its
+		// model discovery on import asks), for tests against a fake.
+		if v := strings.TrimSpace(getenv(prefix + "BASE_URL")); v != "" {
+			list[i].BaseURL = v
+		}
+		if o.Copilot {
+			for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
+				if v := strings.TrimSpace(getenv(prefix + name)); v != "" {
+					*f = v
+				}
+			}
+		}
+		list[i].OAuth = &o
+	}
 }
 
 // Lookup finds a provider by id or alias (case-insensitive).
@@ -488,74 +434,25 @@ type Target struct {
 	ConnectionID string
 	// Account is the subscription account's identity and opt-ins (OAuth connections).
 	Account Account
-	// Azure is an Azure OpenAI connection's API version and deployments.
-	Azure Azure
+	// Extra is what the provider's module read from the connection beyond
+	// these fields, in the module's own type (nil: none).
+	Extra any
 	// AWS is an AWS-signed connection's region and credentials (never logged).
 	AWS AWS
-	// Google is a Vertex or Code Assist connection's project and region.
+	// Google is a Google Cloud connection's project and region.
 	Google Google
 }
 
 // Google is what a Google Cloud connection's providerSpecificData says:
-// {"projectId": "my-proj", "region": "us-central1"}. Vertex needs both (the
-// project defaults to the service account's own); Code Assist uses a set
-// projectId instead of asking loadCodeAssist.
+// {"projectId": "my-proj", "region": "us-central1"} (which of them a
+// provider needs, and their defaults, are its module's).
 type Google struct {
 	Project, Region string
-}
-
-// VertexRegion is the region a Vertex connection uses when it names none.
-const VertexRegion = "us-central1"
-
-// VertexBaseURL is Vertex AI's endpoint for region: the regional host, or
-// aiplatform.googleapis.com for "global".
-func VertexBaseURL(region string) string {
-	if region == "" {
-		region = VertexRegion
-	}
-	if region == "global" {
-		return "https://aiplatform.googleapis.com/v1"
-	}
-	return "https://" + region + "-aiplatform.googleapis.com/v1"
 }
 
 // AWS is what an AWS call is signed with (SigV4).
 type AWS struct {
 	Region, AccessKeyID, SecretAccessKey, SessionToken string
-}
-
-// AzureAPIVersion is the api-version sent when a connection names none: the
-// latest GA version of the Azure OpenAI inference API.
-const AzureAPIVersion = "2024-10-21"
-
-// Azure is what an Azure OpenAI connection's providerSpecificData says:
-// {"apiVersion": "2024-10-21", "deployments": {"gpt-4o": "prod-4o"}}.
-type Azure struct {
-	// APIVersion is the api-version query parameter ("" : AzureAPIVersion).
-	APIVersion string
-	// Deployments maps the model names the connection serves to deployment
-	// names; a model without an entry is used as the deployment name.
-	Deployments map[string]string
-	// Responses: the connection's deployments are called through the
-	// Responses API ({base}/openai/v1/responses, the deployment as "model";
-	// providerSpecificData.api = "responses") instead of chat completions.
-	Responses bool
-}
-
-// Version is the api-version to send.
-func (a Azure) Version() string {
-	if a.APIVersion == "" {
-		return AzureAPIVersion
-	}
-	return a.APIVersion
-}
-
-// Deployment is the deployment that serves model.
-func (a Azure) Deployment(model string) string {
-	if d, ok := a.Deployments[model]; ok && d != "" {
-		return d
-	}
-	return model
 }
 
 // Account is what a subscription connection's providerSpecificData says about

@@ -95,33 +95,3 @@ func TestCatalogueRows(t *testing.T) {
 		}
 	}
 }
-
-// TestVertexFormatPerModel: a vertex connection serves Claude models on the
-// Anthropic wire (and continues their streams as Claude does), Gemini models
-// on the Gemini wire; other providers' format never depends on the model.
-func TestVertexFormatPerModel(t *testing.T) {
-	c := NewCatalog()
-	v, _ := c.Lookup("vertex-ai")
-	g, _ := c.Lookup("gemini")
-	cases := []struct {
-		p       Provider
-		model   string
-		format  Format
-		prefill bool
-	}{
-		{v, "claude-sonnet-4-5@20250929", FormatAnthropic, true},
-		{v, "Claude-Opus-4-1", FormatAnthropic, true},
-		{v, "gemini-2.5-pro", FormatGemini, false},
-		{v, "claudette", FormatGemini, false},
-		{g, "claude-sonnet-4-5", FormatGemini, false},
-	}
-	for _, c := range cases {
-		if f := c.p.FormatOf(c.model); f != c.format || c.p.Prefills(c.model) != c.prefill {
-			t.Errorf("%s %s: format %s prefill %v", c.p.ID, c.model, f, c.p.Prefills(c.model))
-		}
-	}
-	if VertexBaseURL("") != "https://us-central1-aiplatform.googleapis.com/v1" || VertexBaseURL("global") != "https://aiplatform.googleapis.com/v1" ||
-		VertexBaseURL("europe-west4") != "https://europe-west4-aiplatform.googleapis.com/v1" {
-		t.Error("Vertex base URLs")
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"omniroute/backend/resilience/rules"
 )
 
 // Module is what one provider folder (backend/providers/<name>/) tells the
@@ -17,9 +19,17 @@ type Module struct {
 	ID string
 	// Dialect is the wire variant the module's executor speaks ("" : none).
 	Dialect Dialect
-	// Rows are catalogue rows the module adds (a provider whose row is
-	// still in the built-in list leaves it empty).
+	// Rows are the catalogue rows the module adds (Catalog.WithModules).
 	Rows []Provider
+	// FormatOf is the wire a model of the module's rows is served on when
+	// it is not the row's Format (nil or "": the row's).
+	FormatOf func(model string) Format
+	// Rules are the provider's built-in error rules (Catalog.Rules; the
+	// wiring place hands them to rules.New).
+	Rules []rules.Rule
+	// Prefills reports a model that continues a trailing assistant message
+	// whatever the row's prefill flags say (nil: the flags decide).
+	Prefills func(model string) bool
 	// NewExecutor builds the executor of Dialect from the wiring place's
 	// shared parts, once: it serves every wire format of Formats.
 	NewExecutor func(ExecDeps) Executor
@@ -173,6 +183,7 @@ type ModelList struct {
 }
 
 // WithModules returns a copy of the catalogue with the modules' rows added
+// (their OAuth endpoints overridden like the built-in rows', NewCatalogEnv)
 // and every row a module serves pointing at its module (Provider.Module).
 func (c *Catalog) WithModules(ms ...Module) *Catalog {
 	byModule := map[string]*Module{}
@@ -180,9 +191,11 @@ func (c *Catalog) WithModules(ms ...Module) *Catalog {
 	for i := range ms {
 		m := &ms[i]
 		byModule[m.ID] = m
-		list = append(list, m.Rows...)
+		rows := append([]Provider(nil), m.Rows...)
+		applyEnv(rows, c.getenv)
+		list = append(list, rows...)
 	}
-	out := &Catalog{byID: map[string]Provider{}, list: list, modules: ms}
+	out := &Catalog{byID: map[string]Provider{}, list: list, modules: ms, getenv: c.getenv}
 	for i, p := range list {
 		if m, ok := byModule[p.ID]; ok {
 			list[i].Module = m
@@ -197,6 +210,15 @@ func (c *Catalog) WithModules(ms ...Module) *Catalog {
 
 // Modules are the catalogue's modules (WithModules).
 func (c *Catalog) Modules() []Module { return c.modules }
+
+// Rules are the modules' built-in error rules, in module order.
+func (c *Catalog) Rules() []rules.Rule {
+	var out []rules.Rule
+	for _, m := range c.modules {
+		out = append(out, m.Rules...)
+	}
+	return out
+}
 
 // Executors are the modules' executors by wire format and dialect, each
 // module's built once (one executor may serve several formats).

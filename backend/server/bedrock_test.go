@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -49,7 +49,7 @@ func TestBedrockConnection(t *testing.T) {
 	code, m = e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws-wrong", "prefix": "wrong", "verify": false,
 		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
 		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": "not-the-secret"}})
-	p, _ := providers.NewCatalog().Lookup("bedrock")
+	p, _ := registry.Catalog(nil).Lookup("bedrock")
 	if wrong := m["connection"].(map[string]any); code != 201 || !slices.Equal(servedOf(wrong), p.DefaultModels) || wrong["modelsSource"] != "catalog" {
 		t.Fatalf("wrong secret: %d %v", code, m)
 	}

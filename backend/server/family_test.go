@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -18,7 +18,7 @@ import (
 // answers with the vendor's bearer key at <base>/chat/completions.
 func TestOpenAIFamilyConnections(t *testing.T) {
 	e := newEnv(t)
-	cat := providers.NewCatalog()
+	cat := registry.Catalog(nil)
 	// The catalogue route carries each entry's wire, features and discovery.
 	_, listed := e.mgmt("GET", "/api/providers/catalog", nil)
 	byID := map[string]map[string]any{}

@@ -29,32 +29,14 @@ type folderProvider struct {
 func folderProviders() []folderProvider {
 	return []folderProvider{
 		{name: "bedrock", folder: "bedrock",
-			fixtures: []string{"backend/server/bedrock_test.go", "backend/gateway/relayed_test.go", "backend/backup/backup_test.go", "backend/resilience/rules/rules_test.go"},
-			pending: map[string]string{
-				// providers.NewCatalog() and rules.New(nil) are what existing tests
-				// read the catalogue row and the built-in rules from; the folder
-				// imports providers, so they cannot import it back.
-				"backend/providers/catalog.go":        "catalogue row (tests read it from providers.NewCatalog)",
-				"backend/resilience/rules/builtin.go": "built-in error rules (tests read them from rules.New(nil))",
-			}},
+			fixtures: []string{"backend/server/bedrock_test.go", "backend/gateway/relayed_test.go", "backend/backup/backup_test.go", "backend/resilience/rules/rules_test.go"}},
 		{name: "azure", folder: "azure",
-			fixtures: []string{"backend/server/family_test.go", "backend/server/azure_test.go", "backend/providers/openai/executor_test.go",
-				"backend/redact/url_test.go", "backend/resilience/verdict/classify_test.go", "backend/resilience/rules/rules_test.go"},
-			pending: map[string]string{
-				"backend/providers/catalog.go":         "catalogue row, its dialect and the Azure target type (tests read them from providers)",
-				"backend/providers/openai/executor.go": "the chat wire on deployments is the openai executor's (its tests call it with the Azure dialect)",
-				"backend/providers/openai/models.go":   "the deployments list request (the openai tests call it)",
-			}},
+			fixtures: []string{"backend/server/family_test.go", "backend/server/azure_test.go",
+				"backend/redact/url_test.go", "backend/resilience/verdict/classify_test.go", "backend/resilience/rules/rules_test.go"}},
 		{name: "vertex", folder: "vertex",
-			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/providers/catalog_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"},
-			pending: map[string]string{
-				"backend/providers/catalog.go": "catalogue row, its dialect and Claude-on-Vertex wire choice (tests read them from providers)",
-			}},
+			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"}},
 		{name: "codeassist", folder: "codeassist",
-			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/resilience/rules/engine_test.go"},
-			pending: map[string]string{
-				"backend/providers/catalog.go": "its dialect constant (tests read it from providers)",
-			}},
+			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/resilience/rules/engine_test.go"}},
 	}
 }
 

@@ -1,18 +1,21 @@
 // Package azure is Azure OpenAI as a provider module: the resource's
 // providerSpecificData (api-version, the model → deployment map, chat or
-// Responses API), its Responses executor and the deployments a connection
-// serves before any discovery. The chat wire is the openai package's.
+// Responses API), its executor (chat completions on deployments, or the
+// Responses API), the deployments list and the deployments a connection
+// serves before any discovery.
 package azure
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
-	"omniroute/backend/providers/openai"
 )
 
 var (
@@ -28,18 +31,38 @@ const maxDeployments = 500
 // Module is what the gateway knows of Azure OpenAI beyond its catalogue row.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "azure-openai", Dialect: providers.DialectAzure, Formats: []providers.Format{providers.FormatResponses},
-		// Connections set to the Responses API (api = "responses") have their own executor.
-		NewExecutor: func(d providers.ExecDeps) providers.Executor { return openai.NewAzureResponses(d.Client, d.UserAgent) },
+		ID: "azure-openai", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI, providers.FormatResponses},
+		Rows: []providers.Provider{
+			// Azure OpenAI: baseUrl is the resource endpoint; the connection's
+			// providerSpecificData holds apiVersion and the model → deployment map.
+			{ID: "azure-openai", Name: "Azure OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, UserDefined: true, Dialect: Dialect, Aliases: []string{"azure"},
+				Doc: providers.Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
+					Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
+				Tools: true, Vision: true, Reasoning: true},
+		},
+		// One executor: chat completions on deployments, or the Responses
+		// API for connections set to it (api = "responses").
+		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent) },
+		Models: &providers.ModelList{
+			Requests: func(ctx context.Context, t providers.Target, userAgent string, _ time.Time) ([]*http.Request, error) {
+				req, err := deploymentsRequest(ctx, t, userAgent)
+				if err != nil {
+					return nil, err
+				}
+				return []*http.Request{req}, nil
+			},
+			Parse: discovery.ParseList, Shape: `"data" array`,
+		},
 		Data: &providers.DataSchema{Fields: []providers.Field{
-			{Name: "apiVersion", Type: "string", Doc: "api-version, e.g. " + providers.AzureAPIVersion + " (the default) or 2025-01-01-preview"},
+			{Name: "apiVersion", Type: "string", Doc: "api-version, e.g. " + APIVersion + " (the default) or 2025-01-01-preview"},
 			{Name: "deployments", Type: "object", Doc: "model name → deployment name"},
 			{Name: "api", Type: "string", Doc: `"chat" (chat completions, the default) or "responses" (the Responses API)`},
 		}, Apply: applyData},
 		Connect: connect,
 		OwnModels: func(t providers.Target) []string {
-			out := make([]string, 0, len(t.Azure.Deployments))
-			for m := range t.Azure.Deployments {
+			deps := connOf(&t).Deployments
+			out := make([]string, 0, len(deps))
+			for m := range deps {
 				out = append(out, m)
 			}
 			return out
@@ -57,8 +80,8 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 		API         string            `json:"api"`
 	}
 	_ = json.Unmarshal([]byte(in.Data), &d)
-	az := providers.Azure{APIVersion: d.APIVersion, Deployments: d.Deployments, Responses: d.API == "responses"}
-	out := providers.ConnData{Parts: providers.Target{Azure: az}}
+	az := Conn{APIVersion: d.APIVersion, Deployments: d.Deployments, Responses: d.API == "responses"}
+	out := providers.ConnData{Parts: providers.Target{Extra: az}}
 	if az.Responses {
 		out.Format = providers.FormatResponses
 	}

@@ -38,13 +38,13 @@ func TestConnectReadsDeployments(t *testing.T) {
 	cd, _ := connect(providers.ConnInput{Data: `{"apiVersion":"2025-01-01-preview","deployments":{"gpt-4o":"prod-4o","o3":"r"},"api":"responses"}`})
 	sort.Strings(cd.Models)
 	if cd.Format != providers.FormatResponses || !slices.Equal(cd.Models, []string{"gpt-4o", "o3"}) ||
-		cd.Parts.Azure.Version() != "2025-01-01-preview" || cd.Parts.Azure.Deployment("gpt-4o") != "prod-4o" {
+		connOf(&cd.Parts).Version() != "2025-01-01-preview" || connOf(&cd.Parts).Deployment("gpt-4o") != "prod-4o" {
 		t.Fatalf("%+v", cd)
 	}
-	if cd, _ := connect(providers.ConnInput{Data: `{}`}); cd.Format != "" || len(cd.Models) != 0 || cd.Parts.Azure.Version() != providers.AzureAPIVersion {
+	if cd, _ := connect(providers.ConnInput{Data: `{}`}); cd.Format != "" || len(cd.Models) != 0 || connOf(&cd.Parts).Version() != APIVersion {
 		t.Fatalf("empty: %+v", cd)
 	}
-	if got := Module().OwnModels(providers.Target{Azure: providers.Azure{Deployments: map[string]string{"m": "d"}}}); !slices.Equal(got, []string{"m"}) {
+	if got := Module().OwnModels(providers.Target{Extra: Conn{Deployments: map[string]string{"m": "d"}}}); !slices.Equal(got, []string{"m"}) {
 		t.Fatalf("own models %v", got)
 	}
 }

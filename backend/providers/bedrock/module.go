@@ -25,6 +25,20 @@ const Dialect providers.Dialect = "bedrock"
 func Module() providers.Module {
 	return providers.Module{
 		ID: "bedrock", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI},
+		Rules: builtinRules(),
+		Rows: []providers.Provider{
+			// AWS Bedrock through Converse; the base URL is the region's runtime
+			// endpoint (providerSpecificData.region picks it when baseUrl is empty).
+			// Anthropic models go through InvokeModel (the Messages body) when
+			// a request thinks or prefills, which Converse cannot carry.
+			{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, Dialect: Dialect, Aliases: []string{"aws-bedrock"},
+				Doc: providers.Doc{Auth: "AWS SigV4 (access key, secret, optional session token)",
+					Wire:      "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill",
+					Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},
+				BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
+				DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
+				Tools:         true, Vision: true, Reasoning: true},
+		},
 		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent, d.Now) },
 		Data: &providers.DataSchema{
 			Fields: []providers.Field{

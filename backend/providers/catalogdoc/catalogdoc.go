@@ -21,7 +21,7 @@ func Render(cat *providers.Catalog, restate []rules.Restatement, builtin []rules
 	all := cat.All()
 	fmt.Fprintf(&b, `# Providers
 
-<!-- Generated from backend/providers/catalog.go and backend/resilience/rules/builtin.go; do not edit.
+<!-- Generated from the provider registry's catalogue and built-in error rules; do not edit.
      Regenerate with: %s -->
 
 The gateway knows %d providers. A connection names one (`+"`POST /api/providers {\"provider\": id}`"+`,

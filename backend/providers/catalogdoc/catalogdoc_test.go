@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"omniroute/backend/providers"
 	"omniroute/backend/providers/catalogdoc"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/rules"
 )
 
@@ -17,7 +17,8 @@ var page = filepath.Join("..", "..", "..", "docs", "PROVIDERS.md")
 // TestProvidersPageIsCurrent: docs/PROVIDERS.md is exactly what the catalogue
 // and the built-in rule tables render; OMNIROUTE_WRITE_DOCS=1 rewrites it.
 func TestProvidersPageIsCurrent(t *testing.T) {
-	want := catalogdoc.Render(providers.NewCatalog(), rules.BuiltinRestatements(), rules.BuiltinRules())
+	cat := registry.Catalog(nil)
+	want := catalogdoc.Render(cat, rules.BuiltinRestatements(), rules.Builtin(cat.Rules()...))
 	if os.Getenv("OMNIROUTE_WRITE_DOCS") == "1" {
 		if err := os.WriteFile(page, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -39,7 +40,7 @@ func TestReadmeCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("Known providers: %d,", len(providers.NewCatalog().All()))
+	want := fmt.Sprintf("Known providers: %d,", len(registry.Catalog(nil).All()))
 	if !strings.Contains(string(readme), want) {
 		t.Fatalf("README.md does not say %q", want)
 	}
@@ -48,8 +49,8 @@ func TestReadmeCount(t *testing.T) {
 // TestRenderNamesEveryProviderAndRule: each catalogue id has its row and
 // each provider-specific built-in rule appears in its provider's row.
 func TestRenderNamesEveryProviderAndRule(t *testing.T) {
-	cat := providers.NewCatalog()
-	out := catalogdoc.Render(cat, rules.BuiltinRestatements(), rules.BuiltinRules())
+	cat := registry.Catalog(nil)
+	out := catalogdoc.Render(cat, rules.BuiltinRestatements(), rules.Builtin(cat.Rules()...))
 	rows := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "| `") {
@@ -65,7 +66,7 @@ func TestRenderNamesEveryProviderAndRule(t *testing.T) {
 	if len(rows) != len(cat.All()) {
 		t.Errorf("%d rows for %d providers", len(rows), len(cat.All()))
 	}
-	for _, r := range rules.BuiltinRules() {
+	for _, r := range rules.Builtin(cat.Rules()...) {
 		if r.Provider == rules.AnyProvider {
 			continue
 		}

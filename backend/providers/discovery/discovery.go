@@ -137,6 +137,9 @@ func (c *Client) listModule(ctx context.Context, t providers.Target, ml *provide
 			if i > 0 {
 				break
 			}
+			if !gjson.ValidBytes(body) {
+				return nil, &Error{Code: CodeInvalidBody, Message: "the model list is not JSON"}
+			}
 			return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no " + ml.Shape}
 		}
 		for _, id := range ids {
@@ -144,6 +147,12 @@ func (c *Client) listModule(ctx context.Context, t providers.Target, ml *provide
 				seen[n] = true
 				out = append(out, n)
 			}
+		}
+	}
+	for _, m := range ownModels(t) {
+		if len(out) < MaxModels && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
 		}
 	}
 	if len(out) == 0 {
@@ -285,6 +294,13 @@ func (c *Client) fetch(req *http.Request) ([]byte, error) {
 		return nil, &Error{Code: CodeInvalidBody, Message: "the model list is larger than 8 MiB"}
 	}
 	return body, nil
+}
+
+// ParseList reads an OpenAI-shaped model list (what parse reads), for a
+// provider module whose list is one (ModelList.Parse).
+func ParseList(body []byte) ([]string, bool) {
+	names, _, _, err := parse(body)
+	return names, err == nil
 }
 
 // parse reads one page: OpenAI's and Anthropic's {data:[{id}]}, the

@@ -53,21 +53,3 @@ func TestCopilotHeaders(t *testing.T) {
 		}
 	}
 }
-
-func TestAzureResponses(t *testing.T) {
-	p, _ := providers.NewCatalog().Lookup("azure-openai")
-	for _, c := range []struct {
-		auth, header, value string
-	}{{"apikey", "Api-Key", "k1"}, {"oauth", "Authorization", "Bearer k1"}} {
-		d := &capture{}
-		tg := providers.Target{Provider: p, BaseURL: "https://res.openai.azure.com/", Secret: "k1", AuthType: c.auth, Model: "gpt-5-codex",
-			Azure: providers.Azure{Responses: true, Deployments: map[string]string{"gpt-5-codex": "codex-dep"}}}
-		if _, err := NewAzureResponses(d, "OmniRoute/test").Do(context.Background(), &tg, providers.Call{Body: []byte(`{"model":"gpt-5-codex","input":"hi"}`), Stream: true}); err != nil {
-			t.Fatal(err)
-		}
-		if d.req.URL.String() != "https://res.openai.azure.com/openai/v1/responses" || d.req.Header.Get(c.header) != c.value ||
-			gjson.GetBytes(d.body, "model").String() != "codex-dep" || d.req.Header.Get("Accept") != "text/event-stream" {
-			t.Fatalf("%s: %s %v %s", c.auth, d.req.URL, d.req.Header, d.body)
-		}
-	}
-}

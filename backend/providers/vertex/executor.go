@@ -6,12 +6,12 @@
 //
 //   - Gemini models: POST <base>/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent,
 //     or :streamGenerateContent?alt=sse; the body is the Gemini request.
-//   - Claude models (claude-…, see providers.IsVertexAnthropic): POST
+//   - Claude models (claude-…, see IsAnthropic): POST
 //     …/publishers/anthropic/models/{m}:rawPredict, or :streamRawPredict; the
 //     body is the Anthropic Messages request without "model" and with
 //     "anthropic_version": "vertex-2023-10-16".
 //
-// <base> is https://{region}-aiplatform.googleapis.com/v1 (providers.VertexBaseURL)
+// <base> is https://{region}-aiplatform.googleapis.com/v1 (BaseURL)
 // unless the connection sets its own.
 package vertex
 
@@ -65,9 +65,9 @@ func Path(project, region, model string, stream bool) (string, error) {
 	}
 	pre := "/projects/" + project + "/locations/" + region + "/publishers/"
 	switch {
-	case providers.IsVertexAnthropic(model) && stream:
+	case IsAnthropic(model) && stream:
 		return pre + "anthropic/models/" + model + ":streamRawPredict", nil
-	case providers.IsVertexAnthropic(model):
+	case IsAnthropic(model):
 		return pre + "anthropic/models/" + model + ":rawPredict", nil
 	case stream:
 		return pre + "google/models/" + model + ":streamGenerateContent?alt=sse", nil
@@ -96,7 +96,7 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	}
 	region := t.Google.Region
 	if region == "" {
-		region = providers.VertexRegion
+		region = Region
 	}
 	path, err := Path(project, region, t.Model, c.Stream)
 	if err != nil {
@@ -104,7 +104,7 @@ func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call
 	}
 	body := c.Body
 	var own []string
-	if providers.IsVertexAnthropic(t.Model) {
+	if IsAnthropic(t.Model) {
 		if body, err = AnthropicBody(body); err != nil {
 			return nil, err
 		}

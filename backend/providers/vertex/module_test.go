@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/providers/vertex"
 )
 
@@ -34,10 +35,40 @@ func TestModuleCheck(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	cd, _ := vertex.Module().Connect(providers.ConnInput{Data: out})
-	if cd.BaseURL != providers.VertexBaseURL("us-central1") || cd.Parts.Google != (providers.Google{Project: "proj-one", Region: "us-central1"}) {
+	if cd.BaseURL != vertex.BaseURL("us-central1") || cd.Parts.Google != (providers.Google{Project: "proj-one", Region: "us-central1"}) {
 		t.Fatalf("%+v", cd)
 	}
 	if m := vertex.Module(); m.MaxKey != vertex.MaxServiceAccountKey || len(m.Formats) != 2 {
 		t.Fatalf("%+v", m)
+	}
+}
+
+// TestVertexFormatPerModel: a vertex connection serves Claude models on the
+// Anthropic wire (and continues their streams as Claude does), Gemini models
+// on the Gemini wire; other providers' format never depends on the model.
+func TestVertexFormatPerModel(t *testing.T) {
+	c := registry.Catalog(nil)
+	v, _ := c.Lookup("vertex-ai")
+	g, _ := c.Lookup("gemini")
+	cases := []struct {
+		p       providers.Provider
+		model   string
+		format  providers.Format
+		prefill bool
+	}{
+		{v, "claude-sonnet-4-5@20250929", providers.FormatAnthropic, true},
+		{v, "Claude-Opus-4-1", providers.FormatAnthropic, true},
+		{v, "gemini-2.5-pro", providers.FormatGemini, false},
+		{v, "claudette", providers.FormatGemini, false},
+		{g, "claude-sonnet-4-5", providers.FormatGemini, false},
+	}
+	for _, c := range cases {
+		if f := c.p.FormatOf(c.model); f != c.format || c.p.Prefills(c.model) != c.prefill {
+			t.Errorf("%s %s: format %s prefill %v", c.p.ID, c.model, f, c.p.Prefills(c.model))
+		}
+	}
+	if vertex.BaseURL("") != "https://us-central1-aiplatform.googleapis.com/v1" || vertex.BaseURL("global") != "https://aiplatform.googleapis.com/v1" ||
+		vertex.BaseURL("europe-west4") != "https://europe-west4-aiplatform.googleapis.com/v1" {
+		t.Error("Vertex base URLs")
 	}
 }

@@ -231,7 +231,7 @@ func TestExecutorURLsAndBodies(t *testing.T) {
 	e := vertex.New(d, "ua", vertex.NewTokens(d, clk.Now, ""))
 	key := keyFile(t, testKey, false, nil)
 	tgt := func(model string) *providers.Target {
-		return &providers.Target{BaseURL: providers.VertexBaseURL("europe-west4"), Secret: key, Model: model, ConnectionID: "c",
+		return &providers.Target{BaseURL: vertex.BaseURL("europe-west4"), Secret: key, Model: model, ConnectionID: "c",
 			Google: providers.Google{Region: "europe-west4"}}
 	}
 	cases := []struct {

@@ -15,7 +15,23 @@ func BuiltinRestatements() []Restatement {
 	}
 }
 
-// BuiltinRules are the shipped provider error rules.
+// Builtin is the shipped provider error rules with the provider modules'
+// own (their Module.Rules, which the wiring place hands to New) placed
+// before the rules of every provider, so those still come last.
+func Builtin(modules ...Rule) []Rule {
+	var own, every []Rule
+	for _, r := range BuiltinRules() {
+		if r.Provider == AnyProvider {
+			every = append(every, r)
+		} else {
+			own = append(own, r)
+		}
+	}
+	return append(append(own, modules...), every...)
+}
+
+// BuiltinRules are the shipped error rules of the providers without a
+// module of their own, and the rules of every provider.
 func BuiltinRules() []Rule {
 	return []Rule{
 		{
@@ -121,42 +137,6 @@ func BuiltinRules() []Rule {
 			Description: "Perplexity answers an unknown model with 400 invalid_model: a missing model, so the request fails over",
 		},
 		{
-			ID: "bedrock-throttling", Provider: "bedrock",
-			Match:  Match{Codes: []string{"ThrottlingException"}},
-			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 30 * 1000,
-			Description: "Bedrock ThrottlingException: this model's request or token rate on the account; the model leaves the connection for 30 s (or the Retry-After)",
-		},
-		{
-			ID: "bedrock-service-quota", Provider: "bedrock",
-			Match:  Match{Codes: []string{"ServiceQuotaExceededException"}},
-			Reason: "quota_exhausted", Scope: ScopeConnection,
-			Description: "Bedrock ServiceQuotaExceededException (a 400): the account's quota; fail over and cool the connection instead of passing the 400 on",
-		},
-		{
-			ID: "bedrock-model-not-ready", Provider: "bedrock",
-			Match:  Match{Codes: []string{"ModelNotReadyException"}},
-			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 60 * 1000,
-			Description: "Bedrock ModelNotReadyException: the model is not ready to serve yet; only the model leaves routing, for a minute",
-		},
-		{
-			ID: "bedrock-model-access-denied", Provider: "bedrock",
-			Match:  Match{Statuses: []int{403}, Codes: []string{"AccessDeniedException"}},
-			Reason: "model_access_denied", Scope: ScopeModel, CooldownMs: 3600 * 1000,
-			Description: "Bedrock AccessDeniedException: the account has no access to this model (not enabled, or IAM denies it); only the model leaves routing, for 1 h",
-		},
-		{
-			ID: "bedrock-credentials", Provider: "bedrock",
-			Match:  Match{Codes: []string{"UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException", "IncompleteSignatureException"}},
-			Reason: "auth_error", Scope: ScopeConnection,
-			Description: "Bedrock refuses the credentials (unknown key id, wrong secret, expired session token): the connection's key is at fault",
-		},
-		{
-			ID: "bedrock-model-error", Provider: "bedrock",
-			Match:  Match{Codes: []string{"ModelErrorException", "ModelTimeoutException", "ModelStreamErrorException"}},
-			Reason: "server_error", Scope: ScopeProvider,
-			Description: "Bedrock model-side failures (424 ModelErrorException, 408 ModelTimeoutException): evidence for the provider breaker, the key is not cooled",
-		},
-		{
 			ID: "copilot-quota", Provider: "github-copilot",
 			Match:  Match{Codes: []string{"quota_exceeded"}},
 			Reason: "quota_exhausted", Scope: ScopeConnection,
@@ -179,24 +159,6 @@ func BuiltinRules() []Rule {
 			Match:  Match{Statuses: []int{403}, TextMarkers: []string{"not authorized to use this copilot feature", "requires an enterprise or organization policy"}},
 			Reason: "model_access_denied", Scope: ScopeModel, CooldownMs: 6 * 3600 * 1000,
 			Description: "GitHub Copilot refuses a feature the seat is not entitled to (a policy not enabled): only the model leaves routing, for 6 h",
-		},
-		{
-			ID: "gemini-cli-quota-exhausted", Provider: "gemini-cli",
-			Match:  Match{Statuses: []int{429}, Codes: []string{"QUOTA_EXHAUSTED"}},
-			Reason: "quota_exhausted", Scope: ScopeModel,
-			Description: "Code Assist's daily quota of one model is used up (ErrorInfo QUOTA_EXHAUSTED): only that model leaves the login, until the reset Google names (RetryInfo or \"reset after\")",
-		},
-		{
-			ID: "gemini-cli-model-capacity", Provider: "gemini-cli",
-			Match:  Match{Statuses: []int{429, 503}, Codes: []string{"MODEL_CAPACITY_EXHAUSTED"}},
-			Reason: "rate_limit_exceeded", Scope: ScopeModel, CooldownMs: 60 * 1000,
-			Description: "Code Assist has no capacity for this model right now (MODEL_CAPACITY_EXHAUSTED): Google's load, not the account's quota; the model leaves the login for a minute",
-		},
-		{
-			ID: "gemini-cli-rate-limit", Provider: "gemini-cli",
-			Match:  Match{Statuses: []int{429}, Codes: []string{"RATE_LIMIT_EXCEEDED"}},
-			Reason: "rate_limit_exceeded", Scope: ScopeModel,
-			Description: "Code Assist's per-minute limit of one model (RATE_LIMIT_EXCEEDED): the model leaves the login for the RetryInfo delay (else 5 min)",
 		},
 		{
 			ID: "tool-count-limit", Provider: AnyProvider,

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/verdict"
 )
@@ -12,7 +13,7 @@ import (
 // TestScopeHonouredOnlyWhenFlagged: a built-in rule's scope acts only for a
 // provider whose catalogue entry says so; elsewhere it is a label.
 func TestScopeHonouredOnlyWhenFlagged(t *testing.T) {
-	e := rules.New(nil)
+	e := rules.New(nil, registry.Catalog(nil).Rules()...)
 	o := verdict.Outcome{Status: 403, Provider: "agentrouter", Now: now, Body: []byte(`{"error":{"message":"无权访问模型 x"}}`)}
 	on := e.Classify(o, rules.Traits{FullText: true, HonorsScope: true})
 	off := e.Classify(o, rules.Traits{FullText: true, HonorsScope: false})
@@ -86,7 +87,7 @@ func TestConnectionScopeNeverTerminal(t *testing.T) {
 // TestStreamErrors: in-stream errors carry no HTTP status; rules that name
 // text or codes still apply, status-only rules never do.
 func TestStreamErrors(t *testing.T) {
-	e := rules.New(nil)
+	e := rules.New(nil, registry.Catalog(nil).Rules()...)
 	tr := rules.Traits{FullText: true, HonorsScope: true}
 	v, ok := e.ClassifyStreamError("agentrouter", []byte(`{"error":{"message":"用户额度不足"}}`), now, tr)
 	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection || v.RestatedFrom != 200 {
@@ -149,7 +150,7 @@ func TestCodeAssistQuotaRules(t *testing.T) {
 			"gemini-cli-rate-limit", verdict.KindRateLimit, 31 * time.Second},
 		{"another provider", "gemini", fmt.Sprintf(quota, retry("9384.5s")), "", verdict.KindQuota, 0},
 	}
-	e := rules.New(nil)
+	e := rules.New(nil, registry.Catalog(nil).Rules()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := e.Classify(verdict.Outcome{Status: 429, Provider: c.provider, Now: now, Body: []byte(c.body)}, rules.Traits{HonorsScope: c.provider == "gemini-cli"})
@@ -160,5 +161,27 @@ func TestCodeAssistQuotaRules(t *testing.T) {
 				t.Fatalf("the login is blamed: %+v", v)
 			}
 		})
+	}
+}
+
+// TestBuiltinTakesModuleRules: the modules' rules join the shipped ones
+// before the rules of every provider, which stay last; without modules
+// the list is the shipped one.
+func TestBuiltinTakesModuleRules(t *testing.T) {
+	mod := rules.Rule{ID: "acme-quota", Provider: "acme", Match: rules.Match{Codes: []string{"ACME_QUOTA"}}, Reason: "quota_exhausted", Scope: rules.ScopeConnection}
+	base := rules.BuiltinRules()
+	got := rules.Builtin(mod)
+	if len(got) != len(base)+1 || got[len(got)-1].Provider != rules.AnyProvider || got[len(got)-2].ID != "acme-quota" {
+		t.Fatalf("module rule placed at %v", got)
+	}
+	if len(rules.Builtin()) != len(base) {
+		t.Fatal("no module rules changed the shipped list")
+	}
+	v := rules.New(nil, mod).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true})
+	if v.Kind != verdict.KindQuota {
+		t.Fatalf("module rule not applied: %+v", v)
+	}
+	if v := rules.New(nil).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true}); v.Kind == verdict.KindQuota {
+		t.Fatal("a 400 is a quota without the module rule")
 	}
 }

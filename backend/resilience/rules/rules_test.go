@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/rules"
 	"omniroute/backend/resilience/verdict"
 )
@@ -15,7 +15,7 @@ var now = time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
 
 // traits are the catalogue's flags, so the table exercises the real configuration.
 func traits(provider string) rules.Traits {
-	p, _ := providers.NewCatalog().Lookup(provider)
+	p, _ := registry.Catalog(nil).Lookup(provider)
 	return rules.Traits{FullText: p.RuleFullText, HonorsScope: p.HonorsRuleScope}
 }
 
@@ -433,7 +433,7 @@ func TestCapturedUpstreamErrors(t *testing.T) {
 	if len(capturedBodies) < 40 {
 		t.Fatalf("only %d captured shapes, want at least 40", len(capturedBodies))
 	}
-	e := rules.New(nil)
+	e := rules.New(nil, registry.Catalog(nil).Rules()...)
 	for _, c := range capturedBodies {
 		t.Run(c.name, func(t *testing.T) {
 			v := e.Classify(outcome(c), traits(c.provider))
