@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,38 +157,36 @@ func TestTeamServerMaxConcurrentAcrossInstances(t *testing.T) {
 // TestTeamServerPacingAcrossInstances: requestsPerMinute 120 (one dispatch
 // per 500 ms) on three instances, 9 requests at once (3 through each): they
 // reach the upstream one turn apart. Before, each instance paced alone and
-// three arrived together.
+// three arrived together. The gaps are read at the upstream, where pacing
+// acts (the answers' way back to the client adds the machine's jitter).
 func TestTeamServerPacingAcrossInstances(t *testing.T) {
-	_, gws, _ := limitedTeam(t, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 120}})
+	ts, gws, _ := limitedTeam(t, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 120}})
 	time.Sleep(600 * time.Millisecond) // let the set-up requests' turns pass (one interval)
-	var mu sync.Mutex
-	var done []time.Time
+	ts.up.Reset()                      // the arrivals count from here
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 9 {
 		g := gws[i%3]
 		wg.Go(func() {
 			<-start
-			resp, body := g.chat(g.key, teamModel, false)
-			if resp.StatusCode != http.StatusOK {
+			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
 				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
-				return
 			}
-			mu.Lock()
-			done = append(done, time.Now())
-			mu.Unlock()
 		})
 	}
 	close(start)
 	wg.Wait()
-	slices.SortFunc(done, func(a, b time.Time) int { return a.Compare(b) })
-	for i := 1; i < len(done); i++ {
-		if gap := done[i].Sub(done[i-1]); gap < 350*time.Millisecond {
-			t.Fatalf("answers %d and %d came %v apart; requestsPerMinute 120 across the instances spaces them 500 ms", i-1, i, gap)
+	arrived := ts.up.Arrivals("key-lim")
+	if len(arrived) != 9 {
+		t.Fatalf("%d requests reached the upstream, want 9", len(arrived))
+	}
+	for i := 1; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-1]); gap < 350*time.Millisecond {
+			t.Fatalf("requests %d and %d reached the upstream %v apart; requestsPerMinute 120 across the instances spaces them 500 ms", i-1, i, gap)
 		}
 	}
-	if total := done[len(done)-1].Sub(done[0]); total < 3500*time.Millisecond {
-		t.Fatalf("9 paced requests took %v, want at least 8 turns of 500 ms", total)
+	if total := arrived[len(arrived)-1].Sub(arrived[0]); total < 3500*time.Millisecond {
+		t.Fatalf("9 paced requests reached the upstream within %v, want at least 8 turns of 500 ms", total)
 	}
 	for _, g := range gws {
 		g.stop()

@@ -79,6 +79,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultStreamChunks is how many content chunks a streamed answer has unless
@@ -150,6 +151,8 @@ type keyRecord struct {
 	body    []byte
 	path    string
 	model   string
+	// arrivals are the times the requests arrived, in order.
+	arrivals []time.Time
 }
 
 // answerKey identifies a precomputed answer.
@@ -286,6 +289,17 @@ func (u *Upstream) Hits(key string) int {
 		return rec.hits
 	}
 	return 0
+}
+
+// Arrivals returns when each /v1 request carrying key arrived, in order: what
+// pacing spaces (the answers' return to the client adds the machine's jitter).
+func (u *Upstream) Arrivals(key string) []time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if rec := u.stats[key]; rec != nil {
+		return slices.Clone(rec.arrivals)
+	}
+	return nil
 }
 
 // ModelHits returns how many /v1 requests carried key and asked for model, so
@@ -571,6 +585,7 @@ func (u *Upstream) beginReq(key, path string, h http.Header, body []byte, model 
 		u.stats[key] = rec
 	}
 	rec.hits++
+	rec.arrivals = append(rec.arrivals, time.Now())
 	if rec.byModel == nil {
 		rec.byModel = map[string]int{}
 	}
