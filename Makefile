@@ -93,9 +93,8 @@ vet:
 # detector; then the measurements it would distort.
 test-go: test-race test-pins
 
-# The long packages (backend/server, tests/e2e, backend/store) run in shards
-# beside the rest: their tests mostly wait, so one process each would leave
-# the CPU idle (build/race.sh).
+# build/race.sh: one go test ./... (OMNIROUTE_RACE_SHARDS splits the long
+# packages into shards run side by side, for machines with idle cores).
 test-race:
 	GO=$(GO) build/race.sh
 
