@@ -5,10 +5,11 @@
 # OMNIROUTE_RACE_SHARDS are split into shards by test name instead and run
 # beside it, each shard its own process (its own temporary directories,
 # PostgreSQL databases and ports): on a machine with idle cores that shortens
-# the longest packages. On 2 cores it does not: measured, the stage is CPU
-# bound (13 m 42 s of CPU in 7 m 32 s with backend/server=3 tests/e2e=2
-# backend/store=2, against 7 m 38 s unsharded), and the extra contention
-# made timing-sensitive tests fail; so no package is split unless asked.
+# the longest packages. On 2 cores it barely does: measured, 7 m 32 s and
+# 13 m 42 s of CPU with backend/server=3 tests/e2e=2 backend/store=2, against
+# 8 m 22 s and 11 m 04 s unsharded (each shard repeats its package's set-up),
+# and the extra contention made a timing-sensitive test fail; so no package
+# is split unless asked.
 #
 #   OMNIROUTE_RACE_SHARDS="backend/server=3 tests/e2e=2"   the packages split, and into how many shards
 #
