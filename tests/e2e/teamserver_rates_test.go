@@ -77,19 +77,7 @@ func TestTeamServerModelConcurrencyAcrossInstances(t *testing.T) {
 	ts, gws, _ := limitedTeam(t, map[string]any{"modelConcurrency": map[string]any{"gpt-4o-mini": 1}})
 	ts.up.Reset() // the peak counts from here
 	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 12 {
-		g := gws[i%3]
-		wg.Go(func() {
-			<-start
-			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	burst(t, gws, 12)
 	if peak := ts.up.PeakInFlightAll(); peak != 1 {
 		t.Fatalf("modelConcurrency 1 across three instances: %d requests of the model at the upstream at once", peak)
 	}

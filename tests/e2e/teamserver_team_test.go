@@ -107,6 +107,25 @@ func TestTeamServerConcurrentFirstTurnsNeverSplit(t *testing.T) {
 	}
 }
 
+// burst sends n chat requests at once, dealt round-robin over gws, and
+// waits for them: each must be served.
+func burst(t *testing.T, gws []*gatewayProc, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		g := gws[i%len(gws)]
+		wg.Go(func() {
+			<-start
+			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
 // limitedTeam is a team server of three instances with one connection
 // (upstream key key-lim) that every instance routes.
 func limitedTeam(t *testing.T, patch map[string]any) (*teamServer, []*gatewayProc, string) {
@@ -133,19 +152,7 @@ func TestTeamServerMaxConcurrentAcrossInstances(t *testing.T) {
 	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 1})
 	ts.up.Reset() // the peak counts from here
 	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 12 {
-		g := gws[i%3]
-		wg.Go(func() {
-			<-start
-			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	burst(t, gws, 12)
 	if peak := ts.up.PeakInFlightAll(); peak != 1 {
 		t.Fatalf("maxConcurrent 1 across three instances: %d requests at the upstream at once", peak)
 	}
@@ -163,19 +170,7 @@ func TestTeamServerPacingAcrossInstances(t *testing.T) {
 	ts, gws, _ := limitedTeam(t, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 120}})
 	time.Sleep(600 * time.Millisecond) // let the set-up requests' turns pass (one interval)
 	ts.up.Reset()                      // the arrivals count from here
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 9 {
-		g := gws[i%3]
-		wg.Go(func() {
-			<-start
-			if resp, body := g.chat(g.key, teamModel, false); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: %d %s", g.base, resp.StatusCode, body)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	burst(t, gws, 9)
 	arrived := ts.up.Arrivals("key-lim")
 	if len(arrived) != 9 {
 		t.Fatalf("%d requests reached the upstream, want 9", len(arrived))
