@@ -276,3 +276,20 @@ func plainJSONString(s string) bool {
 	}
 	return true
 }
+
+// NewListRequest builds a GET of a provider's list (models, deployments) at
+// rawURL: JSON accepted, the gateway's User-Agent and the provider's extra
+// headers; the caller adds the credential.
+func NewListRequest(ctx context.Context, t *Target, rawURL, userAgent string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", userAgent)
+	for k, v := range t.Provider.ExtraHeaders {
+		h.Set(k, v)
+	}
+	return req, nil
+}

@@ -17,16 +17,13 @@ func ModelsRequest(ctx context.Context, t providers.Target, userAgent, afterID s
 	if afterID != "" {
 		u += "&after_id=" + url.QueryEscape(afterID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := providers.NewListRequest(ctx, &t, u, userAgent)
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
-	h.Set("Accept", "application/json")
-	h.Set("User-Agent", userAgent)
-	h.Set("anthropic-version", Version)
-	for k, v := range t.Provider.ExtraHeaders {
-		h.Set(k, v)
+	if h.Get("anthropic-version") == "" { // the provider's extra headers may name another
+		h.Set("anthropic-version", Version)
 	}
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {

@@ -121,16 +121,11 @@ func DeploymentPath(t *providers.Target, endpoint string) string {
 // deployments map stands in, Module.OwnModels).
 func deploymentsRequest(ctx context.Context, t providers.Target, userAgent string) (*http.Request, error) {
 	u := strings.TrimRight(t.BaseURL, "/") + "/openai/deployments?api-version=" + url.QueryEscape(connOf(&t).Version())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := providers.NewListRequest(ctx, &t, u, userAgent)
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
-	h.Set("Accept", "application/json")
-	h.Set("User-Agent", userAgent)
-	for k, v := range t.Provider.ExtraHeaders {
-		h.Set(k, v)
-	}
 	if t.Secret != "" {
 		c := credential(&t)
 		h.Set(c.Name, c.Prefix+c.Secret)

@@ -93,16 +93,11 @@ func ModelsRequest(ctx context.Context, t providers.Target, userAgent, pageToken
 	if pageToken != "" {
 		u += "&pageToken=" + url.QueryEscape(pageToken)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := providers.NewListRequest(ctx, &t, u, userAgent)
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
-	h.Set("Accept", "application/json")
-	h.Set("User-Agent", userAgent)
-	for k, v := range t.Provider.ExtraHeaders {
-		h.Set(k, v)
-	}
 	if t.Secret != "" {
 		if t.AuthType == "oauth" {
 			h.Set("Authorization", "Bearer "+t.Secret)
