@@ -37,6 +37,9 @@ type Module struct {
 	Formats []Format
 	// Data is the schema of a connection's providerSpecificData (nil: free form).
 	Data *DataSchema
+	// Key says how the dashboard asks for a connection's apiKey (zero: a
+	// secret text field labelled "API key").
+	Key KeyForm
 	// MaxKey bounds the apiKey's length (0: the API's default).
 	MaxKey int
 	// Check runs when a connection is created or its apiKey or
@@ -104,7 +107,9 @@ type DataSchema struct {
 	Apply func(DataInput) (DataOutput, error)
 }
 
-// Field is one providerSpecificData field.
+// Field is one providerSpecificData field. Beyond its JSON shape it says
+// how a connection form shows it (GET /api/providers/catalog): the
+// dashboard renders every provider's form from these, with no view of its own.
 type Field struct {
 	Name string
 	// Type is the JSON type: "string", "object", "boolean".
@@ -116,6 +121,71 @@ type Field struct {
 	Secret   bool
 	SealedAs string
 	Doc      string
+	// Label is the form's label ("" : Name).
+	Label string
+	// Kind is the form control (FieldKind; "" : KindSecret for a Secret
+	// field, KindJSON for an object, KindBool for a boolean, else KindText).
+	Kind FieldKind
+	// Options are a KindSelect field's values.
+	Options []string
+	// Default is the value the gateway uses when the field is left empty.
+	Default string
+	// Placeholder is an example shown in an empty control.
+	Placeholder string
+	// ReadOnly fields are the gateway's own (filled on save): shown, never sent.
+	ReadOnly bool
+	// Summary, when set, shows the field's value on the connection's row
+	// after this word ("project", "region").
+	Summary string
+	// RequiredUnless names a field that, when set, makes this one optional
+	// (values read from a profile).
+	RequiredUnless string
+	// MapKey and MapValue name a KindMap field's two sides ("model", "deployment").
+	MapKey, MapValue string
+}
+
+// FieldKind is how a connection form shows a field or the apiKey.
+type FieldKind string
+
+// The form controls a Field or KeyForm can ask for.
+const (
+	KindText   FieldKind = "text"
+	KindURL    FieldKind = "url"
+	KindSecret FieldKind = "secret"
+	KindSelect FieldKind = "select"
+	KindBool   FieldKind = "boolean"
+	// KindJSON is a JSON value typed in a text area.
+	KindJSON FieldKind = "json"
+	// KindMap is an object of string → string, one "key = value" a line.
+	KindMap FieldKind = "map"
+	// KindFile is a file's text (a JSON key file), read in the browser.
+	KindFile FieldKind = "file"
+	// KindNone hides the apiKey: the Data fields carry the credential.
+	KindNone FieldKind = "none"
+)
+
+// FormKind is f's control: Kind, else the one its type and secrecy imply.
+func (f Field) FormKind() FieldKind {
+	switch {
+	case f.Kind != "":
+		return f.Kind
+	case f.Secret:
+		return KindSecret
+	case f.Type == "object":
+		return KindJSON
+	case f.Type == "boolean":
+		return KindBool
+	}
+	return KindText
+}
+
+// KeyForm is how a connection form asks for the apiKey.
+type KeyForm struct {
+	// Kind is KindSecret (""), KindFile or KindNone.
+	Kind FieldKind
+	// Label ("" : "API key"), Doc (the help line) and, for a file, Accept
+	// (the file chooser's types, ".json,application/json").
+	Label, Doc, Accept string
 }
 
 // SealedFieldSuffix ends a providerSpecificData field holding a sealed
