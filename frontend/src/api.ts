@@ -11,6 +11,7 @@ import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
 import { parseInstances, type InstanceList } from './lib/instances';
+import type { CatalogProvider } from './lib/provider-form';
 
 const TOKEN_KEY = 'omniroute.token';
 
@@ -418,7 +419,7 @@ export interface NewConnection {
   priority?: number;
   maxConcurrent?: number;
   models?: string[];
-  /** Provider-specific settings (vertex: projectId, region). */
+  /** Provider-specific settings (the provider's dataFields). */
   providerSpecificData?: Record<string, unknown>;
   /** Check the key with the upstream (GET /models and a one-token completion). */
   verify?: boolean;
@@ -809,6 +810,11 @@ export const endpoints = {
     return Array.isArray(data?.connections) ? data.connections : [];
   },
   createConnection: (body: NewConnection) => api.post<ConnectionSaved>('/api/providers', body),
+  /** GET /api/providers/catalog: every provider with its connection form's schema (keyField, dataFields). */
+  providerCatalog: async (signal?: AbortSignal): Promise<CatalogProvider[]> => {
+    const data = await api.get<{ providers?: CatalogProvider[] }>('/api/providers/catalog', signal);
+    return Array.isArray(data?.providers) ? data.providers : [];
+  },
   /** GET /api/rate-limits: per connection, queue protection and the live gate / queue counters. */
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
