@@ -100,8 +100,10 @@ export function renderProviderForm(p: CatalogProvider | undefined, opts: Provide
     }
     switch (kindOf(f)) {
       case 'secret': {
-        const storedHere = mode === 'edit' && (f.sealedAs === 'apiKey' ? Boolean(c?.apiKeyMasked) : true);
-        return h('input', { ...common, type: 'password', autocomplete: 'new-password', placeholder: storedHere ? 'stored — replace' : f.placeholder || null });
+        // The key column says whether the secret it holds is stored; other
+        // sealed fields are never returned, so an edit only says they stay.
+        const placeholder = mode === 'add' ? f.placeholder || null : f.sealedAs === 'apiKey' && c?.apiKeyMasked ? 'stored — replace' : 'unchanged unless typed';
+        return h('input', { ...common, type: 'password', autocomplete: 'new-password', placeholder });
       }
       case 'select': {
         const el = h(
