@@ -3,7 +3,6 @@ package fakeupstream
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -47,27 +46,5 @@ func TestAzureRoutes(t *testing.T) {
 				t.Fatalf("%d %s, want %d %s", resp.StatusCode, body, c.status, c.want)
 			}
 		})
-	}
-}
-
-// TestConfigSetsAWSCredentialsAndAzureDeployments: out-of-process tests
-// (the browser specs) register AWS key ids and Azure deployments through
-// POST /_fake/config, as in-process tests call SetAWSCredentials and
-// SetAzureDeployments.
-func TestConfigSetsAWSCredentialsAndAzureDeployments(t *testing.T) {
-	u := New()
-	body := `{"awsCredentials":{"AKIAFAKEBROWSER01":{"secret":"s3cret","sessionToken":"tok"}},"azureDeployments":{"dep-a":"gpt-4o"}}`
-	rec := httptest.NewRecorder()
-	u.ServeHTTP(rec, httptest.NewRequest("POST", "/_fake/config", strings.NewReader(body)))
-	if rec.Code != 204 {
-		t.Fatalf("config: %d %s", rec.Code, rec.Body)
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if got := u.aws["AKIAFAKEBROWSER01"]; got != (awsCreds{"s3cret", "tok"}) {
-		t.Errorf("aws creds %+v", got)
-	}
-	if got := u.azureDeployments; len(got) != 1 || got["dep-a"] != "gpt-4o" {
-		t.Errorf("azure deployments %v", got)
 	}
 }

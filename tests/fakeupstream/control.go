@@ -59,9 +59,6 @@ type Config struct {
 	// AWSCredentials registers access key ids (SetAWSCredentials): key id →
 	// its secret and optional session token.
 	AWSCredentials map[string]AWSCredential `json:"awsCredentials,omitempty"`
-	// AzureDeployments names the Azure resource's deployments
-	// (SetAzureDeployments): deployment name → model.
-	AzureDeployments map[string]string `json:"azureDeployments,omitempty"`
 }
 
 // AWSCredential is an access key id's secret and session token ("" : none).
@@ -141,9 +138,6 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		for id, cred := range c.AWSCredentials {
 			u.SetAWSCredentials(id, cred.Secret, cred.SessionToken)
-		}
-		if c.AzureDeployments != nil {
-			u.SetAzureDeployments(c.AzureDeployments)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

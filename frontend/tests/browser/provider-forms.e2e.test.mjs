@@ -21,7 +21,7 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
   const cfg = await fetch(`${fake.base}/_fake/config`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ awsCredentials: { [AWS_KEY_ID]: { secret: AWS_SECRET } }, azureDeployments: { 'dep-4o': 'gpt-4o' } }),
+    body: JSON.stringify({ awsCredentials: { [AWS_KEY_ID]: { secret: AWS_SECRET } } }),
   });
   assert.equal(cfg.status, 204);
   const g = await startGateway(tmp);
