@@ -84,8 +84,9 @@ var routeRoles = map[string]string{
 	"GET /api/feature-flags":                    RoleViewer,
 	"GET /api/logs":                             RoleViewer,
 	"GET /api/logs/export":                      RoleViewer,
-	"POST /api/providers/login/copilot":         RoleAdmin, // adds a credential
-	"GET /api/providers/login/copilot/{flowId}": RoleAdmin,
+	"GET /api/providers/login":                  RoleViewer, // which providers have a sign-in flow
+	"POST /api/providers/login/{provider}":      RoleAdmin,  // adds a credential
+	"GET /api/providers/login/{provider}/{fid}": RoleAdmin,
 	"POST /api/backup":                          RoleAdmin, // every credential, sealed with the caller's passphrase
 	"POST /api/restore":                         RoleAdmin, // replaces the configuration
 	"GET /api/capture":                          RoleViewer,

@@ -59,6 +59,12 @@ type Module struct {
 	// (e.g. a deployments map): added to what discovery lists, and served
 	// when the upstream's list does not answer.
 	OwnModels func(Target) []string
+	// Login is the provider's own device-code sign-in (nil: none); the
+	// API, the CLI and the dashboard drive it (docs/PROVIDERS.md).
+	Login *LoginFlow
+	// Refresh is the provider's own token refresh (nil: the OAuth
+	// refresh_token grant); the token refresher calls it.
+	Refresh Refresher
 }
 
 // ExecDeps are the shared parts an executor is built from.

@@ -465,8 +465,21 @@ export interface ImportRequest {
   path?: string;
 }
 
-/** POST /api/providers/login/copilot: a GitHub device login to approve on GitHub. */
-export interface CopilotLoginStart {
+/** GET /api/providers/login: a provider with a sign-in flow, and what its login panel shows. */
+export interface LoginProvider {
+  id: string;
+  name: string;
+  /** "device": a code entered on the provider's page (RFC 8628). */
+  kind: string;
+  /** The word of `omniroute login <command>`; names the panel. */
+  command: string;
+  /** Where the login is approved ("GitHub"). */
+  site: string;
+  hint: string;
+}
+
+/** POST /api/providers/login/{provider}: a device login to approve on the provider's site. */
+export interface DeviceLoginStart {
   flowId: string;
   userCode: string;
   verificationUri: string;
@@ -474,8 +487,8 @@ export interface CopilotLoginStart {
   interval: number;
 }
 
-/** GET /api/providers/login/copilot/{flowId}: where the device login stands. */
-export interface CopilotLoginPoll {
+/** GET /api/providers/login/{provider}/{flowId}: where the device login stands. */
+export interface DeviceLoginPoll {
   status: 'pending' | 'complete' | 'expired' | 'denied' | 'failed';
   interval?: number;
   connection?: Connection;
@@ -825,8 +838,13 @@ export const endpoints = {
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
-  startCopilotLogin: () => api.post<CopilotLoginStart>('/api/providers/login/copilot', {}),
-  pollCopilotLogin: (flowId: string, signal?: AbortSignal) => api.get<CopilotLoginPoll>(`/api/providers/login/copilot/${enc(flowId)}`, signal),
+  listLogins: async (signal?: AbortSignal): Promise<LoginProvider[]> => {
+    const data = await api.get<{ providers?: LoginProvider[] }>('/api/providers/login', signal);
+    return Array.isArray(data?.providers) ? data.providers : [];
+  },
+  startLogin: (provider: string) => api.post<DeviceLoginStart>(`/api/providers/login/${enc(provider)}`, {}),
+  pollLogin: (provider: string, flowId: string, signal?: AbortSignal) =>
+    api.get<DeviceLoginPoll>(`/api/providers/login/${enc(provider)}/${enc(flowId)}`, signal),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
   clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),

@@ -22,7 +22,8 @@ import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
-import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { renderLoginCards } from './login-flow';
 import { formSignature, renderProviderForm, type ProviderForm } from './provider-form';
 import { openModelsDialog } from './models-dialog';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
@@ -151,7 +152,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     renderImportCard(ctx.signal, async () => {
       await load(true);
     }),
-    renderCopilotCard(ctx.signal, async () => {
+    renderLoginCards(ctx.signal, async () => {
       await load(true);
     }),
   );
