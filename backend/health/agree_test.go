@@ -1,6 +1,10 @@
 package health
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
@@ -152,5 +156,30 @@ func TestFixesFitTheState(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMixedStateFixture keeps the dashboard's copy of the mixed state
+// (frontend/tests/unit/fixtures/health-mixed.json, read by
+// overview-numbers.test.ts) equal to what Compute says of it; run with
+// OMNIROUTE_WRITE_FIXTURES=1 to rewrite it.
+func TestMixedStateFixture(t *testing.T) {
+	b, err := json.MarshalIndent(Compute(mixedInput()), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("..", "..", "frontend", "tests", "unit", "fixtures", "health-mixed.json")
+	if os.Getenv("OMNIROUTE_WRITE_FIXTURES") == "1" {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(old, b) {
+		t.Errorf("%s is stale: run OMNIROUTE_WRITE_FIXTURES=1 go test -run TestMixedStateFixture ./backend/health/", path)
 	}
 }

@@ -5,6 +5,8 @@
 import type { ConnectionEventData } from './health';
 import { formatDuration } from './format';
 import type { Tone } from './health';
+import { connectionCounts, type ConnHealth } from './healthmodel';
+import { countsLine } from './overview-numbers';
 
 export interface HealthEventData {
   status: string;
@@ -206,6 +208,11 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       const s = ev.data.status;
       const ch = ev.data.connectionHealth;
       const cb = ev.data.circuitBreakers;
+      // The health model's connections: the same split as the Overview's tiles and status line.
+      const conns = (ev.data as { connections?: unknown }).connections;
+      if (Array.isArray(conns)) {
+        return { title: `Gateway ${s}`, detail: countsLine(connectionCounts(conns as ConnHealth[])), tone: s === 'healthy' ? 'ok' : s === 'degraded' ? 'warn' : 'bad' };
+      }
       const bits: string[] = [];
       if (ch?.coolingDown) bits.push(`${ch.coolingDown} cooling down`);
       if (ch?.terminal) bits.push(`${ch.terminal} out of service`);

@@ -29,7 +29,7 @@ import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
-import { fixButtons } from './fix-buttons';
+import { deniedNote, fixButtons } from './fix-buttons';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -245,11 +245,11 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
   /** The health model's fixes of a connection as buttons (clear_cooldown is this page's own Clear). */
   function fixRow(m: ConnHealth, label: string): HTMLElement | null {
     const btns = fixButtons(
-      { id: m.id, name: label, providerId: m.provider, locks: m.locks ?? [], ...(m.leaseId ? { leaseId: m.leaseId } : {}) },
+      { id: m.id, name: label, state: m.state, providerId: m.provider, locks: m.locks ?? [], ...(m.leaseId ? { leaseId: m.leaseId } : {}) },
       m.fixes,
       { signal: ctx.signal, message: summary, onDone: () => load(true) },
     );
-    return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+    return btns.length ? h('div', { class: 'btn-row' }, btns, deniedNote(btns)) : null;
   }
 
   function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
