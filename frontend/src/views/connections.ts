@@ -21,6 +21,7 @@ import { applyConnectionEvent, connectionState } from '../lib/health';
 import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
 import { gateByRole } from './role-gate';
+import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
@@ -443,7 +444,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         'td',
         null,
         errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
-        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
       ),
       h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, ...modelFixes, ...buttons)),

@@ -30,6 +30,7 @@ import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
 import { deniedNote, fixButtons } from './fix-buttons';
+import { AUTH_WORDS, upstreamWords } from '../lib/plain';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -281,7 +282,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         'th',
         { scope: 'row' },
         h('div', { class: 'cell-main' }, label),
-        h('small', { class: 'muted block' }, [c.authType, c.id].filter(Boolean).join(' · ')),
+        c.authType ? h('small', { class: 'muted block' }, AUTH_WORDS[c.authType] ?? c.authType) : null,
       ),
       h('td', null, h('span', { title: c.provider }, healthStore.connection(c.id)?.providerName || c.provider)),
       h(
@@ -310,7 +311,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         'td',
         null,
         errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
-        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
         c.lastErrorAt ? h('small', { class: 'muted block' }, formatDate(c.lastErrorAt)) : null,
       ),
     );

@@ -2,6 +2,7 @@ import { ApiError, endpoints, isAbortError } from '../api';
 import { badge, busy, clear, confirmDialog, errorBox, formatDate, formatTime, h, loading, notice, parseTime } from '../dom';
 import { formatAgo } from '../lib/format';
 import { activeLeases, leaseCountdown, leaseCountText, toLeaseRows, type LeaseRow } from '../lib/leases';
+import { healthStore } from '../lib/healthmodel';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
 
@@ -9,7 +10,7 @@ import { href, type ViewContext } from '../router';
 const POLL_MS = 5000;
 const EVENT_REFETCH_MS = 300;
 
-const who = (r: LeaseRow) => r.connectionName || r.connectionId || 'the connection';
+const who = (r: LeaseRow) => r.connectionName || (r.connectionId && healthStore.connection(r.connectionId)?.name) || 'the connection';
 
 function timeCell(v: string | number | null): HTMLElement {
   const d = parseTime(v);

@@ -8,6 +8,7 @@ import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
 import { openBodies } from './bodies';
 import { failureFixes } from './failure-fixes';
+import { healthStore } from '../lib/healthmodel';
 import { renderCaptureSettings } from './capture-settings';
 
 const LIMIT = 100;
@@ -361,7 +362,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   }
 
   function connectionName(id: string | undefined, provider: string | undefined): string {
-    if (id) return names.get(id) ?? id.slice(0, 8);
+    // By name (the health model's for a connection not in the list), never a hex id.
+    if (id) return names.get(id) ?? healthStore.connection(id)?.name ?? 'a deleted connection';
     return provider || '—';
   }
 

@@ -10,7 +10,8 @@ import { healthStore } from '../lib/healthmodel';
 /** Live events name what changed; a fetch shortly after fills in the rest (reason, names). */
 const REFETCH_DELAY_MS = 400;
 
-const who = (r: LockoutRow) => r.connectionName || r.connectionId;
+/** The connection by name (the health model's when the row has none), never its 32-hex id. */
+const who = (r: LockoutRow) => r.connectionName || healthStore.connection(r.connectionId)?.name || 'a deleted connection';
 
 export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () => void {
   let rows: LockoutRow[] | null = null;
@@ -168,7 +169,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       'tr',
       { 'data-key': r.key, 'data-model': r.model, 'data-connection': r.connectionId, 'data-testid': 'lockout-row' },
       h('td', null, h('span', { title: r.provider }, healthStore.connection(r.connectionId)?.providerName || r.provider)),
-      h('td', null, h('div', { class: 'cell-main' }, who(r)), r.connectionName ? h('small', { class: 'muted block mono-small' }, r.connectionId) : null),
+      h('td', null, h('div', { class: 'cell-main' }, who(r))),
       h('th', { scope: 'row' }, h('code', null, r.model)),
       h('td', null, scopeBadge(r.scope)),
       h('td', null, lockoutReason(r) ? h('span', { class: 'error-type' }, lockoutReason(r)) : h('span', { class: 'muted' }, '—')),
