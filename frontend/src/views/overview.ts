@@ -9,7 +9,8 @@ import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
 import { type FixTarget } from '../lib/fixes';
-import { deniedNote, fixButtons } from './fix-buttons';
+import { currentRole, deniedNote, fixButtons } from './fix-buttons';
+import { roleDenied } from '../lib/fixes';
 import { NEEDS_A_FIX, overviewNumbers, providerRow } from '../lib/overview-numbers';
 
 const FEED_SIZE = 50;
@@ -487,6 +488,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   // ------------------------------------------------------------ client endpoint and default key
 
   const defaultKey: { value: string | null; error: unknown } = { value: null, error: undefined };
+  /** Why this role is not shown the default key ("" for admins). */
+  let keyDenied = '';
   let shownEndpoint = '';
   const currentEndpoint = () => (typeof health?.endpoint === 'string' && health.endpoint ? health.endpoint : endpointUrl());
 
@@ -523,6 +526,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     let keyRow: HTMLElement;
     if (key) {
       keyRow = h('dd', { class: 'copy-line' }, keyCode, revealBtn, copyKeyBtn, keyNote);
+    } else if (keyDenied) {
+      keyRow = h('dd', { class: 'muted', 'data-testid': 'default-key-denied' }, keyDenied);
     } else if (err instanceof ApiError && err.status === 404) {
       keyRow = h('dd', null, h('span', { class: 'muted' }, 'There is no default key. '), h('a', { href: href('/keys') }, 'Create a key'), '.');
     } else {
@@ -544,6 +549,13 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   }
 
   async function loadKey(): Promise<void> {
+    // Only an admin may read the default key (it reveals it): others are told why, never sent to a 403.
+    const denied = roleDenied('admin', currentRole());
+    if (denied) {
+      keyDenied = `The default API key is shown to admins only. ${denied}`;
+      renderClient(null);
+      return;
+    }
     renderClient(null);
     try {
       const k = await endpoints.defaultKey(ctx.signal);
