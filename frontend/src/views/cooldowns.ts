@@ -26,6 +26,7 @@ import { applyLockoutEvent, lockoutReason } from '../lib/lockouts';
 import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
@@ -163,6 +164,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     clearProviderBtn.disabled = clearing || !provider || rows === null;
     clearProviderBtn.title = provider ? `Clear every transient cooldown and lockout of ${provider}` : 'Pick a provider above first';
     clearAllBtn.disabled = clearing || rows === null || rows.length === 0;
+    // Clearing needs an operator: a viewer sees the buttons disabled with why.
+    gateByRole([[clearSelectedBtn, 'operator'], [clearProviderBtn, 'operator'], [clearAllBtn, 'operator']]);
     const all = document.getElementById('cd-select-all') as HTMLInputElement | null;
     if (all) {
       const selectable = shown.filter(isSelectable);

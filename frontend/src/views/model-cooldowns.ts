@@ -4,6 +4,7 @@ import { applyLockoutEvent, expireLockouts, lockoutCountText, lockoutReason, toL
 import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge, startCountdowns } from './lockout-parts';
 import { healthStore } from '../lib/healthmodel';
 
@@ -119,6 +120,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
     const list = rows ?? [];
     countLine.textContent = list.length ? lockoutCountText(list) : ''; // the empty state says it otherwise
     reactivateAllBtn.disabled = list.length === 0;
+    gateByRole([[reactivateAllBtn, 'operator']]);
     const hadFocus = listArea.contains(document.activeElement);
     if (list.length === 0) {
       clear(
@@ -165,6 +167,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       'Reactivate',
     );
     btn.addEventListener('click', () => void reactivate(r, btn));
+    gateByRole([[btn, 'operator']]);
     return h(
       'tr',
       { 'data-key': r.key, 'data-model': r.model, 'data-connection': r.connectionId, 'data-testid': 'lockout-row' },

@@ -8,6 +8,7 @@ import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { type FixTarget } from '../lib/fixes';
 import { currentRole, deniedNote, fixButtons } from './fix-buttons';
 import { roleDenied } from '../lib/fixes';
@@ -86,6 +87,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const paused = health.paused === true;
     const pauseBtn = h('button', { type: 'button', class: `btn btn-small${paused ? ' btn-primary' : ''}` }, paused ? 'Resume gateway' : 'Pause gateway');
     pauseBtn.addEventListener('click', () => void togglePause(pauseBtn, !paused));
+    gateByRole([[pauseBtn, 'operator']]);
     clear(
       statusArea,
       h('h2', { id: 'ov-status-title', class: 'visually-hidden' }, 'Gateway status'),
@@ -421,6 +423,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     }
     const checkBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'update-check' }, 'Check for updates');
     checkBtn.addEventListener('click', () => void checkNow(checkBtn));
+    // The first check turns the daily check on (a settings change): admins only.
+    gateByRole([[checkBtn, st.enabled ? 'operator' : 'admin']]);
     if (st.available && st.latest) {
       clear(
         updateArea,

@@ -11,6 +11,7 @@ export function gateByRole(buttons: ReadonlyArray<readonly [HTMLElement | null |
     const why = roleDenied(need, role);
     if (!why) continue;
     if (b instanceof HTMLButtonElement) b.disabled = true;
+    if (b.dataset['denied'] === why) continue; // gated before: once is enough (pages call this on every update)
     b.setAttribute('aria-disabled', 'true');
     b.dataset['denied'] = why;
     b.title = why;

@@ -234,6 +234,15 @@ step("item 5: a viewer's session sees every fix disabled with the reason, and ne
   }
   await page.getByTestId('fix-denied').first().filter({ hasText: /you are a viewer/ }).waitFor();
   await page.locator('[data-testid="not-serving"] [data-fix]').first().click({ force: true }).catch(() => {});
+  // Pause needs an operator; the default key is for admins (said, never a 403).
+  assert.equal(await page.getByRole('button', { name: /Pause gateway/ }).isDisabled(), true);
+  await page.getByTestId('default-key-denied').waitFor();
+  // Cooldown Manager: clearing needs an operator.
+  await open(page, '/cooldowns', 'Cooldown Manager');
+  const clearAll = page.getByRole('button', { name: /^Clear all/ });
+  await clearAll.waitFor();
+  assert.equal(await clearAll.isDisabled(), true);
+  assert.match(await clearAll.getAttribute('data-denied'), /you are a viewer/);
   // Connections: the admin buttons are there but disabled, with why.
   await open(page, '/connections', 'Connections');
   const edit = page.getByRole('button', { name: /^Edit Fine/ });
