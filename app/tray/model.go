@@ -36,9 +36,9 @@ func Icon(h Health) string {
 
 // Status is what the tray knows about the gateway, taken from the health model.
 type Status struct {
-	Health       Health
-	Connections  int
-	Serving      int
+	Health      Health
+	Connections int
+	Serving     int
 	// CoolingDown, Terminal (out of service) and OpenBreakers are the health
 	// model's summary split: Serving + the three = Connections.
 	CoolingDown  int
