@@ -365,6 +365,10 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 		body, _ = io.ReadAll(r.Body) // already buffered by readManagementBody
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	var before map[string]any
+	if !opaque && r.Method != http.MethodPost {
+		before = a.auditBefore(r, key) // the target's name and old values, read before the write
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	next(sw, r)
 	if sw.status == 0 {
@@ -379,7 +383,7 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 	if opaque {
 		detail = opaqueDetail(kind, ev, sw.status)
 	} else {
-		detail = auditDetail(mux.Vars(r), body)
+		detail = withBefore(auditDetail(mux.Vars(r), body), before)
 	}
 	a.recordAudit(r, p, key, sw.status, detail)
 }

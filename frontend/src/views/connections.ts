@@ -20,6 +20,8 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
+import { gateByRole } from './role-gate';
+import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
@@ -280,7 +282,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // before the first health report, the row's own cooldown is the fallback.
     const modelFixes = model
       ? fixButtons(
-          { id: c.id, name: label, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
+          { id: c.id, name: label, state: model.state, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
           model.fixes,
           { signal: ctx.signal, message: rowMessage, onDone: () => load(true, fk('test')), skip: ['edit_connection', 'enable', 'clear_cooldown'] },
         )
@@ -305,6 +307,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
     const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    // A viewer (or an operator) sees what it may not do disabled, with why.
+    gateByRole([[editBtn, 'admin'], [toggleBtn, 'admin'], [testBtn, 'operator'], [modelsBtn, 'operator'], [manageBtn, 'admin'], [clearBtn, 'operator'], [reimportBtn, 'admin'], [deleteBtn, 'admin']]);
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
@@ -429,7 +433,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         'td',
         null,
         errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
-        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
       ),
       h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, ...modelFixes, ...buttons)),
@@ -636,7 +640,10 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     if (c && !ctx.signal.aborted) {
       openEditDialog(c);
       // "Replace key" (the health model's replace_key fix) lands on the key field.
-      if (ctx.params.get('field') === 'apiKey') (document.getElementById('edit-apikey') ?? document.querySelector<HTMLElement>('[data-sealed-as="apiKey"]'))?.focus();
+      // "Fix base URL" / "Check address" land on the base URL field, "Replace key" on the key.
+      const field = ctx.params.get('field');
+      if (field === 'apiKey') (document.getElementById('edit-apikey') ?? document.querySelector<HTMLElement>('[data-sealed-as="apiKey"]'))?.focus();
+      else if (field === 'baseUrl') document.getElementById('edit-baseurl')?.focus();
     }
   });
   return () => {
