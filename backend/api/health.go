@@ -270,5 +270,16 @@ func errInvalidQuery(param, msg string) error {
 // every error code, verdict, exclusion reason, health state and fix (the
 // dashboard shows these sentences, with the code as a small tag).
 func (a *API) wordsRoute(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, words.Get())
+	httpx.WriteJSON(w, http.StatusOK, a.words())
+}
+
+// words is the plain-words catalogue with the provider modules' own codes.
+func (a *API) words() words.Catalogue {
+	c := words.Get()
+	if a.Catalog != nil {
+		for code, sentence := range a.Catalog.Words() {
+			c.Codes[code] = sentence
+		}
+	}
+	return c
 }

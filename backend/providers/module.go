@@ -27,6 +27,9 @@ type Module struct {
 	// Rules are the provider's built-in error rules (Catalog.Rules; the
 	// wiring place hands them to rules.New).
 	Rules []rules.Rule
+	// Words are the plain sentences of the error codes only this provider
+	// emits (Catalog.Words; GET /api/words carries them).
+	Words map[string]string
 	// Prefills reports a model that continues a trailing assistant message
 	// whatever the row's prefill flags say (nil: the flags decide).
 	Prefills func(model string) bool
@@ -292,6 +295,17 @@ func (c *Catalog) Rules() []rules.Rule {
 	var out []rules.Rule
 	for _, m := range c.modules {
 		out = append(out, m.Rules...)
+	}
+	return out
+}
+
+// Words are the modules' sentences of their own error codes, merged.
+func (c *Catalog) Words() map[string]string {
+	out := map[string]string{}
+	for _, m := range c.modules {
+		for code, sentence := range m.Words {
+			out[code] = sentence
+		}
 	}
 	return out
 }

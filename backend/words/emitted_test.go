@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"omniroute/backend/providers/registry"
 )
 
 // stableCode is the shape of the gateway's stable error codes.
@@ -85,9 +87,15 @@ func TestEveryEmittedCodeHasWords(t *testing.T) {
 	if len(emitted) < 100 {
 		t.Fatalf("parsed only %d codes: the walk is broken", len(emitted))
 	}
+	known := Get().Codes
+	for _, m := range registry.Modules() {
+		for code, sentence := range m.Words {
+			known[code] = sentence
+		}
+	}
 	var missing []string
 	for code, where := range emitted {
-		s, ok := Get().Codes[code]
+		s, ok := known[code]
 		if !ok || !strings.HasSuffix(s, ".") || strings.Contains(s, code) {
 			missing = append(missing, code+" ("+where+")")
 		}

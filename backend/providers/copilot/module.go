@@ -37,6 +37,7 @@ func Module() providers.Module {
 		ID: ID, Dialect: Dialect,
 		Rows:  []providers.Provider{row()},
 		Rules: builtinRules(),
+		Words: codeWords(),
 		Login: &providers.LoginFlow{Command: "copilot", Site: "GitHub",
 			Hint:  "Uses your GitHub Copilot seat. GitHub shows a page where you enter a one-time code; OmniRoute keeps the login (encrypted) and renews Copilot’s short-lived token itself.",
 			Start: StartDevice, Poll: PollDevice, Finish: Finish},
@@ -65,4 +66,16 @@ func row() providers.Provider {
 		OAuth: &providers.OAuth{ImportSource: Source, TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
 			DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
 			UserURL: "https://api.github.com/user"}}
+}
+
+// codeWords are the sentences of the codes only the Copilot sign-in emits.
+func codeWords() map[string]string {
+	return map[string]string{
+		"COPILOT_NOT_ENTITLED":      "The GitHub account signed in, but it has no GitHub Copilot access.",
+		"COPILOT_TOKEN_FAILED":      "GitHub did not hand out a Copilot token for this account.",
+		"GITHUB_BAD_ANSWER":         "GitHub's login service gave an answer that could not be read.",
+		"GITHUB_DEVICE_CODE_FAILED": "GitHub refused to start the login.",
+		"GITHUB_UNREACHABLE":        "GitHub's login service could not be reached.",
+		"GITHUB_URL_INVALID":        "The GitHub login address is not valid.",
+	}
 }
