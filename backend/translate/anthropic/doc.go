@@ -36,7 +36,9 @@
 //
 // Stop reasons: end_turn⇄stop, stop_sequence→stop, max_tokens⇄length,
 // model_context_window_exceeded→length, tool_use⇄tool_calls, refusal⇄content_filter,
-// pause_turn→stop. OpenAI does not say which stop sequence matched, so
+// pause_turn→stop; an OpenAI answer with a refusal (message.refusal, streamed
+// delta.refusal) ends with stop_reason "refusal", its text the refusal's
+// explanation. OpenAI does not say which stop sequence matched, so
 // stop→end_turn (or tool_use when the answer holds tool calls, as some
 // OpenAI-compatible servers report "stop" with tool calls).
 //

@@ -107,8 +107,12 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" && text == "" {
-		text = r.Str
+	refused := false
+	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" {
+		refused = true // OpenAI's refusal is Anthropic's stop_reason "refusal"
+		if text == "" {
+			text = r.Str
+		}
 	}
 	if text != "" {
 		content = append(content, textBlock(text))
@@ -147,6 +151,9 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 		Content:    content,
 		StopReason: stopReason(choice.Get("finish_reason").String(), hasTools),
 		Usage:      appendAnthropicUsage(nil, t),
+	}
+	if refused {
+		out.StopReason = "refusal"
 	}
 	return marshal(out)
 }

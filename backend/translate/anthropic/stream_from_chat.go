@@ -44,6 +44,7 @@ type streamFromChat struct {
 	next      int // next block index
 	tools     map[int64]*fromChatTool
 	hasTools  bool
+	refused   bool // the upstream streamed a refusal (delta.refusal)
 	finish    string
 	sawFinish bool
 	sawDone   bool
@@ -187,6 +188,7 @@ func (s *streamFromChat) delta(dst []byte, d gjson.Result) ([]byte, error) {
 		dst = s.text(dst, kindText, content.Str)
 	}
 	if refusal.Type == gjson.String && refusal.Str != "" {
+		s.refused = true
 		dst = s.text(dst, kindText, refusal.Str)
 	}
 	var err error
@@ -381,7 +383,11 @@ func (s *streamFromChat) close(dst []byte) []byte {
 	dst = s.closeBlocks(dst)
 	s.closed = true
 	s.buf = append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":"`...)
-	s.buf = append(s.buf, stopReason(s.finish, s.hasTools)...)
+	if s.refused {
+		s.buf = append(s.buf, "refusal"...)
+	} else {
+		s.buf = append(s.buf, stopReason(s.finish, s.hasTools)...)
+	}
 	s.buf = append(s.buf, `","stop_sequence":null},"usage":`...)
 	s.buf = appendAnthropicUsage(s.buf, s.usage)
 	s.buf = append(s.buf, '}')
