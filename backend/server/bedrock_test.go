@@ -272,3 +272,42 @@ func TestBedrockContinuesABrokenStream(t *testing.T) {
 		t.Fatalf("continuation sent to %s: %s", p, sent)
 	}
 }
+
+// TestBedrockLegacyCompletions (issue 41, M6): /v1/completions to a Bedrock
+// model goes through chat to Converse, as to the other non-OpenAI wires (it
+// answered 404 "serves no /completions" before), streamed or not; a suffix
+// (fill-in-the-middle) is refused as there.
+func TestBedrockLegacyCompletions(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00004", "bedrock-secret-value-4"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	const nova = "amazon.nova-lite-v1:0"
+	resp, out := e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "Say hi", "max_tokens": 20}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(out, "object").String() != "text_completion" ||
+		gjson.GetBytes(out, "choices.0.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("completion: %d %s", resp.StatusCode, out)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	if p := e.up.LastPath(keyID); p != "/model/amazon.nova-lite-v1%3A0/converse" || gjson.GetBytes(sent, "messages.0.content.0.text").String() != "Say hi" {
+		t.Fatalf("sent to %s: %s", p, sent)
+	}
+	resp, out = e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "Say hi", "max_tokens": 20, "stream": true}, auth)
+	text := ""
+	for _, ev := range parseSSE(t, out) {
+		text += gjson.Get(ev.data, "choices.0.text").String()
+	}
+	if resp.StatusCode != 200 || text != fakeupstream.Content(keyID) || !strings.Contains(string(out), "[DONE]") ||
+		!strings.HasSuffix(e.up.LastPath(keyID), "/converse-stream") {
+		t.Fatalf("streamed completion: %d %q via %s\n%s", resp.StatusCode, text, e.up.LastPath(keyID), out)
+	}
+	resp, out = e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "def f(", "suffix": "\n", "max_tokens": 20}, auth)
+	if resp.StatusCode != 400 || gjson.GetBytes(out, "error.code").String() != "FIM_UNSUPPORTED" {
+		t.Fatalf("suffix: %d %s", resp.StatusCode, out)
+	}
+}
