@@ -94,14 +94,14 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	if !m.IsObject() {
 		return nil, inputErr("choices[0].message", "must be an object")
 	}
-	var content []anthBlock
+	content, signed := thinkingBlocks(m.Get("thinking_blocks"))
 	reasoning := m.Get("reasoning_content")
 	if reasoning.Type != gjson.String {
 		reasoning = m.Get("reasoning")
 	}
-	if reasoning.Type == gjson.String && reasoning.Str != "" {
+	if reasoning.Type == gjson.String && reasoning.Str != "" && !signed {
 		s, sig := reasoning.Str, ""
-		content = append(content, anthBlock{Type: "thinking", Thinking: &s, Signature: &sig})
+		content = append([]anthBlock{{Type: "thinking", Thinking: &s, Signature: &sig}}, content...)
 	}
 	text, err := textOf(m.Get("content"), "choices[0].message.content")
 	if err != nil {
@@ -156,4 +156,28 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 		out.StopReason = "refusal"
 	}
 	return marshal(out)
+}
+
+// thinkingBlocks reads a Chat message's thinking_blocks (LiteLLM's form of
+// Anthropic's blocks, as an upstream that signs its reasoning answers):
+// thinking blocks with their signature, redacted_thinking blocks with their
+// data. signed reports a thinking block among them, whose text then stands
+// for reasoning_content's. Entries of another shape are left out.
+func thinkingBlocks(tb gjson.Result) (out []anthBlock, signed bool) {
+	each(tb, func(_ int, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "thinking":
+			text, sig := b.Get("thinking").String(), b.Get("signature").String()
+			if sig != "" {
+				out = append(out, anthBlock{Type: "thinking", Thinking: &text, Signature: &sig})
+				signed = true
+			}
+		case "redacted_thinking":
+			if d := b.Get("data").String(); d != "" {
+				out = append(out, anthBlock{Type: "redacted_thinking", Data: d})
+			}
+		}
+		return true
+	})
+	return out, signed
 }
