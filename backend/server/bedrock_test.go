@@ -311,3 +311,98 @@ func TestBedrockLegacyCompletions(t *testing.T) {
 		t.Fatalf("suffix: %d %s", resp.StatusCode, out)
 	}
 }
+
+// TestBedrockReasoningSignature (issue 41, M5): a Converse model (no
+// "anthropic." in its id) that reasons answers a Messages client with a
+// signed thinking block and a redacted_thinking block carrying its data,
+// streamed or not, and a Chat client with reasoning_content and
+// thinking_blocks; the Messages client's next turn, replaying those blocks,
+// sends them back to Converse as reasoningContent, unmodified.
+func TestBedrockReasoningSignature(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00005", "bedrock-secret-value-5"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	const model = "bedrock/amazon.nova-lite-v1:0"
+	ask := []any{map[string]any{"role": "user", "content": fakeupstream.BedrockReasoningPrompt}}
+	want := []map[string]string{
+		{"type": "thinking", "thinking": fakeupstream.BedrockReasoning, "signature": fakeupstream.BedrockReasoningSignature},
+		{"type": "redacted_thinking", "data": fakeupstream.BedrockRedactedReasoning},
+		{"type": "text", "text": fakeupstream.Content(keyID)},
+	}
+	check := func(name string, got []map[string]string, out []byte) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: blocks %v\n%s", name, got, out)
+		}
+		for i, w := range want {
+			for k, v := range w {
+				if got[i][k] != v {
+					t.Fatalf("%s: block %d %s = %q, want %q\n%s", name, i, k, got[i][k], v, out)
+				}
+			}
+		}
+	}
+	resp, out := e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": ask}, auth)
+	var blocks []map[string]string
+	var replay []any
+	for _, b := range gjson.GetBytes(out, "content").Array() {
+		m := map[string]string{}
+		for k, v := range b.Map() {
+			m[k] = v.String()
+		}
+		blocks = append(blocks, m)
+		replay = append(replay, b.Value())
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("messages: %d %s", resp.StatusCode, out)
+	}
+	check("messages", blocks, out)
+
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": ask, "stream": true}, auth)
+	blocks = nil
+	for _, ev := range parseSSE(t, out) {
+		d := gjson.Parse(ev.data)
+		switch ev.event {
+		case "content_block_start":
+			blocks = append(blocks, map[string]string{"type": d.Get("content_block.type").String(), "data": d.Get("content_block.data").String()})
+		case "content_block_delta":
+			b := blocks[len(blocks)-1]
+			b["thinking"] += d.Get("delta.thinking").String()
+			b["signature"] += d.Get("delta.signature").String()
+			b["text"] += d.Get("delta.text").String()
+		}
+	}
+	if resp.StatusCode != 200 || !strings.Contains(string(out), "message_stop") {
+		t.Fatalf("messages stream: %d %s", resp.StatusCode, out)
+	}
+	check("messages stream", blocks, out)
+
+	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": ask}, auth)
+	if msg := gjson.GetBytes(out, "choices.0.message"); resp.StatusCode != 200 || msg.Get("reasoning_content").String() != fakeupstream.BedrockReasoning ||
+		msg.Get("thinking_blocks.0.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		msg.Get("thinking_blocks.1.data").String() != fakeupstream.BedrockRedactedReasoning {
+		t.Fatalf("chat: %d %s", resp.StatusCode, out)
+	}
+
+	// The next turn replays the blocks: Converse gets them back first in the assistant turn.
+	next := append(ask, map[string]any{"role": "assistant", "content": replay}, map[string]any{"role": "user", "content": "thanks"})
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": next}, auth)
+	if resp.StatusCode != 200 {
+		t.Fatalf("replay: %d %s", resp.StatusCode, out)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	turn := gjson.GetBytes(sent, "messages.1")
+	if turn.Get("role").String() != "assistant" ||
+		turn.Get("content.0.reasoningContent.reasoningText.text").String() != fakeupstream.BedrockReasoning ||
+		turn.Get("content.0.reasoningContent.reasoningText.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		turn.Get("content.1.reasoningContent.redactedContent").String() != fakeupstream.BedrockRedactedReasoning ||
+		turn.Get("content.2.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("replayed turn sent to Converse: %s", sent)
+	}
+}
