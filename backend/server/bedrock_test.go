@@ -405,4 +405,27 @@ func TestBedrockReasoningSignature(t *testing.T) {
 		turn.Get("content.2.text").String() != fakeupstream.Content(keyID) {
 		t.Fatalf("replayed turn sent to Converse: %s", sent)
 	}
+
+	// A Responses client (Codex: store false, encrypted reasoning included)
+	// gets the blocks sealed in its reasoning item, and its next turn gives
+	// them back to Converse.
+	input := []any{map[string]any{"type": "message", "role": "user", "content": fakeupstream.BedrockReasoningPrompt}}
+	resp, out = e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	rs := gjson.GetBytes(out, `output.#(type=="reasoning")`)
+	if resp.StatusCode != 200 || rs.Get("encrypted_content").String() == "" || rs.Get("summary.0.text").String() != fakeupstream.BedrockReasoning {
+		t.Fatalf("responses: %d %s", resp.StatusCode, out)
+	}
+	for _, it := range gjson.GetBytes(out, "output").Array() {
+		input = append(input, it.Value())
+	}
+	input = append(input, map[string]any{"type": "message", "role": "user", "content": "thanks"})
+	resp, out = e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	_, sent = e.up.LastRequest(keyID)
+	turn = gjson.GetBytes(sent, "messages.1")
+	if resp.StatusCode != 200 || turn.Get("content.0.reasoningContent.reasoningText.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		turn.Get("content.1.reasoningContent.redactedContent").String() != fakeupstream.BedrockRedactedReasoning {
+		t.Fatalf("responses replay: %d %s\nsent %s", resp.StatusCode, out, sent)
+	}
 }
