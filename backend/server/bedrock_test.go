@@ -236,6 +236,16 @@ func TestBedrockInvokeModel(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(out), fakeupstream.Content(keyID)) || e.up.LastPath(keyID) != escaped+"invoke" {
 		t.Fatalf("messages client: %d %s via %s", resp.StatusCode, out, e.up.LastPath(keyID))
 	}
+	// Its thinking keeps the model's signature (issue 41, M5), streamed too.
+	if sig := gjson.GetBytes(out, `content.#(type=="thinking").signature`).String(); sig != "sig-fake" {
+		t.Fatalf("messages client: the thinking's signature %q: %s", sig, out)
+	}
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": bedrockModel, "max_tokens": 4096, "stream": true,
+		"thinking": map[string]any{"type": "enabled", "budget_tokens": 2048},
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, auth)
+	if resp.StatusCode != 200 || !strings.Contains(string(out), `"type":"signature_delta","signature":"sig-fake"`) {
+		t.Fatalf("messages client stream: %d %s", resp.StatusCode, out)
+	}
 	// Cut before message_stop: an error, never [DONE].
 	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": bedrockModel, "stream": true, "reasoning_effort": "high", "max_tokens": 2048,
 		"messages": []any{map[string]any{"role": "user", "content": fakeupstream.BedrockCorruptPrompt}}}, auth)

@@ -24,6 +24,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	}
 	var text, reasoning strings.Builder
 	var calls []chatToolCall
+	var signed []anthBlock
 	each(content, func(i int, b gjson.Result) bool {
 		p := index("content", i)
 		if !b.IsObject() {
@@ -34,7 +35,15 @@ func ResponseToChat(body []byte) ([]byte, error) {
 		case "text":
 			text.WriteString(b.Get("text").String())
 		case "thinking":
-			reasoning.WriteString(b.Get("thinking").String())
+			t := b.Get("thinking").String()
+			reasoning.WriteString(t)
+			if sig := b.Get("signature").String(); sig != "" {
+				signed = append(signed, anthBlock{Type: "thinking", Thinking: &t, Signature: &sig})
+			}
+		case "redacted_thinking":
+			if d := b.Get("data").String(); d != "" {
+				signed = append(signed, anthBlock{Type: "redacted_thinking", Data: d})
+			}
 		case "tool_use":
 			var tc chatToolCall
 			if tc, err = toolUseToChat(b, p); err != nil {
@@ -47,7 +56,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls, ThinkingBlocks: signed}
 	if text.Len() > 0 || len(calls) == 0 {
 		msg.Content = text.String()
 	}
