@@ -35,7 +35,7 @@
 //	assistant text, tool_use, thinking        content, tool_calls with the same ids, reasoning_content;
 //	                                          signed thinking and redacted_thinking also as
 //	                                          thinking_blocks (LiteLLM's form), for an upstream that
-//	                                          takes them back (Anthropic, Bedrock Converse)
+//	                                          takes them back (Anthropic, AWS Converse)
 //	server_tool_use, *_tool_result blocks     dropped (results of Anthropic-hosted tools)
 //	tools with input_schema                   function tools; defer_loading dropped (deferred tools are
 //	                                          offered like the others)

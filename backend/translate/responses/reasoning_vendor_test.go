@@ -11,7 +11,7 @@ import (
 // reasoning in LiteLLM's documented form — message.reasoning_content beside
 // message.thinking_blocks [{type: "thinking", thinking, signature}], plus a
 // redacted_thinking block {type, data} — as an upstream that signs its
-// reasoning (Bedrock Converse, Anthropic through LiteLLM) answers, and the
+// reasoning (AWS Converse, Anthropic through LiteLLM) answers, and the
 // same streamed: reasoning_content deltas, then a thinking_blocks delta
 // carrying the signature, then one carrying the redacted block.
 const (
