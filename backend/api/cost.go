@@ -97,40 +97,6 @@ func (a *API) applyPricingInput(connID string, in connectionInput) error {
 	return nil
 }
 
-// keyBudgetInput decodes a key's budget and limits fields: absent leaves
-// them, null removes them. It returns the JSON to store ("" for none).
-func keyBudgetInput(row *store.APIKey, rawBudget, rawLimits json.RawMessage) error {
-	if rawBudget != nil {
-		var b *budget.Budget
-		if err := json.Unmarshal(rawBudget, &b); err != nil {
-			return errs.New(errs.Invalid, "INVALID_BUDGET", `budget must be {usd?, tokens?, period: "day"|"month"|"total"}`).WithParam("budget")
-		}
-		if err := b.Validate(); err != nil {
-			return errs.New(errs.Invalid, "INVALID_BUDGET", "%v", err).WithParam("budget")
-		}
-		row.Budget = ""
-		if b != nil {
-			enc, _ := json.Marshal(b)
-			row.Budget = string(enc)
-		}
-	}
-	if rawLimits != nil {
-		var l *budget.Limits
-		if err := json.Unmarshal(rawLimits, &l); err != nil {
-			return errs.New(errs.Invalid, "INVALID_LIMITS", "limits must be {rpm?, tpm?}").WithParam("limits")
-		}
-		if err := l.Validate(); err != nil {
-			return errs.New(errs.Invalid, "INVALID_LIMITS", "%v", err).WithParam("limits")
-		}
-		row.Limits = ""
-		if l != nil && (l.RPM != nil || l.TPM != nil) {
-			enc, _ := json.Marshal(l)
-			row.Limits = string(enc)
-		}
-	}
-	return nil
-}
-
 // applyKeyBudget hands a saved key row's budget and limits to the ledger.
 func (a *API) applyKeyBudget(row store.APIKey) error {
 	if a.Budgets == nil {
