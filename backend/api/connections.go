@@ -644,7 +644,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 		"id": row.ID, "provider": row.Provider, "name": row.Name, "authType": row.AuthType,
 		"baseUrl": credredact.URL(row.BaseURL), "prefix": row.Prefix, "priority": row.Priority, "isActive": row.IsActive,
 		"maxConcurrent": row.MaxConcurrent, "rateLimitProtection": row.RateLimitProtection, "models": models,
-		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": publicProviderData(row.ProviderSpecificData),
+		"rateLimitOverrides": json.RawMessage(row.RateLimitOverrides), "providerSpecificData": providers.PublicData(row.ProviderSpecificData),
 		"testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil), "backoffLevel": f.BackoffLevel,
 		"lastError": f.LastError, "lastErrorType": f.LastErrorType, "lastErrorAt": rfc3339(f.LastErrorAt), "errorCode": f.ErrorCode,
 		"apiKeyMasked": secrets.Mask(apiKey), "hasAccessToken": row.AccessTokenEnc != "", "hasRefreshToken": row.RefreshTokenEnc != "",

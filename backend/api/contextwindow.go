@@ -1,42 +1,17 @@
 package api
 
-import "strings"
-
-// knownWindows are the context windows (tokens) of model names agents are
-// pointed at through the gateway, by lower-case name prefix, longest prefix
-// first where two overlap. Claude names are absent: Claude Code knows them.
-var knownWindows = [...]struct {
-	prefix string
-	tokens int
-}{
-	{"gpt-5", 400000},
-	{"gpt-4.1", 1047576},
-	{"gpt-4o", 128000},
-	{"o4-mini", 200000},
-	{"o3", 200000},
-	{"gemini-2.5-", 1048576},
-	{"gemini-3", 1048576},
-	{"glm-4.5", 131072},
-	{"glm-4.6", 200000},
-	{"glm-4.7", 200000},
-	{"kimi-k2", 262144},
-	{"deepseek-", 131072},
-	{"qwen3-coder", 262144},
-	{"grok-4", 256000},
-	{"minimax-m2", 204800},
-}
+import "omniroute/backend/agents"
 
 // contextWindow is the context window the gateway knows for model: for a
 // combo the smallest its targets declare or are known for (a request may
-// land on any of them), else the catalogue above by name prefix; 0 when
-// unknown.
+// land on any of them), else agents.KnownWindow; 0 when unknown.
 func (a *API) contextWindow(model string) int {
 	if co, ok := a.Engine.Combos().Lookup(model); ok {
 		least := 0
 		for _, t := range co.Targets {
 			w := t.ContextWindow
 			if w <= 0 {
-				w = knownWindow(t.Model)
+				w = agents.KnownWindow(t.Model)
 			}
 			if w <= 0 {
 				return 0 // one target unknown: the combo's window is unknown
@@ -47,19 +22,5 @@ func (a *API) contextWindow(model string) int {
 		}
 		return least
 	}
-	return knownWindow(model)
-}
-
-// knownWindow is the catalogue's window for a bare model name, 0 when unknown.
-func knownWindow(model string) int {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:] // "openrouter/z-ai/glm-4.6" → "glm-4.6"
-	}
-	for _, k := range knownWindows {
-		if strings.HasPrefix(m, k.prefix) {
-			return k.tokens
-		}
-	}
-	return 0
+	return agents.KnownWindow(model)
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"omniroute/backend/budget"
-	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/pricing"
 	"omniroute/backend/store"
@@ -28,7 +27,7 @@ func LoadPricing(st *store.Store, t *pricing.Table) error {
 	all := make(map[string]pricing.Override, len(vals))
 	for id, v := range vals {
 		var o pricing.Override
-		if err := json.Unmarshal([]byte(v), &o); err != nil || (o.FlatRate == nil && len(o.Pricing) == 0) {
+		if err := json.Unmarshal([]byte(v), &o); err != nil || o.Empty() {
 			continue // a damaged override prices at the catalogue's prices
 		}
 		all[id] = o
@@ -61,29 +60,11 @@ func (a *API) applyPricingInput(connID string, in connectionInput) error {
 		return nil
 	}
 	o, _ := a.Pricing.Override(connID)
-	if in.Pricing != nil {
-		var p map[string]pricing.Price
-		if err := json.Unmarshal(in.Pricing, &p); err != nil {
-			return errs.New(errs.Invalid, "INVALID_PRICING", "pricing must map model names to {inputPerMTok, outputPerMTok, cachedInputPerMTok?, cacheWritePerMTok?}").WithParam("pricing")
-		}
-		for model, price := range p {
-			if model == "" || len(model) > 256 {
-				return errs.New(errs.Invalid, "INVALID_PRICING", "pricing: model names must be 1 to 256 characters").WithParam("pricing")
-			}
-			if err := price.Validate(); err != nil {
-				return errs.New(errs.Invalid, "INVALID_PRICING", "pricing[%q]: %v", truncate(model, 40), err).WithParam("pricing")
-			}
-		}
-		o.Pricing = p
+	o, err := pricing.ReadOverride(o, in.Pricing, in.FlatRate)
+	if err != nil {
+		return err
 	}
-	if in.FlatRate != nil {
-		var f *bool
-		if err := json.Unmarshal(in.FlatRate, &f); err != nil {
-			return errs.New(errs.Invalid, "INVALID_FLAT_RATE", "flatRate must be true, false or null").WithParam("flatRate")
-		}
-		o.FlatRate = f
-	}
-	if o.FlatRate == nil && len(o.Pricing) == 0 {
+	if o.Empty() {
 		if err := a.Store.DeleteValue(PricingNamespace, connID); err != nil && err != store.ErrNotFound {
 			return err
 		}
@@ -94,40 +75,6 @@ func (a *API) applyPricingInput(connID string, in connectionInput) error {
 		}
 	}
 	a.Pricing.SetOverride(connID, o)
-	return nil
-}
-
-// keyBudgetInput decodes a key's budget and limits fields: absent leaves
-// them, null removes them. It returns the JSON to store ("" for none).
-func keyBudgetInput(row *store.APIKey, rawBudget, rawLimits json.RawMessage) error {
-	if rawBudget != nil {
-		var b *budget.Budget
-		if err := json.Unmarshal(rawBudget, &b); err != nil {
-			return errs.New(errs.Invalid, "INVALID_BUDGET", `budget must be {usd?, tokens?, period: "day"|"month"|"total"}`).WithParam("budget")
-		}
-		if err := b.Validate(); err != nil {
-			return errs.New(errs.Invalid, "INVALID_BUDGET", "%v", err).WithParam("budget")
-		}
-		row.Budget = ""
-		if b != nil {
-			enc, _ := json.Marshal(b)
-			row.Budget = string(enc)
-		}
-	}
-	if rawLimits != nil {
-		var l *budget.Limits
-		if err := json.Unmarshal(rawLimits, &l); err != nil {
-			return errs.New(errs.Invalid, "INVALID_LIMITS", "limits must be {rpm?, tpm?}").WithParam("limits")
-		}
-		if err := l.Validate(); err != nil {
-			return errs.New(errs.Invalid, "INVALID_LIMITS", "%v", err).WithParam("limits")
-		}
-		row.Limits = ""
-		if l != nil && (l.RPM != nil || l.TPM != nil) {
-			enc, _ := json.Marshal(l)
-			row.Limits = string(enc)
-		}
-	}
 	return nil
 }
 

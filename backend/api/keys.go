@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"omniroute/backend/budget"
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/secrets"
@@ -169,7 +170,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	applyKeyInput(&row, in)
-	if err := keyBudgetInput(&row, in.Budget, in.Limits); err != nil {
+	if err := budget.ReadInput(&row, in.Budget, in.Limits); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
@@ -209,7 +210,7 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		if row.ID == id {
 			applyKeyInput(&row, in)
-			if err := keyBudgetInput(&row, in.Budget, in.Limits); err != nil {
+			if err := budget.ReadInput(&row, in.Budget, in.Limits); err != nil {
 				httpx.WriteError(w, err)
 				return
 			}

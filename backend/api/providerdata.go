@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -9,10 +8,6 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/store"
 )
-
-// sealedSuffix marks a providerSpecificData field that holds a sealed
-// secret: stored, never returned (publicProviderData drops it).
-const sealedSuffix = providers.SealedFieldSuffix
 
 // applyProviderData runs the provider module's providerSpecificData schema
 // on a saved object: its field-precise refusals become 400s, its sealed
@@ -134,23 +129,4 @@ func keyFieldOf(p providers.Provider) keyField {
 	}
 	out.Required = out.Kind != string(providers.KindNone) && p.Category == providers.CategoryAPIKey
 	return out
-}
-
-// publicProviderData is providerSpecificData as the API shows it: without
-// the sealed fields.
-func publicProviderData(raw string) json.RawMessage {
-	if !strings.Contains(raw, sealedSuffix) {
-		return json.RawMessage(raw)
-	}
-	var d map[string]json.RawMessage
-	if json.Unmarshal([]byte(raw), &d) != nil {
-		return json.RawMessage(raw)
-	}
-	for k := range d {
-		if strings.HasSuffix(k, sealedSuffix) {
-			delete(d, k)
-		}
-	}
-	b, _ := json.Marshal(d)
-	return b
 }

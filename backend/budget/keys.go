@@ -4,8 +4,45 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"omniroute/backend/errs"
 	"omniroute/backend/store"
 )
+
+// ReadInput sets a key row's budget and limits from a management request's
+// budget and limits fields: absent (nil) leaves one as it is, null removes
+// it, anything else must be a valid Budget / Limits (INVALID_BUDGET,
+// INVALID_LIMITS naming the field otherwise).
+func ReadInput(row *store.APIKey, rawBudget, rawLimits json.RawMessage) error {
+	if rawBudget != nil {
+		var b *Budget
+		if err := json.Unmarshal(rawBudget, &b); err != nil {
+			return errs.New(errs.Invalid, "INVALID_BUDGET", `budget must be {usd?, tokens?, period: "day"|"month"|"total"}`).WithParam("budget")
+		}
+		if err := b.Validate(); err != nil {
+			return errs.New(errs.Invalid, "INVALID_BUDGET", "%v", err).WithParam("budget")
+		}
+		row.Budget = ""
+		if b != nil {
+			enc, _ := json.Marshal(b)
+			row.Budget = string(enc)
+		}
+	}
+	if rawLimits != nil {
+		var l *Limits
+		if err := json.Unmarshal(rawLimits, &l); err != nil {
+			return errs.New(errs.Invalid, "INVALID_LIMITS", "limits must be {rpm?, tpm?}").WithParam("limits")
+		}
+		if err := l.Validate(); err != nil {
+			return errs.New(errs.Invalid, "INVALID_LIMITS", "%v", err).WithParam("limits")
+		}
+		row.Limits = ""
+		if l != nil && (l.RPM != nil || l.TPM != nil) {
+			enc, _ := json.Marshal(l)
+			row.Limits = string(enc)
+		}
+	}
+	return nil
+}
 
 // Parse reads a key row's stored budget and limits ("" for none).
 func Parse(k store.APIKey) (*Budget, *Limits, error) {

@@ -60,6 +60,17 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 	return codec{client: client, upstream: u}
 }
 
+// codecFor is the codec of a client request to model on provider p: the
+// wire's, with a legacy completion translated through chat when p's
+// executor serves chat alone (Provider.ChatOnly).
+func codecFor(client translate.Format, p *providers.Provider, model string) codec {
+	c := newCodec(client, p.FormatOf(model))
+	if c.upstream == translate.Completions && p.ChatOnly {
+		c.upstream = translate.Chat
+	}
+	return c
+}
+
 func (c codec) passthrough() bool { return c.client == c.upstream }
 
 // unsupported reports whether the upstream's wire has no equivalent of the

@@ -116,7 +116,7 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	clientBody []byte, from int, blocks *clientBlocks, client *clientResponse, broke verdict.Verdict, restart bool) (wrote, ok, diverged bool) {
 	req := prev.req
 	a := &attemptCtx{g: g, w: prev.w, r: prev.r, req: req, cand: cand, t0: g.clk.Now(), ticket: ticket,
-		codec: newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model)),
+		codec: codecFor(req.format, &cand.Conn.Provider, cand.Model),
 		rec: AttemptRecord{ConnectionID: cand.Conn.ID, Provider: cand.Conn.BreakerKey, Model: cand.Model,
 			ContinuedFromChars: from}}
 	a.codec.gemini = req.gemini

@@ -728,7 +728,7 @@ func (g *Gateway) newAttempt(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	now := g.clk.Now()
 	a.g, a.w, a.r, a.req, a.cand, a.t0, a.ticket = g, w, r, req, cand, now, ticket
-	a.codec = newCodec(req.format, cand.Conn.Provider.FormatOf(cand.Model))
+	a.codec = codecFor(req.format, &cand.Conn.Provider, cand.Model)
 	if translate.IsOllama(req.format) {
 		a.codec.now = g.wall.Now // only these stamp their answers: no method value per chat attempt
 	}

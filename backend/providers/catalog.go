@@ -83,6 +83,11 @@ type Provider struct {
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
 	// format's own), served by its module's executor or DialectOllama's.
 	Dialect Dialect
+	// ChatOnly: the provider's executor serves chat alone (its OpenAI
+	// wire is a translation, with no /completions route), so a legacy
+	// /v1/completions request reaches it translated through chat, as one
+	// to a non-OpenAI wire does, instead of passed through.
+	ChatOnly bool
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
 	ImageHeader [2]string

@@ -2,7 +2,9 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"omniroute/backend/resilience/rules"
@@ -200,6 +202,26 @@ type KeyForm struct {
 // SealedFieldSuffix ends a providerSpecificData field holding a sealed
 // value: stored, resealed with the store, never returned.
 const SealedFieldSuffix = "Sealed"
+
+// PublicData is a stored providerSpecificData object as it may be shown
+// (management API answers): without its sealed fields (SealedFieldSuffix).
+// Text that is not an object is returned as it is.
+func PublicData(raw string) json.RawMessage {
+	if !strings.Contains(raw, SealedFieldSuffix) {
+		return json.RawMessage(raw)
+	}
+	var d map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &d) != nil {
+		return json.RawMessage(raw)
+	}
+	for k := range d {
+		if strings.HasSuffix(k, SealedFieldSuffix) {
+			delete(d, k)
+		}
+	}
+	b, _ := json.Marshal(d)
+	return b
+}
 
 // DataInput is one save of a connection's providerSpecificData.
 type DataInput struct {

@@ -236,6 +236,16 @@ func TestBedrockInvokeModel(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(out), fakeupstream.Content(keyID)) || e.up.LastPath(keyID) != escaped+"invoke" {
 		t.Fatalf("messages client: %d %s via %s", resp.StatusCode, out, e.up.LastPath(keyID))
 	}
+	// Its thinking keeps the model's signature (issue 41, M5), streamed too.
+	if sig := gjson.GetBytes(out, `content.#(type=="thinking").signature`).String(); sig != "sig-fake" {
+		t.Fatalf("messages client: the thinking's signature %q: %s", sig, out)
+	}
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": bedrockModel, "max_tokens": 4096, "stream": true,
+		"thinking": map[string]any{"type": "enabled", "budget_tokens": 2048},
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, auth)
+	if resp.StatusCode != 200 || !strings.Contains(string(out), `"type":"signature_delta","signature":"sig-fake"`) {
+		t.Fatalf("messages client stream: %d %s", resp.StatusCode, out)
+	}
 	// Cut before message_stop: an error, never [DONE].
 	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": bedrockModel, "stream": true, "reasoning_effort": "high", "max_tokens": 2048,
 		"messages": []any{map[string]any{"role": "user", "content": fakeupstream.BedrockCorruptPrompt}}}, auth)
@@ -270,5 +280,162 @@ func TestBedrockContinuesABrokenStream(t *testing.T) {
 	_, sent := e.up.LastRequest(keyID)
 	if p := e.up.LastPath(keyID); !strings.HasSuffix(p, "/invoke-with-response-stream") || gjson.GetBytes(sent, "messages.@reverse.0.role").String() != "assistant" {
 		t.Fatalf("continuation sent to %s: %s", p, sent)
+	}
+}
+
+// TestBedrockLegacyCompletions (issue 41, M6): /v1/completions to a Bedrock
+// model goes through chat to Converse, as to the other non-OpenAI wires (it
+// answered 404 "serves no /completions" before), streamed or not; a suffix
+// (fill-in-the-middle) is refused as there.
+func TestBedrockLegacyCompletions(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00004", "bedrock-secret-value-4"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	const nova = "amazon.nova-lite-v1:0"
+	resp, out := e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "Say hi", "max_tokens": 20}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(out, "object").String() != "text_completion" ||
+		gjson.GetBytes(out, "choices.0.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("completion: %d %s", resp.StatusCode, out)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	if p := e.up.LastPath(keyID); p != "/model/amazon.nova-lite-v1%3A0/converse" || gjson.GetBytes(sent, "messages.0.content.0.text").String() != "Say hi" {
+		t.Fatalf("sent to %s: %s", p, sent)
+	}
+	resp, out = e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "Say hi", "max_tokens": 20, "stream": true}, auth)
+	text := ""
+	for _, ev := range parseSSE(t, out) {
+		text += gjson.Get(ev.data, "choices.0.text").String()
+	}
+	if resp.StatusCode != 200 || text != fakeupstream.Content(keyID) || !strings.Contains(string(out), "[DONE]") ||
+		!strings.HasSuffix(e.up.LastPath(keyID), "/converse-stream") {
+		t.Fatalf("streamed completion: %d %q via %s\n%s", resp.StatusCode, text, e.up.LastPath(keyID), out)
+	}
+	resp, out = e.do("POST", "/v1/completions", map[string]any{"model": "bedrock/" + nova, "prompt": "def f(", "suffix": "\n", "max_tokens": 20}, auth)
+	if resp.StatusCode != 400 || gjson.GetBytes(out, "error.code").String() != "FIM_UNSUPPORTED" {
+		t.Fatalf("suffix: %d %s", resp.StatusCode, out)
+	}
+}
+
+// TestBedrockReasoningSignature (issue 41, M5): a Converse model (no
+// "anthropic." in its id) that reasons answers a Messages client with a
+// signed thinking block and a redacted_thinking block carrying its data,
+// streamed or not, and a Chat client with reasoning_content and
+// thinking_blocks; the Messages client's next turn, replaying those blocks,
+// sends them back to Converse as reasoningContent, unmodified.
+func TestBedrockReasoningSignature(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00005", "bedrock-secret-value-5"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "verify": false,
+		"baseUrl":              strings.TrimSuffix(e.upURL, "/v1"),
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	const model = "bedrock/amazon.nova-lite-v1:0"
+	ask := []any{map[string]any{"role": "user", "content": fakeupstream.BedrockReasoningPrompt}}
+	want := []map[string]string{
+		{"type": "thinking", "thinking": fakeupstream.BedrockReasoning, "signature": fakeupstream.BedrockReasoningSignature},
+		{"type": "redacted_thinking", "data": fakeupstream.BedrockRedactedReasoning},
+		{"type": "text", "text": fakeupstream.Content(keyID)},
+	}
+	check := func(name string, got []map[string]string, out []byte) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: blocks %v\n%s", name, got, out)
+		}
+		for i, w := range want {
+			for k, v := range w {
+				if got[i][k] != v {
+					t.Fatalf("%s: block %d %s = %q, want %q\n%s", name, i, k, got[i][k], v, out)
+				}
+			}
+		}
+	}
+	resp, out := e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": ask}, auth)
+	var blocks []map[string]string
+	var replay []any
+	for _, b := range gjson.GetBytes(out, "content").Array() {
+		m := map[string]string{}
+		for k, v := range b.Map() {
+			m[k] = v.String()
+		}
+		blocks = append(blocks, m)
+		replay = append(replay, b.Value())
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("messages: %d %s", resp.StatusCode, out)
+	}
+	check("messages", blocks, out)
+
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": ask, "stream": true}, auth)
+	blocks = nil
+	for _, ev := range parseSSE(t, out) {
+		d := gjson.Parse(ev.data)
+		switch ev.event {
+		case "content_block_start":
+			blocks = append(blocks, map[string]string{"type": d.Get("content_block.type").String(), "data": d.Get("content_block.data").String()})
+		case "content_block_delta":
+			b := blocks[len(blocks)-1]
+			b["thinking"] += d.Get("delta.thinking").String()
+			b["signature"] += d.Get("delta.signature").String()
+			b["text"] += d.Get("delta.text").String()
+		}
+	}
+	if resp.StatusCode != 200 || !strings.Contains(string(out), "message_stop") {
+		t.Fatalf("messages stream: %d %s", resp.StatusCode, out)
+	}
+	check("messages stream", blocks, out)
+
+	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": ask}, auth)
+	if msg := gjson.GetBytes(out, "choices.0.message"); resp.StatusCode != 200 || msg.Get("reasoning_content").String() != fakeupstream.BedrockReasoning ||
+		msg.Get("thinking_blocks.0.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		msg.Get("thinking_blocks.1.data").String() != fakeupstream.BedrockRedactedReasoning {
+		t.Fatalf("chat: %d %s", resp.StatusCode, out)
+	}
+
+	// The next turn replays the blocks: Converse gets them back first in the assistant turn.
+	next := append(ask, map[string]any{"role": "assistant", "content": replay}, map[string]any{"role": "user", "content": "thanks"})
+	resp, out = e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 1024, "messages": next}, auth)
+	if resp.StatusCode != 200 {
+		t.Fatalf("replay: %d %s", resp.StatusCode, out)
+	}
+	_, sent := e.up.LastRequest(keyID)
+	turn := gjson.GetBytes(sent, "messages.1")
+	if turn.Get("role").String() != "assistant" ||
+		turn.Get("content.0.reasoningContent.reasoningText.text").String() != fakeupstream.BedrockReasoning ||
+		turn.Get("content.0.reasoningContent.reasoningText.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		turn.Get("content.1.reasoningContent.redactedContent").String() != fakeupstream.BedrockRedactedReasoning ||
+		turn.Get("content.2.text").String() != fakeupstream.Content(keyID) {
+		t.Fatalf("replayed turn sent to Converse: %s", sent)
+	}
+
+	// A Responses client (Codex: store false, encrypted reasoning included)
+	// gets the blocks sealed in its reasoning item, and its next turn gives
+	// them back to Converse.
+	input := []any{map[string]any{"type": "message", "role": "user", "content": fakeupstream.BedrockReasoningPrompt}}
+	resp, out = e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	rs := gjson.GetBytes(out, `output.#(type=="reasoning")`)
+	if resp.StatusCode != 200 || rs.Get("encrypted_content").String() == "" || rs.Get("summary.0.text").String() != fakeupstream.BedrockReasoning {
+		t.Fatalf("responses: %d %s", resp.StatusCode, out)
+	}
+	for _, it := range gjson.GetBytes(out, "output").Array() {
+		input = append(input, it.Value())
+	}
+	input = append(input, map[string]any{"type": "message", "role": "user", "content": "thanks"})
+	resp, out = e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	_, sent = e.up.LastRequest(keyID)
+	turn = gjson.GetBytes(sent, "messages.1")
+	if resp.StatusCode != 200 || turn.Get("content.0.reasoningContent.reasoningText.signature").String() != fakeupstream.BedrockReasoningSignature ||
+		turn.Get("content.1.reasoningContent.redactedContent").String() != fakeupstream.BedrockRedactedReasoning {
+		t.Fatalf("responses replay: %d %s\nsent %s", resp.StatusCode, out, sent)
 	}
 }

@@ -111,9 +111,10 @@ func TestClaudeCodeFixturesToChat(t *testing.T) {
 			{"messages.#.role", `["system","user","assistant","tool"]`},
 			// thinking enabled, budget 31999 ("ultrathink" level) → high.
 			{"reasoning_effort", `"high"`},
-			// The signature has no Chat form; the text replays.
+			// The text replays as reasoning_content; the signed block as
+			// LiteLLM's thinking_blocks, for an upstream that takes it back.
 			{"messages.2.reasoning_content", `"Let me think about this step by step."`},
-			{"@this", "!~fakesig"},
+			{"messages.2.thinking_blocks", `[{"type":"thinking","thinking":"Let me think about this step by step.","signature":"fakesig=="}]`},
 			{"messages.2.tool_calls.0.id", `"toolu_fake_1"`},
 			{"messages.2.tool_calls.0.function.arguments", `"{\"city\":\"Paris\"}"`},
 			// is_error tool results are marked for the model; the

@@ -33,7 +33,9 @@
 //	                                          images follow in a user message; tool_reference blocks
 //	                                          become "Tool loaded: NAME"
 //	assistant text, tool_use, thinking        content, tool_calls with the same ids, reasoning_content;
-//	                                          signatures and redacted_thinking dropped
+//	                                          signed thinking and redacted_thinking also as
+//	                                          thinking_blocks (LiteLLM's form), for an upstream that
+//	                                          takes them back (Anthropic, AWS Converse)
 //	server_tool_use, *_tool_result blocks     dropped (results of Anthropic-hosted tools)
 //	tools with input_schema                   function tools; defer_loading dropped (deferred tools are
 //	                                          offered like the others)
@@ -69,7 +71,8 @@
 //	                                          (tool_use / tool_result with the same id)
 //	custom_tool_call(_output)                 a call with {"input": …} and its tool message
 //	local_shell_call(_output)                 a "local_shell" function call and its tool message
-//	reasoning items (encrypted_content)       dropped: no slot in Chat
+//	reasoning items (encrypted_content)       dropped: no slot in Chat, except the signed blocks the
+//	                                          gateway sealed there itself (→ thinking_blocks)
 //	additional_tools items (code mode)        dropped: Codex sends them only for its own gpt-6.x
 //	                                          models; other model ids get plain function tools
 //	tools function                            function tools (input_schema)
@@ -82,7 +85,8 @@
 //	reasoning.effort                          reasoning_effort (thinking budget: low 4096, medium
 //	                                          16384, high 24576)
 //	reasoning.summary, reasoning.context      dropped
-//	include ["reasoning.encrypted_content"]   ignored: no encrypted reasoning exists to return
+//	include ["reasoning.encrypted_content"]   a reasoning item's encrypted_content carries the answer's
+//	                                          signed thinking_blocks (opaque, read back next turn)
 //	store, prompt_cache_key, client_metadata, dropped: the gateway keeps no state; caching is the
 //	  metadata, safety_identifier,            upstream's own
 //	  service_tier, truncation

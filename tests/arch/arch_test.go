@@ -144,7 +144,7 @@ func layers() []layer {
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/sso", nil, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/pricing", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/pricing", []string{"backend/errs"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/teamlimits", []string{"backend/clock", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/budget", []string{"backend/clock", "backend/errs", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/backup", []string{"backend/errs", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},

@@ -53,6 +53,21 @@ const BedrockThinking = "Let me think about it."
 // BedrockCorruptPrompt asks the fake for a stream with a checksum-failing frame.
 const BedrockCorruptPrompt = "send a corrupt frame"
 
+// BedrockReasoningPrompt asks Converse for an answer that reasons first, as
+// the Runtime API reference shapes it: a ReasoningContentBlock
+// reasoningText {text: BedrockReasoning, signature: BedrockReasoningSignature},
+// then one redactedContent (BedrockRedactedReasoning, base64), then the
+// text; streamed as contentBlockDelta events whose delta.reasoningContent
+// carries the text, then the signature, then the redacted content.
+const BedrockReasoningPrompt = "reason before you answer"
+
+// The fake's reasoning, its signature and its redacted reasoning.
+const (
+	BedrockReasoning          = "The user wants a short answer."
+	BedrockReasoningSignature = "EqgBCkgIARABGAIiQE0ycGPdLtHNi0wnHAXW6AYMuCkMMuOSYmr0LDSaWfJYJHWHyXVdUGahcaFWjcUcXgRk5ROkN8WYmzyIb2mnOUYS"
+	BedrockRedactedReasoning  = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfUXG7sxRZt"
+)
+
 // awsCreds are an access key id's secret and optional session token.
 type awsCreds struct{ secret, token string }
 
@@ -114,8 +129,15 @@ func (u *Upstream) bedrockCall(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Amzn-Requestid", "fake-req-1")
 	usage := map[string]int{"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}
+	reasons := last.Get("content.0.text").String() == BedrockReasoningPrompt
 	if r.PathValue("op") == "converse" {
 		content := []any{map[string]any{"text": text}}
+		if reasons {
+			content = append([]any{
+				map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": BedrockReasoning, "signature": BedrockReasoningSignature}}},
+				map[string]any{"reasoningContent": map[string]any{"redactedContent": BedrockRedactedReasoning}},
+			}, content...)
+		}
 		stop := "end_turn"
 		if tool != "" {
 			content = []any{map[string]any{"toolUse": map[string]any{"toolUseId": "tooluse_fake1", "name": tool, "input": json.RawMessage(ToolArguments)}}}
@@ -149,6 +171,11 @@ func (u *Upstream) bedrockCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stop := "end_turn"
+	if reasons {
+		for i, d := range []map[string]any{{"text": BedrockReasoning}, {"signature": BedrockReasoningSignature}, {"redactedContent": BedrockRedactedReasoning}} {
+			send("contentBlockDelta", map[string]any{"contentBlockIndex": i / 2, "delta": map[string]any{"reasoningContent": d}})
+		}
+	}
 	if tool != "" {
 		send("contentBlockStart", map[string]any{"contentBlockIndex": 0, "start": map[string]any{"toolUse": map[string]any{"toolUseId": "tooluse_fake1", "name": tool}}})
 		send("contentBlockDelta", map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"toolUse": map[string]any{"input": ToolArguments}}})

@@ -10,10 +10,11 @@ import (
 // chatRequest is the part of an OpenAI Chat Completions request Converse can carry.
 type chatRequest struct {
 	Messages []struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCalls  []toolCall      `json:"tool_calls"`
-		ToolCallID string          `json:"tool_call_id"`
+		Role           string          `json:"role"`
+		Content        json.RawMessage `json:"content"`
+		ToolCalls      []toolCall      `json:"tool_calls"`
+		ToolCallID     string          `json:"tool_call_id"`
+		ThinkingBlocks []thinkingBlock `json:"thinking_blocks"`
 	} `json:"messages"`
 	Tools []struct {
 		Type     string `json:"type"`
@@ -29,6 +30,15 @@ type chatRequest struct {
 	Temperature         *float64        `json:"temperature"`
 	TopP                *float64        `json:"top_p"`
 	Stop                json.RawMessage `json:"stop"`
+}
+
+// thinkingBlock is one entry of a Chat message's thinking_blocks (LiteLLM's
+// form of Anthropic's blocks): signed reasoning, or redacted reasoning.
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 type toolCall struct {
@@ -91,7 +101,10 @@ func ToConverse(body []byte) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: messages[%d]: %v", ErrUnsupported, i, err)
 			}
-			blocks := text
+			// Signed and redacted reasoning goes back first, unmodified, as
+			// the model answered it (ReasoningTextBlock: "include the text
+			// and its signature unmodified").
+			blocks := append(reasoningBlocks(m.ThinkingBlocks), text...)
 			for _, tc := range m.ToolCalls {
 				var input any = map[string]any{}
 				if strings.TrimSpace(tc.Function.Arguments) != "" {
@@ -155,6 +168,22 @@ func ToConverse(body []byte) ([]byte, error) {
 		out["toolConfig"] = tc
 	}
 	return json.Marshal(out)
+}
+
+// reasoningBlocks are Converse reasoningContent blocks for a Chat message's
+// thinking_blocks: reasoningText {text, signature} for a signed thinking
+// block, redactedContent (the base64 bytes) for a redacted one.
+func reasoningBlocks(tb []thinkingBlock) []block {
+	var out []block
+	for _, t := range tb {
+		switch {
+		case t.Type == "thinking" && t.Signature != "":
+			out = append(out, block{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": t.Thinking, "signature": t.Signature}}})
+		case t.Type == "redacted_thinking" && t.Data != "":
+			out = append(out, block{"reasoningContent": map[string]any{"redactedContent": t.Data}})
+		}
+	}
+	return out
 }
 
 // parts reads message content (a string or an array of text and image_url
@@ -286,8 +315,10 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 					} `json:"toolUse"`
 					ReasoningContent *struct {
 						ReasoningText struct {
-							Text string `json:"text"`
+							Text      string `json:"text"`
+							Signature string `json:"signature"`
 						} `json:"reasoningText"`
+						RedactedContent string `json:"redactedContent"`
 					} `json:"reasoningContent"`
 				} `json:"content"`
 			} `json:"message"`
@@ -300,6 +331,7 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 	}
 	var text, reasoning strings.Builder
 	var calls []map[string]any
+	var signed []thinkingBlock
 	for _, c := range in.Output.Message.Content {
 		switch {
 		case c.Text != nil:
@@ -312,7 +344,14 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 			calls = append(calls, map[string]any{"id": c.ToolUse.ToolUseID, "type": "function",
 				"function": map[string]any{"name": c.ToolUse.Name, "arguments": args}})
 		case c.ReasoningContent != nil:
-			reasoning.WriteString(c.ReasoningContent.ReasoningText.Text)
+			r := c.ReasoningContent
+			reasoning.WriteString(r.ReasoningText.Text)
+			if r.ReasoningText.Signature != "" {
+				signed = append(signed, thinkingBlock{Type: "thinking", Thinking: r.ReasoningText.Text, Signature: r.ReasoningText.Signature})
+			}
+			if r.RedactedContent != "" {
+				signed = append(signed, thinkingBlock{Type: "redacted_thinking", Data: r.RedactedContent})
+			}
 		}
 	}
 	msg := map[string]any{"role": "assistant", "content": text.String(), "refusal": nil} // keys the reference requires
@@ -324,6 +363,9 @@ func FromConverse(body []byte, id, model string, created int64) ([]byte, error) 
 	}
 	if reasoning.Len() > 0 {
 		msg["reasoning_content"] = reasoning.String()
+	}
+	if len(signed) > 0 {
+		msg["thinking_blocks"] = signed // what the next turn must send back
 	}
 	return json.Marshal(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(in.StopReason)}},

@@ -111,7 +111,9 @@ func (s *sseReader) step() {
 				Input string `json:"input"`
 			} `json:"toolUse"`
 			ReasoningContent *struct {
-				Text string `json:"text"`
+				Text            string `json:"text"`
+				Signature       string `json:"signature"`
+				RedactedContent string `json:"redactedContent"`
 			} `json:"reasoningContent"`
 		} `json:"delta"`
 		StopReason string `json:"stopReason"`
@@ -138,8 +140,17 @@ func (s *sseReader) step() {
 		case d.ToolUse != nil:
 			s.chunk(map[string]any{"tool_calls": []any{map[string]any{"index": s.tools[ev.ContentBlockIndex],
 				"function": map[string]any{"arguments": d.ToolUse.Input}}}}, nil, nil)
-		case d.ReasoningContent != nil && d.ReasoningContent.Text != "":
-			s.chunk(map[string]any{"reasoning_content": d.ReasoningContent.Text}, nil, nil)
+		case d.ReasoningContent != nil:
+			// One of text, signature or redactedContent (a union); the
+			// signature and redacted reasoning go as Chat's thinking_blocks.
+			switch r := d.ReasoningContent; {
+			case r.Text != "":
+				s.chunk(map[string]any{"reasoning_content": r.Text}, nil, nil)
+			case r.Signature != "":
+				s.chunk(map[string]any{"thinking_blocks": []thinkingBlock{{Type: "thinking", Signature: r.Signature}}}, nil, nil)
+			case r.RedactedContent != "":
+				s.chunk(map[string]any{"thinking_blocks": []thinkingBlock{{Type: "redacted_thinking", Data: r.RedactedContent}}}, nil, nil)
+			}
 		}
 	case "messageStop":
 		s.chunk(map[string]any{}, finishReason(ev.StopReason), nil)

@@ -36,7 +36,9 @@
 //
 // Stop reasons: end_turn⇄stop, stop_sequence→stop, max_tokens⇄length,
 // model_context_window_exceeded→length, tool_use⇄tool_calls, refusal⇄content_filter,
-// pause_turn→stop. OpenAI does not say which stop sequence matched, so
+// pause_turn→stop; an OpenAI answer with a refusal (message.refusal, streamed
+// delta.refusal) ends with stop_reason "refusal", its text the refusal's
+// explanation. OpenAI does not say which stop sequence matched, so
 // stop→end_turn (or tool_use when the answer holds tool calls, as some
 // OpenAI-compatible servers report "stop" with tool calls).
 //
@@ -54,9 +56,11 @@
 //
 // Thinking: Anthropic thinking blocks and thinking_delta events ⇄ OpenAI
 // reasoning_content (also read from "reasoning", as OpenRouter sends it).
-// Signatures and redacted_thinking have no OpenAI form and are dropped there;
-// thinking_blocks on an OpenAI assistant message (LiteLLM's form) are passed
-// through to Anthropic unchanged. Reasoning text without a signature cannot be
+// Signed thinking and redacted_thinking blocks travel in Chat as LiteLLM's
+// thinking_blocks beside reasoning_content: on a request's assistant
+// message (to Anthropic unchanged), on an answer's message, and streamed as
+// delta.thinking_blocks (a signature → signature_delta ending the thinking
+// block, a redacted block → a redacted_thinking block with its data). Reasoning text without a signature cannot be
 // replayed to Anthropic, so it is dropped from request history; when thinking
 // is on and the last assistant turn called tools without a thinking block,
 // thinking is switched off for that request (Anthropic would reject it).

@@ -474,6 +474,7 @@ func toolResultToChat(b gjson.Result, path string) (chatMessage, []chatPart, err
 func assistantToChat(content gjson.Result, path string, out *chatRequest) error {
 	var text, reasoning strings.Builder
 	var calls []chatToolCall
+	var signed []anthBlock
 	var err error
 	each(content, func(i int, b gjson.Result) bool {
 		p := index(path, i)
@@ -494,6 +495,13 @@ func assistantToChat(content gjson.Result, path string, out *chatRequest) error 
 				return false
 			}
 			reasoning.WriteString(s)
+			if sig := b.Get("signature"); sig.Type == gjson.String && sig.Str != "" {
+				signed = append(signed, anthBlock{Type: "thinking", Thinking: &s, Signature: &sig.Str})
+			}
+		case "redacted_thinking":
+			if d := b.Get("data"); d.Type == gjson.String && d.Str != "" {
+				signed = append(signed, anthBlock{Type: "redacted_thinking", Data: d.Str})
+			}
 		case "tool_use":
 			var tc chatToolCall
 			if tc, err = toolUseToChat(b, p); err != nil {
@@ -504,13 +512,13 @@ func assistantToChat(content gjson.Result, path string, out *chatRequest) error 
 			err = inputErr(field(p, "type"), "is required")
 			return false
 		}
-		// redacted_thinking, server tool blocks: no Chat form.
+		// server tool blocks: no Chat form.
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls, ThinkingBlocks: signed}
 	if text.Len() > 0 || len(calls) == 0 {
 		msg.Content = text.String()
 	}

@@ -24,6 +24,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	}
 	var text, reasoning strings.Builder
 	var calls []chatToolCall
+	var signed []anthBlock
 	each(content, func(i int, b gjson.Result) bool {
 		p := index("content", i)
 		if !b.IsObject() {
@@ -34,7 +35,15 @@ func ResponseToChat(body []byte) ([]byte, error) {
 		case "text":
 			text.WriteString(b.Get("text").String())
 		case "thinking":
-			reasoning.WriteString(b.Get("thinking").String())
+			t := b.Get("thinking").String()
+			reasoning.WriteString(t)
+			if sig := b.Get("signature").String(); sig != "" {
+				signed = append(signed, anthBlock{Type: "thinking", Thinking: &t, Signature: &sig})
+			}
+		case "redacted_thinking":
+			if d := b.Get("data").String(); d != "" {
+				signed = append(signed, anthBlock{Type: "redacted_thinking", Data: d})
+			}
 		case "tool_use":
 			var tc chatToolCall
 			if tc, err = toolUseToChat(b, p); err != nil {
@@ -47,7 +56,7 @@ func ResponseToChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
+	msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls, ThinkingBlocks: signed}
 	if text.Len() > 0 || len(calls) == 0 {
 		msg.Content = text.String()
 	}
@@ -94,21 +103,25 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	if !m.IsObject() {
 		return nil, inputErr("choices[0].message", "must be an object")
 	}
-	var content []anthBlock
+	content, signed := thinkingBlocks(m.Get("thinking_blocks"))
 	reasoning := m.Get("reasoning_content")
 	if reasoning.Type != gjson.String {
 		reasoning = m.Get("reasoning")
 	}
-	if reasoning.Type == gjson.String && reasoning.Str != "" {
+	if reasoning.Type == gjson.String && reasoning.Str != "" && !signed {
 		s, sig := reasoning.Str, ""
-		content = append(content, anthBlock{Type: "thinking", Thinking: &s, Signature: &sig})
+		content = append([]anthBlock{{Type: "thinking", Thinking: &s, Signature: &sig}}, content...)
 	}
 	text, err := textOf(m.Get("content"), "choices[0].message.content")
 	if err != nil {
 		return nil, err
 	}
-	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" && text == "" {
-		text = r.Str
+	refused := false
+	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" {
+		refused = true // OpenAI's refusal is Anthropic's stop_reason "refusal"
+		if text == "" {
+			text = r.Str
+		}
 	}
 	if text != "" {
 		content = append(content, textBlock(text))
@@ -148,5 +161,32 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 		StopReason: stopReason(choice.Get("finish_reason").String(), hasTools),
 		Usage:      appendAnthropicUsage(nil, t),
 	}
+	if refused {
+		out.StopReason = "refusal"
+	}
 	return marshal(out)
+}
+
+// thinkingBlocks reads a Chat message's thinking_blocks (LiteLLM's form of
+// Anthropic's blocks, as an upstream that signs its reasoning answers):
+// thinking blocks with their signature, redacted_thinking blocks with their
+// data. signed reports a thinking block among them, whose text then stands
+// for reasoning_content's. Entries of another shape are left out.
+func thinkingBlocks(tb gjson.Result) (out []anthBlock, signed bool) {
+	each(tb, func(_ int, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "thinking":
+			text, sig := b.Get("thinking").String(), b.Get("signature").String()
+			if sig != "" {
+				out = append(out, anthBlock{Type: "thinking", Thinking: &text, Signature: &sig})
+				signed = true
+			}
+		case "redacted_thinking":
+			if d := b.Get("data").String(); d != "" {
+				out = append(out, anthBlock{Type: "redacted_thinking", Data: d})
+			}
+		}
+		return true
+	})
+	return out, signed
 }

@@ -44,6 +44,7 @@ type streamFromChat struct {
 	next      int // next block index
 	tools     map[int64]*fromChatTool
 	hasTools  bool
+	refused   bool // the upstream streamed a refusal (delta.refusal)
 	finish    string
 	sawFinish bool
 	sawDone   bool
@@ -161,7 +162,7 @@ func (s *streamFromChat) delta(dst []byte, d gjson.Result) ([]byte, error) {
 	if !d.IsObject() {
 		return dst, nil
 	}
-	var content, reasoning, reasoningAlt, refusal, calls gjson.Result
+	var content, reasoning, reasoningAlt, refusal, calls, signed gjson.Result
 	d.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "content":
@@ -174,6 +175,8 @@ func (s *streamFromChat) delta(dst []byte, d gjson.Result) ([]byte, error) {
 			refusal = v
 		case "tool_calls":
 			calls = v
+		case "thinking_blocks":
+			signed = v
 		}
 		return true
 	})
@@ -183,10 +186,14 @@ func (s *streamFromChat) delta(dst []byte, d gjson.Result) ([]byte, error) {
 	if reasoning.Type == gjson.String && reasoning.Str != "" {
 		dst = s.text(dst, kindThinking, reasoning.Str)
 	}
+	if signed.IsArray() {
+		dst = s.thinkingBlocks(dst, signed)
+	}
 	if content.Type == gjson.String && content.Str != "" {
 		dst = s.text(dst, kindText, content.Str)
 	}
 	if refusal.Type == gjson.String && refusal.Str != "" {
+		s.refused = true
 		dst = s.text(dst, kindText, refusal.Str)
 	}
 	var err error
@@ -195,6 +202,49 @@ func (s *streamFromChat) delta(dst []byte, d gjson.Result) ([]byte, error) {
 		return err == nil
 	})
 	return dst, err
+}
+
+// thinkingBlocks streams a delta's thinking_blocks (LiteLLM's form, as an
+// upstream that signs its reasoning sends them; their text comes as
+// reasoning_content): a signature ends the thinking block with a
+// signature_delta, a redacted_thinking block is started with its data and
+// stopped.
+func (s *streamFromChat) thinkingBlocks(dst []byte, blocks gjson.Result) []byte {
+	each(blocks, func(_ int, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "thinking":
+			sig := b.Get("signature")
+			if sig.Type != gjson.String || sig.Str == "" {
+				return true
+			}
+			if s.open < 0 || s.openKind != kindThinking {
+				dst = s.closeOpen(dst)
+				s.open, s.openKind = s.next, kindThinking
+				s.next++
+				dst = s.blockStart(dst, `{"type":"thinking","thinking":"","signature":""}`)
+			}
+			s.buf = append(s.buf[:0], `{"type":"content_block_delta","index":`...)
+			s.buf = appendInt(s.buf, s.open)
+			s.buf = append(s.buf, `,"delta":{"type":"signature_delta","signature":`...)
+			s.buf = appendString(s.buf, sig.Str)
+			s.buf = append(s.buf, `}}`...)
+			dst = sse.Append(dst, "content_block_delta", s.buf)
+			dst = s.closeOpen(dst) // the signature is a thinking block's last delta
+		case "redacted_thinking":
+			data := b.Get("data")
+			if data.Type != gjson.String || data.Str == "" {
+				return true
+			}
+			dst = s.closeOpen(dst)
+			s.open, s.openKind = s.next, kindThinking
+			s.next++
+			block := append([]byte(`{"type":"redacted_thinking","data":`), appendString(nil, data.Str)...)
+			dst = s.blockStart(dst, string(append(block, '}')))
+			dst = s.closeOpen(dst)
+		}
+		return true
+	})
+	return dst
 }
 
 // start sends message_start and a ping once.
@@ -381,7 +431,11 @@ func (s *streamFromChat) close(dst []byte) []byte {
 	dst = s.closeBlocks(dst)
 	s.closed = true
 	s.buf = append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":"`...)
-	s.buf = append(s.buf, stopReason(s.finish, s.hasTools)...)
+	if s.refused {
+		s.buf = append(s.buf, "refusal"...)
+	} else {
+		s.buf = append(s.buf, stopReason(s.finish, s.hasTools)...)
+	}
 	s.buf = append(s.buf, `","stop_sequence":null},"usage":`...)
 	s.buf = appendAnthropicUsage(s.buf, s.usage)
 	s.buf = append(s.buf, '}')

@@ -187,6 +187,24 @@ func (s *streamToChat) textChunk(dst []byte, key string, text string) []byte {
 	return s.closeChunk(dst, "")
 }
 
+// signedChunk sends a signed block as Chat's thinking_blocks (LiteLLM's
+// streamed form): typ "thinking" with its signature, or "redacted_thinking"
+// with its data.
+func (s *streamToChat) signedChunk(dst []byte, typ, key, value string) []byte {
+	s.buf = append(s.buf[:0], s.prefix...)
+	s.buf = append(s.buf, `{"thinking_blocks":[{"type":"`...)
+	s.buf = append(s.buf, typ...)
+	if typ == "thinking" {
+		s.buf = append(s.buf, `","thinking":"`...)
+	}
+	s.buf = append(s.buf, `","`...)
+	s.buf = append(s.buf, key...)
+	s.buf = append(s.buf, `":`...)
+	s.buf = appendString(s.buf, value)
+	s.buf = append(s.buf, `}]}`...)
+	return s.closeChunk(dst, "")
+}
+
 func (s *streamToChat) toolArgs(dst []byte, tool int, args string) []byte {
 	s.buf = append(s.buf[:0], s.prefix...)
 	s.buf = append(s.buf, `{"tool_calls":[{"index":`...)
@@ -223,6 +241,10 @@ func (s *streamToChat) blockStart(dst []byte, root gjson.Result) []byte {
 		b.kind = kindThinking
 		if t := cb.Get("thinking").String(); t != "" {
 			dst = s.textChunk(dst, "reasoning_content", t)
+		}
+	case "redacted_thinking":
+		if d := cb.Get("data").String(); d != "" {
+			dst = s.signedChunk(dst, "redacted_thinking", "data", d)
 		}
 	case "tool_use":
 		b.kind = kindTool
@@ -277,7 +299,11 @@ func (s *streamToChat) blockDelta(dst []byte, root gjson.Result) []byte {
 			b.hasArgs = true
 			dst = s.toolArgs(dst, b.tool, p)
 		}
+	case "signature_delta":
+		if sig := d.Get("signature").String(); sig != "" {
+			dst = s.signedChunk(dst, "thinking", "signature", sig)
+		}
 	}
-	// signature_delta, citations_delta: no Chat form.
+	// citations_delta: no Chat form.
 	return dst
 }

@@ -31,6 +31,10 @@ type chatMessage struct {
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
 	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string         `json:"tool_call_id,omitempty"`
+	// ThinkingBlocks are the signed thinking and redacted_thinking blocks,
+	// as Anthropic sends them (LiteLLM's thinking_blocks): what an upstream
+	// needs to be given back on the next turn.
+	ThinkingBlocks []anthBlock `json:"thinking_blocks,omitempty"`
 }
 
 type chatPart struct {

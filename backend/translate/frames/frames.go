@@ -145,7 +145,8 @@ func (d *chatDelta) progress() bool {
 //	choices[].delta.content / refusal non-empty        Content
 //	choices[].delta.tool_calls non-empty, function_call ToolCall (Bytes = arguments)
 //	choices[].delta.reasoning_content / reasoning      Reasoning, even when "" (the Kiro
-//	  (string), reasoning_details (non-empty)            executor's signed-reasoning marker)
+//	  (string), reasoning_details, thinking_blocks      executor's signed-reasoning marker;
+//	  (non-empty)                                        a signature or redacted reasoning)
 //	top-level "error" (not null), nothing above        Error
 //	usage, nothing above                               Metadata
 //	role-only, empty delta, no choices                 Heartbeat
@@ -267,7 +268,7 @@ func (d *chatDelta) addDeltaField(key, tail string) int {
 		if jsonwalk.IsString(tail) {
 			d.reasoning = true
 		}
-	case "reasoning_details":
+	case "reasoning_details", "thinking_blocks":
 		if jsonwalk.IsArray(tail) && jsonwalk.SkipSpace(tail, 1) < len(tail) && tail[jsonwalk.SkipSpace(tail, 1)] != ']' {
 			d.reasoning = true
 		}

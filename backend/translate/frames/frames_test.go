@@ -85,6 +85,8 @@ func cases() []classifyCase {
 		{name: "chat reasoning", format: chat, data: `{"choices":[{"delta":{"reasoning":"hm"}}]}`, want: fr(watchdog.Reasoning, 0)},
 		{name: "chat reasoning_details", format: chat, data: `{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.encrypted","data":"x"}]}}]}`, want: fr(watchdog.Reasoning, 0)},
 		{name: "chat reasoning_details empty", format: chat, data: `{"choices":[{"delta":{"reasoning_details":[]}}]}`, want: fr(watchdog.Heartbeat, 0)},
+		{name: "chat thinking_blocks (redacted reasoning)", format: chat, data: `{"choices":[{"delta":{"thinking_blocks":[{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}]}}]}`, want: fr(watchdog.Reasoning, 0)},
+		{name: "chat thinking_blocks empty", format: chat, data: `{"choices":[{"delta":{"thinking_blocks":[]}}]}`, want: fr(watchdog.Heartbeat, 0)},
 		{name: "chat content beats reasoning", format: chat, data: `{"choices":[{"delta":{"content":"ok","reasoning_content":""}}]}`, want: fr(watchdog.Content, 2)},
 		{name: "chat tool beats reasoning", format: chat, data: `{"choices":[{"delta":{"reasoning_content":"x","tool_calls":[{"function":{"arguments":"{}"}}]}}]}`, want: fr(watchdog.ToolCall, 2)},
 		{name: "chat finish reason", format: chat, data: `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, want: fr(watchdog.End, 0)},

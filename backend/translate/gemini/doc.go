@@ -111,7 +111,8 @@
 //	  UNEXPECTED_TOOL_CALL, OTHER
 //	promptFeedback.blockReason, no candidate content_filter, empty content
 //	Chat → Gemini                            stop/tool_calls → STOP, length → MAX_TOKENS,
-//	                                         content_filter → SAFETY
+//	                                         content_filter → SAFETY; an answer with a
+//	                                         refusal (message.refusal, delta.refusal) → SAFETY
 //
 // Usage: Gemini's promptTokenCount includes the cached tokens
 // (cachedContentTokenCount), and candidatesTokenCount excludes the thinking

@@ -144,8 +144,12 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" && text == "" {
-		text = r.Str
+	refused := false
+	if r := m.Get("refusal"); r.Type == gjson.String && r.Str != "" {
+		refused = true // OpenAI's refusal ends a Gemini answer as SAFETY
+		if text == "" {
+			text = r.Str
+		}
 	}
 	if text != "" {
 		parts = append(parts, textPart(text))
@@ -183,6 +187,9 @@ func ResponseFromChat(body []byte) ([]byte, error) {
 	finish := geminiFinish(choice.Get("finish_reason").String())
 	if dropped {
 		finish = droppedCallFinish(choice.Get("finish_reason").String())
+	}
+	if refused {
+		finish = refusalFinish
 	}
 	out := gemResponse{
 		Candidates: []gemCandidate{{

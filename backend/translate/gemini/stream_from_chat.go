@@ -55,6 +55,7 @@ type streamFromChat struct {
 	opened    bool // the first chunk (and for the array framing its "[") was written
 	tools     map[int64]*fromChatTool
 	finish    string
+	refused   bool // the upstream streamed a refusal (delta.refusal)
 	sawFinish bool
 	sawDone   bool
 	closed    bool
@@ -158,6 +159,7 @@ func (s *streamFromChat) Event(dst []byte, ev sse.Event) ([]byte, error) {
 		dst = s.textChunk(dst, c.Str, false)
 	}
 	if r := d.Get("refusal"); r.Type == gjson.String && r.Str != "" {
+		s.refused = true
 		dst = s.textChunk(dst, r.Str, false)
 	}
 	each(d.Get("tool_calls"), func(i int, c gjson.Result) bool {
@@ -303,6 +305,9 @@ func (s *streamFromChat) close(dst []byte) []byte {
 	finish := geminiFinish(s.finish)
 	if dropped {
 		finish = droppedCallFinish(s.finish)
+	}
+	if s.refused {
+		finish = refusalFinish
 	}
 	s.tail(finish, true)
 	dst = s.frame(dst, s.buf)

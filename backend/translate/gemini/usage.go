@@ -171,6 +171,11 @@ func droppedCallFinish(finish string) string {
 	return "MALFORMED_FUNCTION_CALL"
 }
 
+// refusalFinish is the finishReason of an answer the upstream refused
+// (OpenAI's message.refusal / delta.refusal): Gemini's safety stop, as a
+// Gemini client reads a blocked answer.
+const refusalFinish = "SAFETY"
+
 // geminiFinish maps an OpenAI finish_reason to a Gemini finishReason.
 func geminiFinish(finish string) string {
 	switch finish {

@@ -38,6 +38,9 @@ type chatMessage struct {
 	Content    any            `json:"content,omitempty"` // string or []chatPart
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// ThinkingBlocks are the signed blocks a reasoning item sealed
+	// (openBlocks), given back to the upstream that signed them.
+	ThinkingBlocks []signedBlock `json:"thinking_blocks,omitempty"`
 }
 
 type chatPart struct {
@@ -213,11 +216,20 @@ type msgBuilder struct {
 	// images returned by tool outputs wait here until the run of tool
 	// messages ends, then follow it as one user message.
 	images []chatPart
+	// signed are the blocks of the reasoning items read since the last
+	// assistant message: they go on the next one (a turn's reasoning
+	// comes before its output).
+	signed []signedBlock
 }
 
 func (b *msgBuilder) add(m chatMessage) {
 	if m.Role != "tool" {
 		b.flushImages()
+	}
+	if m.Role == "assistant" {
+		m.ThinkingBlocks, b.signed = b.signed, nil
+	} else if m.Role != "tool" {
+		b.signed = nil // reasoning no assistant output followed
 	}
 	b.msgs = append(b.msgs, m)
 }
@@ -235,6 +247,8 @@ func (b *msgBuilder) flushImages() {
 func (b *msgBuilder) addToolCall(tc chatToolCall) {
 	if n := len(b.msgs); n > 0 && len(b.images) == 0 && b.msgs[n-1].Role == "assistant" {
 		b.msgs[n-1].ToolCalls = append(b.msgs[n-1].ToolCalls, tc)
+		b.msgs[n-1].ThinkingBlocks = append(b.msgs[n-1].ThinkingBlocks, b.signed...)
+		b.signed = nil
 		return
 	}
 	b.add(chatMessage{Role: "assistant", ToolCalls: []chatToolCall{tc}})
@@ -317,6 +331,11 @@ func (b *msgBuilder) item(it gjson.Result, p string) error {
 			return err
 		}
 		b.add(chatMessage{Role: "tool", ToolCallID: callID, Content: text})
+	case "reasoning":
+		// Chat has no slot for reasoning, except the signed blocks this
+		// gateway sealed into encrypted_content (an upstream's own
+		// encrypted reasoning is opaque and dropped).
+		b.signed = append(b.signed, openBlocks(it.Get("encrypted_content").String())...)
 	case "item_reference":
 		return fieldErr(p, "item_reference is not supported: the gateway keeps no server-side state; send the item itself")
 	default:

@@ -23,7 +23,9 @@ const CodeMalformedResponse = "MALFORMED_UPSTREAM_RESPONSE"
 // back as custom_tool_call items. An unparsable req is treated as empty.
 //
 // The output holds, in order: a reasoning item when the message has
-// reasoning_content (or reasoning) as its summary text, a message item when it
+// reasoning_content (or reasoning) as its summary text (and, when the request
+// includes reasoning.encrypted_content, the message's signed thinking_blocks
+// sealed in its encrypted_content), a message item when it
 // has text or a refusal, and one function_call item per tool call (call_id is
 // the Chat tool call id). finish_reason "length" gives status "incomplete" with
 // reason "max_output_tokens", "content_filter" reason "content_filter". An
@@ -48,9 +50,11 @@ func ResponseFromChat(body []byte, req []byte) ([]byte, error) {
 	}
 	choice := root.Get("choices.0")
 	msg := choice.Get("message")
-	if rs := reasoningText(msg); rs != "" {
+	blocks := readBlocks(msg.Get("thinking_blocks"))
+	if rs := reasoningText(msg); rs != "" || len(blocks) > 0 {
 		it := r.add(kindReasoning)
 		it.text = append(it.text, rs...)
+		it.blocks, it.sealed = blocks, r.echo.sealed
 	}
 	text, refusal := contentText(msg.Get("content")), msg.Get("refusal").String()
 	if text != "" || refusal != "" {
@@ -207,6 +211,9 @@ type echo struct {
 	truncation      string
 	user            *string
 	custom          map[string]bool
+	// sealed: the request's include asks for reasoning.encrypted_content,
+	// which then carries a reasoning item's signed blocks (sealBlocks).
+	sealed bool
 }
 
 func rawIf(v gjson.Result, ok bool, def string) json.RawMessage {
@@ -272,6 +279,10 @@ func parseEcho(req []byte) *echo {
 	if tools.IsArray() {
 		e.custom = customToolNames(tools)
 	}
+	root.Get("include").ForEach(func(_, v gjson.Result) bool {
+		e.sealed = e.sealed || v.String() == "reasoning.encrypted_content"
+		return !e.sealed
+	})
 	return e
 }
 
@@ -298,6 +309,12 @@ type item struct {
 	status string
 	parts  []part // message
 	text   []byte // reasoning summary text
+	// blocks are a reasoning item's signed thinking and redacted blocks,
+	// sealed into encrypted_content when the client asked for it; cut is
+	// how much of text the blocks already hold (streams).
+	blocks []signedBlock
+	cut    int
+	sealed bool
 	callID string
 	name   string
 	args   []byte // function arguments, or a custom call's raw Chat arguments
@@ -384,9 +401,10 @@ type summaryJSON struct {
 }
 
 type reasoningJSON struct {
-	ID      string        `json:"id"`
-	Type    string        `json:"type"`
-	Summary []summaryJSON `json:"summary"`
+	ID               string        `json:"id"`
+	Type             string        `json:"type"`
+	Summary          []summaryJSON `json:"summary"`
+	EncryptedContent string        `json:"encrypted_content,omitempty"`
 }
 
 type functionCallJSON struct {
@@ -423,7 +441,11 @@ func (it *item) json() any {
 		if len(it.text) > 0 || it.status != "in_progress" {
 			s = append(s, summaryJSON{Type: "summary_text", Text: string(it.text)})
 		}
-		return reasoningJSON{ID: it.id, Type: "reasoning", Summary: s}
+		out := reasoningJSON{ID: it.id, Type: "reasoning", Summary: s}
+		if it.sealed && it.status != "in_progress" {
+			out.EncryptedContent = sealBlocks(it.blocks)
+		}
+		return out
 	case kindFunctionCall:
 		return functionCallJSON{ID: it.id, Type: "function_call", Status: it.status, Arguments: string(it.args), CallID: it.callID, Name: it.name}
 	case kindCustomCall:

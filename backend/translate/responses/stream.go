@@ -150,6 +150,9 @@ func (s *Stream) Event(dst []byte, ev sse.Event) ([]byte, error) {
 	} else if r := delta.Get("reasoning"); r.Type == gjson.String && r.Str != "" {
 		dst = s.reasoningDelta(dst, r.Str)
 	}
+	if tb := delta.Get("thinking_blocks"); tb.IsArray() {
+		dst = s.signedDelta(dst, readBlocks(tb))
+	}
 	if c := delta.Get("content"); c.Type == gjson.String && c.Str != "" {
 		dst = s.textDelta(dst, c.Str, false)
 	}
@@ -202,16 +205,39 @@ func (s *Stream) Fail(dst []byte, code, message string) []byte {
 	return s.emitResponse(dst, "response.failed", "failed", "", errorCodeFor(code, message))
 }
 
-func (s *Stream) reasoningDelta(dst []byte, text string) []byte {
-	if s.reasoning == nil {
-		dst = s.closeMessage(dst, "completed")
-		s.reasoning = s.res.add(kindReasoning)
-		dst = s.emitItem(dst, "response.output_item.added", s.reasoning)
-		b := s.begin("response.reasoning_summary_part.added")
-		b = appendItemRef(b, s.reasoning)
-		b = append(b, `,"summary_index":0,"part":{"type":"summary_text","text":""}`...)
-		dst = s.end(dst, "response.reasoning_summary_part.added", b)
+// openReasoning starts a reasoning item unless one is open.
+func (s *Stream) openReasoning(dst []byte) []byte {
+	if s.reasoning != nil {
+		return dst
 	}
+	dst = s.closeMessage(dst, "completed")
+	s.reasoning = s.res.add(kindReasoning)
+	s.reasoning.sealed = s.res.echo.sealed
+	dst = s.emitItem(dst, "response.output_item.added", s.reasoning)
+	b := s.begin("response.reasoning_summary_part.added")
+	b = appendItemRef(b, s.reasoning)
+	b = append(b, `,"summary_index":0,"part":{"type":"summary_text","text":""}`...)
+	return s.end(dst, "response.reasoning_summary_part.added", b)
+}
+
+// signedDelta keeps a delta's signed blocks (Chat thinking_blocks) on the
+// reasoning item: a signature signs the reasoning text streamed since the
+// last one; the item's encrypted_content carries them when it is done.
+func (s *Stream) signedDelta(dst []byte, blocks []signedBlock) []byte {
+	for _, b := range blocks {
+		dst = s.openReasoning(dst)
+		it := s.reasoning
+		if b.Type == "thinking" {
+			b.Thinking = string(it.text[it.cut:])
+			it.cut = len(it.text)
+		}
+		it.blocks = append(it.blocks, b)
+	}
+	return dst
+}
+
+func (s *Stream) reasoningDelta(dst []byte, text string) []byte {
+	dst = s.openReasoning(dst)
 	it := s.reasoning
 	it.text = append(it.text, text...)
 	b := s.begin("response.reasoning_summary_text.delta")

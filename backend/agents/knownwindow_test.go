@@ -1,7 +1,9 @@
-package api
+package agents
 
 import "testing"
 
+// TestKnownWindow: windows by name prefix, any case, after a provider path;
+// Claude names and unknown names have none.
 func TestKnownWindow(t *testing.T) {
 	tests := []struct {
 		model string
@@ -18,8 +20,8 @@ func TestKnownWindow(t *testing.T) {
 		{"", 0},
 	}
 	for _, tt := range tests {
-		if got := knownWindow(tt.model); got != tt.want {
-			t.Errorf("knownWindow(%q) = %d, want %d", tt.model, got, tt.want)
+		if got := KnownWindow(tt.model); got != tt.want {
+			t.Errorf("KnownWindow(%q) = %d, want %d", tt.model, got, tt.want)
 		}
 	}
 }
