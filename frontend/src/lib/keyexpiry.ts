@@ -2,23 +2,10 @@
 // datetime-local ↔ RFC 3339, the Expires cell's words and tone, the rotation
 // grace choices. Unit-tested in tests/unit/keyexpiry.test.ts.
 
+import { localToIso } from './daterange';
 import { formatDuration } from './format';
 
-/** A datetime-local value (the browser's time zone) as RFC 3339 UTC, '' for none or an invalid one. */
-export function localToIso(local: string): string {
-  if (!local) return '';
-  const d = new Date(local);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
-}
-
-/** An RFC 3339 time as a datetime-local value in the browser's time zone ('' for none). */
-export function isoToLocal(iso: string | null | undefined): string {
-  if (!iso) return '';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
-}
+export { isoToLocal, localToIso } from './daterange';
 
 export interface ExpiryState {
   /** "never", "expired", "in 3 d 4 h". */
