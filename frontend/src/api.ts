@@ -11,6 +11,7 @@ import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
 import { parseInstances, type InstanceList } from './lib/instances';
+import type { CatalogueEntry, ModelPrice } from './lib/pricing';
 
 const TOKEN_KEY = 'omniroute.token';
 
@@ -819,6 +820,10 @@ export const endpoints = {
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<ConnectionSaved>(`/api/providers/${enc(id)}`, patch),
+  /** PATCH /api/providers/{id} {pricing}: the connection's own prices (replaces them; {} removes them). */
+  setConnectionPricing: (id: string, pricing: Record<string, ModelPrice>) => api.patch<ConnectionSaved>(`/api/providers/${enc(id)}`, { pricing }),
+  /** GET /api/pricing: the catalogue (pricing file and shipped prices), the connections' overrides, the file's state. */
+  listPricing: (signal?: AbortSignal) => api.get<{ catalogue?: CatalogueEntry[] }>('/api/pricing', signal),
   /** PATCH /api/providers/{id}: replace the hidden models and the aliases. */
   manageModels: (id: string, body: { hiddenModels: string[]; modelAliases: Record<string, string> }) =>
     api.patch<ConnectionSaved>(`/api/providers/${enc(id)}`, body),

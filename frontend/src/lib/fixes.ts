@@ -4,6 +4,7 @@
 // render the buttons with views/fix-buttons.ts.
 
 import type { HealthLock } from './healthmodel';
+import { priceFixParams } from './pricing';
 
 /** The button label of each fix the health model names. */
 export const FIX_LABEL: Record<string, string> = {
@@ -14,6 +15,7 @@ export const FIX_LABEL: Record<string, string> = {
   replace_key: 'Replace key',
   enable: 'Enable',
   edit_connection: 'Open connection',
+  set_price: 'Set its price',
 };
 
 /** What a fix acts on: a connection (or a provider) with what the health model says of it. */
@@ -25,6 +27,8 @@ export interface FixTarget {
   providerId?: string;
   locks?: HealthLock[];
   leaseId?: string;
+  /** The model a fix is about (set_price: the model of unknown price). */
+  model?: string;
 }
 
 /** One step a fix takes: an API call, or a link to the connection's editor. */
@@ -60,6 +64,9 @@ export function planFix(fix: string, t: FixTarget): FixPlan | null {
       return { kind: 'link', href: '/connections', params: { edit: t.id, field: 'apiKey' } };
     case 'edit_connection':
       return { kind: 'link', href: '/connections', params: { edit: t.id } };
+    case 'set_price':
+      // MODEL_PRICE_UNKNOWN: the Connections page's pricing editor, the model's row ready.
+      return { kind: 'link', href: '/connections', params: priceFixParams(t.model ?? '', t.id) };
     default:
       return null;
   }

@@ -25,6 +25,7 @@ import type { ViewContext } from '../router';
 import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
 import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
 import { openModelsDialog } from './models-dialog';
+import { openPricingFromParams, pricesButton } from './pricing';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
 import { describePrefillProbe, modelPrefillOf, prefillTag } from '../lib/prefill';
 
@@ -315,7 +316,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true, fk('test'));
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
-    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    const pricesBtn = pricesButton(c, async (n) => {
+      clear(rowMessage, notice(`Saved the prices of “${label}”: ${n} model${n === 1 ? '' : 's'} priced.`, 'success'));
+      await load(true, fk('test'));
+    });
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, pricesBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
@@ -646,6 +651,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
+    // #/connections?price=<id>|auto&model=<m> (the MODEL_PRICE_UNKNOWN fix) opens the pricing editor.
+    if (!c && !ctx.signal.aborted && openPricingFromParams(ctx.params, connections ?? [], () => void load(true))) return;
     if (c && !ctx.signal.aborted) {
       openEditDialog(c);
       // "Replace key" (the health model's replace_key fix) lands on the key field.

@@ -10,6 +10,7 @@ import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
 import { openBodies } from './bodies';
 import { renderCaptureSettings } from './capture-settings';
+import { priceFixLink } from './pricing';
 
 const LIMIT = 100;
 /** The gateway writes request logs in batches (about once a second). */
@@ -454,7 +455,12 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           queueNote(l.queueMs, l.queueReason) ? h('small', { class: 'muted block' }, queueNote(l.queueMs, l.queueReason)) : null,
         ),
         h('td', { class: 'num' }, l.upstreamMs != null ? formatDuration(l.upstreamMs) : '—'),
-        h('td', { class: 'log-error' }, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
+        h(
+          'td',
+          { class: 'log-error' },
+          l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—'),
+          l.errorCode === 'MODEL_PRICE_UNKNOWN' && canReplay ? [' ', priceFixLink(l.model ?? '', l.connectionId || undefined)] : null,
+        ),
       ),
       isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l))) : null,
     );
