@@ -652,7 +652,10 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
     // #/connections?price=<id>|auto&model=<m> (the MODEL_PRICE_UNKNOWN fix) opens the pricing editor.
-    if (!c && !ctx.signal.aborted && openPricingFromParams(ctx.params, connections ?? [], () => void load(true))) return;
+    if (!c && !ctx.signal.aborted && openPricingFromParams(ctx.params, connections ?? [], (n, p) => {
+      clear(rowMessage, notice(`Saved the prices of “${p.name || p.provider}”: ${n} model${n === 1 ? '' : 's'} priced.`, 'success'));
+      void load(true);
+    })) return;
     if (c && !ctx.signal.aborted) {
       openEditDialog(c);
       // "Replace key" (the health model's replace_key fix) lands on the key field.

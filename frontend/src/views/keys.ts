@@ -1,4 +1,4 @@
-import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
+import { endpoints, getSession, isAbortError, roleAtLeast, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
 import { badge, busy, clear, confirmDialog, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
 import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
@@ -191,7 +191,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       h('td', { 'data-testid': 'key-spend' }, spendCell(k)),
       h('td', null, expiryCell(k)),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, expiry, rotate, del)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, ...(roleAtLeast(getSession()?.role ?? 'admin', 'admin') ? [expiry, rotate] : []), del)),
     );
   }
 

@@ -27,7 +27,7 @@ export function priceFixLink(model: string, connectionId?: string): HTMLElement 
 }
 
 /** The row button that opens the editor. */
-export function pricesButton(c: Connection, onSaved: (count: number) => void): HTMLButtonElement {
+export function pricesButton(c: Connection, onSaved: (count: number, c: Connection) => void): HTMLButtonElement {
   const label = c.name || c.provider;
   const n = Object.keys(ownPricing(c)).length;
   const btn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'prices-button', 'aria-label': `Prices of ${label}` }, n ? `Prices (${n})` : 'Prices');
@@ -40,7 +40,7 @@ export function pricesButton(c: Connection, onSaved: (count: number) => void): H
  * serving the model, else the first one) opens the editor; false when there
  * is no connection to open.
  */
-export function openPricingFromParams(params: URLSearchParams, connections: readonly Connection[], onSaved: (count: number) => void): boolean {
+export function openPricingFromParams(params: URLSearchParams, connections: readonly Connection[], onSaved: (count: number, c: Connection) => void): boolean {
   const want = params.get('price');
   if (!want) return false;
   const model = params.get('model') ?? '';
@@ -50,7 +50,7 @@ export function openPricingFromParams(params: URLSearchParams, connections: read
   return true;
 }
 
-export function openPricingDialog(c: Connection, opts: { model?: string; onSaved: (count: number) => void }): void {
+export function openPricingDialog(c: Connection, opts: { model?: string; onSaved: (count: number, c: Connection) => void }): void {
   const canEdit = roleAtLeast(getSession()?.role ?? 'admin', 'admin');
   const label = c.name || c.provider;
   const own = ownPricing(c);
@@ -179,7 +179,7 @@ export function openPricingDialog(c: Connection, opts: { model?: string; onSaved
     try {
       await endpoints.setConnectionPricing(c.id, r.pricing);
       handle.close();
-      opts.onSaved(Object.keys(r.pricing).length);
+      opts.onSaved(Object.keys(r.pricing).length, c);
     } catch (err) {
       save.disabled = false;
       clear(status, errorBox(err));
