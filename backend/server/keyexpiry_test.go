@@ -183,3 +183,42 @@ func TestKeyRotationKeepsTheKeyAndHonoursTheGrace(t *testing.T) {
 		t.Fatalf("the second secret after a restart: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestKeyRotationAndExpiryReachEveryInstance: on a team server a rotation
+// and an expiry set through one instance are applied by the other (its
+// keyring reloads on the api_keys change notification): the old secret is
+// refused KEY_ROTATED and the expired key KEY_EXPIRED there too.
+func TestKeyRotationAndExpiryReachEveryInstance(t *testing.T) {
+	a, b := newTeam(t)
+	a.addConn("shared", "key-s", 1)
+	code, m := a.mgmt("POST", "/api/keys", map[string]any{"name": "team bot"})
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id, old := m["id"].(string), map[string]string{"Authorization": "Bearer " + m["key"].(string)}
+	eventually(t, "the key known to B", func() bool {
+		resp, _ := b.chat("gpt-4o-mini", false, old)
+		return resp.StatusCode == 200
+	})
+	code, m = a.mgmt("POST", "/api/keys/"+id+"/rotate", nil)
+	if code != 200 {
+		t.Fatalf("rotate: %d %v", code, m)
+	}
+	fresh := map[string]string{"Authorization": "Bearer " + m["key"].(string)}
+	eventually(t, "B refuses the old secret as rotated and takes the new one", func() bool {
+		resp, body := b.chat("gpt-4o-mini", false, old)
+		if resp.StatusCode != 401 || errorCode(body) != "KEY_ROTATED" {
+			return false
+		}
+		resp, _ = b.chat("gpt-4o-mini", false, fresh)
+		return resp.StatusCode == 200
+	})
+	at := time.Now().Add(200 * time.Millisecond)
+	if code, m := a.mgmt("PATCH", "/api/keys/"+id, map[string]any{"expiresAt": at.UnixMilli()}); code != 200 {
+		t.Fatalf("expiry: %d %v", code, m)
+	}
+	eventually(t, "B refuses the key once it expired", func() bool {
+		resp, body := b.chat("gpt-4o-mini", false, fresh)
+		return resp.StatusCode == 401 && errorCode(body) == "KEY_EXPIRED"
+	})
+}
