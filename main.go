@@ -134,8 +134,10 @@ Usage:
   omniroute import <source> [--path FILE]
                             import a CLI login as a subscription connection
                             (claude-code, codex, gemini-cli); the CLI's file is only read
-  omniroute login copilot   sign in to GitHub Copilot (GitHub's device login: open the
-                            page it prints and enter the code) as a connection
+  omniroute login <provider>
+                            sign in with a provider's own device login (open the page
+                            it prints and enter the code) as a connection; the usage
+                            error lists the providers that have one
   omniroute import-db [--from DIR]
                             copy a SQLite data directory's database (default
                             OMNIROUTE_DATA_DIR) into the empty PostgreSQL database

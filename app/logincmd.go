@@ -8,36 +8,48 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/errs"
-	"omniroute/backend/oauth"
+	"omniroute/backend/providers"
 	"omniroute/backend/server"
 )
 
-// LoginCommand is `omniroute login copilot`: GitHub's device login for a
-// GitHub Copilot connection. It prints the code to enter and the page to
-// enter it on, then waits until the login is approved (or refused, or the
-// code expires). With the gateway running the login goes through its
-// management API (POST /api/providers/login/copilot, then polls), so the
-// connection routes at once; otherwise the CLI does the device flow itself
-// and writes the database, and the connection is loaded at the next start.
+// LoginCommand is `omniroute login <provider>`: the provider's own device
+// sign-in (its module's providers.LoginFlow) for a connection. It prints the
+// code to enter and the page to enter it on, then waits until the login is
+// approved (or refused, or the code expires). With the gateway running the
+// login goes through its management API (POST
+// /api/providers/login/{provider}, then polls), so the connection routes at
+// once; otherwise the CLI does the device flow itself and writes the
+// database, and the connection is loaded at the next start.
 func LoginCommand(args []string, proc config.Process, stdout, stderr io.Writer) int {
-	const usage = "usage: omniroute login copilot"
-	if len(args) != 1 || (args[0] != "copilot" && args[0] != "github-copilot") {
+	var words []string
+	for _, p := range server.LoginProviders(os.Getenv) {
+		words = append(words, p.LoginFlow().Command)
+	}
+	usage := "usage: omniroute login <provider> (" + strings.Join(words, ", ") + ")"
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	offline, ok := server.NewLoginOffline(proc, os.Getenv, args[0])
+	if !ok {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	name, id, created, err := copilotViaGateway(ctx, proc, stdout)
+	name, id, created, err := loginViaGateway(ctx, proc, offline.Provider.ID, offline.Provider.Name, stdout)
 	if errors.Is(err, errNotRunning) {
-		name, id, created, err = copilotOffline(ctx, proc, stdout)
+		name, id, created, err = loginOffline(ctx, offline, stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "omniroute: login failed:", message(err))
@@ -47,18 +59,19 @@ func LoginCommand(args []string, proc config.Process, stdout, stderr io.Writer) 
 	if created {
 		verb = "created"
 	}
-	fmt.Fprintf(stdout, "Signed in to GitHub Copilot: connection %q (%s) %s\n", name, id, verb)
+	fmt.Fprintf(stdout, "Signed in to %s: connection %q (%s) %s\n", offline.Provider.Name, name, id, verb)
 	return 0
 }
 
-// showCode tells the user what to do on GitHub.
-func showCode(w io.Writer, userCode, uri string) {
-	fmt.Fprintf(w, "To sign in to GitHub Copilot, open %s and enter the code %s\nWaiting for the login to be approved…\n", uri, userCode)
+// showCode tells the user what to do on the provider's site.
+func showCode(w io.Writer, provider, userCode, uri string) {
+	fmt.Fprintf(w, "To sign in to %s, open %s and enter the code %s\nWaiting for the login to be approved…\n", provider, uri, userCode)
 }
 
-// copilotViaGateway runs the login through the running gateway; errNotRunning
-// when nothing answers on its address.
-func copilotViaGateway(ctx context.Context, proc config.Process, stdout io.Writer) (name, id string, created bool, err error) {
+// loginViaGateway runs the login of provider (its catalogue id; display its
+// name) through the running gateway; errNotRunning when nothing answers on
+// its address.
+func loginViaGateway(ctx context.Context, proc config.Process, provider, display string, stdout io.Writer) (name, id string, created bool, err error) {
 	token, err := server.LoadOrCreateToken(proc.DataDir)
 	if err != nil {
 		return "", "", false, err
@@ -103,10 +116,11 @@ func copilotViaGateway(ctx context.Context, proc config.Process, stdout io.Write
 		VerificationURI string `json:"verificationUri"`
 		Interval        int    `json:"interval"`
 	}
-	if err := call(http.MethodPost, "/api/providers/login/copilot", &start); err != nil {
+	base := "/api/providers/login/" + url.PathEscape(provider)
+	if err := call(http.MethodPost, base, &start); err != nil {
 		return "", "", false, err
 	}
-	showCode(stdout, start.UserCode, start.VerificationURI)
+	showCode(stdout, display, start.UserCode, start.VerificationURI)
 	interval := time.Duration(max(start.Interval, 1)) * time.Second
 	for {
 		if err := clock.Sleep(ctx, interval); err != nil {
@@ -125,7 +139,7 @@ func copilotViaGateway(ctx context.Context, proc config.Process, stdout io.Write
 				Name string `json:"name"`
 			} `json:"connection"`
 		}
-		if err := call(http.MethodGet, "/api/providers/login/copilot/"+start.FlowID, &poll); err != nil {
+		if err := call(http.MethodGet, base+"/"+url.PathEscape(start.FlowID), &poll); err != nil {
 			return "", "", false, err
 		}
 		switch poll.Status {
@@ -141,18 +155,13 @@ func copilotViaGateway(ctx context.Context, proc config.Process, stdout io.Write
 	}
 }
 
-// copilotOffline runs the device flow in this process and writes the database.
-func copilotOffline(ctx context.Context, proc config.Process, stdout io.Writer) (name, id string, created bool, err error) {
-	c, ok := server.NewCopilotOffline(proc, os.Getenv)
-	if !ok {
-		return "", "", false, errors.New("GitHub Copilot is not in the catalogue")
-	}
-	o := *c.Provider.OAuth
-	dev, err := oauth.StartDevice(ctx, c.Client, o, time.Now())
+// loginOffline runs the device flow in this process and writes the database.
+func loginOffline(ctx context.Context, c *server.LoginOffline, stdout io.Writer) (name, id string, created bool, err error) {
+	dev, err := c.Flow.Start(ctx, c.Call(time.Now()))
 	if err != nil {
 		return "", "", false, err
 	}
-	showCode(stdout, dev.UserCode, dev.VerificationURI)
+	showCode(stdout, c.Provider.Name, dev.UserCode, dev.VerificationURI)
 	interval := dev.Interval
 	for {
 		if err := clock.Sleep(ctx, interval); err != nil {
@@ -161,20 +170,20 @@ func copilotOffline(ctx context.Context, proc config.Process, stdout io.Writer) 
 		if !time.Now().Before(dev.ExpiresAt) {
 			return "", "", false, errors.New("the code expired before it was entered; run the login again")
 		}
-		tok, err := oauth.PollDevice(ctx, c.Client, o, dev.DeviceCode)
-		var de *oauth.DeviceError
+		grant, err := c.Flow.Poll(ctx, c.Call(time.Now()), dev.DeviceCode)
+		var de *providers.DeviceError
 		switch {
 		case errors.As(err, &de) && !de.Terminal():
-			interval = oauth.NextInterval(interval, de)
+			interval = providers.NextInterval(interval, de)
 			continue
-		case errors.As(err, &de) && de.Code == oauth.DeviceDenied:
-			return "", "", false, errors.New("the login was cancelled on GitHub")
-		case errors.As(err, &de) && de.Code == oauth.DeviceExpired:
+		case errors.As(err, &de) && de.Code == providers.DeviceDenied:
+			return "", "", false, errors.New("the login was cancelled on " + c.Flow.Site)
+		case errors.As(err, &de) && de.Code == providers.DeviceExpired:
 			return "", "", false, errors.New("the code expired before it was entered; run the login again")
 		case err != nil:
 			return "", "", false, err
 		}
-		res, err := c.Save(ctx, tok, time.Now())
+		res, err := c.Save(ctx, grant, time.Now())
 		if err != nil {
 			return "", "", false, err
 		}

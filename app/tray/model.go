@@ -36,9 +36,11 @@ func Icon(h Health) string {
 
 // Status is what the tray knows about the gateway, taken from the health model.
 type Status struct {
-	Health       Health
-	Connections  int
-	Serving      int
+	Health      Health
+	Connections int
+	Serving     int
+	// CoolingDown, Terminal (out of service) and OpenBreakers are the health
+	// model's summary split: Serving + the three = Connections.
 	CoolingDown  int
 	Terminal     int
 	OpenBreakers int
@@ -63,16 +65,9 @@ func FromReport(r health.Report, paused bool) Status {
 	if paused {
 		s.Health = Paused
 	}
-	for _, c := range r.Connections {
-		switch c.State {
-		case health.Cooling:
-			s.CoolingDown++
-		case health.Terminal, health.KeyRejected, health.Unreachable:
-			s.Terminal++
-		case health.BreakerOpen:
-			s.OpenBreakers++
-		}
-	}
+	// The health model's one split of the connections not serving (the
+	// dashboard's tiles read the same numbers).
+	s.CoolingDown, s.Terminal, s.OpenBreakers = r.Summary.Cooling, r.Summary.OutOfService, r.Summary.BreakerOpen
 	return s
 }
 

@@ -139,7 +139,7 @@ type API struct {
 	log          *slog.Logger
 	leaseView    leaseView
 	auth         *authThrottle // failed authentication per source address
-	flows        deviceFlows   // GitHub Copilot device logins in progress
+	flows        deviceFlows   // provider device sign-ins in progress (login.go)
 	// dummyHash is compared against when a sign-in names no user, so that
 	// an unknown email takes as long as a wrong password.
 	dummyHash func() []byte
@@ -279,8 +279,9 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/catalog", a.management(a.listCatalog)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/import", a.management(a.importLogin)).Methods(http.MethodPost)
-	m.HandleFunc("/providers/login/copilot", a.management(a.startCopilotLogin)).Methods(http.MethodPost)
-	m.HandleFunc("/providers/login/copilot/{flowId}", a.management(a.pollCopilotLogin)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/login", a.management(a.listLogins)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/login/{provider}", a.management(a.startLogin)).Methods(http.MethodPost)
+	m.HandleFunc("/providers/login/{provider}/{fid}", a.management(a.pollLogin)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/{id}", a.management(a.getConnection)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/{id}", a.management(a.updateConnection)).Methods(http.MethodPut, http.MethodPatch)
 	m.HandleFunc("/providers/{id}", a.management(a.deleteConnection)).Methods(http.MethodDelete)

@@ -99,6 +99,8 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 		EgressBucketed  bool `json:"egressBucketed"`
 		// DataFields are the provider module's providerSpecificData schema ([] : free form).
 		DataFields []dataField `json:"dataFields"`
+		// KeyField is how a connection form asks for the apiKey.
+		KeyField keyField `json:"keyField"`
 	}
 	var out []entry
 	for _, p := range a.Catalog.All() {
@@ -106,7 +108,7 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 			Format: string(p.Format), Dialect: string(p.Dialect), BaseURL: p.BaseURL, UserDefined: p.UserDefined, Auth: p.Auth(),
 			DefaultModels: append([]string{}, p.DefaultModels...), NoModelList: p.NoModelList,
 			Tools: p.Tools, Vision: p.Vision, Reasoning: p.Reasoning, AssistantPrefill: p.AssistantPrefill,
-			RuleFullText: p.RuleFullText, HonorsRuleScope: p.HonorsRuleScope, EgressBucketed: p.EgressBucketed, DataFields: dataFields(p)})
+			RuleFullText: p.RuleFullText, HonorsRuleScope: p.HonorsRuleScope, EgressBucketed: p.EgressBucketed, DataFields: dataFields(p), KeyField: keyFieldOf(p)})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }

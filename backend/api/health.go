@@ -12,7 +12,6 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/health"
 	"omniroute/backend/httpx"
-	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/routing"
 	"omniroute/backend/words"
@@ -157,21 +156,19 @@ func (a *API) ComputeHealth() Health {
 	}
 	h.Lockouts = rep.Summary.Locks
 	h.Leases = rep.Summary.Leases
-	for _, c := range a.Engine.Registry().All() {
-		h.Total++
-		ok, reason, remaining := cooldown.Eligible(c.Cooldown(), now)
-		switch {
-		case ok:
-			if c.Active {
-				h.ActiveAvailable++
+	// The legacy counters come from the health model's one split of the
+	// connections (Summary), so /metrics, the tray and every page agree:
+	// coolingDown = cooling, terminal = everything else not serving but an
+	// open breaker (out of service).
+	h.Total, h.CoolingDown, h.Terminal = rep.Summary.Total, rep.Summary.Cooling, rep.Summary.OutOfService
+	for _, c := range rep.Connections {
+		if c.Serving {
+			h.ActiveAvailable++
+		}
+		if c.State == health.Cooling && !c.Serving && !c.Until.IsZero() {
+			if ms := c.Until.Sub(now).Milliseconds(); ms > 0 && (h.SoonestRetryMs == 0 || ms < h.SoonestRetryMs) {
+				h.SoonestRetryMs = ms
 			}
-		case reason == "connection_cooldown":
-			h.CoolingDown++
-			if h.SoonestRetryMs == 0 || remaining.Milliseconds() < h.SoonestRetryMs {
-				h.SoonestRetryMs = remaining.Milliseconds()
-			}
-		default:
-			h.Terminal++
 		}
 	}
 	return h
@@ -273,5 +270,16 @@ func errInvalidQuery(param, msg string) error {
 // every error code, verdict, exclusion reason, health state and fix (the
 // dashboard shows these sentences, with the code as a small tag).
 func (a *API) wordsRoute(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, words.Get())
+	httpx.WriteJSON(w, http.StatusOK, a.words())
+}
+
+// words is the plain-words catalogue with the provider modules' own codes.
+func (a *API) words() words.Catalogue {
+	c := words.Get()
+	if a.Catalog != nil {
+		for code, sentence := range a.Catalog.Words() {
+			c.Codes[code] = sentence
+		}
+	}
+	return c
 }

@@ -13,7 +13,6 @@ import (
 
 	"omniroute/backend/httpx"
 	"omniroute/backend/store"
-	"omniroute/backend/words"
 )
 
 // logsPageBytes caps one page of GET /api/logs: however large the stored rows,
@@ -77,7 +76,7 @@ func (a *API) logFilter(q url.Values) (store.RequestLogFilter, error) {
 				f.ConnectionIDs = append(f.ConnectionIDs, c.ID)
 			}
 		}
-		for code, sentence := range words.Get().Codes {
+		for code, sentence := range a.words().Codes {
 			if strings.Contains(strings.ToLower(sentence), lower) {
 				f.ErrorCodes = append(f.ErrorCodes, code)
 			}

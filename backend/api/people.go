@@ -85,8 +85,9 @@ var routeRoles = map[string]string{
 	"GET /api/feature-flags":                    RoleViewer,
 	"GET /api/logs":                             RoleViewer,
 	"GET /api/logs/export":                      RoleViewer,
-	"POST /api/providers/login/copilot":         RoleAdmin, // adds a credential
-	"GET /api/providers/login/copilot/{flowId}": RoleAdmin,
+	"GET /api/providers/login":                  RoleViewer, // which providers have a sign-in flow
+	"POST /api/providers/login/{provider}":      RoleAdmin,  // adds a credential
+	"GET /api/providers/login/{provider}/{fid}": RoleAdmin,
 	"POST /api/backup":                          RoleAdmin, // every credential, sealed with the caller's passphrase
 	"POST /api/restore":                         RoleAdmin, // replaces the configuration
 	"GET /api/capture":                          RoleViewer,
@@ -365,6 +366,10 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 		body, _ = io.ReadAll(r.Body) // already buffered by readManagementBody
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	var before map[string]any
+	if !opaque && r.Method != http.MethodPost {
+		before = a.auditBefore(r, key) // the target's name and old values, read before the write
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	next(sw, r)
 	if sw.status == 0 {
@@ -379,7 +384,7 @@ func (a *API) audited(w http.ResponseWriter, r *http.Request, p principal, next 
 	if opaque {
 		detail = opaqueDetail(kind, ev, sw.status)
 	} else {
-		detail = auditDetail(mux.Vars(r), body)
+		detail = withBefore(auditDetail(mux.Vars(r), body), before)
 	}
 	a.recordAudit(r, p, key, sw.status, detail)
 }

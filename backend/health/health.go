@@ -277,6 +277,9 @@ type ComboTargetHealth struct {
 	Serving bool   `json:"serving"`
 	// Reason says why it cannot be served ("" when it can).
 	Reason string `json:"reason,omitempty"`
+	// Until is when the first of its connections is back by itself (zero:
+	// serving, or none comes back without a fix).
+	Until time.Time `json:"until,omitzero"`
 	// Connections are the connections it could be sent to, each with its
 	// state, reason and fixes from the health model.
 	Connections []ComboCandidate `json:"connections"`
@@ -297,6 +300,15 @@ type Summary struct {
 	// Serving and Total count connections (Serving: takes some requests now).
 	Serving int `json:"serving"`
 	Total   int `json:"total"`
+	// Cooling, BreakerOpen and OutOfService split the connections that are
+	// not serving: each one is in exactly one of them (cooling down, its
+	// provider breaker open, anything else: rejected key, wrong base URL,
+	// unreachable, terminal, switched off, leased to another key), so
+	// Serving + Cooling + BreakerOpen + OutOfService == Total. Every count
+	// the dashboard, the tray and /metrics show comes from these.
+	Cooling      int `json:"cooling"`
+	BreakerOpen  int `json:"breakerOpen"`
+	OutOfService int `json:"outOfService"`
 	// ModelsServable of ModelsTotal configured models can be served now.
 	ModelsServable int     `json:"modelsServable"`
 	ModelsTotal    int     `json:"modelsTotal"`
@@ -353,8 +365,15 @@ func Compute(in Input) Report {
 		r.Connections = append(r.Connections, ch)
 		byID[c.ID] = ch
 		conns[c.ID] = c
-		if ch.Serving {
+		switch {
+		case ch.Serving:
 			r.Summary.Serving++
+		case ch.State == Cooling:
+			r.Summary.Cooling++
+		case ch.State == BreakerOpen:
+			r.Summary.BreakerOpen++
+		default:
+			r.Summary.OutOfService++
 		}
 		if lease != nil {
 			r.Summary.Leases++
@@ -429,6 +448,39 @@ func leasedAway(r Report) bool {
 // leased, some models locked, degraded breaker, serving. Until is the latest
 // deadline among the blocks that keep it out of routing.
 func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
+	ch := decideConn(c, b, locks, lease, forKey, now)
+	ch.Fixes = fitFixes(ch.State, ch.Fixes)
+	return ch
+}
+
+// ownFix is the one fix of a state that only a person can end: clearing a
+// cooldown, resetting a breaker or unlocking models never brings back a
+// rejected key, a wrong base URL or an upstream that does not answer, so
+// those are not offered beside it.
+var ownFix = map[State]string{KeyRejected: "replace_key", EndpointNotFound: "edit_connection", Unreachable: "edit_connection", Terminal: "edit_connection"}
+
+// fitFixes keeps the fixes that can help a connection in state: the state's
+// own fix for a state only a person ends; enable (or replace_key for a
+// credential that does not open) for a disabled one; all of them otherwise.
+func fitFixes(state State, fixes []string) []string {
+	if f, ok := ownFix[state]; ok {
+		return []string{f}
+	}
+	if state == Disabled {
+		out := []string{}
+		for _, f := range fixes {
+			if f == "enable" || f == "replace_key" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	return fixes
+}
+
+// decideConn decides one connection's state, reason, deadline and every fix
+// that touches one of its blocks (connHealth then keeps those that fit).
+func decideConn(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
 	ch := ConnHealth{ID: c.ID, Name: c.Name, Provider: c.Provider, ProviderName: c.ProviderName,
 		Blocks: []Block{}, Locks: []Lock{}, Fixes: []string{}}
 	cd := c.Cooldown
@@ -447,7 +499,7 @@ func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 			blocks = append(blocks, Block{State: Cooling, Reason: coolingReason(cd), Since: cd.LastErrorAt, Until: cd.RateLimitedUntil})
 			ch.Fixes = append(ch.Fixes, "clear_cooldown")
 		} else {
-			blocks = append(blocks, Block{State: Terminal, Reason: "unavailable: " + orElse(cd.LastError, cd.TestStatus), Since: cd.LastErrorAt})
+			blocks = append(blocks, Block{State: Terminal, Reason: "out of service: " + kindPhrase(orElse(cd.TestStatus, cd.LastErrorType)), Since: cd.LastErrorAt})
 			ch.Fixes = append(ch.Fixes, "edit_connection")
 		}
 	}
@@ -652,23 +704,39 @@ func endpointNotFoundReason(cd cooldown.State) string {
 	return base
 }
 
-func terminalReason(term string, cd cooldown.State) string {
-	label := map[string]string{"banned": "account banned", "expired": "credentials expired", "credits_exhausted": "credits exhausted"}[term]
+func terminalReason(term string, _ cooldown.State) string {
+	label := map[string]string{"banned": "account suspended by the provider", "expired": "credentials expired", "credits_exhausted": "no credits left on the account"}[term]
 	if label == "" {
-		label = term
-	}
-	if cd.ErrorCode != "" {
-		label += " (" + cd.ErrorCode + ")"
+		label = kindPhrase(term)
 	}
 	return label
 }
 
+// coolingReason says in words what the connection rests after ("rate
+// limited by the provider"), never the raw error code.
 func coolingReason(cd cooldown.State) string {
-	kind := strings.ReplaceAll(orElse(cd.LastErrorType, "error"), "_", " ")
-	if cd.ErrorCode != "" {
-		kind += " (" + cd.ErrorCode + ")"
+	return kindPhrase(orElse(cd.LastErrorType, "error"))
+}
+
+// kindPhrases are the plain words of the verdict kinds a cooldown, a lock or
+// a terminal state records.
+var kindPhrases = map[string]string{
+	"rate_limit": "rate limited by the provider", "concurrency_limit": "too many requests at once for this account",
+	"quota": "quota used up", "auth": "credentials not accepted", "forbidden": "access refused by the provider",
+	"request_rejected": "request refused by the provider", "banned": "account suspended by the provider",
+	"credits_exhausted": "no credits left on the account", "not_found": "the provider does not know this model or address",
+	"bad_request": "the provider said the request was invalid", "context_length": "too long for the model",
+	"content_policy": "refused by the provider's safety filter", "server": "errors from the provider",
+	"transport": "could not reach the provider", "timeout": "no answer in time", "stall": "the answer stopped arriving",
+	"error": "errors", "expired": "credentials expired",
+}
+
+// kindPhrase is the plain words of a verdict kind (an unknown kind in words).
+func kindPhrase(kind string) string {
+	if p, ok := kindPhrases[kind]; ok {
+		return p
 	}
-	return kind
+	return strings.ReplaceAll(strings.ToLower(kind), "_", " ")
 }
 
 func breakerReason(b breaker.Snapshot) string {
@@ -684,11 +752,7 @@ func breakerReason(b breaker.Snapshot) string {
 }
 
 func lockReason(e lockout.Entry) string {
-	r := strings.ReplaceAll(orElse(e.Reason, "failures"), "_", " ")
-	if e.Status > 0 {
-		r += " (" + strconv.Itoa(e.Status) + ")"
-	}
-	return r
+	return kindPhrase(orElse(e.Reason, "error"))
 }
 
 func orElse(s, def string) string {
@@ -818,20 +882,30 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 					continue
 				}
 				why = append(why, c.Name+": "+cc.Reason)
+				// A connection that is not back by itself (rejected key,
+				// wrong base URL, unreachable, terminal, switched off) keeps
+				// the target down whatever its model locks say: no "back in".
 				until := c.Until
+				if !c.Serving && until.IsZero() {
+					continue
+				}
 				for _, e := range locks[c.ID] {
 					if lockCovers(conns[c.ID].ProviderID, cand.Model, e) && e.ExpiresAt.After(until) {
 						until = e.ExpiresAt
 					}
 				}
-				if !until.IsZero() && until.After(now) && (ch.Until.IsZero() || until.Before(ch.Until)) {
-					ch.Until = until
+				if !until.IsZero() && until.After(now) && (th.Until.IsZero() || until.Before(th.Until)) {
+					th.Until = until
 				}
 			}
 			th.Serving = ok
 			if ok {
 				ch.Serving++
+				th.Until = time.Time{}
 			} else {
+				if !th.Until.IsZero() && (ch.Until.IsZero() || th.Until.Before(ch.Until)) {
+					ch.Until = th.Until
+				}
 				if len(t.Candidates) == 0 {
 					th.Reason = "no connection serves it"
 				} else {

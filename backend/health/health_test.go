@@ -53,13 +53,13 @@ func TestConnectionStates(t *testing.T) {
 	}{
 		{name: "serving", conn: conn("a", "m1"), state: Serving, serving: true},
 		{name: "disabled wins over everything", conn: func() Conn { c := conn("a"); c.Active = false; c.Cooldown = cooling; return c }(),
-			breaker: &open, state: Disabled, fixes: []string{"clear_cooldown", "reset_breaker", "enable"}},
+			breaker: &open, state: Disabled, fixes: []string{"enable"}},
 		{name: "terminal", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(), state: Terminal,
-			since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "banned"},
+			since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "account suspended"},
 		{name: "terminal beats open breaker, never back by itself", conn: func() Conn { c := conn("a"); c.Cooldown = banned; return c }(),
-			breaker: &open, state: Terminal, since: t0.Add(-time.Hour), fixes: []string{"edit_connection", "reset_breaker"}},
+			breaker: &open, state: Terminal, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}},
 		{name: "cooling until deadline", conn: func() Conn { c := conn("a"); c.Cooldown = cooling; return c }(), state: Cooling,
-			until: t0.Add(14 * time.Minute), since: t0.Add(-time.Minute), fixes: []string{"clear_cooldown"}, reasonHas: "rate limit (429)"},
+			until: t0.Add(14 * time.Minute), since: t0.Add(-time.Minute), fixes: []string{"clear_cooldown"}, reasonHas: "rate limited by the provider"},
 		{name: "cooldown lapsed 1 ms ago is serving", conn: func() Conn {
 			c := conn("a")
 			c.Cooldown = cooling
@@ -103,9 +103,9 @@ func TestConnectionStates(t *testing.T) {
 		{name: "a base URL answering 404 is endpoint_not_found, fix: edit it", conn: func() Conn { c := conn("a"); c.Cooldown = notFound; return c }(),
 			state: EndpointNotFound, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}, reasonHas: "this URL answers 404: check the base URL (claude"},
 		{name: "endpoint_not_found beats an open breaker and never comes back by itself", conn: func() Conn { c := conn("a"); c.Cooldown = notFound; return c }(), breaker: &open,
-			state: EndpointNotFound, since: t0.Add(-time.Hour), fixes: []string{"edit_connection", "reset_breaker"}},
+			state: EndpointNotFound, since: t0.Add(-time.Hour), fixes: []string{"edit_connection"}},
 		{name: "key rejected beats an open breaker", conn: func() Conn { c := conn("a"); c.Cooldown = rejected; return c }(), breaker: &open,
-			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key", "reset_breaker"}},
+			state: KeyRejected, since: t0.Add(-time.Hour), fixes: []string{"replace_key"}},
 		{name: "leased but breaker open: breaker wins", conn: conn("a"), lease: &lease, breaker: &open, state: BreakerOpen,
 			until: t0.Add(50 * time.Second), since: t0.Add(-10 * time.Second), fixes: []string{"reset_breaker"}},
 		{name: "expired lease is ignored", conn: conn("a"), lease: &Lease{ConnectionID: "a", ExpiresAt: t0}, state: Serving, serving: true},
@@ -129,7 +129,7 @@ func TestConnectionStates(t *testing.T) {
 			c.Cooldown = cooling
 			c.Reach = Reach{Misses: 2, Since: t0.Add(-time.Minute)}
 			return c
-		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"clear_cooldown", "edit_connection"}},
+		}(), state: Unreachable, since: t0.Add(-time.Minute), fixes: []string{"edit_connection"}},
 		{name: "unreachable once the cooldown ran out", conn: func() Conn {
 			c := conn("a")
 			c.Cooldown = cooling

@@ -47,8 +47,8 @@ type Login struct {
 	Plan             string
 	// Username is the account's login name where the provider has one (GitHub).
 	Username string
-	// Endpoint is the base URL the login's token exchange named (GitHub
-	// Copilot's endpoints.api); "" keeps the provider's.
+	// Endpoint is the base URL the login's token exchange named (a module's
+	// sign-in, providers.Tokens.Endpoint); "" keeps the provider's.
 	Endpoint string
 }
 

@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/routing"
 	"omniroute/tests/fakeupstream"
 )
@@ -33,7 +34,7 @@ func copilotFixture(t *testing.T, exp time.Time) (*fixture, *fakeupstream.Copilo
 		env[k] = v
 	}
 	f := newFixture(t, func(k string) string { return env[k] })
-	res, err := oauth.Upsert(f.st, f.box, f.cat, oauth.Login{Source: oauth.SourceCopilot, AccessToken: "cpt-0", RefreshToken: ghToken,
+	res, err := oauth.Upsert(f.st, f.box, f.cat, oauth.Login{Source: "github-copilot", AccessToken: "cpt-0", RefreshToken: ghToken,
 		ExpiresAt: exp, AccountID: "4242", Username: "octo", Endpoint: "http://127.0.0.1:9/old"}, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -118,67 +119,54 @@ func TestCopilotExchangeSingleFlightAcrossExpiry(t *testing.T) {
 func TestCopilotExchangeErrors(t *testing.T) {
 	f, cp, conn, client := copilotFixture(t, t0)
 	p := conn.Provider
-	if _, err := oauth.ExchangeCopilot(context.Background(), client, *p.OAuth, "gho_other", t0); !oauth.IsRefreshError(err) {
+	x := providers.LoginCall{OAuth: *p.OAuth, Client: client, Now: t0}
+	exchange := p.TokenRefresher()
+	var te *providers.TokenError
+	if _, err := exchange(context.Background(), x, "gho_other"); !errors.As(err, &te) || te.Status != 401 {
 		t.Fatalf("bad GitHub token: %v", err)
 	}
 	cp.SetEntitled(false)
-	var re *oauth.RefreshError
-	if _, err := oauth.ExchangeCopilot(context.Background(), client, *p.OAuth, ghToken, t0); !errors.As(err, &re) || re.Code != "copilot_not_entitled" || re.Status != 403 {
+	if _, err := exchange(context.Background(), x, ghToken); !errors.As(err, &te) || te.Code != "copilot_not_entitled" || te.Status != 403 {
 		t.Fatalf("no seat: %v", err)
 	}
-	if _, err := oauth.CopilotLogin(context.Background(), client, *p.OAuth, ghToken, t0); errs.As(err).Code != "COPILOT_NOT_ENTITLED" {
+	if _, err := p.LoginFlow().Finish(context.Background(), x, ghToken); errs.As(err).Code != "COPILOT_NOT_ENTITLED" {
 		t.Fatalf("login without a seat: %v", err)
 	}
 	clk := clock.NewFake(t0)
 	r := oauth.NewRefresher(oauth.RefresherDeps{Store: f.st, Box: f.box, Client: client, Clock: clk})
-	if _, err := r.Fresh(context.Background(), conn); !oauth.IsRefreshError(err) {
+	_, err := r.Fresh(context.Background(), conn)
+	var re *oauth.RefreshError
+	if !errors.As(err, &re) || re.Code != "copilot_not_entitled" || re.Status != 403 {
 		t.Fatalf("expired token without a seat: %v", err)
 	}
 }
 
-// TestDeviceFlow: the device code, the pending and refused answers, the token.
+// TestDeviceFlow: the device code, the pending and refused answers, the
+// token, through the module's login hooks.
 func TestDeviceFlow(t *testing.T) {
 	_, cp, conn, client := copilotFixture(t, t0)
-	o := *conn.Provider.OAuth
-	dev, err := oauth.StartDevice(context.Background(), client, o, t0)
+	flow := conn.Provider.LoginFlow()
+	x := providers.LoginCall{OAuth: *conn.Provider.OAuth, Client: client, Now: t0}
+	dev, err := flow.Start(context.Background(), x)
 	if err != nil || dev.UserCode != fakeupstream.CopilotUserCode || dev.VerificationURI != cp.URL()+"/login/device" ||
 		dev.Interval != time.Second || !dev.ExpiresAt.Equal(t0.Add(900*time.Second)) || dev.DeviceCode == "" {
 		t.Fatalf("start: %+v %v", dev, err)
 	}
-	var de *oauth.DeviceError
-	if _, err := oauth.PollDevice(context.Background(), client, o, dev.DeviceCode); !errors.As(err, &de) || de.Code != oauth.DevicePending || de.Terminal() {
+	var de *providers.DeviceError
+	if _, err := flow.Poll(context.Background(), x, dev.DeviceCode); !errors.As(err, &de) || de.Code != providers.DevicePending || de.Terminal() {
 		t.Fatalf("pending: %v", err)
 	}
-	if _, err := oauth.PollDevice(context.Background(), client, o, "wrong"); !errors.As(err, &de) || !de.Terminal() {
+	if _, err := flow.Poll(context.Background(), x, "wrong"); !errors.As(err, &de) || !de.Terminal() {
 		t.Fatalf("wrong device code: %v", err)
 	}
 	cp.Approve()
-	if tok, err := oauth.PollDevice(context.Background(), client, o, dev.DeviceCode); err != nil || tok != ghToken {
+	if tok, err := flow.Poll(context.Background(), x, dev.DeviceCode); err != nil || tok != ghToken {
 		t.Fatalf("approved: %q %v", tok, err)
 	}
-	bad := o
-	bad.ClientID = "someone-else"
-	if _, err := oauth.StartDevice(context.Background(), client, bad, t0); errs.As(err).Code != "GITHUB_DEVICE_CODE_FAILED" {
+	bad := x
+	bad.OAuth.ClientID = "someone-else"
+	if _, err := flow.Start(context.Background(), bad); errs.As(err).Code != "GITHUB_DEVICE_CODE_FAILED" {
 		t.Fatalf("wrong client id: %v", err)
-	}
-}
-
-func TestNextInterval(t *testing.T) {
-	cases := []struct {
-		name string
-		cur  time.Duration
-		e    *oauth.DeviceError
-		want time.Duration
-	}{
-		{"pending keeps it", 5 * time.Second, &oauth.DeviceError{Code: oauth.DevicePending}, 5 * time.Second},
-		{"slow_down adds 5 s", 5 * time.Second, &oauth.DeviceError{Code: oauth.DeviceSlowDown}, 10 * time.Second},
-		{"slow_down with GitHub's interval", 5 * time.Second, &oauth.DeviceError{Code: oauth.DeviceSlowDown, Interval: 15 * time.Second}, 15 * time.Second},
-		{"no error", 5 * time.Second, nil, 5 * time.Second},
-	}
-	for _, c := range cases {
-		if got := oauth.NextInterval(c.cur, c.e); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 
@@ -186,12 +174,12 @@ func TestNextInterval(t *testing.T) {
 func TestCopilotCatalogueOverrides(t *testing.T) {
 	env := map[string]string{"OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL": "http://x/dc", "OMNIROUTE_GITHUB_COPILOT_OAUTH_ACCESS_TOKEN_URL": "http://x/at",
 		"OMNIROUTE_GITHUB_COPILOT_OAUTH_USER_URL": "http://x/u", "OMNIROUTE_GITHUB_COPILOT_OAUTH_TOKEN_URL": "http://x/t"}
-	p, ok := providers.NewCatalogEnv(func(k string) string { return env[k] }).Lookup("copilot")
+	p, ok := registry.Catalog(func(k string) string { return env[k] }).Lookup("copilot")
 	if !ok || p.ID != "github-copilot" || p.OAuth.DeviceCodeURL != "http://x/dc" || p.OAuth.AccessTokenURL != "http://x/at" ||
 		p.OAuth.UserURL != "http://x/u" || p.OAuth.TokenURL != "http://x/t" {
 		t.Fatalf("%+v", p.OAuth)
 	}
-	d, _ := providers.NewCatalog().Lookup("github-copilot")
+	d, _ := registry.Catalog(nil).Lookup("github-copilot")
 	if d.OAuth.DeviceCodeURL != "https://github.com/login/device/code" || d.OAuth.TokenURL != "https://api.github.com/copilot_internal/v2/token" {
 		t.Fatalf("defaults: %+v", d.OAuth)
 	}

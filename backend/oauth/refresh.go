@@ -165,8 +165,8 @@ func (r *Refresher) refresh(ctx context.Context, conn *routing.Conn, stale strin
 		xctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exchangeTimeout)
 		defer cancel()
 		var t token
-		if conn.Provider.OAuth.Copilot {
-			t, err = r.exchangeCopilot(xctx, *conn.Provider.OAuth, refresh)
+		if own := conn.Provider.TokenRefresher(); own != nil {
+			t, err = r.exchangeOwn(xctx, own, *conn.Provider.OAuth, refresh)
 		} else {
 			t, err = r.exchange(xctx, *conn.Provider.OAuth, refresh)
 		}
@@ -216,9 +216,9 @@ func (r *Refresher) refresh(ctx context.Context, conn *routing.Conn, stale strin
 type token struct {
 	access, refresh string
 	expiresIn       time.Duration
-	// expires is an absolute expiry (Copilot's expires_at); zero: use expiresIn.
+	// expires is an absolute expiry (a module's own refresh); zero: use expiresIn.
 	expires time.Time
-	// endpoint is the base URL the exchange named (Copilot's endpoints.api).
+	// endpoint is the base URL the exchange named (a module's own refresh).
 	endpoint string
 }
 
@@ -286,15 +286,18 @@ func (r *Refresher) exchange(ctx context.Context, o providers.OAuth, refresh str
 	return t, nil
 }
 
-// exchangeCopilot is GitHub Copilot's "refresh": the stored GitHub token
-// (the refresh token) buys a new short-lived Copilot token; the GitHub token
-// itself stays.
-func (r *Refresher) exchangeCopilot(ctx context.Context, o providers.OAuth, githubToken string) (token, error) {
-	ct, err := ExchangeCopilot(ctx, r.client, o, githubToken, r.clk.Now())
+// exchangeOwn is a provider module's own refresh (Module.Refresh): its
+// refusal becomes a RefreshError like the OAuth grant's.
+func (r *Refresher) exchangeOwn(ctx context.Context, own providers.Refresher, o providers.OAuth, refresh string) (token, error) {
+	t, err := own(ctx, providers.LoginCall{OAuth: o, Client: r.client, Now: r.clk.Now()}, refresh)
 	if err != nil {
-		return token{}, err
+		var te *providers.TokenError
+		if errors.As(err, &te) {
+			return token{}, &RefreshError{Status: te.Status, Code: te.Code, msg: te.Message}
+		}
+		return token{}, &RefreshError{msg: "the token refresh failed"}
 	}
-	return token{access: ct.Token, refresh: githubToken, expires: ct.ExpiresAt, endpoint: ct.Endpoint}, nil
+	return token{access: t.Access, refresh: t.Refresh, expires: t.ExpiresAt, endpoint: t.Endpoint}, nil
 }
 
 // safeCode keeps an OAuth error code only if it looks like one (never echo a body).

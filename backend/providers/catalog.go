@@ -103,23 +103,8 @@ type Doc struct {
 	Auth, Wire, Discovery string
 }
 
-// The editor identity GitHub Copilot's APIs expect (its chat API refuses a
-// request without Editor-Version and Copilot-Integration-Id).
-const (
-	CopilotEditorVersion = "vscode/1.99.3"
-	CopilotPluginVersion = "copilot-chat/0.26.7"
-	CopilotUserAgent     = "GitHubCopilotChat/0.26.7"
-	CopilotAPIVersion    = "2025-04-01"
-)
-
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
-
-// DialectCopilot is GitHub Copilot's chat API: OpenAI Chat Completions at
-// the endpoint the Copilot token exchange names (endpoints.api), with a
-// short-lived Copilot token as the bearer and the editor headers Copilot
-// requires (Provider.ExtraHeaders).
-const DialectCopilot Dialect = "copilot"
 
 // DialectOllama is Ollama's native API, which the ollama executor speaks in
 // the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
@@ -196,16 +181,12 @@ type OAuth struct {
 	// Scope is sent with the refresh grant when set.
 	Scope string
 	// ImportSource is the `omniroute import` source that reads this provider's
-	// CLI login (GitHub Copilot: "github-copilot", its device login's source).
+	// CLI login, or the login source of its module's device sign-in
+	// (Module.Login): the key a login's connection is found by.
 	ImportSource string
-	// Copilot marks GitHub Copilot: the stored refresh token is the GitHub
-	// OAuth token of a device login, and a "refresh" is the Copilot token
-	// exchange (GET TokenURL with "Authorization: token <GitHub token>"),
-	// answering a short-lived token, its expires_at and the chat endpoint.
-	Copilot bool
-	// DeviceCodeURL and AccessTokenURL are the GitHub device flow's
-	// endpoints (POST /login/device/code, POST /login/oauth/access_token);
-	// UserURL names the account (GET /user). Copilot only.
+	// DeviceCodeURL and AccessTokenURL are a device sign-in's endpoints
+	// (RFC 8628: the device authorization and token endpoints); UserURL
+	// names the account. Only a row whose module has a Login sets them.
 	DeviceCodeURL, AccessTokenURL, UserURL string
 	// Models are the bare model names an imported connection serves at first
 	// (the names the provider's own CLI sends), so the CLI works through the
@@ -230,10 +211,9 @@ func NewCatalog() *Catalog { return NewCatalogEnv(nil) }
 // overridden by getenv (nil: none): OMNIROUTE_<PROVIDER>_OAUTH_TOKEN_URL,
 // _OAUTH_CLIENT_ID and _OAUTH_CLIENT_SECRET, where <PROVIDER> is the id in
 // upper case with '-' as '_' (OMNIROUTE_CLAUDE_OAUTH_TOKEN_URL,
-// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET); GitHub Copilot's device flow
-// also reads _OAUTH_DEVICE_CODE_URL, _OAUTH_ACCESS_TOKEN_URL and
-// _OAUTH_USER_URL (OMNIROUTE_GITHUB_COPILOT_OAUTH_DEVICE_CODE_URL). Tests
-// point them at fakes.
+// OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET); a row with a device sign-in
+// (OAuth.DeviceCodeURL set) also reads _OAUTH_DEVICE_CODE_URL,
+// _OAUTH_ACCESS_TOKEN_URL and _OAUTH_USER_URL. Tests point them at fakes.
 func NewCatalogEnv(getenv func(string) string) *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
@@ -317,25 +297,6 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
 			Tools:         true, Vision: true, Reasoning: true},
 
-		// GitHub Copilot: a device login (`omniroute login copilot`) stores the
-		// GitHub token; the Copilot token exchange gives the short-lived chat
-		// token and its endpoint (individual, business or enterprise), which
-		// becomes the connection's base URL. The client id is the public one
-		// of GitHub's Copilot editor integrations; the editor headers are the
-		// ones Copilot's chat API refuses requests without.
-		{ID: "github-copilot", Name: "GitHub Copilot", Category: CategoryOAuth, Format: FormatOpenAI, Dialect: DialectCopilot, Aliases: []string{"copilot", "gh-copilot"},
-			Doc: Doc{Auth: "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers",
-				Wire: "OpenAI Chat Completions at the Copilot token's endpoint"},
-			ImageHeader:   [2]string{"Copilot-Vision-Request", "true"}, // it refuses image input unless the request says it carries some
-			BaseURL:       "https://api.githubcopilot.com",
-			DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
-			ExtraHeaders: map[string]string{"Editor-Version": CopilotEditorVersion, "Editor-Plugin-Version": CopilotPluginVersion,
-				"Copilot-Integration-Id": "vscode-chat", "User-Agent": CopilotUserAgent, "Openai-Intent": "conversation-panel",
-				"X-Github-Api-Version": CopilotAPIVersion},
-			HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true,
-			OAuth: &OAuth{Copilot: true, ImportSource: "github-copilot", TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
-				DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
-				UserURL: "https://api.github.com/user"}},
 		// Ollama twice: its OpenAI-compatible /v1, and its native API (the
 		// base URL is the server's root), whose chat carries thinking,
 		// images and tool calls as Ollama models emit them.
@@ -387,7 +348,7 @@ func applyEnv(list []Provider, getenv func(string) string) {
 		if v := strings.TrimSpace(getenv(prefix + "BASE_URL")); v != "" {
 			list[i].BaseURL = v
 		}
-		if o.Copilot {
+		if o.DeviceCodeURL != "" {
 			for name, f := range map[string]*string{"DEVICE_CODE_URL": &o.DeviceCodeURL, "ACCESS_TOKEN_URL": &o.AccessTokenURL, "USER_URL": &o.UserURL} {
 				if v := strings.TrimSpace(getenv(prefix + name)); v != "" {
 					*f = v

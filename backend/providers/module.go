@@ -27,6 +27,9 @@ type Module struct {
 	// Rules are the provider's built-in error rules (Catalog.Rules; the
 	// wiring place hands them to rules.New).
 	Rules []rules.Rule
+	// Words are the plain sentences of the error codes only this provider
+	// emits (Catalog.Words; GET /api/words carries them).
+	Words map[string]string
 	// Prefills reports a model that continues a trailing assistant message
 	// whatever the row's prefill flags say (nil: the flags decide).
 	Prefills func(model string) bool
@@ -37,6 +40,9 @@ type Module struct {
 	Formats []Format
 	// Data is the schema of a connection's providerSpecificData (nil: free form).
 	Data *DataSchema
+	// Key says how the dashboard asks for a connection's apiKey (zero: a
+	// secret text field labelled "API key").
+	Key KeyForm
 	// MaxKey bounds the apiKey's length (0: the API's default).
 	MaxKey int
 	// Check runs when a connection is created or its apiKey or
@@ -56,6 +62,12 @@ type Module struct {
 	// (e.g. a deployments map): added to what discovery lists, and served
 	// when the upstream's list does not answer.
 	OwnModels func(Target) []string
+	// Login is the provider's own device-code sign-in (nil: none); the
+	// API, the CLI and the dashboard drive it (docs/PROVIDERS.md).
+	Login *LoginFlow
+	// Refresh is the provider's own token refresh (nil: the OAuth
+	// refresh_token grant); the token refresher calls it.
+	Refresh Refresher
 }
 
 // ExecDeps are the shared parts an executor is built from.
@@ -104,7 +116,9 @@ type DataSchema struct {
 	Apply func(DataInput) (DataOutput, error)
 }
 
-// Field is one providerSpecificData field.
+// Field is one providerSpecificData field. Beyond its JSON shape it says
+// how a connection form shows it (GET /api/providers/catalog): the
+// dashboard renders every provider's form from these, with no view of its own.
 type Field struct {
 	Name string
 	// Type is the JSON type: "string", "object", "boolean".
@@ -116,6 +130,71 @@ type Field struct {
 	Secret   bool
 	SealedAs string
 	Doc      string
+	// Label is the form's label ("" : Name).
+	Label string
+	// Kind is the form control (FieldKind; "" : KindSecret for a Secret
+	// field, KindJSON for an object, KindBool for a boolean, else KindText).
+	Kind FieldKind
+	// Options are a KindSelect field's values.
+	Options []string
+	// Default is the value the gateway uses when the field is left empty.
+	Default string
+	// Placeholder is an example shown in an empty control.
+	Placeholder string
+	// ReadOnly fields are the gateway's own (filled on save): shown, never sent.
+	ReadOnly bool
+	// Summary, when set, shows the field's value on the connection's row
+	// after this word ("project", "region").
+	Summary string
+	// RequiredUnless names a field that, when set, makes this one optional
+	// (values read from a profile).
+	RequiredUnless string
+	// MapKey and MapValue name a KindMap field's two sides ("model", "deployment").
+	MapKey, MapValue string
+}
+
+// FieldKind is how a connection form shows a field or the apiKey.
+type FieldKind string
+
+// The form controls a Field or KeyForm can ask for.
+const (
+	KindText   FieldKind = "text"
+	KindURL    FieldKind = "url"
+	KindSecret FieldKind = "secret"
+	KindSelect FieldKind = "select"
+	KindBool   FieldKind = "boolean"
+	// KindJSON is a JSON value typed in a text area.
+	KindJSON FieldKind = "json"
+	// KindMap is an object of string → string, one "key = value" a line.
+	KindMap FieldKind = "map"
+	// KindFile is a file's text (a JSON key file), read in the browser.
+	KindFile FieldKind = "file"
+	// KindNone hides the apiKey: the Data fields carry the credential.
+	KindNone FieldKind = "none"
+)
+
+// FormKind is f's control: Kind, else the one its type and secrecy imply.
+func (f Field) FormKind() FieldKind {
+	switch {
+	case f.Kind != "":
+		return f.Kind
+	case f.Secret:
+		return KindSecret
+	case f.Type == "object":
+		return KindJSON
+	case f.Type == "boolean":
+		return KindBool
+	}
+	return KindText
+}
+
+// KeyForm is how a connection form asks for the apiKey.
+type KeyForm struct {
+	// Kind is KindSecret (""), KindFile or KindNone.
+	Kind FieldKind
+	// Label ("" : "API key"), Doc (the help line) and, for a file, Accept
+	// (the file chooser's types, ".json,application/json").
+	Label, Doc, Accept string
 }
 
 // SealedFieldSuffix ends a providerSpecificData field holding a sealed
@@ -216,6 +295,17 @@ func (c *Catalog) Rules() []rules.Rule {
 	var out []rules.Rule
 	for _, m := range c.modules {
 		out = append(out, m.Rules...)
+	}
+	return out
+}
+
+// Words are the modules' sentences of their own error codes, merged.
+func (c *Catalog) Words() map[string]string {
+	out := map[string]string{}
+	for _, m := range c.modules {
+		for code, sentence := range m.Words {
+			out[code] = sentence
+		}
 	}
 	return out
 }

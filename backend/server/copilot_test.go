@@ -98,3 +98,47 @@ func TestCopilotLoginFlows(t *testing.T) {
 		t.Fatalf("an expired login: %d %v", code, m)
 	}
 }
+
+// TestLoginRouteIsGeneric: the device sign-in routes take any catalogue id
+// or alias whose module has a login flow (the old /login/copilot path is the
+// same route), list those providers for the dashboard, refuse a provider
+// without one, and a flow is polled only under its own provider.
+func TestLoginRouteIsGeneric(t *testing.T) {
+	e := newEnv(t)
+	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
+	}
+	e.restart()
+	code, m := e.mgmt("GET", "/api/providers/login", nil)
+	list, _ := m["providers"].([]any)
+	if code != 200 || len(list) != 1 {
+		t.Fatalf("list: %d %v", code, m)
+	}
+	if p := list[0].(map[string]any); p["id"] != "github-copilot" || p["name"] != "GitHub Copilot" || p["kind"] != "device" ||
+		p["command"] != "copilot" || p["site"] != "GitHub" || p["hint"] == "" {
+		t.Fatalf("listed: %v", p)
+	}
+	for _, bad := range []string{"openai", "nope"} {
+		if code, m := e.mgmt("POST", "/api/providers/login/"+bad, nil); code != 404 || m["error"].(map[string]any)["code"] != "UNKNOWN_PROVIDER" {
+			t.Fatalf("%s: %d %v", bad, code, m)
+		}
+	}
+	code, m = e.mgmt("POST", "/api/providers/login/github-copilot", nil)
+	if code != http.StatusCreated || m["userCode"] != fakeupstream.CopilotUserCode {
+		t.Fatalf("start by id: %d %v", code, m)
+	}
+	id := m["flowId"].(string)
+	if code, m := e.mgmt("GET", "/api/providers/login/openai/"+id, nil); code != 404 || m["error"].(map[string]any)["code"] != "UNKNOWN_PROVIDER" {
+		t.Fatalf("poll under a provider without a login: %d %v", code, m)
+	}
+	cp.Approve()
+	e.clk.Advance(time.Second)
+	code, m = e.mgmt("GET", "/api/providers/login/gh-copilot/"+id, nil)
+	conn, _ := m["connection"].(map[string]any)
+	if code != 200 || m["status"] != "complete" || m["created"] != true || conn["provider"] != "github-copilot" {
+		t.Fatalf("poll by alias: %d %v", code, m)
+	}
+}

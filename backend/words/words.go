@@ -162,7 +162,10 @@ var fixes = map[string]string{
 
 // Get returns the catalogue (a fresh copy: callers may not change the source).
 func Get() Catalogue {
-	c := Catalogue{Codes: make(map[string]string, len(codes)), States: make(map[string]State, len(states)), Fixes: make(map[string]string, len(fixes))}
+	c := Catalogue{Codes: make(map[string]string, len(codes)+len(apiCodes)), States: make(map[string]State, len(states)), Fixes: make(map[string]string, len(fixes))}
+	for k, v := range apiCodes {
+		c.Codes[k] = v
+	}
 	for k, v := range codes {
 		c.Codes[k] = v
 	}
@@ -179,6 +182,9 @@ func Get() Catalogue {
 // ("SOME_NEW_CODE" → "Some new code.") so nothing reads as raw jargon.
 func Sentence(code string) string {
 	if s, ok := codes[code]; ok {
+		return s
+	}
+	if s, ok := apiCodes[code]; ok {
 		return s
 	}
 	if code == "" {

@@ -12,6 +12,7 @@ import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from 
 import type { JsonObject } from './lib/resilience-form';
 import { parseInstances, type InstanceList } from './lib/instances';
 import type { CatalogueEntry, ModelPrice } from './lib/pricing';
+import type { CatalogProvider } from './lib/provider-form';
 
 const TOKEN_KEY = 'omniroute.token';
 
@@ -419,7 +420,7 @@ export interface NewConnection {
   priority?: number;
   maxConcurrent?: number;
   models?: string[];
-  /** Provider-specific settings (vertex: projectId, region). */
+  /** Provider-specific settings (the provider's dataFields). */
   providerSpecificData?: Record<string, unknown>;
   /** Check the key with the upstream (GET /models and a one-token completion). */
   verify?: boolean;
@@ -465,8 +466,21 @@ export interface ImportRequest {
   path?: string;
 }
 
-/** POST /api/providers/login/copilot: a GitHub device login to approve on GitHub. */
-export interface CopilotLoginStart {
+/** GET /api/providers/login: a provider with a sign-in flow, and what its login panel shows. */
+export interface LoginProvider {
+  id: string;
+  name: string;
+  /** "device": a code entered on the provider's page (RFC 8628). */
+  kind: string;
+  /** The word of `omniroute login <command>`; names the panel. */
+  command: string;
+  /** Where the login is approved ("GitHub"). */
+  site: string;
+  hint: string;
+}
+
+/** POST /api/providers/login/{provider}: a device login to approve on the provider's site. */
+export interface DeviceLoginStart {
   flowId: string;
   userCode: string;
   verificationUri: string;
@@ -474,8 +488,8 @@ export interface CopilotLoginStart {
   interval: number;
 }
 
-/** GET /api/providers/login/copilot/{flowId}: where the device login stands. */
-export interface CopilotLoginPoll {
+/** GET /api/providers/login/{provider}/{flowId}: where the device login stands. */
+export interface DeviceLoginPoll {
   status: 'pending' | 'complete' | 'expired' | 'denied' | 'failed';
   interval?: number;
   connection?: Connection;
@@ -816,6 +830,11 @@ export const endpoints = {
     return Array.isArray(data?.connections) ? data.connections : [];
   },
   createConnection: (body: NewConnection) => api.post<ConnectionSaved>('/api/providers', body),
+  /** GET /api/providers/catalog: every provider with its connection form's schema (keyField, dataFields). */
+  providerCatalog: async (signal?: AbortSignal): Promise<CatalogProvider[]> => {
+    const data = await api.get<{ providers?: CatalogProvider[] }>('/api/providers/catalog', signal);
+    return Array.isArray(data?.providers) ? data.providers : [];
+  },
   /** GET /api/rate-limits: per connection, queue protection and the live gate / queue counters. */
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
@@ -830,8 +849,13 @@ export const endpoints = {
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
-  startCopilotLogin: () => api.post<CopilotLoginStart>('/api/providers/login/copilot', {}),
-  pollCopilotLogin: (flowId: string, signal?: AbortSignal) => api.get<CopilotLoginPoll>(`/api/providers/login/copilot/${enc(flowId)}`, signal),
+  listLogins: async (signal?: AbortSignal): Promise<LoginProvider[]> => {
+    const data = await api.get<{ providers?: LoginProvider[] }>('/api/providers/login', signal);
+    return Array.isArray(data?.providers) ? data.providers : [];
+  },
+  startLogin: (provider: string) => api.post<DeviceLoginStart>(`/api/providers/login/${enc(provider)}`, {}),
+  pollLogin: (provider: string, flowId: string, signal?: AbortSignal) =>
+    api.get<DeviceLoginPoll>(`/api/providers/login/${enc(provider)}/${enc(flowId)}`, signal),
   deleteConnection: (id: string) => api.del<unknown>(`/api/providers/${enc(id)}`),
   clearCooldowns: (connectionIds: string[]) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', { connectionIds }),
   clearCooldownsBy: (body: ClearCooldownsRequest) => api.post<ClearCooldownsResult>('/api/resilience/cooldowns', body),

@@ -92,7 +92,7 @@ export async function busy<T>(
     return await fn();
   } finally {
     for (const c of controls) {
-      c.disabled = false;
+      c.disabled = Boolean(c.dataset['denied']); // a button the role may not use stays disabled
       c.removeAttribute('aria-busy');
     }
     if (primary) primary.button.textContent = oldLabel;

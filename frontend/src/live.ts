@@ -6,7 +6,7 @@
 // string (?token=…), which the gateway accepts for this route only.
 
 import { getSession, getToken } from './api';
-import { backoffDelay, LIVE_EVENT_TYPES, parseLiveEvent, type LiveEvent, type LiveEventType } from './lib/sse';
+import { backoffDelay, describeEvent, LIVE_EVENT_TYPES, parseLiveEvent, type LiveEvent, type LiveEventType } from './lib/sse';
 
 export type LiveState = 'idle' | 'connecting' | 'open' | 'reconnecting';
 
@@ -143,10 +143,12 @@ export class LiveFeed {
   }
 
   private remember(ev: LiveEvent): void {
-    // Health repeats every few seconds while a countdown runs; keep only changes of status.
+    // Health repeats every few seconds while a countdown runs; keep only
+    // changes of what the feed says (the status, or the split of connections
+    // the Overview's tiles show: the newest health line always agrees with them).
     if (ev.type === 'health') {
       const prev = this.history.find((e) => e.type === 'health');
-      if (prev && prev.type === 'health' && prev.data.status === ev.data.status) return;
+      if (prev && prev.type === 'health' && describeEvent(prev).title === describeEvent(ev).title && describeEvent(prev).detail === describeEvent(ev).detail) return;
     }
     this.history.unshift(ev);
     if (this.history.length > this.opts.historySize) this.history.length = this.opts.historySize;

@@ -101,6 +101,7 @@ func layers() []layer {
 		{"backend/providers/ollama", []string{"backend/providers", "backend/translate/ollama"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/codeassist", []string{"backend/providers", "backend/resilience/rules", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/vertex", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/copilot", []string{"backend/errs", "backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/oauth", []string{"backend/clock", "backend/errs", "backend/providers", "backend/routing", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/routing", []string{"backend/clock", "backend/errs", "backend/providers", "backend/resilience/breaker",
 			"backend/resilience/cooldown", "backend/resilience/lockout", "backend/resilience/queue", "backend/resilience/verdict", "backend/routing/strategy", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
@@ -138,7 +139,7 @@ func layers() []layer {
 		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/ollama", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery"}, []string{"gorm.io", "github.com/gorilla"}},
 		// The one list of provider modules: the catalogue and every provider folder.
-		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/codeassist", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/codeassist", "backend/providers/copilot", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

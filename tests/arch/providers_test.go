@@ -37,6 +37,8 @@ func folderProviders() []folderProvider {
 			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"}},
 		{name: "codeassist", folder: "codeassist",
 			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/resilience/rules/engine_test.go"}},
+		{name: "copilot", folder: "copilot",
+			fixtures: []string{"backend/oauth/copilot_test.go", "backend/server/copilot_test.go", "backend/resilience/rules/rules_test.go"}},
 	}
 }
 

@@ -56,6 +56,15 @@ type Config struct {
 	ToolCalls map[string]string `json:"toolCalls,omitempty"`
 	// GeminiModels sets the GET /v1beta/models list (SetGeminiModels).
 	GeminiModels []string `json:"geminiModels,omitempty"`
+	// AWSCredentials registers access key ids (SetAWSCredentials): key id →
+	// its secret and optional session token.
+	AWSCredentials map[string]AWSCredential `json:"awsCredentials,omitempty"`
+}
+
+// AWSCredential is an access key id's secret and session token ("" : none).
+type AWSCredential struct {
+	Secret       string `json:"secret"`
+	SessionToken string `json:"sessionToken,omitempty"`
 }
 
 // control registers the /_fake/ API that out-of-process tests use to script
@@ -126,6 +135,9 @@ func (u *Upstream) control(mux *http.ServeMux) {
 		}
 		if c.ToolCalls != nil {
 			u.SetToolCalls(c.ToolCalls)
+		}
+		for id, cred := range c.AWSCredentials {
+			u.SetAWSCredentials(id, cred.Secret, cred.SessionToken)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

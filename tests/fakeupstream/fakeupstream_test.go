@@ -1049,3 +1049,20 @@ func TestRestartModes(t *testing.T) {
 		t.Fatalf("%q and %q should part at the fourth byte", c, d)
 	}
 }
+
+// TestConfigSetsAWSCredentials: out-of-process tests (the browser specs)
+// register AWS access key ids through POST /_fake/config, as in-process
+// tests call SetAWSCredentials.
+func TestConfigSetsAWSCredentials(t *testing.T) {
+	u := New()
+	rec := httptest.NewRecorder()
+	u.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/_fake/config", strings.NewReader(`{"awsCredentials":{"AKIAFAKEBROWSER01":{"secret":"s3cret","sessionToken":"tok"}}}`)))
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("config: %d %s", rec.Code, rec.Body)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if got := u.aws["AKIAFAKEBROWSER01"]; got != (awsCreds{"s3cret", "tok"}) {
+		t.Errorf("aws creds %+v", got)
+	}
+}

@@ -54,9 +54,12 @@ func Module() providers.Module {
 			Parse: discovery.ParseList, Shape: `"data" array`,
 		},
 		Data: &providers.DataSchema{Fields: []providers.Field{
-			{Name: "apiVersion", Type: "string", Doc: "api-version, e.g. " + APIVersion + " (the default) or 2025-01-01-preview"},
-			{Name: "deployments", Type: "object", Doc: "model name → deployment name"},
-			{Name: "api", Type: "string", Doc: `"chat" (chat completions, the default) or "responses" (the Responses API)`},
+			{Name: "apiVersion", Type: "string", Doc: "api-version, e.g. " + APIVersion + " (the default) or 2025-01-01-preview",
+				Label: "API version", Default: APIVersion, Placeholder: APIVersion},
+			{Name: "deployments", Type: "object", Doc: "model name → deployment name",
+				Label: "Deployments", Kind: providers.KindMap, MapKey: "model", MapValue: "deployment", Placeholder: "gpt-4o = my-gpt4o-deployment"},
+			{Name: "api", Type: "string", Doc: `"chat" (chat completions, the default) or "responses" (the Responses API)`,
+				Label: "API", Kind: providers.KindSelect, Options: []string{"chat", "responses"}, Default: "chat"},
 		}, Apply: applyData},
 		Connect: connect,
 		OwnModels: func(t providers.Target) []string {

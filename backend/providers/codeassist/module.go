@@ -45,7 +45,9 @@ func Module() providers.Module {
 		NewExecutor:         func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent) },
 		CheckedByCompletion: true,
 		Data: &providers.DataSchema{Fields: []providers.Field{
-			{Name: "projectId", Type: "string", Doc: "Google Cloud project to use instead of the one loadCodeAssist names"},
+			{Name: "projectId", Type: "string", Doc: "Google Cloud project to use instead of the one loadCodeAssist names",
+				Label: "Google Cloud project", Summary: "project",
+				Placeholder: "empty: the account's own (GOOGLE_CLOUD_PROJECT of the Gemini CLI)"},
 		}},
 		Connect: connect,
 	}

@@ -9,6 +9,7 @@ import (
 	"omniroute/backend/providers/azure"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/codeassist"
+	"omniroute/backend/providers/copilot"
 	"omniroute/backend/providers/vertex"
 )
 
@@ -18,6 +19,7 @@ func Modules() []providers.Module {
 		azure.Module(),
 		bedrock.Module(),
 		codeassist.Module(),
+		copilot.Module(),
 		vertex.Module(),
 	}
 }

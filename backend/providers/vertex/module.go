@@ -79,10 +79,16 @@ func Module() providers.Module {
 			return New(d.Client, d.UserAgent, NewTokens(d.Client, d.Now, strings.TrimSpace(d.Getenv("OMNIROUTE_VERTEX_TOKEN_URL"))))
 		},
 		MaxKey: MaxServiceAccountKey,
+		// The key is the service account's JSON key file, chosen in the form.
+		Key: providers.KeyForm{Kind: providers.KindFile, Label: "Service-account key (JSON)", Accept: ".json,application/json",
+			Doc: "The key file from IAM → Service accounts → Keys. Stored encrypted; never shown again."},
 		Data: &providers.DataSchema{Fields: []providers.Field{
-			{Name: "projectId", Type: "string", Doc: "Google Cloud project (default: the service account key's project_id)"},
-			{Name: "region", Type: "string", Doc: "Vertex AI location such as us-central1, europe-west4 or global (default " + Region + ")"},
-			{Name: "clientEmail", Type: "string", Doc: "the key's service account (the gateway's own, shown in the dashboard)"},
+			{Name: "projectId", Type: "string", Doc: "Google Cloud project (default: the service account key's project_id)",
+				Label: "Project", Placeholder: "from the key", Summary: "project"},
+			{Name: "region", Type: "string", Doc: "Vertex AI location such as us-central1, europe-west4 or global (default " + Region + ")",
+				Label: "Region", Default: Region, Placeholder: Region, Summary: "region"},
+			{Name: "clientEmail", Type: "string", Doc: "the key's service account (the gateway's own, shown in the dashboard)",
+				Label: "Service account", ReadOnly: true, Summary: "service account"},
 		}},
 		Check:   check,
 		Connect: connect,

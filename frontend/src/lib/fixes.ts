@@ -4,6 +4,7 @@
 // render the buttons with views/fix-buttons.ts.
 
 import type { HealthLock } from './healthmodel';
+import { roleAtLeast } from '../api';
 import { priceFixParams } from './pricing';
 
 /** The button label of each fix the health model names. */
@@ -18,11 +19,70 @@ export const FIX_LABEL: Record<string, string> = {
   set_price: 'Set its price',
 };
 
+/**
+ * The one fix of a state only a person ends (the health model's own rule,
+ * backend/health fitFixes): clearing a cooldown, resetting a breaker or
+ * unlocking models never brings back a rejected key, a wrong base URL or an
+ * upstream that does not answer.
+ */
+const OWN_FIX: Record<string, string> = {
+  key_rejected: 'replace_key',
+  endpoint_not_found: 'edit_connection',
+  unreachable: 'edit_connection',
+  terminal: 'edit_connection',
+};
+
+/** The fixes that fit a state: its own fix for a state only a person ends; enable / replace key when disabled; all otherwise. */
+export function fixesForState(state: string | null | undefined, fixes: readonly string[] | null | undefined): string[] {
+  const own = OWN_FIX[state ?? ''];
+  if (own) return [own];
+  if (state === 'disabled') return (fixes ?? []).filter((f) => f === 'enable' || f === 'replace_key');
+  return [...(fixes ?? [])];
+}
+
+/** The button label of a fix for a state: the state's own words ("Fix base URL" for a URL answering 404). */
+export function fixLabelFor(fix: string, state?: string | null): string | undefined {
+  if (fix === 'edit_connection') {
+    if (state === 'endpoint_not_found') return 'Fix base URL';
+    if (state === 'unreachable') return 'Check address';
+  }
+  return FIX_LABEL[fix];
+}
+
+/** The least role each fix's API call needs (backend/api/people.go routeRoles). */
+export const FIX_ROLE: Record<string, 'operator' | 'admin'> = {
+  reset_breaker: 'operator', // POST /api/resilience/reset
+  clear_cooldown: 'operator', // POST /api/resilience/cooldowns
+  unlock_models: 'operator', // DELETE /api/resilience/model-cooldowns
+  release_lease: 'operator', // DELETE /api/resilience/leases/{id}
+  enable: 'admin', // PATCH /api/providers/{id}
+  replace_key: 'admin',
+  edit_connection: 'admin',
+  set_price: 'admin', // PATCH /api/providers/{id} {pricing}
+};
+
+/** Whether role may use fix, and if not, why (shown on the disabled button). */
+export function fixAccess(fix: string, role: string | null | undefined): { allowed: boolean; reason: string } {
+  const reason = roleDenied(FIX_ROLE[fix] ?? 'admin', role);
+  return { allowed: !reason, reason };
+}
+
+/** Why role may not do what needs `need` ("" when it may). A token of unknown role acts as admin. */
+export function roleDenied(need: 'viewer' | 'operator' | 'admin', role: string | null | undefined): string {
+  const r = role || 'admin';
+  if (roleAtLeast(r, need)) return '';
+  return need === 'admin' ? `Only an admin can do this (you are ${article(r)} ${r}).` : `Needs an operator or an admin (you are ${article(r)} ${r}).`;
+}
+
+const article = (w: string) => (/^[aeiou]/i.test(w) ? 'an' : 'a');
+
 /** What a fix acts on: a connection (or a provider) with what the health model says of it. */
 export interface FixTarget {
   /** Connection id (provider id for a provider-level problem). */
   id: string;
   name: string;
+  /** Its health state (the fixes shown are those that fit it). */
+  state?: string;
   /** Breaker key ("openai-compatible:lab"). */
   providerId?: string;
   locks?: HealthLock[];
@@ -63,7 +123,10 @@ export function planFix(fix: string, t: FixTarget): FixPlan | null {
     case 'replace_key':
       return { kind: 'link', href: '/connections', params: { edit: t.id, field: 'apiKey' } };
     case 'edit_connection':
-      return { kind: 'link', href: '/connections', params: { edit: t.id } };
+      // A wrong or unreachable address: the editor with the base URL in focus.
+      return t.state === 'endpoint_not_found' || t.state === 'unreachable'
+        ? { kind: 'link', href: '/connections', params: { edit: t.id, field: 'baseUrl' } }
+        : { kind: 'link', href: '/connections', params: { edit: t.id } };
     case 'set_price':
       // MODEL_PRICE_UNKNOWN: the Connections page's pricing editor, the model's row ready.
       return { kind: 'link', href: '/connections', params: priceFixParams(t.model ?? '', t.id) };

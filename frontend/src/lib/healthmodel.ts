@@ -123,6 +123,8 @@ export interface ComboTargetHealth {
   model: string;
   serving: boolean;
   reason?: string;
+  /** When its first connection is back by itself (absent: serving, or none comes back without a fix). */
+  until?: string;
   connections?: ComboCandidate[];
 }
 
@@ -142,6 +144,10 @@ export interface HealthSummary {
   status: string;
   serving: number;
   total: number;
+  /** The not-serving split (each connection in one): serving + cooling + breakerOpen + outOfService = total. */
+  cooling?: number;
+  breakerOpen?: number;
+  outOfService?: number;
   modelsServable?: number;
   modelsTotal?: number;
   fraction?: number;

@@ -4,6 +4,7 @@
 // that expire as their countdown reaches zero, and live `lockout` events folded
 // into the table. Unit-tested in tests/unit/lockouts.test.ts.
 
+import { sentence } from './words';
 import type { LockoutEventData } from './sse';
 import type { Tone } from './health';
 
@@ -162,9 +163,10 @@ export function scopeInfo(scope: string | null | undefined): ScopeInfo {
 
 /** The reason cell: "MODEL_NOT_FOUND · HTTP 404", "timeout · transport error". */
 export function lockoutReason(r: Pick<LockoutItem, 'reason' | 'status'>): string {
+  // In words (issue 42): the catalogue's sentence of the reason code or kind, never "HTTP 404" or a raw code.
   const parts: string[] = [];
-  if (r.reason) parts.push(r.reason);
-  if (typeof r.status === 'number' && Number.isFinite(r.status)) parts.push(r.status > 0 ? `HTTP ${r.status}` : 'transport error');
+  if (r.reason) parts.push(sentence(r.reason).replace(/\.$/, ''));
+  if (typeof r.status === 'number' && Number.isFinite(r.status) && r.status <= 0) parts.push('no answer from the provider');
   else if (typeof r.status === 'string' && r.status && r.status !== 'locked') parts.push(r.status.replace(/_/g, ' '));
   return parts.join(' · ');
 }

@@ -4,7 +4,10 @@
 
 import type { ConnectionEventData } from './health';
 import { formatDuration } from './format';
+import { sentence } from './words';
 import type { Tone } from './health';
+import { connectionCounts, type ConnHealth } from './healthmodel';
+import { countsLine } from './overview-numbers';
 
 export interface HealthEventData {
   status: string;
@@ -206,6 +209,11 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
       const s = ev.data.status;
       const ch = ev.data.connectionHealth;
       const cb = ev.data.circuitBreakers;
+      // The health model's connections: the same split as the Overview's tiles and status line.
+      const conns = (ev.data as { connections?: unknown }).connections;
+      if (Array.isArray(conns)) {
+        return { title: `Gateway ${s}`, detail: countsLine(connectionCounts(conns as ConnHealth[])), tone: s === 'healthy' ? 'ok' : s === 'degraded' ? 'warn' : 'bad' };
+      }
       const bits: string[] = [];
       if (ch?.coolingDown) bits.push(`${ch.coolingDown} cooling down`);
       if (ch?.terminal) bits.push(`${ch.terminal} out of service`);
@@ -228,9 +236,10 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
     }
     case 'connection': {
       const d = ev.data;
-      const who = d.name || names.get(d.id) || d.id;
+      // By name, the reason in words (issue 42): never an id or a raw code.
+      const who = d.name || names.get(d.id) || 'A connection';
       if (d.status === 'cooling_down') {
-        const why = [d.lastErrorType, d.errorCode].filter(Boolean).join(' · ');
+        const why = sentence(d.errorCode || d.lastErrorType).replace(/\.$/, '');
         return {
           title: `${who} cooling down for ${formatDuration(d.cooldownRemainingMs ?? 0)}`,
           detail: why || 'transient error',
@@ -238,19 +247,19 @@ export function describeEvent(ev: LiveEvent, names: ReadonlyMap<string, string> 
         };
       }
       if (d.status === 'terminal' || d.terminal) {
-        return { title: `${who} out of service: ${(d.terminal || 'terminal').replace(/_/g, ' ')}`, detail: d.errorCode || d.lastErrorType || '', tone: 'bad' };
+        return { title: `${who} out of service: ${(d.terminal || 'terminal').replace(/_/g, ' ')}`, detail: sentence(d.errorCode || d.lastErrorType).replace(/\.$/, ''), tone: 'bad' };
       }
       return { title: `${who} healthy`, detail: 'available for routing', tone: 'ok' };
     }
     case 'request': {
       const d = ev.data;
       const ok = d.status >= 200 && d.status < 400;
-      const where = d.connectionId ? names.get(d.connectionId) || d.provider || d.connectionId : d.provider || '';
+      const where = d.connectionId ? names.get(d.connectionId) || d.provider || '' : d.provider || '';
       const bits = [
         where ? `via ${where}` : '',
         d.latencyMs != null ? formatDuration(d.latencyMs) : '',
         d.attempts && d.attempts > 1 ? `${d.attempts} attempts` : '',
-        d.errorCode || '',
+        d.errorCode ? sentence(d.errorCode).replace(/\.$/, '') : '',
         d.stream ? 'stream' : '',
       ].filter(Boolean);
       return { title: `${d.status} ${d.model || 'request'}`, detail: bits.join(' · '), tone: ok ? 'ok' : 'bad' };

@@ -1,6 +1,7 @@
 import { endpoints, isAbortError, type AuditEntry, type AuditQuery } from '../api';
-import { busy, clear, emptyState, errorBox, field, formatDate, h, loading } from '../dom';
+import { badge, busy, clear, emptyState, errorBox, field, formatDate, h, loading } from '../dom';
 import type { ViewContext } from '../router';
+import { auditSentence } from '../lib/audit-words';
 
 const PAGE = 50;
 
@@ -18,7 +19,7 @@ function rfc3339(local: string): string {
 export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
   const heading = h('h1', { tabindex: '-1' }, 'Audit log');
   const actor = h('input', { id: 'audit-actor', autocomplete: 'off', placeholder: 'e.g. alice@' }) as HTMLInputElement;
-  const action = h('input', { id: 'audit-action', autocomplete: 'off', placeholder: 'e.g. /api/keys' }) as HTMLInputElement;
+  const action = h('input', { id: 'audit-action', autocomplete: 'off', placeholder: 'e.g. keys' }) as HTMLInputElement;
   const since = h('input', { id: 'audit-since', type: 'datetime-local' }) as HTMLInputElement;
   const until = h('input', { id: 'audit-until', type: 'datetime-local' }) as HTMLInputElement;
   const apply = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply filters');
@@ -45,6 +46,14 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
 
   let before: number | undefined;
   let next: number | undefined;
+  /** Names of the connections, keys, combos and users the page can read: entries name their target, never its id. */
+  const names = new Map<string, string>();
+  const namesLoaded = Promise.all([
+    endpoints.listConnections(ctx.signal).then((l) => l.forEach((c) => names.set(c.id, c.name || c.provider))),
+    endpoints.listKeys(ctx.signal).then((l) => l.forEach((k) => names.set(k.id, k.name))),
+    endpoints.listCombos(ctx.signal).then((l) => l.forEach((c) => names.set(c.id, c.name))),
+    endpoints.listUsers(ctx.signal).then((l) => l.forEach((u) => names.set(u.id, u.name || u.email))),
+  ].map((p) => p.catch(() => undefined)));
 
   function query(): AuditQuery {
     const q: AuditQuery = { limit: PAGE, actor: actor.value.trim(), action: action.value.trim(), since: rfc3339(since.value), until: rfc3339(until.value) };
@@ -55,7 +64,7 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
   async function load(): Promise<void> {
     clear(listArea, loading('Loading the audit log…'));
     try {
-      const page = await endpoints.listAudit(query(), ctx.signal);
+      const [page] = await Promise.all([endpoints.listAudit(query(), ctx.signal), namesLoaded]);
       if (ctx.signal.aborted) return;
       next = page.nextBefore;
       older.disabled = !next;
@@ -65,12 +74,6 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
       if (isAbortError(err) || ctx.signal.aborted) return;
       clear(listArea, errorBox(err, () => void load()));
     }
-  }
-
-  function detailText(d: unknown): string {
-    if (d === undefined || d === null) return '';
-    const s = JSON.stringify(d);
-    return s.length > 300 ? `${s.slice(0, 300)}…` : s;
   }
 
   function renderList(entries: AuditEntry[]): void {
@@ -87,7 +90,7 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
           'table',
           { class: 'table audit-table' },
           h('caption', { class: 'visually-hidden' }, `${entries.length} audit entries`),
-          h('thead', null, h('tr', null, ['When', 'Who', 'Action', 'Status', 'From', 'What'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('thead', null, h('tr', null, ['When', 'Who', 'What happened', 'Result', 'From'].map((t) => h('th', { scope: 'col' }, t)))),
           h(
             'tbody',
             null,
@@ -97,10 +100,10 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
                 { 'data-audit-id': String(e.id) },
                 h('td', { class: 'nowrap' }, formatDate(e.at)),
                 h('td', null, h('div', { class: 'wrap-anywhere' }, e.actor), h('div', { class: 'muted small' }, e.role || e.actorKind)),
-                h('td', null, h('code', { class: 'wrap-anywhere' }, e.action)),
-                h('td', null, String(e.status)),
+                // One sentence, the target by name; the route stays in the tooltip for searching.
+                h('td', { class: 'wrap-anywhere', 'data-testid': 'audit-sentence', title: e.action }, auditSentence(e, names)),
+                h('td', null, e.status < 400 ? badge('Done', 'ok') : badge('Refused', 'bad')),
                 h('td', null, e.remote),
-                h('td', null, h('code', { class: 'wrap-anywhere small' }, detailText(e.detail))),
               ),
             ),
           ),

@@ -23,7 +23,7 @@ import {
 import { explainModel, targetBadges, type ExplainAnswer, type ExplainRow } from '../lib/explain';
 import { formatCountdown } from '../lib/format';
 import { backIn, healthStore, stateBadge } from '../lib/healthmodel';
-import { fixButtons } from './fix-buttons';
+import { deniedNote, fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
 
@@ -249,11 +249,12 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
                 ...(t.connections ?? []).map((cc) => {
                   const m = healthStore.connection(cc.id);
                   const btns = fixButtons(
-                    { id: cc.id, name: cc.name, ...(m ? { providerId: m.provider, locks: m.locks ?? [] } : {}), ...(m?.leaseId ? { leaseId: m.leaseId } : {}) },
+                    { id: cc.id, name: cc.name, state: cc.state, ...(m ? { providerId: m.provider, locks: m.locks ?? [] } : {}), ...(m?.leaseId ? { leaseId: m.leaseId } : {}) },
                     cc.fixes,
-                    { signal: ctx.signal, message, onDone: () => undefined },
+                    // Several connections can sit under one target: each fix names its own.
+                    { signal: ctx.signal, message, onDone: () => undefined, nameTarget: true },
                   );
-                  return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+                  return btns.length ? h('div', { class: 'btn-row', 'data-connection': cc.id }, btns, deniedNote(btns)) : null;
                 }),
               ),
             ),

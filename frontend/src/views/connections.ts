@@ -20,38 +20,18 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
+import { gateByRole } from './role-gate';
+import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
 import type { ViewContext } from '../router';
-import { reimportButton, renderCopilotCard, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
-import { accountSummary, googleEditFields, vertexAddFields } from './google-parts';
+import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { renderLoginCards } from './login-flow';
+import { formSignature, renderProviderForm, type ProviderForm } from './provider-form';
 import { openModelsDialog } from './models-dialog';
 import { openPricingFromParams, pricesButton } from './pricing';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
 import { describePrefillProbe, modelPrefillOf, prefillTag } from '../lib/prefill';
-
-export const PROVIDERS = [
-  'openai',
-  'anthropic',
-  'gemini',
-  'openrouter',
-  'glm',
-  'deepseek',
-  'groq',
-  'minimax',
-  'agentrouter',
-  'opencode',
-  'ollama',
-  'ollama-local',
-  'lm-studio',
-  'openai-compatible',
-  'anthropic-compatible',
-  'vertex',
-];
-
-/** Local servers that usually run without an API key. */
-const KEYLESS_PROVIDERS = new Set(['ollama', 'ollama-local', 'lm-studio']);
-
-const needsBaseUrl = (provider: string) => provider.trim().toLowerCase().endsWith('-compatible');
+import { addableProviders, findProvider, needsBaseUrl, summaryLine, type CatalogProvider } from '../lib/provider-form';
 
 const STEP_NAME: Record<string, string> = { reach: 'reach', auth: 'key', models: 'model list', completion: 'one completion' };
 
@@ -139,6 +119,17 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   const testResults = new Map<string, { ok: boolean; text: string }>();
   let connections: Connection[] | null = null;
   const rows = new Map<string, HTMLTableRowElement>();
+  // The catalogue: every provider's connection form (keyField, dataFields)
+  // and what its rows show; [] until it has loaded (or when it cannot).
+  let catalog: CatalogProvider[] = [];
+  const catalogReady = endpoints
+    .providerCatalog(ctx.signal)
+    .then((list) => {
+      catalog = list;
+      if (connections && !ctx.signal.aborted) renderList();
+      return list;
+    })
+    .catch(() => [] as CatalogProvider[]);
 
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const listArea = h('div', { class: 'list-area' });
@@ -151,7 +142,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     h('p', { class: 'muted page-intro' }, 'Upstream providers the gateway routes requests to, tried in priority order (lowest first). Status updates live.'),
     rowMessage,
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
-    renderAddForm(ctx, async (created, warning) => {
+    renderAddForm(ctx, catalogReady, async (created, warning) => {
       // A rejected key is never announced as a plain success.
       clear(
         rowMessage,
@@ -164,7 +155,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     renderImportCard(ctx.signal, async () => {
       await load(true);
     }),
-    renderCopilotCard(ctx.signal, async () => {
+    renderLoginCards(ctx.signal, async () => {
       await load(true);
     }),
   );
@@ -292,7 +283,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // before the first health report, the row's own cooldown is the fallback.
     const modelFixes = model
       ? fixButtons(
-          { id: c.id, name: label, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
+          { id: c.id, name: label, state: model.state, providerId: model.provider, locks: model.locks ?? [], ...(model.leaseId ? { leaseId: model.leaseId } : {}) },
           model.fixes,
           { signal: ctx.signal, message: rowMessage, onDone: () => load(true, fk('test')), skip: ['edit_connection', 'enable', 'clear_cooldown'] },
         )
@@ -316,11 +307,14 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true, fk('test'));
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
+    // Prices: everyone may read them; only an admin saves (the dialog says so).
     const pricesBtn = pricesButton(c, async (n) => {
       clear(rowMessage, notice(`Saved the prices of “${label}”: ${n} model${n === 1 ? '' : 's'} priced.`, 'success'));
       await load(true, fk('test'));
     });
     const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, pricesBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    // A viewer (or an operator) sees what it may not do disabled, with why.
+    gateByRole([[editBtn, 'admin'], [toggleBtn, 'admin'], [testBtn, 'operator'], [modelsBtn, 'operator'], [manageBtn, 'admin'], [clearBtn, 'operator'], [reimportBtn, 'admin'], [deleteBtn, 'admin']]);
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
@@ -419,7 +413,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         h('div', { class: 'cell-main' }, label),
         c.prefix ? h('small', { class: 'muted' }, `prefix ${c.prefix}`) : null,
         renderModels(c),
-        accountSummary(c),
+        accountSummary(c, findProvider(catalog, c.provider)),
       ),
       h('td', null, h('span', { title: c.provider, class: 'provider-name' }, model?.providerName || c.provider)),
       h('td', { class: 'num' }, c.priority ?? '—'),
@@ -445,7 +439,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         'td',
         null,
         errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
-        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
       ),
       h('td', null, (c.apiKeyMasked || c['accessTokenMasked']) ? h('code', { class: 'nowrap' }, String(c.apiKeyMasked || c['accessTokenMasked'])) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, ...modelFixes, ...buttons)),
@@ -461,7 +455,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     name.value = c.name ?? '';
     const baseUrl = h('input', { id: id('baseurl'), name: 'baseUrl', type: 'url', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://api.example.com/v1' });
     baseUrl.value = c.baseUrl ?? '';
-    baseUrl.required = needsBaseUrl(c.provider);
+    const entry = findProvider(catalog, c.provider);
+    baseUrl.required = needsBaseUrl(entry);
     const prefix = h('input', { id: id('prefix'), name: 'prefix', autocomplete: 'off', spellcheck: 'false', maxlength: '32' });
     prefix.value = c.prefix ?? '';
     const priority = h('input', { id: id('priority'), name: 'priority', type: 'number', min: '0', step: '1', inputmode: 'numeric' });
@@ -474,8 +469,9 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     const models = h('input', { id: id('models'), name: 'models', autocomplete: 'off', spellcheck: 'false' });
     const originalModels = Array.isArray(c.models) ? c.models.map(String) : [];
     models.value = originalModels.join(', ');
-    // Write-only: never prefilled, sent only when something is typed.
-    const apiKey = h('input', { id: id('apikey'), name: 'apiKey', type: 'password', autocomplete: 'new-password', spellcheck: 'false' });
+    // The provider's own part, from its schema: the key (write-only: never
+    // prefilled, sent only when something is typed) and its fields.
+    const pform = renderProviderForm(entry, { mode: 'edit', idPrefix: 'edit', connection: c });
     const status = h('div', { class: 'form-status' });
     const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save changes');
     const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel');
@@ -483,24 +479,19 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       'fieldset',
       { class: 'form-grid form-grid-2' },
       field('Name', name),
-      field('Base URL', baseUrl, needsBaseUrl(c.provider) ? 'Required for this provider.' : 'Optional; overrides the provider’s URL.'),
+      field('Base URL', baseUrl, needsBaseUrl(entry) ? 'Required for this provider.' : 'Optional; overrides the provider’s URL.'),
       field('Prefix', prefix, 'Optional: “wall” makes wall/<model> reach this connection only.'),
       field('Priority', priority, 'Lower numbers are tried first.'),
       field('Max concurrent', maxConcurrent, '0 or empty = no limit. Excess requests wait in a local queue.'),
       field('Per-model concurrency', modelCaps, 'One model=cap per line, exact upstream model id (glm-5, not zai/glm-5). Empty = no model cap.'),
       field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
-      field('New API key', apiKey, `Leave empty to keep the current key${c.apiKeyMasked ? ` (${c.apiKeyMasked})` : ''}. New credentials also clear a banned or expired state.`),
     );
     const optIns = wallOptIns(c);
-    const google = googleEditFields(c);
-    // A vertex connection's key is its service account's file (the Google fields).
-    if (c.provider === 'vertex') (apiKey.closest('.field') as HTMLElement | null)?.setAttribute('hidden', '');
-    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, optIns?.element ?? null, google?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, pform.element, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
     const controls: Record<string, HTMLInputElement> = {
-      name, baseUrl, prefix, priority, maxConcurrent, models, apiKey,
+      name, baseUrl, prefix, priority, maxConcurrent, models,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
       rateLimitOverrides: modelCaps as unknown as HTMLInputElement,
-      ...(google?.controls ?? {}),
     };
 
     const handle = openDialog({ title: `Edit “${label}”`, content: form, initialFocus: name });
@@ -509,6 +500,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       for (const el of Object.values(controls)) showFieldError(el, null);
+      pform.clearErrors();
       status.replaceChildren();
       const body: ConnectionUpdate = {};
       const errors: Array<[HTMLInputElement, string]> = [];
@@ -541,18 +533,19 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       else if (!sameCaps(parsedCaps.caps, originalCaps)) body.modelConcurrency = Object.keys(parsedCaps.caps).length ? parsedCaps.caps : null;
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
-      if (apiKey.value.trim()) body.apiKey = apiKey.value.trim();
-      // A new key or base URL is checked with the upstream when it is saved.
-      if (body.apiKey !== undefined || body.baseUrl !== undefined) body.verify = true;
       const psd = optIns?.value();
       if (psd) body.providerSpecificData = psd;
-      const g = await google?.value();
-      if (g && 'error' in g) errors.push([g.control, g.error]);
-      else if (g) {
-        if (g.apiKey) body.apiKey = g.apiKey;
-        if (g.providerSpecificData) body.providerSpecificData = { ...(body.providerSpecificData ?? {}), ...g.providerSpecificData };
-        if (g.apiKey) body.verify = true;
+      // The provider's part: its edits on top of the opt-ins' object (or the stored one).
+      const own = await pform.value(psd ?? undefined);
+      for (const e of own.errors) {
+        const el = pform.control(e.field);
+        if (el) errors.push([el as HTMLInputElement, e.message]);
       }
+      if (own.apiKey) body.apiKey = own.apiKey;
+      if (own.providerSpecificData) body.providerSpecificData = own.providerSpecificData;
+      // A new key or base URL is checked with the upstream when it is saved.
+      const newSecret = (entry?.dataFields ?? []).some((f) => f.secret && own.providerSpecificData && f.name in own.providerSpecificData);
+      if (body.apiKey !== undefined || body.baseUrl !== undefined || newSecret) body.verify = true;
 
       if (errors.length) {
         for (const [el, msg] of errors) showFieldError(el, msg);
@@ -573,7 +566,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       if (ctx.signal.aborted) return handle.close();
       if ('err' in outcome) {
         const param = outcome.err instanceof ApiError ? outcome.err.param : undefined;
-        const target = param ? controls[param] : undefined;
+        const target = param ? (controls[param] ?? pform.controlForParam(param)) : undefined;
         if (target && outcome.err instanceof ApiError) {
           showFieldError(target, `${outcome.err.message} (${outcome.err.code})`);
           target.focus();
@@ -582,7 +575,6 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
         }
         return;
       }
-      apiKey.value = '';
       handle.close();
       const warning = outcome.ok?.warning;
       clear(rowMessage, warning ? notice(`Saved “${body.name ?? label}”, but ${warning}.`, 'info') : notice(`Saved “${body.name ?? label}”.`, 'success'));
@@ -647,7 +639,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   });
 
   refreshBtn.addEventListener('click', () => void load());
-  void load().then(() => {
+  void Promise.all([load(), catalogReady]).then(() => {
     // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
@@ -659,7 +651,10 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     if (c && !ctx.signal.aborted) {
       openEditDialog(c);
       // "Replace key" (the health model's replace_key fix) lands on the key field.
-      if (ctx.params.get('field') === 'apiKey') document.getElementById('edit-apikey')?.focus();
+      // "Fix base URL" / "Check address" land on the base URL field, "Replace key" on the key.
+      const field = ctx.params.get('field');
+      if (field === 'apiKey') (document.getElementById('edit-apikey') ?? document.querySelector<HTMLElement>('[data-sealed-as="apiKey"]'))?.focus();
+      else if (field === 'baseUrl') document.getElementById('edit-baseurl')?.focus();
     }
   });
   return () => {
@@ -671,6 +666,12 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
   };
 }
 
+/** The row's account line (whose login, which project): from the provider's schema (summary fields). */
+function accountSummary(c: Connection, p: CatalogProvider | undefined): HTMLElement | null {
+  const line = summaryLine(c, p);
+  return line ? h('small', { class: 'block muted truncate', 'data-testid': 'account', title: line }, line) : null;
+}
+
 /** The fix an Add's failed check calls for: a new key, or a new base URL (a 404, nothing answering). */
 export function addFixHint(warning: string): string {
   return warning.startsWith('the provider rejected this key')
@@ -678,11 +679,15 @@ export function addFixHint(warning: string): string {
     : 'Edit its base URL to put it in service.';
 }
 
-function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: string) => Promise<void>): HTMLElement {
-  const datalist = h('datalist', { id: 'provider-options' }, PROVIDERS.map((p) => h('option', { value: p })));
+function renderAddForm(
+  ctx: ViewContext,
+  catalogReady: Promise<CatalogProvider[]>,
+  onCreated: (c: Connection, warning?: string) => Promise<void>,
+): HTMLElement {
+  let catalog: CatalogProvider[] = [];
+  const datalist = h('datalist', { id: 'provider-options' });
   const provider = h('input', { id: 'conn-provider', name: 'provider', list: datalist.id, required: true, autocomplete: 'off', spellcheck: 'false' });
   const name = h('input', { id: 'conn-name', name: 'name', autocomplete: 'off' });
-  const apiKey = h('input', { id: 'conn-apikey', name: 'apiKey', type: 'password', required: true, autocomplete: 'new-password', spellcheck: 'false' });
   const baseUrl = h('input', { id: 'conn-baseurl', name: 'baseUrl', type: 'url', placeholder: 'https://api.example.com/v1', autocomplete: 'off', spellcheck: 'false' });
   const prefix = h('input', { id: 'conn-prefix', name: 'prefix', autocomplete: 'off', spellcheck: 'false' });
   const priority = h('input', { id: 'conn-priority', name: 'priority', type: 'number', step: '1', min: '0', inputmode: 'numeric' });
@@ -690,50 +695,67 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
   const models = h('input', { id: 'conn-models', name: 'models', autocomplete: 'off', spellcheck: 'false', placeholder: 'gpt-4o, gpt-4o-mini' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add connection');
   const status = h('div', { class: 'form-status' });
-  const vertex = vertexAddFields();
-  const fieldset = h(
+  const head = h(
     'fieldset',
     { class: 'form-grid' },
     field('Provider', provider, 'Pick from the list or type a provider id.'),
     field('Name', name, 'Optional label, e.g. “work account”; defaults to the provider.'),
-    field('API key', apiKey, 'Stored by the gateway; it is never shown again.'),
-    field('Base URL', baseUrl, 'Optional; required for *-compatible providers.'),
+  );
+  // The provider's own part (its key and fields, from its schema) goes here.
+  const slot = h('div', { class: 'provider-slot' });
+  const rest = h(
+    'fieldset',
+    { class: 'form-grid' },
+    field('Base URL', baseUrl, 'Optional; required for providers without a fixed endpoint (*-compatible, Azure OpenAI, …).'),
     field('Models', models, 'Optional, comma separated. Left empty, the gateway asks the upstream which models it serves.'),
     field('Prefix', prefix, 'Optional model prefix, e.g. “oa” for oa/gpt-4o.'),
     field('Priority', priority, 'Optional; lower numbers are tried first.'),
     field('Max concurrent', maxConcurrent, 'Optional; 0 or empty = no limit.'),
   );
 
-  // Requiredness follows the provider: base URL for *-compatible, no key for local servers.
-  const syncRequired = () => {
-    const p = provider.value.trim().toLowerCase();
-    setRequired(baseUrl, needsBaseUrl(p));
-    // A vertex connection's key is its service account's file, in its own fields.
-    const isVertex = vertex.sync(p);
-    setRequired(apiKey, !KEYLESS_PROVIDERS.has(p) && !isVertex);
-    (apiKey.closest('.field') as HTMLElement | null)?.toggleAttribute('hidden', isVertex);
-    name.placeholder = p;
+  let entry: CatalogProvider | undefined;
+  let pform: ProviderForm = renderProviderForm(undefined, { mode: 'add', idPrefix: 'conn' });
+  slot.replaceChildren(...(pform.element ? [pform.element] : []));
+
+  // The provider decides the rest: its form (re-rendered only when its
+  // schema differs, so typed values stay) and whether a base URL is required.
+  const syncProvider = () => {
+    const typed = provider.value.trim().toLowerCase();
+    entry = findProvider(catalog, typed);
+    if (formSignature(entry) !== pform.signature || (entry?.id ?? '') !== (slot.firstElementChild as HTMLElement | null)?.dataset['provider']) {
+      pform = renderProviderForm(entry, { mode: 'add', idPrefix: 'conn' });
+      slot.replaceChildren(...(pform.element ? [pform.element] : []));
+    }
+    setRequired(baseUrl, needsBaseUrl(entry));
+    name.placeholder = typed;
   };
-  provider.addEventListener('input', syncRequired);
+  provider.addEventListener('input', syncProvider);
+  void catalogReady.then((list) => {
+    if (ctx.signal.aborted) return;
+    catalog = list;
+    datalist.replaceChildren(...addableProviders(list).map((p) => h('option', { value: p.id }, p.name)));
+    syncProvider();
+  });
 
   const form = h(
     'form',
     { class: 'card', 'aria-labelledby': 'add-connection-title' },
     h('h2', { id: 'add-connection-title' }, 'Add connection'),
     datalist,
-    fieldset,
-    vertex.element,
+    head,
+    slot,
+    rest,
     status,
     h('div', { class: 'form-actions' }, submit),
   );
 
-  const controls: Record<string, HTMLInputElement> = { provider, name, apiKey, baseUrl, prefix, priority, maxConcurrent, models };
-  const controlFor = (param: string): HTMLInputElement | undefined =>
-    (vertex.sync(provider.value.trim().toLowerCase()) ? vertex.controls[param] : undefined) ?? controls[param];
+  const controls: Record<string, HTMLInputElement> = { provider, name, baseUrl, prefix, priority, maxConcurrent, models };
+  const controlFor = (param: string): HTMLElement | undefined => controls[param] ?? pform.controlForParam(param);
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    for (const el of [...Object.values(controls), ...Object.values(vertex.controls)]) showFieldError(el, null);
+    for (const el of Object.values(controls)) showFieldError(el, null);
+    pform.clearErrors();
     if (!form.reportValidity()) return;
     const body: NewConnection = {
       provider: provider.value.trim(),
@@ -741,27 +763,23 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
       authType: 'apikey',
       verify: true, // the key is checked when it is entered
     };
-    if (apiKey.value) body.apiKey = apiKey.value;
     if (baseUrl.value.trim()) body.baseUrl = baseUrl.value.trim();
     if (prefix.value.trim()) body.prefix = prefix.value.trim();
     if (priority.value.trim() !== '') body.priority = Number(priority.value);
     if (maxConcurrent.value.trim() !== '') body.maxConcurrent = Number(maxConcurrent.value);
     const modelList = parseList(models.value);
     if (modelList.length) body.models = modelList;
-    if (vertex.sync(body.provider.toLowerCase())) {
-      const v = await vertex.value();
-      if ('error' in v) {
-        showFieldError(v.control, v.error);
-        v.control.focus();
-        return;
-      }
-      body.apiKey = v.apiKey;
-      body.providerSpecificData = v.providerSpecificData;
+    const own = await pform.value();
+    if (own.errors.length) {
+      pform.showErrors(own.errors)?.focus();
+      return;
     }
+    if (own.apiKey) body.apiKey = own.apiKey;
+    if (own.providerSpecificData) body.providerSpecificData = own.providerSpecificData;
 
     status.replaceChildren();
     const outcome = await busy(
-      [fieldset, submit],
+      [head, rest, ...(pform.element ? [pform.element] : []), submit],
       async (): Promise<{ created: Connection; warning?: string } | { failure: unknown }> => {
         try {
           const res = await endpoints.createConnection(body);
@@ -778,8 +796,7 @@ function renderAddForm(ctx: ViewContext, onCreated: (c: Connection, warning?: st
     if (ctx.signal.aborted) return;
     if ('created' in outcome) {
       form.reset(); // the API key leaves the page with it
-      vertex.reset();
-      syncRequired();
+      syncProvider();
       await onCreated(outcome.created, outcome.warning);
       provider.focus();
     } else {

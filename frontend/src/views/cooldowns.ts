@@ -26,10 +26,12 @@ import { applyLockoutEvent, lockoutReason } from '../lib/lockouts';
 import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
-import { fixButtons } from './fix-buttons';
+import { deniedNote, fixButtons } from './fix-buttons';
+import { AUTH_WORDS, upstreamWords } from '../lib/plain';
 
 /** Live events carry the new state; a fetch shortly after brings the error texts. */
 const REFETCH_DELAY_MS = 500;
@@ -162,6 +164,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     clearProviderBtn.disabled = clearing || !provider || rows === null;
     clearProviderBtn.title = provider ? `Clear every transient cooldown and lockout of ${provider}` : 'Pick a provider above first';
     clearAllBtn.disabled = clearing || rows === null || rows.length === 0;
+    // Clearing needs an operator: a viewer sees the buttons disabled with why.
+    gateByRole([[clearSelectedBtn, 'operator'], [clearProviderBtn, 'operator'], [clearAllBtn, 'operator']]);
     const all = document.getElementById('cd-select-all') as HTMLInputElement | null;
     if (all) {
       const selectable = shown.filter(isSelectable);
@@ -245,11 +249,11 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
   /** The health model's fixes of a connection as buttons (clear_cooldown is this page's own Clear). */
   function fixRow(m: ConnHealth, label: string): HTMLElement | null {
     const btns = fixButtons(
-      { id: m.id, name: label, providerId: m.provider, locks: m.locks ?? [], ...(m.leaseId ? { leaseId: m.leaseId } : {}) },
+      { id: m.id, name: label, state: m.state, providerId: m.provider, locks: m.locks ?? [], ...(m.leaseId ? { leaseId: m.leaseId } : {}) },
       m.fixes,
       { signal: ctx.signal, message: summary, onDone: () => load(true) },
     );
-    return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+    return btns.length ? h('div', { class: 'btn-row' }, btns, deniedNote(btns)) : null;
   }
 
   function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
@@ -281,7 +285,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         'th',
         { scope: 'row' },
         h('div', { class: 'cell-main' }, label),
-        h('small', { class: 'muted block' }, [c.authType, c.id].filter(Boolean).join(' · ')),
+        c.authType ? h('small', { class: 'muted block' }, AUTH_WORDS[c.authType] ?? c.authType) : null,
       ),
       h('td', null, h('span', { title: c.provider }, healthStore.connection(c.id)?.providerName || c.provider)),
       h(
@@ -310,7 +314,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         'td',
         null,
         errorType ? plainCode(errorType, 'error-type') : h('span', { class: 'muted' }, '—'),
-        c.lastError ? h('small', { class: 'muted block truncate', title: c.lastError }, c.lastError) : null,
+        c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
         c.lastErrorAt ? h('small', { class: 'muted block' }, formatDate(c.lastErrorAt)) : null,
       ),
     );

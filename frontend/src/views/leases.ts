@@ -2,14 +2,16 @@ import { ApiError, endpoints, isAbortError } from '../api';
 import { badge, busy, clear, confirmDialog, errorBox, formatDate, formatTime, h, loading, notice, parseTime } from '../dom';
 import { formatAgo } from '../lib/format';
 import { activeLeases, leaseCountdown, leaseCountText, toLeaseRows, type LeaseRow } from '../lib/leases';
+import { healthStore } from '../lib/healthmodel';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 
 /** Leases are renewed by their clients; the page polls this often (and on `lease` events). */
 const POLL_MS = 5000;
 const EVENT_REFETCH_MS = 300;
 
-const who = (r: LeaseRow) => r.connectionName || r.connectionId || 'the connection';
+const who = (r: LeaseRow) => r.connectionName || (r.connectionId && healthStore.connection(r.connectionId)?.name) || 'the connection';
 
 function timeCell(v: string | number | null): HTMLElement {
   const d = parseTime(v);
@@ -161,6 +163,7 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
       'Release',
     );
     btn.addEventListener('click', () => void release(r, btn));
+    gateByRole([[btn, 'operator']]);
     return h(
       'tr',
       { 'data-lease': r.id, 'data-testid': 'lease-row', class: cd.expired ? 'row-expired' : null },

@@ -1,5 +1,5 @@
 import { endpoints, getSession, isAbortError, roleAtLeast, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
-import { plainCode } from '../lib/words';
+import { plainCode, sentence } from '../lib/words';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { formatDuration } from '../lib/format';
 import type { IsoRange } from '../lib/daterange';
@@ -9,6 +9,8 @@ import { live } from '../live';
 import { queueNote } from '../lib/concurrency';
 import type { ViewContext } from '../router';
 import { openBodies } from './bodies';
+import { failureFixes } from './failure-fixes';
+import { healthStore } from '../lib/healthmodel';
 import { renderCaptureSettings } from './capture-settings';
 import { priceFixLink } from './pricing';
 
@@ -386,7 +388,8 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   }
 
   function connectionName(id: string | undefined, provider: string | undefined): string {
-    if (id) return names.get(id) ?? id.slice(0, 8);
+    // By name (the health model's for a connection not in the list), never a hex id.
+    if (id) return names.get(id) ?? healthStore.connection(id)?.name ?? 'a deleted connection';
     return provider || '—';
   }
 
@@ -462,8 +465,15 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           l.errorCode === 'MODEL_PRICE_UNKNOWN' && canReplay ? [' ', priceFixLink(l.model ?? '', l.connectionId || undefined)] : null,
         ),
       ),
-      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l))) : null,
+      isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l), ...rowFixes(l))) : null,
     );
+  }
+
+  /** A failed row's fixes and links to its connections (views/failure-fixes.ts), with where their outcome shows. */
+  function rowFixes(l: Row): HTMLElement[] {
+    const message = h('div', { role: 'status' });
+    const block = failureFixes(l, { signal: ctx.signal, message, onDone: () => renderList() });
+    return block ? [block, message] : [];
   }
 
   function bodiesButton(l: Row): HTMLElement {
@@ -499,7 +509,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
                 ' ',
                 h('code', null, x.model || ''),
                 ' — ',
-                h('span', { 'data-testid': 'exclusion-reason', title: x.code ?? '' }, EXCLUSION_TEXT[x.code ?? ''] ?? x.code ?? 'excluded'),
+                h('span', { 'data-testid': 'exclusion-reason', title: x.code ?? '' }, EXCLUSION_TEXT[x.code ?? ''] ?? (sentence(x.code) || 'excluded')),
                 x.detail ? ` (${x.detail})` : '',
                 x.remainingMs ? h('span', { class: 'muted', title: `${x.remainingMs} ms` }, ` · for ${formatDuration(x.remainingMs)} more`) : '',
               ),

@@ -4,13 +4,15 @@ import { applyLockoutEvent, expireLockouts, lockoutCountText, lockoutReason, toL
 import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge, startCountdowns } from './lockout-parts';
 import { healthStore } from '../lib/healthmodel';
 
 /** Live events name what changed; a fetch shortly after fills in the rest (reason, names). */
 const REFETCH_DELAY_MS = 400;
 
-const who = (r: LockoutRow) => r.connectionName || r.connectionId;
+/** The connection by name (the health model's when the row has none), never its 32-hex id. */
+const who = (r: LockoutRow) => r.connectionName || healthStore.connection(r.connectionId)?.name || 'a deleted connection';
 
 export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () => void {
   let rows: LockoutRow[] | null = null;
@@ -118,6 +120,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
     const list = rows ?? [];
     countLine.textContent = list.length ? lockoutCountText(list) : ''; // the empty state says it otherwise
     reactivateAllBtn.disabled = list.length === 0;
+    gateByRole([[reactivateAllBtn, 'operator']]);
     const hadFocus = listArea.contains(document.activeElement);
     if (list.length === 0) {
       clear(
@@ -164,11 +167,12 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       'Reactivate',
     );
     btn.addEventListener('click', () => void reactivate(r, btn));
+    gateByRole([[btn, 'operator']]);
     return h(
       'tr',
       { 'data-key': r.key, 'data-model': r.model, 'data-connection': r.connectionId, 'data-testid': 'lockout-row' },
       h('td', null, h('span', { title: r.provider }, healthStore.connection(r.connectionId)?.providerName || r.provider)),
-      h('td', null, h('div', { class: 'cell-main' }, who(r)), r.connectionName ? h('small', { class: 'muted block mono-small' }, r.connectionId) : null),
+      h('td', null, h('div', { class: 'cell-main' }, who(r))),
       h('th', { scope: 'row' }, h('code', null, r.model)),
       h('td', null, scopeBadge(r.scope)),
       h('td', null, lockoutReason(r) ? h('span', { class: 'error-type' }, lockoutReason(r)) : h('span', { class: 'muted' }, '—')),

@@ -2,14 +2,17 @@ import { ApiError, endpoints, isAbortError, type Health, type UpdateStatus } fro
 import { badge, clear, copyText, emptyState, errorBox, formatDate, formatTime, h, loading } from '../dom';
 import { exactMs, formatCountdown, formatDuration, maskSecret } from '../lib/format';
 import { breakerBadge, healthBadge } from '../lib/health';
-import { backIn, connectionCounts, healthStore, instant, problems, stateBadge, stateInfo, statusLine, type HealthReport, type Problem } from '../lib/healthmodel';
+import { backIn, healthStore, instant, problems, stateBadge, stateInfo, type HealthReport, type Problem } from '../lib/healthmodel';
 import { instanceLine, instancesSummary, type InstanceList } from '../lib/instances';
 import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
+import { gateByRole } from './role-gate';
 import { type FixTarget } from '../lib/fixes';
-import { fixButtons } from './fix-buttons';
+import { currentRole, deniedNote, fixButtons } from './fix-buttons';
+import { roleDenied } from '../lib/fixes';
+import { NEEDS_A_FIX, overviewNumbers, providerRow } from '../lib/overview-numbers';
 
 const FEED_SIZE = 50;
 
@@ -80,10 +83,11 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     // Paused is a state of its own: never "Degraded — Requests are served".
     const b = healthBadge(health.paused === true ? 'paused' : health.status);
     if (typeof health.uptime === 'number') startedAt = Date.now() - health.uptime * 1000;
-    const line = statusLine(healthStore.get());
+    const line = overviewNumbers(healthStore.get()).line;
     const paused = health.paused === true;
     const pauseBtn = h('button', { type: 'button', class: `btn btn-small${paused ? ' btn-primary' : ''}` }, paused ? 'Resume gateway' : 'Pause gateway');
     pauseBtn.addEventListener('click', () => void togglePause(pauseBtn, !paused));
+    gateByRole([[pauseBtn, 'operator']]);
     clear(
       statusArea,
       h('h2', { id: 'ov-status-title', class: 'visually-hidden' }, 'Gateway status'),
@@ -132,8 +136,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   /** Connection counts from the health model: serving, cooling, breaker open, out of service, next back. */
   function connectionRows(): Array<[string, number | string, string, string?]> {
-    const r = healthStore.get();
-    const n = connectionCounts(r?.connections);
+    // The same pass as the status line, the feed and the provider rows (lib/overview-numbers.ts).
+    const n = overviewNumbers(healthStore.get()).counts;
     const rows: Array<[string, number | string, string, string?]> = [
       ['Serving', n.total ? `${n.serving} of ${n.total}` : '—', n.serving < n.total ? 'warn' : '', 'serving-count'],
       ['Cooling down', n.cooling, n.cooling ? 'warn' : ''],
@@ -181,6 +185,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const until = instant(p.until);
     const since = instant(p.since);
     const fixes = fixButtons(fixTarget(p), p.fixes, fixOpts);
+    const comboBack = p.kind === 'combo' ? overviewNumbers(healthStore.get()).deadCombos.find((c) => c.id === p.id) : undefined;
     const what = p.kind === 'combo' ? 'Combo' : p.kind === 'provider' ? 'Provider' : 'Connection';
     return h(
       'li',
@@ -212,18 +217,20 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
         ? h(
             'ul',
             { class: 'lock-list small', 'data-testid': 'combo-targets' },
-            p.targets.map((t) =>
+            p.targets.map((t, i) =>
               h(
                 'li',
-                null,
+                { 'data-model': t.model },
                 h('code', null, t.model),
                 ' ',
                 t.serving ? h('span', { class: 'muted' }, 'serving') : h('span', null, t.reason ?? 'cannot be served'),
+                t.serving ? null : h('span', { class: 'muted small target-back', 'data-testid': 'target-back' }, ` · ${comboBack?.targets[i]?.back ?? NEEDS_A_FIX}`),
                 ...(t.serving
                   ? []
                   : (t.connections ?? []).map((c) => {
-                      const btns = fixButtons({ id: c.id, name: c.name, ...connFix(c.id) }, c.fixes, fixOpts);
-                      return btns.length ? h('div', { class: 'btn-row' }, btns) : null;
+                      // Several connections under one target: each fix names the connection it acts on.
+                      const btns = fixButtons({ id: c.id, name: c.name, state: c.state, ...connFix(c.id) }, c.fixes, { ...fixOpts, nameTarget: true });
+                      return btns.length ? h('div', { class: 'btn-row', 'data-connection': c.id }, btns, deniedNote(btns)) : null;
                     })),
               ),
             ),
@@ -245,10 +252,10 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
           ? h('span', { class: 'back-at', title: `at ${new Date(until).toLocaleTimeString()} (${exactMs(until - Date.now())})`, 'data-testid': 'back-at' }, h('span', { 'data-until': String(until), class: 'countdown' }, backIn(until)))
           : h(
               'span',
-              { class: 'muted small' },
-              stateInfo(p.state).hint,
+              { class: 'muted small', 'data-testid': 'no-back' },
+              p.kind === 'combo' ? 'No target comes back by itself: each needs the fix under it.' : stateInfo(p.state).hint,
             ),
-        fixes.length ? h('div', { class: 'btn-row' }, fixes) : null,
+        fixes.length ? h('div', { class: 'btn-row' }, fixes, deniedNote(fixes)) : null,
       ),
     );
   }
@@ -267,6 +274,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     return {
       id: p.id,
       name: p.name,
+      state: p.state,
       ...(p.providerId ? { providerId: p.providerId } : {}),
       locks: p.locks,
       ...(p.leaseId ? { leaseId: p.leaseId } : {}),
@@ -324,16 +332,22 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
             'tbody',
             null,
             model.map((p) => {
-              const st = stateBadge(p.state);
+              // The row's state, reason and serving count from the same pass as the tiles (lib/overview-numbers.ts).
+              const row = providerRow(p);
               const br = breakerBadge(p.breaker ?? legacy[p.id]?.state);
-              const until = instant(p.until);
+              const until = row.until;
               return h(
                 'tr',
                 { 'data-provider': p.id },
-                h('th', { scope: 'row', class: 'cell-main', 'data-label': 'Provider' }, h('span', { title: p.id }, p.name || p.id)),
-                h('td', { 'data-label': 'State' }, badge(st.label, st.tone, p.reason)),
+                h('th', { scope: 'row', class: 'cell-main', 'data-label': 'Provider' }, h('span', { title: p.id }, row.name)),
+                h(
+                  'td',
+                  { 'data-label': 'State', 'data-testid': 'provider-state' },
+                  badge(row.label, row.tone, row.reason),
+                  row.reason ? h('small', { class: 'muted block', 'data-testid': 'provider-reason' }, row.reason) : null,
+                ),
                 h('td', { 'data-label': 'Breaker' }, badge(br.label, br.tone), p.failures ? h('small', { class: 'muted' }, ` ${p.failures} failures`) : null),
-                h('td', { class: 'num', 'data-label': 'Serving' }, `${p.serving ?? 0} of ${p.total ?? 0}`),
+                h('td', { class: 'num', 'data-label': 'Serving', 'data-testid': 'provider-serving' }, row.serving),
                 h('td', { 'data-label': 'Last failure' }, legacy[p.id]?.lastFailure ? formatDate(legacy[p.id]!.lastFailure!) : '—'),
                 h('td', { 'data-label': 'Back' }, until ? h('span', { 'data-until': String(until), class: 'countdown', title: exactMs(until - Date.now()) }, backIn(until)) : '—'),
               );
@@ -409,6 +423,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     }
     const checkBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'update-check' }, 'Check for updates');
     checkBtn.addEventListener('click', () => void checkNow(checkBtn));
+    // The first check turns the daily check on (a settings change): admins only.
+    gateByRole([[checkBtn, st.enabled ? 'operator' : 'admin']]);
     if (st.available && st.latest) {
       clear(
         updateArea,
@@ -478,6 +494,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   // ------------------------------------------------------------ client endpoint and default key
 
   const defaultKey: { value: string | null; error: unknown } = { value: null, error: undefined };
+  /** Why this role is not shown the default key ("" for admins). */
+  let keyDenied = '';
   let shownEndpoint = '';
   const currentEndpoint = () => (typeof health?.endpoint === 'string' && health.endpoint ? health.endpoint : endpointUrl());
 
@@ -514,6 +532,8 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     let keyRow: HTMLElement;
     if (key) {
       keyRow = h('dd', { class: 'copy-line' }, keyCode, revealBtn, copyKeyBtn, keyNote);
+    } else if (keyDenied) {
+      keyRow = h('dd', { class: 'muted', 'data-testid': 'default-key-denied' }, keyDenied);
     } else if (err instanceof ApiError && err.status === 404) {
       keyRow = h('dd', null, h('span', { class: 'muted' }, 'There is no default key. '), h('a', { href: href('/keys') }, 'Create a key'), '.');
     } else {
@@ -535,6 +555,13 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
   }
 
   async function loadKey(): Promise<void> {
+    // Only an admin may read the default key (it reveals it): others are told why, never sent to a 403.
+    const denied = roleDenied('admin', currentRole());
+    if (denied) {
+      keyDenied = `The default API key is shown to admins only. ${denied}`;
+      renderClient(null);
+      return;
+    }
     renderClient(null);
     try {
       const k = await endpoints.defaultKey(ctx.signal);
@@ -640,7 +667,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const up = statusArea.querySelector<HTMLElement>('[data-testid="uptime"]');
     if (up) up.textContent = formatDuration(upMs());
     const line = statusArea.querySelector<HTMLElement>('[data-testid="status-line"]');
-    if (line) line.textContent = statusLine(healthStore.get());
+    if (line) line.textContent = overviewNumbers(healthStore.get()).line;
     for (const cd of root.querySelectorAll<HTMLElement>('.countdown[data-until]')) {
       const t = Number(cd.dataset['until']);
       if (t) cd.textContent = backIn(t);

@@ -8,7 +8,9 @@ import { CSRF_HEADER, describeError, endpoints, getToken, isAbortError, type Api
 import { badge, clear, copyButton, field, h } from '../dom';
 import { formatDuration } from '../lib/format';
 import { buildRequest, curlCommand, FORMATS, replayOf, sseData, textOf, type ClientFormat, type ReplayPrefill } from '../lib/playground';
-import { plainCode } from '../lib/words';
+import { plainCode, sentence } from '../lib/words';
+import { healthStore } from '../lib/healthmodel';
+import { failureFixes } from './failure-fixes';
 import type { ViewContext } from '../router';
 import { EXCLUSION_TEXT, isOkStatus, timelineSpans } from './logs';
 import { priceFixLink } from './pricing';
@@ -183,7 +185,9 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
         cache: 'no-store',
       });
       const requestId = res.headers.get('X-OmniRoute-Request-Id');
-      const served = res.headers.get('X-OmniRoute-Provider');
+      // Served by the connection's name (the header's id), never the raw provider id.
+      const servedId = res.headers.get('X-OmniRoute-Selected-Connection-Id');
+      const served = servedId ? connName(servedId) : res.headers.get('X-OmniRoute-Provider');
       status.textContent = `${res.status} ${res.ok ? 'streaming…' : 'error'}`;
       let text = '';
       let all = '';
@@ -243,7 +247,10 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
     for (let i = 0; i < ROW_POLL_TRIES && !signal.aborted; i++) {
       const row = await endpoints.logByRequestId(requestId, signal).catch(() => null);
       if (row) {
-        clear(timeline, renderTimeline(row));
+        // A failed answer: the fixes of the connections it failed on, with links to them.
+        const message = h('div', { role: 'status' });
+        const fixes = failureFixes(row, { signal, message, onDone: () => undefined });
+        clear(timeline, renderTimeline(row), fixes, fixes ? message : null);
         return;
       }
       await new Promise((r) => setTimeout(r, ROW_POLL_MS));
@@ -251,7 +258,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
     clear(timeline, h('p', { class: 'muted small' }, 'The log row did not arrive.'));
   }
 
-  const connName = (id?: string, provider?: string) => (id ? (connections.find((c) => c.id === id)?.name ?? id.slice(0, 8)) : provider || '—');
+  const connName = (id?: string, provider?: string) => (id ? (connections.find((c) => c.id === id)?.name ?? healthStore.connection(id)?.name ?? 'a deleted connection') : provider || '—');
 
   function renderTimeline(l: RequestLog): HTMLElement {
     const all: AttemptLog[] = Array.isArray(l.attempts) ? l.attempts : [];
@@ -286,7 +293,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
         ? h(
             'ul',
             { class: 'small', 'data-testid': 'exclusions' },
-            excluded.map((x) => h('li', null, h('strong', null, connName(x.connectionId, x.provider)), ' ', h('code', null, x.model || ''), ' — ', EXCLUSION_TEXT[x.code ?? ''] ?? x.code ?? 'excluded')),
+            excluded.map((x) => h('li', null, h('strong', null, connName(x.connectionId, x.provider)), ' ', h('code', null, x.model || ''), ' — ', EXCLUSION_TEXT[x.code ?? ''] ?? (sentence(x.code) || 'excluded'))),
           )
         : null,
     );

@@ -1,14 +1,12 @@
 /**
  * The Connections page's subscription parts, kept apart from the page layout:
- * the "Import from…" card, the GitHub Copilot sign-in card, the quota meters
- * and usage wall line of a row, the
+ * the "Import from…" card, the quota meters and usage wall line of a row, the
  * "Re-import" action of an expired login, and the Claude usage wall opt-ins of
  * the edit dialog.
  */
-import { ApiError, endpoints, type Connection, type ImportRequest } from '../api';
+import { endpoints, type Connection, type ImportRequest } from '../api';
 import { busy, clear, errorBox, field, h, notice } from '../dom';
 import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../lib/subscription';
-import { safeWebUrl } from '../lib/safeurl';
 
 const SOURCES: Array<[ImportRequest['source'], string]> = [
   ['claude-code', 'Claude Code'],
@@ -63,71 +61,6 @@ export function renderImportCard(signal: AbortSignal, onImported: (c: Connection
   return form;
 }
 
-/** Waits ms, or less when signal aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-  });
-}
-
-/**
- * "Sign in to GitHub Copilot": GitHub's device login. The gateway asks GitHub
- * for a code, the card shows it with the page to enter it on, and polls until
- * the login is approved (the connection is then created), refused or expired.
- */
-export function renderCopilotCard(signal: AbortSignal, onSignedIn: (c: Connection, created: boolean) => Promise<void>): HTMLElement {
-  const start = h('button', { type: 'button', class: 'btn btn-primary', 'data-testid': 'copilot-start' }, 'Sign in with GitHub');
-  const status = h('div', { class: 'form-status', 'aria-live': 'polite', 'data-testid': 'copilot-status' });
-  const card = h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'copilot-title', 'data-testid': 'copilot-card' },
-    h('h2', { id: 'copilot-title' }, 'Sign in to GitHub Copilot'),
-    h('p', { class: 'muted small' }, 'Uses your GitHub Copilot seat. GitHub shows a page where you enter a one-time code; OmniRoute keeps the login (encrypted) and renews Copilot’s short-lived token itself.'),
-    status,
-    h('div', { class: 'form-actions' }, start),
-  );
-  start.addEventListener('click', async () => {
-    status.replaceChildren();
-    start.disabled = true;
-    try {
-      const flow = await endpoints.startCopilotLogin();
-      if (signal.aborted) return;
-      // Only a web page becomes a link (the gateway checks it too): a
-      // javascript: or data: URL would run in the dashboard's origin.
-      const link = safeWebUrl(flow.verificationUri)
-        ? h('a', { href: flow.verificationUri, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'copilot-uri' }, flow.verificationUri)
-        : h('code', { 'data-testid': 'copilot-uri' }, flow.verificationUri);
-      const code = h('code', { class: 'copilot-code', 'data-testid': 'copilot-code' }, flow.userCode);
-      const waiting = h('p', { class: 'muted small', role: 'status' }, 'Waiting for you to approve the login on GitHub…');
-      clear(status, h('p', null, 'Open ', link, ' and enter the code ', code), waiting);
-      let interval = Math.max(flow.interval, 1) * 1000;
-      for (;;) {
-        await pause(interval, signal);
-        if (signal.aborted) return;
-        const p = await endpoints.pollCopilotLogin(flow.flowId, signal);
-        if (signal.aborted) return;
-        if (p.status === 'pending') {
-          if (p.interval) interval = Math.max(p.interval, 1) * 1000;
-          continue;
-        }
-        if (p.status === 'complete' && p.connection) {
-          clear(status, notice(`${p.created ? 'Added' : 'Updated'} “${p.connection.name}”.`, 'success'));
-          await onSignedIn(p.connection, p.created === true);
-          return;
-        }
-        clear(status, errorBox(new ApiError(200, p.error?.message ?? 'The login did not complete.', p.error?.code ?? p.status, 'login_error')));
-        return;
-      }
-    } catch (err) {
-      if (!signal.aborted) clear(status, errorBox(err));
-    } finally {
-      start.disabled = false;
-    }
-  });
-  return card;
-}
-
 /** The quota meters and wall state of a subscription connection (nothing for API keys). */
 export function subscriptionSummary(c: Connection): HTMLElement | null {
   const ms = meters(c as never);
@@ -152,8 +85,8 @@ export function subscriptionSummary(c: Connection): HTMLElement | null {
 /** The "Re-import" button of an expired login, or null. */
 export function reimportButton(c: Connection, onDone: (message: string, ok: boolean) => Promise<void>): HTMLButtonElement | null {
   const src = importSource(c);
-  // A GitHub Copilot login is renewed with the sign-in card, not an import.
-  if (!needsReimport(c) || !src || src === 'github-copilot') return null;
+  // Only a CLI login is re-imported; a provider's own sign-in is renewed with its sign-in card.
+  if (!needsReimport(c) || !src || !SOURCES.some(([v]) => v === src)) return null;
   const label = c.name || c.provider;
   const btn = h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': `${c.id}:reimport`, 'aria-label': `Re-import the login of ${label}` }, 'Re-import');
   btn.title = 'Sign in again with the CLI first, then re-import its login here.';

@@ -1,10 +1,11 @@
-// Browser test of the Connections page's Google Cloud parts against the real
-// headless gateway: a Gemini CLI login imported from a temporary HOME shows
-// its account; a Vertex AI connection is added from a service account's key
-// file (uploaded) with its region, shows its service account, project and
+// Browser test of the Connections page's Google Cloud connections against the
+// real headless gateway, through the generic connection form (rendered from
+// the catalogue's schema): a Gemini CLI login imported from a temporary HOME
+// shows its account; a Vertex AI connection is added from a service account's
+// key file (uploaded) with its region, shows its service account, project and
 // region, the key never reaching the page; a key file of the wrong kind is
-// refused at its field; the Gemini CLI login's Code Assist project is set in
-// the edit dialog.
+// refused at its field (the gateway's field-precise error); the Gemini CLI
+// login's Code Assist project is set in the edit dialog.
 //
 //   cd frontend && npm run test:browser     (OMNIROUTE_BIN, CHROMIUM_BIN as in dashboard.e2e)
 
@@ -51,18 +52,19 @@ test('Gemini CLI login and Vertex AI service account on the Connections page', a
   // Vertex: the key field is the service account's file; the API key field goes.
   const add = page.locator('form', { has: page.getByRole('heading', { name: 'Add connection' }) });
   await add.getByLabel('Provider').fill('vertex');
-  await add.getByTestId('vertex-fields').waitFor({ state: 'visible' });
+  await add.locator('[data-testid="provider-fields"][data-provider="vertex"]').waitFor({ state: 'visible' });
   assert.equal(await add.getByLabel('API key').isVisible(), false, 'no API key field for vertex');
   await add.getByLabel('Name').fill('vertex browser');
   await add.getByLabel('Service-account key (JSON)').setInputFiles(wrongFile);
   await add.getByRole('button', { name: 'Add connection' }).click();
-  await add.getByText(/not a service account key/).waitFor({ timeout: 5_000 });
+  await add.getByTestId('provider-fields').getByText(/must be "service_account"/).waitFor({ timeout: 5_000 });
+  assert.equal(await add.getByLabel('Service-account key (JSON)').getAttribute('aria-invalid'), 'true', 'the error is under the key field');
   await add.getByLabel('Service-account key (JSON)').setInputFiles(saFile);
   await add.getByLabel('Region').fill('europe-west4');
   await add.getByRole('button', { name: 'Add connection' }).click();
   const row = page.getByRole('row', { name: /vertex browser/ });
   await row.getByTestId('account').waitFor({ timeout: 15_000 });
-  assert.equal(await row.getByTestId('account').innerText(), 'omni@browser-proj.iam.gserviceaccount.com — browser-proj · europe-west4');
+  assert.equal(await row.getByTestId('account').innerText(), 'project browser-proj · region europe-west4 · service account omni@browser-proj.iam.gserviceaccount.com');
   assert.doesNotMatch(await page.content(), /PRIVATE KEY|browser-gemini-token/, 'no secret reaches the page');
 
   // The login's Code Assist project, set in the edit dialog.

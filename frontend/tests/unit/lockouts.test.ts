@@ -83,8 +83,9 @@ describe('lockout display', () => {
   it('names scopes and counts', () => {
     expect(scopeInfo('quota_family').label).toBe('quota family');
     expect(scopeInfo('model').label).toBe('model');
-    expect(lockoutReason({ reason: 'MODEL_NOT_FOUND', status: 404 })).toBe('MODEL_NOT_FOUND · HTTP 404');
-    expect(lockoutReason({ reason: 'timeout', status: 0 })).toBe('timeout · transport error');
+    // Words, never a raw code or an HTTP status (issue 42 item 8).
+    expect(lockoutReason({ reason: 'MODEL_NOT_FOUND', status: 404 })).toBe('Model not found');
+    expect(lockoutReason({ reason: 'timeout', status: 0 })).toBe('Timeout · no answer from the provider');
     expect(lockoutCountText([])).toBe('No model is locked');
     expect(lockoutCountText(toLockoutRows([item('a', 1000), item('b', 1000, { connectionId: 'c2' })], NOW))).toBe('2 models locked on 2 connections');
   });

@@ -51,7 +51,7 @@ describe('backoffDelay', () => {
 describe('describeEvent', () => {
   it('describes a cooldown with its length and reason', () => {
     const ev = parseLiveEvent('connection', CONNECTION)!;
-    expect(describeEvent(ev)).toEqual({ title: 'fake cooling down for 2 min', detail: 'rate_limit · UPSTREAM_RATE_LIMITED', tone: 'warn' });
+    expect(describeEvent(ev)).toEqual({ title: 'fake cooling down for 2 min', detail: 'Upstream rate limited', tone: 'warn' }); // words, never the raw code (issue 42)
   });
   it('describes pause and resume of the gateway', () => {
     const paused = parseLiveEvent('gateway', '{"id":5,"type":"gateway","at":"x","data":{"paused":true}}')!;

@@ -1,4 +1,4 @@
-package openai
+package copilot_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/copilot"
+	"omniroute/backend/providers/openai"
+	"omniroute/backend/providers/registry"
 )
 
 // capture is a Doer that records the request and answers 200 {}.
@@ -24,8 +27,11 @@ func (c *capture) Do(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
 }
 
+// TestCopilotHeaders: the OpenAI executor serves the module's row (no
+// executor of its own) with the editor headers Copilot's chat API requires,
+// and says so when a request carries an image.
 func TestCopilotHeaders(t *testing.T) {
-	p, _ := providers.NewCatalog().Lookup("github-copilot")
+	p, _ := registry.Catalog(nil).Lookup("github-copilot")
 	cases := []struct {
 		name, body string
 		vision     bool
@@ -36,13 +42,13 @@ func TestCopilotHeaders(t *testing.T) {
 	for _, c := range cases {
 		d := &capture{}
 		t0 := providers.Target{Provider: p, BaseURL: "https://api.individual.githubcopilot.com", Secret: "cpt-1", AuthType: "oauth", Model: "gpt-4o"}
-		if _, err := New(d, "OmniRoute/test").Do(context.Background(), &t0, providers.Call{Body: []byte(c.body)}); err != nil {
+		if _, err := openai.New(d, "OmniRoute/test").Do(context.Background(), &t0, providers.Call{Body: []byte(c.body)}); err != nil {
 			t.Fatal(err)
 		}
 		h := d.req.Header
 		if d.req.URL.String() != "https://api.individual.githubcopilot.com/chat/completions" || h.Get("Authorization") != "Bearer cpt-1" ||
-			h.Get("Editor-Version") != providers.CopilotEditorVersion || h.Get("Editor-Plugin-Version") != providers.CopilotPluginVersion ||
-			h.Get("Copilot-Integration-Id") != "vscode-chat" || h.Get("User-Agent") != providers.CopilotUserAgent {
+			h.Get("Editor-Version") != copilot.EditorVersion || h.Get("Editor-Plugin-Version") != copilot.PluginVersion ||
+			h.Get("Copilot-Integration-Id") != "vscode-chat" || h.Get("User-Agent") != copilot.UserAgent {
 			t.Fatalf("%s: %s %v", c.name, d.req.URL, h)
 		}
 		if got := h.Get("Copilot-Vision-Request") == "true"; got != c.vision {

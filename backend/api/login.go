@@ -16,16 +16,18 @@ import (
 	"omniroute/backend/secrets"
 )
 
-// GitHub Copilot device login through the management API: POST
-// /api/providers/login/copilot starts one (the user code and verification
-// URL to show), GET /api/providers/login/copilot/{flowId} polls it until the
-// user approved on GitHub, then creates (or updates) the github-copilot
-// connection. The device code never leaves the gateway.
+// A provider's device sign-in (providers.LoginFlow) through the management
+// API: GET /api/providers/login lists the providers that have one, POST
+// /api/providers/login/{provider} starts one (the user code and
+// verification URL to show), GET /api/providers/login/{provider}/{fid}
+// polls it until the user approved on the provider's site, then creates (or
+// updates) the provider's connection. The device code never leaves the
+// gateway. {provider} is a catalogue id or alias.
 
 // maxDeviceFlows bounds the device logins pending at once.
 const maxDeviceFlows = 8
 
-// deviceLoginTimeout bounds one poll's calls to GitHub (token, exchange, user, discovery).
+// deviceLoginTimeout bounds one poll's calls to the provider (token, exchange, user, discovery).
 const deviceLoginTimeout = 30 * time.Second
 
 // deviceFlows are the device logins in progress, by flow id.
@@ -34,11 +36,12 @@ type deviceFlows struct {
 	m  map[string]*deviceFlow
 }
 
-// deviceFlow is one device login: its device code (a secret), when GitHub
-// may be asked next, and once settled, its outcome (kept until the code's
+// deviceFlow is one device login: its provider, its device code (a secret),
+// when the provider may be asked next, and once settled, its outcome (kept until the code's
 // expiry so repeated polls read the same answer).
 type deviceFlow struct {
-	dev      oauth.Device
+	provider string
+	dev      providers.Device
 	interval time.Duration
 	next     time.Time
 	polling  bool
@@ -56,12 +59,30 @@ const (
 	flowFailed   = "failed"
 )
 
-func (a *API) copilotProvider() (providers.Provider, error) {
-	p, ok := a.Catalog.Lookup("github-copilot")
-	if !ok || p.OAuth == nil || !p.OAuth.Copilot {
-		return providers.Provider{}, errs.New(errs.NotFound, "UNKNOWN_PROVIDER", "GitHub Copilot is not in the catalogue")
+// loginProvider is the catalogue row {provider} names, with its sign-in flow.
+func (a *API) loginProvider(r *http.Request) (providers.Provider, *providers.LoginFlow, error) {
+	name := mux.Vars(r)["provider"]
+	p, ok := a.Catalog.Lookup(name)
+	if !ok || p.LoginFlow() == nil || p.OAuth == nil {
+		return providers.Provider{}, nil, errs.New(errs.NotFound, "UNKNOWN_PROVIDER", "%q is not a provider with a sign-in flow in the catalogue", truncate(name, 40)).WithParam("provider")
 	}
-	return p, nil
+	return p, p.LoginFlow(), nil
+}
+
+// loginCall is what the provider's login hooks are called with.
+func (a *API) loginCall(p providers.Provider) providers.LoginCall {
+	return providers.LoginCall{OAuth: *p.OAuth, Client: a.HTTPClient, Now: a.Clock.Now()}
+}
+
+// listLogins is GET /api/providers/login: the providers with a sign-in
+// flow and what the dashboard's login panel shows of each.
+func (a *API) listLogins(w http.ResponseWriter, r *http.Request) {
+	out := []map[string]any{}
+	for _, p := range a.Catalog.LoginProviders() {
+		l := p.LoginFlow()
+		out = append(out, map[string]any{"id": p.ID, "name": p.Name, "kind": "device", "command": l.Command, "site": l.Site, "hint": l.Hint})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"providers": out})
 }
 
 // maxSettledFlows bounds the settled logins kept for their pollers.
@@ -93,9 +114,9 @@ func (f *deviceFlows) prune(now time.Time) int {
 	return pending
 }
 
-// startCopilotLogin is POST /api/providers/login/copilot.
-func (a *API) startCopilotLogin(w http.ResponseWriter, r *http.Request) {
-	p, err := a.copilotProvider()
+// startLogin is POST /api/providers/login/{provider}.
+func (a *API) startLogin(w http.ResponseWriter, r *http.Request) {
+	p, flow, err := a.loginProvider(r)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -111,9 +132,17 @@ func (a *API) startCopilotLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), deviceLoginTimeout)
 	defer cancel()
-	dev, err := oauth.StartDevice(ctx, a.HTTPClient, *p.OAuth, now)
+	x := a.loginCall(p)
+	x.Now = now
+	dev, err := flow.Start(ctx, x)
 	if err != nil {
 		httpx.WriteError(w, err)
+		return
+	}
+	if !providers.SafeVerificationURI(dev.VerificationURI) {
+		// It becomes a link in the dashboard: a javascript: or data: URL
+		// would run in the gateway's origin.
+		httpx.WriteError(w, errs.New(errs.Upstream, "DEVICE_CODE_FAILED", "%s named a verification page that is not an https URL", flow.Site))
 		return
 	}
 	id := secrets.RandomID()
@@ -121,27 +150,27 @@ func (a *API) startCopilotLogin(w http.ResponseWriter, r *http.Request) {
 	if a.flows.m == nil {
 		a.flows.m = map[string]*deviceFlow{}
 	}
-	a.flows.m[id] = &deviceFlow{dev: dev, interval: dev.Interval, next: now.Add(dev.Interval), status: flowPending}
+	a.flows.m[id] = &deviceFlow{provider: p.ID, dev: dev, interval: dev.Interval, next: now.Add(dev.Interval), status: flowPending}
 	a.flows.mu.Unlock()
 	httpx.WriteJSON(w, http.StatusCreated, map[string]any{"flowId": id, "userCode": dev.UserCode, "verificationUri": dev.VerificationURI,
 		"expiresAt": dev.ExpiresAt.UTC().Format(time.RFC3339), "interval": int(dev.Interval / time.Second)})
 }
 
-// pollCopilotLogin is GET /api/providers/login/copilot/{flowId}: at most one
-// call to GitHub per polling interval (a faster poller reads "pending"), the
-// connection created when GitHub hands over the token.
-func (a *API) pollCopilotLogin(w http.ResponseWriter, r *http.Request) {
-	p, err := a.copilotProvider()
+// pollLogin is GET /api/providers/login/{provider}/{fid}: at most one
+// call to the provider per polling interval (a faster poller reads
+// "pending"), the connection created when the provider hands over the grant.
+func (a *API) pollLogin(w http.ResponseWriter, r *http.Request) {
+	p, flow, err := a.loginProvider(r)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
-	id := mux.Vars(r)["flowId"]
+	id := mux.Vars(r)["fid"]
 	now := a.Clock.Now()
 	a.flows.mu.Lock()
 	a.flows.prune(now)
 	fl, ok := a.flows.m[id]
-	if !ok {
+	if !ok || fl.provider != p.ID {
 		a.flows.mu.Unlock()
 		httpx.WriteError(w, errs.New(errs.NotFound, "LOGIN_NOT_FOUND", "no device login %q in progress (it expired or was never started)", truncate(id, 40)))
 		return
@@ -156,29 +185,29 @@ func (a *API) pollCopilotLogin(w http.ResponseWriter, r *http.Request) {
 	deviceCode, interval := fl.dev.DeviceCode, fl.interval
 	a.flows.mu.Unlock()
 
-	// Not tied to this request: GitHub hands a device login's token over
-	// once, so a poller going away must not lose it half way.
+	// Not tied to this request: a provider hands a device login's grant
+	// over once, so a poller going away must not lose it half way.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), deviceLoginTimeout)
 	defer cancel()
 	status, result, perr := flowPending, map[string]any(nil), (*errs.Error)(nil)
-	tok, err := oauth.PollDevice(ctx, a.HTTPClient, *p.OAuth, deviceCode)
-	var de *oauth.DeviceError
+	grant, err := flow.Poll(ctx, a.loginCall(p), deviceCode)
+	var de *providers.DeviceError
 	switch {
 	case errors.As(err, &de):
-		interval = oauth.NextInterval(interval, de)
+		interval = providers.NextInterval(interval, de)
 		switch de.Code {
-		case oauth.DevicePending, oauth.DeviceSlowDown:
-		case oauth.DeviceExpired:
+		case providers.DevicePending, providers.DeviceSlowDown:
+		case providers.DeviceExpired:
 			status, perr = flowExpired, errs.New(errs.Invalid, "DEVICE_CODE_EXPIRED", "the code expired before it was entered; start the login again")
-		case oauth.DeviceDenied:
-			status, perr = flowDenied, errs.New(errs.Permission, "DEVICE_LOGIN_DENIED", "the login was cancelled on GitHub")
+		case providers.DeviceDenied:
+			status, perr = flowDenied, errs.New(errs.Permission, "DEVICE_LOGIN_DENIED", "the login was cancelled on %s", flow.Site)
 		default:
-			status, perr = flowFailed, errs.New(errs.Upstream, "DEVICE_LOGIN_FAILED", "GitHub ended the device login: %s", de.Code)
+			status, perr = flowFailed, errs.New(errs.Upstream, "DEVICE_LOGIN_FAILED", "%s ended the device login: %s", flow.Site, de.Code)
 		}
 	case err != nil:
-		// GitHub unreachable, or this request went away: try again at the next poll.
+		// The provider unreachable, or this request went away: try again at the next poll.
 	default:
-		result, perr = a.finishCopilotLogin(ctx, p, tok)
+		result, perr = a.finishLogin(ctx, p, flow, grant)
 		status = flowComplete
 		if perr != nil {
 			status = flowFailed
@@ -208,14 +237,15 @@ func (fl *deviceFlow) answer() map[string]any {
 	return out
 }
 
-// finishCopilotLogin turns an approved device login into the connection:
-// the first Copilot token exchange (which proves the seat), the connection
-// stored and loaded, its models discovered.
-func (a *API) finishCopilotLogin(ctx context.Context, p providers.Provider, githubToken string) (map[string]any, *errs.Error) {
-	login, err := oauth.CopilotLogin(ctx, a.HTTPClient, *p.OAuth, githubToken, a.Clock.Now())
+// finishLogin turns an approved device login into the connection: the
+// module's Finish (e.g. a first token exchange), the connection stored and
+// loaded, its models discovered.
+func (a *API) finishLogin(ctx context.Context, p providers.Provider, flow *providers.LoginFlow, grant string) (map[string]any, *errs.Error) {
+	tokens, err := flow.Finish(ctx, a.loginCall(p), grant)
 	if err != nil {
 		return nil, errs.As(err)
 	}
+	login := oauth.SignedIn(p, tokens)
 	res, err := oauth.Upsert(a.Store, a.Box, a.Catalog, login, a.Clock.Now())
 	if err != nil {
 		return nil, errs.As(err)
@@ -228,7 +258,7 @@ func (a *API) finishCopilotLogin(ctx context.Context, p providers.Provider, gith
 		row = updated
 	}
 	if a.Events != nil {
-		a.Events.Publish("subscription", map[string]any{"id": row.ID, "login": oauth.SourceCopilot, "created": res.Created})
+		a.Events.Publish("subscription", map[string]any{"id": row.ID, "login": login.Source, "created": res.Created})
 	}
 	return map[string]any{"connection": a.connectionJSON(row), "created": res.Created}, nil
 }

@@ -1,4 +1,4 @@
-package oauth_test
+package copilot_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"omniroute/backend/errs"
-	"omniroute/backend/oauth"
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/copilot"
 )
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // TestStartDeviceDistrustsItsAnswer: the verification page becomes a link in
 // the dashboard, so only an https URL (plain http on loopback: a local test
@@ -25,9 +27,9 @@ func TestStartDeviceDistrustsItsAnswer(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	o := providers.OAuth{DeviceCodeURL: srv.URL, ClientID: "Iv1.test"}
-	start := func(uri, extra string) (oauth.Device, error) {
+	start := func(uri, extra string) (providers.Device, error) {
 		answer = `{"device_code":"dc","user_code":"ABCD-1234","verification_uri":"` + uri + `"` + extra + `}`
-		return oauth.StartDevice(context.Background(), srv.Client(), o, t0)
+		return copilot.StartDevice(context.Background(), providers.LoginCall{OAuth: o, Client: srv.Client(), Now: t0})
 	}
 	for _, bad := range []string{"javascript:alert(document.cookie)", "JavaScript:alert(1)", "data:text/html,<script>x</script>",
 		"/login/device", "http://github.com/login/device", "https://user:pw@github.com/login/device", "vbscript:x"} {
