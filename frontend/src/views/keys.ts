@@ -1,4 +1,4 @@
-import { endpoints, getSession, isAbortError, roleAtLeast, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
+import { endpoints, isAbortError, type ApiKey, type Connection, type CreatedApiKey, type KeyMoney, type User } from '../api';
 import { badge, busy, clear, confirmDialog, emptyState, errorBox, field, formatDate, h, loading, notice, openDialog } from '../dom';
 import { parseList } from '../lib/format';
 import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
@@ -6,6 +6,7 @@ import { live } from '../live';
 import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
 import { expiryCell, expiryInput, openExpiryDialog, openRotateDialog } from './key-expiry';
+import { gateByRole } from './role-gate';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
 export const SCOPES: ReadonlyArray<[string, string]> = [
@@ -162,6 +163,8 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     );
     const rotate = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Rotate key ${label}` }, 'Rotate');
     rotate.addEventListener('click', () => openRotateDialog(k, reveal, heading, () => void load(true)));
+    // Expiry and Rotate are an admin's: another role sees them disabled with the reason.
+    gateByRole([[expiry, 'admin'], [rotate, 'admin']]);
     const conns = k.allowedConnections ?? [];
     const models = k.allowedModels ?? [];
     const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;
@@ -191,7 +194,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       h('td', { 'data-testid': 'key-spend' }, spendCell(k)),
       h('td', null, expiryCell(k)),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, ...(roleAtLeast(getSession()?.role ?? 'admin', 'admin') ? [expiry, rotate] : []), del)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, expiry, rotate, del)),
     );
   }
 

@@ -9,7 +9,7 @@
 //  - API Keys: a key created with an expiry shows it; the Expiry dialog
 //    refuses a past time; an expired key says so (and the API answers 401
 //    KEY_EXPIRED); Rotate with a grace period shows the new secret once,
-//    both secrets work during the grace; a viewer has no Rotate.
+//    both secrets work during the grace; a viewer sees Rotate disabled with the reason.
 //  - Pricing: a request refused MODEL_PRICE_UNKNOWN shows "Set its price" on
 //    its Logs row, which opens the Connections page's pricing editor on that
 //    model; the price saved there lets the next request through.
@@ -261,7 +261,9 @@ test('settings, key expiry and rotation, the pricing editor and custom ranges', 
     assert.equal(await vpage.getByRole('button', { name: 'Save changes' }).count(), 0);
     await vnav('API Keys');
     await vpage.locator(`tr[data-key-id="${ciKey.id}"] [data-testid="key-expiry"]`).waitFor({ timeout: 10_000 });
-    assert.equal(await vpage.getByRole('button', { name: /^Rotate key/ }).count(), 0, 'a viewer has no Rotate');
+    const vrotate = vpage.locator(`tr[data-key-id="${ciKey.id}"]`).getByRole('button', { name: /^Rotate key ci bot/ });
+    assert.equal(await vrotate.isDisabled(), true, 'a viewer cannot rotate');
+    assert.match(await vrotate.getAttribute('title'), /Only an admin/, 'and is told why');
     await vnav('Logs');
     await vpage.locator('table').first().waitFor({ timeout: 10_000 });
     assert.equal(await vpage.locator('a[data-fix="set_price"]').count(), 0, 'a viewer is not offered a fix they cannot make');
