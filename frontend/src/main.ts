@@ -27,6 +27,7 @@ import { renderSignIn } from './views/signin';
 import { renderAudit } from './views/audit';
 import { renderUsers } from './views/users';
 import { renderTokens } from './views/tokens';
+import { renderSettings } from './views/settings';
 
 const PRODUCT = 'OmniRoute';
 const DEFAULT_PATH = '/overview';
@@ -52,6 +53,7 @@ const routes: readonly Route[] = [
   { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
   { path: '/rules', title: 'Rules', view: renderRules, group: 'Resilience' },
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
+  { path: '/settings', title: 'Settings', view: renderSettings, group: 'Settings' },
   { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
   { path: '/users', title: 'Users', view: renderUsers, group: 'People', role: 'admin' },
   { path: '/tokens', title: 'Tokens', view: renderTokens, group: 'People' },

@@ -5,6 +5,7 @@
 
 import type { HealthLock } from './healthmodel';
 import { roleAtLeast } from '../api';
+import { priceFixParams } from './pricing';
 
 /** The button label of each fix the health model names. */
 export const FIX_LABEL: Record<string, string> = {
@@ -15,6 +16,7 @@ export const FIX_LABEL: Record<string, string> = {
   replace_key: 'Replace key',
   enable: 'Enable',
   edit_connection: 'Open connection',
+  set_price: 'Set its price',
 };
 
 /**
@@ -56,6 +58,7 @@ export const FIX_ROLE: Record<string, 'operator' | 'admin'> = {
   enable: 'admin', // PATCH /api/providers/{id}
   replace_key: 'admin',
   edit_connection: 'admin',
+  set_price: 'admin', // PATCH /api/providers/{id} {pricing}
 };
 
 /** Whether role may use fix, and if not, why (shown on the disabled button). */
@@ -84,6 +87,8 @@ export interface FixTarget {
   providerId?: string;
   locks?: HealthLock[];
   leaseId?: string;
+  /** The model a fix is about (set_price: the model of unknown price). */
+  model?: string;
 }
 
 /** One step a fix takes: an API call, or a link to the connection's editor. */
@@ -122,6 +127,9 @@ export function planFix(fix: string, t: FixTarget): FixPlan | null {
       return t.state === 'endpoint_not_found' || t.state === 'unreachable'
         ? { kind: 'link', href: '/connections', params: { edit: t.id, field: 'baseUrl' } }
         : { kind: 'link', href: '/connections', params: { edit: t.id } };
+    case 'set_price':
+      // MODEL_PRICE_UNKNOWN: the Connections page's pricing editor, the model's row ready.
+      return { kind: 'link', href: '/connections', params: priceFixParams(t.model ?? '', t.id) };
     default:
       return null;
   }
