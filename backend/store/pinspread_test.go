@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var spreadAccounts = []PinChoice{{"a", "p"}, {"b", "p"}, {"c", "p"}}
@@ -134,5 +137,83 @@ func TestPGTextArray(t *testing.T) {
 		if got := pgTextArray(vals); got != want {
 			t.Errorf("pgTextArray(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestPostgresClaimSpreadPinCountsAClaimInFlight: another instance's spread
+// claim is in flight (its transaction has pinned session "held" to a, not
+// committed yet) when two more new sessions are claimed through two
+// handles. They wait for it, and each counts the claims before it: the
+// three sessions end one on each account. Without the pool's lock both
+// counted a as empty (the uncommitted pin unseen) and a held two.
+func TestPostgresClaimSpreadPinCountsAClaimInFlight(t *testing.T) {
+	url := pg.NewDatabase(t)
+	a, err := OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b, err := OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	other, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var first string
+	if err := tx.QueryRow(ctx, `SELECT won_connection FROM omniroute_claim_spread_pin('held', 'p', '{a,b,c}', '{p,p,p}', 10000, 1, 1)`).Scan(&first); err != nil || first != "a" {
+		t.Fatalf("the claim in flight took %q, %v; want a", first, err)
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for i, st := range []*Store{a, b} {
+		wg.Go(func() {
+			if _, err := st.ClaimSpreadPin(ctx, AffinityPin{SessionKey: fmt.Sprintf("next-%d", i), ExpiresAt: 10_000, UpdatedAt: 1}, "p", spreadAccounts, 1); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	// Both wait for the pool's lock (or, without it, are done already).
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := 0; waiting < 2; {
+		select {
+		case <-done:
+			waiting = 2
+			continue
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two claims neither finished nor waited for the lock (%d waiting)", waiting)
+		}
+		if err := a.DB().Raw(`SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting).Error; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	live, err := a.LivePins(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	occ := map[string]int{}
+	for _, p := range live {
+		occ[p.ConnectionID]++
+	}
+	if len(live) != 3 || occ["a"] != 1 || occ["b"] != 1 || occ["c"] != 1 {
+		t.Fatalf("three new sessions, one claimed in flight, spread %v; want one on each of a, b, c", occ)
 	}
 }
