@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 
@@ -47,8 +48,9 @@ func TestTeamServerSpreadsNewSessionsTeamWide(t *testing.T) {
 	}
 	for _, g := range gws {
 		within(t, "the three accounts routed by "+g.base, func() bool {
-			resp, _ := g.chat(g.key, teamModel, false)
-			return resp.StatusCode == http.StatusOK && accounts[resp.Header.Get("X-OmniRoute-Selected-Connection-Id")]
+			code, m := g.mgmt(http.MethodGet, "/api/routing/explain?model="+url.QueryEscape(teamModel), nil)
+			cands, _ := m["candidates"].([]any)
+			return code == http.StatusOK && len(cands) == 3
 		})
 	}
 	turn := func(g *gatewayProc, session string) string {
