@@ -134,26 +134,26 @@ func TestClaimSpreadsANewSession(t *testing.T) {
 	p := New(clk, func() time.Duration { return time.Minute }, nil)
 	c := &spreadClaimer{least: "c"}
 	p.ShareWith(c)
-	spread := Spread{Pool: "claude", Accounts: []Account{{"a", "claude"}, {"b", "claude"}, {"c", "claude"}}}
-	if got := p.Claim("s", "a", "claude", "", spread); got != "c" {
+	spread := Spread{Pool: "oauth-pool", Accounts: []Account{{"a", "oauth-pool"}, {"b", "oauth-pool"}, {"c", "oauth-pool"}}}
+	if got := p.Claim("s", "a", "oauth-pool", "", spread); got != "c" {
 		t.Fatalf("a new session's spread claim = %q, want the claimer's least occupied c", got)
 	}
-	if last := c.calls[0]; last.Pool != "claude" || len(last.Among) != 3 {
-		t.Fatalf("the claim carried pool %q and %d accounts, want claude and 3", last.Pool, len(last.Among))
+	if last := c.calls[0]; last.Pool != "oauth-pool" || len(last.Among) != 3 {
+		t.Fatalf("the claim carried pool %q and %d accounts, want oauth-pool and 3", last.Pool, len(last.Among))
 	}
 	if got, _ := p.Pinned("s"); got != "c" || p.m["s"].Among != nil {
 		t.Fatalf("the session's pin = %q (among %v), want c alone", got, p.m["s"].Among)
 	}
-	if got := p.Claim("s", "c", "claude", "c", spread); got != "c" || len(c.calls) != 1 {
+	if got := p.Claim("s", "c", "oauth-pool", "c", spread); got != "c" || len(c.calls) != 1 {
 		t.Fatalf("the next turn asked the claimer again (%d calls)", len(c.calls))
 	}
-	if got := p.Claim("s", "a", "claude", "c", spread); got != "a" || len(c.calls[1].Among) != 0 {
+	if got := p.Claim("s", "a", "oauth-pool", "c", spread); got != "a" || len(c.calls[1].Among) != 0 {
 		t.Fatalf("a move = %q carrying %d accounts, want a alone", got, len(c.calls[1].Among))
 	}
-	if got := p.Claim("t", "a", "claude", "", Spread{Pool: "claude", Accounts: spread.Accounts[:1]}); got != "a" || len(c.calls[2].Among) != 0 {
+	if got := p.Claim("t", "a", "oauth-pool", "", Spread{Pool: "oauth-pool", Accounts: spread.Accounts[:1]}); got != "a" || len(c.calls[2].Among) != 0 {
 		t.Fatalf("a spread of one account = %q carrying %d accounts", got, len(c.calls[2].Among))
 	}
-	if got := p.Claim("s", "b", "claude", "", spread); got != "b" || len(c.calls[3].Among) != 0 {
+	if got := p.Claim("s", "b", "oauth-pool", "", spread); got != "b" || len(c.calls[3].Among) != 0 {
 		t.Fatalf("a session pinned here (adopted after its plan) claimed as new: %q carrying %d accounts", got, len(c.calls[3].Among))
 	}
 }
