@@ -14,11 +14,14 @@ CREATE INDEX idx_session_affinity_connection ON session_account_affinity (connec
 -- written meanwhile by a claim outside the pool (one naming a single
 -- connection, store.ClaimPin) is never overwritten while live: the insert's
 -- condition is ClaimPin's. It returns the pin that holds.
+-- Its plans are generic (planned once per connection, not at every call:
+-- the count's custom plan cost more to make than to run).
 -- (Its statements end their lines without ';': the migration runner splits
 -- statements at line-ending semicolons.)
 CREATE FUNCTION omniroute_claim_spread_pin(p_key TEXT, p_pool TEXT, p_conns TEXT[], p_providers TEXT[],
     p_expires BIGINT, p_updated BIGINT, p_now BIGINT)
-RETURNS TABLE (won_connection TEXT, won_provider TEXT, won_expires BIGINT) LANGUAGE plpgsql AS $$
+RETURNS TABLE (won_connection TEXT, won_provider TEXT, won_expires BIGINT) LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE c TEXT; pv TEXT
 ; BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('omniroute_spread|' || p_pool, 0))
