@@ -1,0 +1,86 @@
+package claude
+
+import (
+	"time"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/resilience/wall"
+)
+
+// ID is the catalogue id of the Claude subscription; Source is the
+// `omniroute import` source reading Claude Code's login (named after the CLI).
+const (
+	ID     = "claude"
+	Source = "claude-code"
+)
+
+// Dialect is the Claude subscription: Anthropic Messages with an OAuth
+// token, behind the usage wall this package's Executor follows.
+const Dialect providers.Dialect = "claude"
+
+// Module is what the gateway knows of the Claude subscription: its row,
+// the wall-aware executor (its wall state shown through UsageWall), and the
+// two wall opt-ins of a connection's providerSpecificData.
+func Module() providers.Module {
+	return providers.Module{
+		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatAnthropic},
+		Rows:        []providers.Provider{row()},
+		NewExecutor: newExecutor,
+		Data: &providers.DataSchema{Fields: []providers.Field{
+			{Name: "lowPriorityMode", Type: "boolean", Label: "Low-priority lane at the usage wall",
+				Doc: "at the usage wall, retry in Anthropic's slower low-priority lane instead of failing over"},
+			{Name: "autoLimitReset", Type: "boolean", Label: "Claim the limit reset at the wall",
+				Doc: "at the weekly limit, claim the reset the account is offered (when there is one)"},
+		}},
+		// Imported logins list the account's own models at once (Anthropic
+		// renames and retires models faster than a release ships).
+		RediscoverOnImport: true,
+	}
+}
+
+// newExecutor wraps the Anthropic executor with the usage wall, one wall
+// table for the process.
+func newExecutor(d providers.ExecDeps) providers.Executor {
+	e := New(anthropic.New(d.Client, d.UserAgent), wall.NewTable(), nowFunc(d.Now), NewResetClient(d.Client, d.UserAgent))
+	e.Observe, e.OnChange = d.Observe, d.OnChange
+	return e
+}
+
+// nowFunc is a clock.Clock over a now function.
+type nowFunc func() time.Time
+
+func (f nowFunc) Now() time.Time { return f() }
+
+// row is the catalogue row: a Claude.ai login imported from Claude Code,
+// priced as the Anthropic API it stands in for.
+func row() providers.Provider {
+	return providers.Provider{ID: ID, Name: "Claude (subscription OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatAnthropic, Dialect: Dialect,
+		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, APIOf: "anthropic", AssistantPrefill: true,
+		DefaultModels: []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"},
+		Tools:         true, Vision: true, Reasoning: true,
+		OAuth: &providers.OAuth{TokenURL: "https://console.anthropic.com/v1/oauth/token", ClientID: "9d1c250a-e61b-44d9-88ed-5944d1962f5e", ImportSource: Source,
+			Models: []string{"claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929",
+				"claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-opus-4-1-20250805"}}}
+}
+
+// UsageWall is the wall state of t's connection as the dashboard shows it
+// (providers.UsageWallReader); ok is false for a target the wall does not apply to.
+func (e *Executor) UsageWall(t providers.Target, now time.Time) (map[string]any, bool) {
+	if t.Provider.ID != ID {
+		return nil, false
+	}
+	s := e.table.Get(t.ConnectionID)
+	ts := func(t time.Time) any {
+		if t.IsZero() || !t.After(now) {
+			return nil
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	return map[string]any{
+		"lowPriorityMode": t.Account.LowPriorityMode, "autoLimitReset": t.Account.AutoLimitReset,
+		"inLane": s.InLane(now), "laneUntil": ts(s.LaneUntil), "lastLaneEnd": s.LastEnd,
+		"coolOffUntil": ts(s.CoolOffUntil), "budgetExhaustedUntil": ts(s.BudgetUntil),
+		"resetResult": s.ResetResult, "resetNextAt": ts(s.ResetNextAt), "resetBackoffUntil": ts(s.ResetBackoffUntil),
+	}, true
+}
