@@ -88,6 +88,10 @@ type Provider struct {
 	// /v1/completions request reaches it translated through chat, as one
 	// to a non-OpenAI wire does, instead of passed through.
 	ChatOnly bool
+	// NoEmbeddings: the provider's executor serves no embeddings, so an
+	// embeddings request passes its targets over (FORMAT_NOT_SUPPORTED),
+	// as a wire without embeddings is.
+	NoEmbeddings bool
 	// APIOf is the API provider a subscription stands in for ("" : none):
 	// its API prices price the subscription's requests, and its models
 	// count as that API's own (a family's default connection).
