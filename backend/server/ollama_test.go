@@ -186,7 +186,7 @@ func TestOllamaToolRoundTrip(t *testing.T) {
 
 // TestOllamaNativeLegacyCompletions (issue 41): /v1/completions to an
 // Ollama native connection goes through chat to /api/chat (its row is
-// ChatOnly, as Bedrock's), streamed or not; it answered 404 before.
+// ChatOnly), streamed or not; it answered 404 before.
 func TestOllamaNativeLegacyCompletions(t *testing.T) {
 	e := newEnv(t)
 	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "ollama", "name": "native", "verify": false, "apiKey": "ol-native",
