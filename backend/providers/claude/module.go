@@ -28,10 +28,10 @@ func Module() providers.Module {
 		Rows:        []providers.Provider{row()},
 		NewExecutor: newExecutor,
 		Data: &providers.DataSchema{Fields: []providers.Field{
-			{Name: "lowPriorityMode", Type: "boolean", Label: "Low-priority lane at the usage wall",
-				Doc: "at the usage wall, retry in Anthropic's slower low-priority lane instead of failing over"},
-			{Name: "autoLimitReset", Type: "boolean", Label: "Claim the limit reset at the wall",
-				Doc: "at the weekly limit, claim the reset the account is offered (when there is one)"},
+			{Name: "lowPriorityMode", Type: "boolean", Label: "Low-priority lane",
+				Doc: "usage wall: at the 5-hour wall, keep going in the slow lane on this account instead of cooling it"},
+			{Name: "autoLimitReset", Type: "boolean", Label: "Auto limit reset",
+				Doc: "usage wall: at the wall, claim the weekly session reset first when it is offered"},
 		}},
 		// Imported logins list the account's own models at once (Anthropic
 		// renames and retires models faster than a release ships).
