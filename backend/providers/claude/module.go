@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"encoding/json"
 	"time"
 
 	"omniroute/backend/providers"
@@ -32,11 +33,49 @@ func Module() providers.Module {
 				Doc: "usage wall: at the 5-hour wall, keep going in the slow lane on this account instead of cooling it"},
 			{Name: "autoLimitReset", Type: "boolean", Label: "Auto limit reset",
 				Doc: "usage wall: at the wall, claim the weekly session reset first when it is offered"},
-		}},
+		}, Apply: applyData},
 		// Imported logins list the account's own models at once (Anthropic
 		// renames and retires models faster than a release ships).
 		RediscoverOnImport: true,
 	}
+}
+
+// applyData stores both wall opt-ins as booleans (false when left out),
+// keeping every other key of the object (the imported account's ids); an
+// opt-in that is not a boolean is refused.
+func applyData(in providers.DataInput) (providers.DataOutput, error) {
+	var d map[string]any
+	if err := json.Unmarshal([]byte(in.Raw), &d); err != nil || d == nil {
+		return providers.DataOutput{}, &providers.FieldError{Field: "providerSpecificData", Code: "INVALID_FIELD", Message: "providerSpecificData must be a JSON object"}
+	}
+	for _, k := range []string{"lowPriorityMode", "autoLimitReset"} {
+		switch v := d[k].(type) {
+		case nil:
+			d[k] = false
+		case bool:
+		default:
+			return providers.DataOutput{}, &providers.FieldError{Field: "providerSpecificData." + k, Code: "INVALID_FIELD",
+				Message: "providerSpecificData." + k + " must be true or false, not " + jsonKind(v)}
+		}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return providers.DataOutput{}, err
+	}
+	return providers.DataOutput{Data: string(b)}, nil
+}
+
+// jsonKind names a decoded JSON value's type.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case []any:
+		return "an array"
+	}
+	return "an object"
 }
 
 // newExecutor wraps the Anthropic executor with the usage wall, one wall
