@@ -19,7 +19,7 @@ const codexKeyEnv = "OMNIROUTE_API_KEY"
 // exported variable; the file is written 0600. An env_key is not written:
 // Codex refuses to start when an env_key variable is unset.
 var codexSpec = spec{
-	id:   "codex",
+	id:   CodexID,
 	name: "Codex CLI",
 	kind: KindFile,
 	cmd:  "codex",
@@ -211,3 +211,7 @@ func applyCodex(o *Options, src []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// CodexID is the Codex CLI agent's id (its model family in the agent model
+// map has the same name).
+const CodexID = "codex"

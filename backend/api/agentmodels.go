@@ -98,7 +98,7 @@ func (a *API) AgentModels(agentID, requested string) (AgentModels, error) {
 	main := AgentModels{Model: requested, Source: "requested"}
 	if main.Model == "" {
 		family := routing.FamilySonnet
-		if agentID == "codex" {
+		if agentID == agents.CodexID {
 			family = routing.FamilyCodex
 		}
 		if t := setting(family); t != "" {
@@ -271,7 +271,7 @@ func (a *API) AgentChoices(agentID string) []AgentChoice {
 	}
 	pick := -1
 	family := routing.FamilySonnet
-	if agentID == "codex" {
+	if agentID == agents.CodexID {
 		family = routing.FamilyCodex
 	}
 	if t, on := a.Settings.General().AgentModelMap.Target(family); on && t != "" {

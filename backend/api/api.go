@@ -34,7 +34,6 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
 	"omniroute/backend/resilience/rules"
-	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/sso"
@@ -88,8 +87,9 @@ type Deps struct {
 	Agents func() *agents.Manager
 	// Reload rebuilds in-memory connection state after a write.
 	Reload func() error
-	// Walls is the Claude usage wall state per connection (shown, never edited here).
-	Walls *wall.Table
+	// Walls are the executors keeping a usage wall state per connection, by
+	// dialect (shown, never edited here).
+	Walls map[providers.Dialect]providers.UsageWallReader
 	// HomeDir is the user's home, where `import` finds the CLIs' logins.
 	HomeDir func() (string, error)
 	// Rules is the restatement and provider error rules engine (Rules page, preview).

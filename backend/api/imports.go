@@ -72,7 +72,7 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	row := res.Connection
-	if row.Provider == "claude" {
+	if p, ok := a.Catalog.Lookup(row.Provider); ok && p.Module != nil && p.Module.RediscoverOnImport {
 		row = a.discoverImported(r.Context(), row)
 	}
 	if a.Events != nil {
@@ -85,9 +85,8 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, status, map[string]any{"connection": a.connectionJSON(row), "created": res.Created})
 }
 
-// discoverImported refreshes an imported Claude subscription's model names
-// from the upstream's own list (Anthropic renames and retires models faster
-// than a release ships), on every import and re-import. When the upstream
+// discoverImported refreshes an imported subscription's model names from
+// the upstream's own list (its module's RediscoverOnImport), on every import and re-import. When the upstream
 // answered, the catalogue's import list that seeded the connection is
 // dropped, so the names it serves are the upstream's; a list the user edited
 // is kept. An upstream that does not answer leaves the import as it is (the
@@ -143,19 +142,9 @@ func (a *API) subscriptionJSON(c *routing.Conn, now time.Time) map[string]any {
 		out["quota"] = map[string]any{"fiveHour": win(q.FiveHour), "weekly": win(q.Weekly), "daily": win(q.Daily), "dailyModel": q.DailyModel,
 			"status": q.Status, "observedAt": q.ObservedAt.UTC().Format(time.RFC3339)}
 	}
-	if a.Walls != nil && c.Provider.ID == "claude" {
-		s := a.Walls.Get(c.ID)
-		ts := func(t time.Time) any {
-			if t.IsZero() || !t.After(now) {
-				return nil
-			}
-			return t.UTC().Format(time.RFC3339)
-		}
-		out["wall"] = map[string]any{
-			"lowPriorityMode": c.Account.LowPriorityMode, "autoLimitReset": c.Account.AutoLimitReset,
-			"inLane": s.InLane(now), "laneUntil": ts(s.LaneUntil), "lastLaneEnd": s.LastEnd,
-			"coolOffUntil": ts(s.CoolOffUntil), "budgetExhaustedUntil": ts(s.BudgetUntil),
-			"resetResult": s.ResetResult, "resetNextAt": ts(s.ResetNextAt), "resetBackoffUntil": ts(s.ResetBackoffUntil),
+	if w := a.Walls[c.Provider.Dialect]; w != nil && c.Provider.Dialect != "" {
+		if state, ok := w.UsageWall(c.Target(""), now); ok {
+			out["wall"] = state
 		}
 	}
 	return out

@@ -62,10 +62,15 @@ func newCodec(client translate.Format, upstream providers.Format) codec {
 
 // codecFor is the codec of a client request to model on provider p: the
 // wire's, with a legacy completion translated through chat when p's
-// executor serves chat alone (Provider.ChatOnly).
+// executor serves chat alone (Provider.ChatOnly), and embeddings left on
+// chat, which unsupported() passes over, when it serves none
+// (Provider.NoEmbeddings).
 func codecFor(client translate.Format, p *providers.Provider, model string) codec {
 	c := newCodec(client, p.FormatOf(model))
-	if c.upstream == translate.Completions && p.ChatOnly {
+	switch {
+	case c.upstream == translate.Completions && p.ChatOnly:
+		c.upstream = translate.Chat
+	case c.upstream == translate.Embeddings && p.NoEmbeddings:
 		c.upstream = translate.Chat
 	}
 	return c

@@ -81,13 +81,21 @@ type Provider struct {
 	// not ask and the DefaultModels stand in (Perplexity).
 	NoModelList bool
 	// Dialect is a variant of the wire format's URLs and auth ("" : the
-	// format's own), served by its module's executor or DialectOllama's.
+	// format's own), served by its module's executor.
 	Dialect Dialect
 	// ChatOnly: the provider's executor serves chat alone (its OpenAI
 	// wire is a translation, with no /completions route), so a legacy
 	// /v1/completions request reaches it translated through chat, as one
 	// to a non-OpenAI wire does, instead of passed through.
 	ChatOnly bool
+	// NoEmbeddings: the provider's executor serves no embeddings, so an
+	// embeddings request passes its targets over (FORMAT_NOT_SUPPORTED),
+	// as a wire without embeddings is.
+	NoEmbeddings bool
+	// APIOf is the API provider a subscription stands in for ("" : none):
+	// its API prices price the subscription's requests, and its models
+	// count as that API's own (a family's default connection).
+	APIOf string
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
 	ImageHeader [2]string
@@ -110,10 +118,6 @@ type Doc struct {
 
 // Dialect is a variant of a wire format's URL and credential layout.
 type Dialect string
-
-// DialectOllama is Ollama's native API, which the ollama executor speaks in
-// the OpenAI wire: /api/chat (NDJSON streams), /api/embed, /api/tags.
-const DialectOllama Dialect = "ollama"
 
 // Auth says how the provider's credential is sent, for docs/PROVIDERS.md.
 func (p Provider) Auth() string {
@@ -226,16 +230,6 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels,
 			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
-		{ID: "claude", Name: "Claude (subscription OAuth)", Category: CategoryOAuth, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, DefaultModels: anthropicModels, AssistantPrefill: true,
-			Tools: true, Vision: true, Reasoning: true,
-			OAuth: &OAuth{TokenURL: "https://console.anthropic.com/v1/oauth/token", ClientID: "9d1c250a-e61b-44d9-88ed-5944d1962f5e", ImportSource: "claude-code",
-				Models: []string{"claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929",
-					"claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-opus-4-1-20250805"}}},
-		{ID: "codex", Name: "OpenAI Codex (ChatGPT OAuth)", Category: CategoryOAuth, Format: FormatResponses, BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"},
-			DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"},
-			Tools:         true, Vision: true, Reasoning: true,
-			OAuth: &OAuth{TokenURL: "https://auth.openai.com/oauth/token", ClientID: "app_EMoamEEZ73f0CkXaXp7hrann", Scope: "openid profile email", ImportSource: "codex",
-				Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}},
 		// The native Gemini API (generateContent, x-goog-api-key); a base URL
 		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
 		// still works: the executor drops the "/openai".
@@ -302,13 +296,9 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
 			Tools:         true, Vision: true, Reasoning: true},
 
-		// Ollama twice: its OpenAI-compatible /v1, and its native API (the
-		// base URL is the server's root), whose chat carries thinking,
-		// images and tool calls as Ollama models emit them.
+		// Ollama's OpenAI-compatible /v1 (its native API is a provider module).
 		{ID: "ollama-local", Name: "Ollama (local, OpenAI-compatible)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1",
 			Tools: true, Vision: true, Reasoning: true},
-		{ID: "ollama", Name: "Ollama (local, native API)", Category: CategoryLocal, Format: FormatOpenAI, Dialect: DialectOllama, BaseURL: "http://127.0.0.1:11434",
-			Aliases: []string{"ollama-native"}, Tools: true, Vision: true, Reasoning: true},
 		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,

@@ -10,7 +10,7 @@ import (
 // assistant message, OpenAI Chat ones do not, and a model can be excluded.
 func TestPrefillCapability(t *testing.T) {
 	c := NewCatalog()
-	for id, want := range map[string]bool{"anthropic": true, "claude": true, "anthropic-compatible": true,
+	for id, want := range map[string]bool{"anthropic": true, "anthropic-compatible": true,
 		"openai": false, "openai-compatible": false, "gemini": false} {
 		p, ok := c.Lookup(id)
 		if !ok {

@@ -2,11 +2,16 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"net/http"
 )
 
+// ErrNoExecutor is a call to a format's Dialects whose target's dialect has
+// no executor and which has no Default.
+var ErrNoExecutor = errors.New("providers: no executor for the target's dialect")
+
 // Dialects sends a call to the executor of its target's dialect (a
-// provider module's, …) and to Default otherwise: the executor of a wire format whose
+// provider module's) and to Default (nil: none) otherwise: the executor of a wire format whose
 // providers differ in URLs, auth or framing but not in what the gateway
 // translates to.
 type Dialects struct {
@@ -20,6 +25,9 @@ func (d Dialects) Do(ctx context.Context, t *Target, c Call) (*http.Response, er
 		if e, ok := d.By[t.Provider.Dialect]; ok {
 			return e.Do(ctx, t, c)
 		}
+	}
+	if d.Default == nil {
+		return nil, ErrNoExecutor
 	}
 	return d.Default.Do(ctx, t, c)
 }

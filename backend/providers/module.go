@@ -70,6 +70,10 @@ type Module struct {
 	// Refresh is the provider's own token refresh (nil: the OAuth
 	// refresh_token grant); the token refresher calls it.
 	Refresh Refresher
+	// RediscoverOnImport: an imported login (`omniroute import`, the
+	// dashboard's import) lists the upstream's own models at once, and
+	// drops the catalogue's import list it was seeded with when they answer.
+	RediscoverOnImport bool
 }
 
 // ExecDeps are the shared parts an executor is built from.
@@ -79,6 +83,20 @@ type ExecDeps struct {
 	Now       func() time.Time
 	// Getenv reads the process environment (test endpoints); never nil.
 	Getenv func(string) string
+	// Observe, when set, hears the headers of the answers an executor
+	// consumes itself (a usage wall's waits and retries), which the caller
+	// never sees: they carry the account's usage windows.
+	Observe func(t Target, h http.Header)
+	// OnChange, when set, hears each change of a connection's usage wall
+	// state with the transition that made it, for the dashboard's live view.
+	OnChange func(connID, transition string)
+}
+
+// UsageWallReader is an executor that keeps a per-connection usage wall
+// state: UsageWall is what the dashboard shows of t's connection (ok false:
+// the wall does not apply to it).
+type UsageWallReader interface {
+	UsageWall(t Target, now time.Time) (state map[string]any, ok bool)
 }
 
 // KeyCheck is a connection's credential and providerSpecificData as saved.

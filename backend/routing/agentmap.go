@@ -222,13 +222,14 @@ func (e *Engine) ServedMatching(match func(model string) bool) string {
 // user's Claude account before an unrelated endpoint that happens to come
 // first.
 func (e *Engine) ClaudeFamilyModel(family string) string {
+	const anthropicAPI = "anthropic" // the Anthropic API, and the subscriptions standing in for it (Provider.APIOf)
 	if family != FamilyOpus && family != FamilySonnet && family != FamilyHaiku {
 		return ""
 	}
 	for _, claudeOnly := range []bool{true, false} {
 		best := ""
 		for _, c := range e.reg.All() {
-			if !c.Active || claudeOnly && c.Provider.ID != "claude" && c.Provider.ID != "anthropic" {
+			if !c.Active || claudeOnly && c.Provider.ID != anthropicAPI && c.Provider.APIOf != anthropicAPI {
 				continue
 			}
 			for _, m := range c.Models {

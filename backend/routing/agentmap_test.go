@@ -7,7 +7,7 @@ import (
 
 	"omniroute/backend/clock"
 	"omniroute/backend/errs"
-	"omniroute/backend/providers"
+	preg "omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -79,7 +79,7 @@ type mapEnv struct {
 
 func newMapEnv(t *testing.T, rows []store.Connection, combos []store.Combo) *mapEnv {
 	t.Helper()
-	m := &mapEnv{clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), reg: NewRegistry(providers.NewCatalog()),
+	m := &mapEnv{clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), reg: NewRegistry(preg.Catalog(nil)),
 		combos: NewCombos(), targets: map[string]string{}, enabled: true}
 	if err := m.reg.Load(rows, plainBox{}); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	preg "omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
@@ -18,7 +18,7 @@ import (
 func spreadEngine(t *testing.T) (*Engine, *affinity.Pins) {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(preg.Catalog(nil))
 	rows := []store.Connection{
 		{ID: "acct-a", Provider: "claude", AuthType: "oauth", Name: "a", Priority: 1},
 		{ID: "acct-b", Provider: "claude", AuthType: "oauth", Name: "b", Priority: 1},

@@ -322,6 +322,26 @@ func TestBedrockLegacyCompletions(t *testing.T) {
 	}
 }
 
+// TestBedrockEmbeddingsPassedOver (issue 41): Bedrock serves no
+// embeddings, so /v1/embeddings passes its connection over as
+// FORMAT_NOT_SUPPORTED, as other wires without embeddings are, and never
+// sends it (the executor answered 404 before).
+func TestBedrockEmbeddingsPassedOver(t *testing.T) {
+	e := newEnv(t)
+	const keyID, secret = "AKIAFAKEBEDROCK00005", "bedrock-secret-value-5"
+	e.up.SetAWSCredentials(keyID, secret, "")
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "name": "aws", "verify": false,
+		"baseUrl": strings.TrimSuffix(e.upURL, "/v1"), "models": []string{"amazon.titan-embed-text-v2:0"},
+		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": keyID, "secretAccessKey": secret}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	resp, out := e.do("POST", "/v1/embeddings", map[string]any{"model": "bedrock/amazon.titan-embed-text-v2:0", "input": "hi"}, auth)
+	if resp.StatusCode == 200 || !strings.Contains(gjson.GetBytes(out, "error.message").String(), "serves no embeddings endpoint") || e.up.Hits(keyID) != 0 {
+		t.Fatalf("embeddings: %d %s (upstream hits %d)", resp.StatusCode, out, e.up.Hits(keyID))
+	}
+}
+
 // TestBedrockReasoningSignature (issue 41, M5): a Converse model (no
 // "anthropic." in its id) that reasons answers a Messages client with a
 // signed thinking block and a redacted_thinking block carrying its data,

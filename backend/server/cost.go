@@ -140,12 +140,15 @@ func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage, g ga
 }
 
 // newPricing is the shipped catalogue over the provider catalogue: each
-// subscription provider priced as the API it stands in for, and subscription
-// (OAuth) and local providers flat-rate by default.
+// subscription provider priced as the API it stands in for (its row's
+// APIOf), and subscription (OAuth) and local providers flat-rate by default.
 func newPricing(catalog *providers.Catalog) (*pricing.Table, error) {
-	apiOf := map[string]string{"claude": "anthropic", "codex": "openai", "gemini-cli": "gemini"}
+	apiOf := map[string]string{}
 	var flat []string
 	for _, p := range catalog.All() {
+		if p.APIOf != "" {
+			apiOf[p.ID] = p.APIOf
+		}
 		if p.Category == providers.CategoryOAuth || p.Category == providers.CategoryLocal {
 			flat = append(flat, p.ID)
 		}

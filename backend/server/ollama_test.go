@@ -183,3 +183,31 @@ func TestOllamaToolRoundTrip(t *testing.T) {
 		t.Fatalf("orphan tool result: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestOllamaNativeLegacyCompletions (issue 41): /v1/completions to an
+// Ollama native connection goes through chat to /api/chat (its row is
+// ChatOnly), streamed or not; it answered 404 before.
+func TestOllamaNativeLegacyCompletions(t *testing.T) {
+	e := newEnv(t)
+	if code, m := e.mgmt("POST", "/api/providers", map[string]any{"provider": "ollama", "name": "native", "verify": false, "apiKey": "ol-native",
+		"baseUrl": strings.TrimSuffix(e.upURL, "/v1"), "models": []string{"llama3.2:latest"}}); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	resp, out := e.do("POST", "/v1/completions", map[string]any{"model": "ollama/llama3.2:latest", "prompt": "Say hi", "max_tokens": 20}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(out, "object").String() != "text_completion" ||
+		gjson.GetBytes(out, "choices.0.text").String() != fakeupstream.Content("ol-native") {
+		t.Fatalf("completion: %d %s", resp.StatusCode, out)
+	}
+	if _, sent := e.up.LastRequest("ol-native"); e.up.LastPath("ol-native") != "/api/chat" || gjson.GetBytes(sent, "messages.0.content").String() != "Say hi" {
+		t.Fatalf("sent to %s: %s", e.up.LastPath("ol-native"), sent)
+	}
+	resp, out = e.do("POST", "/v1/completions", map[string]any{"model": "ollama/llama3.2:latest", "prompt": "Say hi", "max_tokens": 20, "stream": true}, auth)
+	text := ""
+	for _, ev := range parseSSE(t, out) {
+		text += gjson.Get(ev.data, "choices.0.text").String()
+	}
+	if resp.StatusCode != 200 || text != fakeupstream.Content("ol-native") || !strings.Contains(string(out), "[DONE]") {
+		t.Fatalf("streamed completion: %d %q\n%s", resp.StatusCode, text, out)
+	}
+}

@@ -36,11 +36,8 @@ import (
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
-	"omniroute/backend/providers/claude"
-	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/discovery"
 	pgemini "omniroute/backend/providers/gemini"
-	pollama "omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
 	provregistry "omniroute/backend/providers/registry"
 	"omniroute/backend/reqlog"
@@ -50,7 +47,6 @@ import (
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/queue"
 	"omniroute/backend/resilience/rules"
-	"omniroute/backend/resilience/wall"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -470,40 +466,43 @@ func (s *Server) wire() error {
 	// The executors send through the client's transport directly: the client
 	// follows no redirect, so its per-request redirect bookkeeping is waste.
 	direct := providers.NewDirect(client)
-	walls := wall.NewTable()
-	claudeExec := claude.New(anthropic.New(direct, userAgent), walls, clk, claude.NewResetClient(client, userAgent))
-	claudeExec.Observe = func(t providers.Target, h http.Header) {
-		if c, ok := registry.Get(t.ConnectionID); ok {
-			if q, ok := gateway.WindowsFromHeaders(h, clk.Now()); ok {
-				c.SetQuotaWindows(q)
-			}
-		}
-	}
-	claudeExec.OnChange = func(id, transition string) {
-		bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
-	}
 	// A wire format's providers of another dialect have their own executor:
 	// the provider modules' (signed cloud APIs, Google's other doors to
-	// Gemini, a resource's Responses API) and Ollama's native API.
-	dialects := catalog.Executors(providers.ExecDeps{Client: direct, UserAgent: userAgent, Now: clk.Now, Getenv: opts.Getenv})
+	// Gemini, a resource's Responses API, subscriptions, a native local API).
+	// What an executor's usage wall consumes itself still tells the usage
+	// windows, and each wall change reaches the dashboard.
+	dialects := catalog.Executors(providers.ExecDeps{Client: direct, UserAgent: userAgent, Now: clk.Now, Getenv: opts.Getenv,
+		Observe: func(t providers.Target, h http.Header) {
+			if c, ok := registry.Get(t.ConnectionID); ok {
+				if q, ok := gateway.WindowsFromHeaders(h, clk.Now()); ok {
+					c.SetQuotaWindows(q)
+				}
+			}
+		},
+		OnChange: func(id, transition string) {
+			bus.Publish("subscription", map[string]any{"id": id, "wall": transition})
+		}})
 	by := func(f providers.Format) map[providers.Dialect]providers.Executor {
 		if dialects[f] == nil {
 			dialects[f] = map[providers.Dialect]providers.Executor{}
 		}
 		return dialects[f]
 	}
-	by(providers.FormatOpenAI)[providers.DialectOllama] = pollama.New(direct, userAgent, clk.Now)
 	quotas := map[providers.Dialect]providers.QuotaReader{}
+	walls := map[providers.Dialect]providers.UsageWallReader{}
 	for _, m := range dialects {
 		for d, e := range m {
 			if q, ok := e.(providers.QuotaReader); ok {
 				quotas[d] = q
 			}
+			if w, ok := e.(providers.UsageWallReader); ok {
+				walls[d] = w
+			}
 		}
 	}
 	executors := executorSet{providers.FormatOpenAI: providers.Dialects{Default: openai.New(direct, userAgent), By: by(providers.FormatOpenAI)},
-		providers.FormatAnthropic: providers.Dialects{Default: claudeExec, By: by(providers.FormatAnthropic)},
-		providers.FormatResponses: providers.Dialects{Default: codex.New(direct, userAgent), By: by(providers.FormatResponses)},
+		providers.FormatAnthropic: providers.Dialects{Default: anthropic.New(direct, userAgent), By: by(providers.FormatAnthropic)},
+		providers.FormatResponses: providers.Dialects{By: by(providers.FormatResponses)},
 		providers.FormatGemini:    providers.Dialects{Default: pgemini.New(direct, userAgent), By: by(providers.FormatGemini)}}
 	refresher := oauth.NewRefresher(oauth.RefresherDeps{Store: st, Box: box, Client: client, Clock: clk,
 		OnRefresh: func(id string) { bus.Publish("subscription", map[string]any{"id": id, "tokenRefreshed": true}) }})

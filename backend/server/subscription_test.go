@@ -17,7 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/wall"
 	"omniroute/tests/fakeupstream"
 )
@@ -46,7 +46,7 @@ func newSubEnv(t *testing.T, clientID, provider string) *subEnv {
 	// A Claude import asks the upstream for its models: the fake answers
 	// with the catalogue's import list, so the served names stay the same.
 	e.envs["OMNIROUTE_"+strings.ToUpper(provider)+"_OAUTH_BASE_URL"] = e.upURL
-	if p, ok := providers.NewCatalogEnv(nil).Lookup(provider); ok && p.OAuth != nil {
+	if p, ok := registry.Catalog(nil).Lookup(provider); ok && p.OAuth != nil {
 		e.up.SetModels(p.OAuth.Models)
 	}
 	e.restart()
@@ -763,7 +763,7 @@ func TestImportedClaudeSubscriptionServesTheUpstreamsModelNames(t *testing.T) {
 		"expiresAt": s.clk.Now().Add(8 * time.Hour).UnixMilli(), "scopes": []string{"user:inference"}}})
 	writeFile(t, filepath.Join(s.home, ".claude.json"), map[string]any{"oauthAccount": map[string]any{"accountUuid": "acct-claude-2"}})
 	code, m = s.importLogin("claude-code")
-	p, _ := providers.NewCatalogEnv(nil).Lookup("claude")
+	p, _ := registry.Catalog(nil).Lookup("claude")
 	if got := served(m["connection"].(map[string]any)); code != http.StatusCreated || !slices.Equal(got[:len(p.OAuth.Models)], p.OAuth.Models) {
 		t.Fatalf("import with no model list: %d, served %v", code, got)
 	}

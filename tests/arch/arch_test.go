@@ -136,10 +136,10 @@ func layers() []layer {
 		{"backend/health", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/lockout"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/leases", []string{"backend/clock", "backend/errs", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/metrics", nil, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/ollama", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery"}, []string{"gorm.io", "github.com/gorilla"}},
 		// The one list of provider modules: the catalogue and every provider folder.
-		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/codeassist", "backend/providers/copilot", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/claude", "backend/providers/codeassist", "backend/providers/codex", "backend/providers/copilot", "backend/providers/ollama", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

@@ -1,9 +1,13 @@
 package arch
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -136,6 +140,197 @@ func TestProviderNameCheckCatchesAStray(t *testing.T) {
 		{"unlisted", map[string]string{registryList: "", "backend/server/acme_test.go": "acme"}, 1},
 	} {
 		if got := p.violations(c.text); len(got) != c.want {
+			t.Errorf("%s: %d violations %v, want %d", c.name, len(got), got, c.want)
+		}
+	}
+}
+
+// literalProvider is a provider whose id or alias is a common word (an
+// agent, a CLI or a model family shares it), so its rule is on string
+// literals: no Go file outside its folder may spell one of names as a
+// string literal (go/ast; test files are fixtures that send them as data).
+type literalProvider struct {
+	folder string
+	// names are the catalogue id and aliases.
+	names []string
+	// others are files whose literal names the agent, CLI or model family
+	// that shares the word, not the provider, each with why; only shrinks.
+	others map[string]string
+	// pending are files that still decide by the provider's id, each with
+	// why; the list only shrinks.
+	pending map[string]string
+}
+
+// literalProviders are the subscription and local providers moved into their folders.
+func literalProviders() []literalProvider {
+	lockout := "lockout's quota-family table is keyed by provider id and alias (its tests build tables by id); to move to a module hook"
+	return []literalProvider{
+		{folder: "claude", names: []string{"claude", "cc"},
+			others: map[string]string{
+				"backend/agents/json_agents.go": "Claude Code's command is `claude`; its context-window rule reads model names starting claude",
+				"backend/routing/agentmap.go":   "Claude model names start with claude (the agent model families)",
+			},
+			pending: map[string]string{"backend/resilience/lockout/scope.go": lockout}},
+		{folder: "codex", names: []string{"codex", "cx"},
+			others: map[string]string{
+				"backend/agents/codex.go":     "the Codex CLI agent's id and command",
+				"backend/oauth/cli.go":        "the import source is named after the Codex CLI whose login it reads",
+				"backend/config/settings.go":  "the agent model map's codex family key",
+				"backend/routing/agentmap.go": "the codex model family (Codex CLI's models)",
+			},
+			pending: map[string]string{"backend/resilience/lockout/scope.go": lockout}},
+		{folder: "ollama", names: []string{"ollama", "ollama-native"}},
+	}
+}
+
+// TestProviderLiteralOnlyInItsFolder: a Go file (not a test) outside
+// backend/providers/<folder>/ that spells a literal provider's id or alias
+// as a string literal fails, unless listed (an agent's or a model family's
+// word, or pending); a listed file that no longer spells it fails too.
+func TestProviderLiteralOnlyInItsFolder(t *testing.T) {
+	root := filepath.Join("..", "..")
+	lits := map[string]map[string]bool{} // file → its string literals
+	var registry string
+	for _, top := range []string{"backend", "app", "."} {
+		dir := filepath.Join(root, top)
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && top == "." && path != dir {
+				return filepath.SkipDir // the top level's own files only
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if rel == registryList {
+				registry = string(b)
+			}
+			set, err := stringLiterals(rel, b)
+			if err != nil {
+				return err
+			}
+			lits[rel] = set
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range literalProviders() {
+		t.Run(p.folder, func(t *testing.T) {
+			for _, msg := range p.violations(lits, registry) {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+// stringLiterals are the values of a Go file's string literals (import
+// paths included: a provider's package path is not its id).
+func stringLiterals(name string, src []byte) (map[string]bool, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if v, err := strconv.Unquote(lit.Value); err == nil {
+				out[v] = true
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// violations are the files of lits (path → string literals) spelling one of
+// p's names outside its folder and its lists, the listed files that no
+// longer spell one, and a registry list that does not list its folder.
+func (p literalProvider) violations(lits map[string]map[string]bool, registry string) []string {
+	var out []string
+	if !strings.Contains(registry, `"omniroute/backend/providers/`+p.folder+`"`) {
+		out = append(out, registryList+" does not list backend/providers/"+p.folder)
+	}
+	spells := func(set map[string]bool) bool {
+		for _, n := range p.names {
+			if set[n] {
+				return true
+			}
+		}
+		return false
+	}
+	prefix := "backend/providers/" + p.folder + "/"
+	for f, set := range lits {
+		_, other := p.others[f]
+		_, pending := p.pending[f]
+		switch {
+		case strings.HasPrefix(f, prefix):
+		case other || pending:
+			if !spells(set) {
+				out = append(out, f+" no longer spells "+strings.Join(p.names, " or ")+": drop it from the lists in tests/arch")
+			}
+		case spells(set):
+			out = append(out, f+" spells the provider id "+strings.Join(p.names, " or ")+" outside "+prefix+": ask the provider's module (providers.Module) instead")
+		}
+	}
+	for _, list := range []map[string]string{p.others, p.pending} {
+		for f := range list {
+			if _, ok := lits[f]; !ok {
+				out = append(out, f+" is listed as an exception but does not exist")
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestProviderLiteralCheckCatchesAStray: the literal check fails on a file
+// spelling the id or an alias as a literal outside the folder, and on a
+// stale exception; it passes a comment, an identifier, a longer literal
+// and a struct tag naming the word, and the folder itself.
+func TestProviderLiteralCheckCatchesAStray(t *testing.T) {
+	p := literalProvider{folder: "acme", names: []string{"acme", "ac"}, others: map[string]string{"backend/agents/acme.go": "the acme agent"}}
+	const reg = `"omniroute/backend/providers/acme"`
+	parse := func(src string) map[string]bool {
+		set, err := stringLiterals("x.go", []byte("package x\n"+src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	clean := map[string]map[string]bool{
+		"backend/providers/acme/module.go": parse(`const ID = "acme"`),
+		"backend/agents/acme.go":           parse(`var id = "acme"`),
+		"backend/api/x.go":                 parse("// acme\nvar acme = \"acme-local\"\ntype T struct{ A string `json:\"acme\"` }"),
+	}
+	for _, c := range []struct {
+		name  string
+		extra map[string]map[string]bool
+		reg   string
+		want  int
+	}{
+		{"clean", nil, reg, 0},
+		{"stray id", map[string]map[string]bool{"backend/api/y.go": parse(`func f(id string) bool { return id == "acme" }`)}, reg, 1},
+		{"stray alias", map[string]map[string]bool{"backend/api/y.go": parse(`var m = map[string]int{"ac": 1}`)}, reg, 1},
+		{"stale", map[string]map[string]bool{"backend/agents/acme.go": parse(`var id = "other"`)}, reg, 1},
+		{"unlisted", nil, "", 1},
+	} {
+		lits := map[string]map[string]bool{}
+		for f, s := range clean {
+			lits[f] = s
+		}
+		for f, s := range c.extra {
+			lits[f] = s
+		}
+		if got := p.violations(lits, c.reg); len(got) != c.want {
 			t.Errorf("%s: %d violations %v, want %d", c.name, len(got), got, c.want)
 		}
 	}

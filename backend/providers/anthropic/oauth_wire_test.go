@@ -8,6 +8,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/registry"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -20,7 +21,7 @@ func TestSubscriptionWire(t *testing.T) {
 	defer up.Close()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	p, _ := providers.NewCatalog().Lookup("claude")
+	p, _ := registry.Catalog(nil).Lookup("claude")
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)
 	for _, auth := range []string{"oauth", "apikey"} {
 		secret := "tok-" + auth

@@ -74,8 +74,6 @@ func wire(p providers.Provider) string {
 	switch {
 	case p.Doc.Wire != "":
 		return p.Doc.Wire
-	case p.Dialect == providers.DialectOllama:
-		return "Ollama `/api/chat` (NDJSON stream), `/api/embed`"
 	case p.Format == providers.FormatOpenAI:
 		return "OpenAI Chat Completions"
 	case p.Format == providers.FormatAnthropic:
@@ -119,8 +117,6 @@ func discovery(p providers.Provider) string {
 		return fmt.Sprintf("none: the catalogue's %d models", len(p.DefaultModels))
 	case p.Doc.Discovery != "":
 		d = p.Doc.Discovery
-	case p.Dialect == providers.DialectOllama:
-		d = "`GET /api/tags`"
 	case p.Format == providers.FormatAnthropic || p.Format == providers.FormatGemini:
 		d = "`GET /models` (paged)"
 	default:

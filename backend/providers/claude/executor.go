@@ -54,7 +54,7 @@ func New(next providers.Executor, table *wall.Table, clk clock.Clock, reset *Res
 }
 
 // Applies reports whether a target is a Claude subscription connection.
-func Applies(t providers.Target) bool { return t.Provider.ID == "claude" && t.AuthType == "oauth" }
+func Applies(t providers.Target) bool { return t.Provider.ID == ID && t.AuthType == "oauth" }
 
 // Do sends the call, in the lane when the connection is in it, and follows
 // the wall's decisions until a response is to be handed on.

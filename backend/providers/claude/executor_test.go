@@ -57,7 +57,7 @@ func newRig(t *testing.T) *rig {
 }
 
 func (r *rig) target(acc providers.Account) providers.Target {
-	p, _ := providers.NewCatalog().Lookup("claude")
+	p, _ := providers.NewCatalog().WithModules(claude.Module()).Lookup(claude.ID)
 	return providers.Target{Provider: p, BaseURL: r.base + "/v1", Secret: token, AuthType: "oauth", Model: "claude-sonnet-4-5",
 		ConnectionID: "conn-1", Account: acc}
 }

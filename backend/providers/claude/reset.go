@@ -31,12 +31,12 @@ const resetTimeout = 15 * time.Second
 // The organisation is the connection's organizationUUID, else looked up
 // (GET /api/claude_cli/bootstrap, then /api/oauth/profile).
 type ResetClient struct {
-	client    *http.Client
+	client    providers.Doer
 	userAgent string
 }
 
 // NewResetClient returns a reset client over client.
-func NewResetClient(client *http.Client, userAgent string) *ResetClient {
+func NewResetClient(client providers.Doer, userAgent string) *ResetClient {
 	return &ResetClient{client: client, userAgent: userAgent}
 }
 

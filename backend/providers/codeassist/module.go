@@ -35,7 +35,7 @@ func Module() providers.Module {
 			{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: providers.CategoryOAuth, Format: providers.FormatGemini, Dialect: Dialect,
 				Doc: providers.Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
 					Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
-				BaseURL:       "https://cloudcode-pa.googleapis.com",
+				BaseURL: "https://cloudcode-pa.googleapis.com", APIOf: "gemini",
 				DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
 				HonorsRuleScope: true,
 				OAuth: &providers.OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",

@@ -39,7 +39,7 @@ func TestBodyAppliesTheBackendContract(t *testing.T) {
 }
 
 func target(base string) providers.Target {
-	p, _ := providers.NewCatalog().Lookup("codex")
+	p, _ := providers.NewCatalog().WithModules(codex.Module()).Lookup(codex.ID)
 	return providers.Target{Provider: p, BaseURL: base, Secret: "tok-1", AuthType: "oauth", Model: "gpt-5-codex",
 		Account: providers.Account{ID: "acct-1"}}
 }

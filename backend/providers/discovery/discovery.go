@@ -23,7 +23,6 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
 	"omniroute/backend/providers/gemini"
-	"omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/openai"
 )
 
@@ -161,34 +160,6 @@ func (c *Client) listModule(ctx context.Context, t providers.Target, ml *provide
 	return out, nil
 }
 
-// listOllama reads an Ollama server's local models (GET /api/tags).
-func (c *Client) listOllama(ctx context.Context, t providers.Target) ([]string, error) {
-	req, err := ollama.ModelsRequest(ctx, t, c.UserAgent)
-	if err != nil {
-		return nil, &Error{Code: CodeUnreachable, Message: "invalid base URL"}
-	}
-	body, err := c.fetch(req)
-	if err != nil {
-		return nil, err
-	}
-	names, ok := ollama.ParseTags(body)
-	if !ok {
-		return nil, &Error{Code: CodeInvalidBody, Message: "the model list has no models"}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, id := range names {
-		if n, ok := Clean(id); ok && !seen[n] && len(out) < MaxModels {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil, &Error{Code: CodeEmpty, Message: "the upstream listed no models"}
-	}
-	return out, nil
-}
-
 // ownModels are the model names t's connection names itself (its
 // provider module's OwnModels), sorted.
 func ownModels(t providers.Target) []string {
@@ -210,9 +181,6 @@ func ownModels(t providers.Target) []string {
 func (c *Client) List(ctx context.Context, t providers.Target) ([]string, error) {
 	if m := t.Provider.Module; m != nil && m.Models != nil {
 		return c.listModule(ctx, t, m.Models)
-	}
-	if t.Provider.Dialect == providers.DialectOllama {
-		return c.listOllama(ctx, t)
 	}
 	var out []string
 	seen := map[string]bool{}

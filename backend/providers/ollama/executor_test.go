@@ -28,7 +28,7 @@ func (a *answer) Do(req *http.Request) (*http.Response, error) {
 }
 
 func TestExecutor(t *testing.T) {
-	p, _ := providers.NewCatalog().Lookup("ollama")
+	p, _ := providers.NewCatalog().WithModules(Module()).Lookup(ID)
 	now := func() time.Time { return time.Unix(1700000000, 0) }
 	chat := `{"model":"x","stream":false,"messages":[{"role":"user","content":"hi"}]}`
 	cases := []struct {

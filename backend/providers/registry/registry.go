@@ -8,8 +8,11 @@ import (
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/azure"
 	"omniroute/backend/providers/bedrock"
+	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codeassist"
+	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/copilot"
+	"omniroute/backend/providers/ollama"
 	"omniroute/backend/providers/vertex"
 )
 
@@ -18,8 +21,11 @@ func Modules() []providers.Module {
 	return []providers.Module{
 		azure.Module(),
 		bedrock.Module(),
+		claude.Module(),
 		codeassist.Module(),
+		codex.Module(),
 		copilot.Module(),
+		ollama.Module(),
 		vertex.Module(),
 	}
 }

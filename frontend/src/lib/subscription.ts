@@ -92,15 +92,3 @@ export function wallLines(w: WallState | null | undefined, now = new Date()): st
   }
   return out;
 }
-
-/**
- * providerSpecificData with the usage wall opt-ins set, keeping every other
- * key; null when nothing changes.
- */
-export function withWallOptIns(data: unknown, lowPriorityMode: boolean, autoLimitReset: boolean): Record<string, unknown> | null {
-  const base = data && typeof data === 'object' ? { ...(data as Record<string, unknown>) } : {};
-  if (Boolean(base['lowPriorityMode']) === lowPriorityMode && Boolean(base['autoLimitReset']) === autoLimitReset) return null;
-  base['lowPriorityMode'] = lowPriorityMode;
-  base['autoLimitReset'] = autoLimitReset;
-  return base;
-}

@@ -24,7 +24,7 @@ import { gateByRole } from './role-gate';
 import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
 import type { ViewContext } from '../router';
-import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } from './subscription-parts';
+import { reimportButton, renderImportCard, subscriptionSummary } from './subscription-parts';
 import { renderLoginCards } from './login-flow';
 import { formSignature, renderProviderForm, type ProviderForm } from './provider-form';
 import { openModelsDialog } from './models-dialog';
@@ -486,8 +486,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Per-model concurrency', modelCaps, 'One model=cap per line, exact upstream model id (glm-5, not zai/glm-5). Empty = no model cap.'),
       field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
     );
-    const optIns = wallOptIns(c);
-    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, pform.element, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, pform.element, status, h('div', { class: 'dialog-actions' }, cancel, save));
     const controls: Record<string, HTMLInputElement> = {
       name, baseUrl, prefix, priority, maxConcurrent, models,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
@@ -533,10 +532,8 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       else if (!sameCaps(parsedCaps.caps, originalCaps)) body.modelConcurrency = Object.keys(parsedCaps.caps).length ? parsedCaps.caps : null;
       const modelList = parseList(models.value);
       if (JSON.stringify(modelList) !== JSON.stringify(originalModels)) body.models = modelList;
-      const psd = optIns?.value();
-      if (psd) body.providerSpecificData = psd;
-      // The provider's part: its edits on top of the opt-ins' object (or the stored one).
-      const own = await pform.value(psd ?? undefined);
+      // The provider's part: its edits on top of the stored object.
+      const own = await pform.value();
       for (const e of own.errors) {
         const el = pform.control(e.field);
         if (el) errors.push([el as HTMLInputElement, e.message]);

@@ -6,7 +6,7 @@
  */
 import { endpoints, type Connection, type ImportRequest } from '../api';
 import { busy, clear, errorBox, field, h, notice } from '../dom';
-import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../lib/subscription';
+import { importSource, meters, needsReimport, wallLines } from '../lib/subscription';
 
 const SOURCES: Array<[ImportRequest['source'], string]> = [
   ['claude-code', 'Claude Code'],
@@ -101,23 +101,5 @@ export function reimportButton(c: Connection, onDone: (message: string, ok: bool
     }, { button: btn, label: 'Importing…' }),
   );
   return btn;
-}
-
-/** The usage wall opt-ins of a Claude subscription connection in the edit dialog. */
-export function wallOptIns(c: Connection): { element: HTMLElement; value: () => Record<string, unknown> | null } | null {
-  if (c.provider !== 'claude') return null;
-  const data = (c.providerSpecificData ?? {}) as Record<string, unknown>;
-  const low = h('input', { id: 'edit-lowpriority', name: 'lowPriorityMode', type: 'checkbox' });
-  low.checked = data['lowPriorityMode'] === true;
-  const reset = h('input', { id: 'edit-autolimitreset', name: 'autoLimitReset', type: 'checkbox' });
-  reset.checked = data['autoLimitReset'] === true;
-  const element = h(
-    'fieldset',
-    { class: 'form-grid form-grid-2' },
-    h('legend', null, 'Claude usage wall'),
-    field('Low-priority lane', low, 'At the 5-hour wall, keep going in the slow lane on this account instead of cooling it.'),
-    field('Auto limit reset', reset, 'At the wall, claim the weekly session reset first when it is offered.'),
-  );
-  return { element, value: () => withWallOptIns(c.providerSpecificData, low.checked, reset.checked) };
 }
 

@@ -22,6 +22,8 @@ function providerIds(): Set<string> {
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
     for (const m of text.matchAll(/\{ID:\s*"([^"]+)"/g)) ids.add(m[1]!.toLowerCase());
+    // A provider folder's id constant (const ID = "claude"; its rows say ID: ID).
+    for (const m of text.matchAll(/\bID\s*=\s*"([^"]+)"/g)) ids.add(m[1]!.toLowerCase());
     for (const m of text.matchAll(/Aliases:\s*\[\]string\{([^}]*)\}/g)) for (const a of m[1]!.matchAll(/"([^"]+)"/g)) ids.add(a[1]!.toLowerCase());
   }
   return ids;
@@ -39,14 +41,14 @@ export function namedProviders(source: string, ids: Set<string>): string[] {
 
 /**
  * The views that still name providers, and why. None of them is a
- * connection form: the login and subscription parts (an import's source, the
- * Copilot device-code card, the Claude usage-wall opt-ins) belong to the
- * login panel; agents.ts names the Codex CLI's model family; rules.ts's
+ * connection form: the subscription parts name the CLIs whose logins an
+ * import reads (the Codex CLI and the Gemini CLI share their provider's
+ * word); agents.ts names the Codex CLI's model family; rules.ts's
  * preview starts from an example provider. The list may only shrink: a file
  * that stops naming one passes, a new name fails.
  */
 const ALLOWED: Record<string, string[]> = {
-  'subscription-parts.ts': ['claude', 'codex', 'gemini-cli', 'github-copilot'],
+  'subscription-parts.ts': ['codex', 'gemini-cli'],
   'agents.ts': ['codex'],
   'rules.ts': ['agentrouter'],
 };
@@ -56,7 +58,7 @@ describe('no provider-specific view', () => {
 
   it('reads the catalogue ids from the Go sources', () => {
     expect(ids.size).toBeGreaterThan(25);
-    for (const id of ['openai', 'azure-openai', 'azure', 'bedrock', 'vertex', 'gemini-cli']) expect(ids).toContain(id);
+    for (const id of ['openai', 'azure-openai', 'azure', 'bedrock', 'vertex', 'gemini-cli', 'claude', 'cc', 'codex', 'cx', 'ollama', 'github-copilot']) expect(ids).toContain(id);
   });
 
   it('finds a provider named in a source (the check bites)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { importSource, meters, needsReimport, wallLines, withWallOptIns } from '../../src/lib/subscription';
+import { importSource, meters, needsReimport, wallLines } from '../../src/lib/subscription';
 
 const now = new Date('2026-01-01T12:00:00');
 
@@ -46,12 +46,7 @@ describe('wallLines', () => {
   });
 });
 
-describe('opt-ins and re-import', () => {
-  it('keeps other providerSpecificData keys and reports no change as null', () => {
-    expect(withWallOptIns({ accountId: 'a', lowPriorityMode: false }, true, false)).toEqual({ accountId: 'a', lowPriorityMode: true, autoLimitReset: false });
-    expect(withWallOptIns({ lowPriorityMode: true }, true, false)).toBeNull();
-    expect(withWallOptIns(undefined, false, false)).toBeNull();
-  });
+describe('re-import', () => {
   it('offers a re-import only for an expired OAuth connection', () => {
     expect(needsReimport({ authType: 'oauth', testStatus: 'expired' })).toBe(true);
     expect(needsReimport({ authType: 'oauth', testStatus: 'active' })).toBe(false);
