@@ -38,8 +38,11 @@ type keyInput struct {
 
 var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
 
-// NewClientKey creates and stores a client key, returning its row and plaintext.
-func NewClientKey(st *store.Store, box *secrets.Box, name string, isDefault bool, nowMs int64) (store.APIKey, string, error) {
+// NewClientKey creates and stores a client key, returning its row and
+// plaintext. shape completes the row before its one insert, so another
+// instance never sees the key half made (inference-only scopes, no limits);
+// a shape error stores nothing.
+func NewClientKey(st *store.Store, box *secrets.Box, name string, isDefault bool, nowMs int64, shape ...func(*store.APIKey) error) (store.APIKey, string, error) {
 	value := KeyPrefix + secrets.RandomToken(24)
 	enc, err := box.Seal(value)
 	if err != nil {
@@ -48,6 +51,11 @@ func NewClientKey(st *store.Store, box *secrets.Box, name string, isDefault bool
 	row := store.APIKey{ID: secrets.RandomID(), Name: name, KeyHash: secrets.Hash(value), KeyEnc: enc,
 		KeyPrefix: value[:len(KeyPrefix)+4], Scopes: `["inference"]`, AllowedConnections: "[]", AllowedModels: "[]",
 		IsDefault: isDefault, CreatedAt: nowMs}
+	for _, f := range shape {
+		if err := f(&row); err != nil {
+			return store.APIKey{}, "", err
+		}
+	}
 	return row, value, st.CreateAPIKey(&row)
 }
 
@@ -225,20 +233,14 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	row, value, err := NewClientKey(a.Store, a.Box, strings.TrimSpace(*in.Name), false, a.Clock.Now().UnixMilli())
+	row, value, err := NewClientKey(a.Store, a.Box, strings.TrimSpace(*in.Name), false, a.Clock.Now().UnixMilli(), func(row *store.APIKey) error {
+		applyKeyInput(row, in)
+		if setExpiry {
+			row.ExpiresAt = expires
+		}
+		return budget.ReadInput(row, in.Budget, in.Limits)
+	})
 	if err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	applyKeyInput(&row, in)
-	if setExpiry {
-		row.ExpiresAt = expires
-	}
-	if err := budget.ReadInput(&row, in.Budget, in.Limits); err != nil {
-		httpx.WriteError(w, err)
-		return
-	}
-	if err := a.Store.SaveAPIKey(&row); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}

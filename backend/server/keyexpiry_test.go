@@ -222,3 +222,41 @@ func TestKeyRotationAndExpiryReachEveryInstance(t *testing.T) {
 		return resp.StatusCode == 401 && errorCode(body) == "KEY_EXPIRED"
 	})
 }
+
+// TestRefusedKeyCreateStoresNothing: a key whose budget or limits are refused
+// (400) is never stored, and a created key is one insert already holding its
+// scopes, connections and limits (another instance never loads it half made:
+// inference-only, no lease scope).
+func TestRefusedKeyCreateStoresNothing(t *testing.T) {
+	e := newEnv(t)
+	count := func() int {
+		rows, err := e.srv.Store().APIKeys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows)
+	}
+	before := count()
+	for _, body := range []map[string]any{
+		{"name": "bad budget", "budget": map[string]any{"usd": -1, "period": "day"}},
+		{"name": "bad limits", "limits": map[string]any{"rpm": -3}},
+	} {
+		if code, m := e.mgmt("POST", "/api/keys", body); code != 400 {
+			t.Fatalf("%v: %d %v, want 400", body["name"], code, m)
+		}
+	}
+	if n := count(); n != before {
+		t.Fatalf("%d keys stored after two refused creates, want %d", n, before)
+	}
+	code, m := e.mgmt("POST", "/api/keys", map[string]any{"name": "lease bot", "scopes": []string{"inference", "lease:exclusive"},
+		"limits": map[string]any{"rpm": 6}})
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	rows, _ := e.srv.Store().APIKeys()
+	for _, r := range rows {
+		if r.ID == m["id"] && (!strings.Contains(r.Scopes, "lease:exclusive") || !strings.Contains(r.Limits, `"rpm":6`)) {
+			t.Fatalf("stored row scopes %s limits %s", r.Scopes, r.Limits)
+		}
+	}
+}
