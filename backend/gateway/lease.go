@@ -41,11 +41,10 @@ type Pinner interface {
 	// database decides: the first writer wins) and returns it; planned is
 	// the session's pin the plan was ordered by ("" for none), the only pin
 	// a first choice other than it moves the session from. spread is a new
-	// session's accounts to choose among by the team's occupancy (the zero
-	// Spread for none).
+	// session's accounts to choose among by the occupancy at the claim (the
+	// team's, or this instance's with its reservations; the zero Spread for
+	// none).
 	Claim(sessionKey, connectionID, provider, planned string, spread affinity.Spread) string
-	// Shared reports whether the pins are team-wide (Claim asks a database).
-	Shared() bool
 }
 
 // leaseCtx is a fenced request's lease.

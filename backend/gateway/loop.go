@@ -186,9 +186,10 @@ func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
 // claimPin decides a session's pin before its first attempt is dispatched:
 // the plan's first choice is claimed (moved from the pin the plan saw, if
 // any; a new session over the accounts of its spread), and when another
-// instance pinned the session first, or the team's occupancy chose another
-// account of the spread (a team server), that connection, if a candidate,
-// goes first.
+// instance pinned the session first, or the occupancy at the claim chose
+// another account of the spread (the team's on a team server, this
+// instance's reservations on one), that connection, if a candidate, goes
+// first.
 //
 //go:noinline
 func (g *Gateway) claimPin(req *request) {
@@ -210,14 +211,16 @@ func (g *Gateway) claimPin(req *request) {
 	}
 }
 
-// spreadOf is a new session's spread for its pin claim on a team server:
-// the plan's leading accounts its spread ordered (routing.Plan.Spread), or
-// none (a single instance's own occupancy already chose among them).
+// spreadOf is a new session's spread for its pin claim: the plan's leading
+// accounts its spread ordered (routing.Plan.Spread). A team server's
+// database picks the least occupied of them team-wide; a single instance's
+// pin table reserves the least occupied here, in one step with the pin, so
+// a burst of new sessions planned on the same occupancy still spreads.
 //
 //go:noinline
 func (g *Gateway) spreadOf(plan *routing.Plan) affinity.Spread {
 	n := plan.Spread
-	if n < 2 || plan.Pinned != "" || n > len(plan.Candidates) || !g.pins.Shared() {
+	if n < 2 || plan.Pinned != "" || n > len(plan.Candidates) {
 		return affinity.Spread{}
 	}
 	accounts := make([]affinity.Account, n)

@@ -15,9 +15,10 @@ type nopClaimer struct{}
 func (nopClaimer) ClaimPin(p affinity.Pin) (affinity.Pin, error) { return p, nil }
 
 // TestSpreadOf: a new session's claim carries its plan's spread (the
-// leading accounts, their provider as the pool) only on a team server; a
-// session the plan found pinned, a plan without a spread and a single
-// instance claim nothing more.
+// leading accounts, their provider as the pool), on a team server and on a
+// single instance (whose pin table reserves the least occupied account at
+// the claim); a session the plan found pinned and a plan without a spread
+// claim nothing more.
 func TestSpreadOf(t *testing.T) {
 	prov := providers.Provider{ID: "oauth-pool"}
 	cands := []routing.Candidate{
@@ -38,7 +39,8 @@ func TestSpreadOf(t *testing.T) {
 		{"a new session on a team server", team, routing.Plan{Candidates: cands, Spread: 2}, 2},
 		{"a pinned session", team, routing.Plan{Candidates: cands, Spread: 2, Pinned: "a"}, 0},
 		{"no spread", team, routing.Plan{Candidates: cands}, 0},
-		{"a single instance", single, routing.Plan{Candidates: cands, Spread: 2}, 0},
+		{"a new session on a single instance", single, routing.Plan{Candidates: cands, Spread: 2}, 2},
+		{"a pinned session on a single instance", single, routing.Plan{Candidates: cands, Spread: 2, Pinned: "a"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

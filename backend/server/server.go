@@ -140,6 +140,10 @@ type Server struct {
 	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
 	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
 	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
+	// sweepPins deletes the expired session pins (wire); pinSweep runs it
+	// every pinSweepEvery.
+	sweepPins func() error
+	pinSweep  *periodic
 	// pricingWatch follows the user's pricing file (the pricingFile setting).
 	pricingWatch *pricingWatch
 }
@@ -224,6 +228,9 @@ func New(opts Options) (*Server, error) {
 			opts.Log.Warn("periodic WAL checkpoint failed", slog.String("error", err.Error()))
 		})
 	}
+	s.pinSweep = startPeriodic(pinSweepEvery, s.sweepPins, func(err error) {
+		opts.Log.Warn("session pins: the periodic sweep of expired pins failed", slog.String("error", err.Error()))
+	})
 	return s, nil
 }
 
@@ -392,6 +399,7 @@ func (s *Server) wire() error {
 		return err
 	}
 	pins.Load(pinsFromRows(livePins, clk.Now().Add(pinTTL())))
+	s.sweepPins = pinSweeper(st, pins, clk, dbh) // expired pins deleted while running too (New starts it)
 	// Leases are read from the database at each decision; a lease stored with
 	// the clock ahead is brought within the longest TTL once, here.
 	if n, err := st.ClampLeases(clk.Now().Add(leases.MaxTTL).UnixMilli()); err != nil {
@@ -837,6 +845,7 @@ func (s *Server) CloseIdleConnections() { s.transport.CloseIdleConnections() }
 // Close flushes logs and closes the database and idle upstream connections.
 func (s *Server) Close() error {
 	s.ckpt.stop()
+	s.pinSweep.stop()
 	s.pricingWatch.stop()
 	s.follow.stop()
 	s.behind.stop()

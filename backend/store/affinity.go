@@ -33,12 +33,22 @@ func (s *Store) SavePin(p AffinityPin) error {
 
 // LivePins returns the pins that have not expired at nowMs and deletes the rest.
 func (s *Store) LivePins(nowMs int64) ([]AffinityPin, error) {
-	if err := s.db.Where("expires_at <= ?", nowMs).Delete(&AffinityPin{}).Error; err != nil {
+	if _, err := s.DeleteExpiredPins(nowMs); err != nil {
 		return nil, err
 	}
 	var out []AffinityPin
 	err := s.db.Find(&out).Error
 	return out, err
+}
+
+// DeleteExpiredPins deletes the pins expired at nowMs (expires_at ≤ nowMs,
+// the claims' own test) and returns how many it deleted: the periodic sweep
+// that keeps the table to the live sessions between restarts. Idempotent, so
+// every instance of a team server may run it; a pin a claim rewrites at the
+// same moment is either deleted first (the claim then inserts it) or live.
+func (s *Store) DeleteExpiredPins(nowMs int64) (int64, error) {
+	res := s.db.Where("expires_at <= ?", nowMs).Delete(&AffinityPin{})
+	return res.RowsAffected, res.Error
 }
 
 // PinsUpdatedSince returns the live pins at nowMs written after sinceMs (the

@@ -74,11 +74,15 @@ type Pins struct {
 	// occ counts the pins in m per connection: its session occupancy, which
 	// spreads new sessions over a provider's accounts (Occupancy).
 	occ map[string]int
+	// reserved holds the sessions whose pin in m is a new session's
+	// reservation (Claim without the database's decision) not yet written:
+	// Served writes it when the session is served.
+	reserved map[string]bool
 }
 
 // New returns an empty pin set; ttl is read per call (0 disables affinity).
 func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
-	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}, occ: map[string]int{}}
+	return &Pins{clk: clk, ttl: ttl, saver: saver, m: map[string]Pin{}, occ: map[string]int{}, reserved: map[string]bool{}}
 }
 
 // ShareWith makes the pins team-wide: Claim asks c before a session's first
@@ -105,10 +109,24 @@ func (p *Pins) Shared() bool { return p.claimer != nil }
 // pins it to the one holding the fewest sessions on every instance (this
 // instance's occupancy, which ordered the plan, counts its own pins and
 // those the change feed brought so far).
+//
+// Without a claimer (one instance), or when the claimer fails, such a new
+// session is reserved here instead (reserve): the least occupied account
+// of its spread is chosen and the session pinned to it in one step under
+// the table's lock, so a burst of new sessions whose plans all read the same
+// occupancy still spreads, and concurrent first turns of one session all
+// take the first one's account.
 func (p *Pins) Claim(key, connectionID, provider, planned string, spread Spread) string {
 	ttl := p.ttl()
-	if p.claimer == nil || key == "" || ttl <= 0 {
+	if key == "" || ttl <= 0 {
 		return connectionID
+	}
+	newSpread := planned == "" && len(spread.Accounts) > 1
+	if p.claimer == nil {
+		if !newSpread {
+			return connectionID
+		}
+		return p.reserve(key, spread, p.clk.Now(), ttl)
 	}
 	now := p.clk.Now()
 	p.mu.Lock()
@@ -122,11 +140,14 @@ func (p *Pins) Claim(key, connectionID, provider, planned string, spread Spread)
 	if planned != connectionID {
 		pin.Prev = planned
 	}
-	if planned == "" && !live && len(spread.Accounts) > 1 {
+	if newSpread && !live {
 		pin.Pool, pin.Among = spread.Pool, spread.Accounts
 	}
 	won, err := p.claimer.ClaimPin(pin)
 	if err != nil || won.ConnectionID == "" {
+		if pin.Among != nil {
+			return p.reserve(key, spread, now, ttl)
+		}
 		return connectionID
 	}
 	won.Prev, won.Pool, won.Among = "", "", nil
@@ -137,6 +158,31 @@ func (p *Pins) Claim(key, connectionID, provider, planned string, spread Spread)
 	p.setLocked(won)
 	p.mu.Unlock()
 	return won.ConnectionID
+}
+
+// reserve pins a new session to the account of spread holding the fewest
+// sessions here (reservations included; the first in the plan's order among
+// equals) in one step under the table's lock, and returns it; a session that
+// has a live pin by then (an earlier first turn of it reserved one) keeps
+// it. The reservation is a pin: the next plans count it and find the session
+// pinned. It is written when the session is served (Served), and stays in
+// memory until it expires if no turn is.
+func (p *Pins) reserve(key string, spread Spread, now time.Time, ttl time.Duration) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur, ok := p.m[key]; ok && now.Before(cur.ExpiresAt) {
+		return cur.ConnectionID
+	}
+	best := spread.Accounts[0]
+	bestN := p.occ[best.ConnectionID]
+	for _, a := range spread.Accounts[1:] {
+		if n := p.occ[a.ConnectionID]; n < bestN {
+			best, bestN = a, n
+		}
+	}
+	p.setLocked(Pin{SessionKey: key, ConnectionID: best.ConnectionID, Provider: best.Provider, ExpiresAt: now.Add(ttl)})
+	p.reserved[key] = true
+	return best.ConnectionID
 }
 
 // Key normalises a header value into a session key ("" when unusable).
@@ -156,11 +202,13 @@ func (p *Pins) Load(pins []Pin) {
 	}
 }
 
-// setLocked stores pin, keeping the occupancy counts.
+// setLocked stores pin (a written one: no longer a reservation), keeping
+// the occupancy counts.
 func (p *Pins) setLocked(pin Pin) {
 	if old, ok := p.m[pin.SessionKey]; ok {
 		p.dec(old.ConnectionID)
 	}
+	delete(p.reserved, pin.SessionKey)
 	p.m[pin.SessionKey] = pin
 	p.occ[pin.ConnectionID]++
 }
@@ -170,6 +218,7 @@ func (p *Pins) deleteLocked(key string) {
 	if old, ok := p.m[key]; ok {
 		p.dec(old.ConnectionID)
 		delete(p.m, key)
+		delete(p.reserved, key)
 	}
 }
 
@@ -233,8 +282,9 @@ func (p *Pins) Pinned(key string) (string, bool) {
 }
 
 // Served records that a session was served by a connection: a new or moved pin
-// is written at once; an unchanged pin is refreshed in memory and written only
-// when half its TTL has passed, so a busy session costs no write per request.
+// (or a new session's reservation) is written at once; an unchanged pin is
+// refreshed in memory and written only when half its TTL has passed, so a
+// busy session costs no write per request.
 func (p *Pins) Served(key, connectionID, provider string) error {
 	ttl := p.ttl()
 	if key == "" || ttl <= 0 {
@@ -244,8 +294,9 @@ func (p *Pins) Served(key, connectionID, provider string) error {
 	p.mu.Lock()
 	old, had := p.m[key]
 	pin := Pin{SessionKey: key, ConnectionID: connectionID, Provider: provider, ExpiresAt: now.Add(ttl)}
-	write := !had || old.ConnectionID != connectionID || old.ExpiresAt.Sub(now) < ttl/2
-	if had && now.Before(old.ExpiresAt) {
+	reserved := had && p.reserved[key] // never written: nothing stored to move from
+	write := !had || reserved || old.ConnectionID != connectionID || old.ExpiresAt.Sub(now) < ttl/2
+	if had && !reserved && now.Before(old.ExpiresAt) {
 		pin.Prev = old.ConnectionID
 	}
 	if write || !had {
@@ -263,6 +314,18 @@ func (p *Pins) Served(key, connectionID, provider string) error {
 		return p.saver.SavePin(pin)
 	}
 	return nil
+}
+
+// Sweep drops the pins expired at the clock's now (reservations included),
+// so the occupancy counts only live sessions, and returns how many it
+// dropped: the periodic maintenance calls it, beside the store's sweep.
+func (p *Pins) Sweep() int {
+	now := p.clk.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.m)
+	p.sweepLocked(now)
+	return n - len(p.m)
 }
 
 func (p *Pins) sweepLocked(now time.Time) {
