@@ -5,6 +5,7 @@ import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
 import { live } from '../live';
 import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
+import { allowedOr, canSend, gateWrites } from './role-gate';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
 export const SCOPES: ReadonlyArray<[string, string]> = [
@@ -35,7 +36,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     reveal,
     message,
     h('section', { 'aria-labelledby': 'keys-list-title' }, h('h2', { id: 'keys-list-title', class: 'visually-hidden' }, 'Key list'), listArea),
-    renderCreateForm(),
+    allowedOr('POST /api/keys', renderCreateForm, 'Creating a key'),
   );
 
   async function load(quiet = false): Promise<void> {
@@ -48,7 +49,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       const [list, conns, people] = await Promise.all([
         endpoints.listKeys(ctx.signal),
         endpoints.listConnections(ctx.signal).catch(() => []),
-        endpoints.listUsers(ctx.signal).catch(() => []),
+        canSend('GET /api/users') ? endpoints.listUsers(ctx.signal).catch(() => []) : Promise.resolve([]), // the owners: only an admin may list people
       ]);
       if (ctx.signal.aborted) return;
       keys = list;
@@ -152,6 +153,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         }
       }),
     );
+    gateWrites([[del, 'DELETE /api/keys/{id}'], [edit, 'PUT /api/keys/{id}'], [money, 'PATCH /api/keys/{id}'], [privacy, 'PATCH /api/keys/{id}']]);
     const conns = k.allowedConnections ?? [];
     const models = k.allowedModels ?? [];
     const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;
