@@ -482,6 +482,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     );
     const optIns = wallOptIns(c);
     const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, pform.element, optIns?.element ?? null, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    gateWrites([[save, 'PUT /api/providers/{id}']]); // a link (?edit=) opens it for any role
     const controls: Record<string, HTMLInputElement> = {
       name, baseUrl, prefix, priority, maxConcurrent, models,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,
