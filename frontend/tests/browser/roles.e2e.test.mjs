@@ -208,6 +208,7 @@ step(`what a viewer is told, page by page: the reason, never a bare disabled but
   await visit(page, '/connections');
   await page.getByTestId('role-denied').filter({ hasText: 'Adding a connection: Only an admin can do this (you are a viewer).' }).waitFor();
   assert.equal(await page.getByRole('button', { name: 'Add connection' }).count(), 0);
+  await snapPage(page, 'roles-viewer-connections');
   await visit(page, '/combos');
   const newCombo = page.getByRole('button', { name: /^New combo/ });
   assert.equal(await newCombo.isDisabled(), true);
@@ -217,6 +218,7 @@ step(`what a viewer is told, page by page: the reason, never a bare disabled but
   await page.getByTestId('role-denied').filter({ hasText: 'Creating a key: Only an admin' }).waitFor();
   await visit(page, '/resilience');
   await page.getByTestId('role-denied').filter({ hasText: 'Changing these settings: Only an admin' }).waitFor();
+  await snapPage(page, 'roles-viewer-resilience');
   assert.equal(await page.getByRole('button', { name: /^Reset breakers/ }).getAttribute('title'), 'Needs an operator or an admin (you are a viewer).');
   await visit(page, '/backup');
   await page.getByTestId('role-denied').filter({ hasText: 'Backing up: Only an admin' }).waitFor();
