@@ -293,6 +293,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	m.HandleFunc("/keys/default", a.management(a.defaultKey)).Methods(http.MethodGet)
 	m.HandleFunc("/keys/{id}", a.management(a.updateKey)).Methods(http.MethodPatch, http.MethodPut)
 	m.HandleFunc("/keys/{id}", a.management(a.deleteKey)).Methods(http.MethodDelete)
+	m.HandleFunc("/keys/{id}/rotate", a.management(a.rotateKey)).Methods(http.MethodPost)
 	m.HandleFunc("/settings", a.management(a.getSettings)).Methods(http.MethodGet)
 	m.HandleFunc("/settings", a.management(a.patchSettings)).Methods(http.MethodPatch)
 	m.HandleFunc("/rules", a.management(a.listRules)).Methods(http.MethodGet)

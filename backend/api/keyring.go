@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"omniroute/backend/errs"
 	"omniroute/backend/gateway"
@@ -21,6 +22,29 @@ type KeyInfo struct {
 	Name   string
 	Scopes []string
 	Access routing.Access
+	// ExpiresAtMs is when the key stops working (unix ms; 0: never).
+	ExpiresAtMs int64
+	// Previous marks the secret a rotation replaced: it works until
+	// PrevUntilMs (the grace period's end), then is refused KEY_ROTATED.
+	Previous    bool
+	PrevUntilMs int64
+}
+
+// Refusal is why the key cannot be used at nowMs (nil: it can): an expired
+// key is refused KEY_EXPIRED, a replaced secret past its grace period
+// KEY_ROTATED, both 401. A key works while nowMs < its expiry (and a replaced
+// secret while nowMs < the grace period's end).
+func (k *KeyInfo) Refusal(nowMs int64) *errs.Error {
+	if k.Previous && nowMs >= k.PrevUntilMs {
+		return errs.New(errs.Auth, "KEY_ROTATED",
+			"the API key %q was rotated: this secret no longer works; use the new secret shown when it was rotated (or rotate it again on the dashboard's API Keys page)", k.Name)
+	}
+	if k.ExpiresAtMs > 0 && nowMs >= k.ExpiresAtMs {
+		return errs.New(errs.Auth, "KEY_EXPIRED",
+			"the API key %q expired at %s; set a later expiry or rotate it on the dashboard's API Keys page", k.Name,
+			time.UnixMilli(k.ExpiresAtMs).UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Keyring maps client key hashes to keys; the hot path never reads the database.
@@ -38,6 +62,11 @@ func (k *Keyring) Load(rows []store.APIKey) {
 	for _, row := range rows {
 		info := keyInfoOf(row)
 		m[row.KeyHash] = &info
+		if row.PrevKeyHash != "" {
+			prev := info
+			prev.Previous, prev.PrevUntilMs = true, row.PrevValidUntil
+			m[row.PrevKeyHash] = &prev
+		}
 	}
 	k.mu.Lock()
 	k.byHash = m
@@ -46,7 +75,7 @@ func (k *Keyring) Load(rows []store.APIKey) {
 
 // keyInfoOf is a stored key's in-memory view: its scopes and restrictions.
 func keyInfoOf(row store.APIKey) KeyInfo {
-	info := KeyInfo{ID: row.ID, Name: row.Name}
+	info := KeyInfo{ID: row.ID, Name: row.Name, ExpiresAtMs: row.ExpiresAt}
 	info.Access.Private = row.Private
 	_ = json.Unmarshal([]byte(row.Scopes), &info.Scopes)
 	_ = json.Unmarshal([]byte(row.AllowedConnections), &info.Access.AllowedConnections)
@@ -165,7 +194,7 @@ func (a *API) pausedClient(r *http.Request) (gateway.Client, bool) {
 		return gateway.Client{}, !a.Settings.GeneralRef().RequireAPIKey && !crossOriginBrowser(r)
 	}
 	info, ok := a.Keys.Lookup(v)
-	if !ok || !slices.Contains(info.Scopes, "inference") {
+	if !ok || !slices.Contains(info.Scopes, "inference") || info.Refusal(a.Clock.Now().UnixMilli()) != nil {
 		return gateway.Client{}, false
 	}
 	return gateway.Client{KeyID: info.ID, Access: &info.Access}, true
@@ -215,6 +244,10 @@ func (a *API) clientOf(w http.ResponseWriter, r *http.Request, logPaused bool) (
 	info, ok := a.Keys.Lookup(v)
 	if !ok {
 		writeClientError(w, r, a.authFailure(r, authRouteClient, errs.New(errs.Auth, "API_KEY_INVALID", "the API key is not valid")))
+		return c, false
+	}
+	if e := info.Refusal(a.Clock.Now().UnixMilli()); e != nil {
+		writeClientError(w, r, e)
 		return c, false
 	}
 	if !slices.Contains(info.Scopes, "inference") {

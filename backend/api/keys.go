@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -30,6 +31,9 @@ type keyInput struct {
 	Limits json.RawMessage `json:"limits"`
 	// OwnerUserID is the user the key belongs to ("" for none).
 	OwnerUserID *string `json:"ownerUserId"`
+	// ExpiresAt is when the key stops working (RFC 3339 or unix ms, in the
+	// future); null removes the expiry, absent leaves it.
+	ExpiresAt json.RawMessage `json:"expiresAt"`
 }
 
 var knownScopes = map[string]bool{"inference": true, "lease:exclusive": true}
@@ -54,7 +58,21 @@ func keyJSON(row store.APIKey) map[string]any {
 	_ = json.Unmarshal([]byte(row.AllowedModels), &models)
 	return map[string]any{"id": row.ID, "name": row.Name, "keyMasked": row.KeyPrefix + "…", "scopes": nonNil(scopes),
 		"allowedConnections": nonNil(conns), "allowedModels": nonNil(models), "isDefault": row.IsDefault,
-		"private": row.Private, "createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID}
+		"private": row.Private, "createdAt": rfc3339(row.CreatedAt), "ownerUserId": row.OwnerUserID,
+		"expiresAt": rfc3339(row.ExpiresAt), "rotatedAt": rfc3339(row.RotatedAt), "previousValidUntil": nil}
+}
+
+// keyView is a key as the API shows it at now: keyJSON, its spend, whether
+// it has expired, and until when its previous secret still works (null when
+// none does).
+func (a *API) keyView(row store.APIKey) map[string]any {
+	out := a.addKeyCost(keyJSON(row), row)
+	now := a.Clock.Now().UnixMilli()
+	out["expired"] = row.ExpiresAt > 0 && now >= row.ExpiresAt
+	if row.PrevKeyHash != "" && now < row.PrevValidUntil {
+		out["previousValidUntil"] = rfc3339(row.PrevValidUntil)
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -90,7 +108,7 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]map[string]any, 0, len(rows))
 	for _, row := range rows {
-		k := a.addKeyCost(keyJSON(row), row)
+		k := a.keyView(row)
 		if row.OwnerUserID != "" {
 			k["owner"] = emails[row.OwnerUserID]
 		}
@@ -128,6 +146,44 @@ func (a *API) validateKeyInput(in keyInput) error {
 	return nil
 }
 
+// keyExpiry reads expiresAt: (ms, true) to set (0 removes it), (_, false)
+// when absent. A time must be in the future (a past one would revoke the key
+// silently: DELETE does that plainly) and before the year 10000.
+func keyExpiry(raw json.RawMessage, nowMs int64) (int64, bool, error) {
+	if raw == nil {
+		return 0, false, nil
+	}
+	bad := func(format string, args ...any) error {
+		return errs.New(errs.Invalid, "INVALID_EXPIRY", format, args...).WithParam("expiresAt")
+	}
+	if string(raw) == "null" {
+		return 0, true, nil
+	}
+	var ms int64
+	var str string
+	switch {
+	case json.Unmarshal(raw, &ms) == nil:
+	case json.Unmarshal(raw, &str) == nil:
+		t, err := time.Parse(time.RFC3339Nano, str)
+		if err != nil {
+			return 0, false, bad("expiresAt must be an RFC 3339 time (e.g. 2027-01-31T18:00:00Z), unix ms or null")
+		}
+		ms = t.UnixMilli()
+	default:
+		return 0, false, bad("expiresAt must be an RFC 3339 time (e.g. 2027-01-31T18:00:00Z), unix ms or null")
+	}
+	if ms <= nowMs {
+		return 0, false, bad("expiresAt must be in the future (to stop a key now, delete it)")
+	}
+	if ms >= maxExpiryMs {
+		return 0, false, bad("expiresAt must be before the year 10000")
+	}
+	return ms, true, nil
+}
+
+// maxExpiryMs is 10000-01-01T00:00:00Z in unix ms.
+const maxExpiryMs = 253402300800000
+
 func applyKeyInput(row *store.APIKey, in keyInput) {
 	if in.Name != nil {
 		row.Name = strings.TrimSpace(*in.Name)
@@ -164,12 +220,20 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	expires, setExpiry, err := keyExpiry(in.ExpiresAt, a.Clock.Now().UnixMilli())
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
 	row, value, err := NewClientKey(a.Store, a.Box, strings.TrimSpace(*in.Name), false, a.Clock.Now().UnixMilli())
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
 	applyKeyInput(&row, in)
+	if setExpiry {
+		row.ExpiresAt = expires
+	}
 	if err := budget.ReadInput(&row, in.Budget, in.Limits); err != nil {
 		httpx.WriteError(w, err)
 		return
@@ -186,7 +250,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	out := a.addKeyCost(keyJSON(row), row)
+	out := a.keyView(row)
 	out["key"] = value
 	httpx.WriteJSON(w, http.StatusCreated, out)
 }
@@ -201,6 +265,11 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
+	expires, setExpiry, err := keyExpiry(in.ExpiresAt, a.Clock.Now().UnixMilli())
+	if err != nil {
+		httpx.WriteError(w, err)
+		return
+	}
 	rows, err := a.Store.APIKeys()
 	if err != nil {
 		httpx.WriteError(w, err)
@@ -210,6 +279,9 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		if row.ID == id {
 			applyKeyInput(&row, in)
+			if setExpiry {
+				row.ExpiresAt = expires
+			}
 			if err := budget.ReadInput(&row, in.Budget, in.Limits); err != nil {
 				httpx.WriteError(w, err)
 				return
@@ -228,7 +300,7 @@ func (a *API) updateKey(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			httpx.WriteJSON(w, http.StatusOK, a.addKeyCost(keyJSON(row), row))
+			httpx.WriteJSON(w, http.StatusOK, a.keyView(row))
 			return
 		}
 	}

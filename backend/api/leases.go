@@ -168,6 +168,10 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, leases.ErrAPIKeyInvalid)
 		return
 	}
+	if e := info.Refusal(a.Clock.Now().UnixMilli()); e != nil {
+		httpx.WriteError(w, e)
+		return
+	}
 	if a.KeysFresh != nil {
 		if err := a.KeysFresh(); err != nil {
 			httpx.WriteError(w, err)

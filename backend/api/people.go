@@ -77,6 +77,7 @@ var routeRoles = map[string]string{
 	"PATCH /api/keys/{id}":                      RoleAdmin,
 	"PUT /api/keys/{id}":                        RoleAdmin,
 	"DELETE /api/keys/{id}":                     RoleAdmin,
+	"POST /api/keys/{id}/rotate":                RoleAdmin, // reveals the new secret
 	"GET /api/settings":                         RoleViewer,
 	"PATCH /api/settings":                       RoleAdmin,
 	"GET /api/rules":                            RoleViewer,

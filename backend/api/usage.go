@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -99,24 +100,83 @@ type UsageReport struct {
 	Points int `json:"points"`
 }
 
-func (a *API) usageParams(r *http.Request) (usageRange, string, error) {
+// usageWindow is one report's window: [From, To) in Buckets buckets of
+// Bucket; Name is the range ("hour", "day", "week" or "custom").
+type usageWindow struct {
+	Name    string
+	Bucket  time.Duration
+	Buckets int
+	From    time.Time
+	To      time.Time
+}
+
+// maxCustomBuckets bounds a custom range's buckets (a chart's points per series).
+const maxCustomBuckets = 200
+
+func (a *API) usageParams(r *http.Request) (usageWindow, string, error) {
 	q := r.URL.Query()
+	by := q.Get("by")
+	if by == "" {
+		by = "connection"
+	}
+	if _, ok := usageDims[by]; !ok {
+		return usageWindow{}, "", errInvalidQuery("by", "by must be connection, model, key or provider")
+	}
+	if q.Get("from") != "" || q.Get("to") != "" {
+		win, err := a.customWindow(q.Get("from"), q.Get("to"))
+		return win, by, err
+	}
 	name := q.Get("range")
 	if name == "" || name == "auto" {
 		name = a.fittingRange()
 	}
 	rg, ok := usageRanges[name]
 	if !ok {
-		return rg, "", errInvalidQuery("range", "range must be auto, hour, day or week")
+		return usageWindow{}, "", errInvalidQuery("range", "range must be auto, hour, day or week")
 	}
-	by := q.Get("by")
-	if by == "" {
-		by = "connection"
+	from, to := window(rg, a.Clock.Now())
+	return usageWindow{Name: rg.Name, Bucket: rg.Bucket, Buckets: rg.Buckets, From: from, To: to}, by, nil
+}
+
+// customWindow is the window of from / to (RFC 3339 or Unix ms; from
+// required, to defaulting to now): the finest rollup resolution still kept
+// at from whose buckets over the span number at most maxCustomBuckets, from
+// rounded down and to up to its buckets (to at most the bucket after now).
+func (a *API) customWindow(fromQ, toQ string) (usageWindow, error) {
+	now := a.Clock.Now().UnixMilli()
+	if fromQ == "" {
+		return usageWindow{}, errInvalidQuery("from", "a custom range needs from (to defaults to now)")
 	}
-	if _, ok := usageDims[by]; !ok {
-		return rg, "", errInvalidQuery("by", "by must be connection, model, key or provider")
+	from, ok := parseInstant(fromQ)
+	if !ok {
+		return usageWindow{}, errInvalidQuery("from", "from must be an RFC 3339 time or Unix milliseconds")
 	}
-	return rg, by, nil
+	to := now
+	if toQ != "" {
+		if to, ok = parseInstant(toQ); !ok {
+			return usageWindow{}, errInvalidQuery("to", "to must be an RFC 3339 time or Unix milliseconds")
+		}
+	}
+	if to <= from {
+		return usageWindow{}, errInvalidQuery("to", "to must be after from")
+	}
+	for _, res := range store.RollupResolutions {
+		if from < now-res.KeepMs+res.Res {
+			continue // this resolution no longer holds from
+		}
+		b := res.Res
+		start, end := from/b*b, min((to+b-1)/b*b, (now/b+1)*b)
+		if end <= start {
+			end = start + b
+		}
+		if n := (end - start) / b; n <= maxCustomBuckets {
+			return usageWindow{Name: "custom", Bucket: time.Duration(b) * time.Millisecond, Buckets: int(n),
+				From: time.UnixMilli(start).UTC(), To: time.UnixMilli(end).UTC()}, nil
+		}
+	}
+	last := store.RollupResolutions[len(store.RollupResolutions)-1]
+	return usageWindow{}, errInvalidQuery("from", fmt.Sprintf("usage is kept for %d days: from must be at or after %s",
+		last.KeepMs/86_400_000, time.UnixMilli(now-last.KeepMs+last.Res).UTC().Format(time.RFC3339)))
 }
 
 // fittingRange is the default range: the shortest of hour, day and week
@@ -148,11 +208,20 @@ func window(rg usageRange, now time.Time) (time.Time, time.Time) {
 // one histogram scan of the request log.
 func (a *API) UsageReport(rangeName, by string) (UsageReport, error) {
 	rg, ok := usageRanges[rangeName]
-	dim, okDim := usageDims[by]
-	if !ok || !okDim {
+	if !ok {
 		return UsageReport{}, errs.New(errs.Invalid, "INVALID_QUERY", "unknown range or dimension")
 	}
 	from, to := window(rg, a.Clock.Now())
+	return a.usageReport(usageWindow{Name: rg.Name, Bucket: rg.Bucket, Buckets: rg.Buckets, From: from, To: to}, by)
+}
+
+// usageReport builds the chart data of one window.
+func (a *API) usageReport(rg usageWindow, by string) (UsageReport, error) {
+	dim, okDim := usageDims[by]
+	if !okDim {
+		return UsageReport{}, errs.New(errs.Invalid, "INVALID_QUERY", "unknown range or dimension")
+	}
+	from, to := rg.From, rg.To
 	q := store.UsageQuery{From: from.UnixMilli(), To: to.UnixMilli(), BucketMs: rg.Bucket.Milliseconds(), Dim: dim}
 	cells, err := a.Store.Usage(q)
 	if err != nil {
@@ -316,7 +385,7 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 func (a *API) usageFor(w http.ResponseWriter, r *http.Request) (rep UsageReport, rangeName, by string, ok bool) {
 	rg, by, err := a.usageParams(r)
 	if err == nil {
-		rep, err = a.UsageReport(rg.Name, by)
+		rep, err = a.usageReport(rg, by)
 	}
 	if err != nil {
 		httpx.WriteError(w, err)
@@ -379,13 +448,17 @@ func (a *API) usageTimeline(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.Clock.Now()
-	from, to := window(rg, now)
+	from, to := rg.From, rg.To
 	events, err := a.Store.StateEvents(from.UnixMilli(), to.UnixMilli(), timelineLimit)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
-	rows := buildTimeline(events, from, now)
+	end := now
+	if to.Before(now) {
+		end = to
+	}
+	rows := buildTimeline(events, from, end)
 	for i := range rows {
 		rows[i].Name = a.usageLabel("provider", rows[i].Provider)
 		for j := range rows[i].Segments {

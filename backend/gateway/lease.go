@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"omniroute/backend/errs"
+	"omniroute/backend/resilience/affinity"
 	"omniroute/backend/routing"
 )
 
@@ -39,8 +40,12 @@ type Pinner interface {
 	// connectionID, which connection holds the session (a team server's
 	// database decides: the first writer wins) and returns it; planned is
 	// the session's pin the plan was ordered by ("" for none), the only pin
-	// a first choice other than it moves the session from.
-	Claim(sessionKey, connectionID, provider, planned string) string
+	// a first choice other than it moves the session from. spread is a new
+	// session's accounts to choose among by the team's occupancy (the zero
+	// Spread for none).
+	Claim(sessionKey, connectionID, provider, planned string, spread affinity.Spread) string
+	// Shared reports whether the pins are team-wide (Claim asks a database).
+	Shared() bool
 }
 
 // leaseCtx is a fenced request's lease.

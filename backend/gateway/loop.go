@@ -185,8 +185,10 @@ func (g *Gateway) planRound(req *request, lease *leaseCtx) error {
 
 // claimPin decides a session's pin before its first attempt is dispatched:
 // the plan's first choice is claimed (moved from the pin the plan saw, if
-// any), and when another instance pinned the session first (a team server)
-// its connection, if a candidate, goes first.
+// any; a new session over the accounts of its spread), and when another
+// instance pinned the session first, or the team's occupancy chose another
+// account of the spread (a team server), that connection, if a candidate,
+// goes first.
 //
 //go:noinline
 func (g *Gateway) claimPin(req *request) {
@@ -194,7 +196,7 @@ func (g *Gateway) claimPin(req *request) {
 	if key == "" || g.pins == nil || len(c) == 0 {
 		return
 	}
-	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey, req.plan.Pinned)
+	won := g.pins.Claim(key, c[0].Conn.ID, c[0].Conn.BreakerKey, req.plan.Pinned, g.spreadOf(&req.plan))
 	if won == c[0].Conn.ID {
 		return
 	}
@@ -206,6 +208,23 @@ func (g *Gateway) claimPin(req *request) {
 			return
 		}
 	}
+}
+
+// spreadOf is a new session's spread for its pin claim on a team server:
+// the plan's leading accounts its spread ordered (routing.Plan.Spread), or
+// none (a single instance's own occupancy already chose among them).
+//
+//go:noinline
+func (g *Gateway) spreadOf(plan *routing.Plan) affinity.Spread {
+	n := plan.Spread
+	if n < 2 || plan.Pinned != "" || n > len(plan.Candidates) || !g.pins.Shared() {
+		return affinity.Spread{}
+	}
+	accounts := make([]affinity.Account, n)
+	for i, c := range plan.Candidates[:n] {
+		accounts[i] = affinity.Account{ConnectionID: c.Conn.ID, Provider: c.Conn.BreakerKey}
+	}
+	return affinity.Spread{Pool: plan.Candidates[0].Conn.Provider.ID, Accounts: accounts}
 }
 
 // endRound takes the picture after a round (the layers' exclusions now and

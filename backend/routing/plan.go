@@ -60,6 +60,11 @@ type Plan struct {
 	// Read once, with the ordering: a pin learnt later (another instance's,
 	// adopted meanwhile) was not seen, so nothing was moved from it.
 	Pinned string
+	// Spread, for a new session (no live pin), is how many leading
+	// candidates are its provider's interchangeable OAuth accounts (the
+	// session spread, at least 2; 0 for none): a team server pins the
+	// session to the one of them holding the fewest sessions team-wide.
+	Spread int
 }
 
 // targetMeta is what strategies know about one combo target.
@@ -235,13 +240,14 @@ func (e *Engine) plan(in PlanInput) (Plan, error) {
 		}
 		ok = append(ok, c)
 	}
-	p.Candidates, p.Pinned = e.order(p.Combo, ok, in, now)
+	p.Candidates, p.Pinned, p.Spread = e.order(p.Combo, ok, in, now)
 	return p, nil
 }
 
 // order ranks admissible candidates: a combo by its strategy, a plain model by
-// priority; a live session pin goes first. It returns the pin it ordered by.
-func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.Time) ([]Candidate, string) {
+// priority; a live session pin goes first. It returns the pin it ordered by
+// and the new session's spread (Plan.Spread).
+func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.Time) ([]Candidate, string, int) {
 	if combo != nil && len(cands) > 1 {
 		name := strategy.Name(combo.Strategy)
 		if !strategy.Valid(name) {
@@ -291,7 +297,7 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 		}
 		cands = out
 	}
-	pinned := ""
+	pinned, spread := "", 0
 	if in.SessionKey != "" && e.pins != nil {
 		if connID, ok := e.pins.Pinned(in.SessionKey); ok {
 			pinned = connID
@@ -299,20 +305,23 @@ func (e *Engine) order(combo *Combo, cands []Candidate, in PlanInput, now time.T
 				return cands[i].Conn.ID == connID && cands[j].Conn.ID != connID
 			})
 		} else if combo == nil {
-			spreadSessions(cands, e.pins)
+			spread = spreadSessions(cands, e.pins)
 		}
 	}
-	return cands, pinned
+	return cands, pinned, spread
 }
 
 // spreadSessions orders a new session's first choices so sessions spread over
 // one provider's OAuth accounts (the guide's soft session occupancy): among
 // the leading candidates that are OAuth connections of the first one's
 // provider at its priority, the one holding the fewest sessions goes first.
-// Priorities between accounts, and API keys, keep their order.
-func spreadSessions(cands []Candidate, pins PinView) {
+// Priorities between accounts, and API keys, keep their order. It returns
+// how many leading candidates it spread over (0 for none): this instance's
+// occupancy ordered them, and a team server's pin claim chooses among them
+// by the team's.
+func spreadSessions(cands []Candidate, pins PinView) int {
 	if len(cands) < 2 || cands[0].Conn.AuthType != "oauth" {
-		return
+		return 0
 	}
 	first := cands[0].Conn
 	n := 1
@@ -324,7 +333,7 @@ func spreadSessions(cands []Candidate, pins PinView) {
 		n++
 	}
 	if n < 2 {
-		return
+		return 0
 	}
 	occ := make([]int, n)
 	for i := range occ {
@@ -341,6 +350,7 @@ func spreadSessions(cands []Candidate, pins PinView) {
 		sorted[i] = lead[j]
 	}
 	copy(lead, sorted)
+	return n
 }
 
 // IsCombo reports whether a model name addresses a combo.

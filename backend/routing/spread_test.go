@@ -42,7 +42,8 @@ func spreadEngine(t *testing.T) (*Engine, *affinity.Pins) {
 // TestNewSessionsSpreadOverOAuthAccounts: 30 new sessions on a model three
 // Claude accounts serve at the same priority land 10 on each (the guide's
 // soft session occupancy), never on the lower-priority account or the API
-// key first; a pinned session keeps its account.
+// key first, and the plan says which three its claim may choose among
+// (Plan.Spread); a pinned session keeps its account.
 func TestNewSessionsSpreadOverOAuthAccounts(t *testing.T) {
 	e, pins := spreadEngine(t)
 	got := map[string]int{}
@@ -51,6 +52,9 @@ func TestNewSessionsSpreadOverOAuthAccounts(t *testing.T) {
 		p, err := e.Plan(PlanInput{Model: "m", SessionKey: key})
 		if err != nil || len(p.Candidates) != 5 {
 			t.Fatalf("plan: %v, %d candidates", err, len(p.Candidates))
+		}
+		if p.Spread != 3 {
+			t.Fatalf("a new session's plan spreads over %d accounts, want the 3 at priority 1", p.Spread)
 		}
 		first := p.Candidates[0].Conn.ID
 		got[first]++
@@ -68,13 +72,13 @@ func TestNewSessionsSpreadOverOAuthAccounts(t *testing.T) {
 	pinned, _ := pins.Pinned("session-0")
 	for range 3 {
 		p, _ := e.Plan(PlanInput{Model: "m", SessionKey: "session-0"})
-		if p.Candidates[0].Conn.ID != pinned {
-			t.Fatalf("pinned session moved to %s from %s", p.Candidates[0].Conn.ID, pinned)
+		if p.Candidates[0].Conn.ID != pinned || p.Spread != 0 {
+			t.Fatalf("pinned session moved to %s from %s (spread %d)", p.Candidates[0].Conn.ID, pinned, p.Spread)
 		}
 	}
 	// Without a session key the order is the plain priority order.
 	p, _ := e.Plan(PlanInput{Model: "m"})
-	if ids(p.Candidates)[0] != "acct-a:m" {
+	if ids(p.Candidates)[0] != "acct-a:m" || p.Spread != 0 {
 		t.Fatalf("no session: %v", ids(p.Candidates))
 	}
 }

@@ -72,7 +72,7 @@ func unpricedRefusal(keyName string, b budget.Budget, model string, conns []stri
 	}
 	return errs.New(errs.Permission, "MODEL_PRICE_UNKNOWN",
 		"model %q has no known price on %s, and %s has a USD budget ($%.4f per %s) that an unpriced answer would bypass: "+
-			"set its price (Connections → the connection → Pricing, or PATCH /api/providers/{id} {\"pricing\": …}), "+
+			"set its price (Connections → the connection → Prices, or PATCH /api/providers/{id} {\"pricing\": …}), "+
 			"or allow unpriced models on the key (budget.allowUnpriced)",
 		model, where, who, *b.USD, b.Period).WithParam("model")
 }

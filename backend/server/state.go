@@ -180,7 +180,8 @@ func (p pinSaver) SavePin(pin affinity.Pin) error {
 const pinClaimWait = 5 * time.Second
 
 // pinClaimer is a team server's pin decision: the database's conditional
-// upsert (store.ClaimPin), skipped while the database is known unreachable
+// upsert (store.ClaimPin; store.ClaimSpreadPin for a new session that may
+// take any of a provider's accounts), skipped while the database is known unreachable
 // (db), so a new session never waits on a database that does not answer.
 type pinClaimer struct {
 	st  *store.Store
@@ -195,8 +196,19 @@ func (c pinClaimer) ClaimPin(p affinity.Pin) (affinity.Pin, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pinClaimWait)
 	defer cancel()
 	now := c.clk.Now().UnixMilli()
-	row, err := c.st.ClaimPin(ctx, store.AffinityPin{SessionKey: p.SessionKey, ConnectionID: p.ConnectionID, Provider: p.Provider,
-		ExpiresAt: p.ExpiresAt.UnixMilli(), UpdatedAt: now}, p.Prev, now)
+	pin := store.AffinityPin{SessionKey: p.SessionKey, ConnectionID: p.ConnectionID, Provider: p.Provider,
+		ExpiresAt: p.ExpiresAt.UnixMilli(), UpdatedAt: now}
+	var row store.AffinityPin
+	var err error
+	if len(p.Among) > 1 { // a new session over its spread: the team's least occupied account
+		among := make([]store.PinChoice, len(p.Among))
+		for i, a := range p.Among {
+			among[i] = store.PinChoice{ConnectionID: a.ConnectionID, Provider: a.Provider}
+		}
+		row, err = c.st.ClaimSpreadPin(ctx, pin, p.Pool, among, now)
+	} else {
+		row, err = c.st.ClaimPin(ctx, pin, p.Prev, now)
+	}
 	c.db.note(err)
 	if err != nil {
 		return affinity.Pin{}, err

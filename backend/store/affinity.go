@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strings"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
@@ -100,4 +103,96 @@ func (s *Store) MovePin(p AffinityPin, prev string, nowMs int64) error {
 		ON CONFLICT (session_key) DO UPDATE SET connection_id = excluded.connection_id, provider = excluded.provider,
 			expires_at = excluded.expires_at, updated_at = excluded.updated_at`+pinClaimWhere,
 		p.SessionKey, p.ConnectionID, p.Provider, p.ExpiresAt, p.UpdatedAt, nowMs, prev).Error
+}
+
+// PinChoice is one account a new session may be pinned to.
+type PinChoice struct {
+	ConnectionID string
+	Provider     string
+}
+
+// ClaimSpreadPin is a new session's team-wide pin decision when it may take
+// any of several accounts (a provider's OAuth accounts at one priority,
+// among, in the caller's order): when p.SessionKey has a live pin at nowMs
+// that pin holds; otherwise the session is pinned until p.ExpiresAt
+// (written at p.UpdatedAt) to the account of among holding the fewest live
+// pins — every instance's — the first among equals. Claims of one pool (the
+// accounts' provider) take turns, so a burst of new sessions across the
+// instances counts each one. On PostgreSQL it is one statement (the function
+// omniroute_claim_spread_pin, ordered by the pool's transaction lock); on
+// SQLite one transaction (the single writer orders them). It returns the pin
+// that holds.
+func (s *Store) ClaimSpreadPin(ctx context.Context, p AffinityPin, pool string, among []PinChoice, nowMs int64) (AffinityPin, error) {
+	if len(among) == 0 {
+		return AffinityPin{}, errors.New("store: a spread claim needs at least one account")
+	}
+	db := s.db.WithContext(ctx)
+	if s.dialect == Postgres {
+		conns, provs := make([]string, len(among)), make([]string, len(among))
+		for i, c := range among {
+			conns[i], provs[i] = c.ConnectionID, c.Provider
+		}
+		var won []struct {
+			Conn     string `gorm:"column:won_connection"`
+			Provider string `gorm:"column:won_provider"`
+			Expires  int64  `gorm:"column:won_expires"`
+		}
+		err := db.Raw(`SELECT won_connection, won_provider, won_expires FROM omniroute_claim_spread_pin(?, ?, ?::text[], ?::text[], ?, ?, ?)`,
+			p.SessionKey, pool, pgTextArray(conns), pgTextArray(provs), p.ExpiresAt, p.UpdatedAt, nowMs).Scan(&won).Error
+		if err != nil {
+			return AffinityPin{}, err
+		}
+		if len(won) == 0 { // pruned between the function's statements: claim again
+			return s.ClaimSpreadPin(ctx, p, pool, among, nowMs)
+		}
+		return AffinityPin{SessionKey: p.SessionKey, ConnectionID: won[0].Conn, Provider: won[0].Provider, ExpiresAt: won[0].Expires}, nil
+	}
+	var out AffinityPin
+	err := db.Transaction(func(tx *gorm.DB) error {
+		var held []AffinityPin
+		if err := tx.Where("session_key = ? AND expires_at > ?", p.SessionKey, nowMs).Limit(1).Find(&held).Error; err != nil {
+			return err
+		}
+		if len(held) == 1 {
+			out = held[0]
+			return nil
+		}
+		best, bestN := among[0], int64(-1)
+		for _, c := range among {
+			var n int64
+			if err := tx.Model(&AffinityPin{}).Where("connection_id = ? AND expires_at > ?", c.ConnectionID, nowMs).Count(&n).Error; err != nil {
+				return err
+			}
+			if bestN < 0 || n < bestN {
+				best, bestN = c, n
+			}
+		}
+		out = AffinityPin{SessionKey: p.SessionKey, ConnectionID: best.ConnectionID, Provider: best.Provider, ExpiresAt: p.ExpiresAt, UpdatedAt: p.UpdatedAt}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "session_key"}},
+			DoUpdates: clause.AssignmentColumns([]string{"connection_id", "provider", "expires_at", "updated_at"}),
+		}).Create(&out).Error
+	})
+	return out, err
+}
+
+// pgTextArray writes vals as a PostgreSQL text[] literal, each element quoted.
+func pgTextArray(vals []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
 }

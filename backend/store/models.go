@@ -91,6 +91,14 @@ type APIKey struct {
 	OwnerUserID string `gorm:"column:owner_user_id"`
 	CreatedAt   int64  `gorm:"column:created_at;autoCreateTime:milli"`
 	LastUsedAt  int64  `gorm:"column:last_used_at"`
+	// ExpiresAt is when the key stops working (unix ms; 0: never).
+	ExpiresAt int64 `gorm:"column:expires_at"`
+	// PrevKeyHash is the hash of the secret a rotation replaced, accepted
+	// until PrevValidUntil (unix ms, the grace period's end); RotatedAt is
+	// when the key was last rotated (0: never).
+	PrevKeyHash    string `gorm:"column:prev_key_hash"`
+	PrevValidUntil int64  `gorm:"column:prev_valid_until"`
+	RotatedAt      int64  `gorm:"column:rotated_at"`
 }
 
 // TableName names the table.

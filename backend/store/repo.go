@@ -111,6 +111,18 @@ func (s *Store) APIKeys() ([]APIKey, error) {
 	return out, err
 }
 
+// APIKey reads one client key by id (ErrNotFound when none).
+func (s *Store) APIKey(id string) (APIKey, error) {
+	var out []APIKey
+	if err := s.db.Where("id = ?", id).Limit(1).Find(&out).Error; err != nil {
+		return APIKey{}, err
+	}
+	if len(out) == 0 {
+		return APIKey{}, ErrNotFound
+	}
+	return out[0], nil
+}
+
 // CreateAPIKey inserts a client key.
 func (s *Store) CreateAPIKey(k *APIKey) error {
 	err := s.db.Create(k).Error
@@ -120,12 +132,32 @@ func (s *Store) CreateAPIKey(k *APIKey) error {
 	return err
 }
 
+// RotateAPIKey stores a rotated key's new secret (hash, sealed value,
+// prefix) and the previous secret's hash with its grace period's end, in one
+// update: the key keeps its id, so its name, access, budget and usage stay.
+func (s *Store) RotateAPIKey(k *APIKey) error {
+	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
+		"key_hash": k.KeyHash, "key_enc": k.KeyEnc, "key_prefix": k.KeyPrefix,
+		"prev_key_hash": k.PrevKeyHash, "prev_valid_until": k.PrevValidUntil, "rotated_at": k.RotatedAt,
+	})
+	if res.Error != nil {
+		if isUniqueViolation(res.Error) {
+			return ErrConflict
+		}
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // SaveAPIKey updates a client key's editable fields.
 func (s *Store) SaveAPIKey(k *APIKey) error {
 	res := s.db.Model(&APIKey{}).Where("id = ?", k.ID).Updates(map[string]any{
 		"name": k.Name, "scopes": k.Scopes, "allowed_connections": k.AllowedConnections,
 		"allowed_models": k.AllowedModels, "budget": k.Budget, "limits": k.Limits, "private": k.Private,
-		"owner_user_id": k.OwnerUserID,
+		"owner_user_id": k.OwnerUserID, "expires_at": k.ExpiresAt,
 	})
 	if res.Error != nil {
 		return res.Error

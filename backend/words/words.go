@@ -64,6 +64,10 @@ var codes = map[string]string{
 	"NO_FREE_ELIGIBLE_CONNECTION":  "No connection for this model is free right now.",
 	"MODEL_NOT_FOUND":              "No connection serves a model by this name.",
 	"MODEL_NOT_ALLOWED":            "This client key may not use this model.",
+	"INVALID_EXPIRY":               "The expiry must be a date and time in the future (or none); to stop a key now, delete it.",
+	"INVALID_GRACE":                "The grace period for the old secret must be between none and 7 days.",
+	"KEY_EXPIRED":                  "This API key has expired: set a later expiry or rotate it on the API Keys page.",
+	"KEY_ROTATED":                  "This API key was rotated and this secret no longer works: use the new secret.",
 	"MODEL_PRICE_UNKNOWN":          "This key has a spending budget in dollars and this model has no price: set the model's price on its connection, or allow models of unknown price on the key.",
 	"KEY_BUDGET_EXCEEDED":          "This key has reached its budget for the period (what it spent plus what its requests in flight hold).",
 	"MODEL_REQUIRED":               "The request did not name a model.",
@@ -155,6 +159,7 @@ var fixes = map[string]string{
 	"replace_key":     "Replace key",
 	"enable":          "Enable",
 	"edit_connection": "Edit connection",
+	"set_price":       "Set its price",
 }
 
 // Get returns the catalogue (a fresh copy: callers may not change the source).

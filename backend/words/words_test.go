@@ -31,13 +31,15 @@ func TestEveryCodeAndStateHasWords(t *testing.T) {
 		string(verdict.KindRateLimit), string(verdict.KindServer), string(verdict.KindTransport), string(verdict.KindTimeout),
 		"circuit_open", "connection_cooldown", "model_cooldown", "model_lockout", "provider_cooldown", "unavailable", "lease_held",
 		// the People pages' refusals (Users, Tokens)
-		"MANAGEMENT_AUTH_REQUIRED", "ROLE_FORBIDDEN", "INVALID_NAME", "INVALID_ROLE", "TOKEN_NOT_FOUND", "USER_NOT_FOUND"} {
+		"MANAGEMENT_AUTH_REQUIRED", "ROLE_FORBIDDEN", "INVALID_NAME", "INVALID_ROLE", "TOKEN_NOT_FOUND", "USER_NOT_FOUND",
+		// a client key's expiry and rotation (issue 42 item 10)
+		"KEY_EXPIRED", "KEY_ROTATED"} {
 		s, ok := c.Codes[code]
 		if !ok || !strings.HasSuffix(s, ".") || strings.Contains(s, code) {
 			t.Errorf("code %s: %q", code, s)
 		}
 	}
-	for _, f := range []string{"reset_breaker", "clear_cooldown", "unlock_models", "release_lease", "replace_key", "enable", "edit_connection"} {
+	for _, f := range []string{"reset_breaker", "clear_cooldown", "unlock_models", "release_lease", "replace_key", "enable", "edit_connection", "set_price"} {
 		if c.Fixes[f] == "" {
 			t.Errorf("fix %s has no label", f)
 		}

@@ -11,6 +11,7 @@ import type { LockoutItem, LockoutTarget } from './lib/lockouts';
 import type { ListedRule, OperatorRule, PreviewAnswer, ProviderRuleFlags } from './lib/rules';
 import type { JsonObject } from './lib/resilience-form';
 import { parseInstances, type InstanceList } from './lib/instances';
+import type { CatalogueEntry, ModelPrice } from './lib/pricing';
 import type { CatalogProvider } from './lib/provider-form';
 
 const TOKEN_KEY = 'omniroute.token';
@@ -572,6 +573,12 @@ export interface ApiKey {
   /** The user the key belongs to ('' for none) and their email. */
   ownerUserId?: string;
   owner?: string;
+  /** When the key stops working (RFC 3339; null: never), and whether it has (the gateway's clock). */
+  expiresAt?: string | null;
+  expired?: boolean;
+  /** When it was last rotated, and until when its previous secret still works (null: it does not). */
+  rotatedAt?: string | null;
+  previousValidUntil?: string | null;
 }
 
 /** A key's spend cap per period (docs/COST.md): USD and/or tokens. */
@@ -834,6 +841,10 @@ export const endpoints = {
   rateLimits: (signal?: AbortSignal) =>
     api.get<{ connections?: Array<LiveLimits & { connectionId: string }>; autoEnableApiKeyProviders?: boolean }>('/api/rate-limits', signal),
   updateConnection: (id: string, patch: ConnectionUpdate) => api.put<ConnectionSaved>(`/api/providers/${enc(id)}`, patch),
+  /** PATCH /api/providers/{id} {pricing}: the connection's own prices (replaces them; {} removes them). */
+  setConnectionPricing: (id: string, pricing: Record<string, ModelPrice>) => api.patch<ConnectionSaved>(`/api/providers/${enc(id)}`, { pricing }),
+  /** GET /api/pricing: the catalogue (pricing file and shipped prices), the connections' overrides, the file's state. */
+  listPricing: (signal?: AbortSignal) => api.get<{ catalogue?: CatalogueEntry[] }>('/api/pricing', signal),
   /** PATCH /api/providers/{id}: replace the hidden models and the aliases. */
   manageModels: (id: string, body: { hiddenModels: string[]; modelAliases: Record<string, string> }) =>
     api.patch<ConnectionSaved>(`/api/providers/${enc(id)}`, body),
@@ -868,8 +879,12 @@ export const endpoints = {
     const data = await api.get<{ keys?: ApiKey[] }>('/api/keys', signal);
     return Array.isArray(data?.keys) ? data.keys : [];
   },
-  createKey: (name: string, money: KeyMoney = {}, ownerUserId?: string) =>
-    api.post<CreatedApiKey>('/api/keys', ownerUserId ? { name, ...money, ownerUserId } : { name, ...money }),
+  createKey: (name: string, money: KeyMoney = {}, ownerUserId?: string, expiresAt?: string) =>
+    api.post<CreatedApiKey>('/api/keys', { name, ...money, ...(ownerUserId ? { ownerUserId } : {}), ...(expiresAt ? { expiresAt } : {}) }),
+  /** PATCH expiresAt: an RFC 3339 time in the future, or null for never. */
+  setKeyExpiry: (id: string, expiresAt: string | null) => api.patch<ApiKey>(`/api/keys/${enc(id)}`, { expiresAt }),
+  /** POST /api/keys/{id}/rotate: a new secret (in the answer, once); the old one works for graceMs. */
+  rotateKey: (id: string, graceMs: number) => api.post<CreatedApiKey>(`/api/keys/${enc(id)}/rotate`, { graceMs }),
   updateKeyMoney: (id: string, money: KeyMoney) => api.patch<ApiKey>(`/api/keys/${enc(id)}`, money),
   deleteKey: (id: string) => api.del<unknown>(`/api/keys/${enc(id)}`),
   updateKeyAccess: (id: string, access: KeyAccess) => api.put<ApiKey>(`/api/keys/${enc(id)}`, access),

@@ -28,6 +28,7 @@ import { renderAudit } from './views/audit';
 import { renderUsers } from './views/users';
 import { renderTokens } from './views/tokens';
 import { canSend, whyNot } from './views/role-gate';
+import { renderSettings } from './views/settings';
 
 const PRODUCT = 'OmniRoute';
 const DEFAULT_PATH = '/overview';
@@ -53,6 +54,7 @@ const routes: readonly Route[] = [
   { path: '/resilience', title: 'Resilience Settings', view: renderResilience, group: 'Resilience' },
   { path: '/rules', title: 'Rules', view: renderRules, group: 'Resilience' },
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
+  { path: '/settings', title: 'Settings', view: renderSettings, group: 'Settings' },
   { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
   { path: '/users', title: 'Users', view: renderUsers, group: 'People', needs: 'GET /api/users' },
   { path: '/tokens', title: 'Tokens', view: renderTokens, group: 'People' },

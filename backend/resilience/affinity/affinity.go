@@ -23,6 +23,28 @@ type Pin struct {
 	// Prev (or has expired), so two instances moving one session at once
 	// cannot both win.
 	Prev string
+	// Pool and Among, on a new session's claim, are the accounts it may be
+	// pinned to instead of ConnectionID (Spread; ConnectionID is the first):
+	// the claimer pins the one holding the fewest sessions team-wide. Not
+	// stored.
+	Pool  string
+	Among []Account
+}
+
+// Account is one connection a new session may be pinned to.
+type Account struct {
+	ConnectionID string
+	Provider     string
+}
+
+// Spread is what routing's session spread leaves open for a new session:
+// the provider's OAuth accounts at one priority that may take it, in the
+// plan's order (its first choice first), and their pool (the provider: a
+// team server's claims of one pool take turns). The zero Spread leaves the
+// plan's first choice alone.
+type Spread struct {
+	Pool     string
+	Accounts []Account
 }
 
 // Claimer decides a session's pin for every instance sharing a database (a
@@ -63,6 +85,9 @@ func New(clk clock.Clock, ttl func() time.Duration, saver Saver) *Pins {
 // attempt on a connection. Call it before serving.
 func (p *Pins) ShareWith(c Claimer) { p.claimer = c }
 
+// Shared reports whether the pins are team-wide (ShareWith was called).
+func (p *Pins) Shared() bool { return p.claimer != nil }
+
 // Claim is called right before a session request's first attempt is sent to
 // connectionID (the plan's first choice); planned is the session's pin the
 // plan was ordered by ("" when it saw none). Without a claimer, or when the
@@ -75,8 +100,12 @@ func (p *Pins) ShareWith(c Claimer) { p.claimer = c }
 // was not passed over, and naming it would overwrite the first writer's pin
 // while other instances already serve it. When the claimer fails (the
 // database does not answer) the local choice stands and is written behind
-// the response, as without one.
-func (p *Pins) Claim(key, connectionID, provider, planned string) string {
+// the response, as without one. A new session (no pin planned or held) with
+// a spread of two accounts or more is claimed over all of them: the claimer
+// pins it to the one holding the fewest sessions on every instance (this
+// instance's occupancy, which ordered the plan, counts its own pins and
+// those the change feed brought so far).
+func (p *Pins) Claim(key, connectionID, provider, planned string, spread Spread) string {
 	ttl := p.ttl()
 	if p.claimer == nil || key == "" || ttl <= 0 {
 		return connectionID
@@ -93,11 +122,14 @@ func (p *Pins) Claim(key, connectionID, provider, planned string) string {
 	if planned != connectionID {
 		pin.Prev = planned
 	}
+	if planned == "" && !live && len(spread.Accounts) > 1 {
+		pin.Pool, pin.Among = spread.Pool, spread.Accounts
+	}
 	won, err := p.claimer.ClaimPin(pin)
 	if err != nil || won.ConnectionID == "" {
 		return connectionID
 	}
-	won.Prev = ""
+	won.Prev, won.Pool, won.Among = "", "", nil
 	if won.ExpiresAt.After(pin.ExpiresAt) {
 		won.ExpiresAt = pin.ExpiresAt // written with another instance's clock ahead
 	}

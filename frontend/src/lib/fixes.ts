@@ -5,6 +5,7 @@
 
 import type { HealthLock } from './healthmodel';
 import { routesDenied, type AccessInfo, type RouteKey } from './access';
+import { priceFixParams } from './pricing';
 
 /** The button label of each fix the health model names. */
 export const FIX_LABEL: Record<string, string> = {
@@ -15,6 +16,7 @@ export const FIX_LABEL: Record<string, string> = {
   replace_key: 'Replace key',
   enable: 'Enable',
   edit_connection: 'Open connection',
+  set_price: 'Set its price',
 };
 
 /**
@@ -60,6 +62,7 @@ export const FIX_ROUTES: Record<string, RouteKey[]> = {
   enable: ['PUT /api/providers/{id}'],
   replace_key: ['PUT /api/providers/{id}'],
   edit_connection: ['PUT /api/providers/{id}'],
+  set_price: ['PATCH /api/providers/{id}'], // its pricing
 };
 
 /** Whether the session may use fix, and if not, why (shown on the disabled button). An unknown fix needs admin. */
@@ -81,6 +84,8 @@ export interface FixTarget {
   providerId?: string;
   locks?: HealthLock[];
   leaseId?: string;
+  /** The model a fix is about (set_price: the model of unknown price). */
+  model?: string;
 }
 
 /** One step a fix takes: an API call, or a link to the connection's editor. */
@@ -119,6 +124,9 @@ export function planFix(fix: string, t: FixTarget): FixPlan | null {
       return t.state === 'endpoint_not_found' || t.state === 'unreachable'
         ? { kind: 'link', href: '/connections', params: { edit: t.id, field: 'baseUrl' } }
         : { kind: 'link', href: '/connections', params: { edit: t.id } };
+    case 'set_price':
+      // MODEL_PRICE_UNKNOWN: the Connections page's pricing editor, the model's row ready.
+      return { kind: 'link', href: '/connections', params: priceFixParams(t.model ?? '', t.id) };
     default:
       return null;
   }

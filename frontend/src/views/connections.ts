@@ -28,6 +28,7 @@ import { reimportButton, renderImportCard, subscriptionSummary, wallOptIns } fro
 import { renderLoginCards } from './login-flow';
 import { formSignature, renderProviderForm, type ProviderForm } from './provider-form';
 import { openModelsDialog } from './models-dialog';
+import { openPricingFromParams, pricesButton } from './pricing';
 import { hiddenModels, modelAliases } from '../lib/modelsearch';
 import { describePrefillProbe, modelPrefillOf, prefillTag } from '../lib/prefill';
 import { addableProviders, findProvider, needsBaseUrl, summaryLine, type CatalogProvider } from '../lib/provider-form';
@@ -306,7 +307,12 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       await load(true, fk('test'));
     });
     for (const b of modelFixes) b.dataset['focusKey'] = fk(`fix-${b.dataset['fix'] ?? ''}`);
-    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
+    // Prices: everyone may read them; only an admin saves (the dialog says so).
+    const pricesBtn = pricesButton(c, async (n) => {
+      clear(rowMessage, notice(`Saved the prices of “${label}”: ${n} model${n === 1 ? '' : 's'} priced.`, 'success'));
+      await load(true, fk('test'));
+    });
+    const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, pricesBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     // A viewer (or an operator) sees what it may not do disabled, with why.
     gateWrites([[editBtn, 'PUT /api/providers/{id}'], [toggleBtn, 'PUT /api/providers/{id}'], [testBtn, 'POST /api/providers/{id}/test'], [modelsBtn, 'POST /api/providers/{id}/models/refresh'], [manageBtn, 'PATCH /api/providers/{id}'], [clearBtn, 'POST /api/resilience/cooldowns'], [reimportBtn, 'POST /api/providers/import'], [deleteBtn, 'DELETE /api/providers/{id}']]);
     modelsBtn.addEventListener('click', () =>
@@ -638,6 +644,11 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     // #/connections?edit=<id> (the Overview's "Open connection") opens its dialog.
     const id = ctx.params.get('edit');
     const c = id ? connections?.find((x) => x.id === id) : undefined;
+    // #/connections?price=<id>|auto&model=<m> (the MODEL_PRICE_UNKNOWN fix) opens the pricing editor.
+    if (!c && !ctx.signal.aborted && openPricingFromParams(ctx.params, connections ?? [], (n, p) => {
+      clear(rowMessage, notice(`Saved the prices of “${p.name || p.provider}”: ${n} model${n === 1 ? '' : 's'} priced.`, 'success'));
+      void load(true);
+    })) return;
     if (c && !ctx.signal.aborted) {
       openEditDialog(c);
       // "Replace key" (the health model's replace_key fix) lands on the key field.

@@ -5,6 +5,7 @@ import { formatUSD, meterOf, parseMoney, type MoneyInput } from '../lib/spend';
 import { live } from '../live';
 import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
+import { expiryCell, expiryInput, openExpiryDialog, openRotateDialog } from './key-expiry';
 import { allowedOr, canSend, gateWrites } from './role-gate';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
@@ -87,7 +88,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
             h(
               'tr',
               null,
-              ['Name', 'Key', 'Owner', 'Scopes', 'Access', 'Spend', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
+              ['Name', 'Key', 'Owner', 'Scopes', 'Access', 'Spend', 'Expires', 'Created'].map((t) => h('th', { scope: 'col' }, t)),
               h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
             ),
           ),
@@ -153,7 +154,24 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         }
       }),
     );
-    gateWrites([[del, 'DELETE /api/keys/{id}'], [edit, 'PUT /api/keys/{id}'], [money, 'PATCH /api/keys/{id}'], [privacy, 'PATCH /api/keys/{id}']]);
+    const expiry = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Set the expiry of key ${label}` }, 'Expiry');
+    expiry.addEventListener('click', () =>
+      openExpiryDialog(k, (saved) => {
+        clear(message, notice(saved.expiresAt ? `“${label}” expires ${formatDate(saved.expiresAt)}.` : `“${label}” never expires.`, 'success'));
+        void load(true);
+      }),
+    );
+    const rotate = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Rotate key ${label}` }, 'Rotate');
+    rotate.addEventListener('click', () => openRotateDialog(k, reveal, heading, () => void load(true)));
+    // Each control is disabled, with the reason, for a role the gateway's route table does not let send it.
+    gateWrites([
+      [del, 'DELETE /api/keys/{id}'],
+      [edit, 'PUT /api/keys/{id}'],
+      [money, 'PATCH /api/keys/{id}'],
+      [privacy, 'PATCH /api/keys/{id}'],
+      [expiry, 'PATCH /api/keys/{id}'],
+      [rotate, 'POST /api/keys/{id}/rotate'],
+    ]);
     const conns = k.allowedConnections ?? [];
     const models = k.allowedModels ?? [];
     const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;
@@ -181,8 +199,9 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
         models.length ? h('div', null, 'Models: ', models.map((m) => h('span', { class: 'chip' }, m))) : h('div', { class: 'muted' }, 'All models'),
       ),
       h('td', { 'data-testid': 'key-spend' }, spendCell(k)),
+      h('td', null, expiryCell(k)),
       h('td', null, formatDate(k.createdAt)),
-      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, del)),
+      h('td', { class: 'actions' }, h('div', { class: 'btn-row' }, edit, money, privacy, expiry, rotate, del)),
     );
   }
 
@@ -332,7 +351,8 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create key');
     const status = h('div', { class: 'form-status' });
     const money = moneyFields('new');
-    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), money.el, ownerField);
+    const expires = expiryInput('new-key');
+    const fieldset = h('fieldset', { class: 'form-grid' }, field('Name', name, 'Who or what uses this key, e.g. “laptop” or “ci”.'), expires.el, money.el, ownerField);
     const form = h(
       'form',
       { class: 'card', 'aria-labelledby': 'create-key-title' },
@@ -347,11 +367,13 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       status.replaceChildren();
       const m = money.read(status);
       if (!m) return;
+      const expiresAt = expires.read();
+      if (expiresAt === null) return;
       const outcome = await busy(
         [fieldset, submit],
         async (): Promise<{ created: CreatedApiKey } | { failure: unknown }> => {
           try {
-            return { created: await endpoints.createKey(name.value.trim(), m, owner.value || undefined) };
+            return { created: await endpoints.createKey(name.value.trim(), m, owner.value || undefined, expiresAt) };
           } catch (err) {
             return { failure: err };
           }

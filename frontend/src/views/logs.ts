@@ -2,6 +2,8 @@ import { endpoints, isAbortError, type ApiKey, type AttemptLog, type LogFilter, 
 import { plainCode, sentence } from '../lib/words';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { formatDuration } from '../lib/format';
+import type { IsoRange } from '../lib/daterange';
+import { dateRangeFields } from './date-range';
 import { costCell, keyCell, replayHref, tokensCell } from '../lib/logrow';
 import { live } from '../live';
 import { queueNote } from '../lib/concurrency';
@@ -11,6 +13,7 @@ import { failureFixes } from './failure-fixes';
 import { healthStore } from '../lib/healthmodel';
 import { renderCaptureSettings } from './capture-settings';
 import { canSend, gateWrites } from './role-gate';
+import { canSetPrice, priceFixLink } from './pricing';
 
 const LIMIT = 100;
 /** The gateway writes request logs in batches (about once a second). */
@@ -45,6 +48,7 @@ export const LOG_RANGES: ReadonlyArray<{ value: string; label: string; ms: numbe
   { value: 'hour', label: 'Last hour', ms: 3_600_000 },
   { value: 'day', label: 'Last day', ms: 86_400_000 },
   { value: 'week', label: 'Last week', ms: 7 * 86_400_000 },
+  { value: 'custom', label: 'Custom…', ms: 0 },
 ];
 
 /** The from= of a range at now ("" for everything kept). */
@@ -139,6 +143,14 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   let range = LOG_RANGES.some((r) => r.value === ctx.params.get('range')) ? ctx.params.get('range')! : 'all';
   const searchInput = h('input', { id: 'log-search', type: 'search', placeholder: 'Search model, key, connection, code…', autocomplete: 'off', spellcheck: 'false' });
   searchInput.value = ctx.params.get('q') ?? '';
+  // A custom range: from= / to= of GET /api/logs (when the request finished).
+  let custom: IsoRange | null = range === 'custom' && ctx.params.get('from') ? { from: ctx.params.get('from')!, to: ctx.params.get('to') ?? '' } : null;
+  const picker = dateRangeFields('logs', (r) => {
+    custom = r;
+    onSearch();
+  });
+  if (custom) picker.set(custom);
+  picker.show(range === 'custom');
   const rangeSelect = h('select', { id: 'log-range', 'aria-label': 'Time range' }, LOG_RANGES.map((r) => h('option', { value: r.value, selected: r.value === range }, r.label)));
   const olderBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-older' }, 'Older ›');
   const newerBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'logs-newer' }, '‹ Newer');
@@ -154,6 +166,10 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     if (q) f.q = q;
     const from = rangeFrom(range);
     if (from) f.from = from;
+    if (range === 'custom' && custom) {
+      f.from = custom.from;
+      if (custom.to) f.to = custom.to;
+    }
     return f;
   }
   const onSearch = () => {
@@ -164,6 +180,11 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   searchInput.addEventListener('change', onSearch);
   rangeSelect.addEventListener('change', () => {
     range = rangeSelect.value;
+    picker.show(range === 'custom');
+    if (range === 'custom' && !custom) {
+      picker.el.querySelector<HTMLInputElement>('input')?.focus();
+      return; // the list changes when the range is applied
+    }
     onSearch();
   });
   olderBtn.addEventListener('click', () => {
@@ -209,6 +230,10 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
     for (const [k, v] of Object.entries(serverFilter)) if (v) q.set(k, v);
     if (searchInput.value.trim()) q.set('q', searchInput.value.trim());
     if (range !== 'all') q.set('range', range);
+    if (range === 'custom' && custom) {
+      q.set('from', custom.from);
+      if (custom.to) q.set('to', custom.to);
+    }
     history.replaceState(history.state, '', `#/logs${q.size ? `?${q}` : ''}`);
   }
   function onFilter(): void {
@@ -261,6 +286,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       h('label', { class: 'inline-field', for: rangeSelect.id }, 'Time ', rangeSelect),
       countLine,
     ),
+    picker.el,
     h('div', { class: 'log-pager', role: 'group', 'aria-label': 'Pages and export' }, newestBtn, newerBtn, olderBtn, pageNote, exportCsv, exportJson),
     renderCaptureSettings(ctx.signal),
     h('section', { 'aria-labelledby': 'logs-title' }, h('h2', { id: 'logs-title', class: 'visually-hidden' }, 'Request log'), listArea),
@@ -433,7 +459,12 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           queueNote(l.queueMs, l.queueReason) ? h('small', { class: 'muted block' }, queueNote(l.queueMs, l.queueReason)) : null,
         ),
         h('td', { class: 'num' }, l.upstreamMs != null ? formatDuration(l.upstreamMs) : '—'),
-        h('td', { class: 'log-error' }, l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—')),
+        h(
+          'td',
+          { class: 'log-error' },
+          l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—'),
+          l.errorCode === 'MODEL_PRICE_UNKNOWN' && canSetPrice() ? [' ', priceFixLink(l.model ?? '', l.connectionId || undefined)] : null,
+        ),
       ),
       isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l), ...rowFixes(l))) : null,
     );

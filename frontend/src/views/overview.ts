@@ -446,7 +446,9 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
           : st.checkedAt
             ? `Up to date · checked ${formatTime(new Date(st.checkedAt))}`
             : '';
-    clear(updateArea, h('p', { class: 'muted small', 'data-testid': 'update-line' }, said, said ? ' ' : '', checkBtn));
+    // The daily check "Check for updates" turned on is turned off in Settings (issue 42 item 9).
+    const offLink = st.enabled ? h('a', { href: href('/settings', { focus: 'updateCheck' }), 'data-testid': 'update-off' }, 'Daily check on: turn it off in Settings') : null;
+    clear(updateArea, h('p', { class: 'muted small', 'data-testid': 'update-line' }, said, said ? ' ' : '', checkBtn, offLink ? ' ' : '', offLink));
   }
 
   async function loadUpdate(): Promise<void> {

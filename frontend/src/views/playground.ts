@@ -13,6 +13,7 @@ import { healthStore } from '../lib/healthmodel';
 import { failureFixes } from './failure-fixes';
 import type { ViewContext } from '../router';
 import { EXCLUSION_TEXT, isOkStatus, timelineSpans } from './logs';
+import { canSetPrice, priceFixLink } from './pricing';
 
 /** How often and how long the log row of a finished request is looked for (rows are written in batches). */
 const ROW_POLL_MS = 400;
@@ -212,10 +213,12 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
         }
         output.textContent = text;
       }
+      let errCode = '';
       if (!isSSE) {
         try {
           const j = JSON.parse(all);
           text = res.ok ? textOf(f, j) : String(j?.error?.message ?? all);
+          errCode = res.ok ? '' : String(j?.error?.code ?? '');
         } catch {
           text = all;
         }
@@ -223,6 +226,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
       }
       const ms = Math.round(performance.now() - t0);
       status.textContent = `${res.status} in ${formatDuration(ms)}${served ? ` · served by ${served}` : ''}`;
+      if (errCode === 'MODEL_PRICE_UNKNOWN' && canSetPrice()) status.append(' ', priceFixLink(modelInput.value.trim(), connSelect.value || undefined));
       if (requestId) await showTimeline(requestId, ac.signal);
     } catch (err) {
       if (isAbortError(err)) {

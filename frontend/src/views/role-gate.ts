@@ -7,8 +7,7 @@
 
 import { getSession } from '../api';
 import { h } from '../dom';
-import { roleDenied, routesDenied, type RouteKey } from '../lib/access';
-import { currentRole } from './fix-buttons';
+import { routesDenied, type RouteKey } from '../lib/access';
 
 type Routes = RouteKey | readonly RouteKey[];
 const list = (r: Routes): readonly RouteKey[] => (typeof r === 'string' ? [r] : r);
@@ -69,19 +68,6 @@ export function gateForm(form: HTMLElement | null | undefined, routes: Routes, w
 export function deniedLine(routes: Routes, what?: string): HTMLElement | null {
   const why = whyNot(routes);
   return why ? h('p', { class: 'muted small role-denied', 'data-testid': 'role-denied' }, what ? `${what}: ${why}` : why) : null;
-}
-
-/**
- * Disables each button its role need is above the session's role (older
- * form: prefer gateWrites with the route the button sends, so the gateway's
- * table decides).
- */
-export function gateByRole(buttons: ReadonlyArray<readonly [HTMLElement | null | undefined, 'operator' | 'admin']>, role = currentRole()): void {
-  for (const [b, need] of buttons) {
-    if (!b) continue;
-    const why = roleDenied(need, role);
-    if (why) deny(b, why);
-  }
 }
 
 /**

@@ -12,6 +12,8 @@ import { compactUSD, formatUSD } from '../lib/spend';
 import { exactMs, formatDuration } from '../lib/format';
 import { live } from '../live';
 import type { ViewContext } from '../router';
+import type { IsoRange } from '../lib/daterange';
+import { dateRangeFields } from './date-range';
 
 interface Totals {
   requests: number;
@@ -98,6 +100,16 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   if (range !== 'auto' && !RANGES.some(([r]) => r === range)) range = 'auto';
   let by = ctx.params.get('by') ?? 'connection';
   if (!DIMS.some(([d]) => d === by)) by = 'connection';
+  // A custom range (from= / to= on the route, the API's own parameters).
+  let custom: IsoRange | null = ctx.params.get('from') ? { from: ctx.params.get('from')!, to: ctx.params.get('to') ?? '' } : null;
+  const picker = dateRangeFields('usage', (r) => {
+    custom = r;
+    renderRangeButtons();
+    void load();
+  });
+  if (custom) picker.set(custom);
+  /** The query of the range shown: range=, or from= and to=. */
+  const rangeQuery = () => (custom ? new URLSearchParams({ from: custom.from, ...(custom.to ? { to: custom.to } : {}) }).toString() : `range=${range}`);
 
   const heading = h('h1', { tabindex: '-1' }, 'Usage');
   const rangeGroup = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' });
@@ -110,16 +122,29 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   function renderRangeButtons(): void {
     rangeGroup.replaceChildren(
       ...RANGES.map(([v, l]) => {
-        const b = h('button', { type: 'button', class: 'btn btn-small', 'aria-pressed': String(v === range) }, l);
+        const b = h('button', { type: 'button', class: 'btn btn-small', 'aria-pressed': String(!custom && v === range) }, l);
         b.addEventListener('click', () => {
           range = v;
+          custom = null;
+          customOpen = false;
           renderRangeButtons();
           void load();
         });
         return b;
       }),
+      customBtn,
     );
+    customBtn.setAttribute('aria-pressed', String(custom !== null || customOpen));
+    picker.show(custom !== null || customOpen);
   }
+  let customOpen = false;
+  const customBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'usage-custom' }, 'Custom…');
+  customBtn.addEventListener('click', () => {
+    customOpen = true;
+    picker.show(true);
+    customBtn.setAttribute('aria-pressed', 'true');
+    picker.el.querySelector<HTMLInputElement>('input')?.focus();
+  });
 
   clear(
     root,
@@ -133,6 +158,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
       csvBtn,
       csvNote,
     ),
+    picker.el,
     body,
     timelineArea,
   );
@@ -147,10 +173,10 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   csvBtn.addEventListener('click', async () => {
     csvNote.textContent = '';
     try {
-      const res = await fetch(`/api/usage.csv?range=${range}&by=${by}`, { headers: { Authorization: `Bearer ${getToken() ?? ''}` } });
+      const res = await fetch(`/api/usage.csv?${rangeQuery()}&by=${by}`, { headers: { Authorization: `Bearer ${getToken() ?? ''}` } });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const url = URL.createObjectURL(await res.blob());
-      const a = h('a', { href: url, download: `omniroute-usage-${range}-by-${by}.csv` });
+      const a = h('a', { href: url, download: `omniroute-usage-${custom ? 'custom' : range}-by-${by}.csv` });
       document.body.append(a);
       a.click();
       a.remove();
@@ -165,7 +191,7 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
     const from = Date.parse(rep.from);
     const to = Date.parse(rep.to);
     const fmt = (t: number) => axisLabel(t, from, to);
-    return h('div', { class: 'chart-axis muted small' }, h('span', null, fmt(from)), h('span', null, fmt((from + to) / 2)), h('span', null, 'now'));
+    return h('div', { class: 'chart-axis muted small' }, h('span', null, fmt(from)), h('span', null, fmt((from + to) / 2)), h('span', null, rep.range === 'custom' && custom?.to ? fmt(to) : 'now'));
   }
 
   function chartCard(title: string, max: string, svg: SVGSVGElement, rep: UsageReport, legend: HTMLElement | null, testid: string, ticks: string[] = []): HTMLElement {
@@ -317,15 +343,15 @@ export function renderUsage(root: HTMLElement, ctx: ViewContext): () => void {
   async function load(): Promise<void> {
     const mine = ++seq;
     try {
-      const rep = await api.get<UsageReport>(`/api/usage?range=${range}&by=${by}`, ctx.signal);
+      const rep = await api.get<UsageReport>(`/api/usage?${rangeQuery()}&by=${by}`, ctx.signal);
       if (ctx.signal.aborted || mine !== seq) return;
-      if (range === 'auto' && RANGES.some(([r]) => r === rep.range)) {
+      if (!custom && range === 'auto' && RANGES.some(([r]) => r === rep.range)) {
         // The gateway chose the range that fits the data: show it as chosen.
         range = rep.range;
         renderRangeButtons();
       }
-      history.replaceState(history.state, '', `#/usage?range=${range}&by=${by}`);
-      const tl = await api.get<Timeline>(`/api/usage/timeline?range=${range}`, ctx.signal);
+      history.replaceState(history.state, '', `#/usage?${rangeQuery()}&by=${by}`);
+      const tl = await api.get<Timeline>(`/api/usage/timeline?${rangeQuery()}`, ctx.signal);
       if (ctx.signal.aborted || mine !== seq) return;
       render(rep);
       renderTimeline(tl);

@@ -48,6 +48,7 @@ const PAGES = [
   ['Model Cooldowns', '/model-cooldowns', 'model-cooldowns'],
   ['Leases', '/leases', 'leases'],
   ['Lockout Settings', '/lockout-settings', 'lockout-settings'],
+  ['Settings', '/settings', 'settings'],
 ];
 
 // ---------------------------------------------------------------- shared state

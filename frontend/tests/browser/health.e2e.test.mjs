@@ -52,6 +52,7 @@ const PAGES = [
   ['/leases', 'Leases'],
   ['/lockout-settings', 'Lockout Settings'],
   ['/resilience', 'Resilience Settings'],
+  ['/settings', 'Settings'],
   ['/backup', 'Backup & Restore'],
 ];
 

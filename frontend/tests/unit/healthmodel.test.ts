@@ -66,7 +66,7 @@ describe('health model in the dashboard', () => {
   });
   it('every fix the health model names has one label and one action', () => {
     const t = { id: 'c1', name: 'Work', providerId: 'openai-compatible:lab', locks: [{ model: 'm1' }], leaseId: 'L1' };
-    for (const f of ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'replace_key', 'enable', 'edit_connection']) {
+    for (const f of ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'replace_key', 'enable', 'edit_connection', 'set_price']) {
       expect(FIX_LABEL[f]).toBeTruthy();
       expect(planFix(f, t)).not.toBeNull();
     }
@@ -76,6 +76,8 @@ describe('health model in the dashboard', () => {
     expect(planFix('replace_key', t)).toEqual({ kind: 'link', href: '/connections', params: { edit: 'c1', field: 'apiKey' } });
     expect(planFix('release_lease', { id: 'c1', name: 'Work' })).toBeNull(); // no lease id: nothing to release
     expect(planFix('bogus', t)).toBeNull();
+    // MODEL_PRICE_UNKNOWN's fix opens the Connections page's pricing editor on the model.
+    expect(planFix('set_price', { ...t, model: 'local-llama' })).toEqual({ kind: 'link', href: '/connections', params: { price: 'c1', model: 'local-llama' } });
   });
   it('says when things are back in human units, like the tray', () => {
     expect(backIn(at(14 * 60_000), NOW)).toBe('back in 14 min');

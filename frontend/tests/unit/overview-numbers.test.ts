@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setSession } from '../../src/api';
 import { routeTable } from './route-table';
-import { fixAccess, fixesForState, fixLabelFor, planFix } from '../../src/lib/fixes';
+import { FIX_ROUTES, fixAccess, fixesForState, fixLabelFor, planFix } from '../../src/lib/fixes';
 import { connectionCounts, problems, type HealthReport } from '../../src/lib/healthmodel';
 import { NEEDS_A_FIX, overviewNumbers, providerRow } from '../../src/lib/overview-numbers';
 import { describeEvent } from '../../src/lib/sse';
@@ -94,7 +94,8 @@ describe('fixes fit the state, name their target, respect the role', () => {
   it('roles: viewers use none, operators the resilience fixes, admins all (by the gateway\'s route table)', () => {
     const routes = routeTable();
     const as = (role: string) => ({ role, routes });
-    const all = ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'enable', 'replace_key', 'edit_connection'];
+    const all = ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'enable', 'replace_key', 'edit_connection', 'set_price'];
+    expect(Object.keys(FIX_ROUTES).sort()).toEqual([...all].sort());
     expect(all.filter((f) => fixAccess(f, as('viewer')).allowed)).toEqual([]);
     expect(all.filter((f) => fixAccess(f, as('operator')).allowed)).toEqual(['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease']);
     expect(all.filter((f) => fixAccess(f, as('admin')).allowed)).toEqual(all);

@@ -1,0 +1,4 @@
+-- 0017: a team server spreads new sessions over a provider's OAuth accounts
+-- team-wide (issue 44): the PostgreSQL migration adds the claim function and
+-- the index it counts pins with. SQLite's single instance spreads by its own
+-- pins, as before: nothing changes here.
