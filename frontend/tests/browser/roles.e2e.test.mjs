@@ -159,6 +159,7 @@ step('start the fake upstream, the gateway and Chromium; a state with something 
   // Every page of the dashboard, hidden nav entries included.
   S.pages = await S.page.locator('nav a[data-path]').evaluateAll((as) => as.map((a) => a.dataset.path));
   assert.ok(S.pages.length >= 15, S.pages.join(' '));
+  assert.ok(S.pages.includes('/settings'), `the Settings page is visited: ${S.pages.join(' ')}`);
 });
 
 step('an admin sees no control disabled for its role, and the writes are there', async () => {
@@ -220,6 +221,10 @@ step(`what a viewer is told, page by page: the reason, never a bare disabled but
   await page.getByTestId('role-denied').filter({ hasText: 'Changing these settings: Only an admin' }).waitFor();
   await snapPage(page, 'roles-viewer-resilience');
   assert.equal(await page.getByRole('button', { name: /^Reset breakers/ }).getAttribute('title'), 'Needs an operator or an admin (you are a viewer).');
+  await visit(page, '/settings');
+  await page.getByTestId('settings-readonly').filter({ hasText: 'Changing settings: Only an admin can do this (you are a viewer).' }).waitFor();
+  assert.equal(await page.locator('#set-requireApiKey').getAttribute('title'), 'Only an admin can do this (you are a viewer).');
+  assert.equal(await page.getByRole('button', { name: 'Save changes' }).count(), 0);
   await visit(page, '/backup');
   await page.getByTestId('role-denied').filter({ hasText: 'Backing up: Only an admin' }).waitFor();
   // A page the role cannot use says why when a link leads there.
