@@ -141,6 +141,19 @@ var routeRoles = map[string]string{
 	"GET /metrics":                              RoleViewer,
 }
 
+// managementRouteRoles is routeRoles without the public routes: what
+// GET /api/session gives the dashboard ("METHOD path-template" → least role;
+// a route missing needs admin).
+func managementRouteRoles() map[string]string {
+	out := make(map[string]string, len(routeRoles))
+	for k, role := range routeRoles {
+		if role != rolePublic {
+			out[k] = role
+		}
+	}
+	return out
+}
+
 // readOnlyWrites are POST routes that change nothing (not audited): a rule
 // preview, and the playground's inference (a request, not a change; its
 // prompt is no audit material).

@@ -58,10 +58,12 @@ func userJSON(u store.User) map[string]any {
 		"createdAt": rfc3339(u.CreatedAt), "lastLoginAt": rfc3339(u.LastLoginAt)}
 }
 
-// sessionInfo is who the request acts as.
+// sessionInfo is who the request acts as, and the least role each
+// management route needs (the dashboard hides or disables what the role may
+// not send from this table, never a list of its own).
 func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	out := map[string]any{"kind": p.Kind, "name": p.Name, "role": p.Role}
+	out := map[string]any{"kind": p.Kind, "name": p.Name, "role": p.Role, "routes": managementRouteRoles()}
 	if p.UserID != "" {
 		out["userId"] = p.UserID
 	}

@@ -128,6 +128,45 @@ func TestEveryRouteHasARole(t *testing.T) {
 	}
 }
 
+// TestSessionGivesTheRouteRoles: GET /api/session carries the role table
+// itself (every management route with its least role, no public route), so
+// the dashboard gates its buttons by the server's rules, never a copy.
+func TestSessionGivesTheRouteRoles(t *testing.T) {
+	e := newEnv(t)
+	e.createUser("vic@example.com", api.RoleViewer, "correct horse viewer")
+	c := e.login("vic@example.com", "correct horse viewer")
+	code, _, out := e.sendAs("GET", "/api/session", nil, "", c.Value)
+	var s struct {
+		Role   string            `json:"role"`
+		Routes map[string]string `json:"routes"`
+	}
+	if err := json.Unmarshal(out, &s); code != 200 || err != nil || s.Role != api.RoleViewer {
+		t.Fatalf("session: %d %v %s", code, err, out)
+	}
+	want := 0
+	for _, r := range e.srv.API().Routes() {
+		role, _ := api.RouteRole(r)
+		if role == "public" {
+			if _, ok := s.Routes[r]; ok {
+				t.Errorf("public route %s in the session's table", r)
+			}
+			continue
+		}
+		want++
+		if s.Routes[r] != role {
+			t.Errorf("session routes[%q] = %q, want %q", r, s.Routes[r], role)
+		}
+	}
+	if len(s.Routes) != want {
+		t.Errorf("session lists %d routes, the router serves %d management routes", len(s.Routes), want)
+	}
+	for _, k := range []string{"POST /api/providers", "POST /api/combos", "PATCH /api/resilience"} {
+		if s.Routes[k] != api.RoleAdmin {
+			t.Errorf("routes[%q] = %q, want admin", k, s.Routes[k])
+		}
+	}
+}
+
 // TestRolesOnEveryRoute sends every management route as each role, through a
 // scoped token and through a signed-in user's session: a role below the
 // route's is 403 ROLE_FORBIDDEN, one at or above it reaches the handler.

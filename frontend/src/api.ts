@@ -55,6 +55,8 @@ export interface SessionInfo {
   name: string;
   role: 'admin' | 'operator' | 'viewer' | string;
   userId?: string;
+  /** The gateway's route → role table ("POST /api/providers" → "admin"); what the dashboard gates by (src/lib/access.ts). */
+  routes?: Record<string, string>;
 }
 
 let session: SessionInfo | null = null;

@@ -27,6 +27,7 @@ import { renderSignIn } from './views/signin';
 import { renderAudit } from './views/audit';
 import { renderUsers } from './views/users';
 import { renderTokens } from './views/tokens';
+import { canSend, whyNot } from './views/role-gate';
 import { renderSettings } from './views/settings';
 
 const PRODUCT = 'OmniRoute';
@@ -45,7 +46,7 @@ const routes: readonly Route[] = [
   { path: '/agents', title: 'Agents', view: renderAgents },
   { path: '/usage', title: 'Usage', view: renderUsage },
   { path: '/logs', title: 'Logs', view: renderLogs },
-  { path: '/playground', title: 'Playground', view: renderPlayground, role: 'admin' },
+  { path: '/playground', title: 'Playground', view: renderPlayground, needs: 'POST /api/playground/' },
   { path: '/cooldowns', title: 'Cooldown Manager', view: renderCooldowns, group: 'Resilience' },
   { path: '/model-cooldowns', title: 'Model Cooldowns', view: renderModelCooldowns, group: 'Resilience' },
   { path: '/leases', title: 'Leases', view: renderLeases, group: 'Resilience' },
@@ -55,9 +56,9 @@ const routes: readonly Route[] = [
   { path: '/feature-flags', title: 'Feature Flags', view: renderFlags, group: 'Resilience' },
   { path: '/settings', title: 'Settings', view: renderSettings, group: 'Settings' },
   { path: '/backup', title: 'Backup & Restore', view: renderBackup, group: 'Settings' },
-  { path: '/users', title: 'Users', view: renderUsers, group: 'People', role: 'admin' },
+  { path: '/users', title: 'Users', view: renderUsers, group: 'People', needs: 'GET /api/users' },
   { path: '/tokens', title: 'Tokens', view: renderTokens, group: 'People' },
-  { path: '/audit', title: 'Audit Log', view: renderAudit, group: 'People', role: 'operator' },
+  { path: '/audit', title: 'Audit Log', view: renderAudit, group: 'People', needs: 'GET /api/audit' },
 ];
 
 applyTheme(loadTheme());
@@ -266,7 +267,7 @@ function render(signInReason: string | undefined = signInNote): void {
   }
   routes.forEach((r, i) => {
     const li = navLinks[i]!.closest('li');
-    if (li) li.hidden = Boolean(r.role && !roleAtLeast(currentRole(), r.role));
+    if (li) li.hidden = Boolean((r.role && !roleAtLeast(currentRole(), r.role)) || (r.needs && !canSend(r.needs)));
   });
   for (const g of nav.querySelectorAll<HTMLElement>('.nav-group')) {
     g.hidden = [...g.querySelectorAll<HTMLElement>('.nav-sublist > li')].every((li) => li.hidden);
@@ -294,6 +295,14 @@ function render(signInReason: string | undefined = signInNote): void {
     return;
   }
   document.title = `${route.title} · ${PRODUCT}`;
+  const denied = route.needs ? whyNot(route.needs) : '';
+  if (denied) {
+    // A page the role cannot use: why, never a page that loads into a 403.
+    clear(main, h('h1', { tabindex: '-1' }, route.title), h('p', { class: 'alert alert-info', role: 'status', 'data-testid': 'role-denied' }, `This page: ${denied}`));
+    if (!firstRender) main.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
+    firstRender = false;
+    return;
+  }
   const controller = new AbortController();
   const cleanup = route.view(main, { signal: controller.signal, params });
   current = { controller, cleanup: cleanup ?? undefined };

@@ -18,8 +18,14 @@ export interface Route {
   view: View;
   /** A nav heading the page is listed under ("Resilience"); consecutive pages of a group are shown together. */
   group?: string;
-  /** The least role that sees the page (the API refuses the rest anyway). */
+  /** The least role that sees the page (the API refuses the rest anyway); prefer `needs`. */
   role?: 'operator' | 'admin';
+  /**
+   * The route the page cannot work without ("GET /api/users"): a role the
+   * gateway's table refuses it does not see the page in the nav, and a link
+   * to it says why instead of loading into a 403.
+   */
+  needs?: `${'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'} /${string}`;
 }
 
 export interface ParsedHash {

@@ -4,7 +4,7 @@
 // render the buttons with views/fix-buttons.ts.
 
 import type { HealthLock } from './healthmodel';
-import { roleAtLeast } from '../api';
+import { routesDenied, type AccessInfo, type RouteKey } from './access';
 import { priceFixParams } from './pricing';
 
 /** The button label of each fix the health model names. */
@@ -49,32 +49,29 @@ export function fixLabelFor(fix: string, state?: string | null): string | undefi
   return FIX_LABEL[fix];
 }
 
-/** The least role each fix's API call needs (backend/api/people.go routeRoles). */
-export const FIX_ROLE: Record<string, 'operator' | 'admin'> = {
-  reset_breaker: 'operator', // POST /api/resilience/reset
-  clear_cooldown: 'operator', // POST /api/resilience/cooldowns
-  unlock_models: 'operator', // DELETE /api/resilience/model-cooldowns
-  release_lease: 'operator', // DELETE /api/resilience/leases/{id}
-  enable: 'admin', // PATCH /api/providers/{id}
-  replace_key: 'admin',
-  edit_connection: 'admin',
-  set_price: 'admin', // PATCH /api/providers/{id} {pricing}
+/**
+ * The routes each fix sends (its role comes from the gateway's route table,
+ * `GET /api/session` `routes`, never a list here). A link to the editor
+ * counts as the save it leads to.
+ */
+export const FIX_ROUTES: Record<string, RouteKey[]> = {
+  reset_breaker: ['POST /api/resilience/reset'],
+  clear_cooldown: ['POST /api/resilience/cooldowns'],
+  unlock_models: ['DELETE /api/resilience/model-cooldowns'],
+  release_lease: ['DELETE /api/resilience/leases/{id}'],
+  enable: ['PUT /api/providers/{id}'],
+  replace_key: ['PUT /api/providers/{id}'],
+  edit_connection: ['PUT /api/providers/{id}'],
+  set_price: ['PATCH /api/providers/{id}'], // its pricing
 };
 
-/** Whether role may use fix, and if not, why (shown on the disabled button). */
-export function fixAccess(fix: string, role: string | null | undefined): { allowed: boolean; reason: string } {
-  const reason = roleDenied(FIX_ROLE[fix] ?? 'admin', role);
+/** Whether the session may use fix, and if not, why (shown on the disabled button). An unknown fix needs admin. */
+export function fixAccess(fix: string, s: AccessInfo | null | undefined): { allowed: boolean; reason: string } {
+  const reason = s?.role ? routesDenied(FIX_ROUTES[fix] ?? ['PUT /api/providers/{id}'], s) : '';
   return { allowed: !reason, reason };
 }
 
-/** Why role may not do what needs `need` ("" when it may). A token of unknown role acts as admin. */
-export function roleDenied(need: 'viewer' | 'operator' | 'admin', role: string | null | undefined): string {
-  const r = role || 'admin';
-  if (roleAtLeast(r, need)) return '';
-  return need === 'admin' ? `Only an admin can do this (you are ${article(r)} ${r}).` : `Needs an operator or an admin (you are ${article(r)} ${r}).`;
-}
-
-const article = (w: string) => (/^[aeiou]/i.test(w) ? 'an' : 'a');
+export { roleDenied } from './access';
 
 /** What a fix acts on: a connection (or a provider) with what the health model says of it. */
 export interface FixTarget {

@@ -29,9 +29,13 @@ export interface TokenAccess {
   reason: string;
 }
 
-/** What the person acting as `role` may do on the Tokens page. */
-export function tokenAccess(role: string | undefined): TokenAccess {
-  if (roleAtLeast(role, TOKENS_ROLE)) return { list: true, manage: true, reason: '' };
+/**
+ * What the person acting as `role` may do on the Tokens page; `need` is the
+ * least role of GET /api/tokens as the gateway's route table says
+ * (GET /api/session `routes`), TOKENS_ROLE without one.
+ */
+export function tokenAccess(role: string | undefined, need: Role = TOKENS_ROLE, manageNeed: Role = need): TokenAccess {
+  if (roleAtLeast(role, need)) return { list: true, manage: roleAtLeast(role, manageNeed), reason: '' };
   return {
     list: false,
     manage: false,

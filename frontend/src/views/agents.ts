@@ -2,6 +2,7 @@ import { ApiError, endpoints, isAbortError, type Agent, type AgentChoice, type A
 import { badge, busy, clear, confirmDialog, copyButton, emptyState, errorBox, field, h, loading, notice, showFieldError } from '../dom';
 import { maskSecret, shellExports } from '../lib/format';
 import type { ViewContext } from '../router';
+import { gateForm, gateWrites } from './role-gate';
 
 /**
  * IDE agents (Claude Code, Codex, …) the gateway can point at itself:
@@ -78,6 +79,8 @@ export function renderAgents(root: HTMLElement, ctx: ViewContext): void {
       isOpen ? 'Hide instructions' : 'Show instructions',
     );
     const buttons = [configureBtn, undoBtn, instrBtn].filter((b): b is HTMLButtonElement => b !== null);
+    // Configure and Undo write the default key into a file; the instructions show it: admins only.
+    gateWrites([[configureBtn, 'POST /api/agents/{id}/setup'], [undoBtn, 'POST /api/agents/{id}/undo'], [instrBtn, 'GET /api/agents/{id}/instructions']]);
 
     configureBtn?.addEventListener('click', () =>
       void busy(buttons, async () => {
@@ -309,6 +312,7 @@ function renderModelSettings(ctx: ViewContext, onModel: (m: string) => void): HT
     status,
     h('div', { class: 'btn-row' }, save),
   );
+  gateForm(form, 'PATCH /api/settings', 'Changing the model map');
 
   async function load(): Promise<void> {
     try {

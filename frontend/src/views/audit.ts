@@ -2,6 +2,7 @@ import { endpoints, isAbortError, type AuditEntry, type AuditQuery } from '../ap
 import { badge, busy, clear, emptyState, errorBox, field, formatDate, h, loading } from '../dom';
 import type { ViewContext } from '../router';
 import { auditSentence } from '../lib/audit-words';
+import { canSend } from './role-gate';
 
 const PAGE = 50;
 
@@ -52,7 +53,7 @@ export function renderAudit(root: HTMLElement, ctx: ViewContext): void {
     endpoints.listConnections(ctx.signal).then((l) => l.forEach((c) => names.set(c.id, c.name || c.provider))),
     endpoints.listKeys(ctx.signal).then((l) => l.forEach((k) => names.set(k.id, k.name))),
     endpoints.listCombos(ctx.signal).then((l) => l.forEach((c) => names.set(c.id, c.name))),
-    endpoints.listUsers(ctx.signal).then((l) => l.forEach((u) => names.set(u.id, u.name || u.email))),
+    canSend('GET /api/users') ? endpoints.listUsers(ctx.signal).then((l) => l.forEach((u) => names.set(u.id, u.name || u.email))) : Promise.resolve(), // only an admin may list people
   ].map((p) => p.catch(() => undefined)));
 
   function query(): AuditQuery {

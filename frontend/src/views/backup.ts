@@ -1,6 +1,7 @@
 import { endpoints, type RestoreResult } from '../api';
 import { busy, clear, confirmDialog, errorBox, field, h, notice } from '../dom';
 import type { ViewContext } from '../router';
+import { gateForm } from './role-gate';
 
 /** Kinds in the order a person reads them. */
 const KINDS = ['connections', 'keys', 'combos', 'settings', 'rules', 'pricing', 'budgets', 'log'];
@@ -128,6 +129,29 @@ export function renderBackup(root: HTMLElement, _ctx: ViewContext): void {
     apply.disabled = previewed === null;
   });
 
+  // Both cards are an admin's (a backup holds every credential; a restore replaces the configuration).
+  const backupCard = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'backup-title', 'data-testid': 'backup-card' },
+    h('h2', { id: 'backup-title' }, 'Back up'),
+    field('Passphrase', pass, 'At least 8 characters.'),
+    field('Repeat the passphrase', pass2),
+    h('label', { class: 'check' }, withLog, ' Include the request log'),
+    h('div', { class: 'btn-row' }, download),
+    backupMsg,
+  );
+  const restoreCard = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'restore-title', 'data-testid': 'restore-card' },
+    h('h2', { id: 'restore-title' }, 'Restore'),
+    field('Backup file', file),
+    field('Passphrase', rpass),
+    h('div', { class: 'btn-row' }, preview, apply),
+    restoreMsg,
+    previewArea,
+  );
+  gateForm(backupCard, 'POST /api/backup', 'Backing up');
+  gateForm(restoreCard, 'POST /api/restore', 'Restoring');
   clear(
     root,
     h('div', { class: 'page-head' }, heading),
@@ -136,25 +160,7 @@ export function renderBackup(root: HTMLElement, _ctx: ViewContext): void {
       { class: 'muted page-intro' },
       'One file with the settings, connections, keys (hashed), combos, rules, pricing and budgets. Credentials in it are sealed with your passphrase, never with this machine’s key, so it restores anywhere. Same as omniroute backup / omniroute restore.',
     ),
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'backup-title', 'data-testid': 'backup-card' },
-      h('h2', { id: 'backup-title' }, 'Back up'),
-      field('Passphrase', pass, 'At least 8 characters.'),
-      field('Repeat the passphrase', pass2),
-      h('label', { class: 'check' }, withLog, ' Include the request log'),
-      h('div', { class: 'btn-row' }, download),
-      backupMsg,
-    ),
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'restore-title', 'data-testid': 'restore-card' },
-      h('h2', { id: 'restore-title' }, 'Restore'),
-      field('Backup file', file),
-      field('Passphrase', rpass),
-      h('div', { class: 'btn-row' }, preview, apply),
-      restoreMsg,
-      previewArea,
-    ),
+    backupCard,
+    restoreCard,
   );
 }

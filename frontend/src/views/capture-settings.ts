@@ -3,6 +3,7 @@
 import { endpoints, type ApiKey, type CaptureSettings } from '../api';
 import { busy, clear, errorBox, field, formatDate, h, notice } from '../dom';
 import { parseList } from '../lib/format';
+import { gateForm } from './role-gate';
 
 const WINDOWS: ReadonlyArray<[string, string]> = [
   ['15', 'for 15 minutes'],
@@ -100,6 +101,7 @@ export function renderCaptureSettings(signal: AbortSignal): HTMLElement {
       h('div', { class: 'form-actions' }, save),
       msg,
     );
+    gateForm(body, 'PATCH /api/capture', 'Changing body capture');
   }
 
   void load();

@@ -26,6 +26,7 @@ import { backIn, healthStore, stateBadge } from '../lib/healthmodel';
 import { deniedNote, fixButtons } from './fix-buttons';
 import { live } from '../live';
 import type { ViewContext } from '../router';
+import { gateWrites } from './role-gate';
 
 /** Live events say something changed; one explain request a moment later covers a burst. */
 const LIVE_REFRESH_MS = 300;
@@ -283,6 +284,7 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
     whyBtn.addEventListener('click', () => toggleExplain(c.id));
     editBtn.addEventListener('click', () => openEditor(c));
     delBtn.addEventListener('click', () => void deleteCombo(c, delBtn));
+    gateWrites([[editBtn, 'PUT /api/combos/{id}'], [delBtn, 'DELETE /api/combos/{id}']]);
     const n = c.targets?.length ?? 0;
     const panelCell = h('td', { colspan: '5', class: 'explain-cell' }, h('div', { id: panelId, class: 'explain-panel', 'data-testid': 'explain-panel' }));
     const tbody = h(
@@ -886,6 +888,7 @@ export function renderCombos(root: HTMLElement, ctx: ViewContext): () => void {
     closeEditor(id ? `${id}:edit` : undefined);
   });
   newBtn.addEventListener('click', () => openEditor(null));
+  gateWrites([[newBtn, 'POST /api/combos'], [saveBtn, ['POST /api/combos', 'PUT /api/combos/{id}']]]);
 
   // ------------------------------------------------------------ editor live badges
 

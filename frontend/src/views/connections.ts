@@ -20,7 +20,7 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
-import { gateByRole } from './role-gate';
+import { allowedOr, gateWrites } from './role-gate';
 import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
 import type { ViewContext } from '../router';
@@ -142,7 +142,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     h('p', { class: 'muted page-intro' }, 'Upstream providers the gateway routes requests to, tried in priority order (lowest first). Status updates live.'),
     rowMessage,
     h('section', { 'aria-labelledby': 'connections-list-title' }, h('h2', { id: 'connections-list-title', class: 'visually-hidden' }, 'Connection list'), listArea),
-    renderAddForm(ctx, catalogReady, async (created, warning) => {
+    allowedOr('POST /api/providers', () => renderAddForm(ctx, catalogReady, async (created, warning) => {
       // A rejected key is never announced as a plain success.
       clear(
         rowMessage,
@@ -151,13 +151,13 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
           : notice(`Added connection “${created.name || created.provider}”.`, 'success'),
       );
       await load(true);
-    }),
-    renderImportCard(ctx.signal, async () => {
+    }), 'Adding a connection'),
+    allowedOr('POST /api/providers/import', () => renderImportCard(ctx.signal, async () => {
       await load(true);
-    }),
-    renderLoginCards(ctx.signal, async () => {
+    })),
+    allowedOr('POST /api/providers/login/{provider}', () => renderLoginCards(ctx.signal, async () => {
       await load(true);
-    }),
+    })),
   );
 
   async function load(quiet = false, focusKey?: string): Promise<void> {
@@ -314,7 +314,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
     });
     const buttons = [editBtn, toggleBtn, testBtn, modelsBtn, manageBtn, pricesBtn, ...(clearBtn ? [clearBtn] : []), ...(reimportBtn ? [reimportBtn] : []), deleteBtn];
     // A viewer (or an operator) sees what it may not do disabled, with why.
-    gateByRole([[editBtn, 'admin'], [toggleBtn, 'admin'], [testBtn, 'operator'], [modelsBtn, 'operator'], [manageBtn, 'admin'], [clearBtn, 'operator'], [reimportBtn, 'admin'], [deleteBtn, 'admin']]);
+    gateWrites([[editBtn, 'PUT /api/providers/{id}'], [toggleBtn, 'PUT /api/providers/{id}'], [testBtn, 'POST /api/providers/{id}/test'], [modelsBtn, 'POST /api/providers/{id}/models/refresh'], [manageBtn, 'PATCH /api/providers/{id}'], [clearBtn, 'POST /api/resilience/cooldowns'], [reimportBtn, 'POST /api/providers/import'], [deleteBtn, 'DELETE /api/providers/{id}']]);
     modelsBtn.addEventListener('click', () =>
       void busy(buttons, async () => {
         try {
@@ -487,6 +487,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       field('Models', models, 'Your own names, comma separated, e.g. gpt-4o, gpt-4o-mini; served besides the ones the upstream lists (“Refresh models”).'),
     );
     const form = h('form', { class: 'dialog-form', novalidate: true }, h('p', { class: 'muted small' }, `${c.provider} · ${c.id}`), fieldset, pform.element, status, h('div', { class: 'dialog-actions' }, cancel, save));
+    gateWrites([[save, 'PUT /api/providers/{id}']]); // a link (?edit=) opens it for any role
     const controls: Record<string, HTMLInputElement> = {
       name, baseUrl, prefix, priority, maxConcurrent, models,
       modelConcurrency: modelCaps as unknown as HTMLInputElement,

@@ -26,7 +26,7 @@ import { applyLockoutEvent, lockoutReason } from '../lib/lockouts';
 import { allFields, buildSections, countLeaves, diffToPatch, fieldForParam, formatValue, getAt, hintFor, validate, type FieldSpec } from '../lib/resilience-form';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
-import { gateByRole } from './role-gate';
+import { gateForm, gateWrites } from './role-gate';
 import { saveResilience } from './save-settings';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge } from './lockout-parts';
 import { healthStore, instant, stateInfo, toHealthState, type ConnHealth } from '../lib/healthmodel';
@@ -165,7 +165,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     clearProviderBtn.title = provider ? `Clear every transient cooldown and lockout of ${provider}` : 'Pick a provider above first';
     clearAllBtn.disabled = clearing || rows === null || rows.length === 0;
     // Clearing needs an operator: a viewer sees the buttons disabled with why.
-    gateByRole([[clearSelectedBtn, 'operator'], [clearProviderBtn, 'operator'], [clearAllBtn, 'operator']]);
+    gateWrites([[clearSelectedBtn, 'POST /api/resilience/cooldowns'], [clearProviderBtn, 'POST /api/resilience/cooldowns'], [clearAllBtn, 'POST /api/resilience/cooldowns']]);
     const all = document.getElementById('cd-select-all') as HTMLInputElement | null;
     if (all) {
       const selectable = shown.filter(isSelectable);
@@ -582,6 +582,7 @@ function renderRules(ctx: ViewContext): { element: HTMLElement; cleanup: () => v
       h('div', { class: 'form-actions' }, saveBtn),
       status,
     );
+    gateForm(form, 'PATCH /api/resilience', 'Changing these rules');
     form.addEventListener('input', (ev) => {
       const key = (ev.target as HTMLElement).dataset['key'];
       const f = fields.find((x) => x.key === key);

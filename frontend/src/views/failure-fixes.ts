@@ -5,10 +5,10 @@
 import type { AttemptLog, RequestLog } from '../api';
 import { badge, h } from '../dom';
 import { failingConnections } from '../lib/failfix';
-import { roleDenied } from '../lib/fixes';
 import { healthStore, stateInfo } from '../lib/healthmodel';
 import { href } from '../router';
-import { currentRole, deniedNote, fixButtons } from './fix-buttons';
+import { deniedNote, fixButtons } from './fix-buttons';
+import { canSend } from './role-gate';
 
 export interface FailureFixOptions {
   signal: AbortSignal;
@@ -20,7 +20,7 @@ export interface FailureFixOptions {
 export function failureFixes(l: Pick<RequestLog, 'status' | 'connectionId'> & { attempts?: AttemptLog[] | null }, o: FailureFixOptions): HTMLElement | null {
   const list = failingConnections(l, (id) => healthStore.connection(id));
   if (list.length === 0) return null;
-  const admin = !roleDenied('admin', currentRole());
+  const admin = canSend('PUT /api/providers/{id}');
   return h(
     'div',
     { class: 'failure-fixes', 'data-testid': 'failure-fixes' },

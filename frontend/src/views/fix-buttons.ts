@@ -6,6 +6,7 @@
 
 import { endpoints, getSession } from '../api';
 import { clear, errorBox, h } from '../dom';
+import type { AccessInfo } from '../lib/access';
 import { fixAccess, fixesForState, fixLabelFor, planFix, type FixTarget } from '../lib/fixes';
 import { href } from '../router';
 
@@ -19,8 +20,8 @@ export interface FixOptions {
   skip?: string[];
   /** Show the target's name on each button ("Replace key · Work OpenAI"), where several targets share one card. */
   nameTarget?: boolean;
-  /** The role to check (default: the session's; a token of unknown role is admin). */
-  role?: string;
+  /** The session to check (default: the dashboard's; a token of unknown role is admin). */
+  access?: AccessInfo | null;
 }
 
 /** The role the dashboard acts as. */
@@ -31,7 +32,7 @@ export function currentRole(): string {
 /** One button (or link) per fix of t that fits its state and can act; unknown fixes are left out. */
 export function fixButtons(t: FixTarget, fixes: string[] | undefined, o: FixOptions): HTMLElement[] {
   const out: HTMLElement[] = [];
-  const role = o.role ?? currentRole();
+  const access0 = o.access !== undefined ? o.access : getSession();
   const list = t.state ? fixesForState(t.state, fixes) : [...(fixes ?? [])];
   for (const fix of list) {
     if (o.skip?.includes(fix)) continue;
@@ -40,7 +41,7 @@ export function fixButtons(t: FixTarget, fixes: string[] | undefined, o: FixOpti
     if (!label || !plan) continue;
     const text = o.nameTarget ? [label, h('span', { class: 'fix-target' }, ` · ${t.name}`)] : [label];
     const aria = `${label}: ${t.name}`;
-    const access = fixAccess(fix, role);
+    const access = fixAccess(fix, access0);
     if (!access.allowed) {
       // Shown, so the person knows the way out, but not usable by this role.
       out.push(

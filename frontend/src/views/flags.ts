@@ -1,6 +1,7 @@
 import { endpoints, isAbortError, type FeatureFlag } from '../api';
 import { busy, clear, errorBox, field, h, loading, notice } from '../dom';
 import type { ViewContext } from '../router';
+import { gateWrites } from './role-gate';
 
 /**
  * The Feature Flags page: live switches that override their env default
@@ -22,6 +23,7 @@ export function renderFlags(root: HTMLElement, ctx: ViewContext): void {
     const save = h('button', { type: 'button', class: 'btn btn-primary' }, 'Save');
     const reset = h('button', { type: 'button', class: 'btn' }, 'Use env default');
     const msg = h('div', { 'aria-live': 'polite' });
+    gateWrites([[toggle, 'PATCH /api/settings'], [model, 'PATCH /api/settings'], [save, 'PATCH /api/settings'], [reset, 'PATCH /api/settings']]);
     const send = (enabled: boolean | null) =>
       busy([save, reset], async () => {
         try {

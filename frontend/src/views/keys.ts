@@ -6,7 +6,7 @@ import { live } from '../live';
 import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
 import { expiryCell, expiryInput, openExpiryDialog, openRotateDialog } from './key-expiry';
-import { gateByRole } from './role-gate';
+import { allowedOr, canSend, gateWrites } from './role-gate';
 
 /** Scopes a client key can hold (the gateway's knownScopes). */
 export const SCOPES: ReadonlyArray<[string, string]> = [
@@ -37,7 +37,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     reveal,
     message,
     h('section', { 'aria-labelledby': 'keys-list-title' }, h('h2', { id: 'keys-list-title', class: 'visually-hidden' }, 'Key list'), listArea),
-    renderCreateForm(),
+    allowedOr('POST /api/keys', renderCreateForm, 'Creating a key'),
   );
 
   async function load(quiet = false): Promise<void> {
@@ -50,7 +50,7 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
       const [list, conns, people] = await Promise.all([
         endpoints.listKeys(ctx.signal),
         endpoints.listConnections(ctx.signal).catch(() => []),
-        endpoints.listUsers(ctx.signal).catch(() => []),
+        canSend('GET /api/users') ? endpoints.listUsers(ctx.signal).catch(() => []) : Promise.resolve([]), // the owners: only an admin may list people
       ]);
       if (ctx.signal.aborted) return;
       keys = list;
@@ -163,8 +163,15 @@ export function renderKeys(root: HTMLElement, ctx: ViewContext): void {
     );
     const rotate = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Rotate key ${label}` }, 'Rotate');
     rotate.addEventListener('click', () => openRotateDialog(k, reveal, heading, () => void load(true)));
-    // Expiry and Rotate are an admin's: another role sees them disabled with the reason.
-    gateByRole([[expiry, 'admin'], [rotate, 'admin']]);
+    // Each control is disabled, with the reason, for a role the gateway's route table does not let send it.
+    gateWrites([
+      [del, 'DELETE /api/keys/{id}'],
+      [edit, 'PUT /api/keys/{id}'],
+      [money, 'PATCH /api/keys/{id}'],
+      [privacy, 'PATCH /api/keys/{id}'],
+      [expiry, 'PATCH /api/keys/{id}'],
+      [rotate, 'POST /api/keys/{id}/rotate'],
+    ]);
     const conns = k.allowedConnections ?? [];
     const models = k.allowedModels ?? [];
     const connName = (id: string) => connections.find((c) => c.id === id)?.name || id;

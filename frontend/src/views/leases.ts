@@ -5,7 +5,7 @@ import { activeLeases, leaseCountdown, leaseCountText, toLeaseRows, type LeaseRo
 import { healthStore } from '../lib/healthmodel';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
-import { gateByRole } from './role-gate';
+import { gateWrites } from './role-gate';
 
 /** Leases are renewed by their clients; the page polls this often (and on `lease` events). */
 const POLL_MS = 5000;
@@ -163,7 +163,7 @@ export function renderLeases(root: HTMLElement, ctx: ViewContext): () => void {
       'Release',
     );
     btn.addEventListener('click', () => void release(r, btn));
-    gateByRole([[btn, 'operator']]);
+    gateWrites([[btn, 'DELETE /api/resilience/leases/{id}']]);
     return h(
       'tr',
       { 'data-lease': r.id, 'data-testid': 'lease-row', class: cd.expired ? 'row-expired' : null },

@@ -20,6 +20,7 @@ import {
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
 import { saveResilience } from './save-settings';
+import { gateForm } from './role-gate';
 
 const ID: Record<LockoutField, string> = {
   enabled: 'lk-enabled',
@@ -149,6 +150,7 @@ export function renderLockoutSettings(root: HTMLElement, ctx: ViewContext): () =
     ),
     h('div', { class: 'form-footer' }, h('div', { class: 'form-actions' }, saveBtn, discardBtn, defaultsBtn, dirtyNote), formStatus),
   );
+  gateForm(form, 'PATCH /api/resilience', 'Changing the lockout settings');
 
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();

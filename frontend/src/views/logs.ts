@@ -1,4 +1,4 @@
-import { endpoints, getSession, isAbortError, roleAtLeast, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
+import { endpoints, isAbortError, type ApiKey, type AttemptLog, type LogFilter, type RequestLog } from '../api';
 import { plainCode, sentence } from '../lib/words';
 import { badge, clear, emptyState, errorBox, formatDate, formatTime, h, loading, parseTime } from '../dom';
 import { formatDuration } from '../lib/format';
@@ -12,7 +12,8 @@ import { openBodies } from './bodies';
 import { failureFixes } from './failure-fixes';
 import { healthStore } from '../lib/healthmodel';
 import { renderCaptureSettings } from './capture-settings';
-import { priceFixLink } from './pricing';
+import { canSend, gateWrites } from './role-gate';
+import { canSetPrice, priceFixLink } from './pricing';
 
 const LIMIT = 100;
 /** The gateway writes request logs in batches (about once a second). */
@@ -133,7 +134,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
   let keys: ApiKey[] = [];
   const keyNames = new Map<string, string>();
   /** The Playground is for admins: others see no Replay. */
-  const canReplay = roleAtLeast(getSession()?.role ?? 'admin', 'admin');
+  const canReplay = canSend('POST /api/playground/');
   // Paging: the page shown is the newest (no cursor), or older than before,
   // or newer than after; the answer's cursors lead on.
   let cursor: { before?: number; after?: number } = {};
@@ -462,7 +463,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
           'td',
           { class: 'log-error' },
           l.errorCode ? plainCode(l.errorCode, 'error-type') : h('span', { class: 'muted' }, '—'),
-          l.errorCode === 'MODEL_PRICE_UNKNOWN' && canReplay ? [' ', priceFixLink(l.model ?? '', l.connectionId || undefined)] : null,
+          l.errorCode === 'MODEL_PRICE_UNKNOWN' && canSetPrice() ? [' ', priceFixLink(l.model ?? '', l.connectionId || undefined)] : null,
         ),
       ),
       isOpen ? h('tr', { class: 'detail-row', id: detailId }, h('td', { colspan: '12' }, renderAttempts(l), ...rowFixes(l))) : null,
@@ -483,6 +484,7 @@ export function renderLogs(root: HTMLElement, ctx: ViewContext): () => void {
       'Bodies',
     );
     btn.addEventListener('click', () => openBodies(l.requestId));
+    gateWrites([[btn, 'GET /api/logs/{requestId}/bodies']]); // people's prompts and answers: admins only
     return btn;
   }
 

@@ -4,7 +4,7 @@ import { applyLockoutEvent, expireLockouts, lockoutCountText, lockoutReason, toL
 import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
 import { href, type ViewContext } from '../router';
-import { gateByRole } from './role-gate';
+import { gateWrites } from './role-gate';
 import { countdown, focusKeyOf, restoreFocus, scopeBadge, startCountdowns } from './lockout-parts';
 import { healthStore } from '../lib/healthmodel';
 
@@ -120,7 +120,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
     const list = rows ?? [];
     countLine.textContent = list.length ? lockoutCountText(list) : ''; // the empty state says it otherwise
     reactivateAllBtn.disabled = list.length === 0;
-    gateByRole([[reactivateAllBtn, 'operator']]);
+    gateWrites([[reactivateAllBtn, 'DELETE /api/resilience/model-cooldowns']]);
     const hadFocus = listArea.contains(document.activeElement);
     if (list.length === 0) {
       clear(
@@ -167,7 +167,7 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       'Reactivate',
     );
     btn.addEventListener('click', () => void reactivate(r, btn));
-    gateByRole([[btn, 'operator']]);
+    gateWrites([[btn, 'DELETE /api/resilience/model-cooldowns']]);
     return h(
       'tr',
       { 'data-key': r.key, 'data-model': r.model, 'data-connection': r.connectionId, 'data-testid': 'lockout-row' },

@@ -3,6 +3,7 @@
 
 import { endpoints, type Connection } from '../api';
 import { clear, errorBox, h, notice, openDialog } from '../dom';
+import { gateWrites } from './role-gate';
 import { filterModels, hiddenModels, knownModels, modelAliases } from '../lib/modelsearch';
 
 /** Models listed before "and N more" (the search narrows the rest). */
@@ -86,6 +87,7 @@ export function openModelsDialog(c: Connection, onSaved: (c: Connection) => void
   });
   search.addEventListener('input', renderList);
 
+  gateWrites([[save, 'PATCH /api/providers/{id}']]);
   save.addEventListener('click', async () => {
     save.disabled = true;
     clear(status, notice('Saving…', 'info'));

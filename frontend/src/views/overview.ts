@@ -8,10 +8,9 @@ import { activeLeaseCount } from '../lib/leases';
 import { describeEvent, type LiveEvent } from '../lib/sse';
 import { live, type LiveStatus } from '../live';
 import { href, type ViewContext } from '../router';
-import { gateByRole } from './role-gate';
+import { gateWrites, whyNot } from './role-gate';
 import { type FixTarget } from '../lib/fixes';
-import { currentRole, deniedNote, fixButtons } from './fix-buttons';
-import { roleDenied } from '../lib/fixes';
+import { deniedNote, fixButtons } from './fix-buttons';
 import { NEEDS_A_FIX, overviewNumbers, providerRow } from '../lib/overview-numbers';
 
 const FEED_SIZE = 50;
@@ -87,7 +86,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const paused = health.paused === true;
     const pauseBtn = h('button', { type: 'button', class: `btn btn-small${paused ? ' btn-primary' : ''}` }, paused ? 'Resume gateway' : 'Pause gateway');
     pauseBtn.addEventListener('click', () => void togglePause(pauseBtn, !paused));
-    gateByRole([[pauseBtn, 'operator']]);
+    gateWrites([[pauseBtn, 'PATCH /api/gateway']]);
     clear(
       statusArea,
       h('h2', { id: 'ov-status-title', class: 'visually-hidden' }, 'Gateway status'),
@@ -424,7 +423,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
     const checkBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-testid': 'update-check' }, 'Check for updates');
     checkBtn.addEventListener('click', () => void checkNow(checkBtn));
     // The first check turns the daily check on (a settings change): admins only.
-    gateByRole([[checkBtn, st.enabled ? 'operator' : 'admin']]);
+    gateWrites([[checkBtn, st.enabled ? ['POST /api/update/check'] : ['PATCH /api/settings', 'POST /api/update/check']]]);
     if (st.available && st.latest) {
       clear(
         updateArea,
@@ -556,7 +555,7 @@ export function renderOverview(root: HTMLElement, ctx: ViewContext): () => void 
 
   async function loadKey(): Promise<void> {
     // Only an admin may read the default key (it reveals it): others are told why, never sent to a 403.
-    const denied = roleDenied('admin', currentRole());
+    const denied = whyNot('GET /api/keys/default');
     if (denied) {
       keyDenied = `The default API key is shown to admins only. ${denied}`;
       renderClient(null);

@@ -13,7 +13,7 @@ import { healthStore } from '../lib/healthmodel';
 import { failureFixes } from './failure-fixes';
 import type { ViewContext } from '../router';
 import { EXCLUSION_TEXT, isOkStatus, timelineSpans } from './logs';
-import { priceFixLink } from './pricing';
+import { canSetPrice, priceFixLink } from './pricing';
 
 /** How often and how long the log row of a finished request is looked for (rows are written in batches). */
 const ROW_POLL_MS = 400;
@@ -226,7 +226,7 @@ export function renderPlayground(root: HTMLElement, ctx: ViewContext): () => voi
       }
       const ms = Math.round(performance.now() - t0);
       status.textContent = `${res.status} in ${formatDuration(ms)}${served ? ` · served by ${served}` : ''}`;
-      if (errCode === 'MODEL_PRICE_UNKNOWN') status.append(' ', priceFixLink(modelInput.value.trim(), connSelect.value || undefined));
+      if (errCode === 'MODEL_PRICE_UNKNOWN' && canSetPrice()) status.append(' ', priceFixLink(modelInput.value.trim(), connSelect.value || undefined));
       if (requestId) await showTimeline(requestId, ac.signal);
     } catch (err) {
       if (isAbortError(err)) {

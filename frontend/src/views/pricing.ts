@@ -4,9 +4,11 @@
 // fix ("set its price": `#/connections?price=<id>|auto&model=<model>`) opens
 // it with the model's row ready.
 
-import { ApiError, endpoints, getSession, roleAtLeast, type Connection } from '../api';
+import { ApiError, endpoints, type Connection } from '../api';
 import { clear, errorBox, h, openDialog, setFieldError } from '../dom';
 import { href } from '../router';
+import { FIX_ROUTES } from '../lib/fixes';
+import { canSend, whyNot } from './role-gate';
 import { knownPrice, priceFixParams, pricingFromRows, rowsFromPricing, type CatalogueEntry, type ModelPrice, type PriceField, type PriceRow } from '../lib/pricing';
 
 /** The models a connection serves (bare names). */
@@ -21,7 +23,12 @@ function ownPricing(c: Connection): Record<string, ModelPrice> {
   return p && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, ModelPrice>) : {};
 }
 
-/** The MODEL_PRICE_UNKNOWN fix: a link that opens this editor with the model's row (on Logs rows and Playground answers). */
+/** Whether this session may set a price (the set_price fix's routes by the gateway's route table). */
+export function canSetPrice(): boolean {
+  return canSend(FIX_ROUTES['set_price']!);
+}
+
+/** The MODEL_PRICE_UNKNOWN fix: a link that opens this editor with the model's row (on Logs rows and Playground answers; shown only when canSetPrice). */
 export function priceFixLink(model: string, connectionId?: string): HTMLElement {
   return h('a', { class: 'btn btn-small', href: href('/connections', priceFixParams(model, connectionId)), 'data-fix': 'set_price', 'aria-label': `Set the price of ${model || 'the model'}` }, 'Set its price');
 }
@@ -51,7 +58,9 @@ export function openPricingFromParams(params: URLSearchParams, connections: read
 }
 
 export function openPricingDialog(c: Connection, opts: { model?: string; onSaved: (count: number, c: Connection) => void }): void {
-  const canEdit = roleAtLeast(getSession()?.role ?? 'admin', 'admin');
+  // Saving sends PATCH /api/providers/{id}: the gateway's route table says who may.
+  const denied = whyNot(FIX_ROUTES['set_price']!);
+  const canEdit = !denied;
   const label = c.name || c.provider;
   const own = ownPricing(c);
   const rows: PriceRow[] = rowsFromPricing(own);
@@ -132,7 +141,7 @@ export function openPricingDialog(c: Connection, opts: { model?: string; onSaved
       `Prices of “${label}” in US dollars per million tokens. They win over your pricing file and the shipped prices. Under a key's dollar budget, a model with no known price is refused (MODEL_PRICE_UNKNOWN) until it has one.`,
     ),
     flat ? h('p', { class: 'alert alert-info' }, 'This connection is flat-rate (a subscription or a local model): its answers cost $0, and these prices only say what they would have cost.') : null,
-    canEdit ? null : h('p', { class: 'alert alert-info' }, 'Only admins change prices.'),
+    canEdit ? null : h('p', { class: 'alert alert-info', 'data-testid': 'role-denied' }, `Changing prices: ${denied}`),
     h(
       'div',
       { class: 'table-wrap' },

@@ -18,6 +18,7 @@ import {
 import { live } from '../live';
 import type { ViewContext } from '../router';
 import { saveResilience } from './save-settings';
+import { gateForm, gateWrites } from './role-gate';
 
 const idFor = (key: string) => `res-${key.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
@@ -93,6 +94,7 @@ export function renderResilience(root: HTMLElement, ctx: ViewContext): () => voi
       ev.preventDefault();
       void save();
     });
+    gateForm(form, 'PATCH /api/resilience', 'Changing these settings');
     form.addEventListener('input', (ev) => onEdit(ev.target as HTMLElement));
     form.addEventListener('change', (ev) => {
       const key = (ev.target as HTMLElement).dataset['key'];
@@ -248,6 +250,7 @@ export function renderResilience(root: HTMLElement, ctx: ViewContext): () => voi
     saveBtn.focus();
   });
 
+  gateWrites([[resetBtn, 'POST /api/resilience/reset']]);
   resetBtn.addEventListener('click', () =>
     void busy([resetBtn], async () => {
       try {

@@ -2,6 +2,7 @@ import { endpoints, isAbortError } from '../api';
 import { busy, clear, errorBox, field, h, loading, notice } from '../dom';
 import { effectText, flagsText, matchText, parseRules, previewSentence, type ListedRule } from '../lib/rules';
 import type { ViewContext } from '../router';
+import { gateWrites } from './role-gate';
 
 /**
  * The Rules page: every status restatement and provider error rule (built-in
@@ -17,6 +18,7 @@ export function renderRules(root: HTMLElement, ctx: ViewContext): void {
   const editor = h('textarea', { id: 'operator-rules', rows: 10, class: 'mono', spellcheck: false }) as HTMLTextAreaElement;
   const saveBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Save rules');
   const saveMsg = h('div', { 'aria-live': 'polite' });
+  gateWrites([[saveBtn, 'PATCH /api/settings']]); // the editor stays: the preview reads it and changes nothing
   const provider = h('input', { id: 'preview-provider', value: 'agentrouter', required: true }) as HTMLInputElement;
   const status = h('input', { id: 'preview-status', type: 'number', min: '400', max: '599', value: '403', required: true }) as HTMLInputElement;
   const sample = h('textarea', { id: 'preview-body', rows: 4, class: 'mono' }, '{"error":{"message":"用户额度不足","type":"new_api_error"}}') as HTMLTextAreaElement;

@@ -7,7 +7,7 @@
 // backend/config's TestEverySettingHasAPlaceOnTheSettingsPage). The other
 // settings documents keep their own pages, linked from here.
 
-import { ApiError, endpoints, getSession, isAbortError, roleAtLeast, type GeneralSettings } from '../api';
+import { ApiError, endpoints, isAbortError, type GeneralSettings } from '../api';
 import { busy, clear, errorBox, h, loading, notice, setFieldError } from '../dom';
 import {
   SETTINGS,
@@ -23,6 +23,7 @@ import {
   type SettingEntry,
 } from '../lib/settings';
 import { href, type ViewContext } from '../router';
+import { deny, whyNot } from './role-gate';
 
 /** The other pages that hold settings of their own. */
 const OTHER_PAGES: ReadonlyArray<[string, string, string]> = [
@@ -38,7 +39,9 @@ const OTHER_PAGES: ReadonlyArray<[string, string, string]> = [
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 export function renderSettings(root: HTMLElement, ctx: ViewContext): void {
-  const canEdit = roleAtLeast(getSession()?.role ?? 'admin', 'admin');
+  // Whether this session may save: the gateway's route table decides (GET /api/session `routes`).
+  const denied = whyNot('PATCH /api/settings');
+  const canEdit = !denied;
   let baseline: GeneralSettings | null = null;
   const controls = new Map<string, Control>();
   const slots = new Map<string, HTMLElement>();
@@ -59,7 +62,7 @@ export function renderSettings(root: HTMLElement, ctx: ViewContext): void {
       OTHER_PAGES.map(([path, title, what], i) => [i ? ', ' : '', h('a', { href: href(path) }, title), ` (${what})`]),
       '.',
     ),
-    canEdit ? null : h('p', { class: 'alert alert-info', role: 'status', 'data-testid': 'settings-readonly' }, 'Only admins change settings: you see them read-only.'),
+    canEdit ? null : h('p', { class: 'alert alert-info', role: 'status', 'data-testid': 'settings-readonly' }, `Changing settings: ${denied} You see them read-only.`),
     area,
   );
 
@@ -120,6 +123,8 @@ export function renderSettings(root: HTMLElement, ctx: ViewContext): void {
     }),
     canEdit ? h('div', { class: 'form-footer' }, h('div', { class: 'form-actions' }, saveBtn, discardBtn, dirtyNote), formStatus) : null,
   );
+  // Read-only for this role: each control disabled with the reason as its title.
+  if (denied) for (const c of controls.values()) deny(c, denied);
   const unplacedArea = h('div');
 
   form.addEventListener('submit', (ev) => {

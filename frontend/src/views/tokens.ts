@@ -5,6 +5,7 @@ import { describeError } from '../lib/errors';
 import { knownSentence } from '../lib/words';
 import { showSecretOnce } from '../reveal';
 import type { ViewContext } from '../router';
+import { routeNeed } from '../lib/access';
 
 /** An error box that leads with the catalogue's plain sentence for the code when it has one. */
 export function plainErrorBox(err: unknown, retry?: () => void): HTMLElement {
@@ -27,7 +28,8 @@ function currentRole(): string {
  */
 export function renderTokens(root: HTMLElement, ctx: ViewContext): void {
   const role = currentRole();
-  const access = tokenAccess(role);
+  const routes = getSession()?.routes;
+  const access = tokenAccess(role, routeNeed(routes, 'GET /api/tokens'), routeNeed(routes, 'POST /api/tokens'));
   const heading = h('h1', { tabindex: '-1' }, 'Tokens');
   const listArea = h('div', { class: 'list-area', 'aria-live': 'polite' });
   const message = h('div', { class: 'row-message' });

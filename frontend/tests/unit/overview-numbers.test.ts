@@ -12,7 +12,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setSession } from '../../src/api';
-import { fixAccess, fixesForState, fixLabelFor, planFix } from '../../src/lib/fixes';
+import { routeTable } from './route-table';
+import { FIX_ROUTES, fixAccess, fixesForState, fixLabelFor, planFix } from '../../src/lib/fixes';
 import { connectionCounts, problems, type HealthReport } from '../../src/lib/healthmodel';
 import { NEEDS_A_FIX, overviewNumbers, providerRow } from '../../src/lib/overview-numbers';
 import { describeEvent } from '../../src/lib/sse';
@@ -90,13 +91,16 @@ describe('fixes fit the state, name their target, respect the role', () => {
     expect(planFix('edit_connection', { id: 'nf', name: 'x', state: 'endpoint_not_found' })).toEqual({ kind: 'link', href: '/connections', params: { edit: 'nf', field: 'baseUrl' } });
   });
 
-  it('roles: viewers use none, operators the resilience fixes, admins all', () => {
-    const all = ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'enable', 'replace_key', 'edit_connection'];
-    expect(all.filter((f) => fixAccess(f, 'viewer').allowed)).toEqual([]);
-    expect(all.filter((f) => fixAccess(f, 'operator').allowed)).toEqual(['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease']);
-    expect(all.filter((f) => fixAccess(f, 'admin').allowed)).toEqual(all);
-    expect(fixAccess('replace_key', 'viewer').reason).toBe('Only an admin can do this (you are a viewer).');
-    expect(fixAccess('clear_cooldown', 'viewer').reason).toBe('Needs an operator or an admin (you are a viewer).');
+  it('roles: viewers use none, operators the resilience fixes, admins all (by the gateway\'s route table)', () => {
+    const routes = routeTable();
+    const as = (role: string) => ({ role, routes });
+    const all = ['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease', 'enable', 'replace_key', 'edit_connection', 'set_price'];
+    expect(Object.keys(FIX_ROUTES).sort()).toEqual([...all].sort());
+    expect(all.filter((f) => fixAccess(f, as('viewer')).allowed)).toEqual([]);
+    expect(all.filter((f) => fixAccess(f, as('operator')).allowed)).toEqual(['reset_breaker', 'clear_cooldown', 'unlock_models', 'release_lease']);
+    expect(all.filter((f) => fixAccess(f, as('admin')).allowed)).toEqual(all);
+    expect(fixAccess('replace_key', as('viewer')).reason).toBe('Only an admin can do this (you are a viewer).');
+    expect(fixAccess('clear_cooldown', as('viewer')).reason).toBe('Needs an operator or an admin (you are a viewer).');
   });
 
   it('buttons in a dead combo card name their connection; a viewer gets them disabled with the reason', () => {
