@@ -275,8 +275,8 @@ func (r *Refresher) exchange(ctx context.Context, o providers.OAuth, refresh str
 		if gjson.GetBytes(raw, "error").IsObject() {
 			code = gjson.GetBytes(raw, "error.type").String()
 		}
-		return token{}, &RefreshError{Status: resp.StatusCode, Code: safeCode(code),
-			msg: fmt.Sprintf("the token endpoint refused the refresh (HTTP %d%s)", resp.StatusCode, codeSuffix(safeCode(code)))}
+		return token{}, &RefreshError{Status: resp.StatusCode, Code: providers.SafeOAuthCode(code),
+			msg: fmt.Sprintf("the token endpoint refused the refresh (HTTP %d%s)", resp.StatusCode, providers.CodeSuffix(providers.SafeOAuthCode(code)))}
 	}
 	t := token{access: gjson.GetBytes(raw, "access_token").String(), refresh: gjson.GetBytes(raw, "refresh_token").String(),
 		expiresIn: time.Duration(gjson.GetBytes(raw, "expires_in").Float() * float64(time.Second))}
@@ -298,26 +298,6 @@ func (r *Refresher) exchangeOwn(ctx context.Context, own providers.Refresher, o 
 		return token{}, &RefreshError{msg: "the token refresh failed"}
 	}
 	return token{access: t.Access, refresh: t.Refresh, expires: t.ExpiresAt, endpoint: t.Endpoint}, nil
-}
-
-// safeCode keeps an OAuth error code only if it looks like one (never echo a body).
-func safeCode(c string) string {
-	if len(c) > 64 {
-		return ""
-	}
-	for _, r := range c {
-		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return ""
-		}
-	}
-	return c
-}
-
-func codeSuffix(c string) string {
-	if c == "" {
-		return ""
-	}
-	return ": " + c
 }
 
 // IsRefreshError reports whether err came from a refresh.

@@ -157,3 +157,25 @@ func (c *Catalog) LoginProviders() []Provider {
 	}
 	return out
 }
+
+// SafeOAuthCode keeps an OAuth error code only if it looks like one (never
+// echo a body): at most 64 letters, digits, '_', '-' or '.'.
+func SafeOAuthCode(c string) string {
+	if len(c) > 64 {
+		return ""
+	}
+	for _, r := range c {
+		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	return c
+}
+
+// CodeSuffix is ": code" for a message, or "" without one.
+func CodeSuffix(c string) string {
+	if c == "" {
+		return ""
+	}
+	return ": " + c
+}

@@ -1,6 +1,7 @@
 package providers_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,26 @@ func TestNextInterval(t *testing.T) {
 	for _, c := range cases {
 		if got := providers.NextInterval(c.cur, c.e); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSafeOAuthCode: a code that looks like one is kept; anything else (a
+// body, a space, over 64 bytes) is dropped, never echoed.
+func TestSafeOAuthCode(t *testing.T) {
+	long := strings.Repeat("a", 65)
+	for _, tt := range []struct{ in, want, suffix string }{
+		{"authorization_pending", "authorization_pending", ": authorization_pending"},
+		{"invalid-grant.v2", "invalid-grant.v2", ": invalid-grant.v2"},
+		{strings.Repeat("a", 64), strings.Repeat("a", 64), ": " + strings.Repeat("a", 64)},
+		{long, "", ""},
+		{"<html>oops</html>", "", ""},
+		{"bad code", "", ""},
+		{"", "", ""},
+	} {
+		got := providers.SafeOAuthCode(tt.in)
+		if got != tt.want || providers.CodeSuffix(got) != tt.suffix {
+			t.Errorf("SafeOAuthCode(%q) = %q (suffix %q), want %q (%q)", tt.in, got, providers.CodeSuffix(got), tt.want, tt.suffix)
 		}
 	}
 }

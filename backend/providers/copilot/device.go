@@ -67,7 +67,7 @@ func StartDevice(ctx context.Context, x providers.LoginCall) (providers.Device, 
 		VerificationURI: body.Get("verification_uri").String()}
 	if status != http.StatusOK || d.DeviceCode == "" || d.UserCode == "" || d.VerificationURI == "" {
 		return providers.Device{}, errs.New(errs.Upstream, "GITHUB_DEVICE_CODE_FAILED", "GitHub refused the device login (HTTP %d%s)", status,
-			codeSuffix(safeCode(body.Get("error").String())))
+			providers.CodeSuffix(providers.SafeOAuthCode(body.Get("error").String())))
 	}
 	if !providers.SafeVerificationURI(d.VerificationURI) {
 		// It becomes a link in the dashboard: a javascript: or data: URL
@@ -99,7 +99,7 @@ func PollDevice(ctx context.Context, x providers.LoginCall, deviceCode string) (
 	if tok := body.Get("access_token").String(); tok != "" {
 		return tok, nil
 	}
-	code := safeCode(body.Get("error").String())
+	code := providers.SafeOAuthCode(body.Get("error").String())
 	if code == "" {
 		code = "unknown_error"
 	}
@@ -108,24 +108,4 @@ func PollDevice(ctx context.Context, x providers.LoginCall, deviceCode string) (
 		de.Interval = time.Duration(min(v, int64(maxDeviceInterval/time.Second))) * time.Second
 	}
 	return "", de
-}
-
-// safeCode keeps an OAuth error code only if it looks like one (never echo a body).
-func safeCode(c string) string {
-	if len(c) > 64 {
-		return ""
-	}
-	for _, r := range c {
-		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return ""
-		}
-	}
-	return c
-}
-
-func codeSuffix(c string) string {
-	if c == "" {
-		return ""
-	}
-	return ": " + c
 }

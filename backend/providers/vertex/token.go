@@ -264,7 +264,7 @@ func (m *Tokens) mint(ctx context.Context, saJSON string) (string, time.Time, er
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", time.Time{}, &MintError{Status: resp.StatusCode, Code: safeCode(gjson.GetBytes(raw, "error").String())}
+		return "", time.Time{}, &MintError{Status: resp.StatusCode, Code: providers.SafeOAuthCode(gjson.GetBytes(raw, "error").String())}
 	}
 	tok := gjson.GetBytes(raw, "access_token").String()
 	if tok == "" {
@@ -275,17 +275,4 @@ func (m *Tokens) mint(ctx context.Context, saJSON string) (string, time.Time, er
 		life = time.Hour
 	}
 	return tok, m.now().Add(life), nil
-}
-
-// safeCode keeps an OAuth error code only if it looks like one.
-func safeCode(c string) string {
-	if len(c) > 64 {
-		return ""
-	}
-	for _, r := range c {
-		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return ""
-		}
-	}
-	return c
 }
