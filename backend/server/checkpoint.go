@@ -1,9 +1,6 @@
 package server
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // DefaultCheckpointEvery is how often the SQLite WAL is copied into the
 // database file while the gateway runs. SQLite's own automatic checkpoint
@@ -17,39 +14,7 @@ const DefaultCheckpointEvery = 5 * time.Minute
 // checkpointTarget is what the checkpointer drives (the store).
 type checkpointTarget interface{ Checkpoint() error }
 
-// checkpointer runs a checkpoint every interval until stopped.
-type checkpointer struct {
-	done chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-}
-
-func startCheckpointer(t checkpointTarget, every time.Duration, onError func(error)) *checkpointer {
-	c := &checkpointer{done: make(chan struct{})}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-c.done:
-				return
-			case <-tick.C:
-				if err := t.Checkpoint(); err != nil {
-					onError(err)
-				}
-			}
-		}
-	}()
-	return c
-}
-
-// stop ends the loop and waits for a running checkpoint; nil-safe.
-func (c *checkpointer) stop() {
-	if c == nil {
-		return
-	}
-	c.once.Do(func() { close(c.done) })
-	c.wg.Wait()
+// startCheckpointer runs t's checkpoint every interval until stopped.
+func startCheckpointer(t checkpointTarget, every time.Duration, onError func(error)) *periodic {
+	return startPeriodic(every, t.Checkpoint, onError)
 }

@@ -42,6 +42,6 @@ func TestCheckpointerRunsEveryInterval(t *testing.T) {
 			t.Fatalf("%d checkpoints after stop", n)
 		}
 	})
-	var none *checkpointer
+	var none *periodic
 	none.stop() // nil-safe: no checkpointer on PostgreSQL
 }

@@ -139,7 +139,7 @@ type Server struct {
 	behind    *behindWriter // the request path's state writes (PostgreSQL only)
 	teamStop  func()        // stops the shared limits' renewals and queued lease releases (PostgreSQL only)
 	dbh       *dbHealth     // the request path's view of a shared database (PostgreSQL only)
-	ckpt      *checkpointer // the periodic WAL checkpoint (SQLite only)
+	ckpt      *periodic     // the periodic WAL checkpoint (SQLite only)
 	// sweepPins deletes the expired session pins (wire); pinSweep runs it
 	// every pinSweepEvery.
 	sweepPins func() error
