@@ -3,10 +3,14 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -16,11 +20,22 @@ import (
 
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/datadir"
 	"omniroute/backend/server"
+	"omniroute/tests/dbtemplate"
 	"omniroute/tests/fakeupstream"
 )
 
+// freshDB is a migrated SQLite database made once (TestMain): each env's
+// first start begins from a copy of it instead of migrating an empty file.
+var freshDB *dbtemplate.SQLite
+
 func TestMain(m *testing.M) {
+	var err error
+	if freshDB, err = dbtemplate.New(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
 }
 
@@ -39,6 +54,9 @@ type env struct {
 	key   string
 	envs  map[string]string
 	dbURL string // OMNIROUTE_DATABASE_URL ("" : SQLite)
+	// started: the gateway was started once (the first start on SQLite
+	// copies freshDB into an empty data dir).
+	started bool
 }
 
 func newEnv(t *testing.T) *env { return newEnvClock(t, false) }
@@ -57,6 +75,12 @@ func newEnvClock(t *testing.T, real bool) *env {
 
 func (e *env) start() {
 	e.t.Helper()
+	if !e.started && e.dbURL == "" {
+		if _, err := os.Stat(filepath.Join(e.dir, datadir.DBFile)); errors.Is(err, os.ErrNotExist) {
+			freshDB.WriteTo(e.t, filepath.Join(e.dir, datadir.DBFile))
+		}
+	}
+	e.started = true
 	var clk clock.Clock = e.clk
 	if e.real {
 		clk = clock.Real{}
