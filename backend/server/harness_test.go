@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"omniroute/backend/backup"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
@@ -94,6 +95,9 @@ func (e *env) start() {
 		Getenv:    func(k string) string { return e.envs[k] },
 		// The least bcrypt cost: the race detector makes the default take seconds.
 		PasswordCost: 4,
+		// One pass over 64 KiB: the default argon2id cost takes about a
+		// second per backup and restore under the race detector.
+		BackupCost: backup.Cost{Time: 1, Memory: 64, Threads: 1},
 	})
 	if err != nil {
 		e.t.Fatal(err)
