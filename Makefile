@@ -118,7 +118,7 @@ test-clients: tests/clients/node_modules/.package-lock.json
 # translations, SSE, classification and retry hints, the server's own error
 # answers): each target's seed corpus and the inputs found before, then
 # FUZZTIME new executions (build/fuzz.sh: one instrumented test binary per
-# package). 10,000 here, about 40 s of CPU for the 32 targets; the nightly
+# package). 10,000 here, about 80 s of CPU for the 32 targets; the nightly
 # run (test-nightly) gives each a million.
 FUZZTIME  ?= 10000x
 FUZZ_PKGS := ./backend/jsonv ./backend/gateway ./backend/httpx ./backend/translate/... ./backend/resilience/verdict
