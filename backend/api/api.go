@@ -123,6 +123,9 @@ type Deps struct {
 	// PasswordCost is the bcrypt cost of new password hashes (bcrypt's
 	// default when 0).
 	PasswordCost int
+	// BackupCost is the argon2id cost backups are sealed with
+	// (backup.DefaultCost when zero; tests lower it).
+	BackupCost backup.Cost
 	// CachePeople caches the people checks (tokens, sessions, users) of a
 	// team server's instance; the change feed forgets them (ForgetPeople).
 	// False (SQLite): every check reads the database.
@@ -160,6 +163,9 @@ func New(d Deps) *API {
 	}
 	if d.PasswordCost == 0 {
 		d.PasswordCost = bcrypt.DefaultCost
+	}
+	if d.BackupCost == (backup.Cost{}) {
+		d.BackupCost = backup.DefaultCost()
 	}
 	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now), restoring: make(chan struct{}, 1)}
 	if d.CachePeople {

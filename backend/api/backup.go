@@ -68,7 +68,7 @@ func (a *API) sealBackup(passphrase string, withLog bool) (*backup.File, error) 
 	if err != nil {
 		return nil, err
 	}
-	return backup.Seal(st, backup.Meta{SchemaVersion: v, AppVersion: a.Version, Now: a.Clock.Now()}, passphrase)
+	return backup.SealWith(st, backup.Meta{SchemaVersion: v, AppVersion: a.Version, Now: a.Clock.Now()}, passphrase, a.BackupCost)
 }
 
 // RestoreBodyLimit bounds POST /api/restore's body (a backup file with its

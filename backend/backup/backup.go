@@ -257,8 +257,29 @@ type Meta struct {
 	Now           time.Time
 }
 
-// Seal turns s into a file sealed with passphrase.
+// Cost is an argon2id cost: passes, memory in KiB and lanes.
+type Cost struct {
+	Time    uint32
+	Memory  uint32
+	Threads uint8
+}
+
+// DefaultCost is the cost every backup is written with, and the most a file
+// may ask for.
+func DefaultCost() Cost { return Cost{Time: kdfTime, Memory: kdfMemory, Threads: kdfThreads} }
+
+// Seal turns s into a file sealed with passphrase, its key derived at
+// DefaultCost.
 func Seal(s State, m Meta, passphrase string) (*File, error) {
+	return SealWith(s, m, passphrase, DefaultCost())
+}
+
+// SealWith is Seal at cost c, which may not exceed DefaultCost (a costlier
+// file is refused when read). Tests write with a cheap one: under the race
+// detector the default derivation takes about a second of CPU, and every
+// open of the file (a restore, a wrong passphrase, a tampered file) pays it
+// again.
+func SealWith(s State, m Meta, passphrase string, c Cost) (*File, error) {
 	if passphrase == "" {
 		return nil, errs.New(errs.Invalid, CodePassphraseRequired, "a backup needs a passphrase").WithParam("passphrase")
 	}
@@ -269,7 +290,7 @@ func Seal(s State, m Meta, passphrase string) (*File, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return nil, err
 	}
-	k := KDF{Name: "argon2id", Salt: base64.StdEncoding.EncodeToString(salt), Time: kdfTime, Memory: kdfMemory, Threads: kdfThreads}
+	k := KDF{Name: "argon2id", Salt: base64.StdEncoding.EncodeToString(salt), Time: c.Time, Memory: c.Memory, Threads: c.Threads}
 	box, macKey, err := k.keys(passphrase)
 	if err != nil {
 		return nil, err

@@ -135,14 +135,26 @@ func read(t *testing.T, s side, withLog bool) backup.State {
 	return st
 }
 
-// writeFile backs s up into bytes.
+// cheap is the argon2id cost the tests write files with (one pass over
+// 64 KiB): the default takes about a second under the race detector, and
+// every open of the file pays it again. TestWrittenAtTheDefaultCost and
+// TestRestoreRefusals use the default.
+var cheap = backup.Cost{Time: 1, Memory: 64, Threads: 1}
+
+// writeFile backs s up into bytes, sealed at the cheap cost.
 func writeFile(t *testing.T, s side, withLog bool) []byte {
+	t.Helper()
+	return writeFileAt(t, s, withLog, cheap)
+}
+
+// writeFileAt backs s up into bytes, sealed at cost c.
+func writeFileAt(t *testing.T, s side, withLog bool, c backup.Cost) []byte {
 	t.Helper()
 	v, err := s.st.SchemaVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := backup.Seal(read(t, s, withLog), backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, pass)
+	f, err := backup.SealWith(read(t, s, withLog), backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, pass, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +310,8 @@ func TestRoundTripSQLiteToPostgres(t *testing.T) {
 func TestRestoreRefusals(t *testing.T) {
 	from := sqliteSide(t)
 	fill(t, from)
-	file := writeFile(t, from, false)
+	// The default cost: the cases below raise its figures.
+	file := writeFileAt(t, from, false, backup.DefaultCost())
 	to := sqliteSide(t)
 	if err := to.st.SetValue("settings", "general", `{"maxAttempts":9}`); err != nil {
 		t.Fatal(err)
@@ -340,10 +353,10 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 }
 
-// sealed is s written as a file of schema version v.
+// sealed is s written as a file of schema version v, at the cheap cost.
 func sealed(t *testing.T, s backup.State, v int) []byte {
 	t.Helper()
-	f, err := backup.Seal(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, pass)
+	f, err := backup.SealWith(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, pass, cheap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +365,28 @@ func sealed(t *testing.T, s backup.State, v int) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestWrittenAtTheDefaultCost: Seal derives the key at RFC 9106's second
+// recommended argon2id cost with one lane (3 passes over 64 MiB), the most a
+// file may ask for; SealWith refuses a costlier one.
+func TestWrittenAtTheDefaultCost(t *testing.T) {
+	if got, want := backup.DefaultCost(), (backup.Cost{Time: 3, Memory: 64 * 1024, Threads: 1}); got != want {
+		t.Fatalf("DefaultCost() = %+v, want %+v", got, want)
+	}
+	f, err := backup.Seal(backup.State{}, backup.Meta{}, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := f.KDF; k.Name != "argon2id" || k.Time != 3 || k.Memory != 64*1024 || k.Threads != 1 {
+		t.Fatalf("Seal wrote %+v, want argon2id, 3 passes, 65536 KiB, 1 lane", k)
+	}
+	for _, c := range []backup.Cost{{Time: 4, Memory: 64 * 1024, Threads: 1}, {Time: 3, Memory: 64*1024 + 1, Threads: 1}, {Time: 3, Memory: 64 * 1024, Threads: 2}} {
+		if _, err := backup.SealWith(backup.State{}, backup.Meta{}, pass, c); code(err) != backup.CodeKDFTooCostly {
+			t.Errorf("SealWith(%+v) = %v, want %s", c, err, backup.CodeKDFTooCostly)
+		}
+	}
+	// A file written cheaper opens: every other test here restores one.
 }
 
 // TestEditedFileIsRefused (issue 39): the whole file is authenticated. A

@@ -3,6 +3,7 @@ package leases
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,9 +17,19 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
+	"omniroute/tests/dbtemplate"
 )
 
+// freshDB is a migrated SQLite database made once (TestMain): newService
+// starts from a copy of it instead of migrating an empty file.
+var freshDB *dbtemplate.SQLite
+
 func TestMain(m *testing.M) {
+	var err error
+	if freshDB, err = dbtemplate.New(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
 }
 
@@ -38,6 +49,7 @@ func openStore(t *testing.T, path string) *store.Store {
 func newService(t *testing.T) (*Service, *clock.Fake, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "leases.db")
+	freshDB.WriteTo(t, path)
 	clk := clock.NewFake(t0)
 	return New(openStore(t, path), clk), clk, path
 }

@@ -3,10 +3,14 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,13 +18,25 @@ import (
 
 	"go.uber.org/goleak"
 
+	"omniroute/backend/backup"
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
+	"omniroute/backend/datadir"
 	"omniroute/backend/server"
+	"omniroute/tests/dbtemplate"
 	"omniroute/tests/fakeupstream"
 )
 
+// freshDB is a migrated SQLite database made once (TestMain): each env's
+// first start begins from a copy of it instead of migrating an empty file.
+var freshDB *dbtemplate.SQLite
+
 func TestMain(m *testing.M) {
+	var err error
+	if freshDB, err = dbtemplate.New(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
 }
 
@@ -39,6 +55,9 @@ type env struct {
 	key   string
 	envs  map[string]string
 	dbURL string // OMNIROUTE_DATABASE_URL ("" : SQLite)
+	// started: the gateway was started once (the first start on SQLite
+	// copies freshDB into an empty data dir).
+	started bool
 }
 
 func newEnv(t *testing.T) *env { return newEnvClock(t, false) }
@@ -57,6 +76,12 @@ func newEnvClock(t *testing.T, real bool) *env {
 
 func (e *env) start() {
 	e.t.Helper()
+	if !e.started && e.dbURL == "" {
+		if _, err := os.Stat(filepath.Join(e.dir, datadir.DBFile)); errors.Is(err, os.ErrNotExist) {
+			freshDB.WriteTo(e.t, filepath.Join(e.dir, datadir.DBFile))
+		}
+	}
+	e.started = true
 	var clk clock.Clock = e.clk
 	if e.real {
 		clk = clock.Real{}
@@ -70,6 +95,9 @@ func (e *env) start() {
 		Getenv:    func(k string) string { return e.envs[k] },
 		// The least bcrypt cost: the race detector makes the default take seconds.
 		PasswordCost: 4,
+		// One pass over 64 KiB: the default argon2id cost takes about a
+		// second per backup and restore under the race detector.
+		BackupCost: backup.Cost{Time: 1, Memory: 64, Threads: 1},
 	})
 	if err != nil {
 		e.t.Fatal(err)

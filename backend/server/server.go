@@ -83,6 +83,9 @@ type Options struct {
 	// PasswordCost is the bcrypt cost of users' passwords (bcrypt's default
 	// when 0; tests lower it).
 	PasswordCost int
+	// BackupCost is the argon2id cost of the backups the API writes
+	// (backup.DefaultCost when zero; tests lower it).
+	BackupCost backup.Cost
 	// SetMemoryLimit sets the process's soft memory limit (the binary passes
 	// runtime/debug.SetMemoryLimit; nil leaves it alone, as in tests): the
 	// gateway holds it to the body budget plus MemoryHeadroom, so that bodies
@@ -648,7 +651,7 @@ func (s *Server) wire() error {
 		Keys: keys, Clock: clk, Log: opts.Log, Token: token, AllowedHosts: opts.Process.AllowedHosts,
 		Dashboard: opts.Dashboard, Version: opts.Version, BaseURL: opts.Process.BaseURL(), StartedAt: clk.Now(), HTTPClient: client, Discovery: &discovery.Client{HTTP: client, UserAgent: userAgent, Now: clk.Now}, Executors: executors, FreshToken: refresher.Fresh, Quotas: quotas, Reload: reload, Events: bus, Leases: leaseSvc, Metrics: meter.Handler(), Rules: ruleEngine,
 		Walls: walls, HomeDir: homeDir(opts.Getenv), AuthFailure: meter.AuthFailure, Updates: updates, Pricing: prices, PricingFile: pricingFile, Budgets: ledger, Capture: bodies, CachePeople: st.Shared(),
-		SSO: ssoClient, PasswordCost: opts.PasswordCost, Prefills: prefills,
+		SSO: ssoClient, PasswordCost: opts.PasswordCost, BackupCost: opts.BackupCost, Prefills: prefills,
 		CheckRestore: func(s backup.State) error { return checkRestorable(st, opts.Getenv, s) },
 		Restored: func() error {
 			return reloadRestored(restoredViews{st: st, box: box, clk: clk, reload: reload, prices: prices, keys: keys, ledger: ledger, settings: settings})
