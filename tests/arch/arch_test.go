@@ -140,6 +140,7 @@ func layers() []layer {
 		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery"}, []string{"gorm.io", "github.com/gorilla"}},
 		// The one list of provider modules: the catalogue and every provider folder.
 		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/claude", "backend/providers/codeassist", "backend/providers/codex", "backend/providers/copilot", "backend/providers/ollama", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/providers/providerstest", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

@@ -2,44 +2,30 @@ package azure_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/azure"
+	"omniroute/backend/providers/providerstest"
 	"omniroute/backend/providers/registry"
 )
-
-// capture is a Doer that records the request and answers 200 {}.
-type capture struct {
-	req  *http.Request
-	body []byte
-}
-
-func (c *capture) Do(req *http.Request) (*http.Response, error) {
-	c.req = req
-	c.body, _ = io.ReadAll(req.Body)
-	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
-}
 
 func TestAzureResponses(t *testing.T) {
 	p, _ := registry.Catalog(nil).Lookup("azure-openai")
 	for _, c := range []struct {
 		auth, header, value string
 	}{{"apikey", "Api-Key", "k1"}, {"oauth", "Authorization", "Bearer k1"}} {
-		d := &capture{}
+		d := &providerstest.Capture{}
 		tg := providers.Target{Provider: p, BaseURL: "https://res.openai.azure.com/", Secret: "k1", AuthType: c.auth, Model: "gpt-5-codex",
 			Extra: azure.Conn{Responses: true, Deployments: map[string]string{"gpt-5-codex": "codex-dep"}}}
 		if _, err := azure.New(d, "OmniRoute/test").Do(context.Background(), &tg, providers.Call{Body: []byte(`{"model":"gpt-5-codex","input":"hi"}`), Stream: true}); err != nil {
 			t.Fatal(err)
 		}
-		if d.req.URL.String() != "https://res.openai.azure.com/openai/v1/responses" || d.req.Header.Get(c.header) != c.value ||
-			gjson.GetBytes(d.body, "model").String() != "codex-dep" || d.req.Header.Get("Accept") != "text/event-stream" {
-			t.Fatalf("%s: %s %v %s", c.auth, d.req.URL, d.req.Header, d.body)
+		if d.Req.URL.String() != "https://res.openai.azure.com/openai/v1/responses" || d.Req.Header.Get(c.header) != c.value ||
+			gjson.GetBytes(d.Body, "model").String() != "codex-dep" || d.Req.Header.Get("Accept") != "text/event-stream" {
+			t.Fatalf("%s: %s %v %s", c.auth, d.Req.URL, d.Req.Header, d.Body)
 		}
 	}
 }
@@ -60,14 +46,14 @@ func TestAzureChatOnDeployments(t *testing.T) {
 		{"embeddings", "apikey", "/embeddings", "Api-Key", "k1", "https://res.openai.azure.com/openai/deployments/prod%204o/embeddings?api-version=2024-10-21", azure.Conn{Deployments: deps, Responses: true}},
 		{"unmapped model", "apikey", "", "Api-Key", "k1", "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", azure.Conn{}},
 	} {
-		d := &capture{}
+		d := &providerstest.Capture{}
 		tg := providers.Target{Provider: p, BaseURL: "https://res.openai.azure.com", Secret: "k1", AuthType: c.auth, Model: "gpt-4o", Extra: c.conn}
 		if _, err := registry.Catalog(nil).Executors(providers.ExecDeps{Client: d, UserAgent: "OmniRoute/test", Getenv: func(string) string { return "" }})[providers.FormatOpenAI][p.Dialect].Do(
 			context.Background(), &tg, providers.Call{Body: []byte(`{"model":"gpt-4o","messages":[]}`), Path: c.path}); err != nil {
 			t.Fatal(err)
 		}
-		if d.req.URL.String() != c.url || d.req.Header.Get(c.header) != c.value || (c.header == "Api-Key") != (d.req.Header.Get("Authorization") == "") {
-			t.Errorf("%s: %s %v", c.name, d.req.URL, d.req.Header)
+		if d.Req.URL.String() != c.url || d.Req.Header.Get(c.header) != c.value || (c.header == "Api-Key") != (d.Req.Header.Get("Authorization") == "") {
+			t.Errorf("%s: %s %v", c.name, d.Req.URL, d.Req.Header)
 		}
 	}
 }
