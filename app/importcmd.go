@@ -20,14 +20,16 @@ import (
 	"omniroute/backend/server"
 )
 
-// ImportCommand is `omniroute import <claude-code|codex|gemini-cli> [--path FILE]`.
+// ImportCommand is `omniroute import <source> [--path FILE]`, the sources
+// being the provider modules' imports (providers.CredentialImport).
 // With the gateway running it posts to the gateway's management API
 // (POST /api/providers/import), so the new connection is routable at once;
 // when nothing listens on the gateway's address it writes the database
 // directly and the connection is loaded at the next start. The CLI's own
 // credential file is only read, never changed.
 func ImportCommand(args []string, proc config.Process, stdout, stderr io.Writer) int {
-	usage := "usage: omniroute import <" + strings.Join(oauth.Sources(), "|") + "> [--path FILE]"
+	cat := server.ProviderCatalog(os.Getenv)
+	usage := "usage: omniroute import <" + strings.Join(oauth.Sources(cat), "|") + "> [--path FILE]"
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -51,7 +53,7 @@ func ImportCommand(args []string, proc config.Process, stdout, stderr io.Writer)
 			fmt.Fprintln(stderr, "omniroute: no home directory; give --path")
 			return 2
 		}
-		if path, err = oauth.DefaultPath(source, home); err != nil {
+		if path, err = oauth.DefaultPath(cat, source, home); err != nil {
 			fmt.Fprintln(stderr, "omniroute:", errs.As(err).Message)
 			return 2
 		}

@@ -284,6 +284,7 @@ func (a *API) router() (*mux.Router, *hotRoutes) {
 	m.HandleFunc("/providers", a.management(a.listConnections)).Methods(http.MethodGet)
 	m.HandleFunc("/providers", a.management(a.createConnection)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/catalog", a.management(a.listCatalog)).Methods(http.MethodGet)
+	m.HandleFunc("/providers/import", a.management(a.listImports)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/import", a.management(a.importLogin)).Methods(http.MethodPost)
 	m.HandleFunc("/providers/login", a.management(a.listLogins)).Methods(http.MethodGet)
 	m.HandleFunc("/providers/login/{provider}", a.management(a.startLogin)).Methods(http.MethodPost)

@@ -16,6 +16,21 @@ import (
 	"omniroute/backend/store"
 )
 
+// listImports is GET /api/providers/import: the CLI logins an import can
+// read (the provider modules' Import hooks), each with its label and the
+// credential file it reads when no path is given.
+func (a *API) listImports(w http.ResponseWriter, r *http.Request) {
+	out := []map[string]any{}
+	for _, ci := range a.Catalog.Imports() {
+		p, ok := a.Catalog.BySource(ci.Source)
+		if !ok {
+			continue
+		}
+		out = append(out, map[string]any{"source": ci.Source, "label": ci.Label, "provider": p.ID, "defaultPath": ci.PathHint()})
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"sources": out})
+}
+
 // importLogin is POST /api/providers/import {source, path?}: it reads the
 // CLI's own credential file (read only; path defaults to the CLI's file under
 // the user's home) and creates or updates the OAuth connection of that
@@ -30,7 +45,7 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Source == nil || strings.TrimSpace(*in.Source) == "" {
-		httpx.WriteError(w, errs.New(errs.Invalid, "SOURCE_REQUIRED", "field \"source\" is required: claude-code, codex or gemini-cli").WithParam("source"))
+		httpx.WriteError(w, errs.New(errs.Invalid, "SOURCE_REQUIRED", "field \"source\" is required: %s", oauth.SourceList(a.Catalog)).WithParam("source"))
 		return
 	}
 	source := strings.ToLower(strings.TrimSpace(*in.Source))
@@ -52,12 +67,12 @@ func (a *API) importLogin(w http.ResponseWriter, r *http.Request) {
 			httpx.WriteError(w, errs.New(errs.Invalid, "PATH_REQUIRED", "the user's home directory is unknown; give the credential file's path").WithParam("path"))
 			return
 		}
-		if path, err = oauth.DefaultPath(source, home); err != nil {
+		if path, err = oauth.DefaultPath(a.Catalog, source, home); err != nil {
 			httpx.WriteError(w, err)
 			return
 		}
 	}
-	login, err := oauth.ReadLogin(source, path)
+	login, err := oauth.ReadLogin(a.Catalog, source, path)
 	if err != nil {
 		httpx.WriteError(w, err)
 		return

@@ -63,6 +63,7 @@ var routeRoles = map[string]string{
 	"GET /api/providers":                        RoleViewer,
 	"POST /api/providers":                       RoleAdmin,
 	"GET /api/providers/catalog":                RoleViewer,
+	"GET /api/providers/import":                 RoleViewer, // which CLI logins can be imported
 	"POST /api/providers/import":                RoleAdmin,
 	"GET /api/providers/{id}":                   RoleViewer,
 	"PUT /api/providers/{id}":                   RoleAdmin,

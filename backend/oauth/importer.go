@@ -37,7 +37,7 @@ type Imported struct {
 func Upsert(st ConnStore, box Sealer, cat *providers.Catalog, l Login, now time.Time) (Imported, error) {
 	p, ok := cat.BySource(l.Source)
 	if !ok {
-		return Imported{}, errUnknownSource(l.Source)
+		return Imported{}, errUnknownSource(cat, l.Source)
 	}
 	rows, err := st.Connections()
 	if err != nil {
@@ -144,9 +144,9 @@ func mergeData(raw string, l Login, now time.Time) string {
 }
 
 func displayName(p providers.Provider, l Login) string {
-	base := map[string]string{SourceClaudeCode: "Claude Code", SourceCodex: "Codex", SourceGeminiCLI: "Gemini CLI"}[l.Source]
-	if base == "" {
-		base = p.Name
+	base := p.Name
+	if p.Module != nil && p.Module.Import != nil && p.Module.Import.Source == l.Source {
+		base = p.Module.Import.Label
 	}
 	if l.Email != "" {
 		return truncate(base+" ("+l.Email+")", 100)

@@ -46,19 +46,21 @@ func jwt(claims string) string {
 }
 
 func TestReadLoginPerSource(t *testing.T) {
+	cat := registry.Catalog(nil)
+	const claudeCode, codexCLI, geminiCLI = "claude-code", "codex", "gemini-cli"
 	home := t.TempDir()
-	claudePath, _ := oauth.DefaultPath(oauth.SourceClaudeCode, home)
+	claudePath, _ := oauth.DefaultPath(cat, claudeCode, home)
 	write(t, claudePath, `{"claudeAiOauth":{"accessToken":"at","refreshToken":"rt","expiresAt":1767225600000,"subscriptionType":"pro"}}`)
 	write(t, filepath.Join(home, ".claude.json"), `{"oauthAccount":{"accountUuid":"a1","emailAddress":"e@x","organizationUuid":"o1"}}`)
-	codexPath, _ := oauth.DefaultPath(oauth.SourceCodex, home)
+	codexPath, _ := oauth.DefaultPath(cat, codexCLI, home)
 	write(t, codexPath, `{"tokens":{"access_token":"`+jwt(`{"exp":1767225600}`)+`","refresh_token":"rt","id_token":"`+
 		jwt(`{"email":"c@x","https://api.openai.com/auth":{"chatgpt_account_id":"acc-from-jwt","chatgpt_plan_type":"plus"}}`)+`"}}`)
-	geminiPath, _ := oauth.DefaultPath(oauth.SourceGeminiCLI, home)
+	geminiPath, _ := oauth.DefaultPath(cat, geminiCLI, home)
 	write(t, geminiPath, `{"access_token":"ya29.x","refresh_token":"1//rt","expiry_date":1767225600000,"id_token":"`+jwt(`{"sub":"g-1","email":"g@x"}`)+`"}`)
 
 	// A Gemini CLI file without an id token: the CLI's active account names the login.
 	noIDHome := t.TempDir()
-	geminiNoID, _ := oauth.DefaultPath(oauth.SourceGeminiCLI, noIDHome)
+	geminiNoID, _ := oauth.DefaultPath(cat, geminiCLI, noIDHome)
 	write(t, geminiNoID, `{"access_token":"ya29.y","refresh_token":"1//rt2","expiry_date":1767225600000,"token_type":"Bearer"}`)
 	write(t, filepath.Join(noIDHome, ".gemini", "google_accounts.json"), `{"active":"active@gmail.com","old":[]}`)
 
@@ -67,19 +69,19 @@ func TestReadLoginPerSource(t *testing.T) {
 		source, path string
 		want         oauth.Login
 	}{
-		{oauth.SourceClaudeCode, claudePath, oauth.Login{Source: "claude-code", AccessToken: "at", RefreshToken: "rt", ExpiresAt: exp,
+		{claudeCode, claudePath, oauth.Login{Source: "claude-code", AccessToken: "at", RefreshToken: "rt", ExpiresAt: exp,
 			AccountID: "a1", Email: "e@x", OrganizationUUID: "o1", Plan: "pro"}},
-		{oauth.SourceCodex, codexPath, oauth.Login{Source: "codex", RefreshToken: "rt", ExpiresAt: exp, AccountID: "acc-from-jwt", Email: "c@x", Plan: "plus"}},
-		{oauth.SourceGeminiCLI, geminiPath, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.x", RefreshToken: "1//rt", ExpiresAt: exp, AccountID: "g-1", Email: "g@x"}},
-		{oauth.SourceGeminiCLI, geminiNoID, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.y", RefreshToken: "1//rt2", ExpiresAt: exp, Email: "active@gmail.com"}},
+		{codexCLI, codexPath, oauth.Login{Source: "codex", RefreshToken: "rt", ExpiresAt: exp, AccountID: "acc-from-jwt", Email: "c@x", Plan: "plus"}},
+		{geminiCLI, geminiPath, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.x", RefreshToken: "1//rt", ExpiresAt: exp, AccountID: "g-1", Email: "g@x"}},
+		{geminiCLI, geminiNoID, oauth.Login{Source: "gemini-cli", AccessToken: "ya29.y", RefreshToken: "1//rt2", ExpiresAt: exp, Email: "active@gmail.com"}},
 	}
 	for _, c := range cases {
 		t.Run(c.source+" "+filepath.Base(filepath.Dir(filepath.Dir(c.path))), func(t *testing.T) {
-			got, err := oauth.ReadLogin(c.source, c.path)
+			got, err := oauth.ReadLogin(cat, c.source, c.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.source == oauth.SourceCodex {
+			if c.source == codexCLI {
 				c.want.AccessToken = got.AccessToken
 			}
 			if got != c.want {
@@ -104,7 +106,7 @@ func TestReadLoginErrors(t *testing.T) {
 		{"claude-code", home, "INVALID_CREDENTIALS_FILE"}, // a directory
 	}
 	for _, c := range cases {
-		_, err := oauth.ReadLogin(c.source, c.path)
+		_, err := oauth.ReadLogin(registry.Catalog(nil), c.source, c.path)
 		var e *errs.Error
 		if !errors.As(err, &e) || e.Code != c.code {
 			t.Errorf("%s %s: %v, want %s", c.source, c.path, err, c.code)
@@ -221,5 +223,58 @@ func TestRefreshFormGrantAndEarlyFailure(t *testing.T) {
 	// A token far from expiry is used as is.
 	if tok, _ := r.Fresh(context.Background(), conn); tok != "at-1" || ts.Calls() != 3 {
 		t.Fatalf("calls %d", ts.Calls())
+	}
+}
+
+// acmeImport is a made-up provider module whose CLI keeps its login in
+// ~/.acme/login.json and its account in account.json beside it.
+func acmeImport() providers.Module {
+	return providers.Module{ID: "acme",
+		Rows: []providers.Provider{{ID: "acme", Name: "Acme Cloud", Category: providers.CategoryOAuth, Format: providers.FormatOpenAI,
+			OAuth: &providers.OAuth{ImportSource: "acme-cli"}}},
+		Import: &providers.CredentialImport{Source: "acme-cli", Label: "Acme CLI", File: ".acme/login.json",
+			Parse: func(f providers.CredentialFile) (providers.CLILogin, error) {
+				if string(f.Raw) == "broken" {
+					return providers.CLILogin{}, &providers.ImportError{Why: "it is not an Acme login"}
+				}
+				acc, _ := f.Beside(filepath.Join(filepath.Dir(f.Path), "account.json"))
+				return providers.CLILogin{AccessToken: string(f.Raw), Email: string(acc)}, nil
+			}},
+	}
+}
+
+// TestReadLoginAsksTheModule: a module's import decides where its CLI's
+// login is and how it reads (a file beside it included); its refusal says
+// why; the source list and the connection's name come from the modules.
+func TestReadLoginAsksTheModule(t *testing.T) {
+	cat := providers.NewCatalog().WithModules(acmeImport())
+	home := t.TempDir()
+	path, err := oauth.DefaultPath(cat, "acme-cli", home)
+	if err != nil || path != filepath.Join(home, ".acme", "login.json") {
+		t.Fatalf("default path %q %v", path, err)
+	}
+	if got := oauth.Sources(cat); len(got) != 1 || got[0] != "acme-cli" {
+		t.Fatalf("sources %v", got)
+	}
+	write(t, path, "acme-token")
+	write(t, filepath.Join(home, ".acme", "account.json"), "a@acme.test")
+	l, err := oauth.ReadLogin(cat, "acme-cli", path)
+	if err != nil || l != (oauth.Login{Source: "acme-cli", AccessToken: "acme-token", Email: "a@acme.test"}) {
+		t.Fatalf("%+v %v", l, err)
+	}
+	f := newFixture(t, nil)
+	res, err := oauth.Upsert(f.st, f.box, cat, l, t0)
+	if err != nil || res.Connection.Provider != "acme" || res.Connection.Name != "Acme CLI (a@acme.test)" {
+		t.Fatalf("%+v %v", res, err)
+	}
+
+	write(t, path, "broken")
+	_, err = oauth.ReadLogin(cat, "acme-cli", path)
+	if e := errs.As(err); e == nil || e.Code != "INVALID_CREDENTIALS_FILE" || e.Message != "the acme-cli credential file cannot be imported: it is not an Acme login" {
+		t.Fatalf("refused file: %v", err)
+	}
+	_, err = oauth.ReadLogin(registry.Catalog(nil), "emacs", path)
+	if e := errs.As(err); e == nil || e.Message != `unknown import source "emacs"; use claude-code, codex or gemini-cli` {
+		t.Fatalf("unknown source: %v", err)
 	}
 }

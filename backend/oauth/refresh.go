@@ -229,7 +229,7 @@ func (t token) expiresAt(now time.Time) time.Time {
 	if t.expiresIn > 0 {
 		return now.Add(t.expiresIn)
 	}
-	if exp := jwtClaims(t.access).Get("exp").Int(); exp > 0 {
+	if exp := providers.JWTClaims(t.access).Get("exp").Int(); exp > 0 {
 		return time.Unix(exp, 0)
 	}
 	return now.Add(defaultLifetime)

@@ -70,6 +70,10 @@ type Module struct {
 	// Refresh is the provider's own token refresh (nil: the OAuth
 	// refresh_token grant); the token refresher calls it.
 	Refresh Refresher
+	// Import is where the provider's own CLI keeps its login and how to
+	// read it (nil: no CLI login to import); `omniroute import`, the API
+	// and the dashboard list the catalogue's (Catalog.Imports).
+	Import *CredentialImport
 	// RediscoverOnImport: an imported login (`omniroute import`, the
 	// dashboard's import) lists the upstream's own models at once, and
 	// drops the catalogue's import list it was seeded with when they answer.

@@ -47,6 +47,13 @@ func LoginProviders(getenv func(string) string) []providers.Provider {
 	return provregistry.Catalog(getenv).LoginProviders()
 }
 
+// ProviderCatalog is the catalogue the gateway builds (every provider
+// module attached), its OAuth endpoints overridden by getenv: the CLI's
+// commands list its imports and logins from it.
+func ProviderCatalog(getenv func(string) string) *providers.Catalog {
+	return provregistry.Catalog(getenv)
+}
+
 // Call is what the flow's hooks are called with at now.
 func (c *LoginOffline) Call(now time.Time) providers.LoginCall {
 	return providers.LoginCall{OAuth: *c.Provider.OAuth, Client: c.Client, Now: now}

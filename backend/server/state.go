@@ -238,7 +238,8 @@ func pinsFromRows(rows []store.AffinityPin, bound time.Time) []affinity.Pin {
 // gateway is asked through its API instead, so its memory follows).
 func ImportOffline(proc config.Process, getenv func(string) string, source, path string, now time.Time) (oauth.Imported, error) {
 	dir := proc.DataDir
-	login, err := oauth.ReadLogin(source, path)
+	cat := provregistry.Catalog(getenv)
+	login, err := oauth.ReadLogin(cat, source, path)
 	if err != nil {
 		return oauth.Imported{}, err
 	}
@@ -258,7 +259,7 @@ func ImportOffline(proc config.Process, getenv func(string) string, source, path
 	if err != nil {
 		return oauth.Imported{}, err
 	}
-	return oauth.Upsert(st, box, provregistry.Catalog(getenv), login, now)
+	return oauth.Upsert(st, box, cat, login, now)
 }
 
 // adoptBreakers takes from rows every breaker transition newer than the one

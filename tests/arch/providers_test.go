@@ -174,7 +174,6 @@ func literalProviders() []literalProvider {
 		{folder: "codex", names: []string{"codex", "cx"},
 			others: map[string]string{
 				"backend/agents/codex.go":     "the Codex CLI agent's id and command",
-				"backend/oauth/cli.go":        "the import source is named after the Codex CLI whose login it reads",
 				"backend/config/settings.go":  "the agent model map's codex family key",
 				"backend/routing/agentmap.go": "the codex model family (Codex CLI's models)",
 			},

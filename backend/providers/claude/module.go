@@ -37,6 +37,7 @@ func Module() providers.Module {
 		// Imported logins list the account's own models at once (Anthropic
 		// renames and retires models faster than a release ships).
 		RediscoverOnImport: true,
+		Import:             credentialImport(),
 	}
 }
 

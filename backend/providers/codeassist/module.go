@@ -39,7 +39,7 @@ func Module() providers.Module {
 				DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
 				HonorsRuleScope: true,
 				OAuth: &providers.OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",
-					ClientSecret: cliClientSecret, Form: true, ImportSource: "gemini-cli",
+					ClientSecret: cliClientSecret, Form: true, ImportSource: Source,
 					Models: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}}},
 		},
 		NewExecutor:         func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent) },
@@ -50,6 +50,7 @@ func Module() providers.Module {
 				Placeholder: "empty: the account's own (GOOGLE_CLOUD_PROJECT of the Gemini CLI)"},
 		}},
 		Connect: connect,
+		Import:  credentialImport(),
 	}
 }
 

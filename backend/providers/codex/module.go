@@ -20,6 +20,7 @@ func Module() providers.Module {
 		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatResponses},
 		Rows:        []providers.Provider{row()},
 		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent) },
+		Import:      credentialImport(),
 	}
 }
 

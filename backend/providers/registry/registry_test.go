@@ -44,3 +44,31 @@ func TestModulesMatchTheirRows(t *testing.T) {
 		}
 	}
 }
+
+// TestImportsMatchTheirRows: every module's credential import is complete
+// (a label, a file under the home folder, a parser), its source is unique
+// and finds the module's own row (OAuth.ImportSource), so an imported login
+// becomes a connection of the provider that reads it.
+func TestImportsMatchTheirRows(t *testing.T) {
+	cat := registry.Catalog(nil)
+	seen := map[string]bool{}
+	for _, m := range registry.Modules() {
+		ci := m.Import
+		if ci == nil {
+			continue
+		}
+		if seen[ci.Source] {
+			t.Errorf("import source %s is declared twice", ci.Source)
+		}
+		seen[ci.Source] = true
+		if ci.Label == "" || ci.File == "" || ci.Parse == nil || strings.HasPrefix(ci.File, "/") || strings.HasPrefix(ci.File, "~") {
+			t.Errorf("%s: incomplete import %+v", m.ID, ci)
+		}
+		if p, ok := cat.BySource(ci.Source); !ok || p.Module == nil || p.Module.ID != m.ID {
+			t.Errorf("%s: import source %s does not find the module's row", m.ID, ci.Source)
+		}
+	}
+	if len(seen) < 3 || len(cat.Imports()) != len(seen) {
+		t.Errorf("%d import sources, catalogue lists %d", len(seen), len(cat.Imports()))
+	}
+}
