@@ -199,6 +199,11 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "__complete" {
+		// The shell completions' words (hidden: not in the usage), read
+		// before the environment so a completion never fails on it.
+		return app.CompleteCommand(args[1:], server.ProviderCatalog(os.Getenv), stdout)
+	}
 	flags := runFlags{waitForDB: defaultWaitForDB}
 	var rest []string
 	for i := 0; i < len(args); i++ {

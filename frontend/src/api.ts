@@ -464,8 +464,20 @@ export interface ConnectionUpdate {
 
 /** POST /api/providers/import: a CLI login to bring in (path defaults to the CLI's own file). */
 export interface ImportRequest {
-  source: 'claude-code' | 'codex' | 'gemini-cli';
+  /** One of GET /api/providers/import's sources. */
+  source: string;
   path?: string;
+}
+
+/** GET /api/providers/import: a CLI whose login an import reads (a provider module's import). */
+export interface ImportSource {
+  source: string;
+  /** The CLI's name ("Claude Code"). */
+  label: string;
+  /** The catalogue id of the provider its connection is. */
+  provider: string;
+  /** The file read when no path is given ("~/.codex/auth.json"). */
+  defaultPath: string;
 }
 
 /** GET /api/providers/login: a provider with a sign-in flow, and what its login panel shows. */
@@ -851,6 +863,10 @@ export const endpoints = {
   testConnection: (id: string) => api.post<TestResult>(`/api/providers/${enc(id)}/test`),
   refreshModels: (id: string) => api.post<RefreshModelsResult>(`/api/providers/${enc(id)}/models/refresh`, {}),
   importLogin: (body: ImportRequest) => api.post<{ connection: Connection; created: boolean }>('/api/providers/import', body),
+  listImports: async (signal?: AbortSignal): Promise<ImportSource[]> => {
+    const data = await api.get<{ sources?: ImportSource[] }>('/api/providers/import', signal);
+    return Array.isArray(data?.sources) ? data.sources : [];
+  },
   listLogins: async (signal?: AbortSignal): Promise<LoginProvider[]> => {
     const data = await api.get<{ providers?: LoginProvider[] }>('/api/providers/login', signal);
     return Array.isArray(data?.providers) ? data.providers : [];

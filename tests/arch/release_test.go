@@ -45,6 +45,31 @@ func TestOneVersionEverywhere(t *testing.T) {
 	}
 }
 
+// TestCompletionsAskTheBinary: the three shell completions take the
+// agents, import sources and login providers from the binary (`omniroute
+// __complete agents|import|login`, which prints the catalogue's), so a
+// provider module's sign-in or import is offered without editing them;
+// none spells one of today's words in place of asking.
+func TestCompletionsAskTheBinary(t *testing.T) {
+	for file, calls := range map[string][]string{
+		"build/linux/completions/omniroute.bash": {`__complete "$1"`, "_omniroute_words agents", "_omniroute_words import", "_omniroute_words login"},
+		"build/linux/completions/_omniroute":     {"__complete agents", "__complete import", "__complete login", "($agents)", "($sources)", "($logins)"},
+		"build/linux/completions/omniroute.fish": {"__complete $argv", "(__omniroute_words agents)", "(__omniroute_words import)", "(__omniroute_words login)"},
+	} {
+		text := readRepo(t, file)
+		for _, call := range calls {
+			if !strings.Contains(text, call) {
+				t.Errorf("%s lacks %s", file, call)
+			}
+		}
+		for _, word := range []string{"copilot", "gemini-cli", "qwen-code"} {
+			if strings.Contains(text, word) {
+				t.Errorf("%s spells %q: ask the binary (omniroute __complete) instead", file, word)
+			}
+		}
+	}
+}
+
 // TestManPageAndCompletionsKnowEveryCommand: each subcommand and flag of the
 // CLI's usage (main.go) is in the man page and the three shell completions.
 func TestManPageAndCompletionsKnowEveryCommand(t *testing.T) {

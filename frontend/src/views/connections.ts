@@ -1,4 +1,4 @@
-import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type NewConnection, type TestResult, type CheckStep } from '../api';
+import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type ImportSource, type NewConnection, type TestResult, type CheckStep } from '../api';
 import { plainCode } from '../lib/words';
 import {
   badge,
@@ -130,6 +130,17 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       return list;
     })
     .catch(() => [] as CatalogProvider[]);
+  // The CLI logins an import reads (GET /api/providers/import): the import
+  // card's choices, and which expired rows offer "Re-import".
+  let importSources: ImportSource[] = [];
+  const importsReady = endpoints
+    .listImports(ctx.signal)
+    .then((list) => {
+      importSources = list;
+      if (connections && !ctx.signal.aborted) renderList();
+      return list;
+    })
+    .catch(() => [] as ImportSource[]);
 
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const listArea = h('div', { class: 'list-area' });
@@ -152,7 +163,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       );
       await load(true);
     }), 'Adding a connection'),
-    allowedOr('POST /api/providers/import', () => renderImportCard(ctx.signal, async () => {
+    allowedOr('POST /api/providers/import', () => renderImportCard(ctx.signal, importsReady, async () => {
       await load(true);
     })),
     allowedOr('POST /api/providers/login/{provider}', () => renderLoginCards(ctx.signal, async () => {
@@ -301,7 +312,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       { type: 'button', class: 'btn btn-small btn-danger', 'data-focus-key': fk('delete'), 'aria-label': `Delete ${label}` },
       'Delete',
     );
-    const reimportBtn = reimportButton(c, async (message, ok) => {
+    const reimportBtn = reimportButton(c, importSources, async (message, ok) => {
       if (ctx.signal.aborted) return;
       clear(rowMessage, ok ? notice(message, 'success') : errorBox(new Error(message)));
       await load(true, fk('test'));

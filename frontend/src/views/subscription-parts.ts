@@ -4,20 +4,28 @@
  * "Re-import" action of an expired login, and the Claude usage wall opt-ins of
  * the edit dialog.
  */
-import { endpoints, type Connection, type ImportRequest } from '../api';
+import { endpoints, type Connection, type ImportRequest, type ImportSource } from '../api';
 import { busy, clear, errorBox, field, h, notice } from '../dom';
 import { importSource, meters, needsReimport, wallLines } from '../lib/subscription';
 
-const SOURCES: Array<[ImportRequest['source'], string]> = [
-  ['claude-code', 'Claude Code'],
-  ['codex', 'Codex CLI'],
-  ['gemini-cli', 'Gemini CLI'],
-];
+/** "A, B and C": the CLIs' names for a sentence. */
+export function labelList(labels: string[]): string {
+  if (labels.length < 2) return labels.join('');
+  return `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
+}
 
-/** "Import from…": reads the CLI's own login file (never changed) and creates or updates its connection. */
-export function renderImportCard(signal: AbortSignal, onImported: (c: Connection, created: boolean) => Promise<void>): HTMLElement {
-  const source = h('select', { id: 'import-source', name: 'source' }, SOURCES.map(([v, t]) => h('option', { value: v }, t)));
-  const path = h('input', { id: 'import-path', name: 'path', autocomplete: 'off', spellcheck: 'false', placeholder: '~/.claude/.credentials.json' });
+/**
+ * "Import from…": reads the CLI's own login file (never changed) and creates
+ * or updates its connection. Its choices are the gateway's import sources
+ * (GET /api/providers/import, one per provider module that reads a CLI's login).
+ */
+export function renderImportCard(
+  signal: AbortSignal,
+  sources: Promise<ImportSource[]>,
+  onImported: (c: Connection, created: boolean) => Promise<void>,
+): HTMLElement {
+  const source = h('select', { id: 'import-source', name: 'source', disabled: true }, h('option', { value: '' }, 'Loading…'));
+  const path = h('input', { id: 'import-path', name: 'path', autocomplete: 'off', spellcheck: 'false' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary', 'data-testid': 'import-login' }, 'Import login');
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const fieldset = h(
@@ -26,21 +34,33 @@ export function renderImportCard(signal: AbortSignal, onImported: (c: Connection
     field('Import from', source, 'A login you already made with that CLI.'),
     field('Credential file', path, 'Optional path (absolute or ~/…); defaults to the CLI’s own file in your home.'),
   );
-  const defaults: Record<string, string> = { 'claude-code': '~/.claude/.credentials.json', codex: '~/.codex/auth.json', 'gemini-cli': '~/.gemini/oauth_creds.json' };
-  source.addEventListener('change', () => (path.placeholder = defaults[source.value] ?? ''));
+  const defaults = new Map<string, string>();
+  source.addEventListener('change', () => (path.placeholder = defaults.get(source.value) ?? ''));
+  const intro = h('p', { class: 'muted small' }, 'The agent CLIs keep their sign-in in your home folder. OmniRoute copies it (encrypted) and refreshes it from then on; the CLI’s file is left untouched.');
   const form = h(
     'form',
     { class: 'card', 'aria-labelledby': 'import-title', 'data-testid': 'import-card' },
     h('h2', { id: 'import-title' }, 'Import a subscription login'),
-    h('p', { class: 'muted small' }, 'Claude Code, Codex and Gemini CLI keep their sign-in in your home folder. OmniRoute copies it (encrypted) and refreshes it from then on; the CLI’s file is left untouched.'),
+    intro,
     fieldset,
     status,
     h('div', { class: 'form-actions' }, submit),
   );
+  void sources.then((list) => {
+    if (signal.aborted) return;
+    for (const s of list) defaults.set(s.source, s.defaultPath);
+    source.replaceChildren(...list.map((s) => h('option', { value: s.source }, s.label)));
+    source.disabled = list.length === 0;
+    submit.disabled = list.length === 0;
+    path.placeholder = list[0]?.defaultPath ?? '';
+    if (list.length > 0) intro.textContent = `${labelList(list.map((s) => s.label))} keep their sign-in in your home folder. OmniRoute copies it (encrypted) and refreshes it from then on; the CLI’s file is left untouched.`;
+    else clear(status, notice('This gateway reads no CLI login.', 'info'));
+  });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     status.replaceChildren();
-    const body: ImportRequest = { source: source.value as ImportRequest['source'] };
+    if (!source.value) return;
+    const body: ImportRequest = { source: source.value };
     if (path.value.trim()) body.path = path.value.trim();
     const out = await busy([fieldset, submit], async () => {
       try {
@@ -82,18 +102,18 @@ export function subscriptionSummary(c: Connection): HTMLElement | null {
   );
 }
 
-/** The "Re-import" button of an expired login, or null. */
-export function reimportButton(c: Connection, onDone: (message: string, ok: boolean) => Promise<void>): HTMLButtonElement | null {
+/** The "Re-import" button of an expired login, or null; sources are the gateway's import sources. */
+export function reimportButton(c: Connection, sources: readonly ImportSource[], onDone: (message: string, ok: boolean) => Promise<void>): HTMLButtonElement | null {
   const src = importSource(c);
   // Only a CLI login is re-imported; a provider's own sign-in is renewed with its sign-in card.
-  if (!needsReimport(c) || !src || !SOURCES.some(([v]) => v === src)) return null;
+  if (!needsReimport(c) || !src || !sources.some((s) => s.source === src)) return null;
   const label = c.name || c.provider;
   const btn = h('button', { type: 'button', class: 'btn btn-small btn-warn', 'data-focus-key': `${c.id}:reimport`, 'aria-label': `Re-import the login of ${label}` }, 'Re-import');
   btn.title = 'Sign in again with the CLI first, then re-import its login here.';
   btn.addEventListener('click', () =>
     void busy([btn], async () => {
       try {
-        await endpoints.importLogin({ source: src as ImportRequest['source'] });
+        await endpoints.importLogin({ source: src });
         await onDone(`Re-imported the login of “${label}”.`, true);
       } catch (err) {
         await onDone(err instanceof Error ? err.message : String(err), false);

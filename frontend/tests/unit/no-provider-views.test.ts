@@ -41,14 +41,12 @@ export function namedProviders(source: string, ids: Set<string>): string[] {
 
 /**
  * The views that still name providers, and why. None of them is a
- * connection form: the subscription parts name the CLIs whose logins an
- * import reads (the Codex CLI and the Gemini CLI share their provider's
- * word); agents.ts names the Codex CLI's model family; rules.ts's
+ * connection form (the import card's CLIs come from GET
+ * /api/providers/import); agents.ts names the Codex CLI's model family; rules.ts's
  * preview starts from an example provider. The list may only shrink: a file
  * that stops naming one passes, a new name fails.
  */
 const ALLOWED: Record<string, string[]> = {
-  'subscription-parts.ts': ['codex', 'gemini-cli'],
   'agents.ts': ['codex'],
   'rules.ts': ['agentrouter'],
 };
