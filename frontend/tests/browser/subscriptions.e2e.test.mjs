@@ -32,6 +32,15 @@ test('import a Claude Code login and opt into the slow lane from the Connections
 
   const card = page.getByTestId('import-card');
   await card.getByLabel('Import from').selectOption('claude-code');
+  // The card's choices are the gateway's import sources (GET /api/providers/import), each with its default file.
+  const { sources } = await mgmt('/api/providers/import');
+  assert.ok(sources.length >= 3, 'the gateway lists its import sources');
+  assert.deepEqual(await card.getByLabel('Import from').locator('option').allInnerTexts(), sources.map((s) => s.label));
+  for (const s of [...sources].reverse()) {
+    await card.getByLabel('Import from').selectOption(s.source);
+    assert.equal(await card.getByLabel('Credential file').getAttribute('placeholder'), s.defaultPath);
+  }
+  assert.equal(sources[0].source, 'claude-code');
   await card.getByRole('button', { name: 'Import login' }).click();
   await card.getByText('Added “Claude Code (browser@example.com)”.').waitFor({ timeout: 10_000 });
   const row = page.getByRole('row', { name: /Claude Code \(browser@example\.com\)/ });
