@@ -41,7 +41,7 @@ func (a *API) HealthInput() health.Input {
 	for _, l := range locks {
 		entries = append(entries, l.Entry) // model lockouts and model cooldowns alike take a model out
 	}
-	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries, Paused: a.Paused()}
+	in := health.Input{Now: now, Breakers: a.Engine.Breakers().Snapshots(), Lockouts: entries, Family: a.Engine.Lockouts().Family, Paused: a.Paused()}
 	if a.Store != nil {
 		in.DiskFullSince = a.Store.DiskFullSince()
 	}

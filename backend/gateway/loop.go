@@ -998,6 +998,9 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 	if v, ok := refreshVerdict(ctx, r, err); ok {
 		return v
 	}
+	if errors.Is(err, providers.ErrNoExecutor) && r.Context().Err() == nil {
+		return noExecutorVerdict(cand)
+	}
 	if r.Context().Err() != nil {
 		err = context.Canceled
 	} else if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -1013,6 +1016,17 @@ func (g *Gateway) classifyErr(ctx context.Context, r *http.Request, err error, c
 		v.Code, v.Status = "UPSTREAM_BAD_STATUS", ie.Status
 	}
 	return redacted(v, r, cand)
+}
+
+// noExecutorVerdict is a call whose target's dialect has no executor
+// (providers.ErrNoExecutor): the gateway cannot speak to that target, so it
+// is passed over as FORMAT_NOT_SUPPORTED, like a wire the gateway does not
+// speak, and is no evidence against the upstream (no breaker, cooldown or
+// lock).
+func noExecutorVerdict(cand routing.Candidate) verdict.Verdict {
+	p := cand.Conn.Provider
+	return verdict.Verdict{Kind: verdict.KindBadRequest, Failover: true, Code: "FORMAT_NOT_SUPPORTED",
+		Message: "this gateway has no executor for " + p.ID + "'s " + string(p.Dialect) + " dialect of the " + string(p.FormatOf(cand.Model)) + " wire"}
 }
 
 func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {

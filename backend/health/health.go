@@ -181,8 +181,12 @@ type Input struct {
 	Connections []Conn
 	Breakers    []breaker.Snapshot
 	Lockouts    []lockout.Entry
-	Leases      []Lease
-	Combos      []Combo
+	// Family names the quota family of a provider's model, the models a
+	// quota_family lock covers together (the lockout table's Family; nil:
+	// every model is its own family).
+	Family lockout.Families
+	Leases []Lease
+	Combos []Combo
 	// ForKey is the client key the picture is for: a connection leased by
 	// this key serves; one leased by any other key does not. Empty (the
 	// dashboard, the tray): every leased connection is leased, not serving.
@@ -361,7 +365,7 @@ func Compute(in Input) Report {
 		if l, ok := leases[c.ID]; ok {
 			lease = &l
 		}
-		ch := connHealth(c, breakers[c.Provider], locks[c.ID], lease, in.ForKey, now)
+		ch := connHealth(c, breakers[c.Provider], locks[c.ID], in.Family, lease, in.ForKey, now)
 		r.Connections = append(r.Connections, ch)
 		byID[c.ID] = ch
 		conns[c.ID] = c
@@ -381,13 +385,13 @@ func Compute(in Input) Report {
 	}
 	r.Summary.Total = len(in.Connections)
 	r.Providers = providers(in, breakers, r.Connections, now)
-	r.Combos = combos(in.Combos, byID, conns, locks, now)
+	r.Combos = combos(in.Combos, byID, conns, locks, in.Family, now)
 	for _, c := range r.Combos {
 		if c.State == Dead {
 			r.Summary.DeadCombo++
 		}
 	}
-	r.Summary.ModelsServable, r.Summary.ModelsTotal = models(in.Connections, byID, locks)
+	r.Summary.ModelsServable, r.Summary.ModelsTotal = models(in.Connections, byID, locks, in.Family)
 	if r.Summary.ModelsTotal > 0 {
 		r.Summary.Fraction = float64(r.Summary.ModelsServable) / float64(r.Summary.ModelsTotal)
 	}
@@ -447,8 +451,8 @@ func leasedAway(r Report) bool {
 // applies of: disabled, terminal, breaker open, cooling, all models locked,
 // leased, some models locked, degraded breaker, serving. Until is the latest
 // deadline among the blocks that keep it out of routing.
-func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
-	ch := decideConn(c, b, locks, lease, forKey, now)
+func connHealth(c Conn, b breaker.Snapshot, locks []lockout.Entry, fam lockout.Families, lease *Lease, forKey string, now time.Time) ConnHealth {
+	ch := decideConn(c, b, locks, fam, lease, forKey, now)
 	ch.Fixes = fitFixes(ch.State, ch.Fixes)
 	return ch
 }
@@ -480,7 +484,7 @@ func fitFixes(state State, fixes []string) []string {
 
 // decideConn decides one connection's state, reason, deadline and every fix
 // that touches one of its blocks (connHealth then keeps those that fit).
-func decideConn(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease, forKey string, now time.Time) ConnHealth {
+func decideConn(c Conn, b breaker.Snapshot, locks []lockout.Entry, fam lockout.Families, lease *Lease, forKey string, now time.Time) ConnHealth {
 	ch := ConnHealth{ID: c.ID, Name: c.Name, Provider: c.Provider, ProviderName: c.ProviderName,
 		Blocks: []Block{}, Locks: []Lock{}, Fixes: []string{}}
 	cd := c.Cooldown
@@ -532,7 +536,7 @@ func decideConn(c Conn, b breaker.Snapshot, locks []lockout.Entry, lease *Lease,
 		ch.Fixes = append(ch.Fixes, "unlock_models")
 	}
 	ch.Blocks = append(ch.Blocks, blocks...)
-	allLocked := len(locks) > 0 && allModelsLocked(c, locks)
+	allLocked := len(locks) > 0 && allModelsLocked(c, locks, fam)
 	if lease != nil {
 		ch.LeasedBy = orElse(lease.KeyName, lease.KeyID)
 		ch.LeaseID, ch.LeasedModel = lease.ID, lease.Model
@@ -618,12 +622,12 @@ func findBlock(bs []Block, s State) (Block, bool) {
 // listed model is covered; without a list, it is locked only if a lock exists
 // and it has no list to serve anything else from — we cannot know, so a
 // connection without a list stays serving.
-func allModelsLocked(c Conn, locks []lockout.Entry) bool {
+func allModelsLocked(c Conn, locks []lockout.Entry, fam lockout.Families) bool {
 	if len(c.Models) == 0 {
 		return false
 	}
 	for _, m := range c.Models {
-		if !modelLocked(c.ProviderID, m, locks) {
+		if !modelLocked(c.ProviderID, m, locks, fam) {
 			return false
 		}
 	}
@@ -631,18 +635,20 @@ func allModelsLocked(c Conn, locks []lockout.Entry) bool {
 }
 
 // modelLocked reports whether one of locks covers model on its connection.
-func modelLocked(provider, model string, locks []lockout.Entry) bool {
+func modelLocked(provider, model string, locks []lockout.Entry, fam lockout.Families) bool {
 	for _, e := range locks {
-		if lockCovers(provider, model, e) {
+		if lockCovers(provider, model, e, fam) {
 			return true
 		}
 	}
 	return false
 }
 
-func lockCovers(provider, model string, e lockout.Entry) bool {
-	if e.Scope == lockout.ScopeQuotaFamily {
-		return strings.EqualFold(lockout.QuotaFamily(provider, model), lockout.QuotaFamily(provider, e.Model))
+// lockCovers reports whether e blocks model: a quota_family lock every
+// model of its family (fam; nil: its own model only), any other its model.
+func lockCovers(provider, model string, e lockout.Entry, fam lockout.Families) bool {
+	if e.Scope == lockout.ScopeQuotaFamily && fam != nil {
+		return strings.EqualFold(fam(provider, model), fam(provider, e.Model))
 	}
 	return strings.EqualFold(e.Model, model)
 }
@@ -855,7 +861,7 @@ func worstConnState(conns []ConnHealth, key string) State {
 // combos: a combo is serving when some target has a candidate connection that is
 // serving and has not locked that target's model; dead otherwise, back when its
 // first candidate is.
-func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks map[string][]lockout.Entry, now time.Time) []ComboHealth {
+func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks map[string][]lockout.Entry, fam lockout.Families, now time.Time) []ComboHealth {
 	out := make([]ComboHealth, 0, len(in))
 	for _, co := range in {
 		ch := ComboHealth{ID: co.ID, Name: co.Name, Total: len(co.Targets), Targets: []ComboTargetHealth{}, Fixes: []string{}}
@@ -870,7 +876,7 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 					continue
 				}
 				cc := ComboCandidate{ID: c.ID, Name: c.Name, State: c.State, Reason: c.Reason, Fixes: c.Fixes}
-				locked := modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID])
+				locked := modelLocked(conns[c.ID].ProviderID, cand.Model, locks[c.ID], fam)
 				if c.Serving && !locked {
 					ok = true
 					cc.Reason = ""
@@ -890,7 +896,7 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 					continue
 				}
 				for _, e := range locks[c.ID] {
-					if lockCovers(conns[c.ID].ProviderID, cand.Model, e) && e.ExpiresAt.After(until) {
+					if lockCovers(conns[c.ID].ProviderID, cand.Model, e, fam) && e.ExpiresAt.After(until) {
 						until = e.ExpiresAt
 					}
 				}
@@ -944,7 +950,7 @@ func combos(in []Combo, byID map[string]ConnHealth, conns map[string]Conn, locks
 // models counts the configured models (a connection's listed models, or
 // "<provider>/*" for a connection without a list) of active connections, and how
 // many some serving connection can serve now.
-func models(conns []Conn, byID map[string]ConnHealth, locks map[string][]lockout.Entry) (servable, total int) {
+func models(conns []Conn, byID map[string]ConnHealth, locks map[string][]lockout.Entry, fam lockout.Families) (servable, total int) {
 	ok := map[string]bool{}
 	var keys []string
 	for _, c := range conns {
@@ -966,7 +972,7 @@ func models(conns []Conn, byID map[string]ConnHealth, locks map[string][]lockout
 				keys = append(keys, key)
 			}
 			h := byID[c.ID]
-			if h.Serving && (wild || !modelLocked(c.ProviderID, m, locks[c.ID])) {
+			if h.Serving && (wild || !modelLocked(c.ProviderID, m, locks[c.ID], fam)) {
 				ok[key] = true
 			}
 		}

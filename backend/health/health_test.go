@@ -2,6 +2,7 @@ package health
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,14 +315,33 @@ func TestProvidersAndCombos(t *testing.T) {
 	}
 }
 
+// TestQuotaFamilyLockCoversItsMembers: a quota_family lock takes out every
+// model of its family (Input.Family) and no other; without Family each
+// model is its own.
 func TestQuotaFamilyLockCoversItsMembers(t *testing.T) {
-	c := Conn{ID: "a", Name: "A", Provider: "gemini", ProviderID: "gemini", Active: true, Models: []string{"gemini-2.5-pro", "gemini-2.5-pro-preview"}}
-	e := lockout.Entry{Provider: "gemini", ConnectionID: "a", Model: "gemini-2.5-pro", Scope: lockout.ScopeQuotaFamily, ExpiresAt: t0.Add(time.Minute)}
-	fam := lockout.QuotaFamily("gemini", "gemini-2.5-pro")
-	r := Compute(Input{Now: t0, Connections: []Conn{c}, Lockouts: []lockout.Entry{e}})
-	wantServing := lockout.QuotaFamily("gemini", "gemini-2.5-pro-preview") != fam
-	if r.Connections[0].Serving != wantServing {
-		t.Fatalf("family %q: serving %v, want %v", fam, r.Connections[0].Serving, wantServing)
+	fam := func(provider, model string) string {
+		if provider == "acme" && strings.HasPrefix(model, "big-") {
+			return "big"
+		}
+		return model
+	}
+	c := Conn{ID: "a", Name: "A", Provider: "acme", ProviderID: "acme", Active: true, Models: []string{"big-1", "big-2"}}
+	e := lockout.Entry{Provider: "acme", ConnectionID: "a", Model: "big-1", Scope: lockout.ScopeQuotaFamily, ExpiresAt: t0.Add(time.Minute)}
+	for _, tt := range []struct {
+		name        string
+		fam         lockout.Families
+		models      []string
+		wantServing bool
+	}{
+		{"family covers both", fam, []string{"big-1", "big-2"}, false},
+		{"another model serves", fam, []string{"big-1", "small"}, true},
+		{"no families: own model only", nil, []string{"big-1", "big-2"}, true},
+	} {
+		c.Models = tt.models
+		r := Compute(Input{Now: t0, Connections: []Conn{c}, Lockouts: []lockout.Entry{e}, Family: tt.fam})
+		if r.Connections[0].Serving != tt.wantServing {
+			t.Errorf("%s: serving %v, want %v", tt.name, r.Connections[0].Serving, tt.wantServing)
+		}
 	}
 }
 

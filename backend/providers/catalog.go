@@ -102,6 +102,12 @@ type Provider struct {
 	// Doc is the provider's docs/PROVIDERS.md row where it differs from
 	// what its format implies.
 	Doc Doc
+	// QuotaFamily names the quota family of a lower-cased model: the models
+	// that share one account quota upstream, which a 429, 403 or 402 locks
+	// together on the connection ("" or nil: the model is its own family).
+	// Catalog.QuotaFamily asks it; PrefixFamily, TierFamily and
+	// ReleaseFamily build the usual shapes.
+	QuotaFamily func(model string) string
 	// Module is the provider folder's module serving this row (nil: none;
 	// set by Catalog.WithModules).
 	Module *Module
@@ -227,19 +233,19 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
 	list := []Provider{
 		{ID: "openai", Name: "OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"}, DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"},
-			Tools: true, Vision: true, Reasoning: true},
+			Tools: true, Vision: true, Reasoning: true, QuotaFamily: PrefixFamily("gpt-5")},
 		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels,
-			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
+			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true, QuotaFamily: TierFamily("claude-", "opus", "sonnet", "haiku")},
 		// The native Gemini API (generateContent, x-goog-api-key); a base URL
 		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
 		// still works: the executor drops the "/openai".
 		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
-			Tools: true, Vision: true, Reasoning: true},
+			Tools: true, Vision: true, Reasoning: true, QuotaFamily: ReleaseFamily("gemini-")},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
 			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}, Tools: true, Vision: true, Reasoning: true},
 		// Z.ai's international endpoint (api.z.ai); GLM business codes are in the rules table.
 		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},
-			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true},
+			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true, QuotaFamily: PrefixFamily("glm-4.5", "glm-4.6")},
 		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"},
 			Tools: true, Reasoning: true},
 		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"},

@@ -7,7 +7,9 @@ import (
 )
 
 // ErrNoExecutor is a call to a format's Dialects whose target's dialect has
-// no executor and which has no Default.
+// no executor and which has no Default. The gateway passes such a target
+// over with the stable code FORMAT_NOT_SUPPORTED (no evidence against the
+// upstream: no breaker count, cooldown or lock).
 var ErrNoExecutor = errors.New("providers: no executor for the target's dialect")
 
 // Dialects sends a call to the executor of its target's dialect (a

@@ -428,7 +428,7 @@ func (s *Server) wire() error {
 		}
 	}
 	engine := routing.NewEngine(routing.EngineDeps{ProbeClaim: probeClaim, Registry: registry, Clock: clk, Breakers: breakers, Window: window,
-		Lockouts: lockout.New(clk), Combos: combos, Pins: pins, Leases: leaseSvc,
+		Lockouts: lockout.NewFamilies(clk, catalog.QuotaFamily), Combos: combos, Pins: pins, Leases: leaseSvc,
 		Store: sw, Policy: policy, Observer: pub, Load: gateLoad{gates}, OnError: logErr, Locks: lockStore,
 		AgentMap: func(family string) (string, bool) { return settings.GeneralRef().AgentModelMap.Target(family) }})
 

@@ -163,21 +163,18 @@ type literalProvider struct {
 
 // literalProviders are the subscription and local providers moved into their folders.
 func literalProviders() []literalProvider {
-	lockout := "lockout's quota-family table is keyed by provider id and alias (its tests build tables by id); to move to a module hook"
 	return []literalProvider{
 		{folder: "claude", names: []string{"claude", "cc"},
 			others: map[string]string{
 				"backend/agents/json_agents.go": "Claude Code's command is `claude`; its context-window rule reads model names starting claude",
 				"backend/routing/agentmap.go":   "Claude model names start with claude (the agent model families)",
-			},
-			pending: map[string]string{"backend/resilience/lockout/scope.go": lockout}},
+			}},
 		{folder: "codex", names: []string{"codex", "cx"},
 			others: map[string]string{
 				"backend/agents/codex.go":     "the Codex CLI agent's id and command",
 				"backend/config/settings.go":  "the agent model map's codex family key",
 				"backend/routing/agentmap.go": "the codex model family (Codex CLI's models)",
-			},
-			pending: map[string]string{"backend/resilience/lockout/scope.go": lockout}},
+			}},
 		{folder: "ollama", names: []string{"ollama", "ollama-native"}},
 	}
 }

@@ -99,6 +99,9 @@ func row() providers.Provider {
 		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, APIOf: "anthropic", AssistantPrefill: true,
 		DefaultModels: []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"},
 		Tools:         true, Vision: true, Reasoning: true,
+		// One quota per tier: a 429 on claude-opus-4-1 locks every opus model
+		// of the connection (claude-3-opus-20240229 too), not its sonnets.
+		QuotaFamily: providers.TierFamily("claude-", "opus", "sonnet", "haiku"),
 		OAuth: &providers.OAuth{TokenURL: "https://console.anthropic.com/v1/oauth/token", ClientID: "9d1c250a-e61b-44d9-88ed-5944d1962f5e", ImportSource: Source,
 			Models: []string{"claude-opus-4-5", "claude-opus-4-5-20251101", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929",
 				"claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-opus-4-1-20250805"}}}

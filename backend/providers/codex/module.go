@@ -31,6 +31,9 @@ func row() providers.Provider {
 		BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"}, APIOf: "openai",
 		DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"},
 		Tools:         true, Vision: true, Reasoning: true,
+		// One quota for every gpt-5*: a 429 on gpt-5.1-codex locks gpt-5 and
+		// gpt-5-codex-mini of the connection too.
+		QuotaFamily: providers.PrefixFamily("gpt-5"),
 		OAuth: &providers.OAuth{TokenURL: "https://auth.openai.com/oauth/token", ClientID: "app_EMoamEEZ73f0CkXaXp7hrann", Scope: "openid profile email", ImportSource: Source,
 			Models: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5", "gpt-5.1"}}}
 }

@@ -16,7 +16,7 @@ func TestAdopt(t *testing.T) {
 	ms := time.Millisecond
 	local := t0.Add(-time.Second) // the local lock's LockedAt; it expires at t0 + 1 min
 	remote := func(lockedAt, expiresAt time.Time, cleared bool) lockout.Remote {
-		return lockout.Remote{Entry: lockout.Entry{Provider: "openai", ConnectionID: "c1", Model: "gpt-4o",
+		return lockout.Remote{Entry: lockout.Entry{Provider: "zeta", ConnectionID: "c1", Model: "gpt-4o",
 			Scope: lockout.ScopeExact, Reason: "RATE_LIMITED", Status: 429, FailureCount: 3,
 			LockedAt: lockedAt, ExpiresAt: expiresAt}, Cleared: cleared}
 	}
@@ -50,20 +50,20 @@ func TestAdopt(t *testing.T) {
 			tbl, clk := newTable()
 			if tt.hasLocal {
 				clk.Set(local)
-				tbl.LockFor("openai", "c1", "gpt-4o", time.Minute, "RATE_LIMITED")
+				tbl.LockFor("zeta", "c1", "gpt-4o", time.Minute, "RATE_LIMITED")
 				clk.Set(t0)
 			}
 			if n := tbl.Adopt([]lockout.Remote{tt.remote}); n != tt.taken {
 				t.Fatalf("adopted %d, want %d", n, tt.taken)
 			}
-			e, ok := tbl.Locked("openai", "c1", "gpt-4o")
+			e, ok := tbl.Locked("zeta", "c1", "gpt-4o")
 			if ok != tt.locked {
 				t.Fatalf("locked %v, want %v", ok, tt.locked)
 			}
 			if ok && !e.ExpiresAt.Equal(tt.expiresAt) {
 				t.Fatalf("lock expires at %v, want %v", e.ExpiresAt, tt.expiresAt)
 			}
-			if ok && tt.taken == 1 && (e.FailureCount != 3 || e.Key != "openai:c1:exact:gpt-4o") {
+			if ok && tt.taken == 1 && (e.FailureCount != 3 || e.Key != "zeta:c1:exact:gpt-4o") {
 				t.Fatalf("adopted entry %+v", e)
 			}
 		})

@@ -157,21 +157,21 @@ func (k key) String() string {
 }
 
 // keyFor returns the key a lock of scope on this tuple is stored under.
-func keyFor(provider, conn, model string, scope Scope) key {
+func (t *Table) keyFor(provider, conn, model string, scope Scope) key {
 	name := model
 	if scope == ScopeQuotaFamily {
-		name = QuotaFamily(provider, model)
+		name = t.Family(provider, model)
 	}
 	return key{provider: provider, conn: conn, scope: scope, name: name}
 }
 
 // keysCovering returns the keys whose lock would block model on this connection,
 // in the order exact, model, quota family.
-func keysCovering(provider, conn, model string) [3]key {
+func (t *Table) keysCovering(provider, conn, model string) [3]key {
 	return [3]key{
-		keyFor(provider, conn, model, ScopeExact),
-		keyFor(provider, conn, model, ScopeModel),
-		keyFor(provider, conn, model, ScopeQuotaFamily),
+		t.keyFor(provider, conn, model, ScopeExact),
+		t.keyFor(provider, conn, model, ScopeModel),
+		t.keyFor(provider, conn, model, ScopeQuotaFamily),
 	}
 }
 
@@ -185,7 +185,8 @@ type record struct {
 // Table holds the active model lockouts. It is safe for concurrent use; create it
 // with New.
 type Table struct {
-	clk clock.Clock
+	clk      clock.Clock
+	families Families
 
 	mu      sync.RWMutex
 	entries map[key]record
@@ -194,12 +195,18 @@ type Table struct {
 	nextSweep time.Time
 }
 
-// New returns an empty table reading time from clk (nil means the wall clock).
-func New(clk clock.Clock) *Table {
+// New returns an empty table reading time from clk (nil means the wall
+// clock) in which every model is its own quota family.
+func New(clk clock.Clock) *Table { return NewFamilies(clk, nil) }
+
+// NewFamilies returns an empty table reading time from clk (nil means the
+// wall clock) whose ScopeQuotaFamily locks cover the families names (nil:
+// every model is its own family).
+func NewFamilies(clk clock.Clock, families Families) *Table {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &Table{clk: clk, entries: map[key]record{}}
+	return &Table{clk: clk, families: families, entries: map[key]record{}}
 }
 
 // RecordFailure records one failure of model on the connection and returns the
@@ -224,7 +231,7 @@ func (t *Table) RecordFailure(provider, connectionID, model string, status int, 
 	s = s.Normalize()
 	now := t.clk.Now()
 	scope := ResolveScope(status, explicit)
-	k := keyFor(provider, connectionID, model, scope)
+	k := t.keyFor(provider, connectionID, model, scope)
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -284,7 +291,7 @@ func cooldownFor(failures int, s Settings) time.Duration {
 // A non-positive d locks nothing and returns an entry that is already expired.
 func (t *Table) LockFor(provider, connectionID, model string, d time.Duration, reason string) Entry {
 	now := t.clk.Now()
-	k := keyFor(provider, connectionID, model, ScopeExact)
+	k := t.keyFor(provider, connectionID, model, ScopeExact)
 	e := Entry{
 		Provider: provider, ConnectionID: connectionID, Model: model,
 		Scope: ScopeExact, Key: k.String(), Reason: reason, Status: longRetryStatus,
@@ -332,7 +339,7 @@ func (t *Table) Locked(provider, connectionID, model string) (Entry, bool) {
 //go:noinline
 func (t *Table) locked(provider, connectionID, model string) (Entry, bool) {
 	now := t.clk.Now()
-	keys := keysCovering(provider, connectionID, model)
+	keys := t.keysCovering(provider, connectionID, model)
 
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -377,7 +384,7 @@ func (t *Table) DecayEntries(provider, connectionID, model string) (int, []Entry
 // an empty map would only reset nextSweep, which putLocked keeps valid).
 func (t *Table) decayEntries(provider, connectionID, model string) (int, []Entry) {
 	now := t.clk.Now()
-	keys := keysCovering(provider, connectionID, model)
+	keys := t.keysCovering(provider, connectionID, model)
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -456,7 +463,7 @@ func (t *Table) ClearEntries(provider, connectionID, model string) (int, []Entry
 			return true
 		}
 		if k.scope == ScopeQuotaFamily {
-			return k.name == QuotaFamily(k.provider, model)
+			return k.name == t.Family(k.provider, model)
 		}
 		return k.name == model
 	})
@@ -511,7 +518,7 @@ func (t *Table) Adopt(remote []Remote) int {
 	defer t.mu.Unlock()
 	n := 0
 	for _, r := range remote {
-		k := keyFor(r.Provider, r.ConnectionID, r.Model, r.Scope)
+		k := t.keyFor(r.Provider, r.ConnectionID, r.Model, r.Scope)
 		prev, had := t.entries[k]
 		if had && !r.LockedAt.After(prev.LockedAt) {
 			continue

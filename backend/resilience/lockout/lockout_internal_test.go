@@ -68,9 +68,9 @@ func TestKeyString(t *testing.T) {
 		k    key
 		want string
 	}{
-		{key{"codex", "c1", ScopeExact, "gpt-5.1"}, "codex:c1:exact:gpt-5.1"},
-		{key{"codex", "c1", ScopeModel, "gpt-5.1"}, "codex:c1:gpt-5.1"},
-		{key{"codex", "c1", ScopeQuotaFamily, "gpt-5"}, "codex:c1:family:gpt-5"},
+		{key{"acme", "c1", ScopeExact, "big-1"}, "acme:c1:exact:big-1"},
+		{key{"acme", "c1", ScopeModel, "big-1"}, "acme:c1:big-1"},
+		{key{"acme", "c1", ScopeQuotaFamily, "big"}, "acme:c1:family:big"},
 	}
 	for _, tt := range tests {
 		if got := tt.k.String(); got != tt.want {

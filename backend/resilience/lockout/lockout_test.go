@@ -3,6 +3,7 @@ package lockout_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,10 +21,24 @@ func TestMain(m *testing.M) {
 // start is the fixed instant tests begin at.
 func start() time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC) }
 
-// newTable returns a table on a fake clock at start().
+// newTable returns a table on a fake clock at start() with the made-up
+// quota families of families.
 func newTable() (*lockout.Table, *clock.Fake) {
 	clk := clock.NewFake(start())
-	return lockout.New(clk), clk
+	return lockout.NewFamilies(clk, families), clk
+}
+
+// families are the tests' made-up quota families: provider acme's models
+// named "big-…" share the family "big", its "mid-…" ones "mid"; every other
+// model (and every model of another provider) is its own family.
+func families(provider, model string) string {
+	if provider != "acme" {
+		return model
+	}
+	if fam, _, ok := strings.Cut(model, "-"); ok && (fam == "big" || fam == "mid") {
+		return fam
+	}
+	return model
 }
 
 // enabled is DefaultSettings with the master switch on.
@@ -176,12 +191,12 @@ func TestExpiryBoundary(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tab, clk := newTable()
-			e := tab.RecordFailure("gemini", "c1", "gemini-2.5-pro", 503, "unavailable", "", enabled(), 0)
+			e := tab.RecordFailure("acme", "c1", "mid-pro", 503, "unavailable", "", enabled(), 0)
 			if want := start().Add(120 * time.Second); !e.ExpiresAt.Equal(want) {
 				t.Fatalf("ExpiresAt = %v, want %v", e.ExpiresAt, want)
 			}
 			clk.Set(e.ExpiresAt.Add(tt.offset))
-			_, locked := tab.Locked("gemini", "c1", "gemini-2.5-pro")
+			_, locked := tab.Locked("acme", "c1", "mid-pro")
 			if locked != tt.locked {
 				t.Fatalf("Locked = %v, want %v", locked, tt.locked)
 			}
@@ -206,7 +221,7 @@ func failAfterExpiry(t *testing.T, s lockout.Settings, n int, hint time.Duration
 	tab, clk := newTable()
 	for i := 0; i < n; i++ {
 		now := clk.Now()
-		e := tab.RecordFailure("codex", "c1", "gpt-5.1", 429, "quota", "", s, hint)
+		e := tab.RecordFailure("acme", "c1", "big-1", 429, "quota", "", s, hint)
 		cds = append(cds, e.ExpiresAt.Sub(now))
 		counts = append(counts, e.FailureCount)
 		clk.Set(e.ExpiresAt)
@@ -280,7 +295,7 @@ func TestHint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tab, _ := newTable()
-			e := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "rate", "", tt.s, tt.hint)
+			e := tab.RecordFailure("zeta", "c1", "gpt-4o", 429, "rate", "", tt.s, tt.hint)
 			if got := e.ExpiresAt.Sub(e.LockedAt); got != tt.want {
 				t.Fatalf("cooldown = %v, want %v", got, tt.want)
 			}
@@ -291,9 +306,9 @@ func TestHint(t *testing.T) {
 func TestHintDoesNotResetEscalation(t *testing.T) {
 	tab, clk := newTable()
 	s := enabled()
-	e := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "", "", s, 10*time.Minute)
+	e := tab.RecordFailure("zeta", "c1", "gpt-4o", 429, "", "", s, 10*time.Minute)
 	clk.Set(e.ExpiresAt)
-	e = tab.RecordFailure("openai", "c1", "gpt-4o", 429, "", "", s, 0)
+	e = tab.RecordFailure("zeta", "c1", "gpt-4o", 429, "", "", s, 0)
 	if e.FailureCount != 2 || e.ExpiresAt.Sub(e.LockedAt) != 240*time.Second {
 		t.Fatalf("got count %d cooldown %v, want 2 and 240s", e.FailureCount, e.ExpiresAt.Sub(e.LockedAt))
 	}
@@ -319,9 +334,9 @@ func TestEscalationWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tab, clk := newTable()
-			tab.RecordFailure("codex", "c1", "gpt-5.1", 429, "", "", enabled(), 0)
+			tab.RecordFailure("acme", "c1", "big-1", 429, "", "", enabled(), 0)
 			clk.Set(start().Add(tt.at))
-			e := tab.RecordFailure("codex", "c1", "gpt-5.1", 429, "", "", enabled(), 0)
+			e := tab.RecordFailure("acme", "c1", "big-1", 429, "", "", enabled(), 0)
 			if e.FailureCount != tt.wantCount {
 				t.Fatalf("FailureCount = %d, want %d", e.FailureCount, tt.wantCount)
 			}
@@ -335,7 +350,7 @@ func TestEscalationWindow(t *testing.T) {
 func TestEscalationSurvivesList(t *testing.T) {
 	// An expired lock still inside its window is unlisted, yet still escalates.
 	tab, clk := newTable()
-	e := tab.RecordFailure("codex", "c1", "gpt-5.1", 429, "", "", enabled(), 0)
+	e := tab.RecordFailure("acme", "c1", "big-1", 429, "", "", enabled(), 0)
 	clk.Set(e.ExpiresAt.Add(time.Minute))
 	if n := len(tab.List()); n != 0 {
 		t.Fatalf("List has %d entries after expiry, want 0", n)
@@ -343,16 +358,16 @@ func TestEscalationSurvivesList(t *testing.T) {
 	if n := tab.Count(); n != 0 {
 		t.Fatalf("Count = %d, want 0", n)
 	}
-	if e := tab.RecordFailure("codex", "c1", "gpt-5.1", 429, "", "", enabled(), 0); e.FailureCount != 2 {
+	if e := tab.RecordFailure("acme", "c1", "big-1", 429, "", "", enabled(), 0); e.FailureCount != 2 {
 		t.Fatalf("FailureCount = %d, want 2", e.FailureCount)
 	}
 }
 
 func TestActiveLockNeverShortened(t *testing.T) {
 	tab, clk := newTable()
-	long := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "", "", enabled(), 20*time.Minute)
+	long := tab.RecordFailure("zeta", "c1", "gpt-4o", 429, "", "", enabled(), 20*time.Minute)
 	clk.Advance(time.Minute)
-	e := tab.RecordFailure("openai", "c1", "gpt-4o", 429, "again", "", enabled(), 0)
+	e := tab.RecordFailure("zeta", "c1", "gpt-4o", 429, "again", "", enabled(), 0)
 	if e.FailureCount != 1 || !e.ExpiresAt.Equal(long.ExpiresAt) {
 		t.Fatalf("got count %d expires %v, want 1 (herd) and %v", e.FailureCount, e.ExpiresAt, long.ExpiresAt)
 	}
@@ -372,12 +387,12 @@ func TestEntryFields(t *testing.T) {
 		scope    lockout.Scope
 		key      string
 	}{
-		{"429 family", "codex", "c1", "gpt-5.1-codex", 429, "", lockout.ScopeQuotaFamily, "codex:c1:family:gpt-5"},
+		{"429 family", "acme", "c1", "big-1-x", 429, "", lockout.ScopeQuotaFamily, "acme:c1:family:big"},
 		{"404 model", "ollama-local", "c2", "llama3", 404, "", lockout.ScopeModel, "ollama-local:c2:llama3"},
-		{"500 exact", "openai", "c3", "gpt-4o", 500, "", lockout.ScopeExact, "openai:c3:exact:gpt-4o"},
-		{"transport exact", "openai", "c3", "gpt-4o", 0, "", lockout.ScopeExact, "openai:c3:exact:gpt-4o"},
-		{"explicit exact 429", "antigravity", "c4", "gemini-3-pro", 429, lockout.ScopeExact, lockout.ScopeExact, "antigravity:c4:exact:gemini-3-pro"},
-		{"gemini family", "gemini", "c5", "gemini-2.5-pro-preview-05-06", 429, "", lockout.ScopeQuotaFamily, "gemini:c5:family:gemini-2.5-pro"},
+		{"500 exact", "zeta", "c3", "gpt-4o", 500, "", lockout.ScopeExact, "zeta:c3:exact:gpt-4o"},
+		{"transport exact", "zeta", "c3", "gpt-4o", 0, "", lockout.ScopeExact, "zeta:c3:exact:gpt-4o"},
+		{"explicit exact 429", "zeta", "c4", "solo-3", 429, lockout.ScopeExact, lockout.ScopeExact, "zeta:c4:exact:solo-3"},
+		{"mid family", "acme", "c5", "mid-pro-preview", 429, "", lockout.ScopeQuotaFamily, "acme:c5:family:mid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -413,53 +428,53 @@ func TestScopeReach(t *testing.T) {
 		probes                []probe
 	}{
 		{
-			name: "429 on codex gpt-5.1 locks the gpt-5 family of that connection", provider: "codex", conn: "A", model: "gpt-5.1", status: 429,
+			name: "429 on big-1 locks the big family of that connection", provider: "acme", conn: "A", model: "big-1", status: 429,
 			probes: []probe{
-				{"codex", "A", "gpt-5.1", true},
-				{"codex", "A", "gpt-5-mini", true},
-				{"codex", "A", "gpt-5.1-codex", true},
-				{"codex", "B", "gpt-5-mini", false},
-				{"codex", "B", "gpt-5.1", false},
-				{"codex", "A", "gpt-4o", false},
-				{"openai", "A", "gpt-5-mini", false},
+				{"acme", "A", "big-1", true},
+				{"acme", "A", "big-mini", true},
+				{"acme", "A", "big-1-x", true},
+				{"acme", "B", "big-mini", false},
+				{"acme", "B", "big-1", false},
+				{"acme", "A", "gpt-4o", false},
+				{"zeta", "A", "big-mini", false},
 			},
 		},
 		{
-			name: "403 on claude locks the tier", provider: "claude", conn: "A", model: "claude-sonnet-4-5", status: 403,
+			name: "403 locks the family, not another", provider: "acme", conn: "A", model: "mid-4-5", status: 403,
 			probes: []probe{
-				{"claude", "A", "claude-sonnet-4-20250514", true},
-				{"claude", "A", "claude-opus-4-1", false},
+				{"acme", "A", "mid-4-20250514", true},
+				{"acme", "A", "big-4-1", false},
 			},
 		},
 		{
-			name: "404 locks only that model", provider: "codex", conn: "A", model: "gpt-5.1", status: 404,
+			name: "404 locks only that model", provider: "acme", conn: "A", model: "big-1", status: 404,
 			probes: []probe{
-				{"codex", "A", "gpt-5.1", true},
-				{"codex", "A", "gpt-5-mini", false},
-				{"codex", "B", "gpt-5.1", false},
+				{"acme", "A", "big-1", true},
+				{"acme", "A", "big-mini", false},
+				{"acme", "B", "big-1", false},
 			},
 		},
 		{
-			name: "500 locks only the exact tuple", provider: "codex", conn: "A", model: "gpt-5.6-luna", status: 500,
+			name: "500 locks only the exact tuple", provider: "acme", conn: "A", model: "big-6", status: 500,
 			probes: []probe{
-				{"codex", "A", "gpt-5.6-luna", true},
-				{"codex", "A", "gpt-5-mini", false},
-				{"codex", "A", "gpt-5.1", false},
-				{"codex", "B", "gpt-5.6-luna", false},
+				{"acme", "A", "big-6", true},
+				{"acme", "A", "big-mini", false},
+				{"acme", "A", "big-1", false},
+				{"acme", "B", "big-6", false},
 			},
 		},
 		{
-			name: "synthesised 502 locks only the exact tuple", provider: "gemini", conn: "A", model: "gemini-2.5-pro", status: 502,
+			name: "synthesised 502 locks only the exact tuple", provider: "acme", conn: "A", model: "mid-pro", status: 502,
 			probes: []probe{
-				{"gemini", "A", "gemini-2.5-pro", true},
-				{"gemini", "A", "gemini-2.5-pro-preview-05-06", false},
+				{"acme", "A", "mid-pro", true},
+				{"acme", "A", "mid-pro-preview", false},
 			},
 		},
 		{
-			name: "explicit exact on a 429 does not spread", provider: "codex", conn: "A", model: "gpt-5.1", status: 429, explicit: lockout.ScopeExact,
+			name: "explicit exact on a 429 does not spread", provider: "acme", conn: "A", model: "big-1", status: 429, explicit: lockout.ScopeExact,
 			probes: []probe{
-				{"codex", "A", "gpt-5.1", true},
-				{"codex", "A", "gpt-5-mini", false},
+				{"acme", "A", "big-1", true},
+				{"acme", "A", "big-mini", false},
 			},
 		},
 	}
@@ -478,9 +493,9 @@ func TestScopeReach(t *testing.T) {
 
 func TestScopesAreSeparateKeys(t *testing.T) {
 	tab, _ := newTable()
-	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "", "", enabled(), 0)
-	tab.RecordFailure("codex", "A", "gpt-5.1", 404, "", "", enabled(), 0)
-	e := tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "A", "big-1", 500, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "A", "big-1", 404, "", "", enabled(), 0)
+	e := tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0)
 	if e.FailureCount != 1 {
 		t.Fatalf("family FailureCount = %d, want 1 (own key)", e.FailureCount)
 	}
@@ -491,23 +506,23 @@ func TestScopesAreSeparateKeys(t *testing.T) {
 
 func TestLockedReturnsLatestExpiry(t *testing.T) {
 	tab, clk := newTable()
-	tab.RecordFailure("codex", "A", "gpt-5.1", 429, "family", "", enabled(), 0) // 120 s
-	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "exact", "", enabled(), 0)  // 120 s (tie)
-	tab.RecordFailure("codex", "A", "gpt-5.1", 404, "model", "", enabled(), 15*time.Minute)
-	tab.RecordFailure("codex", "A", "gpt-5-mini", 429, "sib", "", enabled(), time.Minute) // family again, count 2
-	e, ok := tab.Locked("codex", "A", "gpt-5.1")
+	tab.RecordFailure("acme", "A", "big-1", 429, "family", "", enabled(), 0) // 120 s
+	tab.RecordFailure("acme", "A", "big-1", 500, "exact", "", enabled(), 0)  // 120 s (tie)
+	tab.RecordFailure("acme", "A", "big-1", 404, "model", "", enabled(), 15*time.Minute)
+	tab.RecordFailure("acme", "A", "big-mini", 429, "sib", "", enabled(), time.Minute) // family again, count 2
+	e, ok := tab.Locked("acme", "A", "big-1")
 	if !ok || e.Scope != lockout.ScopeModel || e.Reason != "model" {
 		t.Fatalf("Locked = %+v, %v; want the 15 min model entry", e, ok)
 	}
 	clk.Advance(15 * time.Minute)
-	if _, ok := tab.Locked("codex", "A", "gpt-5.1"); ok {
+	if _, ok := tab.Locked("acme", "A", "big-1"); ok {
 		t.Fatal("still locked after every entry expired")
 	}
 	// Tie between exact and family at the same expiry: the narrower (exact) wins.
 	tab2, _ := newTable()
-	tab2.RecordFailure("codex", "A", "gpt-5.1", 429, "family", "", enabled(), 0)
-	tab2.RecordFailure("codex", "A", "gpt-5.1", 500, "exact", "", enabled(), 0)
-	if e, _ := tab2.Locked("codex", "A", "gpt-5.1"); e.Scope != lockout.ScopeExact {
+	tab2.RecordFailure("acme", "A", "big-1", 429, "family", "", enabled(), 0)
+	tab2.RecordFailure("acme", "A", "big-1", 500, "exact", "", enabled(), 0)
+	if e, _ := tab2.Locked("acme", "A", "big-1"); e.Scope != lockout.ScopeExact {
 		t.Fatalf("tie went to %q, want exact", e.Scope)
 	}
 }
@@ -519,7 +534,7 @@ func TestDecay(t *testing.T) {
 		if i > 0 {
 			clk.Set(e.ExpiresAt) // each failure after the previous lock: escalates
 		}
-		e = tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
+		e = tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0)
 	}
 	if e.FailureCount != 5 {
 		t.Fatalf("FailureCount = %d, want 5", e.FailureCount)
@@ -531,10 +546,10 @@ func TestDecay(t *testing.T) {
 	}{{2, 0}, {1, 0}, {0, 1}}
 	for i, st := range steps {
 		// Decay via a sibling of the family: success anywhere in the family counts.
-		if got := tab.Decay("codex", "A", "gpt-5-mini"); got != st.removed {
+		if got := tab.Decay("acme", "A", "big-mini"); got != st.removed {
 			t.Fatalf("step %d: Decay removed %d, want %d", i, got, st.removed)
 		}
-		got, locked := tab.Locked("codex", "A", "gpt-5.1")
+		got, locked := tab.Locked("acme", "A", "big-1")
 		if st.count == 0 {
 			if locked {
 				t.Fatalf("step %d: still locked after count reached 0", i)
@@ -545,11 +560,11 @@ func TestDecay(t *testing.T) {
 			t.Fatalf("step %d: got %+v locked=%v, want count %d, timer unchanged", i, got, locked, st.count)
 		}
 	}
-	if n := tab.Decay("codex", "A", "gpt-5.1"); n != 0 {
+	if n := tab.Decay("acme", "A", "big-1"); n != 0 {
 		t.Fatalf("Decay on nothing removed %d", n)
 	}
 	// After removal the next failure starts over.
-	if e := tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0); e.FailureCount != 1 {
+	if e := tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0); e.FailureCount != 1 {
 		t.Fatalf("FailureCount after decay to 0 = %d, want 1", e.FailureCount)
 	}
 }
@@ -568,26 +583,26 @@ func (c *countingClock) Now() time.Time { c.reads++; return c.Fake.Now() }
 func TestDecayOfEmptyTableReadsNoClock(t *testing.T) {
 	clk := &countingClock{Fake: *clock.NewFake(start())}
 	tab := lockout.New(clk)
-	if n, gone := tab.DecayEntries("codex", "A", "gpt-5.1"); n != 0 || gone != nil {
+	if n, gone := tab.DecayEntries("acme", "A", "big-1"); n != 0 || gone != nil {
 		t.Fatalf("DecayEntries on an empty table = %d, %v", n, gone)
 	}
-	if _, locked := tab.Locked("codex", "A", "gpt-5.1"); locked || clk.reads != 0 {
+	if _, locked := tab.Locked("acme", "A", "big-1"); locked || clk.reads != 0 {
 		t.Fatalf("empty table: locked %v, %d clock reads, want none", locked, clk.reads)
 	}
-	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "", "", enabled(), 0)
-	if n, gone := tab.DecayEntries("codex", "A", "gpt-5.1"); n != 1 || len(gone) != 1 || tab.Count() != 0 {
+	tab.RecordFailure("acme", "A", "big-1", 500, "", "", enabled(), 0)
+	if n, gone := tab.DecayEntries("acme", "A", "big-1"); n != 1 || len(gone) != 1 || tab.Count() != 0 {
 		t.Fatalf("DecayEntries of one entry = %d, %v, %d left", n, gone, tab.Count())
 	}
 }
 
 func TestDecayCoversAllScopes(t *testing.T) {
 	tab, _ := newTable()
-	tab.RecordFailure("codex", "A", "gpt-5.1", 500, "", "", enabled(), 0)
-	tab.RecordFailure("codex", "A", "gpt-5.1", 404, "", "", enabled(), 0)
-	tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
-	tab.RecordFailure("codex", "B", "gpt-5.1", 500, "", "", enabled(), 0) // other connection
-	tab.RecordFailure("codex", "A", "gpt-4o", 500, "", "", enabled(), 0)  // other model
-	if n := tab.Decay("codex", "A", "gpt-5.1"); n != 3 {
+	tab.RecordFailure("acme", "A", "big-1", 500, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "A", "big-1", 404, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "B", "big-1", 500, "", "", enabled(), 0)  // other connection
+	tab.RecordFailure("acme", "A", "gpt-4o", 500, "", "", enabled(), 0) // other model
+	if n := tab.Decay("acme", "A", "big-1"); n != 3 {
 		t.Fatalf("Decay removed %d, want 3", n)
 	}
 	if n := tab.Count(); n != 2 {
@@ -603,13 +618,13 @@ func TestDecayExpiredInWindow(t *testing.T) {
 		if i > 0 {
 			clk.Set(e.ExpiresAt)
 		}
-		e = tab.RecordFailure("openai", "A", "gpt-4o", 503, "", "", enabled(), 0)
+		e = tab.RecordFailure("zeta", "A", "gpt-4o", 503, "", "", enabled(), 0)
 	}
 	clk.Set(e.ExpiresAt)
-	if n := tab.Decay("openai", "A", "gpt-4o"); n != 0 {
+	if n := tab.Decay("zeta", "A", "gpt-4o"); n != 0 {
 		t.Fatalf("Decay removed %d active locks, want 0 (already expired)", n)
 	}
-	if e := tab.RecordFailure("openai", "A", "gpt-4o", 503, "", "", enabled(), 0); e.FailureCount != 3 {
+	if e := tab.RecordFailure("zeta", "A", "gpt-4o", 503, "", "", enabled(), 0); e.FailureCount != 3 {
 		t.Fatalf("FailureCount = %d, want 3 (4 halved to 2, then +1)", e.FailureCount)
 	}
 }
@@ -631,26 +646,26 @@ func TestLockFor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tab, clk := newTable()
-			e := tab.LockFor("gemini", "A", "gemini-2.5-pro", tt.d, "RetryInfo")
+			e := tab.LockFor("acme", "A", "mid-pro", tt.d, "RetryInfo")
 			if got := e.ExpiresAt.Sub(start()); got != tt.want {
 				t.Fatalf("duration = %v, want %v", got, tt.want)
 			}
-			if e.Scope != lockout.ScopeExact || e.Key != "gemini:A:exact:gemini-2.5-pro" || e.FailureCount != 1 || e.Status != 429 {
+			if e.Scope != lockout.ScopeExact || e.Key != "acme:A:exact:mid-pro" || e.FailureCount != 1 || e.Status != 429 {
 				t.Fatalf("unexpected entry %+v", e)
 			}
-			if _, ok := tab.Locked("gemini", "A", "gemini-2.5-pro"); ok != tt.locked {
+			if _, ok := tab.Locked("acme", "A", "mid-pro"); ok != tt.locked {
 				t.Fatalf("Locked = %v, want %v", ok, tt.locked)
 			}
-			if _, ok := tab.Locked("gemini", "A", "gemini-2.5-pro-preview-05-06"); ok {
+			if _, ok := tab.Locked("acme", "A", "mid-pro-preview"); ok {
 				t.Fatal("LockFor spread beyond the exact model")
 			}
 			if tt.locked {
 				clk.Set(e.ExpiresAt.Add(-time.Millisecond))
-				if _, ok := tab.Locked("gemini", "A", "gemini-2.5-pro"); !ok {
+				if _, ok := tab.Locked("acme", "A", "mid-pro"); !ok {
 					t.Fatal("unlocked 1 ms before expiry")
 				}
 				clk.Set(e.ExpiresAt)
-				if _, ok := tab.Locked("gemini", "A", "gemini-2.5-pro"); ok {
+				if _, ok := tab.Locked("acme", "A", "mid-pro"); ok {
 					t.Fatal("locked at expiry")
 				}
 			}
@@ -660,9 +675,9 @@ func TestLockFor(t *testing.T) {
 
 func TestLockForNoEscalation(t *testing.T) {
 	tab, clk := newTable()
-	first := tab.LockFor("gemini", "A", "m", time.Hour, "")
+	first := tab.LockFor("acme", "A", "m", time.Hour, "")
 	clk.Advance(time.Minute)
-	again := tab.LockFor("gemini", "A", "m", 10*time.Minute, "")
+	again := tab.LockFor("acme", "A", "m", 10*time.Minute, "")
 	if again.FailureCount != 1 {
 		t.Fatalf("FailureCount = %d, want 1 (no escalation)", again.FailureCount)
 	}
@@ -672,17 +687,17 @@ func TestLockForNoEscalation(t *testing.T) {
 	// LockFor keeps (does not raise or reset) an escalated exact count.
 	tab2, clk2 := newTable()
 	for i := 0; i < 3; i++ {
-		e := tab2.RecordFailure("gemini", "A", "m", 503, "", "", enabled(), 0)
+		e := tab2.RecordFailure("acme", "A", "m", 503, "", "", enabled(), 0)
 		if i < 2 {
 			clk2.Set(e.ExpiresAt)
 		}
 	}
-	if e := tab2.LockFor("gemini", "A", "m", time.Hour, ""); e.FailureCount != 3 || e.ExpiresAt.Sub(e.LockedAt) != time.Hour {
+	if e := tab2.LockFor("acme", "A", "m", time.Hour, ""); e.FailureCount != 3 || e.ExpiresAt.Sub(e.LockedAt) != time.Hour {
 		t.Fatalf("got count %d duration %v, want 3 and 1h", e.FailureCount, e.ExpiresAt.Sub(e.LockedAt))
 	}
 	// No escalation window after a LockFor: a failure at its expiry starts at 1.
 	clk.Set(first.ExpiresAt)
-	if e := tab.RecordFailure("gemini", "A", "m", 500, "", "", enabled(), 0); e.FailureCount != 1 {
+	if e := tab.RecordFailure("acme", "A", "m", 500, "", "", enabled(), 0); e.FailureCount != 1 {
 		t.Fatalf("FailureCount after LockFor expiry = %d, want 1", e.FailureCount)
 	}
 }
@@ -692,11 +707,11 @@ func seed(t *testing.T) (*lockout.Table, *clock.Fake) {
 	t.Helper()
 	tab, clk := newTable()
 	s := enabled()
-	tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", s, 5*time.Minute) // codex:A:family:gpt-5, 5 min
-	tab.RecordFailure("codex", "A", "gpt-4o", 500, "", "", s, 0)              // codex:A:exact:gpt-4o, 2 min
-	tab.RecordFailure("codex", "B", "gpt-5.1", 404, "", "", s, 3*time.Minute) // codex:B:gpt-5.1, 3 min
-	tab.RecordFailure("openai", "A", "gpt-5.1", 500, "", "", s, 0)            // openai:A:exact:gpt-5.1, 2 min
-	tab.RecordFailure("gemini", "C", "gemini-2.5-pro", 404, "", "", s, 0)     // gemini:C:gemini-2.5-pro, 2 min
+	tab.RecordFailure("acme", "A", "big-1", 429, "", "", s, 5*time.Minute) // acme:A:family:big, 5 min
+	tab.RecordFailure("acme", "A", "gpt-4o", 500, "", "", s, 0)            // acme:A:exact:gpt-4o, 2 min
+	tab.RecordFailure("acme", "B", "big-1", 404, "", "", s, 3*time.Minute) // acme:B:big-1, 3 min
+	tab.RecordFailure("zeta", "A", "big-1", 500, "", "", s, 0)             // zeta:A:exact:big-1, 2 min
+	tab.RecordFailure("acme", "C", "mid-pro", 404, "", "", s, 0)           // acme:C:mid-pro, 2 min
 	return tab, clk
 }
 
@@ -712,9 +727,9 @@ func keys(es []lockout.Entry) []string {
 func TestList(t *testing.T) {
 	tab, clk := seed(t)
 	want := []string{
-		"codex:A:exact:gpt-4o", "gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", // 2 min, by key
-		"codex:B:gpt-5.1",      // 3 min
-		"codex:A:family:gpt-5", // 5 min
+		"acme:A:exact:gpt-4o", "acme:C:mid-pro", "zeta:A:exact:big-1", // 2 min, by key
+		"acme:B:big-1",      // 3 min
+		"acme:A:family:big", // 5 min
 	}
 	if got := keys(tab.List()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("List = %v, want %v", got, want)
@@ -739,20 +754,20 @@ func TestClear(t *testing.T) {
 		removed               int
 		left                  []string
 	}{
-		{"family member clears family lock", "codex", "A", "gpt-5-mini", 1,
-			[]string{"codex:A:exact:gpt-4o", "gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", "codex:B:gpt-5.1"}},
-		{"exact tuple", "codex", "A", "gpt-4o", 1,
-			[]string{"gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", "codex:B:gpt-5.1", "codex:A:family:gpt-5"}},
-		{"any model of provider+connection", "codex", "A", "", 2,
-			[]string{"gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", "codex:B:gpt-5.1"}},
-		{"any provider for model", "", "A", "gpt-5.1", 2,
-			[]string{"codex:A:exact:gpt-4o", "gemini:C:gemini-2.5-pro", "codex:B:gpt-5.1"}},
+		{"family member clears family lock", "acme", "A", "big-mini", 1,
+			[]string{"acme:A:exact:gpt-4o", "acme:C:mid-pro", "zeta:A:exact:big-1", "acme:B:big-1"}},
+		{"exact tuple", "acme", "A", "gpt-4o", 1,
+			[]string{"acme:C:mid-pro", "zeta:A:exact:big-1", "acme:B:big-1", "acme:A:family:big"}},
+		{"any model of provider+connection", "acme", "A", "", 2,
+			[]string{"acme:C:mid-pro", "zeta:A:exact:big-1", "acme:B:big-1"}},
+		{"any provider for model", "", "A", "big-1", 2,
+			[]string{"acme:A:exact:gpt-4o", "acme:C:mid-pro", "acme:B:big-1"}},
 		{"any provider, any model", "", "A", "", 3,
-			[]string{"gemini:C:gemini-2.5-pro", "codex:B:gpt-5.1"}},
-		{"connection must match", "codex", "Z", "", 0,
-			[]string{"codex:A:exact:gpt-4o", "gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", "codex:B:gpt-5.1", "codex:A:family:gpt-5"}},
-		{"other model untouched", "codex", "B", "gpt-5-mini", 0,
-			[]string{"codex:A:exact:gpt-4o", "gemini:C:gemini-2.5-pro", "openai:A:exact:gpt-5.1", "codex:B:gpt-5.1", "codex:A:family:gpt-5"}},
+			[]string{"acme:C:mid-pro", "acme:B:big-1"}},
+		{"connection must match", "acme", "Z", "", 0,
+			[]string{"acme:A:exact:gpt-4o", "acme:C:mid-pro", "zeta:A:exact:big-1", "acme:B:big-1", "acme:A:family:big"}},
+		{"other model untouched", "acme", "B", "big-mini", 0,
+			[]string{"acme:A:exact:gpt-4o", "acme:C:mid-pro", "zeta:A:exact:big-1", "acme:B:big-1", "acme:A:family:big"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -769,10 +784,10 @@ func TestClear(t *testing.T) {
 
 func TestClearResetsEscalation(t *testing.T) {
 	tab, _ := newTable()
-	tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
-	tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0)
-	tab.Clear("codex", "A", "gpt-5.1")
-	if e := tab.RecordFailure("codex", "A", "gpt-5.1", 429, "", "", enabled(), 0); e.FailureCount != 1 {
+	tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0)
+	tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0)
+	tab.Clear("acme", "A", "big-1")
+	if e := tab.RecordFailure("acme", "A", "big-1", 429, "", "", enabled(), 0); e.FailureCount != 1 {
 		t.Fatalf("FailureCount after Clear = %d, want 1", e.FailureCount)
 	}
 }
@@ -782,13 +797,13 @@ func TestClearConnectionAndAll(t *testing.T) {
 	if n := tab.ClearConnection("A"); n != 3 {
 		t.Fatalf("ClearConnection(A) removed %d, want 3", n)
 	}
-	if got, want := keys(tab.List()), []string{"gemini:C:gemini-2.5-pro", "codex:B:gpt-5.1"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(tab.List()), []string{"acme:C:mid-pro", "acme:B:big-1"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
 	}
 	if n := tab.ClearConnection("nope"); n != 0 {
 		t.Fatalf("ClearConnection(nope) removed %d", n)
 	}
-	clk.Advance(2 * time.Minute) // the gemini lock expires: not counted as removed
+	clk.Advance(2 * time.Minute) // the acme:C lock expires: not counted as removed
 	if n := tab.ClearAll(); n != 1 {
 		t.Fatalf("ClearAll removed %d, want 1", n)
 	}
@@ -818,22 +833,22 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			conn := fmt.Sprintf("c%d", g%3)
 			for i := 0; i < 300; i++ {
-				model := fmt.Sprintf("gpt-5.%d", i%4)
+				model := fmt.Sprintf("big-%d", i%4)
 				switch i % 7 {
 				case 0, 1:
-					tab.RecordFailure("codex", conn, model, []int{429, 404, 500, 0}[i%4], "x", "", s, 0)
+					tab.RecordFailure("acme", conn, model, []int{429, 404, 500, 0}[i%4], "x", "", s, 0)
 				case 2:
-					tab.Locked("codex", conn, model)
+					tab.Locked("acme", conn, model)
 				case 3:
-					tab.Decay("codex", conn, model)
+					tab.Decay("acme", conn, model)
 				case 4:
-					tab.LockFor("codex", conn, model, time.Minute, "y")
+					tab.LockFor("acme", conn, model, time.Minute, "y")
 				case 5:
 					tab.List()
 					tab.Count()
 				case 6:
 					if i%50 == 6 {
-						tab.Clear("codex", conn, "")
+						tab.Clear("acme", conn, "")
 					}
 					clk.Advance(time.Second)
 				}
@@ -857,20 +872,20 @@ func TestConcurrent(t *testing.T) {
 // cooldown's anti-thundering-herd rule; the next failure after expiry escalates.
 func TestBurstEscalatesOnce(t *testing.T) {
 	tab, clk := newTable()
-	first := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0)
+	first := tab.RecordFailure("zeta", "A", "gpt-4o", 429, "", "", enabled(), 0)
 	for i := 0; i < 5; i++ {
 		clk.Advance(time.Millisecond)
-		e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0)
+		e := tab.RecordFailure("zeta", "A", "gpt-4o", 429, "", "", enabled(), 0)
 		if e.FailureCount != 1 || !e.ExpiresAt.Equal(first.ExpiresAt) {
 			t.Fatalf("burst failure %d: count %d expires %v, want 1 and %v", i, e.FailureCount, e.ExpiresAt, first.ExpiresAt)
 		}
 	}
 	clk.Set(first.ExpiresAt.Add(-time.Millisecond)) // still locked: herd
-	if e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 1 {
+	if e := tab.RecordFailure("zeta", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 1 {
 		t.Fatalf("1 ms before expiry: count %d, want 1", e.FailureCount)
 	}
 	clk.Set(first.ExpiresAt) // expired: a new failure escalates
-	if e := tab.RecordFailure("openai", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 2 {
+	if e := tab.RecordFailure("zeta", "A", "gpt-4o", 429, "", "", enabled(), 0); e.FailureCount != 2 {
 		t.Fatalf("at expiry: count %d, want 2", e.FailureCount)
 	}
 }

@@ -1,7 +1,5 @@
 package lockout
 
-import "strings"
-
 // Scope is how wide a model lockout reaches on one connection.
 type Scope string
 
@@ -50,123 +48,19 @@ func ResolveScope(status int, explicit Scope) Scope {
 	return ScopeExact
 }
 
-// familyRule maps a lower-cased model to its family; ok is false when the rule
-// does not apply and the model is its own family.
-type familyRule func(model string) (family string, ok bool)
+// Families names the quota family of a provider's model: the models that
+// share one account quota upstream, which a ScopeQuotaFamily lock covers
+// together. A model in no family is its own (return the model). The
+// provider modules declare the families; the wiring place hands the
+// catalogue's (providers.Catalog.QuotaFamily) to NewFamilies.
+type Families func(provider, model string) string
 
-// familyRules is the immutable provider → quota-family rule table (canonical
-// provider ids and their catalogue aliases, lower case).
-var familyRules = map[string]familyRule{
-	"codex":      gpt5Family,
-	"cx":         gpt5Family,
-	"openai":     gpt5Family,
-	"oai":        gpt5Family,
-	"gemini":     geminiFamily,
-	"google":     geminiFamily,
-	"claude":     claudeFamily,
-	"cc":         claudeFamily,
-	"anthropic":  claudeFamily,
-	"claude-api": claudeFamily,
-	"glm":        glmFamily,
-	"zai":        glmFamily,
-	"zhipu":      glmFamily,
-}
-
-// QuotaFamily maps a provider's model to its quota family key, the name a
-// ScopeQuotaFamily lock is stored under:
-//
-//   - codex, openai: every gpt-5* model → "gpt-5" (a 429 on gpt-5.1-codex locks
-//     every gpt-5* model of that connection);
-//   - gemini: trailing "-preview", "-latest", "-exp" and numeric date/version
-//     segments are stripped (gemini-2.5-pro-preview-05-06 → gemini-2.5-pro,
-//     gemini-1.5-pro-002 → gemini-1.5-pro), keeping at least two segments;
-//   - claude, anthropic: a model with an opus / sonnet / haiku segment →
-//     "claude-opus" / "claude-sonnet" / "claude-haiku" (claude-opus-4-1 and
-//     claude-3-opus-20240229 alike);
-//   - glm: glm-4.5* → "glm-4.5", glm-4.6* → "glm-4.6";
-//   - anything else: the model itself.
-//
-// Providers match case-insensitively, including their catalogue aliases (cx, oai,
-// google, cc, claude-api, zai, zhipu). Recognised families are lower case; an
-// unrecognised model is returned unchanged.
-func QuotaFamily(provider, model string) string {
-	rule, ok := familyRules[strings.ToLower(provider)]
-	if !ok {
+// Family is the name a ScopeQuotaFamily lock of provider's model is stored
+// under: the table's Families, or the model itself when it has none (or
+// the table is nil).
+func (t *Table) Family(provider, model string) string {
+	if t == nil || t.families == nil {
 		return model
 	}
-	if fam, ok := rule(strings.ToLower(model)); ok {
-		return fam
-	}
-	return model
-}
-
-// gpt5Family puts every gpt-5* model in "gpt-5".
-func gpt5Family(model string) (string, bool) {
-	if strings.HasPrefix(model, "gpt-5") {
-		return "gpt-5", true
-	}
-	return "", false
-}
-
-// geminiFamily strips preview/latest/exp and numeric suffix segments.
-func geminiFamily(model string) (string, bool) {
-	if !strings.HasPrefix(model, "gemini-") {
-		return "", false
-	}
-	segs := strings.Split(model, "-")
-	n := len(segs)
-	for n > 2 && strippableGeminiSegment(segs[n-1]) {
-		n--
-	}
-	if n == len(segs) {
-		return "", false
-	}
-	return strings.Join(segs[:n], "-"), true
-}
-
-// strippableGeminiSegment reports whether a trailing model-name segment is a
-// release marker rather than part of the base model.
-func strippableGeminiSegment(seg string) bool {
-	switch seg {
-	case "preview", "latest", "exp":
-		return true
-	}
-	return isDigits(seg)
-}
-
-// isDigits reports whether s is a non-empty run of ASCII digits.
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// claudeFamily groups claude models by tier.
-func claudeFamily(model string) (string, bool) {
-	if !strings.HasPrefix(model, "claude-") {
-		return "", false
-	}
-	for _, seg := range strings.Split(model, "-")[1:] {
-		switch seg {
-		case "opus", "sonnet", "haiku":
-			return "claude-" + seg, true
-		}
-	}
-	return "", false
-}
-
-// glmFamily groups glm-4.5* and glm-4.6* under their base version.
-func glmFamily(model string) (string, bool) {
-	for _, base := range [...]string{"glm-4.5", "glm-4.6"} {
-		if strings.HasPrefix(model, base) {
-			return base, true
-		}
-	}
-	return "", false
+	return t.families(provider, model)
 }
