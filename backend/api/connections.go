@@ -473,7 +473,7 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 		return errs.New(errs.Invalid, "PROVIDER_DATA_REQUIRED", "%s", sch.RequiredMessage).WithParam("providerSpecificData")
 	}
 	if m := p.Module; m != nil && m.Check != nil && (creating || in.APIKey != nil || in.ProviderSpecificData != nil) {
-		if err := a.checkCredential(m.Check, row, in.APIKey); err != nil {
+		if err := a.checkCredential(m.Check, p.DataSchema(), row, in.APIKey); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 func (a *API) applyProviderData(schema *providers.DataSchema, row *store.Connection, raw string) (string, error) {
 	out, err := schema.Apply(providers.DataInput{Raw: raw, Stored: row.ProviderSpecificData, Seal: a.Box.Seal, Home: a.home})
 	if err != nil {
-		return "", fieldError(err)
+		return "", fieldError(err, schema)
 	}
 	if out.APIKeySealed != "" {
 		row.APIKeyEnc = out.APIKeySealed
@@ -25,8 +25,9 @@ func (a *API) applyProviderData(schema *providers.DataSchema, row *store.Connect
 
 // checkCredential runs a provider module's credential check on a saved
 // connection: the apiKey (plain when given in this edit, else the stored
-// one) against the providerSpecificData, which it may complete.
-func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), row *store.Connection, plainKey *string) error {
+// one) against the providerSpecificData, which it may complete. schema
+// words its refusals (nil: none).
+func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), schema *providers.DataSchema, row *store.Connection, plainKey *string) error {
 	key := ""
 	if plainKey != nil {
 		key = strings.TrimSpace(*plainKey)
@@ -39,17 +40,20 @@ func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), ro
 	}
 	data, err := check(providers.KeyCheck{Key: key, Data: row.ProviderSpecificData})
 	if err != nil {
-		return fieldError(err)
+		return fieldError(err, schema)
 	}
 	row.ProviderSpecificData = data
 	return nil
 }
 
-// fieldError is a provider module's refusal as the API's 400 (other errors pass).
-func fieldError(err error) error {
+// fieldError is a provider module's refusal as the API's 400 (other errors
+// pass): its stable code, the field's path as param, and a message in the
+// user's words, naming the field by its form label (DataSchema.UserWords):
+// the dashboard shows it under that field.
+func fieldError(err error, schema *providers.DataSchema) error {
 	var fe *providers.FieldError
 	if errors.As(err, &fe) {
-		return errs.New(errs.Invalid, fe.Code, "%s", fe.Message).WithParam(fe.Field)
+		return errs.New(errs.Invalid, fe.Code, "%s", schema.UserWords(fe.Message)).WithParam(fe.Field)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"omniroute/backend/errs"
 	"omniroute/backend/jsonv"
 	"omniroute/backend/providers"
 	"omniroute/backend/translate"
@@ -191,6 +192,21 @@ func (c codec) request(body []byte) ([]byte, error) {
 		return tgemini.RequestFromChat(chat)
 	}
 	return chat, nil
+}
+
+// targetBody is the upstream body as one target's wire takes it: a Chat
+// body for an OpenAI-wire provider loses the pivot's members that wire does
+// not define (Provider.ChatBody); the body is shared by the request's targets
+// of one format (upstreamBody), so this is per target.
+func targetBody(p *providers.Provider, format providers.Format, c codec, body []byte) ([]byte, error) {
+	if c.upstream != translate.Chat || format != providers.FormatOpenAI {
+		return body, nil
+	}
+	out, err := p.ChatBody(body)
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "UNTRANSLATABLE_REQUEST", "the request cannot be sent to %s: %v", p.ID, err)
+	}
+	return out, nil
 }
 
 // errBadAnswer marks an upstream 2xx body that is not a usable answer.

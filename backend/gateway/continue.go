@@ -49,12 +49,14 @@ func (g *Gateway) continuationOn(req *request) bool {
 }
 
 // continuable reports whether this broken stream may be continued: it
-// relayed text and no tool call, which no prefill can carry. Reasoning does
+// relayed text and no tool call, which no prefill can carry, and is no
+// refusal (refusalEnd: a continuation would go on with a refused answer as
+// if it were one the model was writing). Reasoning does
 // not stop it: a Chat client's reasoning and text are separate fields, and
 // a Messages client's continuation goes on in its text block (see
 // clientBlocks.continuation), unless reasoning came after the text.
 func (g *Gateway) continuable(s *streamState, v verdict.Verdict) bool {
-	if !s.keepText || v.Kind == verdict.KindClientCanceled || s.sawToolCall || len(bytes.TrimSpace(s.text)) == 0 {
+	if !s.keepText || v.Kind == verdict.KindClientCanceled || s.sawToolCall || s.refused || len(bytes.TrimSpace(s.text)) == 0 {
 		return false
 	}
 	switch s.a.req.format {
@@ -135,6 +137,9 @@ func (g *Gateway) continueOn(prev *attemptCtx, rc *http.ResponseController, cand
 	firstByteTimeout := time.Duration(g.general().FirstByteTimeoutMs) * time.Millisecond
 	exec := credentialed{next: next, creds: g.creds, conn: cand.Conn, deadline: a.t0.Add(firstByteTimeout)}
 	body, err := a.codec.request(clientBody)
+	if err == nil {
+		body, err = targetBody(&cand.Conn.Provider, cand.Conn.Provider.FormatOf(cand.Model), a.codec, body)
+	}
 	if err == nil && !restart {
 		body, err = prefillFlags(body, a.codec.upstream, g.prefillStyle(cand))
 	}

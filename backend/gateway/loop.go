@@ -839,6 +839,9 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 		return nil, nil, &failure{v: v}
 	}
 	body, err := req.upstreamBody(a.codec)
+	if err == nil {
+		body, err = targetBody(&cand.Conn.Provider, format, a.codec, body)
+	}
 	if err != nil {
 		a.ticket.Abandon()
 		return nil, nil, &failure{err: err}

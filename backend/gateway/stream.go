@@ -385,7 +385,7 @@ func (s *streamState) handle(ev sse.Event) bool {
 	s.watch.Observe(f, s.a.g.wall.Now())
 	s.watchMu.Unlock()
 	s.sent += f.Bytes
-	if f.Kind == watchdog.End || f.Kind == watchdog.Metadata || f.Kind == watchdog.Heartbeat {
+	if f.Kind == watchdog.End || f.Kind == watchdog.Metadata || f.Kind == watchdog.Heartbeat || f.Kind == watchdog.Content {
 		s.refused = s.refused || refusalEnd(ev.Data)
 	}
 	switch f.Kind {
@@ -684,13 +684,20 @@ func withStartUsage(u usageCounts, x billExtras, start gjson.Result) (usageCount
 	return u, x
 }
 
-// refusalEnd reports an upstream event that ends the answer as a refusal or
+// refusalEnd reports an upstream event that makes the answer a refusal or
 // a safety block: Anthropic's stop_reason "refusal", OpenAI's finish_reason
-// "content_filter", Gemini's finishReason SAFETY (or another block reason)
-// and a Gemini prompt's blockReason. Read on ending, metadata and heartbeat
-// events only, over a view of the event's bytes: nothing is allocated.
+// "content_filter", an OpenAI delta's (or message's, or content part's)
+// non-empty "refusal" — such a stream ends with finish_reason "stop" —, a
+// Responses response.refusal.delta/done, Gemini's finishReason SAFETY (or
+// another block reason) and a Gemini prompt's blockReason. Read on content,
+// ending, metadata and heartbeat events, over a view of the event's bytes:
+// nothing is allocated.
 func refusalEnd(data []byte) bool {
 	json := unsafe.String(unsafe.SliceData(data), len(data))
+	if strings.Contains(json, "refusal") && (valueIs(json, `"refusal"`, "") ||
+		valueIs(json, `"type"`, "response.refusal.delta", "response.refusal.done")) {
+		return true
+	}
 	if !strings.Contains(json, "eason") { // stop_reason, finish_reason, finishReason, blockReason
 		return false
 	}
@@ -721,7 +728,7 @@ func valueIs(json, key string, vals ...string) bool {
 		}
 		v := rest[1 : 1+end]
 		for _, want := range vals {
-			if v == want || want == "" && v != "" {
+			if want == "" && v != "" || want != "" && v == want {
 				return true
 			}
 		}

@@ -96,6 +96,9 @@ type Provider struct {
 	// its API prices price the subscription's requests, and its models
 	// count as that API's own (a family's default connection).
 	APIOf string
+	// ReasoningReplay is what the provider's OpenAI Chat wire takes back of
+	// an assistant message's reasoning (ChatBody): none by default.
+	ReasoningReplay Replay
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
 	ImageHeader [2]string
@@ -242,12 +245,13 @@ func NewCatalogEnv(getenv func(string) string) *Catalog {
 		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
 			Tools: true, Vision: true, Reasoning: true, QuotaFamily: ReleaseFamily("gemini-")},
 		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
-			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}, Tools: true, Vision: true, Reasoning: true},
+			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}, Tools: true, Vision: true, Reasoning: true,
+			ReasoningReplay: ReplayReasoning},
 		// Z.ai's international endpoint (api.z.ai); GLM business codes are in the rules table.
 		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},
 			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true, QuotaFamily: PrefixFamily("glm-4.5", "glm-4.6")},
 		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"},
-			Tools: true, Reasoning: true},
+			Tools: true, Reasoning: true, ReasoningReplay: ReplayReasoningContent},
 		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"},
 			Tools: true, Vision: true, Reasoning: true},
 		{ID: "minimax", Name: "MiniMax", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.minimax.io/v1", DefaultModels: []string{"MiniMax-M2"},

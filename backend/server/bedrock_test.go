@@ -132,6 +132,19 @@ func TestBedrockInput(t *testing.T) {
 			t.Errorf("%s: %d %v", c.name, code, m)
 		}
 	}
+	// A refusal is worded with the field's form label, for the dashboard to
+	// show under it (issue 41); the code and the param (its path) stay.
+	for field, want := range map[string]string{
+		"accessKeyId": "Access key ID must be an AWS access key id (16-128 capital letters and digits)",
+		"region":      "AWS region must be an AWS region such as us-east-1",
+	} {
+		status, refusal := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false,
+			"providerSpecificData": with(field, "short")})
+		if errm, _ := refusal["error"].(map[string]any); status != 400 || errm["code"] != "INVALID_PROVIDER_DATA" ||
+			errm["param"] != "providerSpecificData."+field || errm["message"] != want {
+			t.Errorf("bad %s: %d %v, want the message %q", field, status, refusal, want)
+		}
+	}
 	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00003", "s3", "tok-3")
 	code, m := e.mgmt("POST", "/api/providers", map[string]any{"verify": false, "provider": "bedrock", "baseUrl": base, "discoverModels": false, "models": []string{"amazon.nova-lite-v1:0"},
 		"providerSpecificData": map[string]any{"region": "us-east-1", "accessKeyId": "AKIAFAKEBEDROCK00003", "secretAccessKey": "s3", "sessionToken": "tok-3"}})

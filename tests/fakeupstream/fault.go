@@ -119,6 +119,12 @@ const (
 	// its fourth byte: a target whose restarted answer is not the one a cut
 	// stream had begun.
 	ModeRestartDiverges Mode = "restart_diverges"
+	// ModeStrictFields answers 400 (StrictFieldBody) to an OpenAI chat
+	// request one of whose messages carries a member OpenAI's Chat
+	// Completions reference does not define for a message (StrictMessageFields),
+	// as a strict OpenAI-compatible vendor validating its request schema
+	// does; other requests are answered normally.
+	ModeStrictFields Mode = "strict_fields"
 )
 
 // DivergentContent is ModeRestartDiverges's answer for label: it begins
@@ -215,7 +221,7 @@ func (f Fault) Validate() error {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
 		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeHonourPrefill, ModeNoUsage,
-		ModeRestartAnswer, ModeRestartDiverges:
+		ModeRestartAnswer, ModeRestartDiverges, ModeStrictFields:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

@@ -96,6 +96,12 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		case req.badTools:
 			u.writeError(w, http.StatusBadRequest, missingToolNameBody(format))
 			return
+		case f != nil && f.Mode == ModeStrictFields && format == FormatOpenAI && strictFieldError(body) != "":
+			u.writeError(w, http.StatusBadRequest, strictFieldError(body))
+			return
+		}
+		if f != nil && f.Mode == ModeStrictFields {
+			f = nil // a request within the schema is answered normally
 		}
 		if f != nil && (f.Mode == ModeRestartAnswer || f.Mode == ModeRestartDiverges) {
 			label := f.AnswerAs

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Format identifies the provider wire format of a route, so that answers and
@@ -109,6 +112,33 @@ const (
 	// AnthropicMissingToolNameBody is Anthropic's 400 for tools[0] without name.
 	AnthropicMissingToolNameBody = `{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.name: Field required"}}`
 )
+
+// StrictMessageFields are the members OpenAI's Chat Completions reference
+// defines for a message of messages[], whatever its role (ModeStrictFields).
+var StrictMessageFields = []string{"role", "content", "name", "refusal", "audio", "tool_calls", "function_call", "tool_call_id"}
+
+// StrictFieldBody is OpenAI's 400 for a message member its request schema
+// does not define (ModeStrictFields): the member and the message's index.
+func StrictFieldBody(field string, index int) string {
+	return `{"error":{"message":"Additional properties are not allowed ('` + field + `' was unexpected) - 'messages.` +
+		strconv.Itoa(index) + `'","type":"invalid_request_error","param":null,"code":null}}`
+}
+
+// strictFieldError is ModeStrictFields's 400 body for an OpenAI chat body
+// with a message member outside StrictMessageFields ("" for none).
+func strictFieldError(body []byte) string {
+	bad := ""
+	gjson.GetBytes(body, "messages").ForEach(func(i, m gjson.Result) bool {
+		m.ForEach(func(k, _ gjson.Result) bool {
+			if !slices.Contains(StrictMessageFields, k.String()) {
+				bad = StrictFieldBody(k.String(), int(i.Int()))
+			}
+			return bad == ""
+		})
+		return bad == ""
+	})
+	return bad
+}
 
 // In-stream data of the stream-safety faults.
 const (

@@ -37,7 +37,8 @@ func Module() providers.Module {
 					Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},
 				BaseURL: "https://bedrock-runtime.us-east-1.amazonaws.com", HonorsRuleScope: true, AssistantPrefill: true, PrefillOnlyModels: []string{"anthropic."},
 				DefaultModels: []string{"anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-3-5-haiku-20241022-v1:0", "amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0", "meta.llama3-3-70b-instruct-v1:0", "mistral.mistral-large-2407-v1:0"},
-				Tools:         true, Vision: true, Reasoning: true, ChatOnly: true, NoEmbeddings: true},
+				Tools:         true, Vision: true, Reasoning: true, ChatOnly: true, NoEmbeddings: true,
+				ReasoningReplay: providers.ReplayAll}, // the executor gives signed thinking back to Converse
 		},
 		NewExecutor: func(d providers.ExecDeps) providers.Executor { return New(d.Client, d.UserAgent, d.Now) },
 		// The secret access key is a Data field (sealed as the apiKey).

@@ -79,7 +79,9 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
     await fields.getByLabel('Secret access key').fill(AWS_SECRET);
     await add.getByLabel('Base URL').fill(fake.base);
     await add.getByRole('button', { name: 'Add connection' }).click();
+    // The server's refusal in a user's words: the field's label, not its path (issue 41).
     await errorOf('Access key ID').filter({ hasText: /must be an AWS access key id/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await errorOf('Access key ID').innerText(), 'Access key ID must be an AWS access key id (16-128 capital letters and digits)');
     await snap(page, 'provider-forms-add');
     assert.equal(await errorOf('AWS region').innerText(), '', 'only the field at fault is marked');
     await fields.getByLabel('Access key ID').fill(AWS_KEY_ID);
@@ -100,7 +102,9 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
     assert.equal(await dialog.getByLabel('AWS region').inputValue(), 'us-east-1');
     await dialog.getByLabel('AWS region').fill('moon-base');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
-    await dialog.locator('.field', { has: page.getByLabel('AWS region') }).locator('.field-error').filter({ hasText: /must be an AWS region/ }).waitFor({ timeout: 10_000 });
+    const regionError = dialog.locator('.field', { has: page.getByLabel('AWS region') }).locator('.field-error');
+    await regionError.filter({ hasText: /must be an AWS region/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await regionError.innerText(), 'AWS region must be an AWS region such as us-east-1 (INVALID_PROVIDER_DATA)', 'its label, and the stable code');
     assert.equal(await dialog.getByLabel('AWS region').getAttribute('aria-invalid'), 'true');
     await snap(page, 'provider-forms-edit');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
