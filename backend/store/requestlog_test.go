@@ -587,3 +587,66 @@ func TestRequestLogTextBufferKept(t *testing.T) {
 		t.Fatalf("the buffer outlived Close: %#x, %d bytes", p, n)
 	}
 }
+
+// TestRequestLogRetainedInTheBatch: InsertRequestLogsRetaining leaves, after
+// each batch, exactly the newest keep rows (all of a batch larger than keep),
+// every field as written and ids never reused; the usage rollup is the one
+// plain batches leave (retention deletes log rows only); a batch that fails
+// deletes nothing. PruneRequestLogs after it has nothing left to delete.
+func TestRequestLogRetainedInTheBatch(t *testing.T) {
+	s, _ := openTemp(t)
+	plain, _ := openTemp(t)
+	const keep = 150
+	var all []RequestLog
+	for _, n := range []int{100, 100, 60, 256, 30, logStmtRows + 1} {
+		rows := variedLogs(len(all), n)
+		if err := s.InsertRequestLogsRetaining(rows, keep); err != nil {
+			t.Fatalf("batch of %d: %v", n, err)
+		}
+		if err := plain.InsertRequestLogs(rows); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rows...)
+		got, cells := logTables(t, s)
+		from := len(all) - max(keep, n)
+		if from < 0 {
+			from = 0
+		}
+		if len(got) != len(all)-from {
+			t.Fatalf("after a batch of %d: %d rows, want %d", n, len(got), len(all)-from)
+		}
+		for j, r := range got {
+			w := all[from+j]
+			w.ID = int64(from + j + 1)
+			if !w.CostUSD.Valid {
+				w.CostUSD.Float64 = 0 // NULL reads back as 0
+			}
+			if r != w {
+				t.Fatalf("after a batch of %d, row %d:\n got %+v\nwant %+v", n, j, r, w)
+			}
+		}
+		if _, want := logTables(t, plain); !reflect.DeepEqual(cells, want) {
+			t.Fatalf("after a batch of %d the rollup differs from plain batches':\n got %v\nwant %v", n, cells, want)
+		}
+	}
+	before, _ := logTables(t, s)
+	w0 := s.logs.totalChanges()
+	if err := s.PruneRequestLogs(keep); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := logTables(t, s); !reflect.DeepEqual(after, before) || s.logs.totalChanges() != w0 {
+		t.Fatalf("PruneRequestLogs after retaining batches deleted %d rows, want none", len(before)-len(after))
+	}
+	if err := s.DB().Exec(`CREATE TRIGGER refuse BEFORE INSERT ON request_logs WHEN NEW.request_id = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'refused'); END`).Error; err != nil {
+		t.Fatal(err)
+	}
+	rows := variedLogs(len(all), 40)
+	rows[39].RequestID = "boom"
+	if err := s.InsertRequestLogsRetaining(rows, keep); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v, want the trigger's refusal", err)
+	}
+	if after, _ := logTables(t, s); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a failed retaining batch left %d rows, want the %d before it", len(after), len(before))
+	}
+}

@@ -434,8 +434,13 @@ func (w *logWriter) put(s string) [2]int {
 }
 
 // insert writes rows and their rollup cells in one transaction on the
-// writer's connection.
-func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (err error) {
+// writer's connection. With keep > 0 the transaction first deletes the
+// oldest rows, leaving keep − len(rows) (at least none), so that the log
+// holds the newest keep rows once the batch is in: pages freed by the delete
+// are reused by the inserts of the same transaction and reach the WAL once,
+// where a separate prune's commit writes them freed and the next batches'
+// commits write them again.
+func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow, keep int) (err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := w.conn
@@ -489,6 +494,16 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 	// step in this batch is not bound again (consecutive requests mostly share
 	// key, format, model, provider, connection, status...). prev1 and prevN
 	// are the rows each statement bound last (nil: none yet in this batch).
+	if keep > 0 {
+		b := binder{c: c, p: w.pruneLogs}
+		b.int(int64(max(keep-len(rows), 0)))
+		if b.rc != sqliteOK {
+			return c.errAt("bind", b.rc)
+		}
+		if err := c.run(w.pruneLogs, "retention"); err != nil {
+			return err
+		}
+	}
 	var prev1, prevN []RequestLog
 	for len(rows) > 0 {
 		p, n, prev := w.insert1, 1, &prev1
