@@ -16,6 +16,14 @@ type Sink interface {
 	PruneRequestLogs(keep int) error
 }
 
+// RetainingSink is a Sink that can apply the retention in a batch's own
+// transaction (store.Store on SQLite: cheaper than a separate prune). The
+// writer gives it keep with every batch, and still calls PruneRequestLogs
+// every 1,000 rows (the rollup's retention, the captured bodies' sweep).
+type RetainingSink interface {
+	InsertRequestLogsRetaining(rows []store.RequestLog, keep int) error
+}
+
 // Writer batches request logs. A request only appends its row under a short
 // lock; the writer goroutine is woken once per batch (or by its ticker), not
 // once per row, so logging costs a request no goroutine switch.
@@ -110,9 +118,16 @@ func (w *Writer) loop() {
 		taken, closed := w.queue, w.closed
 		w.queue, w.spare = w.spare[:0], nil
 		w.mu.Unlock()
+		retaining, _ := w.sink.(RetainingSink)
 		for rows := taken; len(rows) > 0; {
 			n := min(len(rows), batchSize)
-			if err := w.sink.InsertRequestLogs(rows[:n]); err != nil && w.onError != nil {
+			var err error
+			if retaining != nil {
+				err = retaining.InsertRequestLogsRetaining(rows[:n], w.keep())
+			} else {
+				err = w.sink.InsertRequestLogs(rows[:n])
+			}
+			if err != nil && w.onError != nil {
 				w.onError(err)
 			}
 			written += n

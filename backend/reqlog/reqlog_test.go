@@ -144,3 +144,51 @@ func TestQueueBoundDropsWhileTheDiskStalls(t *testing.T) {
 		}
 	})
 }
+
+// retainingSink applies the retention in its batches: it records the keep
+// each batch came with.
+type retainingSink struct {
+	sink
+	keeps []int
+	plain int // batches that came without it
+}
+
+func (r *retainingSink) InsertRequestLogsRetaining(rows []store.RequestLog, keep int) error {
+	r.mu.Lock()
+	r.keeps = append(r.keeps, keep)
+	r.mu.Unlock()
+	return r.sink.InsertRequestLogs(rows)
+}
+
+func (r *retainingSink) InsertRequestLogs(rows []store.RequestLog) error {
+	r.mu.Lock()
+	r.plain++
+	r.mu.Unlock()
+	return r.sink.InsertRequestLogs(rows)
+}
+
+// TestRetainingSinkGetsKeepWithEveryBatch: a sink that applies the retention
+// in its batches gets the current keep with each one (and no plain insert);
+// every row is written by Close, and PruneRequestLogs still runs every
+// 1,000 rows.
+func TestRetainingSinkGetsKeepWithEveryBatch(t *testing.T) {
+	s := &retainingSink{}
+	keep := 123
+	w := New(s, time.Hour, func() int { return keep }, nil)
+	const n = 4*batchSize + 5 // over 1,000: one prune
+	for range n {
+		w.Log(store.RequestLog{RequestID: "r"})
+	}
+	w.Close()
+	if got := s.rows(); got != n {
+		t.Fatalf("%d rows written by Close, want %d", got, n)
+	}
+	if s.plain != 0 || len(s.keeps) < 5 || s.pruned != 1 {
+		t.Fatalf("%d plain batches, %d retaining ones, %d prunes; want 0, at least 5, 1", s.plain, len(s.keeps), s.pruned)
+	}
+	for i, k := range s.keeps {
+		if k != keep {
+			t.Fatalf("batch %d came with keep %d, want %d", i, k, keep)
+		}
+	}
+}

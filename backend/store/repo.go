@@ -267,7 +267,24 @@ func (s *Store) InsertRequestLogs(rows []RequestLog) error {
 		return nil
 	}
 	if s.logs != nil {
-		return s.noteErr(s.logs.insert(rows, rollupCells(rows)))
+		return s.noteErr(s.logs.insert(rows, rollupCells(rows), 0))
+	}
+	return s.noteErr(s.insertRequestLogsPortable(rows))
+}
+
+// InsertRequestLogsRetaining is InsertRequestLogs that also applies the
+// request log's retention (keep rows; none when keep ≤ 0): on SQLite's own writer
+// connection, the batch's transaction first deletes the oldest rows so that
+// the newest keep remain once it is in (what PruneRequestLogs(keep) would
+// leave after it), which writes the freed pages to the WAL once instead of
+// twice. Elsewhere (PostgreSQL, the fallback) it is InsertRequestLogs, and
+// PruneRequestLogs keeps the retention.
+func (s *Store) InsertRequestLogsRetaining(rows []RequestLog, keep int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if s.logs != nil {
+		return s.noteErr(s.logs.insert(rows, rollupCells(rows), keep))
 	}
 	return s.noteErr(s.insertRequestLogsPortable(rows))
 }

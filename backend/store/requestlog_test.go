@@ -524,3 +524,129 @@ func TestRequestLogPruneOnTheWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLogTextBufferKept: the C buffer a batch's strings are bound from
+// is kept for the next batches (one allocation, not a mapping per batch), is
+// grown for a larger batch, and is not grown for one beyond maxKeptText (that
+// batch's buffer is its own, freed after it); Close frees it. Every batch
+// reads back exactly as written, a short one after a long one included (no
+// stale byte of the previous batch is bound).
+func TestRequestLogTextBufferKept(t *testing.T) {
+	s, _ := openTemp(t)
+	w := s.logs
+	kept := func() (uintptr, int) { w.mu.Lock(); defer w.mu.Unlock(); return w.ctext, w.ctextCap }
+	if p, n := kept(); p != 0 || n != 0 {
+		t.Fatalf("a buffer before any batch: %#x, %d bytes", p, n)
+	}
+	huge := variedLogs(481, 2)
+	huge[1].Attempts = strings.Repeat("é", maxKeptText) // 2× maxKeptText bytes
+	var want []RequestLog
+	var first uintptr
+	for i, b := range []struct {
+		rows []RequestLog
+		grow bool // the kept buffer is replaced by a larger one
+	}{{variedLogs(0, 40), true}, {variedLogs(40, 40), false}, {variedLogs(80, 1), false}, {variedLogs(81, 400), true},
+		{huge, false}, {variedLogs(483, 3), false}} {
+		p0, n0 := kept()
+		if err := s.InsertRequestLogs(b.rows); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		p, n := kept()
+		if p == 0 || n > maxKeptText {
+			t.Fatalf("batch %d: kept buffer %#x of %d bytes, want one of at most %d", i, p, n, maxKeptText)
+		}
+		if grew := p != p0; grew != b.grow || (!grew && n != n0) || (grew && n <= n0) {
+			t.Fatalf("batch %d: buffer %#x (%d bytes) → %#x (%d bytes), want grown: %v", i, p0, n0, p, n, b.grow)
+		}
+		if i == 0 {
+			first = p
+		}
+		want = append(want, b.rows...)
+		got, _ := logTables(t, s)
+		if len(got) != len(want) {
+			t.Fatalf("batch %d: %d rows read back, want %d", i, len(got), len(want))
+		}
+		for j := range got {
+			w := want[j]
+			w.ID = int64(j + 1)
+			if !w.CostUSD.Valid {
+				w.CostUSD.Float64 = 0 // NULL reads back as 0
+			}
+			if got[j] != w {
+				t.Fatalf("batch %d, row %d:\n got %+v\nwant %+v", i, j, got[j], w)
+			}
+		}
+	}
+	if first == 0 {
+		t.Fatal("no buffer after the first batch")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, n := kept(); p != 0 || n != 0 {
+		t.Fatalf("the buffer outlived Close: %#x, %d bytes", p, n)
+	}
+}
+
+// TestRequestLogRetainedInTheBatch: InsertRequestLogsRetaining leaves, after
+// each batch, exactly the newest keep rows (all of a batch larger than keep),
+// every field as written and ids never reused; the usage rollup is the one
+// plain batches leave (retention deletes log rows only); a batch that fails
+// deletes nothing. PruneRequestLogs after it has nothing left to delete.
+func TestRequestLogRetainedInTheBatch(t *testing.T) {
+	s, _ := openTemp(t)
+	plain, _ := openTemp(t)
+	const keep = 150
+	var all []RequestLog
+	for _, n := range []int{100, 100, 60, 256, 30, logStmtRows + 1} {
+		rows := variedLogs(len(all), n)
+		if err := s.InsertRequestLogsRetaining(rows, keep); err != nil {
+			t.Fatalf("batch of %d: %v", n, err)
+		}
+		if err := plain.InsertRequestLogs(rows); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rows...)
+		got, cells := logTables(t, s)
+		from := len(all) - max(keep, n)
+		if from < 0 {
+			from = 0
+		}
+		if len(got) != len(all)-from {
+			t.Fatalf("after a batch of %d: %d rows, want %d", n, len(got), len(all)-from)
+		}
+		for j, r := range got {
+			w := all[from+j]
+			w.ID = int64(from + j + 1)
+			if !w.CostUSD.Valid {
+				w.CostUSD.Float64 = 0 // NULL reads back as 0
+			}
+			if r != w {
+				t.Fatalf("after a batch of %d, row %d:\n got %+v\nwant %+v", n, j, r, w)
+			}
+		}
+		if _, want := logTables(t, plain); !reflect.DeepEqual(cells, want) {
+			t.Fatalf("after a batch of %d the rollup differs from plain batches':\n got %v\nwant %v", n, cells, want)
+		}
+	}
+	before, _ := logTables(t, s)
+	w0 := s.logs.totalChanges()
+	if err := s.PruneRequestLogs(keep); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := logTables(t, s); !reflect.DeepEqual(after, before) || s.logs.totalChanges() != w0 {
+		t.Fatalf("PruneRequestLogs after retaining batches deleted %d rows, want none", len(before)-len(after))
+	}
+	if err := s.DB().Exec(`CREATE TRIGGER refuse BEFORE INSERT ON request_logs WHEN NEW.request_id = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'refused'); END`).Error; err != nil {
+		t.Fatal(err)
+	}
+	rows := variedLogs(len(all), 40)
+	rows[39].RequestID = "boom"
+	if err := s.InsertRequestLogsRetaining(rows, keep); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v, want the trigger's refusal", err)
+	}
+	if after, _ := logTables(t, s); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a failed retaining batch left %d rows, want the %d before it", len(after), len(before))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -68,6 +69,66 @@ type logWriter struct {
 	// text gathers every string value of the batch being bound, before it is
 	// copied into C memory for the statements to point into.
 	text []byte
+	// ctext is that C memory, ctextCap bytes, kept from one batch to the
+	// next (0: none yet). The library's allocator serves a batch's text
+	// (≈ 80 KB for 256 rows) from a 1 MiB mapping of its own, unmapped as
+	// soon as its one block is freed: a buffer freed after every batch cost
+	// an mmap, its page faults and a munmap per batch.
+	ctext    uintptr
+	ctextCap int
+	// texts and keys are insert's working slices, kept between batches.
+	texts []logText
+	keys  []rollupText
+}
+
+// maxKeptText is the largest C text buffer kept between batches: a batch
+// of unusually long strings (many attempts, long details) gets a buffer of
+// its own, freed when it ends, so that one burst does not hold its size.
+const maxKeptText = 256 << 10
+
+// minKeptText is the smallest buffer made: a full batch of typical rows
+// (256 of ≈ 250 bytes of strings) fits.
+const minKeptText = 96 << 10
+
+// textBuffer returns C memory for n bytes: the kept buffer when it is large
+// enough, else a new one, kept for the next batches unless larger than
+// maxKeptText (then release frees it). Called with mu held.
+func (w *logWriter) textBuffer(n int) (uintptr, error) {
+	if n <= w.ctextCap {
+		return w.ctext, nil
+	}
+	c := w.conn
+	size := max(n+n/2, minKeptText) // room for the next batches' longer strings
+	if n <= maxKeptText {
+		size = min(size, maxKeptText)
+	}
+	p := libc.Xmalloc(c.tls, types.Size_t(size))
+	if p == 0 {
+		return 0, errors.New("request log: out of memory")
+	}
+	if size > maxKeptText {
+		return p, nil // freed by release
+	}
+	if w.ctext != 0 {
+		libc.Xfree(c.tls, w.ctext)
+	}
+	w.ctext, w.ctextCap = p, size
+	return p, nil
+}
+
+// release frees p unless it is the kept buffer. Called with mu held.
+func (w *logWriter) release(p uintptr) {
+	if p != w.ctext {
+		libc.Xfree(w.conn.tls, p)
+	}
+}
+
+// freeText frees the kept buffer. Called with mu held.
+func (w *logWriter) freeText() {
+	if w.ctext != 0 {
+		libc.Xfree(w.conn.tls, w.ctext)
+		w.ctext, w.ctextCap = 0, 0
+	}
 }
 
 // sqliteOK, sqliteDone, sqliteRow are the result codes a call or step may
@@ -266,6 +327,7 @@ func (w *logWriter) close() error {
 		return nil
 	}
 	w.finalize()
+	w.freeText()
 	rc := sqlite3.Xsqlite3_close_v2(c.tls, c.db)
 	var err error
 	if rc != sqliteOK {
@@ -372,8 +434,13 @@ func (w *logWriter) put(s string) [2]int {
 }
 
 // insert writes rows and their rollup cells in one transaction on the
-// writer's connection.
-func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (err error) {
+// writer's connection. With keep > 0 the transaction first deletes the
+// oldest rows, leaving keep − len(rows) (at least none), so that the log
+// holds the newest keep rows once the batch is in: pages freed by the delete
+// are reused by the inserts of the same transaction and reach the WAL once,
+// where a separate prune's commit writes them freed and the next batches'
+// commits write them again.
+func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow, keep int) (err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := w.conn
@@ -384,25 +451,28 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 	// allocation that the statements point into (bound SQLITE_STATIC: SQLite
 	// reads it during the step and copies what it stores) until the batch ends.
 	w.text = append(w.text[:0], 0) // never empty
-	texts := make([]logText, len(rows))
+	texts := slices.Grow(w.texts[:0], len(rows))[:len(rows)]
+	w.texts = texts
 	for i := range rows {
 		r := &rows[i]
 		texts[i] = logText{w.put(r.RequestID), w.put(r.APIKeyID), w.put(r.ClientFormat), w.put(r.Model), w.put(r.Provider),
 			w.put(r.ConnectionID), w.put(r.Attempts), w.put(r.ErrorCode), w.put(r.QueueReason)}
 	}
-	keys := make([]rollupText, 0, len(cells))
+	keys := w.keys[:0]
 	for k, a := range cells {
 		keys = append(keys, rollupText{k, a, w.put(k.conn), w.put(k.model), w.put(k.keyID), w.put(k.provider)})
 	}
-	base := libc.Xmalloc(c.tls, types.Size_t(len(w.text)))
-	if base == 0 {
-		return errors.New("request log: out of memory")
+	w.keys = keys
+	defer clear(w.keys) // no rollup key's strings stay reachable from the kept slice
+	base, err := w.textBuffer(len(w.text))
+	if err != nil {
+		return err
 	}
-	defer libc.Xfree(c.tls, base)
+	defer w.release(base)
 	copy(libc.GoBytes(base, len(w.text)), w.text) // GoBytes is a view of the C memory
 
 	// The statements point into base until the batch ends: their bindings
-	// are cleared before it is freed (deferred after, so run before, Xfree).
+	// are cleared before it is released (deferred after, so run before, release).
 	defer func() {
 		for _, p := range []uintptr{w.insert1, w.insertN, w.upsert} {
 			sqlite3.Xsqlite3_clear_bindings(c.tls, p)
@@ -424,6 +494,16 @@ func (w *logWriter) insert(rows []RequestLog, cells map[rollupKey]*rollupRow) (e
 	// step in this batch is not bound again (consecutive requests mostly share
 	// key, format, model, provider, connection, status...). prev1 and prevN
 	// are the rows each statement bound last (nil: none yet in this batch).
+	if keep > 0 {
+		b := binder{c: c, p: w.pruneLogs}
+		b.int(int64(max(keep-len(rows), 0)))
+		if b.rc != sqliteOK {
+			return c.errAt("bind", b.rc)
+		}
+		if err := c.run(w.pruneLogs, "retention"); err != nil {
+			return err
+		}
+	}
 	var prev1, prevN []RequestLog
 	for len(rows) > 0 {
 		p, n, prev := w.insert1, 1, &prev1
