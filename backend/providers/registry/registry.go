@@ -6,26 +6,36 @@ package registry
 
 import (
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/anthropicapi"
 	"omniroute/backend/providers/azure"
 	"omniroute/backend/providers/bedrock"
 	"omniroute/backend/providers/claude"
 	"omniroute/backend/providers/codeassist"
 	"omniroute/backend/providers/codex"
 	"omniroute/backend/providers/copilot"
+	"omniroute/backend/providers/deepseek"
+	"omniroute/backend/providers/geminiapi"
+	"omniroute/backend/providers/glm"
 	"omniroute/backend/providers/ollama"
+	"omniroute/backend/providers/openaiapi"
 	"omniroute/backend/providers/vertex"
 )
 
 // Modules lists every provider folder's module (a fresh slice per call).
 func Modules() []providers.Module {
 	return []providers.Module{
+		anthropicapi.Module(),
 		azure.Module(),
 		bedrock.Module(),
 		claude.Module(),
 		codeassist.Module(),
 		codex.Module(),
 		copilot.Module(),
+		deepseek.Module(),
+		geminiapi.Module(),
+		glm.Module(),
 		ollama.Module(),
+		openaiapi.Module(),
 		vertex.Module(),
 	}
 }
