@@ -90,7 +90,7 @@ func TestLayering(t *testing.T) {
 // the catalogue and the rule types alone.
 func rowModules() []string {
 	var out []string
-	for _, name := range []string{"anthropicapi", "deepseek", "geminiapi", "glm", "openaiapi"} {
+	for _, name := range []string{"agentrouter", "anthropicapi", "anthropiccompatible", "cerebras", "dashscope", "deepseek", "fireworks", "geminiapi", "glm", "groq", "lmstudio", "minimax", "mistral", "moonshot", "nebius", "nvidia", "ollamalocal", "openaiapi", "openaicompatible", "opencode", "openrouter", "perplexity", "sambanova", "together", "xai"} {
 		out = append(out, "backend/providers/"+name)
 	}
 	return out
