@@ -1,7 +1,7 @@
 // Package registry is the one list of provider modules: the only Go file
-// outside backend/providers/<name>/ that names a provider (every catalogue row is a folder's). The wiring
-// place builds its catalogue from it (Catalog), so adding a provider is its
-// folder plus one line here.
+// outside backend/providers/<name>/ that names a provider (every catalogue
+// row is a folder's). The wiring place builds its catalogue from it
+// (Catalog), so adding a provider is its folder plus one line here.
 package registry
 
 import (
