@@ -13,7 +13,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/gateway"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -46,7 +46,7 @@ func edgeAPI(t *testing.T, kv memKV, muxOnly bool) (*API, http.Handler) {
 		{ID: "k-mgmt", KeyHash: secrets.Hash("sk-noscope"), Scopes: `["management"]`},
 	})
 	clk := clock.Real{}
-	engine := routing.NewEngine(routing.EngineDeps{Registry: routing.NewRegistry(providers.NewCatalog()), Clock: clk})
+	engine := routing.NewEngine(routing.EngineDeps{Registry: routing.NewRegistry(registry.Catalog(nil)), Clock: clk})
 	gw := gateway.New(gateway.Deps{Engine: engine, Clock: clk, General: settings.GeneralRef})
 	a := New(Deps{Gateway: gw, Settings: settings, Keys: keys, Clock: clk, Token: "mgmt-token",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Engine: engine,

@@ -1,6 +1,7 @@
 // Package pricing prices an answer's token usage: a catalogue of API prices
-// shipped in the binary (catalogue.json: USD per million tokens per provider
-// and model, each entry with the date it was taken and its source), per
+// shipped in the binary (each provider folder's prices.json, Module.Prices:
+// USD per million tokens per provider and model, each entry with the date
+// it was taken and its source), per
 // connection overrides, and flat-rate connections (subscriptions and local
 // servers) that cost nothing but report what the API would have charged.
 //
@@ -8,7 +9,6 @@
 package pricing
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -18,9 +18,6 @@ import (
 	"sync"
 	"sync/atomic"
 )
-
-//go:embed catalogue.json
-var catalogueJSON []byte
 
 // Price is one model's API prices in USD per million tokens. A nil optional
 // price is charged at the price of the class it belongs to: cached reads and
@@ -167,22 +164,19 @@ type Table struct {
 	users atomic.Pointer[userSet]
 }
 
-// New returns the shipped catalogue. apiOf maps a provider to the provider
-// whose API prices stand for it (e.g. "claude" → "anthropic"); flatDefault
-// lists the providers flat-rate by default.
-func New(apiOf map[string]string, flatDefault []string) (*Table, error) {
-	var doc struct {
-		Entries []Entry `json:"entries"`
+// New returns the shipped catalogue merged from shipped: the provider
+// modules' price lists (Module.Prices, gathered by the wiring place), each
+// JSON {"entries": [...]} in Entry's shape. apiOf maps a provider to the
+// provider whose API prices stand for it (e.g. "claude" → "anthropic");
+// flatDefault lists the providers flat-rate by default.
+func New(shipped [][]byte, apiOf map[string]string, flatDefault []string) (*Table, error) {
+	entries, err := ParseShipped(shipped...)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(catalogueJSON, &doc); err != nil {
-		return nil, fmt.Errorf("pricing: shipped catalogue: %w", err)
-	}
-	t := &Table{shipped: doc.Entries, byKey: make(map[key]Price, len(doc.Entries)), apiOf: maps.Clone(apiOf),
+	t := &Table{shipped: entries, byKey: make(map[key]Price, len(entries)), apiOf: maps.Clone(apiOf),
 		byModel: map[string][]Price{}, flatDefault: map[string]bool{}, overrides: map[string]Override{}}
-	for i, e := range doc.Entries {
-		if err := e.Validate(); err != nil || e.Provider == "" || e.Model == "" || e.Date == "" || e.Source == "" {
-			return nil, fmt.Errorf("pricing: shipped entry %s/%s incomplete or invalid (%v)", e.Provider, e.Model, err)
-		}
+	for i, e := range entries {
 		t.byKey[key{e.Provider, e.Model}] = e.Price
 		t.byModel[e.Model] = append(t.byModel[e.Model], e.Price)
 		t.shipped[i].Origin = OriginShipped
@@ -191,6 +185,34 @@ func New(apiOf map[string]string, flatDefault []string) (*Table, error) {
 		t.flatDefault[p] = true
 	}
 	return t, nil
+}
+
+// ParseShipped reads the shipped price lists (New's shipped) into one list,
+// in order: every entry names its provider and model, its date and source,
+// with valid prices, and no provider's model is priced twice.
+func ParseShipped(shipped ...[]byte) ([]Entry, error) {
+	var out []Entry
+	seen := map[key]bool{}
+	for _, data := range shipped {
+		var doc struct {
+			Entries []Entry `json:"entries"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("pricing: shipped catalogue: %w", err)
+		}
+		for _, e := range doc.Entries {
+			if err := e.Validate(); err != nil || e.Provider == "" || e.Model == "" || e.Date == "" || e.Source == "" {
+				return nil, fmt.Errorf("pricing: shipped entry %s/%s incomplete or invalid (%v)", e.Provider, e.Model, err)
+			}
+			k := key{e.Provider, e.Model}
+			if seen[k] {
+				return nil, fmt.Errorf("pricing: shipped entry %s/%s is priced twice", e.Provider, e.Model)
+			}
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // Catalogue returns the user file's entries and the shipped ones, sorted by

@@ -3,13 +3,15 @@ package pricing
 import (
 	"math"
 	"testing"
+
+	"omniroute/backend/providers/registry"
 )
 
 func ptr(v float64) *float64 { return &v }
 
 func newTable(t *testing.T) *Table {
 	t.Helper()
-	tb, err := New(map[string]string{"claude": "anthropic", "codex": "openai"}, []string{"claude", "codex", "ollama-local"})
+	tb, err := New(registry.Catalog(nil).Prices(), map[string]string{"claude": "anthropic", "codex": "openai"}, []string{"claude", "codex", "ollama-local"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,100 +222,19 @@ type Catalog struct {
 	getenv func(string) string
 }
 
-// NewCatalog returns the built-in catalogue.
+// NewCatalog returns an empty catalogue: every row is a provider folder's,
+// added by WithModules (backend/providers/registry builds the gateway's).
 func NewCatalog() *Catalog { return NewCatalogEnv(nil) }
 
-// NewCatalogEnv returns the built-in catalogue with the OAuth endpoints
-// overridden by getenv (nil: none): OMNIROUTE_<PROVIDER>_OAUTH_TOKEN_URL,
+// NewCatalogEnv returns an empty catalogue whose modules' OAuth endpoints
+// (WithModules) are overridden by getenv (nil: none): OMNIROUTE_<PROVIDER>_OAUTH_TOKEN_URL,
 // _OAUTH_CLIENT_ID and _OAUTH_CLIENT_SECRET, where <PROVIDER> is the id in
 // upper case with '-' as '_' (OMNIROUTE_CLAUDE_OAUTH_TOKEN_URL,
 // OMNIROUTE_GEMINI_CLI_OAUTH_CLIENT_SECRET); a row with a device sign-in
 // (OAuth.DeviceCodeURL set) also reads _OAUTH_DEVICE_CODE_URL,
 // _OAUTH_ACCESS_TOKEN_URL and _OAUTH_USER_URL. Tests point them at fakes.
 func NewCatalogEnv(getenv func(string) string) *Catalog {
-	anthropicModels := []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"}
-	list := []Provider{
-		{ID: "openai", Name: "OpenAI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"}, DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"},
-			Tools: true, Vision: true, Reasoning: true, QuotaFamily: PrefixFamily("gpt-5")},
-		{ID: "anthropic", Name: "Anthropic", Category: CategoryAPIKey, Format: FormatAnthropic, BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"}, DefaultModels: anthropicModels,
-			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true, QuotaFamily: TierFamily("claude-", "opus", "sonnet", "haiku")},
-		// The native Gemini API (generateContent, x-goog-api-key); a base URL
-		// stored for Google's OpenAI-compatible endpoint (…/v1beta/openai)
-		// still works: the executor drops the "/openai".
-		{ID: "gemini", Name: "Google Gemini", Category: CategoryAPIKey, Format: FormatGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"}, DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"},
-			Tools: true, Vision: true, Reasoning: true, QuotaFamily: ReleaseFamily("gemini-")},
-		{ID: "openrouter", Name: "OpenRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
-			ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"}, Tools: true, Vision: true, Reasoning: true,
-			ReasoningReplay: ReplayReasoning},
-		// Z.ai's international endpoint (api.z.ai); GLM business codes are in the rules table.
-		{ID: "glm", Name: "Z.ai GLM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.z.ai/api/paas/v4", Aliases: []string{"zai", "zhipu"}, DefaultModels: []string{"glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4.5-flash"},
-			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true, QuotaFamily: PrefixFamily("glm-4.5", "glm-4.6")},
-		{ID: "deepseek", Name: "DeepSeek", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", Aliases: []string{"ds"}, DefaultModels: []string{"deepseek-chat", "deepseek-reasoner"},
-			Tools: true, Reasoning: true, ReasoningReplay: ReplayReasoningContent},
-		{ID: "groq", Name: "Groq", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", DefaultModels: []string{"llama-3.3-70b-versatile", "llama-3.1-8b-instant"},
-			Tools: true, Vision: true, Reasoning: true},
-		{ID: "minimax", Name: "MiniMax", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.minimax.io/v1", DefaultModels: []string{"MiniMax-M2"},
-			Tools: true, Reasoning: true},
-		{ID: "agentrouter", Name: "AgentRouter", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://agentrouter.org/v1",
-			RuleFullText: true, HonorsRuleScope: true, Tools: true, Reasoning: true},
-		{ID: "opencode", Name: "OpenCode Zen", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://opencode.ai/zen/v1",
-			RuleFullText: true, EgressBucketed: true, Tools: true, Reasoning: true},
-
-		// The OpenAI-compatible family: Chat Completions at <base>/chat/completions
-		// with a bearer key, the model list at <base>/models unless NoModelList.
-		{ID: "mistral", Name: "Mistral AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1",
-			DefaultModels: []string{"mistral-large-latest", "mistral-medium-latest", "mistral-small-latest", "magistral-medium-latest", "magistral-small-latest", "codestral-latest", "ministral-8b-latest", "pixtral-large-latest"},
-			Tools:         true, Vision: true, Reasoning: true},
-		// xAI's errors are {"code": <gRPC status text>, "error": <message>}:
-		// its credit rules read the message, so they see the full text.
-		{ID: "xai", Name: "xAI (Grok)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.x.ai/v1", Aliases: []string{"grok"},
-			DefaultModels: []string{"grok-4", "grok-4-fast-reasoning", "grok-4-fast-non-reasoning", "grok-code-fast-1", "grok-3", "grok-3-mini"},
-			RuleFullText:  true, Tools: true, Vision: true, Reasoning: true},
-		// Together's GET /models answers a bare JSON array.
-		{ID: "together", Name: "Together AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.together.ai/v1",
-			DefaultModels: []string{"meta-llama/Llama-3.3-70B-Instruct-Turbo", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "openai/gpt-oss-120b", "moonshotai/Kimi-K2-Instruct"},
-			Tools:         true, Vision: true, Reasoning: true},
-		{ID: "fireworks", Name: "Fireworks AI", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1",
-			DefaultModels: []string{"accounts/fireworks/models/deepseek-v3p1", "accounts/fireworks/models/deepseek-r1-0528", "accounts/fireworks/models/glm-4p5", "accounts/fireworks/models/gpt-oss-120b", "accounts/fireworks/models/gpt-oss-20b"},
-			Tools:         true, Vision: true, Reasoning: true},
-		// Cerebras errors are top-level {message, type, param, code}; its
-		// daily-quota rule reads "per day" in the message.
-		{ID: "cerebras", Name: "Cerebras", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.cerebras.ai/v1",
-			DefaultModels: []string{"llama-3.3-70b", "llama3.1-8b", "gpt-oss-120b", "qwen-3-32b", "qwen-3-235b-a22b-instruct-2507", "zai-glm-4.6"},
-			RuleFullText:  true, Tools: true, Reasoning: true},
-		{ID: "moonshot", Name: "Moonshot AI (Kimi)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.moonshot.ai/v1", Aliases: []string{"kimi"},
-			DefaultModels: []string{"kimi-k2-0905-preview", "kimi-k2-turbo-preview", "kimi-k2-thinking", "kimi-k2-thinking-turbo", "moonshot-v1-128k"},
-			Tools:         true, Vision: true, Reasoning: true},
-		// Alibaba Model Studio's international (Singapore) endpoint.
-		{ID: "dashscope", Name: "Alibaba DashScope (Qwen)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", Aliases: []string{"qwen", "alibaba"},
-			DefaultModels:   []string{"qwen3-max", "qwen-plus", "qwen-flash", "qwen-turbo", "qwen3-coder-plus", "qwen3-coder-flash", "qwen-vl-max"},
-			HonorsRuleScope: true, Tools: true, Vision: true, Reasoning: true},
-		// Perplexity's chat route has no /v1 and it lists no models.
-		{ID: "perplexity", Name: "Perplexity (Sonar)", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.perplexity.ai", Aliases: []string{"pplx"},
-			DefaultModels: []string{"sonar", "sonar-pro", "sonar-reasoning", "sonar-reasoning-pro", "sonar-deep-research"},
-			NoModelList:   true, Vision: true, Reasoning: true},
-		// Nebius AI Studio, now Nebius Token Factory.
-		{ID: "nebius", Name: "Nebius Token Factory", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.tokenfactory.nebius.com/v1",
-			DefaultModels: []string{"deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-R1-0528", "Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen/Qwen3-Coder-480B-A35B-Instruct", "meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-oss-120b", "moonshotai/Kimi-K2-Instruct"},
-			Tools:         true, Vision: true, Reasoning: true},
-		{ID: "sambanova", Name: "SambaNova Cloud", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://api.sambanova.ai/v1",
-			DefaultModels: []string{"Meta-Llama-3.3-70B-Instruct", "DeepSeek-V3.1", "DeepSeek-R1-0528", "gpt-oss-120b", "Llama-4-Maverick-17B-128E-Instruct", "Qwen3-32B"},
-			Tools:         true, Vision: true, Reasoning: true},
-		// NVIDIA's hosted NIM catalogue; its errors are RFC 7807 problem documents.
-		{ID: "nvidia", Name: "NVIDIA NIM", Category: CategoryAPIKey, Format: FormatOpenAI, BaseURL: "https://integrate.api.nvidia.com/v1", Aliases: []string{"nim"},
-			DefaultModels: []string{"meta/llama-3.3-70b-instruct", "nvidia/llama-3.1-nemotron-70b-instruct", "deepseek-ai/deepseek-r1", "qwen/qwen3-coder-480b-a35b-instruct", "moonshotai/kimi-k2-instruct", "openai/gpt-oss-120b"},
-			Tools:         true, Vision: true, Reasoning: true},
-
-		// Ollama's OpenAI-compatible /v1 (its native API is a provider module).
-		{ID: "ollama-local", Name: "Ollama (local, OpenAI-compatible)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:11434/v1",
-			Tools: true, Vision: true, Reasoning: true},
-		{ID: "lm-studio", Name: "LM Studio (local)", Category: CategoryLocal, Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1234/v1", Aliases: []string{"lmstudio"},
-			Tools: true, Vision: true, Reasoning: true},
-		{ID: "openai-compatible", Name: "OpenAI-compatible endpoint", Category: CategoryAPIKey, Format: FormatOpenAI, UserDefined: true,
-			Tools: true, Vision: true, Reasoning: true},
-		{ID: "anthropic-compatible", Name: "Anthropic-compatible endpoint", Category: CategoryAPIKey, Format: FormatAnthropic, UserDefined: true,
-			AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true},
-	}
+	var list []Provider // every row is a provider folder's (WithModules)
 	applyEnv(list, getenv)
 	c := &Catalog{byID: map[string]Provider{}, list: list, getenv: getenv}
 	for _, p := range list {

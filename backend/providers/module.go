@@ -29,6 +29,14 @@ type Module struct {
 	// Rules are the provider's built-in error rules (Catalog.Rules; the
 	// wiring place hands them to rules.New).
 	Rules []rules.Rule
+	// Restatements are the provider's built-in status corrections
+	// (Catalog.Restatements; the wiring place hands them to rules.New).
+	Restatements []rules.Restatement
+	// Prices are the provider's API prices: JSON {"entries": [...]} in the
+	// shape of pricing.Entry (provider, model, per-million-token prices,
+	// date, source), usually its folder's embedded prices.json; the wiring
+	// place merges every module's (Catalog.Prices) into pricing.New.
+	Prices []byte
 	// Words are the plain sentences of the error codes only this provider
 	// emits (Catalog.Words; GET /api/words carries them).
 	Words map[string]string
@@ -339,6 +347,26 @@ func (c *Catalog) Rules() []rules.Rule {
 	var out []rules.Rule
 	for _, m := range c.modules {
 		out = append(out, m.Rules...)
+	}
+	return out
+}
+
+// Restatements are the modules' built-in status corrections, in module order.
+func (c *Catalog) Restatements() []rules.Restatement {
+	var out []rules.Restatement
+	for _, m := range c.modules {
+		out = append(out, m.Restatements...)
+	}
+	return out
+}
+
+// Prices are the modules' price lists (Module.Prices), in module order.
+func (c *Catalog) Prices() [][]byte {
+	var out [][]byte
+	for _, m := range c.modules {
+		if len(m.Prices) > 0 {
+			out = append(out, m.Prices)
+		}
 	}
 	return out
 }

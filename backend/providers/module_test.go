@@ -13,14 +13,14 @@ func (nopExec) Do(context.Context, *Target, Call) (*http.Response, error) { retu
 // TestWithModules: a module's row (by id and alias) points at it, its own
 // rows join the catalogue, and the catalogue it came from is left as it was.
 func TestWithModules(t *testing.T) {
-	base := NewCatalog()
-	m := Module{ID: "openai", MaxKey: 9000, Data: &DataSchema{Required: true},
+	base := NewCatalog().WithModules(Module{ID: "rows", Rows: []Provider{{ID: "plain", Name: "Plain", Format: FormatOpenAI, Aliases: []string{"pl"}}}})
+	m := Module{ID: "plain", MaxKey: 9000, Data: &DataSchema{Required: true},
 		Rows: []Provider{{ID: "acme", Name: "Acme", Format: FormatOpenAI, Aliases: []string{"acme-ai"}}}}
 	acme := Module{ID: "acme", Dialect: "acme"}
 	cat := base.WithModules(m, acme)
-	for _, id := range []string{"openai", "oai"} {
+	for _, id := range []string{"plain", "pl"} {
 		p, ok := cat.Lookup(id)
-		if !ok || p.Module == nil || p.Module.ID != "openai" || p.DataSchema() == nil || p.KeyLimit(4096) != 9000 {
+		if !ok || p.Module == nil || p.Module.ID != "plain" || p.DataSchema() == nil || p.KeyLimit(4096) != 9000 {
 			t.Fatalf("%s: %+v", id, p.Module)
 		}
 	}
@@ -30,7 +30,7 @@ func TestWithModules(t *testing.T) {
 	if len(cat.All()) != len(base.All())+1 || len(cat.Modules()) != 2 {
 		t.Fatalf("%d rows, %d modules", len(cat.All()), len(cat.Modules()))
 	}
-	if p, _ := base.Lookup("openai"); p.Module != nil || p.DataSchema() != nil || p.KeyLimit(4096) != 4096 {
+	if p, _ := base.Lookup("plain"); p.Module != nil || p.DataSchema() != nil || p.KeyLimit(4096) != 4096 {
 		t.Fatal("WithModules changed the catalogue it was called on")
 	}
 	if _, ok := base.Lookup("acme"); ok {

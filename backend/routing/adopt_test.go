@@ -3,7 +3,7 @@ package routing
 import (
 	"testing"
 
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/store"
 )
 
@@ -13,7 +13,7 @@ import (
 func TestAdoptCooldowns(t *testing.T) {
 	row := store.Connection{ID: "c1", Provider: "openai", Name: "a", AuthType: "apikey", IsActive: true, Models: "[]",
 		DiscoveredModels: "[]", ProviderSpecificData: "{}", RateLimitOverrides: "{}", TestStatus: "active"}
-	reg := NewRegistry(providers.NewCatalogEnv(func(string) string { return "" }))
+	reg := NewRegistry(registry.Catalog(func(string) string { return "" }))
 	if err := reg.Load([]store.Connection{row}, plainBox{}); err != nil {
 		t.Fatal(err)
 	}

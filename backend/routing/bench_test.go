@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/verdict"
@@ -58,7 +58,7 @@ func benchEngine(b testing.TB) *Engine {
 
 // benchEngineOn is benchEngine reading time from clk.
 func benchEngineOn(b testing.TB, clk clock.Clock) *Engine {
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	var rows []store.Connection
 	for i := range 4 {
 		rows = append(rows, store.Connection{ID: fmt.Sprintf("c%d", i), Provider: "openai-compatible", Name: fmt.Sprint(i),

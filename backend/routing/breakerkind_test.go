@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/resilience/verdict"
@@ -29,7 +29,7 @@ func TestFinishOpensTheBreakerForTheFailureKind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			reg := NewRegistry(providers.NewCatalog())
+			reg := NewRegistry(registry.Catalog(nil))
 			rows := []store.Connection{{ID: "c0", Provider: "openai-compatible", Name: "0", BaseURL: "http://x/v1",
 				Prefix: "p0", IsActive: true, Models: `["gpt-4o-mini"]`}}
 			if err := reg.Load(rows, plainBox{}); err != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -57,7 +57,7 @@ func TestClampCooldownsAtLoad(t *testing.T) {
 		{"within a longer ladder configured", now.Add(30 * 24 * time.Hour), bigLadder, now.Add(30 * 24 * time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := NewRegistry(providers.NewCatalog())
+			reg := NewRegistry(registry.Catalog(nil))
 			row := store.Connection{ID: "c", Provider: "openai", Name: "c", Priority: 1, IsActive: true, Models: `["m"]`,
 				RateLimitOverrides: tc.overrides, TestStatus: cooldown.StatusUnavailable, LastErrorAt: tc.until.UnixMilli()}
 			if !tc.until.IsZero() {

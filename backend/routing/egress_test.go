@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -20,7 +20,7 @@ import (
 // one already cooling longer, and a provider that is not IP-bucketed.
 func TestEgressSiblings(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	row := func(id, provider string, overrides string) store.Connection {
 		return store.Connection{ID: id, Provider: provider, Name: id, Priority: 1, IsActive: true, Models: `["m"]`,
 			RateLimitOverrides: overrides, TestStatus: "active"}

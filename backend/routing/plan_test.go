@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -32,7 +32,7 @@ func (testPolicy) QueueMaxWait() time.Duration                 { return 30 * tim
 // never one the layers exclude.
 func TestTenThousandDecisionsNeverSelectAnExcludedTarget(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	var rows []store.Connection
 	for i := 0; i < 8; i++ {
 		rows = append(rows, store.Connection{ID: fmt.Sprintf("c%d", i), Provider: "openai-compatible", Name: fmt.Sprint(i),
@@ -109,7 +109,7 @@ func join(parts []string) string {
 // not advance its cursor.
 func TestDryRunPlanDoesNotMoveStrategyState(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	var rows []store.Connection
 	for i := 0; i < 3; i++ {
 		rows = append(rows, store.Connection{ID: fmt.Sprintf("c%d", i), Provider: "openai-compatible", Name: fmt.Sprint(i),

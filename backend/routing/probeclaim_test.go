@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/store"
@@ -32,7 +32,7 @@ func TestProbeClaim(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			clk := clock.NewFake(t0)
-			reg := NewRegistry(providers.NewCatalog())
+			reg := NewRegistry(registry.Catalog(nil))
 			if err := reg.Load([]store.Connection{{ID: "c", Provider: "openai-compatible", Name: "c", BaseURL: "http://x/v1",
 				Prefix: "p", IsActive: true, Models: `["m1"]`}}, plainBox{}); err != nil {
 				t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"omniroute/backend/errs"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/store"
 )
 
@@ -15,7 +15,7 @@ func (plainBox) Open(s string) (string, error) { return s, nil }
 
 func testRegistry(t *testing.T) *Registry {
 	t.Helper()
-	r := NewRegistry(providers.NewCatalog())
+	r := NewRegistry(registry.Catalog(nil))
 	rows := []store.Connection{
 		{ID: "oa2", Provider: "openai", Name: "second", AuthType: "apikey", Priority: 2, IsActive: true, Models: `["gpt-4o"]`, CreatedAt: 1},
 		{ID: "oa1", Provider: "openai", Name: "first", AuthType: "apikey", Priority: 1, IsActive: true, Models: `["gpt-4o"]`, CreatedAt: 2},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -34,7 +34,7 @@ func (p scopePolicy) LockoutSettings() lockout.Settings {
 func scopeEngine(t *testing.T, p scopePolicy) (*Engine, *clock.Fake, Candidate, Candidate) {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	if err := reg.Load([]store.Connection{{ID: "c", Provider: "openai-compatible", Name: "c", BaseURL: "http://x/v1",
 		Prefix: "p", IsActive: true, Models: `["m1","m2"]`}}, plainBox{}); err != nil {
 		t.Fatal(err)

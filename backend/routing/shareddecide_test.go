@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/resilience/lockout"
@@ -68,7 +68,7 @@ func TestSharedCooldownDecisions(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	t0 := clk.Now()
 	instance := func() (*Engine, Candidate, *queuedDecider) {
-		reg := NewRegistry(providers.NewCatalog())
+		reg := NewRegistry(registry.Catalog(nil))
 		if err := reg.Load([]store.Connection{row}, plainBox{}); err != nil {
 			t.Fatal(err)
 		}

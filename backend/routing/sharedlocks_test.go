@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"omniroute/backend/clock"
-	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 	"omniroute/backend/resilience/breaker"
 	"omniroute/backend/resilience/lockout"
 	"omniroute/backend/store"
@@ -16,7 +16,7 @@ import (
 // locks (nil: not shared).
 func sharedEngine(t *testing.T, clk *clock.Fake, p scopePolicy, locks LockStore) (*Engine, Candidate, Candidate) {
 	t.Helper()
-	reg := NewRegistry(providers.NewCatalog())
+	reg := NewRegistry(registry.Catalog(nil))
 	if err := reg.Load([]store.Connection{{ID: "c", Provider: "openai-compatible", Name: "c", BaseURL: "http://x/v1",
 		Prefix: "p", IsActive: true, Models: `["m1","m2"]`}}, plainBox{}); err != nil {
 		t.Fatal(err)

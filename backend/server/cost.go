@@ -139,9 +139,10 @@ func (h costHook) Charge(l store.RequestLog, model string, u pricing.Usage, g ga
 	return sql.NullFloat64{Float64: c.USD, Valid: true}, c.Saved
 }
 
-// newPricing is the shipped catalogue over the provider catalogue: each
-// subscription provider priced as the API it stands in for (its row's
-// APIOf), and subscription (OAuth) and local providers flat-rate by default.
+// newPricing is the provider modules' prices (Catalog.Prices) over the
+// provider catalogue: each subscription provider priced as the API it
+// stands in for (its row's APIOf), and subscription (OAuth) and local
+// providers flat-rate by default.
 func newPricing(catalog *providers.Catalog) (*pricing.Table, error) {
 	apiOf := map[string]string{}
 	var flat []string
@@ -153,7 +154,7 @@ func newPricing(catalog *providers.Catalog) (*pricing.Table, error) {
 			flat = append(flat, p.ID)
 		}
 	}
-	return pricing.New(apiOf, flat)
+	return pricing.New(catalog.Prices(), apiOf, flat)
 }
 
 // loadBudgets gives the ledger every key's budget and limits, each seeded

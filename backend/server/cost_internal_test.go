@@ -18,7 +18,7 @@ import (
 // concurrent requests against tpm 100 (each estimated past it) admit one,
 // and a served answer's hold is replaced by its tokens.
 func TestTPMKeyHoldsItsEstimateInFlight(t *testing.T) {
-	prices, err := pricing.New(nil, nil)
+	prices, err := pricing.New(nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

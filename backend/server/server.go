@@ -525,7 +525,7 @@ func (s *Server) wire() error {
 	s.logs = reqlog.New(bodySweeper{st.RequestLogSink(), bodies}, time.Second, func() int { return settings.GeneralRef().RequestLogRetention }, logErr)
 	var gw *gateway.Gateway
 	meter := metrics.New(metricsState{engine: engine, api: func() *api.API { return s.api }, gw: func() *gateway.Gateway { return gw }})
-	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules }, catalog.Rules()...)
+	ruleEngine := rules.New(func() []rules.Rule { return settings.GeneralRef().ProviderErrorRules }, catalog.Restatements(), catalog.Rules()...)
 	prices, err := newPricing(catalog)
 	if err != nil {
 		return err

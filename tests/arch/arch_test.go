@@ -85,9 +85,24 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// rowModules are the provider folders holding a catalogue row, its rules
+// and prices and no executor (the wire's executor serves them): they know
+// the catalogue and the rule types alone.
+func rowModules() []string {
+	var out []string
+	for _, name := range []string{"agentrouter", "anthropicapi", "anthropiccompatible", "cerebras", "dashscope", "deepseek", "fireworks", "geminiapi", "glm", "groq", "lmstudio", "minimax", "mistral", "moonshot", "nebius", "nvidia", "ollamalocal", "openaiapi", "openaicompatible", "opencode", "openrouter", "perplexity", "sambanova", "together", "xai"} {
+		out = append(out, "backend/providers/"+name)
+	}
+	return out
+}
+
 // layers is every backend package's rule.
 func layers() []layer {
-	return []layer{
+	var rows []layer
+	for _, pkg := range rowModules() {
+		rows = append(rows, layer{pkg, []string{"backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla", "net/http"}})
+	}
+	return append(rows, []layer{
 		{"backend/resilience/verdict", []string{"backend/redact"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/resilience/breaker", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/cooldown", []string{"backend/clock", "backend/resilience/verdict"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
@@ -95,11 +110,11 @@ func layers() []layer {
 		{"backend/providers/bedrock", []string{"backend/providers", "backend/resilience/rules", "backend/translate", "backend/translate/anthropic", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/catalogdoc", []string{"backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/resilience/wall", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
-		{"backend/providers/claude", []string{"backend/clock", "backend/providers", "backend/providers/anthropic", "backend/resilience/wall"}, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/codex", []string{"backend/providers", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/claude", []string{"backend/clock", "backend/providers", "backend/providers/anthropic", "backend/resilience/wall", "backend/providers/anthropicapi"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/codex", []string{"backend/providers", "backend/translate/sse", "backend/providers/openaiapi"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/gemini", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/ollama", []string{"backend/providers", "backend/translate/ollama"}, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/codeassist", []string{"backend/providers", "backend/resilience/rules", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/codeassist", []string{"backend/providers", "backend/resilience/rules", "backend/translate/sse", "backend/providers/geminiapi"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/vertex", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/copilot", []string{"backend/errs", "backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/oauth", []string{"backend/clock", "backend/errs", "backend/providers", "backend/routing", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
@@ -139,7 +154,7 @@ func layers() []layer {
 		{"backend/providers/discovery", []string{"backend/providers", "backend/providers/anthropic", "backend/providers/gemini", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/azure", []string{"backend/providers", "backend/providers/discovery"}, []string{"gorm.io", "github.com/gorilla"}},
 		// The one list of provider modules: the catalogue and every provider folder.
-		{"backend/providers/registry", []string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/claude", "backend/providers/codeassist", "backend/providers/codex", "backend/providers/copilot", "backend/providers/ollama", "backend/providers/vertex"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/providers/registry", append([]string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/claude", "backend/providers/codeassist", "backend/providers/codex", "backend/providers/copilot", "backend/providers/ollama", "backend/providers/vertex"}, rowModules()...), []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/providerstest", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
@@ -158,7 +173,7 @@ func layers() []layer {
 		{"backend/httpx", []string{"backend/errs", "backend/jsonv"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/anthropic", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/translate", []string{"backend/jsonv", "backend/translate/sse"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
-	}
+	}...)
 }
 
 // checkLayer fails for each import of r.pkg its layer does not allow.

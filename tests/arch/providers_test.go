@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"omniroute/backend/providers/registry"
 )
 
 // registryList is the one file outside the provider folders allowed to name
@@ -145,37 +147,190 @@ func TestProviderNameCheckCatchesAStray(t *testing.T) {
 	}
 }
 
-// literalProvider is a provider whose id or alias is a common word (an
-// agent, a CLI or a model family shares it), so its rule is on string
-// literals: no Go file outside its folder may spell one of names as a
-// string literal (go/ast; test files are fixtures that send them as data).
+// literalProvider is a registered provider under the literal rule: no Go
+// file outside its folder may spell its id or an alias as a string literal
+// (go/ast; test files are fixtures that send them as data). Many ids are
+// common words (an agent, a CLI, a wire format or a model family shares
+// them), so the rule is on whole literals, not on words.
 type literalProvider struct {
 	folder string
 	// names are the catalogue id and aliases.
 	names []string
-	// others are files whose literal names the agent, CLI or model family
-	// that shares the word, not the provider, each with why; only shrinks.
+	// others are files whose literal names the agent, CLI, wire format or
+	// model family that shares the word, not the provider, each with why; only shrinks.
 	others map[string]string
 	// pending are files that still decide by the provider's id, each with
 	// why; the list only shrinks.
 	pending map[string]string
 }
 
-// literalProviders are the subscription and local providers moved into their folders.
-func literalProviders() []literalProvider {
-	return []literalProvider{
-		{folder: "claude", names: []string{"claude", "cc"},
-			others: map[string]string{
-				"backend/agents/json_agents.go": "Claude Code's command is `claude`; its context-window rule reads model names starting claude",
-				"backend/routing/agentmap.go":   "Claude model names start with claude (the agent model families)",
-			}},
-		{folder: "codex", names: []string{"codex", "cx"},
-			others: map[string]string{
-				"backend/agents/codex.go":     "the Codex CLI agent's id and command",
-				"backend/config/settings.go":  "the agent model map's codex family key",
-				"backend/routing/agentmap.go": "the codex model family (Codex CLI's models)",
-			}},
-		{folder: "ollama", names: []string{"ollama", "ollama-native"}},
+// literalException is what literalExceptions says of one provider id.
+type literalException struct {
+	others, pending map[string]string
+}
+
+// wireFormat is the reason a file spells a wire format's name
+// (providers.Format*, translate's client formats), which the provider of
+// the same name shares.
+const wireFormat = "a wire format's name (providers.Format*, translate.Format), not the provider"
+
+// literalExceptions are, by provider id, the files outside its folder whose
+// literal of its id or an alias is something else (others) or still
+// decides by the provider (pending).
+func literalExceptions() map[string]literalException {
+	return map[string]literalException{
+		"claude": {others: map[string]string{
+			"backend/agents/json_agents.go": "Claude Code's command is `claude`; its context-window rule reads model names starting claude",
+			"backend/routing/agentmap.go":   "Claude model names start with claude (the agent model families)",
+		}},
+		"codex": {others: map[string]string{
+			"backend/agents/codex.go":     "the Codex CLI agent's id and command",
+			"backend/config/settings.go":  "the agent model map's codex family key",
+			"backend/routing/agentmap.go": "the codex model family (Codex CLI's models)",
+		}},
+		"openai": {others: map[string]string{
+			"backend/providers/catalog.go":   wireFormat,
+			"backend/translate/translate.go": wireFormat,
+			"backend/agents/json_agents.go":  "Qwen Code's auth type and modelProviders key (`openai`), the CLI's own config words",
+		}},
+		"anthropic": {others: map[string]string{
+			"backend/providers/catalog.go":   wireFormat,
+			"backend/translate/translate.go": wireFormat,
+		}, pending: map[string]string{
+			"backend/routing/agentmap.go": "ClaudeFamilyModel prefers the Anthropic API and the subscriptions standing in for it (Provider.APIOf) by id",
+		}},
+		"gemini": {others: map[string]string{
+			"backend/providers/catalog.go":   wireFormat,
+			"backend/translate/translate.go": wireFormat,
+			"backend/agents/gemini_agent.go": "the Gemini CLI's command is `gemini`",
+		}},
+		"deepseek": {others: map[string]string{
+			"backend/routing/registry.go": "an assistantPrefill mode (DeepSeek's chat prefix completion, which other servers speak too), not the provider",
+		}},
+		"openai-compatible": {others: map[string]string{
+			"backend/agents/json_agents.go": "the Cline CLI's own provider key in its settings file",
+		}},
+		"opencode": {others: map[string]string{
+			"backend/agents/json_agents.go": "the OpenCode agent's id, command and config folder",
+		}},
+		"gemini-cli": {others: map[string]string{
+			"backend/agents/gemini_agent.go": "the Gemini CLI agent's id (the CLI the subscription's login comes from)",
+		}},
+		"dashscope": {others: map[string]string{
+			"backend/agents/json_agents.go": "the Qwen Code CLI's command is `qwen`",
+		}},
+	}
+}
+
+// literalProviders are every registered provider (backend/providers/registry):
+// its folder is the one whose Go files declare `const ID = "<id>"`, its
+// names the id and aliases of the module's rows.
+func literalProviders(t *testing.T) []literalProvider {
+	t.Helper()
+	folders, err := providerFolders(filepath.Join("..", "..", "backend", "providers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exceptions := literalExceptions()
+	var out []literalProvider
+	for _, m := range registry.Modules() {
+		folder, ok := folders[m.ID]
+		if !ok {
+			t.Errorf("module %s: no folder under backend/providers declares const ID = %q", m.ID, m.ID)
+			continue
+		}
+		p := literalProvider{folder: folder, others: exceptions[m.ID].others, pending: exceptions[m.ID].pending}
+		delete(exceptions, m.ID)
+		for _, r := range m.Rows {
+			p.names = append(p.names, r.ID)
+			p.names = append(p.names, r.Aliases...)
+		}
+		if len(p.names) == 0 {
+			t.Errorf("module %s has no row", m.ID)
+		}
+		out = append(out, p)
+	}
+	for id := range exceptions {
+		t.Errorf("literalExceptions names %s, which is not a registered module", id)
+	}
+	return out
+}
+
+// providerFolders maps each catalogue id to the folder under dir whose
+// non-test Go files declare it as `const ID = "<id>"`.
+func providerFolders(dir string) (map[string]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, e.Name(), "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), f, src, parser.SkipObjectResolution)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range file.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if n.Name != "ID" || i >= len(vs.Values) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if id, err := strconv.Unquote(lit.Value); err == nil {
+								out[id] = e.Name()
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestEveryProviderIsUnderTheLiteralRule: the literal rule's list is the
+// registry's, so every registered id and alias is checked: the catalogue
+// has as many names as the list and the known providers are all there.
+func TestEveryProviderIsUnderTheLiteralRule(t *testing.T) {
+	names := map[string]bool{}
+	for _, p := range literalProviders(t) {
+		for _, n := range p.names {
+			if names[n] {
+				t.Errorf("%s is listed twice", n)
+			}
+			names[n] = true
+		}
+	}
+	cat := registry.Catalog(nil)
+	want := 0
+	for _, p := range cat.All() {
+		want += 1 + len(p.Aliases)
+	}
+	if len(names) != want {
+		t.Errorf("the rule checks %d names, the catalogue has %d", len(names), want)
+	}
+	for _, n := range []string{"openai", "oai", "anthropic", "claude-api", "gemini", "google", "glm", "zai", "xai", "grok", "lm-studio", "lmstudio",
+		"ollama-local", "openai-compatible", "anthropic-compatible", "claude", "codex", "ollama", "bedrock", "azure-openai", "vertex", "github-copilot", "gemini-cli"} {
+		if !names[n] {
+			t.Errorf("%s is not under the literal rule", n)
+		}
 	}
 }
 
@@ -219,7 +374,7 @@ func TestProviderLiteralOnlyInItsFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range literalProviders() {
+	for _, p := range literalProviders(t) {
 		t.Run(p.folder, func(t *testing.T) {
 			for _, msg := range p.violations(lits, registry) {
 				t.Error(msg)

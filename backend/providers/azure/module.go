@@ -18,6 +18,9 @@ import (
 	"omniroute/backend/providers/discovery"
 )
 
+// ID is the catalogue id of the provider this folder serves.
+const ID = "azure-openai"
+
 var (
 	apiVersion = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`)
 	// deployment is Azure's deployment name rule: letters, digits, '-',
@@ -31,11 +34,11 @@ const maxDeployments = 500
 // Module is what the gateway knows of Azure OpenAI beyond its catalogue row.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "azure-openai", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI, providers.FormatResponses},
+		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI, providers.FormatResponses},
 		Rows: []providers.Provider{
 			// Azure OpenAI: baseUrl is the resource endpoint; the connection's
 			// providerSpecificData holds apiVersion and the model → deployment map.
-			{ID: "azure-openai", Name: "Azure OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, UserDefined: true, Dialect: Dialect, Aliases: []string{"azure"},
+			{ID: ID, Name: "Azure OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, UserDefined: true, Dialect: Dialect, Aliases: []string{"azure"},
 				Doc: providers.Doc{Auth: "`api-key` header, or `Authorization: Bearer` (Entra ID token)", Wire: "OpenAI Chat Completions on Azure deployments",
 					Discovery: "`GET /openai/deployments`, else the connection's deployments map"},
 				Tools: true, Vision: true, Reasoning: true},

@@ -14,6 +14,9 @@ import (
 	"omniroute/backend/providers"
 )
 
+// ID is the catalogue id of the provider this folder serves.
+const ID = "bedrock"
+
 // Dialect is Bedrock's Converse API, which the executor speaks in the
 // OpenAI wire: requests signed with SigV4 from the connection's AWS
 // credentials, streams in the AWS event-stream framing.
@@ -24,14 +27,14 @@ const Dialect providers.Dialect = "bedrock"
 // becomes signed targets and how its models are listed.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "bedrock", Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI},
+		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatOpenAI},
 		Rules: builtinRules(),
 		Rows: []providers.Provider{
 			// AWS Bedrock through Converse; the base URL is the region's runtime
 			// endpoint (providerSpecificData.region picks it when baseUrl is empty).
 			// Anthropic models go through InvokeModel (the Messages body) when
 			// a request thinks or prefills, which Converse cannot carry.
-			{ID: "bedrock", Name: "AWS Bedrock (Converse)", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, Dialect: Dialect, Aliases: []string{"aws-bedrock"},
+			{ID: ID, Name: "AWS Bedrock (Converse)", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, Dialect: Dialect, Aliases: []string{"aws-bedrock"},
 				Doc: providers.Doc{Auth: "AWS SigV4 (access key, secret, optional session token)",
 					Wire:      "Bedrock Converse / ConverseStream (event stream); InvokeModel with the Messages body for Anthropic thinking and prefill",
 					Discovery: "signed `GET /foundation-models` (on-demand, text) and `GET /inference-profiles`"},

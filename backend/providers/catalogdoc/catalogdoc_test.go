@@ -18,7 +18,7 @@ var page = filepath.Join("..", "..", "..", "docs", "PROVIDERS.md")
 // and the built-in rule tables render; OMNIROUTE_WRITE_DOCS=1 rewrites it.
 func TestProvidersPageIsCurrent(t *testing.T) {
 	cat := registry.Catalog(nil)
-	want := catalogdoc.Render(cat, rules.BuiltinRestatements(), rules.Builtin(cat.Rules()...))
+	want := catalogdoc.Render(cat, cat.Restatements(), rules.Builtin(cat.Rules()...))
 	if os.Getenv("OMNIROUTE_WRITE_DOCS") == "1" {
 		if err := os.WriteFile(page, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func TestReadmeCount(t *testing.T) {
 // each provider-specific built-in rule appears in its provider's row.
 func TestRenderNamesEveryProviderAndRule(t *testing.T) {
 	cat := registry.Catalog(nil)
-	out := catalogdoc.Render(cat, rules.BuiltinRestatements(), rules.Builtin(cat.Rules()...))
+	out := catalogdoc.Render(cat, cat.Restatements(), rules.Builtin(cat.Rules()...))
 	rows := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "| `") {

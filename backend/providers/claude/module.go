@@ -6,6 +6,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/anthropic"
+	"omniroute/backend/providers/anthropicapi"
 	"omniroute/backend/resilience/wall"
 )
 
@@ -96,7 +97,7 @@ func (f nowFunc) Now() time.Time { return f() }
 // priced as the Anthropic API it stands in for.
 func row() providers.Provider {
 	return providers.Provider{ID: ID, Name: "Claude (subscription OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatAnthropic, Dialect: Dialect,
-		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, APIOf: "anthropic", AssistantPrefill: true,
+		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, APIOf: anthropicapi.ID, AssistantPrefill: true,
 		DefaultModels: []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"},
 		Tools:         true, Vision: true, Reasoning: true,
 		// One quota per tier: a 429 on claude-opus-4-1 locks every opus model

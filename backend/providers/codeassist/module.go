@@ -6,7 +6,11 @@ import (
 	"strings"
 
 	"omniroute/backend/providers"
+	"omniroute/backend/providers/geminiapi"
 )
+
+// ID is the catalogue id of the provider this folder serves.
+const ID = "gemini-cli"
 
 // Dialect is Google's Code Assist API (the Gemini CLI's backend): the
 // Gemini wire inside the {model, project, request} / {response} envelope,
@@ -24,7 +28,7 @@ const cliClientSecret = "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"
 // one-token completion as the CLI itself does.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "gemini-cli", Dialect: Dialect, Formats: []providers.Format{providers.FormatGemini},
+		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatGemini},
 		Rules: builtinRules(),
 		Rows: []providers.Provider{
 			// Gemini CLI logins speak Google's Code Assist API (cloudcode-pa
@@ -32,10 +36,10 @@ func Module() providers.Module {
 			// Gemini request inside {model, project, request}, the project from
 			// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
 			// The client id and secret are the CLI's public installed-app pair.
-			{ID: "gemini-cli", Name: "Gemini CLI (Google OAuth, Code Assist)", Category: providers.CategoryOAuth, Format: providers.FormatGemini, Dialect: Dialect,
+			{ID: ID, Name: "Gemini CLI (Google OAuth, Code Assist)", Category: providers.CategoryOAuth, Format: providers.FormatGemini, Dialect: Dialect,
 				Doc: providers.Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
 					Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
-				BaseURL: "https://cloudcode-pa.googleapis.com", APIOf: "gemini",
+				BaseURL: "https://cloudcode-pa.googleapis.com", APIOf: geminiapi.ID,
 				DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, NoModelList: true, Tools: true, Vision: true, Reasoning: true,
 				HonorsRuleScope: true,
 				OAuth: &providers.OAuth{TokenURL: "https://oauth2.googleapis.com/token", ClientID: "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com",

@@ -1,6 +1,9 @@
 package codex
 
-import "omniroute/backend/providers"
+import (
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/openaiapi"
+)
 
 // ID is the catalogue id of the ChatGPT Codex subscription; Source is the
 // `omniroute import` source reading the Codex CLI's login (named after the CLI).
@@ -28,7 +31,7 @@ func Module() providers.Module {
 // priced as the OpenAI API it stands in for.
 func row() providers.Provider {
 	return providers.Provider{ID: ID, Name: "OpenAI Codex (ChatGPT OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatResponses, Dialect: Dialect,
-		BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"}, APIOf: "openai",
+		BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"}, APIOf: openaiapi.ID,
 		DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"},
 		Tools:         true, Vision: true, Reasoning: true,
 		// One quota for every gpt-5*: a 429 on gpt-5.1-codex locks gpt-5 and

@@ -11,6 +11,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	"omniroute/backend/providers/registry"
 	"omniroute/tests/fakeupstream"
 )
 
@@ -208,13 +209,13 @@ func TestListFamilyShapes(t *testing.T) {
 	up, base := fake(t)
 	up.SetFault("key-together", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 200,
 		Body: `[{"id":"meta-llama/Llama-3.3-70B-Instruct-Turbo","object":"model","type":"chat"},{"id":"BAAI/bge-large-en-v1.5","object":"model","type":"embedding"}]`})
-	together, _ := providers.NewCatalog().Lookup("together")
+	together, _ := registry.Catalog(nil).Lookup("together")
 	got, err := client().List(context.Background(), providers.Target{Provider: together, BaseURL: base, Secret: "key-together"})
 	if err != nil || !slices.Equal(got, []string{"meta-llama/Llama-3.3-70B-Instruct-Turbo", "BAAI/bge-large-en-v1.5"}) {
 		t.Fatalf("bare array: %v %v", got, err)
 	}
 
-	pplx, _ := providers.NewCatalog().Lookup("perplexity")
+	pplx, _ := registry.Catalog(nil).Lookup("perplexity")
 	res := client().Discover(context.Background(), providers.Target{Provider: pplx, BaseURL: base, Secret: "key-pplx"})
 	if res.Err != nil || res.Source != discovery.SourceCatalog || !slices.Equal(res.Models, pplx.DefaultModels) {
 		t.Fatalf("no model list: %+v", res)

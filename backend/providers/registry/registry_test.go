@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/registry"
 )
@@ -70,5 +71,34 @@ func TestImportsMatchTheirRows(t *testing.T) {
 	}
 	if len(seen) < 3 || len(cat.Imports()) != len(seen) {
 		t.Errorf("%d import sources, catalogue lists %d", len(seen), len(cat.Imports()))
+	}
+}
+
+// TestPricesNameRegisteredProviders: every shipped price entry (the
+// modules' prices.json, merged by pricing.ParseShipped) names a registered
+// provider id, and a module prices only its own rows' models.
+func TestPricesNameRegisteredProviders(t *testing.T) {
+	cat := registry.Catalog(nil)
+	total := 0
+	for _, m := range registry.Modules() {
+		if len(m.Prices) == 0 {
+			continue
+		}
+		entries, err := pricing.ParseShipped(m.Prices)
+		if err != nil {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+		for _, e := range entries {
+			p, ok := cat.Lookup(e.Provider)
+			if !ok || p.ID != e.Provider {
+				t.Errorf("%s prices %s/%s: not a registered provider id", m.ID, e.Provider, e.Model)
+			} else if p.Module == nil || p.Module.ID != m.ID {
+				t.Errorf("%s prices %s/%s: another module's provider", m.ID, e.Provider, e.Model)
+			}
+		}
+		total += len(entries)
+	}
+	if all, err := pricing.ParseShipped(cat.Prices()...); err != nil || len(all) != total || total < 25 {
+		t.Fatalf("merged %d entries (%v), modules %d", len(all), err, total)
 	}
 }

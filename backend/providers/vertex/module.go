@@ -10,6 +10,9 @@ import (
 	"omniroute/backend/providers"
 )
 
+// ID is the catalogue id of the provider this folder serves.
+const ID = "vertex"
+
 var (
 	// gcpProject is a Google Cloud project id: 6–30 lower-case letters,
 	// digits and hyphens, starting with a letter.
@@ -52,7 +55,7 @@ func IsAnthropic(model string) bool {
 // key check, and a connection's project, region and regional endpoint.
 func Module() providers.Module {
 	return providers.Module{
-		ID: "vertex", Dialect: Dialect, Formats: []providers.Format{providers.FormatGemini, providers.FormatAnthropic},
+		ID: ID, Dialect: Dialect, Formats: []providers.Format{providers.FormatGemini, providers.FormatAnthropic},
 		// Claude models take the Anthropic Messages wire, and continue a
 		// trailing assistant turn as Claude does.
 		FormatOf: func(model string) providers.Format {
@@ -67,7 +70,7 @@ func Module() providers.Module {
 			// connection's sealed apiKey; providerSpecificData holds projectId and
 			// region): Gemini models on publishers/google generateContent, Claude
 			// models on publishers/anthropic rawPredict (the Messages wire).
-			{ID: "vertex", Name: "Google Vertex AI (service account)", Category: providers.CategoryAPIKey, Format: providers.FormatGemini, Dialect: Dialect, Aliases: []string{"vertex-ai", "gcp-vertex"},
+			{ID: ID, Name: "Google Vertex AI (service account)", Category: providers.CategoryAPIKey, Format: providers.FormatGemini, Dialect: Dialect, Aliases: []string{"vertex-ai", "gcp-vertex"},
 				Doc: providers.Doc{Auth: "service-account JWT (RS256) → OAuth `Authorization: Bearer`",
 					Wire: "Gemini `generateContent` (publishers/google); `claude-*` models: Anthropic Messages via `rawPredict` (publishers/anthropic)"},
 				BaseURL: "https://us-central1-aiplatform.googleapis.com/v1",

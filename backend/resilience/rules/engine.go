@@ -42,13 +42,13 @@ type Engine struct {
 	hits map[string]int64
 }
 
-// New returns an engine over the built-in tables with the provider
-// modules' rules (Builtin) and the operator's rules (operator may be nil).
-func New(operator func() []Rule, modules ...Rule) *Engine {
+// New returns an engine over the provider modules' restatements and rules
+// (Builtin) and the operator's rules (operator may be nil).
+func New(operator func() []Rule, restate []Restatement, modules ...Rule) *Engine {
 	if operator == nil {
 		operator = func() []Rule { return nil }
 	}
-	return &Engine{restate: BuiltinRestatements(), builtin: Builtin(modules...), operator: operator, hits: map[string]int64{}}
+	return &Engine{restate: restate, builtin: Builtin(modules...), operator: operator, hits: map[string]int64{}}
 }
 
 // Result is how one error was judged: the verdict and the rules that shaped it.

@@ -13,7 +13,7 @@ import (
 // TestScopeHonouredOnlyWhenFlagged: a built-in rule's scope acts only for a
 // provider whose catalogue entry says so; elsewhere it is a label.
 func TestScopeHonouredOnlyWhenFlagged(t *testing.T) {
-	e := rules.New(nil, registry.Catalog(nil).Rules()...)
+	e := rules.New(nil, registry.Catalog(nil).Restatements(), registry.Catalog(nil).Rules()...)
 	o := verdict.Outcome{Status: 403, Provider: "agentrouter", Now: now, Body: []byte(`{"error":{"message":"无权访问模型 x"}}`)}
 	on := e.Classify(o, rules.Traits{FullText: true, HonorsScope: true})
 	off := e.Classify(o, rules.Traits{FullText: true, HonorsScope: false})
@@ -36,7 +36,7 @@ func TestScopeHonouredOnlyWhenFlagged(t *testing.T) {
 func TestOperatorRulesWinAndSeeFullText(t *testing.T) {
 	ops := []rules.Rule{{ID: "op-model", Provider: "openai", Match: rules.Match{Statuses: []int{400}, TextMarkers: []string{"model is retired"}},
 		Reason: "not_found", Scope: rules.ScopeModel, CooldownMs: 90_000}}
-	e := rules.New(func() []rules.Rule { return ops })
+	e := rules.New(func() []rules.Rule { return ops }, registry.Catalog(nil).Restatements())
 	o := verdict.Outcome{Status: 400, Provider: "openai", Now: now, Body: []byte(`{"error":{"message":"This model is retired.","type":"invalid_request_error"}}`)}
 	v := e.Classify(o, rules.Traits{})
 	if v.Rule != "op-model" || v.Kind != verdict.KindNotFound || v.ModelLock != 90*time.Second || !v.Failover {
@@ -76,7 +76,7 @@ func TestOperatorRulesWinAndSeeFullText(t *testing.T) {
 func TestConnectionScopeNeverTerminal(t *testing.T) {
 	ops := []rules.Rule{{ID: "balance-window", Provider: "minimax", Match: rules.Match{Codes: []string{"1008"}},
 		Reason: "quota_exhausted", Scope: rules.ScopeConnection, CooldownMs: 600_000}}
-	e := rules.New(func() []rules.Rule { return ops })
+	e := rules.New(func() []rules.Rule { return ops }, registry.Catalog(nil).Restatements())
 	v := e.Classify(verdict.Outcome{Status: 400, Provider: "minimax", Now: now,
 		Body: []byte(`{"base_resp":{"status_code":1008,"status_msg":"insufficient balance"}}`)}, rules.Traits{})
 	if v.Terminal != "" || !v.CoolConnection || v.FixedCooldown != 10*time.Minute || v.Kind != verdict.KindQuota {
@@ -87,7 +87,7 @@ func TestConnectionScopeNeverTerminal(t *testing.T) {
 // TestStreamErrors: in-stream errors carry no HTTP status; rules that name
 // text or codes still apply, status-only rules never do.
 func TestStreamErrors(t *testing.T) {
-	e := rules.New(nil, registry.Catalog(nil).Rules()...)
+	e := rules.New(nil, registry.Catalog(nil).Restatements(), registry.Catalog(nil).Rules()...)
 	tr := rules.Traits{FullText: true, HonorsScope: true}
 	v, ok := e.ClassifyStreamError("agentrouter", []byte(`{"error":{"message":"用户额度不足"}}`), now, tr)
 	if !ok || v.Kind != verdict.KindQuota || v.ClientRetryAfter != time.Minute || !v.CoolConnection || v.RestatedFrom != 200 {
@@ -150,7 +150,7 @@ func TestCodeAssistQuotaRules(t *testing.T) {
 			"gemini-cli-rate-limit", verdict.KindRateLimit, 31 * time.Second},
 		{"another provider", "gemini", fmt.Sprintf(quota, retry("9384.5s")), "", verdict.KindQuota, 0},
 	}
-	e := rules.New(nil, registry.Catalog(nil).Rules()...)
+	e := rules.New(nil, registry.Catalog(nil).Restatements(), registry.Catalog(nil).Rules()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := e.Classify(verdict.Outcome{Status: 429, Provider: c.provider, Now: now, Body: []byte(c.body)}, rules.Traits{HonorsScope: c.provider == "gemini-cli"})
@@ -177,11 +177,11 @@ func TestBuiltinTakesModuleRules(t *testing.T) {
 	if len(rules.Builtin()) != len(base) {
 		t.Fatal("no module rules changed the shipped list")
 	}
-	v := rules.New(nil, mod).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true})
+	v := rules.New(nil, nil, mod).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true})
 	if v.Kind != verdict.KindQuota {
 		t.Fatalf("module rule not applied: %+v", v)
 	}
-	if v := rules.New(nil).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true}); v.Kind == verdict.KindQuota {
+	if v := rules.New(nil, nil).Classify(verdict.Outcome{Status: 400, Provider: "acme", Now: now, Body: []byte(`{"error":{"code":"ACME_QUOTA"}}`)}, rules.Traits{HonorsScope: true}); v.Kind == verdict.KindQuota {
 		t.Fatal("a 400 is a quota without the module rule")
 	}
 }

@@ -433,7 +433,7 @@ func TestCapturedUpstreamErrors(t *testing.T) {
 	if len(capturedBodies) < 40 {
 		t.Fatalf("only %d captured shapes, want at least 40", len(capturedBodies))
 	}
-	e := rules.New(nil, registry.Catalog(nil).Rules()...)
+	e := rules.New(nil, registry.Catalog(nil).Restatements(), registry.Catalog(nil).Rules()...)
 	for _, c := range capturedBodies {
 		t.Run(c.name, func(t *testing.T) {
 			v := e.Classify(outcome(c), traits(c.provider))

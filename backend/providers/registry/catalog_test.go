@@ -1,15 +1,18 @@
-package providers
+package registry_test
 
 import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"omniroute/backend/providers"
+	"omniroute/backend/providers/registry"
 )
 
 // TestPrefillCapability: Anthropic Messages providers continue a trailing
 // assistant message, OpenAI Chat ones do not, and a model can be excluded.
 func TestPrefillCapability(t *testing.T) {
-	c := NewCatalog()
+	c := registry.Catalog(nil)
 	for id, want := range map[string]bool{"anthropic": true, "anthropic-compatible": true,
 		"openai": false, "openai-compatible": false, "gemini": false} {
 		p, ok := c.Lookup(id)
@@ -20,7 +23,7 @@ func TestPrefillCapability(t *testing.T) {
 			t.Errorf("%s prefills = %v, want %v", id, got, want)
 		}
 	}
-	p := Provider{AssistantPrefill: true, NoPrefillModels: []string{"claude-x-"}}
+	p := providers.Provider{AssistantPrefill: true, NoPrefillModels: []string{"claude-x-"}}
 	if p.Prefills("claude-x-1") || !p.Prefills("claude-y-1") {
 		t.Error("NoPrefillModels not honoured")
 	}
@@ -35,7 +38,7 @@ var familyIDs = []string{"mistral", "xai", "together", "fireworks", "cerebras", 
 // (http only on loopback for local servers) and a default model list when
 // it is an API-key vendor; the OpenAI-compatible family is all there.
 func TestCatalogueRows(t *testing.T) {
-	c := NewCatalog()
+	c := registry.Catalog(nil)
 	seen := map[string]string{}
 	for _, p := range c.All() {
 		for _, name := range append([]string{p.ID}, p.Aliases...) {
@@ -48,7 +51,7 @@ func TestCatalogueRows(t *testing.T) {
 			}
 		}
 		switch p.Format {
-		case FormatOpenAI, FormatAnthropic, FormatGemini, FormatResponses:
+		case providers.FormatOpenAI, providers.FormatAnthropic, providers.FormatGemini, providers.FormatResponses:
 		default:
 			t.Errorf("%s: unknown wire %q", p.ID, p.Format)
 		}
@@ -65,14 +68,14 @@ func TestCatalogueRows(t *testing.T) {
 		switch {
 		case err != nil || u.Host == "":
 			t.Errorf("%s: base URL %q", p.ID, p.BaseURL)
-		case p.Category == CategoryLocal:
+		case p.Category == providers.CategoryLocal:
 			if u.Hostname() != "127.0.0.1" {
 				t.Errorf("%s: a local server off loopback: %q", p.ID, p.BaseURL)
 			}
 		case u.Scheme != "https" || strings.HasSuffix(p.BaseURL, "/"):
 			t.Errorf("%s: base URL %q must be https without a trailing slash", p.ID, p.BaseURL)
 		}
-		if p.Category == CategoryAPIKey && p.ID != "openrouter" && p.ID != "agentrouter" && p.ID != "opencode" && p.Dialect == "" && len(p.DefaultModels) == 0 {
+		if p.Category == providers.CategoryAPIKey && p.ID != "openrouter" && p.ID != "agentrouter" && p.ID != "opencode" && p.Dialect == "" && len(p.DefaultModels) == 0 {
 			t.Errorf("%s: no default models", p.ID)
 		}
 		if p.NoModelList && len(p.DefaultModels) == 0 {
@@ -90,7 +93,7 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s is not in the catalogue", id)
 			continue
 		}
-		if p.Format != FormatOpenAI || p.UserDefined || p.Category != CategoryAPIKey || len(p.DefaultModels) == 0 {
+		if p.Format != providers.FormatOpenAI || p.UserDefined || p.Category != providers.CategoryAPIKey || len(p.DefaultModels) == 0 {
 			t.Errorf("%s: not an OpenAI-compatible API-key row with defaults: %+v", id, p)
 		}
 	}
