@@ -6,18 +6,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// SlotFreeAt is when the first of the held slots under name lapses (unix
-// ms; 0: none is held at nowMs): a refused caller's Retry-After.
-func (s *Store) SlotFreeAt(ctx context.Context, name string, nowMs int64) (int64, error) {
-	var at []int64
-	err := s.db.WithContext(ctx).Raw(`SELECT COALESCE(MIN(expires_at), 0) FROM connection_slots WHERE connection_id = ? AND expires_at > ? AND expires_at <= ?`,
-		name, nowMs, nowMs+MaxSlotLeaseMs).Scan(&at).Error
-	if err != nil || len(at) == 0 {
-		return 0, err
-	}
-	return at[0], nil
-}
-
 // TokenTake is TakeKeyTokens' answer: Hold is the hold's id (0: refused),
 // Used the tokens the key's window counted before it, Oldest when the
 // oldest of them leaves the window (unix ms).
@@ -59,13 +47,16 @@ func (s *Store) TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, no
 
 // SettleKeyTokens replaces a hold TakeKeyTokens gave with the tokens the
 // answer used, counted in the key's window until nowMs+ttlMs; 0 tokens (not
-// served) removes it. A hold that lapsed meanwhile is charged anew.
+// served) removes it. A hold that lapsed meanwhile is charged anew. The hold
+// is named by its id and its key: after a crash of the PostgreSQL server the
+// table (unlogged) and its id sequence start over, and an id held from
+// before must not settle another key's hold.
 func (s *Store) SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error {
 	db := s.db.WithContext(ctx)
 	if tokens <= 0 {
-		return db.Exec(`DELETE FROM key_rate_tokens WHERE id = ?`, hold).Error
+		return db.Exec(`DELETE FROM key_rate_tokens WHERE id = ? AND key_id = ?`, hold, keyID).Error
 	}
-	res := db.Exec(`UPDATE key_rate_tokens SET tokens = ?, expires_at = ? WHERE id = ?`, tokens, nowMs+ttlMs, hold)
+	res := db.Exec(`UPDATE key_rate_tokens SET tokens = ?, expires_at = ? WHERE id = ? AND key_id = ?`, tokens, nowMs+ttlMs, hold, keyID)
 	if res.Error != nil || res.RowsAffected > 0 {
 		return res.Error
 	}
