@@ -17,15 +17,21 @@ type fakeRates struct {
 	next                   int64
 }
 
-func (f *fakeRates) KeyRequest(string, int) (func(), time.Duration, bool, bool) {
+func (f *fakeRates) KeyRequest(string, int) (int64, time.Duration, bool, bool) {
 	if f.down {
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
 	if f.rpmFull {
-		return nil, 7 * time.Second, false, true
+		return 0, 7 * time.Second, false, true
 	}
 	f.rpmTaken++
-	return func() { f.rpmUndone++ }, 0, true, true
+	return int64(f.rpmTaken), 0, true, true
+}
+
+func (f *fakeRates) UndoKeyRequest(_ string, hold int64) {
+	if hold != 0 {
+		f.rpmUndone++
+	}
 }
 
 func (f *fakeRates) KeyTokens(_ string, _, tokens int64) (int64, time.Duration, bool, bool) {
@@ -90,5 +96,35 @@ func TestTeamRates(t *testing.T) {
 	f.down = true
 	if _, err := l.Reserve("one", 0, 1); code(err) != "KEY_RATE_LIMITED" {
 		t.Fatalf("database away: the instance's window decides; got %v", err)
+	}
+}
+
+// TestReleaseGivesRPMPlacesBack: a request that was not served (Release)
+// gives back its place in the key's RPM window on this instance and the
+// team's; a served one (Settle) keeps both.
+func TestReleaseGivesRPMPlacesBack(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	f := &fakeRates{holds: map[int64]int64{}}
+	l := New(clk)
+	l.ShareRates(f)
+	l.Set("k", nil, &Limits{RPM: intp(1)}, Spend{})
+	h, err := l.Reserve("k", 0, 0)
+	if err != nil || h.Request == 0 || h.TeamRequest == 0 {
+		t.Fatalf("first request: %v, hold %+v", err, h)
+	}
+	l.Release(h)
+	if f.rpmUndone != 1 {
+		t.Fatalf("team places given back %d, want 1", f.rpmUndone)
+	}
+	h, err = l.Reserve("k", 0, 0)
+	if err != nil {
+		t.Fatalf("after a release, the same minute: %v", err)
+	}
+	l.Settle(h, 0, 0) // served
+	if f.rpmUndone != 1 {
+		t.Fatalf("a served request gave its team place back")
+	}
+	if _, err := l.Reserve("k", 0, 0); errs.As(err).Code != "KEY_RATE_LIMITED" {
+		t.Fatalf("after a served request, the same minute: %v", err)
 	}
 }

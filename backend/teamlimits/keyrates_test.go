@@ -49,11 +49,11 @@ func TestKeyRPMAcrossInstances(t *testing.T) {
 		}
 	}
 	// Another key has its own window; an undone place frees at once.
-	undo, _, ok, _ := insts[0].KeyRequest("k2", 1)
-	if !ok {
+	hold, _, ok, _ := insts[0].KeyRequest("k2", 1)
+	if !ok || hold == 0 {
 		t.Fatal("k2 refused")
 	}
-	undo()
+	insts[2].UndoKeyRequest("k2", hold)
 	if _, _, ok, _ := insts[1].KeyRequest("k2", 1); !ok {
 		t.Fatal("an undone place was not given back")
 	}

@@ -308,15 +308,16 @@ func KeyRPMKey(keyID string) string { return "rpm|" + keyID }
 // admitted request counts 1 for exactly a minute from its admission, and a
 // request is admitted while the window counts fewer than rpm — so at most
 // rpm requests are admitted in any minute team-wide (one statement,
-// ordered by the key's transaction lock). undo gives the place back (the
-// request was refused by a later check, or not served). ok false: the
+// ordered by the key's transaction lock). hold names the place for
+// UndoKeyRequest (the request was refused by a later check, or not
+// served). ok false: the
 // window is full, retryAfter is when its first place frees (the same
 // statement says). shared false: nothing was counted (limits per instance,
 // or the database does not answer: the instance's own window applies
 // alone).
-func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time.Duration, ok, shared bool) {
+func (l *Limits) KeyRequest(keyID string, rpm int) (hold int64, retryAfter time.Duration, ok, shared bool) {
 	if rpm <= 0 || !l.shared() || !l.usable() {
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
@@ -325,13 +326,18 @@ func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time
 	got, err := l.st.TakeKeyTokens(ctx, name, int64(rpm), 1, ms(now), Window.Milliseconds())
 	if err != nil {
 		l.failed(err)
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
 	if got.Hold == 0 {
-		return nil, time.UnixMilli(got.Oldest).Sub(now), false, true
+		return 0, time.UnixMilli(got.Oldest).Sub(now), false, true
 	}
-	var once sync.Once
-	return func() { once.Do(func() { l.SettleKeyTokens(name, got.Hold, 0) }) }, 0, true, true
+	return got.Hold, 0, true, true
+}
+
+// UndoKeyRequest gives a KeyRequest place back (hold 0: none), free at once
+// for the key's next request on any instance.
+func (l *Limits) UndoKeyRequest(keyID string, hold int64) {
+	l.SettleKeyTokens(KeyRPMKey(keyID), hold, 0)
 }
 
 // KeyTokens holds tokens (the request's estimate) of keyID's
