@@ -530,6 +530,10 @@ type Rates interface {
 	UndoKeyRequest(keyID string, hold int64)
 	KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAfter time.Duration, ok, shared bool)
 	SettleKeyTokens(keyID string, hold, tokens int64)
+	// KeyRates is KeyTokens and KeyRequest at once (one statement) for a
+	// key with both limits.
+	KeyRates(keyID string, rpm int, tpm, tokens int64) (tokenHold, requestHold int64, retryAfter time.Duration,
+		tpmFull, rpmFull, shared bool)
 }
 
 // ShareRates makes the ledger count keys' RPM and TPM windows in r as well
@@ -563,11 +567,20 @@ func (l *Ledger) teamRates(keyID string, tokens int64) (teamTake, error) {
 	}
 	l.mu.Unlock()
 	var t teamTake
+	if lim.TPM != nil && lim.RPM != nil {
+		th, rh, retry, tpmFull, rpmFull, shared := l.rates.KeyRates(keyID, *lim.RPM, *lim.TPM, max(tokens, 1))
+		switch {
+		case shared && tpmFull:
+			return t, tpmRefusal(*lim.TPM, retry)
+		case shared && rpmFull:
+			return t, rpmRefusal(*lim.RPM, retry)
+		}
+		return teamTake{rpm: rh, tokens: th}, nil
+	}
 	if lim.TPM != nil {
 		hold, retry, ok, shared := l.rates.KeyTokens(keyID, *lim.TPM, max(tokens, 1))
 		if shared && !ok {
-			return t, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute (across the team's instances)", *lim.TPM).
-				WithRetryAfter(retryIn(retry))
+			return t, tpmRefusal(*lim.TPM, retry)
 		}
 		t.tokens = hold
 	}
@@ -575,12 +588,23 @@ func (l *Ledger) teamRates(keyID string, tokens int64) (teamTake, error) {
 		hold, retry, ok, shared := l.rates.KeyRequest(keyID, *lim.RPM)
 		if shared && !ok {
 			t.undo(l.rates, keyID)
-			return teamTake{}, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute (across the team's instances)", *lim.RPM).
-				WithRetryAfter(retryIn(retry))
+			return teamTake{}, rpmRefusal(*lim.RPM, retry)
 		}
 		t.rpm = hold
 	}
 	return t, nil
+}
+
+// tpmRefusal and rpmRefusal refuse a request at its key's full team-wide
+// window.
+func tpmRefusal(tpm int64, retry time.Duration) error {
+	return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute (across the team's instances)", tpm).
+		WithRetryAfter(retryIn(retry))
+}
+
+func rpmRefusal(rpm int, retry time.Duration) error {
+	return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute (across the team's instances)", rpm).
+		WithRetryAfter(retryIn(retry))
 }
 
 func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) {

@@ -13,6 +13,7 @@ import (
 type fakeRates struct {
 	rpmFull, tpmFull, down bool
 	rpmTaken, rpmUndone    int
+	combined               int // KeyRates calls (a key with both limits)
 	holds                  map[int64]int64 // hold → tokens (settled)
 	next                   int64
 }
@@ -48,6 +49,22 @@ func (f *fakeRates) KeyTokens(_ string, _, tokens int64) (int64, time.Duration, 
 
 func (f *fakeRates) SettleKeyTokens(_ string, hold, tokens int64) { f.holds[hold] = tokens }
 
+func (f *fakeRates) KeyRates(_ string, _ int, _, tokens int64) (int64, int64, time.Duration, bool, bool, bool) {
+	f.combined++
+	switch {
+	case f.down:
+		return 0, 0, 0, false, false, false
+	case f.tpmFull:
+		return 0, 0, 3 * time.Second, true, false, true
+	case f.rpmFull:
+		return 0, 0, 7 * time.Second, false, true, true
+	}
+	f.rpmTaken++
+	f.next++
+	f.holds[f.next] = -tokens
+	return f.next, int64(f.rpmTaken), 0, false, false, true
+}
+
 // TestTeamRates: a key's windows are asked of the team (a full one refuses
 // with KEY_RATE_LIMITED and its Retry-After, and gives back what it took);
 // a refusal of the instance's own checks gives the team's places back; the
@@ -64,8 +81,11 @@ func TestTeamRates(t *testing.T) {
 	}
 	l.Set("k", nil, &Limits{RPM: intp(100), TPM: i64(1000)}, Spend{})
 	h, err := l.Reserve("k", 0, 40)
-	if err != nil || h.TeamTokens != 1 || f.holds[1] != -40 || f.rpmTaken != 1 {
+	if err != nil || h.TeamTokens != 1 || f.holds[1] != -40 || f.rpmTaken != 1 || h.TeamRequest != 1 {
 		t.Fatalf("admitted: %+v %v (holds %v, rpm %d)", h, err, f.holds, f.rpmTaken)
+	}
+	if f.combined != 1 {
+		t.Fatalf("a key with both limits asked the team %d times at once, want 1 (one statement)", f.combined)
 	}
 	l.Settle(h, 0, 55)
 	if f.holds[1] != 55 {
@@ -80,7 +100,7 @@ func TestTeamRates(t *testing.T) {
 		t.Fatalf("the TPM hold of a request refused by the RPM window stayed: %d", f.holds[2])
 	}
 	f.rpmFull, f.tpmFull = false, true
-	if _, err := l.Reserve("k", 0, 40); code(err) != "KEY_RATE_LIMITED" || f.rpmTaken != 1 {
+	if _, err := l.Reserve("k", 0, 40); code(err) != "KEY_RATE_LIMITED" || f.rpmTaken != 1 || errs.As(err).RetryAfter != 3*time.Second {
 		t.Fatalf("team TPM full: %v (rpm taken %d)", err, f.rpmTaken)
 	}
 	// The instance's own window (RPM 1 here) refuses after the team's

@@ -150,3 +150,30 @@ func TestClaimBudgetAlert(t *testing.T) {
 		t.Fatalf("%d claims won one alert", won.Load())
 	}
 }
+
+// TestTakeKeyRates: a key's two windows at once (2 rpm, 100 tokens): both
+// taken or neither — the RPM window full refuses and the TPM window keeps
+// its count, and the other way round.
+func TestTakeKeyRates(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for i := range 2 {
+			got, err := s.TakeKeyRates(ctx, "k", "rpm|k", 2, 100, 30, 1000+int64(i), 60_000)
+			if err != nil || got.TPM.Hold == 0 || got.RPM.Hold == 0 {
+				t.Fatalf("request %d: %+v %v", i, got, err)
+			}
+		}
+		got, err := s.TakeKeyRates(ctx, "k", "rpm|k", 2, 100, 30, 1002, 60_000)
+		if err != nil || got.TPM.Hold != 0 || got.RPM.Hold != 0 || got.RPM.Used != 2 || got.RPM.Oldest != 61_000 || got.TPM.Used != 60 {
+			t.Fatalf("RPM full: %+v %v", got, err)
+		}
+		got, err = s.TakeKeyRates(ctx, "k", "rpm|k", 5, 60, 30, 1003, 60_000)
+		if err != nil || got.TPM.Hold != 0 || got.TPM.Used != 60 || got.RPM.Used != 2 {
+			t.Fatalf("TPM full: %+v %v", got, err)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "rpm|k", 3, 1, 1004, 60_000); c.Hold == 0 || c.Used != 2 {
+			t.Fatalf("the RPM window counts %d after the refusals, want 2", c.Used)
+		}
+	})
+}

@@ -116,6 +116,29 @@ func BenchmarkKeyTPM(b *testing.B) {
 	report(b, lat)
 }
 
+// BenchmarkKeyRates is a key with both limits (60 rpm, 1,000,000 tokens
+// per minute): its RPM place and TPM hold in one statement (printed p50 and
+// p99), the hold settled after the answer (not timed), 1000 keys in turn.
+func BenchmarkKeyRates(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		key := fmt.Sprintf("k%d", i%1000)
+		t := time.Now()
+		th, rh, _, tpmFull, rpmFull, shared := l.KeyRates(key, 60, 1_000_000, 100)
+		if th == 0 || rh == 0 || tpmFull || rpmFull || !shared {
+			b.Fatal(th, rh, tpmFull, rpmFull, shared)
+		}
+		lat = append(lat, time.Since(t))
+		b.StopTimer()
+		l.SettleKeyTokens(key, th, 120)
+		b.StartTimer()
+	}
+	report(b, lat)
+}
+
 // BenchmarkModelSlot is a model's shared concurrency cap: the slot taken
 // before the request (printed p50 and p99) and released after its answer.
 func BenchmarkModelSlot(b *testing.B) {

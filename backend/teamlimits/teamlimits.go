@@ -37,6 +37,7 @@ type Store interface {
 	CancelPace(ctx context.Context, connectionID string, turnMs, intervalMs int64) error
 	TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (store.TokenTake, error)
 	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
+	TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (store.KeyRatesTake, error)
 }
 
 // Defaults.
@@ -363,6 +364,34 @@ func (l *Limits) KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAf
 		return 0, time.UnixMilli(got.Oldest).Sub(now), false, true
 	}
 	return got.Hold, 0, true, true
+}
+
+// KeyRates is KeyTokens and KeyRequest at once for a key with both limits:
+// one statement instead of two, the request admitted in both windows or in
+// neither. tokenHold is the TPM hold (SettleKeyTokens), requestHold the RPM
+// place (UndoKeyRequest). tpmFull or rpmFull: refused by that window (the
+// TPM window is asked first), retryAfter when it frees. shared as
+// KeyRequest's.
+func (l *Limits) KeyRates(keyID string, rpm int, tpm, tokens int64) (tokenHold, requestHold int64, retryAfter time.Duration,
+	tpmFull, rpmFull, shared bool) {
+	if rpm <= 0 || tpm <= 0 || !l.shared() || !l.usable() {
+		return 0, 0, 0, false, false, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
+	defer cancel()
+	now := l.clk.Now()
+	got, err := l.st.TakeKeyRates(ctx, keyID, KeyRPMKey(keyID), int64(rpm), tpm, tokens, ms(now), Window.Milliseconds())
+	if err != nil {
+		l.failed(err)
+		return 0, 0, 0, false, false, false
+	}
+	switch {
+	case got.TPM.Used >= tpm:
+		return 0, 0, time.UnixMilli(got.TPM.Oldest).Sub(now), true, false, true
+	case got.RPM.Used >= int64(rpm):
+		return 0, 0, time.UnixMilli(got.RPM.Oldest).Sub(now), false, true, true
+	}
+	return got.TPM.Hold, got.RPM.Hold, 0, false, false, true
 }
 
 // SettleKeyTokens replaces a KeyTokens hold with the tokens the answer used
