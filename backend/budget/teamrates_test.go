@@ -13,7 +13,7 @@ import (
 type fakeRates struct {
 	rpmFull, tpmFull, down bool
 	rpmTaken, rpmUndone    int
-	combined               int // KeyRates calls (a key with both limits)
+	combined               int             // KeyRates calls (a key with both limits)
 	holds                  map[int64]int64 // hold → tokens (settled)
 	next                   int64
 }
