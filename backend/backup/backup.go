@@ -103,7 +103,7 @@ var (
 		"management_tokens":           "management tokens are the instances' own and the operators'; a restore never grants access",
 		"audit_log":                   "the audit trail is never rewritten by a restore",
 		"model_prefill":               "what continuations and Test learned of each model's assistant prefill, learned again by traffic",
-		"key_rate_tokens":             "a team server's per-key token windows, a minute long",
+		"key_rate_tokens":             "a team server's per-key request and token windows, a minute long",
 		"budget_alerts":               "which budget alerts the team has raised this period (a restore must not silence or repeat them)",
 	}
 )

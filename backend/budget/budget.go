@@ -448,6 +448,10 @@ type Hold struct {
 	// TeamTokens is the hold in the team's shared TPM window (Rates; 0:
 	// none), replaced by the answer's tokens at Settle.
 	TeamTokens int64
+	// Request is when the request took its place in the key's RPM window
+	// (unix ns; 0: none) and TeamRequest its place in the team's (Rates;
+	// 0: none): Release gives them back.
+	Request, TeamRequest int64
 }
 
 // RefusesUnpriced reports whether keyID has a USD budget that models of
@@ -511,6 +515,9 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 	if t.tokens != 0 {
 		h.Key, h.TeamTokens = keyID, t.tokens
 	}
+	if t.rpm != 0 {
+		h.Key, h.TeamRequest = keyID, t.rpm
+	}
 	return h, nil
 }
 
@@ -519,9 +526,14 @@ func (l *Ledger) Reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 // database does not answer, or the limits are per instance) and this
 // instance's own window decides alone; ok false, the team's window is full.
 type Rates interface {
-	KeyRequest(keyID string, rpm int) (undo func(), retryAfter time.Duration, ok, shared bool)
+	KeyRequest(keyID string, rpm int) (hold int64, retryAfter time.Duration, ok, shared bool)
+	UndoKeyRequest(keyID string, hold int64)
 	KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAfter time.Duration, ok, shared bool)
 	SettleKeyTokens(keyID string, hold, tokens int64)
+	// KeyRates is KeyTokens and KeyRequest at once (one statement) for a
+	// key with both limits.
+	KeyRates(keyID string, rpm int, tpm, tokens int64) (tokenHold, requestHold int64, retryAfter time.Duration,
+		tpmFull, rpmFull, shared bool)
 }
 
 // ShareRates makes the ledger count keys' RPM and TPM windows in r as well
@@ -531,13 +543,13 @@ func (l *Ledger) ShareRates(r Rates) { l.rates = r }
 
 // teamTake is what a request took of its key's team-wide windows.
 type teamTake struct {
-	rpm    func() // gives the RPM place back (nil: none taken)
-	tokens int64  // the TPM hold (0: none)
+	rpm    int64 // the RPM place (0: none taken)
+	tokens int64 // the TPM hold (0: none)
 }
 
 func (t teamTake) undo(r Rates, keyID string) {
-	if t.rpm != nil {
-		t.rpm()
+	if t.rpm != 0 {
+		r.UndoKeyRequest(keyID, t.rpm)
 	}
 	if t.tokens != 0 {
 		r.SettleKeyTokens(keyID, t.tokens, 0)
@@ -555,24 +567,44 @@ func (l *Ledger) teamRates(keyID string, tokens int64) (teamTake, error) {
 	}
 	l.mu.Unlock()
 	var t teamTake
+	if lim.TPM != nil && lim.RPM != nil {
+		th, rh, retry, tpmFull, rpmFull, shared := l.rates.KeyRates(keyID, *lim.RPM, *lim.TPM, max(tokens, 1))
+		switch {
+		case shared && tpmFull:
+			return t, tpmRefusal(*lim.TPM, retry)
+		case shared && rpmFull:
+			return t, rpmRefusal(*lim.RPM, retry)
+		}
+		return teamTake{rpm: rh, tokens: th}, nil
+	}
 	if lim.TPM != nil {
 		hold, retry, ok, shared := l.rates.KeyTokens(keyID, *lim.TPM, max(tokens, 1))
 		if shared && !ok {
-			return t, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute (across the team's instances)", *lim.TPM).
-				WithRetryAfter(retryIn(retry))
+			return t, tpmRefusal(*lim.TPM, retry)
 		}
 		t.tokens = hold
 	}
 	if lim.RPM != nil {
-		undo, retry, ok, shared := l.rates.KeyRequest(keyID, *lim.RPM)
+		hold, retry, ok, shared := l.rates.KeyRequest(keyID, *lim.RPM)
 		if shared && !ok {
 			t.undo(l.rates, keyID)
-			return teamTake{}, errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute (across the team's instances)", *lim.RPM).
-				WithRetryAfter(retryIn(retry))
+			return teamTake{}, rpmRefusal(*lim.RPM, retry)
 		}
-		t.rpm = undo
+		t.rpm = hold
 	}
 	return t, nil
+}
+
+// tpmRefusal and rpmRefusal refuse a request at its key's full team-wide
+// window.
+func tpmRefusal(tpm int64, retry time.Duration) error {
+	return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d tokens per minute (across the team's instances)", tpm).
+		WithRetryAfter(retryIn(retry))
+}
+
+func rpmRefusal(rpm int, retry time.Duration) error {
+	return errs.New(errs.RateLimited, "KEY_RATE_LIMITED", "this API key is limited to %d requests per minute (across the team's instances)", rpm).
+		WithRetryAfter(retryIn(retry))
 }
 
 func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) {
@@ -601,7 +633,8 @@ func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 			return Hold{}, err
 		}
 		a.hold(h)
-		h.Rate = a.admitted(now, keyID, tokens).Rate
+		ad := a.admitted(now, keyID, tokens)
+		h.Rate, h.Request = ad.Rate, ad.Request
 		return h, nil
 	}
 	// The check and the hold in the database, in one statement against
@@ -618,7 +651,8 @@ func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 			return Hold{}, err
 		}
 		a.hold(h)
-		h.Rate = a.admitted(now, keyID, tokens).Rate
+		ad := a.admitted(now, keyID, tokens)
+		h.Rate, h.Request = ad.Rate, ad.Request
 		return h, nil
 	}
 	if ms(a.periodStart) == h.PeriodStart {
@@ -636,7 +670,8 @@ func (l *Ledger) reserve(keyID string, usd float64, tokens int64) (Hold, error) 
 		a.held.tokens += h.Tokens
 		a.held.n++
 	}
-	h.Rate = a.admitted(now, keyID, tokens).Rate
+	ad := a.admitted(now, keyID, tokens)
+	h.Rate, h.Request = ad.Rate, ad.Request
 	h.Shared = true
 	return h, nil
 }
@@ -723,15 +758,29 @@ func (a *account) admitted(now time.Time, keyID string, tokens int64) Hold {
 	if a.limits == nil {
 		return Hold{}
 	}
+	var h Hold
 	if a.limits.RPM != nil {
 		a.requests = append(a.requests, now)
+		h.Key, h.Request = keyID, now.UnixNano()
 	}
 	if a.limits.TPM == nil {
-		return Hold{}
+		return h
 	}
 	rate := max(tokens, 1) // an admitted request always counts while in flight
 	a.inflight += rate
-	return Hold{Key: keyID, Rate: rate}
+	h.Key, h.Rate = keyID, rate
+	return h
+}
+
+// unrequest gives back the RPM window's place taken at (unix ns), if the
+// window still counts it.
+func (a *account) unrequest(at int64) {
+	for i := len(a.requests) - 1; i >= 0; i-- {
+		if a.requests[i].UnixNano() == at {
+			a.requests = append(a.requests[:i], a.requests[i+1:]...)
+			return
+		}
+	}
 }
 
 // limited is the refusal of a key at its rate limits (nil: within them).
@@ -775,6 +824,28 @@ func (a *account) limited(now time.Time) error {
 // Every key is tracked, budget or not (its spend is shown).
 func (l *Ledger) Charge(keyID string, usd float64, tokens int64) {
 	l.Settle(Hold{Key: keyID}, usd, tokens)
+}
+
+// Release gives back what a request that was not served holds (refused or
+// failed before an answer was served): its budget and token holds (Settle
+// with nothing) and its places in its key's requests-per-minute windows,
+// this instance's and the team's — a request that was not served does not
+// count towards the key's RPM limit, any more than towards its TPM limit.
+func (l *Ledger) Release(h Hold) {
+	l.Settle(h, 0, 0)
+	if h.Key == "" {
+		return
+	}
+	if h.Request != 0 {
+		l.mu.Lock()
+		if a := l.keys[h.Key]; a != nil {
+			a.unrequest(h.Request)
+		}
+		l.mu.Unlock()
+	}
+	if h.TeamRequest != 0 && l.rates != nil {
+		l.rates.UndoKeyRequest(h.Key, h.TeamRequest)
+	}
 }
 
 // Settle replaces a request's hold (Reserve; a zero Hold but for its Key:

@@ -13,19 +13,26 @@ import (
 type fakeRates struct {
 	rpmFull, tpmFull, down bool
 	rpmTaken, rpmUndone    int
+	combined               int             // KeyRates calls (a key with both limits)
 	holds                  map[int64]int64 // hold → tokens (settled)
 	next                   int64
 }
 
-func (f *fakeRates) KeyRequest(string, int) (func(), time.Duration, bool, bool) {
+func (f *fakeRates) KeyRequest(string, int) (int64, time.Duration, bool, bool) {
 	if f.down {
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
 	if f.rpmFull {
-		return nil, 7 * time.Second, false, true
+		return 0, 7 * time.Second, false, true
 	}
 	f.rpmTaken++
-	return func() { f.rpmUndone++ }, 0, true, true
+	return int64(f.rpmTaken), 0, true, true
+}
+
+func (f *fakeRates) UndoKeyRequest(_ string, hold int64) {
+	if hold != 0 {
+		f.rpmUndone++
+	}
 }
 
 func (f *fakeRates) KeyTokens(_ string, _, tokens int64) (int64, time.Duration, bool, bool) {
@@ -41,6 +48,22 @@ func (f *fakeRates) KeyTokens(_ string, _, tokens int64) (int64, time.Duration, 
 }
 
 func (f *fakeRates) SettleKeyTokens(_ string, hold, tokens int64) { f.holds[hold] = tokens }
+
+func (f *fakeRates) KeyRates(_ string, _ int, _, tokens int64) (int64, int64, time.Duration, bool, bool, bool) {
+	f.combined++
+	switch {
+	case f.down:
+		return 0, 0, 0, false, false, false
+	case f.tpmFull:
+		return 0, 0, 3 * time.Second, true, false, true
+	case f.rpmFull:
+		return 0, 0, 7 * time.Second, false, true, true
+	}
+	f.rpmTaken++
+	f.next++
+	f.holds[f.next] = -tokens
+	return f.next, int64(f.rpmTaken), 0, false, false, true
+}
 
 // TestTeamRates: a key's windows are asked of the team (a full one refuses
 // with KEY_RATE_LIMITED and its Retry-After, and gives back what it took);
@@ -58,8 +81,11 @@ func TestTeamRates(t *testing.T) {
 	}
 	l.Set("k", nil, &Limits{RPM: intp(100), TPM: i64(1000)}, Spend{})
 	h, err := l.Reserve("k", 0, 40)
-	if err != nil || h.TeamTokens != 1 || f.holds[1] != -40 || f.rpmTaken != 1 {
+	if err != nil || h.TeamTokens != 1 || f.holds[1] != -40 || f.rpmTaken != 1 || h.TeamRequest != 1 {
 		t.Fatalf("admitted: %+v %v (holds %v, rpm %d)", h, err, f.holds, f.rpmTaken)
+	}
+	if f.combined != 1 {
+		t.Fatalf("a key with both limits asked the team %d times at once, want 1 (one statement)", f.combined)
 	}
 	l.Settle(h, 0, 55)
 	if f.holds[1] != 55 {
@@ -74,7 +100,7 @@ func TestTeamRates(t *testing.T) {
 		t.Fatalf("the TPM hold of a request refused by the RPM window stayed: %d", f.holds[2])
 	}
 	f.rpmFull, f.tpmFull = false, true
-	if _, err := l.Reserve("k", 0, 40); code(err) != "KEY_RATE_LIMITED" || f.rpmTaken != 1 {
+	if _, err := l.Reserve("k", 0, 40); code(err) != "KEY_RATE_LIMITED" || f.rpmTaken != 1 || errs.As(err).RetryAfter != 3*time.Second {
 		t.Fatalf("team TPM full: %v (rpm taken %d)", err, f.rpmTaken)
 	}
 	// The instance's own window (RPM 1 here) refuses after the team's
@@ -90,5 +116,35 @@ func TestTeamRates(t *testing.T) {
 	f.down = true
 	if _, err := l.Reserve("one", 0, 1); code(err) != "KEY_RATE_LIMITED" {
 		t.Fatalf("database away: the instance's window decides; got %v", err)
+	}
+}
+
+// TestReleaseGivesRPMPlacesBack: a request that was not served (Release)
+// gives back its place in the key's RPM window on this instance and the
+// team's; a served one (Settle) keeps both.
+func TestReleaseGivesRPMPlacesBack(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC))
+	f := &fakeRates{holds: map[int64]int64{}}
+	l := New(clk)
+	l.ShareRates(f)
+	l.Set("k", nil, &Limits{RPM: intp(1)}, Spend{})
+	h, err := l.Reserve("k", 0, 0)
+	if err != nil || h.Request == 0 || h.TeamRequest == 0 {
+		t.Fatalf("first request: %v, hold %+v", err, h)
+	}
+	l.Release(h)
+	if f.rpmUndone != 1 {
+		t.Fatalf("team places given back %d, want 1", f.rpmUndone)
+	}
+	h, err = l.Reserve("k", 0, 0)
+	if err != nil {
+		t.Fatalf("after a release, the same minute: %v", err)
+	}
+	l.Settle(h, 0, 0) // served
+	if f.rpmUndone != 1 {
+		t.Fatalf("a served request gave its team place back")
+	}
+	if _, err := l.Reserve("k", 0, 0); errs.As(err).Code != "KEY_RATE_LIMITED" {
+		t.Fatalf("after a served request, the same minute: %v", err)
 	}
 }

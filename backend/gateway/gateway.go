@@ -173,8 +173,8 @@ type Spend interface {
 	// must not block. (The row goes by value: a pointer to it would move
 	// every request's row to the heap.)
 	Charge(l store.RequestLog, model string, u pricing.Usage, h Hold) (cost sql.NullFloat64, saved float64)
-	// Release gives back the hold of a request that was not served (or
-	// whose answer reported no usage).
+	// Release gives back the hold of a request that was not served, and
+	// its places in its key's requests-per-minute windows.
 	Release(keyID string, h Hold)
 }
 
@@ -190,6 +190,15 @@ type Hold struct {
 	Rate int64
 	// TeamTokens is the hold in the key's team-wide TPM window (0: none).
 	TeamTokens int64
+	// Request is when the request took its place in the key's RPM window
+	// (unix ns; 0: none), TeamRequest its place in the team-wide one (0:
+	// none): an unserved request gives both back (Release).
+	Request, TeamRequest int64
+}
+
+// Holds reports whether the request holds anything Release gives back.
+func (h Hold) Holds() bool {
+	return h.Held || h.Rate > 0 || h.TeamTokens != 0 || h.Request != 0 || h.TeamRequest != 0
 }
 
 // Credentials keeps OAuth connections' access tokens fresh.

@@ -69,7 +69,7 @@ func (g *Gateway) finishLog(req *request) {
 				l.PromptTokens, l.CompletionTokens = req.log.PromptTokens, req.log.CompletionTokens
 			}
 			l.CostUSD, l.SavedUSD = g.spend.Charge(l, req.round.bill.model, req.round.bill.usage, req.hold)
-		} else if req.hold.Held || req.hold.Rate > 0 {
+		} else if req.hold.Holds() {
 			g.spend.Release(l.APIKeyID, req.hold)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/store"
 )
 
@@ -134,13 +135,14 @@ func (w *behindWriter) stop() {
 // behindStore is the shared store as the request path's writers see it.
 type behindStore struct {
 	st       *store.Store
+	clk      clock.Clock // the moved pins' "now" (store.MovePin)
 	w        *behindWriter
 	cd       *stepQueue[store.CooldownFields]
 	breakers *stepQueue[store.BreakerRow]
 }
 
-func newBehindStore(st *store.Store, w *behindWriter) behindStore {
-	return behindStore{st: st, w: w, cd: newStepQueue[store.CooldownFields](), breakers: newStepQueue[store.BreakerRow]()}
+func newBehindStore(st *store.Store, clk clock.Clock, w *behindWriter) behindStore {
+	return behindStore{st: st, clk: clk, w: w, cd: newStepQueue[store.CooldownFields](), breakers: newStepQueue[store.BreakerRow]()}
 }
 
 // maxQueuedSteps bounds one row's queued decisions; past it the oldest are
@@ -257,7 +259,7 @@ func (b behindStore) SaveBreaker(r store.BreakerRow) error {
 // pin still names the connection it moves from (store.MovePin): a pin
 // another instance decided meanwhile stands, and is adopted instead.
 func (b behindStore) SavePin(p store.AffinityPin) error {
-	b.w.put("pin|"+p.SessionKey, func() error { return b.st.MovePin(p, p.Prev, time.Now().UnixMilli()) })
+	b.w.put("pin|"+p.SessionKey, func() error { return b.st.MovePin(p, p.Prev, b.clk.Now().UnixMilli()) })
 	return nil
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"omniroute/backend/clock"
 	"omniroute/backend/store"
 	"omniroute/tests/pgtest"
 )
@@ -29,7 +30,7 @@ func TestBehindCooldownSteps(t *testing.T) {
 	}
 	c := &collect{}
 	w := newIdleWriter(c)
-	b := newBehindStore(st, w)
+	b := newBehindStore(st, clock.Real{}, w)
 	var heard []store.CooldownFields
 	step := func(code string) func(store.CooldownFields) store.CooldownFields {
 		return func(f store.CooldownFields) store.CooldownFields {

@@ -52,7 +52,8 @@ func (h costHook) Admit(keyID, model string, body []byte) (gateway.Hold, error) 
 		}
 	}
 	b, err := h.ledger.Reserve(keyID, usd, tokens)
-	return gateway.Hold{USD: b.USD, Tokens: b.Tokens, PeriodStart: b.PeriodStart, Held: b.Held, Shared: b.Shared, Rate: b.Rate, TeamTokens: b.TeamTokens}, err
+	return gateway.Hold{USD: b.USD, Tokens: b.Tokens, PeriodStart: b.PeriodStart, Held: b.Held, Shared: b.Shared, Rate: b.Rate,
+		TeamTokens: b.TeamTokens, Request: b.Request, TeamRequest: b.TeamRequest}, err
 }
 
 // unpricedRefusal is the 403 MODEL_PRICE_UNKNOWN of a key with a USD budget
@@ -118,10 +119,11 @@ func unpricedTargets(engine *routing.Engine, prices *pricing.Table, model string
 }
 
 // Release gives a request's hold back: it was not served.
-func (h costHook) Release(keyID string, g gateway.Hold) { h.ledger.Settle(ledgerHold(keyID, g), 0, 0) }
+func (h costHook) Release(keyID string, g gateway.Hold) { h.ledger.Release(ledgerHold(keyID, g)) }
 
 func ledgerHold(keyID string, g gateway.Hold) budget.Hold {
-	return budget.Hold{Key: keyID, USD: g.USD, Tokens: g.Tokens, PeriodStart: g.PeriodStart, Held: g.Held, Shared: g.Shared, Rate: g.Rate, TeamTokens: g.TeamTokens}
+	return budget.Hold{Key: keyID, USD: g.USD, Tokens: g.Tokens, PeriodStart: g.PeriodStart, Held: g.Held, Shared: g.Shared, Rate: g.Rate,
+		TeamTokens: g.TeamTokens, Request: g.Request, TeamRequest: g.TeamRequest}
 }
 
 // Charge prices the answer at its connection's prices; an answer of unknown

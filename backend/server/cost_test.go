@@ -255,3 +255,26 @@ func TestEveryClientFormatsStreamIsCharged(t *testing.T) {
 		}
 	}
 }
+
+// TestUnservedRequestGivesItsRPMPlaceBack: a request of a key limited to 1
+// request per minute that is not served (a model nothing serves) gives its
+// place in the key's window back: the next request, the same minute, is
+// served; a served one keeps its place.
+func TestUnservedRequestGivesItsRPMPlaceBack(t *testing.T) {
+	e := newEnv(t)
+	e.addConn("metered", "key-a", 1)
+	code, m := e.mgmt("POST", "/api/keys", map[string]any{"name": "paced", "limits": map[string]any{"rpm": 1}})
+	if code != http.StatusCreated {
+		t.Fatalf("create key: %d %v", code, m)
+	}
+	as := map[string]string{"Authorization": "Bearer " + m["key"].(string)}
+	if resp, body := e.chat("no-such-model", false, as); resp.StatusCode < 400 || errorCode(body) == "KEY_RATE_LIMITED" {
+		t.Fatalf("a model nothing serves: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.chat("gpt-4o-mini", false, as); resp.StatusCode != 200 {
+		t.Fatalf("after an unserved request, the first served one: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.chat("gpt-4o-mini", false, as); resp.StatusCode != 429 || errorCode(body) != "KEY_RATE_LIMITED" {
+		t.Fatalf("the second served request this minute: %d %s", resp.StatusCode, body)
+	}
+}

@@ -66,7 +66,7 @@ func TestPinSweeperAtExpiry(t *testing.T) {
 			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			clk := clock.NewFake(t0)
 			ttl := 30 * time.Minute
-			pins := affinity.New(clk, func() time.Duration { return ttl }, pinSaver{st})
+			pins := affinity.New(clk, func() time.Duration { return ttl }, pinSaver{st, clk})
 			if err := pins.Served("at-t", "a", "p"); err != nil { // expires at T = t0 + ttl
 				t.Fatal(err)
 			}

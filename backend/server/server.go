@@ -355,7 +355,7 @@ func (s *Server) wire() error {
 	var shared behindStore
 	if st.Shared() {
 		s.behind = newBehindWriter(logErr)
-		shared = newBehindStore(st, s.behind)
+		shared = newBehindStore(st, clk, s.behind)
 		sw = shared
 	}
 	pub := publisher{bus: bus, now: clk.Now, hist: newHistory(sw, logErr), decidedHistory: st.Shared(), providerOf: func(id string) string {
@@ -388,7 +388,7 @@ func (s *Server) wire() error {
 	pinTTL := func() time.Duration {
 		return time.Duration(settings.GeneralRef().SessionAffinityTTLMs) * time.Millisecond
 	}
-	pins := affinity.New(clk, pinTTL, pinSaver{sw})
+	pins := affinity.New(clk, pinTTL, pinSaver{sw, clk})
 	var dbh *dbHealth
 	if st.Shared() {
 		dbh = newDBHealth(clk)

@@ -159,12 +159,16 @@ func snapshots(rows []store.BreakerRow) []breaker.Snapshot {
 	return out
 }
 
-// pinSaver writes session pins through to the store.
-type pinSaver struct{ st stateWriter }
+// pinSaver writes session pins through to the store, stamped with the
+// injected clock's time.
+type pinSaver struct {
+	st  stateWriter
+	clk clock.Clock
+}
 
 func (p pinSaver) SavePin(pin affinity.Pin) error {
 	return p.st.SavePin(store.AffinityPin{SessionKey: pin.SessionKey, ConnectionID: pin.ConnectionID, Provider: pin.Provider,
-		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: time.Now().UnixMilli(), Prev: pin.Prev})
+		ExpiresAt: pin.ExpiresAt.UnixMilli(), UpdatedAt: p.clk.Now().UnixMilli(), Prev: pin.Prev})
 }
 
 // pinClaimWait bounds how long a session's first attempt waits for the

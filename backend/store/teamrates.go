@@ -6,18 +6,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// SlotFreeAt is when the first of the held slots under name lapses (unix
-// ms; 0: none is held at nowMs): a refused caller's Retry-After.
-func (s *Store) SlotFreeAt(ctx context.Context, name string, nowMs int64) (int64, error) {
-	var at []int64
-	err := s.db.WithContext(ctx).Raw(`SELECT COALESCE(MIN(expires_at), 0) FROM connection_slots WHERE connection_id = ? AND expires_at > ? AND expires_at <= ?`,
-		name, nowMs, nowMs+MaxSlotLeaseMs).Scan(&at).Error
-	if err != nil || len(at) == 0 {
-		return 0, err
-	}
-	return at[0], nil
-}
-
 // TokenTake is TakeKeyTokens' answer: Hold is the hold's id (0: refused),
 // Used the tokens the key's window counted before it, Oldest when the
 // oldest of them leaves the window (unix ms).
@@ -57,15 +45,76 @@ func (s *Store) TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, no
 	return got, err
 }
 
+// KeyRatesTake is TakeKeyRates' answer: the TPM window's take and the RPM
+// window's (both holds 0: refused).
+type KeyRatesTake struct {
+	TPM, RPM TokenTake
+}
+
+// TakeKeyRates is TakeKeyTokens for a key with both limits at once: its
+// tokens-per-minute window (keyID, limit tpm, holding tokens) and its
+// requests-per-minute window (rpmKey, limit rpm, the request counting 1),
+// admitted in both or neither. On PostgreSQL it is one statement (the
+// function omniroute_take_key_rates, which names the RPM window 'rpm|' ||
+// keyID: rpmKey must be that); on SQLite one transaction.
+func (s *Store) TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (KeyRatesTake, error) {
+	if s.dialect == Postgres {
+		var row struct {
+			TPMHold   int64 `gorm:"column:tpm_hold"`
+			TPMUsed   int64 `gorm:"column:tpm_used"`
+			TPMOldest int64 `gorm:"column:tpm_oldest"`
+			RPMHold   int64 `gorm:"column:rpm_hold"`
+			RPMUsed   int64 `gorm:"column:rpm_used"`
+			RPMOldest int64 `gorm:"column:rpm_oldest"`
+		}
+		err := s.db.WithContext(ctx).Raw(`SELECT tpm_hold, tpm_used, tpm_oldest, rpm_hold, rpm_used, rpm_oldest
+			FROM omniroute_take_key_rates(?, ?, ?, ?, ?, ?)`, keyID, rpm, tpm, tokens, nowMs, ttlMs).Scan(&row).Error
+		return KeyRatesTake{TPM: TokenTake{Hold: row.TPMHold, Used: row.TPMUsed, Oldest: row.TPMOldest},
+			RPM: TokenTake{Hold: row.RPMHold, Used: row.RPMUsed, Oldest: row.RPMOldest}}, err
+	}
+	var got KeyRatesTake
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		used := func(key string) (TokenTake, error) {
+			var t TokenTake
+			if err := tx.Exec(`DELETE FROM key_rate_tokens WHERE key_id = ? AND expires_at <= ?`, key, nowMs).Error; err != nil {
+				return t, err
+			}
+			err := tx.Raw(`SELECT COALESCE(SUM(tokens), 0) AS used, COALESCE(MIN(expires_at), ?) AS oldest
+				FROM key_rate_tokens WHERE key_id = ? AND expires_at > ?`, nowMs, key, nowMs).Scan(&t).Error
+			return t, err
+		}
+		var err error
+		if got.TPM, err = used(keyID); err != nil {
+			return err
+		}
+		if got.RPM, err = used(rpmKey); err != nil {
+			return err
+		}
+		if got.TPM.Used >= tpm || got.RPM.Used >= rpm {
+			return nil
+		}
+		if err := tx.Raw(`INSERT INTO key_rate_tokens (key_id, tokens, expires_at) VALUES (?, ?, ?) RETURNING id`,
+			keyID, max(tokens, 1), nowMs+ttlMs).Scan(&got.TPM.Hold).Error; err != nil {
+			return err
+		}
+		return tx.Raw(`INSERT INTO key_rate_tokens (key_id, tokens, expires_at) VALUES (?, 1, ?) RETURNING id`,
+			rpmKey, nowMs+ttlMs).Scan(&got.RPM.Hold).Error
+	})
+	return got, err
+}
+
 // SettleKeyTokens replaces a hold TakeKeyTokens gave with the tokens the
 // answer used, counted in the key's window until nowMs+ttlMs; 0 tokens (not
-// served) removes it. A hold that lapsed meanwhile is charged anew.
+// served) removes it. A hold that lapsed meanwhile is charged anew. The hold
+// is named by its id and its key: after a crash of the PostgreSQL server the
+// table (unlogged) and its id sequence start over, and an id held from
+// before must not settle another key's hold.
 func (s *Store) SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error {
 	db := s.db.WithContext(ctx)
 	if tokens <= 0 {
-		return db.Exec(`DELETE FROM key_rate_tokens WHERE id = ?`, hold).Error
+		return db.Exec(`DELETE FROM key_rate_tokens WHERE id = ? AND key_id = ?`, hold, keyID).Error
 	}
-	res := db.Exec(`UPDATE key_rate_tokens SET tokens = ?, expires_at = ? WHERE id = ?`, tokens, nowMs+ttlMs, hold)
+	res := db.Exec(`UPDATE key_rate_tokens SET tokens = ?, expires_at = ? WHERE id = ? AND key_id = ?`, tokens, nowMs+ttlMs, hold, keyID)
 	if res.Error != nil || res.RowsAffected > 0 {
 		return res.Error
 	}

@@ -53,20 +53,43 @@ func TestKeyTokenWindow(t *testing.T) {
 	})
 }
 
-// TestSlotFreeAt: when the first held slot under a name lapses (0: none).
-func TestSlotFreeAt(t *testing.T) {
+// TestSettleNamesTheKey: a settlement names its hold by id and key, so an
+// id that now belongs to another key's hold (the unlogged table and its id
+// sequence start over after a server crash) changes nothing.
+func TestSettleNamesTheKey(t *testing.T) {
 	ctx := context.Background()
 	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
 		s := open(t)
-		if at, err := s.SlotFreeAt(ctx, "rpm|k", 1000); err != nil || at != 0 {
-			t.Fatalf("nothing held: %d %v", at, err)
+		other, err := s.TakeKeyTokens(ctx, "other", 100, 60, 1000, 60_000)
+		if err != nil || other.Hold == 0 {
+			t.Fatal(other, err)
 		}
-		s.AcquireSlot(ctx, "rpm|k", 2, "w", 1000, 60_000)
-		s.AcquireSlot(ctx, "rpm|k", 2, "w", 1500, 60_000)
-		if at, err := s.SlotFreeAt(ctx, "rpm|k", 2000); err != nil || at != 61_000 {
-			t.Fatalf("first slot lapses at %d (%v), want 61000", at, err)
+		if err := s.SettleKeyTokens(ctx, "k", other.Hold, 0, 1000, 60_000); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleKeyTokens(ctx, "k", other.Hold, 1, 1000, 60_000); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "other", 100, 1, 1001, 60_000); c.Used != 60 {
+			t.Fatalf("the other key's window counts %d, want its 60", c.Used)
 		}
 	})
+}
+
+// TestPostgresTeamLimitTablesUnlogged: the team-wide limits' tables write no
+// WAL (migration 0018), so their statements' commits do not wait for a
+// flush to disk.
+func TestPostgresTeamLimitTablesUnlogged(t *testing.T) {
+	s := openDialect(t, Postgres)
+	for _, table := range []string{"connection_slots", "connection_pacing", "key_rate_tokens"} {
+		var p string
+		if err := s.DB().Raw(`SELECT relpersistence FROM pg_class WHERE relname = ?`, table).Scan(&p).Error; err != nil {
+			t.Fatal(err)
+		}
+		if p != "u" {
+			t.Errorf("%s: relpersistence %q, want u (unlogged)", table, p)
+		}
+	}
 }
 
 // TestPostgresKeyTokensAcrossInstances: 40 admissions of 10 tokens under a
@@ -126,4 +149,31 @@ func TestClaimBudgetAlert(t *testing.T) {
 	if won.Load() != 1 {
 		t.Fatalf("%d claims won one alert", won.Load())
 	}
+}
+
+// TestTakeKeyRates: a key's two windows at once (2 rpm, 100 tokens): both
+// taken or neither — the RPM window full refuses and the TPM window keeps
+// its count, and the other way round.
+func TestTakeKeyRates(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for i := range 2 {
+			got, err := s.TakeKeyRates(ctx, "k", "rpm|k", 2, 100, 30, 1000+int64(i), 60_000)
+			if err != nil || got.TPM.Hold == 0 || got.RPM.Hold == 0 {
+				t.Fatalf("request %d: %+v %v", i, got, err)
+			}
+		}
+		got, err := s.TakeKeyRates(ctx, "k", "rpm|k", 2, 100, 30, 1002, 60_000)
+		if err != nil || got.TPM.Hold != 0 || got.RPM.Hold != 0 || got.RPM.Used != 2 || got.RPM.Oldest != 61_000 || got.TPM.Used != 60 {
+			t.Fatalf("RPM full: %+v %v", got, err)
+		}
+		got, err = s.TakeKeyRates(ctx, "k", "rpm|k", 5, 60, 30, 1003, 60_000)
+		if err != nil || got.TPM.Hold != 0 || got.TPM.Used != 60 || got.RPM.Used != 2 {
+			t.Fatalf("TPM full: %+v %v", got, err)
+		}
+		if c, _ := s.TakeKeyTokens(ctx, "rpm|k", 3, 1, 1004, 60_000); c.Hold == 0 || c.Used != 2 {
+			t.Fatalf("the RPM window counts %d after the refusals, want 2", c.Used)
+		}
+	})
 }

@@ -49,11 +49,11 @@ func TestKeyRPMAcrossInstances(t *testing.T) {
 		}
 	}
 	// Another key has its own window; an undone place frees at once.
-	undo, _, ok, _ := insts[0].KeyRequest("k2", 1)
-	if !ok {
+	hold, _, ok, _ := insts[0].KeyRequest("k2", 1)
+	if !ok || hold == 0 {
 		t.Fatal("k2 refused")
 	}
-	undo()
+	insts[2].UndoKeyRequest("k2", hold)
 	if _, _, ok, _ := insts[1].KeyRequest("k2", 1); !ok {
 		t.Fatal("an undone place was not given back")
 	}
@@ -109,6 +109,9 @@ func TestKeyRatesFailOpen(t *testing.T) {
 	if _, _, ok, shared := l.KeyTokens("k", 1, 1); !ok || shared {
 		t.Fatalf("database down: ok %v shared %v", ok, shared)
 	}
+	if th, rh, _, tf, rf, shared := l.KeyRates("k", 1, 1, 1); th != 0 || rh != 0 || tf || rf || shared {
+		t.Fatalf("database down: both windows %d %d %v %v shared %v", th, rh, tf, rf, shared)
+	}
 	p := New(st, clk, "B", Options{Shared: func() bool { return false }})
 	if _, _, ok, shared := p.KeyRequest("k", 1); !ok || shared {
 		t.Fatalf("per instance: ok %v shared %v", ok, shared)
@@ -124,4 +127,58 @@ func (d *down) AcquireSlot(context.Context, string, int, string, int64, int64) (
 
 func (d *down) TakeKeyTokens(context.Context, string, int64, int64, int64, int64) (store.TokenTake, error) {
 	return store.TokenTake{}, errDown
+}
+
+func (d *down) TakeKeyRates(context.Context, string, string, int64, int64, int64, int64, int64) (store.KeyRatesTake, error) {
+	return store.KeyRatesTake{}, errDown
+}
+
+// TestKeyRatesBothWindowsAcrossInstances: a key with both limits (3 rpm,
+// 25 tokens per minute) asked through three instances in one statement
+// each: admitted in both windows or neither. Requests of 5 tokens: the
+// RPM window refuses the fourth (Retry-After until the first place frees),
+// its TPM window untouched; an undone request frees both; requests of 10
+// tokens: the TPM window refuses once it counts 25 (the crossing request
+// admitted), its RPM window untouched.
+func TestKeyRatesBothWindowsAcrossInstances(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	insts := []*Limits{New(st, clk, "A", roomy()), New(st, clk, "B", roomy()), New(st, clk, "C", roomy())}
+	type take struct{ tokens, request int64 }
+	var took []take
+	for i := range 3 {
+		th, rh, _, tpmFull, rpmFull, shared := insts[i].KeyRates("k", 3, 25, 5)
+		if !shared || tpmFull || rpmFull || th == 0 || rh == 0 {
+			t.Fatalf("request %d: holds %d %d, full tpm %v rpm %v, shared %v", i, th, rh, tpmFull, rpmFull, shared)
+		}
+		took = append(took, take{th, rh})
+		clk.Advance(time.Second)
+	}
+	th, rh, retry, tpmFull, rpmFull, _ := insts[0].KeyRates("k", 3, 25, 5)
+	if th != 0 || rh != 0 || tpmFull || !rpmFull || retry != 57*time.Second {
+		t.Fatalf("the 4th request: holds %d %d, full tpm %v rpm %v, Retry-After %v; want refused by RPM for 57s", th, rh, tpmFull, rpmFull, retry)
+	}
+	// The TPM window counts the three admitted (15), not the refused one.
+	if _, _, ok, _ := insts[1].KeyTokens("k", 16, 1); !ok {
+		t.Fatal("the TPM window counted the request the RPM window refused")
+	}
+	insts[1].SettleKeyTokens("k", took[0].tokens, 0)
+	insts[1].UndoKeyRequest("k", took[0].request)
+	th, rh, _, _, _, _ = insts[2].KeyRates("k", 3, 25, 10)
+	if th == 0 || rh == 0 {
+		t.Fatal("refused after one request was undone in both windows")
+	}
+	// Now 3 places taken; with rpm 10 the TPM window decides: it counts
+	// 5 + 5 + 1 + 10 = 21 < 25, so one more (the crossing) is admitted, then
+	// none.
+	if th, _, _, tpmFull, _, _ := insts[0].KeyRates("k", 10, 25, 10); th == 0 || tpmFull {
+		t.Fatal("the request crossing the TPM limit was refused")
+	}
+	th, rh, _, tpmFull, rpmFull, _ = insts[1].KeyRates("k", 10, 25, 10)
+	if th != 0 || rh != 0 || !tpmFull || rpmFull {
+		t.Fatalf("at 31 of 25 tokens: holds %d %d, full tpm %v rpm %v; want refused by TPM", th, rh, tpmFull, rpmFull)
+	}
+	if _, _, ok, _ := insts[2].KeyRequest("k", 5); !ok {
+		t.Fatal("the RPM window counted the request the TPM window refused (4 places, limit 5)")
+	}
 }

@@ -35,9 +35,9 @@ type Store interface {
 	RenewSlots(ctx context.Context, holder string, nowMs, ttlMs int64) (int64, error)
 	ReservePace(ctx context.Context, connectionID string, intervalMs, nowMs, deadlineMs int64) (int64, bool, error)
 	CancelPace(ctx context.Context, connectionID string, turnMs, intervalMs int64) error
-	SlotFreeAt(ctx context.Context, name string, nowMs int64) (int64, error)
 	TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (store.TokenTake, error)
 	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
+	TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (store.KeyRatesTake, error)
 }
 
 // Defaults.
@@ -299,50 +299,46 @@ func (l *Limits) Pace(ctx context.Context, connectionID string, interval time.Du
 // Window is a client key's rate-limit window (budget's: a sliding minute).
 const Window = time.Minute
 
-// KeyRPMKey names a client key's requests-per-minute places among the
-// shared slots.
+// KeyRPMKey names a client key's requests-per-minute window among the
+// shared token windows (store.TakeKeyTokens): apart from its tokens-per-
+// minute window, which goes by the key's id.
 func KeyRPMKey(keyID string) string { return "rpm|" + keyID }
 
-// windowHolder holds the places of the keys' minute windows: a holder of its
-// own, so the instance's renewals (RenewSlots of its holder) never extend
-// them — each lapses exactly one Window after its request was admitted.
-func (l *Limits) windowHolder() string { return l.holder + "/window" }
-
 // KeyRequest counts one request of keyID in its requests-per-minute window
-// across the instances: one of rpm places, each taken for a minute from the
-// request's admission (the slots above, never renewed), so at most rpm
-// requests are admitted in any minute team-wide. undo gives the place back
-// (the request was refused by a later check). ok false: the window is
-// full, retryAfter is when its first place frees. shared false: nothing was
-// counted (limits per instance, or the database does not answer: the
-// instance's own window applies alone).
-func (l *Limits) KeyRequest(keyID string, rpm int) (undo func(), retryAfter time.Duration, ok, shared bool) {
+// across the instances: a window of the shared token windows in which every
+// admitted request counts 1 for exactly a minute from its admission, and a
+// request is admitted while the window counts fewer than rpm — so at most
+// rpm requests are admitted in any minute team-wide (one statement,
+// ordered by the key's transaction lock). hold names the place for
+// UndoKeyRequest (the request was refused by a later check, or not
+// served). ok false: the
+// window is full, retryAfter is when its first place frees (the same
+// statement says). shared false: nothing was counted (limits per instance,
+// or the database does not answer: the instance's own window applies
+// alone).
+func (l *Limits) KeyRequest(keyID string, rpm int) (hold int64, retryAfter time.Duration, ok, shared bool) {
 	if rpm <= 0 || !l.shared() || !l.usable() {
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
 	defer cancel()
 	now := l.clk.Now()
 	name := KeyRPMKey(keyID)
-	sl, got, err := l.st.AcquireSlot(ctx, name, rpm, l.windowHolder(), ms(now), Window.Milliseconds())
+	got, err := l.st.TakeKeyTokens(ctx, name, int64(rpm), 1, ms(now), Window.Milliseconds())
 	if err != nil {
 		l.failed(err)
-		return nil, 0, true, false
+		return 0, 0, true, false
 	}
-	if got {
-		return func() {
-			ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
-			defer cancel()
-			if err := l.st.ReleaseSlot(ctx, sl, l.windowHolder()); err != nil {
-				l.failed(err) // the place lapses with its minute
-			}
-		}, 0, true, true
+	if got.Hold == 0 {
+		return 0, time.UnixMilli(got.Oldest).Sub(now), false, true
 	}
-	retryAfter = time.Second
-	if at, err := l.st.SlotFreeAt(ctx, name, ms(now)); err == nil && at > 0 {
-		retryAfter = time.UnixMilli(at).Sub(now)
-	}
-	return nil, retryAfter, false, true
+	return got.Hold, 0, true, true
+}
+
+// UndoKeyRequest gives a KeyRequest place back (hold 0: none), free at once
+// for the key's next request on any instance.
+func (l *Limits) UndoKeyRequest(keyID string, hold int64) {
+	l.SettleKeyTokens(KeyRPMKey(keyID), hold, 0)
 }
 
 // KeyTokens holds tokens (the request's estimate) of keyID's
@@ -368,6 +364,34 @@ func (l *Limits) KeyTokens(keyID string, tpm, tokens int64) (hold int64, retryAf
 		return 0, time.UnixMilli(got.Oldest).Sub(now), false, true
 	}
 	return got.Hold, 0, true, true
+}
+
+// KeyRates is KeyTokens and KeyRequest at once for a key with both limits:
+// one statement instead of two, the request admitted in both windows or in
+// neither. tokenHold is the TPM hold (SettleKeyTokens), requestHold the RPM
+// place (UndoKeyRequest). tpmFull or rpmFull: refused by that window (the
+// TPM window is asked first), retryAfter when it frees. shared as
+// KeyRequest's.
+func (l *Limits) KeyRates(keyID string, rpm int, tpm, tokens int64) (tokenHold, requestHold int64, retryAfter time.Duration,
+	tpmFull, rpmFull, shared bool) {
+	if rpm <= 0 || tpm <= 0 || !l.shared() || !l.usable() {
+		return 0, 0, 0, false, false, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout())
+	defer cancel()
+	now := l.clk.Now()
+	got, err := l.st.TakeKeyRates(ctx, keyID, KeyRPMKey(keyID), int64(rpm), tpm, tokens, ms(now), Window.Milliseconds())
+	if err != nil {
+		l.failed(err)
+		return 0, 0, 0, false, false, false
+	}
+	switch {
+	case got.TPM.Used >= tpm:
+		return 0, 0, time.UnixMilli(got.TPM.Oldest).Sub(now), true, false, true
+	case got.RPM.Used >= int64(rpm):
+		return 0, 0, time.UnixMilli(got.RPM.Oldest).Sub(now), false, true, true
+	}
+	return got.TPM.Hold, got.RPM.Hold, 0, false, false, true
 }
 
 // SettleKeyTokens replaces a KeyTokens hold with the tokens the answer used

@@ -127,14 +127,27 @@ func burst(t *testing.T, gws []*gatewayProc, n int) {
 }
 
 // limitedTeam is a team server of three instances with one connection
-// (upstream key key-lim) that every instance routes.
+// (upstream key key-lim) that every instance routes, created with the
+// limits of patch: an instance never routes it without them (created
+// first and patched after, an instance that read the connection between
+// the two served a burst unlimited until the patch reached it — 5 at once
+// under maxConcurrent 1 on a loaded machine).
 func limitedTeam(t *testing.T, patch map[string]any) (*teamServer, []*gatewayProc, string) {
 	t.Helper()
 	ts := newTeamServer(t, false)
 	c := ts.third(t)
 	gws := []*gatewayProc{ts.a, ts.b, c}
-	id := ts.a.addConn("limited", ts.upURL, "key-lim", 1)
-	ts.a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/providers/"+id, patch)
+	body := map[string]any{"provider": "openai-compatible", "name": "limited", "authType": "apikey", "apiKey": "key-lim",
+		"baseUrl": ts.upURL + "/v1", "priority": 1, "models": []string{"gpt-4o-mini"}, "verify": false}
+	for k, v := range patch {
+		body[k] = v
+	}
+	m := ts.a.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", body)
+	conn, _ := m["connection"].(map[string]any)
+	id, _ := conn["id"].(string)
+	if id == "" {
+		t.Fatalf("create connection: no connection.id in %v", m)
+	}
 	for _, g := range gws[1:] {
 		within(t, "the connection created on A routed by "+g.base, func() bool {
 			resp, _ := g.chat(g.key, teamModel, false)
