@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +62,20 @@ func TestHotPathPieceAllocations(t *testing.T) {
 			}
 			req.releaseBody()
 		}},
+		// A stream whose client did not ask for usage: the body gains
+		// stream_options (askUsage) in one more allocation (sjson made eight).
+		{"decode, a stream without stream_options", 2, func() {
+			rd.Reset(streamBody)
+			r.Body, r.ContentLength = rd, int64(len(streamBody))
+			*req = request{format: translate.Chat, tools: -1}
+			if err := g.decode(w, r, req, set); err != nil {
+				t.Fatal(err)
+			}
+			if !req.hideUsage || !bytes.HasSuffix(req.body, []byte(`,"stream_options":{"include_usage":true}}`)) {
+				t.Fatalf("usage not asked: %s", req.body)
+			}
+			req.releaseBody()
+		}},
 		{"answer check and usage", 0, func() {
 			_, text, err := codec.response(answer, chatBody)
 			if err != nil {
@@ -84,6 +99,56 @@ func TestHotPathPieceAllocations(t *testing.T) {
 	}
 	if rows == 0 || served.log.CompletionTokens != 5 {
 		t.Fatalf("rows %d, usage %+v", rows, served.log)
+	}
+}
+
+// streamBody is chatBody streamed, without stream_options.
+var streamBody = []byte(`{"model":"openai-compatible/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Say hello."}]}`)
+
+// TestHiddenUsageStreamAllocations: a stream whose usage the gateway asked
+// for on the client's behalf ("usage":null on every chunk, then the usage
+// chunk) is relayed without it and logged with it, allocating nothing: the
+// usage is read on arrival through a view of the event's bytes (it was a
+// copy of every "usage" member, null ones included).
+func TestHiddenUsageStreamAllocations(t *testing.T) {
+	g := timerGateway()
+	a := &attemptCtx{g: g, req: &request{format: translate.Chat, hideUsage: true}, codec: newCodec(translate.Chat, providers.FormatOpenAI)}
+	a.ctx, a.cancel = context.WithCancelCause(context.Background())
+	defer a.cancel(nil)
+	s := &a.stream
+	events := []string{`{"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""}}],"usage":null}`,
+		`{"id":"x","choices":[{"index":0,"delta":{"content":"word "}}],"usage":null}`,
+		`{"id":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
+		`{"id":"x","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":5,"total_tokens":14,` +
+			`"prompt_tokens_details":{"cached_tokens":2},"completion_tokens_details":{"reasoning_tokens":3}}}`}
+	bufs := make([][]byte, len(events)) // the parser's bytes, rewritten under the state
+	run := func() {
+		a.startTimer(time.Minute, false)
+		*s = streamState{a: a, keepText: true, pending: s.pending[:0]}
+		s.watchVal.Init(g.watchConfig(), g.wall.Now())
+		s.watch = &s.watchVal
+		s.armWatchdog()
+		for i, e := range events {
+			bufs[i] = append(bufs[i][:0], e...)
+			s.handle(sse.Event{Data: bufs[i]})
+		}
+		for i := range bufs {
+			clear(bufs[i]) // the parser reuses its buffer: the usage must not be read from it later
+		}
+		s.recordUsage()
+		a.firstByteDone()
+		s.stopWatchdog()
+		a.stopTimer()
+	}
+	run()
+	if n := testing.AllocsPerRun(100, run); n > 0 {
+		t.Errorf("a stream with hidden usage: %v allocations, want 0", n)
+	}
+	if l := a.req.log; l.PromptTokens != 9 || l.CompletionTokens != 5 || l.CachedTokens != 2 {
+		t.Errorf("logged usage %d/%d/%d, want 9/5/2", l.PromptTokens, l.CompletionTokens, l.CachedTokens)
+	}
+	if bytes.Contains(s.pending, []byte("usage")) || !bytes.Contains(s.pending, []byte(`"finish_reason":"stop"`)) {
+		t.Errorf("client stream %s", s.pending)
 	}
 }
 

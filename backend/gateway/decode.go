@@ -188,7 +188,7 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request, req *request, s
 		req.stream = stream != "false" // Ollama streams unless told not to
 	}
 	if req.stream && (req.format == translate.Chat || req.format == translate.Completions) {
-		req.hideUsage = !gjson.GetBytes(req.body, "stream_options.include_usage").Bool()
+		req.hideUsage = !gjson.Get(view(req.body), "stream_options.include_usage").Bool()
 	}
 	if req.hideUsage {
 		// Asked once, in the body every attempt and continuation starts
@@ -427,12 +427,44 @@ func untranslatable(c codec, err error) string {
 // (passed through to an OpenAI-compatible upstream), so a stream whose client
 // did not ask for usage still reports it (the key is charged from it; the
 // relay keeps it out of the client's stream: hiddenUsage). The client's own
-// stream_options are kept; one that is not an object is replaced.
+// stream_options are kept; one that is not an object is replaced. A body
+// without stream_options (the common case) gets the member appended, as
+// sjson would append it, in one allocation (sjson's path walk made eight).
 //
 //go:noinline
 func askUsage(body []byte) ([]byte, error) {
-	if o := gjson.GetBytes(body, "stream_options"); o.Exists() && !o.IsObject() {
+	o := gjson.Get(view(body), "stream_options")
+	if !o.Exists() {
+		if b, ok := appendMember(body, `"stream_options":{"include_usage":true}`); ok {
+			return b, nil
+		}
+	}
+	if o.Exists() && !o.IsObject() {
 		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
 	}
 	return sjson.SetBytes(body, "stream_options.include_usage", true)
+}
+
+// appendMember returns a copy of the JSON object body with member added last
+// (after a comma unless the object is empty); ok is false when body does not
+// end with an object's closing brace.
+func appendMember(body []byte, member string) (out []byte, ok bool) {
+	end := len(body) - 1
+	for end >= 0 && jsonSpace(body[end]) {
+		end--
+	}
+	if end < 1 || body[end] != '}' {
+		return nil, false
+	}
+	prev := end - 1
+	for prev >= 0 && jsonSpace(body[prev]) {
+		prev--
+	}
+	out = make([]byte, 0, len(body)+len(member)+1)
+	out = append(out, body[:end]...)
+	if prev >= 0 && body[prev] != '{' {
+		out = append(out, ',')
+	}
+	out = append(out, member...)
+	return append(out, body[end:]...), true
 }

@@ -37,6 +37,9 @@ func TestAskUsage(t *testing.T) {
 		{`{"stream":true}`, `{"stream":true,"stream_options":{"include_usage":true}}`},
 		{`{"stream":true,"stream_options":{"include_usage":false,"x":1}}`, `{"stream":true,"stream_options":{"include_usage":true,"x":1}}`},
 		{`{"stream":true,"stream_options":null}`, `{"stream":true,"stream_options":{"include_usage":true}}`},
+		{"{\"stream\":true }\n", "{\"stream\":true ,\"stream_options\":{\"include_usage\":true}}\n"},
+		{`{ }`, `{ "stream_options":{"include_usage":true}}`},
+		{`{"stream":true,"stream_options":{}}`, `{"stream":true,"stream_options":{"include_usage":true}}`},
 	}
 	for _, c := range cases {
 		got, err := askUsage([]byte(c.in))

@@ -1074,10 +1074,18 @@ type bill struct {
 // counts apart), the cache writes and the reasoning tokens. Read only when
 // the gateway prices answers, from what the request log's own walk kept (x).
 func billUsage(c usageCounts, x billExtras) pricing.Usage {
-	write := tokensOf(x.write)
-	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write,
-		Reasoning: sumTokens(tokensOf(x.reasoning[0]), tokensOf(x.reasoning[1]))}
-	if write > 0 || x.cacheRead {
+	return billOf(c, tokensOf(x.write), reasoningOf(x), x.cacheRead)
+}
+
+// reasoningOf is the reasoning tokens billExtras kept, both spellings added.
+func reasoningOf(x billExtras) int {
+	return sumTokens(tokensOf(x.reasoning[0]), tokensOf(x.reasoning[1]))
+}
+
+// billOf is billUsage over counts already read (a stream's, read on arrival).
+func billOf(c usageCounts, write, reasoning int, cacheRead bool) pricing.Usage {
+	p := pricing.Usage{Prompt: c.in, Output: c.out, CacheRead: c.cached, CacheWrite: write, Reasoning: reasoning}
+	if write > 0 || cacheRead {
 		p.Prompt = sumTokens(p.Prompt, sumTokens(c.cached, write))
 	}
 	return p

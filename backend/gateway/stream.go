@@ -100,10 +100,10 @@ type streamState struct {
 	// block (refusalEnd): an answer, never EMPTY_RESPONSE.
 	refused   bool
 	streamErr error
-	usage     gjson.Result
+	usage     streamUsage
 	// startUsage is an Anthropic message_start's message.usage: the input
 	// counts, which a message_delta's usage may leave out.
-	startUsage gjson.Result
+	startUsage streamUsage
 	// text is the assistant text relayed so far (the prefill a continuation
 	// sends), in textBuf until it outgrows it; sawToolCall is set once a tool
 	// call was relayed, which no prefill can carry (see continuable). (Not a
@@ -359,15 +359,35 @@ func upstreamErrorEvent(data []byte) error {
 	return &upstreamStreamError{msg: msg, data: bytes.Clone(data)}
 }
 
-// noteUsage keeps the event's usage object, if it has one.
+// noteUsage reads the event's usage object, if it has one, when it arrives:
+// through a view of the event's bytes (which the parser reuses), keeping
+// only its counts, so neither the usage chunk nor the "usage":null every
+// chunk of an OpenAI stream asked for usage carries allocates.
 //
 //go:noinline
 func (s *streamState) noteUsage(data []byte) {
-	if u := gjson.GetBytes(data, "usage"); u.IsObject() {
-		s.usage = u
-	} else if u := gjson.GetBytes(data, "message.usage"); u.IsObject() {
-		s.startUsage = u // Anthropic's message_start
+	if u := gjson.Get(view(data), "usage"); u.IsObject() {
+		s.usage = readStreamUsage(u)
+	} else if u := gjson.Get(view(data), "message.usage"); u.IsObject() {
+		s.startUsage = readStreamUsage(u) // Anthropic's message_start
 	}
+}
+
+// streamUsage is a stream event's usage object as read on arrival: what the
+// log and the bill take of it (readUsageBill's counts, billUsage's extras).
+type streamUsage struct {
+	c         usageCounts
+	write     int // cache_creation_input_tokens
+	reasoning int
+	hasWrite  bool // cache_creation_input_tokens was there
+	cacheRead bool // cache_read_input_tokens was there
+	ok        bool // a usage object was read
+}
+
+func readStreamUsage(u gjson.Result) streamUsage {
+	c, x := readUsageBill(u)
+	return streamUsage{c: c, write: tokensOf(x.write), reasoning: reasoningOf(x), hasWrite: x.write.Exists(),
+		cacheRead: x.cacheRead, ok: true}
 }
 
 // handle takes one upstream event: watchdog, end/error detection, translation.
@@ -650,14 +670,14 @@ func (s *streamState) recordUsage() {
 		}
 		return
 	}
-	if s.usage.Exists() || s.startUsage.Exists() {
-		u, x := readUsageBill(s.usage)
-		if s.startUsage.Exists() {
-			u, x = withStartUsage(u, x, s.startUsage)
+	if s.usage.ok || s.startUsage.ok {
+		u := s.usage
+		if s.startUsage.ok {
+			u = withStartUsage(u, s.startUsage)
 		}
-		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.in, u.out, u.cached
+		req.log.PromptTokens, req.log.CompletionTokens, req.log.CachedTokens = u.c.in, u.c.out, u.c.cached
 		if s.a.g.spend != nil {
-			req.round.bill = bill{model: s.a.cand.Model, usage: billUsage(u, x), ok: true}
+			req.round.bill = bill{model: s.a.cand.Model, usage: billOf(u.c, u.write, u.reasoning, u.cacheRead), ok: true}
 		}
 	}
 }
@@ -666,22 +686,21 @@ func (s *streamState) recordUsage() {
 // message_delta's, which may count output only) with the input counts of its
 // message_start: a passthrough stream, or a continuation whose message_start
 // never reached the client, is not logged and billed as 0 input tokens.
-func withStartUsage(u usageCounts, x billExtras, start gjson.Result) (usageCounts, billExtras) {
-	su, sx := readUsageBill(start)
-	if u.in == 0 {
-		u.in = su.in
+func withStartUsage(u, start streamUsage) streamUsage {
+	if u.c.in == 0 {
+		u.c.in = start.c.in
 	}
-	if u.cached == 0 {
-		u.cached = su.cached
+	if u.c.cached == 0 {
+		u.c.cached = start.c.cached
 	}
-	if u.out == 0 {
-		u.out = su.out
+	if u.c.out == 0 {
+		u.c.out = start.c.out
 	}
-	if !x.write.Exists() {
-		x.write = sx.write
+	if !u.hasWrite {
+		u.write, u.hasWrite = start.write, start.hasWrite
 	}
-	x.cacheRead = x.cacheRead || sx.cacheRead
-	return u, x
+	u.cacheRead = u.cacheRead || start.cacheRead
+	return u
 }
 
 // refusalEnd reports an upstream event that makes the answer a refusal or
