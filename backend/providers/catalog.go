@@ -96,6 +96,10 @@ type Provider struct {
 	// its API prices price the subscription's requests, and its models
 	// count as that API's own (a family's default connection).
 	APIOf string
+	// VendorHome marks the model vendor's own API and the subscriptions to it:
+	// an agent's default model name of that vendor's family (Claude Code's
+	// claude-opus-…) goes to such a connection before any other serving it.
+	VendorHome bool
 	// ReasoningReplay is what the provider's OpenAI Chat wire takes back of
 	// an assistant message's reasoning (ChatBody): none by default.
 	ReasoningReplay Replay

@@ -216,20 +216,19 @@ func (e *Engine) ServedMatching(match func(model string) bool) string {
 
 // ClaudeFamilyModel is where a Claude family (opus, sonnet, haiku) goes by
 // default: the newest served name of that family (by name: claude-opus-5-5
-// before claude-opus-4-8) on a Claude subscription or Anthropic API
-// connection, else on any connection; "" for another family or when no
+// before claude-opus-4-8) on a connection of a vendor's home (Provider.VendorHome:
+// the Anthropic API, a Claude subscription), else on any connection; "" for another family or when no
 // admissible connection serves one. So Claude Code's own names reach the
 // user's Claude account before an unrelated endpoint that happens to come
 // first.
 func (e *Engine) ClaudeFamilyModel(family string) string {
-	const anthropicAPI = "anthropic" // the Anthropic API, and the subscriptions standing in for it (Provider.APIOf)
 	if family != FamilyOpus && family != FamilySonnet && family != FamilyHaiku {
 		return ""
 	}
 	for _, claudeOnly := range []bool{true, false} {
 		best := ""
 		for _, c := range e.reg.All() {
-			if !c.Active || claudeOnly && c.Provider.ID != anthropicAPI && c.Provider.APIOf != anthropicAPI {
+			if !c.Active || claudeOnly && !c.Provider.VendorHome {
 				continue
 			}
 			for _, m := range c.Models {

@@ -196,8 +196,6 @@ func literalExceptions() map[string]literalException {
 		"anthropic": {others: map[string]string{
 			"backend/providers/catalog.go":   wireFormat,
 			"backend/translate/translate.go": wireFormat,
-		}, pending: map[string]string{
-			"backend/routing/agentmap.go": "ClaudeFamilyModel prefers the Anthropic API and the subscriptions standing in for it (Provider.APIOf) by id",
 		}},
 		"gemini": {others: map[string]string{
 			"backend/providers/catalog.go":   wireFormat,

@@ -25,7 +25,7 @@ func Module() providers.Module {
 // row is the catalogue row.
 func row() providers.Provider {
 	return providers.Provider{
-		ID: ID, Name: "Anthropic", Category: providers.CategoryAPIKey, Format: providers.FormatAnthropic,
+		ID: ID, VendorHome: true, Name: "Anthropic", Category: providers.CategoryAPIKey, Format: providers.FormatAnthropic,
 		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"claude-api"},
 		DefaultModels:    []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"},
 		AssistantPrefill: true, Tools: true, Vision: true, Reasoning: true,

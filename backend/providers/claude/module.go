@@ -96,7 +96,7 @@ func (f nowFunc) Now() time.Time { return f() }
 // row is the catalogue row: a Claude.ai login imported from Claude Code,
 // priced as the Anthropic API it stands in for.
 func row() providers.Provider {
-	return providers.Provider{ID: ID, Name: "Claude (subscription OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatAnthropic, Dialect: Dialect,
+	return providers.Provider{ID: ID, VendorHome: true, Name: "Claude (subscription OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatAnthropic, Dialect: Dialect,
 		BaseURL: "https://api.anthropic.com/v1", Aliases: []string{"cc"}, APIOf: anthropicapi.ID, AssistantPrefill: true,
 		DefaultModels: []string{"claude-opus-4-5", "claude-opus-4-1", "claude-sonnet-4-5", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-5-haiku-latest"},
 		Tools:         true, Vision: true, Reasoning: true,

@@ -36,7 +36,7 @@ func Module() providers.Module {
 			// Gemini request inside {model, project, request}, the project from
 			// loadCodeAssist/onboardUser (providerSpecificData.projectId overrides).
 			// The client id and secret are the CLI's public installed-app pair.
-			{ID: ID, Name: "Gemini CLI (Google OAuth, Code Assist)", Category: providers.CategoryOAuth, Format: providers.FormatGemini, Dialect: Dialect,
+			{ID: ID, VendorHome: true, Name: "Gemini CLI (Google OAuth, Code Assist)", Category: providers.CategoryOAuth, Format: providers.FormatGemini, Dialect: Dialect,
 				Doc: providers.Doc{Auth: "Google OAuth `Authorization: Bearer` (Gemini CLI login)",
 					Wire: "Gemini generateContent in Code Assist's envelope (`v1internal:generateContent`, project from `loadCodeAssist` / `onboardUser`)"},
 				BaseURL: "https://cloudcode-pa.googleapis.com", APIOf: geminiapi.ID,

@@ -30,7 +30,7 @@ func Module() providers.Module {
 // row is the catalogue row: a ChatGPT login imported from the Codex CLI,
 // priced as the OpenAI API it stands in for.
 func row() providers.Provider {
-	return providers.Provider{ID: ID, Name: "OpenAI Codex (ChatGPT OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatResponses, Dialect: Dialect,
+	return providers.Provider{ID: ID, VendorHome: true, Name: "OpenAI Codex (ChatGPT OAuth)", Category: providers.CategoryOAuth, Format: providers.FormatResponses, Dialect: Dialect,
 		BaseURL: "https://chatgpt.com/backend-api/codex", Aliases: []string{"cx"}, APIOf: openaiapi.ID,
 		DefaultModels: []string{"gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini", "gpt-5.2-codex", "gpt-5.2", "gpt-5.1", "gpt-5"},
 		Tools:         true, Vision: true, Reasoning: true,

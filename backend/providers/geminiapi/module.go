@@ -28,7 +28,7 @@ func Module() providers.Module {
 // executor drops the "/openai".
 func row() providers.Provider {
 	return providers.Provider{
-		ID: ID, Name: "Google Gemini", Category: providers.CategoryAPIKey, Format: providers.FormatGemini,
+		ID: ID, VendorHome: true, Name: "Google Gemini", Category: providers.CategoryAPIKey, Format: providers.FormatGemini,
 		BaseURL: "https://generativelanguage.googleapis.com/v1beta", Aliases: []string{"google"},
 		DefaultModels: []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}, Tools: true,
 		Vision: true, Reasoning: true, QuotaFamily: providers.ReleaseFamily("gemini-"),

@@ -25,7 +25,7 @@ func Module() providers.Module {
 // row is the catalogue row.
 func row() providers.Provider {
 	return providers.Provider{
-		ID: ID, Name: "OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI,
+		ID: ID, VendorHome: true, Name: "OpenAI", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI,
 		BaseURL: "https://api.openai.com/v1", Aliases: []string{"oai"},
 		DefaultModels: []string{"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"},
 		Tools:         true, Vision: true, Reasoning: true, QuotaFamily: providers.PrefixFamily("gpt-5"),
