@@ -141,9 +141,9 @@ test-desktop: build-desktop
 test-soak:
 	$(NORACE) test $(NORACE_FLAGS) -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-# Everything CI runs, in stages (build vet race pins clients fuzz frontend
-# browser desktop package soak), set-up and a throw-away PostgreSQL included:
-# see build/test.sh.
+# Everything CI runs, in stages (build vet race pins fuzz, then clients frontend
+# browser desktop package in two lanes side by side, then soak), set-up and a
+# throw-away PostgreSQL included: see build/test.sh.
 test:
 	@build/test.sh
 
