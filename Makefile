@@ -93,8 +93,9 @@ vet:
 # detector; then the measurements it would distort.
 test-go: test-race test-pins
 
-# build/race.sh: one go test ./... (OMNIROUTE_RACE_SHARDS splits the long
-# packages into shards run side by side, for machines with idle cores).
+# build/race.sh: tests/e2e (mostly waiting on the gateways it starts) as its own
+# go test beside one go test of every other package (OMNIROUTE_RACE_SHARDS
+# chooses; it can also split the long packages into shards).
 test-race:
 	GO=$(GO) build/race.sh
 
