@@ -319,8 +319,12 @@ lane_run() {
       echo "[stage $(stage_no "$name")/$total $name] not run: a stage failed"
       continue
     fi
+    # What runs beside it: the other lanes' stages running as it starts.
+    echo "$name" >"$run_dir/lane.$idx.now"
     others=
-    for l in "${!lanes[@]}"; do [ "$l" = "$idx" ] || others+="${others:+ | }${lanes[l]}"; done
+    for l in "${!lanes[@]}"; do
+      [ "$l" != "$idx" ] && [ -s "$run_dir/lane.$l.now" ] && others+="${others:+ }$(cat "$run_dir/lane.$l.now")"
+    done
     beside=$others
     stage_log="$run_dir/$name.log"
     cmd_of "$name"
@@ -329,7 +333,7 @@ lane_run() {
       : >"$run_dir/failed"
     fi
   done
-  rm -f "$cpu_file" "$cpu_file.c0" "$cpu_file.c1"
+  rm -f "$cpu_file" "$cpu_file.c0" "$cpu_file.c1" "$run_dir/lane.$idx.now"
   return "$rc"
 }
 lane_stop() {
@@ -350,6 +354,8 @@ run_lanes() {
   for i in "${lanes[@]}"; do desc+=" [$i]"; done
   echo "test: side by side, each lane's stages in turn:$desc"
   lane_pids=()
+  # Each lane's first stage, before any starts (what the others run beside).
+  for i in "${!lanes[@]}"; do echo "${lanes[i]%% *}" >"$run_dir/lane.$i.now"; done
   for i in "${!lanes[@]}"; do
     # shellcheck disable=SC2086 # the lane's stage names
     lane_run "$i" ${lanes[i]} &
