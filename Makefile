@@ -93,8 +93,9 @@ vet:
 # detector; then the measurements it would distort.
 test-go: test-race test-pins
 
-# build/race.sh: one go test ./... (OMNIROUTE_RACE_SHARDS splits the long
-# packages into shards run side by side, for machines with idle cores).
+# build/race.sh: tests/e2e (mostly waiting on the gateways it starts) as its own
+# go test beside one go test of every other package (OMNIROUTE_RACE_SHARDS
+# chooses; it can also split the long packages into shards).
 test-race:
 	GO=$(GO) build/race.sh
 
@@ -141,9 +142,9 @@ test-desktop: build-desktop
 test-soak:
 	$(NORACE) test $(NORACE_FLAGS) -tags soak -count=1 -v -run TenThousand ./tests/soak/
 
-# Everything CI runs, in stages (build vet race pins clients fuzz frontend
-# browser desktop package soak), set-up and a throw-away PostgreSQL included:
-# see build/test.sh.
+# Everything CI runs, in stages (build vet race pins fuzz, then clients frontend
+# browser desktop package in two lanes side by side, then soak), set-up and a
+# throw-away PostgreSQL included: see build/test.sh.
 test:
 	@build/test.sh
 

@@ -13,7 +13,7 @@ set -euo pipefail
 [ "${OMNIROUTE_TEST_SKIP_SETUP:-}" = 1 ] && exit 0
 
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(build vet race pins clients fuzz frontend browser desktop package soak)
+[ ${#stages[@]} -gt 0 ] || stages=(build vet race pins fuzz clients frontend browser desktop package soak)
 
 # What each stage needs beyond Go (Debian package names).
 #   cgo and the race detector: a C compiler; PostgreSQL: the store suite and

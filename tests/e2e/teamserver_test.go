@@ -363,6 +363,12 @@ const teamModel = "openai-compatible/gpt-4o-mini"
 // the cooldown alone decides.
 func TestTeamServerSharesCooldowns(t *testing.T) {
 	ts := newTeamServer(t, false)
+	// A cooldown that outlasts the checks below however slow the machine: at
+	// the default 3 s (an API key's first step) a loaded machine's health read
+	// on A came after the cooldown had ended ("A counts 0 connections cooling
+	// down"). What is checked is that it is shared, not how long it lasts.
+	ts.a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/resilience",
+		map[string]any{"connectionCooldown": map[string]any{"apikey": map[string]any{"baseCooldownMs": 120_000}}})
 	_, good, hits := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
 	if n := healthCount(t, ts.a, "connectionHealth", "coolingDown"); n != 1 {
 		t.Fatalf("A counts %v connections cooling down, want 1: %v", n, decodeHealth(t, ts.a, true))

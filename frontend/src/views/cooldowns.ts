@@ -1,6 +1,6 @@
 import { ApiError, endpoints, isAbortError, type ClearCooldownsRequest, type ResilienceSettings } from '../api';
 import { plainCode } from '../lib/words';
-import { badge, busy, clear, confirmDialog, emptyState, errorBox, formatDate, h, loading, notice, setFieldError } from '../dom';
+import { append, badge, busy, clear, confirmDialog, emptyState, errorBox, formatDate, h, loading, notice, setFieldError } from '../dom';
 import {
   applyConnectionEventToRow,
   clearSummary,
@@ -39,6 +39,21 @@ const COLUMNS = 6;
 
 const nameOf = (c: ManagedConnection) => c.name || c.provider || c.id;
 
+/** The list's table frame, built once and kept while the list shows rows. */
+interface ListTable {
+  wrap: HTMLElement;
+  caption: HTMLElement;
+  thead: HTMLElement;
+}
+
+/** One connection's rows: its checkbox stays the same element while the rest follows the data. */
+interface RowEls {
+  tbody: HTMLTableSectionElement;
+  main: HTMLTableRowElement;
+  box: HTMLInputElement;
+  sig: string;
+}
+
 export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void {
   let rows: ManagedConnection[] | null = null;
   let provider = ctx.params.get('provider') ?? '';
@@ -47,6 +62,10 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
   let refetchTimer = 0;
   let loadSeq = 0;
   let clearing = false;
+  // The list's table and its rows by connection id, kept across live updates.
+  let table: ListTable | null = null;
+  const rowEls = new Map<string, RowEls>();
+  let shownNow: ManagedConnection[] = [];
 
   const heading = h('h1', { tabindex: '-1' }, 'Cooldown Manager');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
@@ -204,6 +223,52 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       return;
     }
 
+    if (!table || !listArea.contains(table.wrap)) table = buildTable();
+    shownNow = shown;
+    table.caption.textContent = `${shown.length} connection${shown.length === 1 ? '' : 's'}; locked models are listed under their connection`;
+    // Keyed by connection: a row whose data did not change stays the same
+    // element, and a changed row is updated in place around its checkbox, so
+    // the checkbox a person is on keeps its focus and its checked state while
+    // the page follows the live view (replacing it lost a Space pressed as the
+    // row was re-rendered). A row is moved only when its place changed.
+    const now = Date.now();
+    const keep = new Set(shown.map((c) => c.id));
+    for (const [id, r] of rowEls) {
+      if (!keep.has(id)) {
+        r.tbody.remove();
+        rowEls.delete(id);
+      }
+    }
+    let prev: Element = table.thead;
+    for (const c of shown) {
+      let r = rowEls.get(c.id);
+      if (!r) {
+        const box = h('input', { type: 'checkbox', 'data-select': c.id, 'data-focus-key': `${c.id}:select` });
+        box.addEventListener('change', () => {
+          if (box.checked) selected.add(c.id);
+          else selected.delete(c.id);
+          updateActions(shownNow);
+        });
+        const main = h('tr', null, h('td', { class: 'select-col' }, box));
+        r = { tbody: h('tbody', { 'data-id': c.id }, main), main, box, sig: '' };
+        rowEls.set(c.id, r);
+      }
+      updateBox(r.box, c);
+      const sig = rowSignature(c, now);
+      if (sig !== r.sig) {
+        fillRow(r, c);
+        r.sig = sig;
+      }
+      if (prev.nextElementSibling !== r.tbody) prev.after(r.tbody);
+      prev = r.tbody;
+    }
+    updateActions(shown);
+    if (hadFocus && !listArea.contains(document.activeElement)) restoreFocus(listArea, [focusKey, 'select-all'], heading);
+  }
+
+  /** The table's frame (caption, head, select-all); the rows are added by renderList. */
+  function buildTable(): ListTable {
+    rowEls.clear();
     const selectAll = h('input', {
       type: 'checkbox',
       id: 'cd-select-all',
@@ -211,39 +276,50 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
       'aria-label': 'Select every shown connection that can be cleared',
     });
     selectAll.addEventListener('change', () => {
-      for (const r of shown.filter(isSelectable)) {
+      for (const r of shownNow.filter(isSelectable)) {
         if (selectAll.checked) selected.add(r.id);
         else selected.delete(r.id);
       }
       for (const box of listArea.querySelectorAll<HTMLInputElement>('input[data-select]')) box.checked = selected.has(box.dataset['select']!);
-      updateActions(shown);
+      updateActions(shownNow);
     });
-
-    clear(
-      listArea,
+    const caption = h('caption', { class: 'visually-hidden' });
+    const thead = h(
+      'thead',
+      null,
       h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'table cooldowns-table', 'data-testid': 'cooldowns-table' },
-          h('caption', { class: 'visually-hidden' }, `${shown.length} connection${shown.length === 1 ? '' : 's'}; locked models are listed under their connection`),
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              h('th', { scope: 'col', class: 'select-col' }, selectAll),
-              ['Connection', 'Provider', 'Status', 'Cooldown', 'Last error'].map((t) => h('th', { scope: 'col' }, t)),
-            ),
-          ),
-          shown.map((c) => renderConnection(c, shown)),
-        ),
+        'tr',
+        null,
+        h('th', { scope: 'col', class: 'select-col' }, selectAll),
+        ['Connection', 'Provider', 'Status', 'Cooldown', 'Last error'].map((t) => h('th', { scope: 'col' }, t)),
       ),
     );
-    updateActions(shown);
-    if (hadFocus) restoreFocus(listArea, [focusKey, 'select-all'], heading);
+    const wrap = h('div', { class: 'table-wrap' }, h('table', { class: 'table cooldowns-table', 'data-testid': 'cooldowns-table' }, caption, thead));
+    clear(listArea, wrap);
+    return { wrap, caption, thead };
+  }
+
+  /** What a row shows (the fields fillRow reads), so an unchanged row is left alone; the countdowns tick by themselves. */
+  function rowSignature(c: ManagedConnection, now: number): string {
+    return JSON.stringify([
+      c.name, c.provider, c.authType, c.status, c.testStatus, c.backoffLevel, c.errorCode, c.lastErrorType, c.lastError, c.lastErrorAt,
+      // A refetch recomputes the deadline from the remaining time: the same to the second.
+      Math.round(c.until / 1000), c.until > now,
+      c.lockoutRows.map((l) => [l.model, l.scope, lockoutReason(l), l.failureCount, Math.round(l.until / 1000)]),
+      healthStore.connection(c.id) ?? null,
+    ]);
+  }
+
+  /** The row's checkbox: the same element for the connection's whole stay in the list. */
+  function updateBox(box: HTMLInputElement, c: ManagedConnection): void {
+    const label = nameOf(c);
+    const terminal = !isSelectable(c);
+    const st = statusBadge(c.status, c.testStatus);
+    box.setAttribute('aria-label', terminal ? `${label} is out of service (${st.label}) and cannot be cleared here` : `Select ${label}`);
+    if (terminal) box.title = `${st.label}: ${st.description}`;
+    else box.removeAttribute('title');
+    box.checked = selected.has(c.id);
+    box.disabled = terminal;
   }
 
   /** The health model's fixes of a connection as buttons (clear_cooldown is this page's own Clear). */
@@ -256,31 +332,20 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     return btns.length ? h('div', { class: 'btn-row' }, btns, deniedNote(btns)) : null;
   }
 
-  function renderConnection(c: ManagedConnection, shown: ManagedConnection[]): HTMLTableSectionElement {
+  /** Fills a row's cells after its checkbox cell (kept), and its locked-models row. */
+  function fillRow(r: RowEls, c: ManagedConnection): void {
     const label = nameOf(c);
     const st = statusBadge(c.status, c.testStatus);
     const terminal = !isSelectable(c);
-    const box = h('input', {
-      type: 'checkbox',
-      'data-select': c.id,
-      'data-focus-key': `${c.id}:select`,
-      'aria-label': terminal ? `${label} is out of service (${st.label}) and cannot be cleared here` : `Select ${label}`,
-      title: terminal ? `${st.label}: ${st.description}` : null,
-    });
-    box.checked = selected.has(c.id);
-    box.disabled = terminal;
-    box.addEventListener('change', () => {
-      if (box.checked) selected.add(c.id);
-      else selected.delete(c.id);
-      updateActions(shown);
-    });
     const now = Date.now();
     // The stable code when there is one (its sentence, with the code as a tag), else the kind.
     const errorType = (c.errorCode != null && c.errorCode !== '' ? String(c.errorCode) : '') || c.lastErrorType || '';
-    const main = h(
-      'tr',
-      { class: `conn-row${terminal ? ' row-terminal' : ''}`, 'data-testid': 'cooldown-row', 'data-status': String(c.status) },
-      h('td', { class: 'select-col' }, box),
+    const main = r.main;
+    main.className = `conn-row${terminal ? ' row-terminal' : ''}`;
+    main.setAttribute('data-testid', 'cooldown-row');
+    main.setAttribute('data-status', String(c.status));
+    while (main.lastChild && main.lastChild !== main.firstChild) main.lastChild.remove();
+    append(main, [
       h(
         'th',
         { scope: 'row' },
@@ -317,7 +382,7 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
         c.lastError ? h('small', { class: 'muted block truncate' }, upstreamWords(c.lastError)) : null,
         c.lastErrorAt ? h('small', { class: 'muted block' }, formatDate(c.lastErrorAt)) : null,
       ),
-    );
+    ]);
     const sub = c.lockoutRows.length
       ? h(
           'tr',
@@ -347,7 +412,8 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
           ),
         )
       : null;
-    return h('tbody', { 'data-id': c.id }, main, sub);
+    while (r.tbody.lastChild && r.tbody.lastChild !== main) r.tbody.lastChild.remove();
+    if (sub) r.tbody.append(sub);
   }
 
   // ------------------------------------------------------------ clearing

@@ -627,7 +627,10 @@ step('a 404 for one model locks only that model, live on Model Cooldowns', async
   const row = page.locator('[data-testid="lockout-row"][data-model="gpt-4o"]');
   await row.waitFor();
   assert.equal(await row.getByTestId('scope').textContent(), 'model');
-  await row.getByText('Fake B').waitFor();
+  // The connection's column (the provider's column says "Fake B" too once the
+  // health model has the new connection: an OpenAI-compatible provider is named
+  // after its connection; when that lands varies, so the text alone is ambiguous).
+  await row.locator('.cell-main', { hasText: 'Fake B' }).waitFor();
   const first = await row.getByTestId('lockout-countdown').textContent();
   assert.match(first, /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/, `countdown ${first}`);
   await page.waitForFunction(
@@ -724,7 +727,7 @@ step('Cooldown Manager: a 429 cools the connection live; Clear selected; termina
   await banned.waitFor();
   await banned.getByTestId('status-badge').filter({ hasText: ': banned' }).waitFor();
   assert.equal(await banned.getByRole('checkbox').isDisabled(), true, 'terminal rows are not selectable');
-  await page.getByText('Fake B').waitFor({ state: 'detached' }); // healthy again: hidden by default
+  await page.locator('[data-testid="cooldown-row"]', { hasText: 'Fake B' }).waitFor({ state: 'detached' }); // healthy again: hidden by default
   await page.evaluate(() => (window.__sameDocument = true));
 
   // An account-wide 429 cools the connection (a plain 429 cools only the model).

@@ -122,18 +122,27 @@ export async function startGateway(dir, env = {}) {
   if (!existsSync(GATEWAY_BIN)) throw new Error(`gateway binary ${GATEWAY_BIN} not found: run \`make build\` in ${REPO} or set OMNIROUTE_BIN`);
   const home = path.join(dir, 'home');
   mkdirSync(home, { recursive: true });
-  const port = await freePort();
-  const full = { ...process.env };
-  for (const k of Object.keys(full)) if (k.startsWith('OMNIROUTE_')) delete full[k];
-  Object.assign(full, {
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    OMNIROUTE_DATA_DIR: path.join(dir, 'data'),
-    OMNIROUTE_HOST: '127.0.0.1',
-    OMNIROUTE_PORT: String(port),
-    ...env,
-  });
-  return runGateway(full);
+  // The specs run two at a time (npm run test:browser): the free port found
+  // here can be taken by the other spec's process before the gateway binds it;
+  // then it exits at once saying so, and starts again on another port.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const full = { ...process.env };
+    for (const k of Object.keys(full)) if (k.startsWith('OMNIROUTE_')) delete full[k];
+    Object.assign(full, {
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, '.config'),
+      OMNIROUTE_DATA_DIR: path.join(dir, 'data'),
+      OMNIROUTE_HOST: '127.0.0.1',
+      OMNIROUTE_PORT: String(port),
+      ...env,
+    });
+    try {
+      return await runGateway(full);
+    } catch (err) {
+      if (attempt >= 3 || env.OMNIROUTE_PORT || !/address already in use/i.test(String(err?.message))) throw err;
+    }
+  }
 }
 
 /** Starts the headless gateway with exactly `env` (a restart: pass the `env` startGateway resolved with). */
