@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"omniroute/backend/agents"
+	"omniroute/backend/auththrottle"
 	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
@@ -141,8 +142,8 @@ type API struct {
 	edges        sync.Pool // response writer wrappers (*edgeWriter), reused after their handler
 	log          *slog.Logger
 	leaseView    leaseView
-	auth         *authThrottle // failed authentication per source address
-	flows        deviceFlows   // provider device sign-ins in progress (login.go)
+	auth         *auththrottle.Throttle // failed authentication per source address
+	flows        deviceFlows            // provider device sign-ins in progress (login.go)
 	// dummyHash is compared against when a sign-in names no user, so that
 	// an unknown email takes as long as a wrong password.
 	dummyHash func() []byte
@@ -167,7 +168,7 @@ func New(d Deps) *API {
 	if d.BackupCost == (backup.Cost{}) {
 		d.BackupCost = backup.DefaultCost()
 	}
-	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now), restoring: make(chan struct{}, 1)}
+	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: auththrottle.New(now), restoring: make(chan struct{}, 1)}
 	if d.CachePeople {
 		a.people = newPeopleCache()
 	}

@@ -165,6 +165,7 @@ func layers() []layer {
 		{"backend/budget", []string{"backend/clock", "backend/errs", "backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/backup", []string{"backend/errs", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
+		{"backend/auththrottle", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/secrets", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
