@@ -30,6 +30,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
 	"omniroute/backend/leases"
+	"omniroute/backend/peoplecache"
 	"omniroute/backend/prefillcap"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
@@ -153,7 +154,7 @@ type API struct {
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
 	// people caches the people checks (nil: none, Deps.CachePeople).
-	people *peopleCache
+	people *peoplecache.Cache
 }
 
 // New builds the API.
@@ -170,7 +171,7 @@ func New(d Deps) *API {
 	}
 	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: auththrottle.New(now), restoring: make(chan struct{}, 1)}
 	if d.CachePeople {
-		a.people = newPeopleCache()
+		a.people = peoplecache.New()
 	}
 	a.dummyHash = sync.OnceValue(func() []byte {
 		h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), d.PasswordCost)

@@ -166,6 +166,7 @@ func layers() []layer {
 		{"backend/backup", []string{"backend/errs", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/auththrottle", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/peoplecache", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/secrets", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
