@@ -29,6 +29,7 @@ import (
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
+	"omniroute/backend/keyring"
 	"omniroute/backend/leases"
 	"omniroute/backend/peoplecache"
 	"omniroute/backend/prefillcap"
@@ -55,7 +56,7 @@ type Deps struct {
 	Engine       *routing.Engine
 	Gateway      *gateway.Gateway
 	Settings     *config.Holder
-	Keys         *Keyring
+	Keys         *keyring.Keyring
 	Clock        clock.Clock
 	Log          *slog.Logger
 	Token        string
