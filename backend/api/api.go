@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"omniroute/backend/agents"
+	"omniroute/backend/auththrottle"
 	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/capture"
@@ -28,7 +29,9 @@ import (
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
+	"omniroute/backend/keyring"
 	"omniroute/backend/leases"
+	"omniroute/backend/peoplecache"
 	"omniroute/backend/prefillcap"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
@@ -53,7 +56,7 @@ type Deps struct {
 	Engine       *routing.Engine
 	Gateway      *gateway.Gateway
 	Settings     *config.Holder
-	Keys         *Keyring
+	Keys         *keyring.Keyring
 	Clock        clock.Clock
 	Log          *slog.Logger
 	Token        string
@@ -141,8 +144,8 @@ type API struct {
 	edges        sync.Pool // response writer wrappers (*edgeWriter), reused after their handler
 	log          *slog.Logger
 	leaseView    leaseView
-	auth         *authThrottle // failed authentication per source address
-	flows        deviceFlows   // provider device sign-ins in progress (login.go)
+	auth         *auththrottle.Throttle // failed authentication per source address
+	flows        deviceFlows            // provider device sign-ins in progress (login.go)
 	// dummyHash is compared against when a sign-in names no user, so that
 	// an unknown email takes as long as a wrong password.
 	dummyHash func() []byte
@@ -152,7 +155,7 @@ type API struct {
 	// fast path of the inference routes (tests compare the two).
 	muxOnly bool
 	// people caches the people checks (nil: none, Deps.CachePeople).
-	people *peopleCache
+	people *peoplecache.Cache
 }
 
 // New builds the API.
@@ -167,9 +170,9 @@ func New(d Deps) *API {
 	if d.BackupCost == (backup.Cost{}) {
 		d.BackupCost = backup.DefaultCost()
 	}
-	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: newAuthThrottle(now), restoring: make(chan struct{}, 1)}
+	a := &API{Deps: d, token: d.Token, allowedHosts: d.AllowedHosts, log: d.Log, auth: auththrottle.New(now), restoring: make(chan struct{}, 1)}
 	if d.CachePeople {
-		a.people = newPeopleCache()
+		a.people = peoplecache.New()
 	}
 	a.dummyHash = sync.OnceValue(func() []byte {
 		h, _ := bcrypt.GenerateFromPassword([]byte("omniroute-no-such-user"), d.PasswordCost)

@@ -7,77 +7,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"omniroute/backend/auththrottle"
 )
-
-// TestAuthThrottleBucket: authBurst failures pass, the next waits exactly
-// until one token is back; a clock stepping back refills nothing; the
-// throttling is reported once per burst.
-func TestAuthThrottleBucket(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	th := newAuthThrottle(func() time.Time { return now })
-	if w := th.wait("a"); w != 0 {
-		t.Fatalf("a new source waits %v", w)
-	}
-	reported := 0
-	for i := range authBurst {
-		if w := th.wait("a"); w != 0 {
-			t.Fatalf("failure %d: waits %v before the burst is spent", i+1, w)
-		}
-		if th.fail("a") {
-			reported++
-		}
-	}
-	if reported != 1 {
-		t.Fatalf("throttling reported %d times, want once", reported)
-	}
-	if w := th.wait("a"); w != authRefill {
-		t.Fatalf("after %d failures: wait %v, want %v", authBurst, w, authRefill)
-	}
-	if w := th.wait("b"); w != 0 {
-		t.Fatalf("another source waits %v", w)
-	}
-	now = now.Add(authRefill / 4)
-	if w := th.wait("a"); w != authRefill*3/4 {
-		t.Fatalf("a quarter refilled: wait %v, want %v", w, authRefill*3/4)
-	}
-	now = now.Add(-time.Hour) // the clock stepped back
-	if w := th.wait("a"); w != authRefill {
-		t.Fatalf("clock stepped back: wait %v, want %v", w, authRefill)
-	}
-	now = now.Add(time.Hour + authRefill*3/4)
-	if w := th.wait("a"); w != 0 {
-		t.Fatalf("one token back: wait %v", w)
-	}
-	if th.fail("a") {
-		t.Fatal("a steady guesser is reported again")
-	}
-	now = now.Add(authBurst * authRefill) // full again
-	for range authBurst - 1 {
-		th.fail("a")
-	}
-	if !th.fail("a") {
-		t.Fatal("a new burst after a full bucket is not reported")
-	}
-}
-
-// TestAuthThrottleBounded: past authMaxSources the table forgets sources
-// whose bucket is full again, and stays bounded when none is.
-func TestAuthThrottleBounded(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	th := newAuthThrottle(func() time.Time { return now })
-	for i := range authMaxSources {
-		th.fail("10.0." + strconv.Itoa(i))
-	}
-	th.fail("fresh")
-	if n := len(th.sources); n > authMaxSources {
-		t.Fatalf("%d sources, want at most %d", n, authMaxSources)
-	}
-	now = now.Add(authRefill) // every old bucket is full again
-	th.fail("fresh2")
-	if n := len(th.sources); n > 3 {
-		t.Fatalf("%d sources after the refill, want the full ones forgotten", n)
-	}
-}
 
 // TestGuessersAreThrottledPerSource: wrong credentials from one address take
 // its tokens; once none is left its wrong credentials are 429 with
@@ -88,7 +20,7 @@ func TestAuthThrottleBounded(t *testing.T) {
 func TestGuessersAreThrottledPerSource(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a, h := edgeAPI(t, memKV{}, false)
-	a.auth = newAuthThrottle(func() time.Time { return now })
+	a.auth = auththrottle.New(func() time.Time { return now })
 	send := func(src, method, path, auth string) (int, string, string) {
 		r := httptest.NewRequest(method, path, nil)
 		r.Host = "127.0.0.1:20128"
@@ -116,7 +48,7 @@ func TestGuessersAreThrottledPerSource(t *testing.T) {
 				t.Fatalf("%s: missing key %d: %d", src, i, code)
 			}
 		}
-		for i := range authBurst {
+		for i := range auththrottle.Burst {
 			path, cred := "/v1/models", "sk-wrong"
 			if i%2 == 1 {
 				path, cred = "/api/feature-flags", "wrong-token"
@@ -143,9 +75,9 @@ func TestGuessersAreThrottledPerSource(t *testing.T) {
 		if code, _, _ := send("198.51.100.1", http.MethodGet, "/v1/models", "sk-good"); code != 200 {
 			t.Fatalf("another address while %s is throttled: %d", src, code)
 		}
-		now = now.Add(authRefill - time.Millisecond)
+		now = now.Add(auththrottle.Refill - time.Millisecond)
 		if code, _, _ := send(src, http.MethodGet, "/v1/models", "sk-wrong"); code != 429 {
-			t.Fatalf("%s: a token is back only after %v: %d", src, authRefill, code)
+			t.Fatalf("%s: a token is back only after %v: %d", src, auththrottle.Refill, code)
 		}
 		now = now.Add(time.Millisecond)
 		if code, _, _ := send(src, http.MethodGet, "/v1/models", "sk-good"); code != 200 {

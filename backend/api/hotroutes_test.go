@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/clock"
 	"omniroute/backend/config"
 	"omniroute/backend/gateway"
+	"omniroute/backend/keyring"
 	"omniroute/backend/providers/registry"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
@@ -40,7 +41,7 @@ func edgeAPI(t *testing.T, kv memKV, muxOnly bool) (*API, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := NewKeyring()
+	keys := keyring.New()
 	keys.Load([]store.APIKey{
 		{ID: "k-good", KeyHash: secrets.Hash("sk-good"), Scopes: `["inference"]`},
 		{ID: "k-mgmt", KeyHash: secrets.Hash("sk-noscope"), Scopes: `["management"]`},

@@ -14,6 +14,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
+	"omniroute/backend/keyring"
 	"omniroute/backend/leases"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
@@ -263,7 +264,7 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 // eligible lists the key's allowed connections that exist, are active, serve
 // the model and are not excluded right now (cooldown, breaker, lockout), in
 // routing order. An unknown or disallowed model is LEASE_MODEL_INVALID.
-func (h leaseHandlers) eligible(info KeyInfo, model string) ([]string, error) {
+func (h leaseHandlers) eligible(info keyring.Info, model string) ([]string, error) {
 	cands, err := h.a.Engine.Registry().Resolve(model, routing.Access{AllowedModels: info.Access.AllowedModels})
 	if err != nil {
 		return nil, leases.ErrModelInvalid.WithMessage("%s", errs.As(err).Message)
@@ -287,7 +288,7 @@ func (h leaseHandlers) eligible(info KeyInfo, model string) ([]string, error) {
 // connection when it exists, is active and is not excluded right now
 // (cooldown, breaker); none otherwise (LEASE_NO_ELIGIBLE_CONNECTION). A key
 // allowing several connections is LEASE_ACTION_INVALID: "model" is needed.
-func (h leaseHandlers) eligibleWithoutModel(info KeyInfo) ([]string, error) {
+func (h leaseHandlers) eligibleWithoutModel(info keyring.Info) ([]string, error) {
 	allowed := uniqueStrings(info.Access.AllowedConnections)
 	if len(allowed) != 1 {
 		return nil, leases.ErrActionInvalid.WithMessage(

@@ -249,7 +249,7 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 			return principal{}, errWrongCredential
 		}
 		hash := secrets.Hash(tok)
-		t, err := a.tokenByHash(hash)
+		t, err := a.people.Token(a.Store, hash)
 		if errors.Is(err, store.ErrNotFound) {
 			return principal{}, errWrongCredential
 		}
@@ -259,7 +259,7 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 		if now := a.Clock.Now().UnixMilli(); now-t.LastUsedAt > time.Minute.Milliseconds() {
 			_ = a.Store.TouchManagementToken(t.ID, now) // best effort: a read-only moment must not refuse it
 			t.LastUsedAt = now
-			a.tokenUsed(hash, t)
+			a.people.TokenUsed(hash, t)
 		}
 		role, err := a.tokenRole(t)
 		if err != nil {
@@ -271,7 +271,7 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 	if err != nil || c.Value == "" || a.Store == nil {
 		return principal{}, errNoCredential
 	}
-	u, err := a.sessionUser(secrets.Hash(c.Value), a.Clock.Now().UnixMilli())
+	u, err := a.people.SessionUser(a.Store, secrets.Hash(c.Value), a.Clock.Now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errWrongCredential
 	}
@@ -281,6 +281,10 @@ func (a *API) authenticate(r *http.Request) (principal, error) {
 	return principal{Kind: kindUser, Name: u.Email, Role: u.Role, UserID: u.ID}, nil
 }
 
+// ForgetPeople drops the cached people checks (a team server's change feed
+// saw users, sessions or tokens change on some instance).
+func (a *API) ForgetPeople() { a.people.Forget() }
+
 // tokenRole is a stored token's effective role: its own, at most its
 // creator's current one. A token whose creator is gone matches nothing (the
 // deletion revoked it; this covers a row that outlived it).
@@ -288,7 +292,7 @@ func (a *API) tokenRole(t store.ManagementToken) (string, error) {
 	if t.CreatorUserID == "" {
 		return t.Role, nil
 	}
-	u, err := a.userByID(t.CreatorUserID)
+	u, err := a.people.User(a.Store, t.CreatorUserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", errWrongCredential
 	}

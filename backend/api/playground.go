@@ -8,6 +8,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
+	"omniroute/backend/keyring"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
@@ -93,7 +94,7 @@ func (a *API) playground(w http.ResponseWriter, r *http.Request) {
 	}
 	// The playground runs as its key, restrictions included: its scopes,
 	// allowedModels and allowedConnections (?connection= only narrows them).
-	info := keyInfoOf(row)
+	info := keyring.InfoOf(row)
 	if !slices.Contains(info.Scopes, "inference") {
 		httpx.WriteError(w, errs.New(errs.Permission, "SCOPE_REQUIRED", "the playground key lacks the \"inference\" scope"))
 		return

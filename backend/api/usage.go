@@ -13,6 +13,7 @@ import (
 	"omniroute/backend/errs"
 	"omniroute/backend/httpx"
 	"omniroute/backend/store"
+	"omniroute/backend/usagestats"
 )
 
 // usageRange is one chart window: Buckets buckets of Bucket each.
@@ -76,14 +77,8 @@ type UsageTotals struct {
 	Unpriced     int64   `json:"unpriced"`
 }
 
-// UsageLatency holds per-bucket latency percentiles estimated from a histogram
-// (each value is the upper bound of the bin the percentile falls in; 0: no requests).
-type UsageLatency struct {
-	P50     []int64          `json:"p50"`
-	P90     []int64          `json:"p90"`
-	P99     []int64          `json:"p99"`
-	Overall map[string]int64 `json:"overall"`
-}
+// UsageLatency is the report's latency percentiles (usagestats).
+type UsageLatency = usagestats.Latency
 
 // UsageReport is GET /api/usage.
 type UsageReport struct {
@@ -298,47 +293,9 @@ func (a *API) usageReport(rg usageWindow, by string) (UsageReport, error) {
 			hist[c.Bucket][i] += n
 		}
 	}
-	rep.Latency = latencyPercentiles(hist)
+	rep.Latency = usagestats.Percentiles(hist)
 	rep.Points = len(rep.Series)*8*rg.Buckets + 3*rg.Buckets
 	return rep, nil
-}
-
-// latencyPercentiles estimates p50/p90/p99 per bucket and overall from the
-// per-bucket histograms (upper bound of the bin holding the percentile).
-func latencyPercentiles(per [][]int64) UsageLatency {
-	n := len(per)
-	all := make([]int64, len(store.LatencyBinsMs)+1)
-	out := UsageLatency{P50: make([]int64, n), P90: make([]int64, n), P99: make([]int64, n)}
-	for i, h := range per {
-		out.P50[i], out.P90[i], out.P99[i] = percentile(h, 0.5), percentile(h, 0.9), percentile(h, 0.99)
-		for j, c := range h {
-			all[j] += c
-		}
-	}
-	out.Overall = map[string]int64{"p50": percentile(all, 0.5), "p90": percentile(all, 0.9), "p99": percentile(all, 0.99)}
-	return out
-}
-
-func percentile(h []int64, p float64) int64 {
-	var n int64
-	for _, c := range h {
-		n += c
-	}
-	if n == 0 {
-		return 0
-	}
-	rank := int64(float64(n)*p + 0.999999)
-	var seen int64
-	for i, c := range h {
-		seen += c
-		if seen >= rank {
-			if i < len(store.LatencyBinsMs) {
-				return store.LatencyBinsMs[i]
-			}
-			return store.LatencyBinsMs[len(store.LatencyBinsMs)-1] * 2
-		}
-	}
-	return 0
 }
 
 // usageLabel names a series the way every page does: the connection's name, the
@@ -422,23 +379,11 @@ func i64(n int64) string { return strconv.FormatInt(n, 10) }
 // usd writes an amount with the precision a price per token needs.
 func usd(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 
-// TimelineSegment is one stretch of a non-normal state.
-type TimelineSegment struct {
-	Kind         string    `json:"kind"` // breaker | cooldown
-	State        string    `json:"state"`
-	ConnectionID string    `json:"connectionId,omitempty"`
-	Connection   string    `json:"connection,omitempty"`
-	From         time.Time `json:"from"`
-	To           time.Time `json:"to"`
-	Detail       string    `json:"detail,omitempty"`
-}
-
-// TimelineRow is one provider's segments.
-type TimelineRow struct {
-	Provider string            `json:"provider"`
-	Name     string            `json:"name"`
-	Segments []TimelineSegment `json:"segments"`
-}
+// TimelineSegment and TimelineRow are the timeline's JSON (usagestats).
+type (
+	TimelineSegment = usagestats.TimelineSegment
+	TimelineRow     = usagestats.TimelineRow
+)
 
 // usageTimeline answers the breaker / cooldown timeline per provider for a range.
 func (a *API) usageTimeline(w http.ResponseWriter, r *http.Request) {
@@ -458,7 +403,7 @@ func (a *API) usageTimeline(w http.ResponseWriter, r *http.Request) {
 	if to.Before(now) {
 		end = to
 	}
-	rows := buildTimeline(events, from, end)
+	rows := usagestats.Timeline(events, from, end)
 	for i := range rows {
 		rows[i].Name = a.usageLabel("provider", rows[i].Provider)
 		for j := range rows[i].Segments {
@@ -468,73 +413,4 @@ func (a *API) usageTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"range": rg.Name, "from": from, "to": to, "providers": rows})
-}
-
-// buildTimeline turns state changes into segments of non-normal states: a
-// breaker segment lasts until the next change of that breaker; a cooldown until
-// its deadline or the next change of that connection, whichever is first. Clipped
-// to [from, now].
-func buildTimeline(events []store.StateEvent, from, now time.Time) []TimelineRow {
-	type open struct {
-		ev    store.StateEvent
-		start time.Time
-	}
-	byProvider := map[string]*TimelineRow{}
-	var order []string
-	row := func(p string) *TimelineRow {
-		if r, ok := byProvider[p]; ok {
-			return r
-		}
-		r := &TimelineRow{Provider: p, Segments: []TimelineSegment{}}
-		byProvider[p] = r
-		order = append(order, p)
-		return r
-	}
-	current := map[string]open{}
-	closeSeg := func(key string, end time.Time) {
-		o, ok := current[key]
-		if !ok {
-			return
-		}
-		delete(current, key)
-		if (o.ev.Kind == "cooldown" || o.ev.Kind == "model_lock") && o.ev.Until > 0 && time.UnixMilli(o.ev.Until).Before(end) {
-			end = time.UnixMilli(o.ev.Until)
-		}
-		if end.After(now) {
-			end = now
-		}
-		start := o.start
-		if start.Before(from) {
-			start = from
-		}
-		if !end.After(start) {
-			return
-		}
-		r := row(o.ev.Provider)
-		r.Segments = append(r.Segments, TimelineSegment{Kind: o.ev.Kind, State: o.ev.State, ConnectionID: o.ev.ConnectionID,
-			From: start.UTC(), To: end.UTC(), Detail: o.ev.Detail})
-	}
-	for _, ev := range events {
-		key := ev.Kind + "|" + ev.Provider + "|" + ev.ConnectionID
-		at := time.UnixMilli(ev.At)
-		closeSeg(key, at)
-		row(ev.Provider)
-		if (ev.Kind == "breaker" && ev.State != "CLOSED") || (ev.Kind == "cooldown" && ev.State != "healthy") || ev.Kind == "model_lock" {
-			current[key] = open{ev: ev, start: at}
-		}
-	}
-	keys := make([]string, 0, len(current))
-	for k := range current {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		closeSeg(k, now)
-	}
-	out := make([]TimelineRow, 0, len(order))
-	for _, p := range order {
-		out = append(out, *byProvider[p])
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Provider < out[j].Provider })
-	return out
 }

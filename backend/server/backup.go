@@ -15,6 +15,7 @@ import (
 	"omniroute/backend/config"
 	"omniroute/backend/datadir"
 	"omniroute/backend/errs"
+	"omniroute/backend/keyring"
 	"omniroute/backend/pricing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -72,7 +73,7 @@ type restoredViews struct {
 	clk      clock.Clock
 	reload   func() error
 	prices   *pricing.Table
-	keys     *api.Keyring
+	keys     *keyring.Keyring
 	ledger   *budget.Ledger
 	settings *config.Holder
 }

@@ -29,6 +29,7 @@ import (
 	"omniroute/backend/gateway"
 	"omniroute/backend/httpx"
 	"omniroute/backend/instances"
+	"omniroute/backend/keyring"
 	"omniroute/backend/leases"
 	"omniroute/backend/metrics"
 	"omniroute/backend/oauth"
@@ -551,7 +552,7 @@ func (s *Server) wire() error {
 		ledger.Share(st)       // a team server: keys are charged in the database
 		ledger.ShareAlerts(st) // and each alert is raised once for the team
 	}
-	var keys *api.Keyring
+	var keys *keyring.Keyring
 	// A key's spend crossing 80 % or 100 % of its budget: the "budget" event
 	// (the dashboard's live feed, the desktop notification).
 	ledger.OnAlert(func(a budget.Alert) {
@@ -611,7 +612,7 @@ func (s *Server) wire() error {
 			unpriced: func(model string) []string { return unpricedTargets(engine, prices, model) }}, Capture: bodies, Log: opts.Log, EmergencyFallback: gateway.ParseFlag(opts.Getenv("OMNIROUTE_EMERGENCY_FALLBACK")),
 		Prefills: prefills})
 
-	keys = api.NewKeyring()
+	keys = keyring.New()
 	if err := ensureDefaultKey(st, box, clk); err != nil {
 		return err
 	}

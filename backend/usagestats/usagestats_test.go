@@ -1,4 +1,4 @@
-package api
+package usagestats
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestBuildTimeline(t *testing.T) {
 		// Still open: runs until now.
 		{At: ms(50 * time.Minute), Provider: "lab", Kind: "breaker", State: "OPEN"},
 	}
-	rows := buildTimeline(events, from, now)
+	rows := Timeline(events, from, now)
 	if len(rows) != 2 || rows[0].Provider != "lab" || rows[1].Provider != "openai" {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -52,16 +52,16 @@ func TestPercentileFromHistogram(t *testing.T) {
 	h[store.LatencyBin(40)] = 50  // < 50 ms
 	h[store.LatencyBin(900)] = 45 // < 1 s
 	h[store.LatencyBin(9000)] = 5 // < 10 s
-	if got := percentile(h, 0.5); got != 50 {
+	if got := Percentile(h, 0.5); got != 50 {
 		t.Errorf("p50 %d", got)
 	}
-	if got := percentile(h, 0.9); got != 1000 {
+	if got := Percentile(h, 0.9); got != 1000 {
 		t.Errorf("p90 %d", got)
 	}
-	if got := percentile(h, 0.99); got != 10000 {
+	if got := Percentile(h, 0.99); got != 10000 {
 		t.Errorf("p99 %d", got)
 	}
-	if got := percentile(make([]int64, len(h)), 0.5); got != 0 {
+	if got := Percentile(make([]int64, len(h)), 0.5); got != 0 {
 		t.Errorf("empty %d", got)
 	}
 }
