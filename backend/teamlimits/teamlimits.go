@@ -38,6 +38,7 @@ type Store interface {
 	TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (store.TokenTake, error)
 	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
 	TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (store.KeyRatesTake, error)
+	DeleteExpiredKeyRates(ctx context.Context, beforeMs int64) (int64, error)
 }
 
 // Defaults.
@@ -405,4 +406,31 @@ func (l *Limits) SettleKeyTokens(keyID string, hold, tokens int64) {
 	if err := l.st.SettleKeyTokens(ctx, keyID, hold, tokens, ms(l.clk.Now()), Window.Milliseconds()); err != nil {
 		l.failed(err) // the hold lapses with its minute
 	}
+}
+
+// Sweep bounds: how often a server sweeps the keys' expired window rows
+// (SweepKeyRates), how long after leaving its window a row is deleted, and
+// the sweep statement's time bound.
+const (
+	SweepEvery   = time.Minute
+	SweepGrace   = Window
+	SweepTimeout = 10 * time.Second
+)
+
+// SweepKeyRates deletes the keys' window rows that left their window at
+// least SweepGrace ago (the injected clock's now): a key's own statements
+// delete its expired rows only when it is used again, so a deleted or idle
+// key kept up to its limit's rows. The grace leaves alone what another
+// instance whose clock is behind this one's still counts, so the sweep never
+// changes a window's count. It is skipped while the database is known not to
+// answer, and its failure does not set the request path's limits apart
+// (the next sweep catches up).
+func (l *Limits) SweepKeyRates() error {
+	if !l.usable() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SweepTimeout)
+	defer cancel()
+	_, err := l.st.DeleteExpiredKeyRates(ctx, ms(l.clk.Now().Add(-SweepGrace)))
+	return err
 }
