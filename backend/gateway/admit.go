@@ -58,6 +58,11 @@ type TeamLimits interface {
 	// when nothing is held (limits per instance, or the database does not
 	// answer: the instance's own limit applies alone).
 	Slot(ctx context.Context, connectionID string, max int, deadline time.Time) (release func(), ok bool, err error)
+	// SlotPair is Slot for two limits at once (a connection's
+	// maxConcurrent and a model's cap on it): both slots or neither, in
+	// one statement; full names the limit found full when ok is false.
+	SlotPair(ctx context.Context, a string, maxA int, b string, maxB int, deadline time.Time) (release func(), ok bool,
+		full string, err error)
 	// Pace takes and waits for the connection's next dispatch turn, one per
 	// interval across the instances; shared false: pace locally.
 	// refusedUntil is set when the turn would come after deadline.
@@ -240,12 +245,16 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 	default:
 		return a, gateError(err, a.protected, a.settings.MaxWait)
 	}
-	if g.team != nil && keys[2].Limit > 0 && a.permit != nil {
+	if g.team != nil && keys[2].Limit > 0 && keys[3].Limit > 0 && a.permit != nil {
+		// Both limits: both slots in one statement, both or neither.
+		if err := g.teamSlotPair(ctx, a, cand.Conn.ID, names.teamModel, keys[2], keys[3], deadline); err != nil {
+			return a, err
+		}
+	} else if g.team != nil && keys[2].Limit > 0 && a.permit != nil {
 		if err := g.teamSlot(ctx, a, cand.Conn.ID, keys[2], deadline, "connection maxConcurrent (team-wide)"); err != nil {
 			return a, err
 		}
-	}
-	if g.team != nil && keys[3].Limit > 0 && a.permit != nil {
+	} else if g.team != nil && keys[3].Limit > 0 && a.permit != nil {
 		if err := g.teamSlot(ctx, a, names.teamModel, keys[3], deadline, "modelConcurrency (team-wide)"); err != nil {
 			return a, err
 		}
@@ -280,6 +289,27 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 func (g *Gateway) teamSlot(ctx context.Context, a *admission, slots string, key gate.Key, deadline time.Time, reason string) error {
 	start := g.clk.Now()
 	release, ok, err := g.team.Slot(ctx, slots, key.Limit, deadline)
+	return g.teamHeld(a, release, ok, err, key, start, reason)
+}
+
+// teamSlotPair is teamSlot for a connection's maxConcurrent (slots conn,
+// gate key connKey) and a model's cap on it (slots model, modelKey) at
+// once: both slots or neither, one statement per try. A refusal names the
+// limit found full.
+func (g *Gateway) teamSlotPair(ctx context.Context, a *admission, conn, model string, connKey, modelKey gate.Key, deadline time.Time) error {
+	start := g.clk.Now()
+	release, ok, full, err := g.team.SlotPair(ctx, conn, connKey.Limit, model, modelKey.Limit, deadline)
+	key, reason := connKey, "connection maxConcurrent (team-wide)"
+	if full == model {
+		key, reason = modelKey, "modelConcurrency (team-wide)"
+	}
+	return g.teamHeld(a, release, ok, err, key, start, reason)
+}
+
+// teamHeld keeps a team-wide slot's release in the admission, or answers a
+// refusal (key's) as the gate does, giving back the gate's permit and the
+// slots already taken.
+func (g *Gateway) teamHeld(a *admission, release func(), ok bool, err error, key gate.Key, start time.Time, reason string) error {
 	if err == nil && !ok {
 		err = gateError(&gate.Error{Code: gate.CodeTimeout, Key: key.Name, Limit: key.Limit}, a.protected, a.settings.MaxWait)
 	}

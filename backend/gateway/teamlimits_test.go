@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ type fakeTeam struct {
 	shared       bool
 	refusedUntil time.Time
 	keys         []string
+	full         string // the limit SlotPair names full
 }
 
 func (f *fakeTeam) Slot(_ context.Context, id string, _ int, _ time.Time) (func(), bool, error) {
@@ -29,6 +31,14 @@ func (f *fakeTeam) Slot(_ context.Context, id string, _ int, _ time.Time) (func(
 		return nil, false, nil
 	}
 	return func() { f.released.Add(1) }, true, nil
+}
+
+func (f *fakeTeam) SlotPair(_ context.Context, a string, _ int, b string, _ int, _ time.Time) (func(), bool, string, error) {
+	f.keys = append(f.keys, a, b)
+	if !f.slotOK {
+		return nil, false, f.full, nil
+	}
+	return func() { f.released.Add(1) }, true, "", nil
 }
 
 func (f *fakeTeam) Pace(context.Context, string, time.Duration, time.Time, time.Time) (time.Duration, time.Time, bool, error) {
@@ -116,5 +126,49 @@ func TestTeamLimitRefusals(t *testing.T) {
 	}
 	if _, err := g.pace(context.Background(), a, cand, now, now.Add(time.Second)); code(queueError(err)) != queue.CodeQueueTimeout {
 		t.Fatalf("local pacing, second turn within the interval: %v", err)
+	}
+}
+
+// TestTeamSlotPair: a connection's maxConcurrent and a model's cap on it
+// are asked together (one SlotPair, the connection's slots then the
+// model's); a refusal names the limit found full and gives the gate's
+// permit back; the pair goes back with the admission in one release.
+func TestTeamSlotPair(t *testing.T) {
+	now := time.Unix(1_000, 0)
+	connKey, modelKey := gate.Key{Name: "account:c1", Limit: 2}, gate.Key{Name: "model:c1/m", Limit: 1}
+	for _, full := range []string{"c1", TeamModelKey("c1", "m")} {
+		gt := gate.New()
+		g := &Gateway{team: &fakeTeam{full: full}, clk: clock.NewFake(now), gate: gt}
+		a := &admission{settings: queue.Settings{MaxWait: time.Second}}
+		if !gt.TryAcquireInto(&a.held, []gate.Key{connKey, modelKey}) {
+			t.Fatal("no local permit")
+		}
+		a.permit = &a.held
+		err := g.teamSlotPair(context.Background(), a, "c1", TeamModelKey("c1", "m"), connKey, modelKey, now.Add(time.Second))
+		want := connKey.Name
+		if full != "c1" {
+			want = modelKey.Name
+		}
+		e := errs.As(err)
+		if e == nil || e.Code != gate.CodeTimeout || !strings.Contains(e.Message, want) || !gt.Idle() {
+			t.Fatalf("full %q: %v (gate idle %v); want %s naming %s and the permit given back", full, err, gt.Idle(), gate.CodeTimeout, want)
+		}
+	}
+	ft := &fakeTeam{slotOK: true}
+	g := &Gateway{team: ft, clk: clock.NewFake(now)}
+	a := &admission{settings: queue.Settings{MaxWait: time.Second}}
+	if err := g.teamSlotPair(context.Background(), a, "c1", TeamModelKey("c1", "m"), connKey, modelKey, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if len(ft.keys) != 2 || ft.keys[0] != "c1" || ft.keys[1] != "model|c1|m" {
+		t.Fatalf("slots asked under %v, want the connection's and the model's in one pair", ft.keys)
+	}
+	a.release()
+	deadline := time.Now().Add(5 * time.Second)
+	for ft.released.Load() != 1 { // released off this goroutine
+		if time.Now().After(deadline) {
+			t.Fatal("the pair was never released")
+		}
+		time.Sleep(time.Millisecond) // poll interval
 	}
 }

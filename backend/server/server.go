@@ -595,8 +595,14 @@ func (s *Server) wire() error {
 			defer func() { done <- struct{}{} }()
 			leaseSvc.RunReleases(ctx, time.Second)
 		}()
+		// The keys' expired window rows are swept (an idle or deleted
+		// key's too), at the injected clock's now.
+		sweep := startPeriodic(teamlimits.SweepEvery, tl.SweepKeyRates, func(err error) {
+			opts.Log.Warn("shared database: the periodic sweep of the keys' expired rate windows failed", slog.String("error", err.Error()))
+		})
 		s.teamStop = func() {
 			cancel()
+			sweep.stop()
 			<-done
 			<-done
 		}

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
+
+	"gorm.io/gorm"
 )
 
 // MaxSlotLeaseMs is the longest slot lease (team.slotLeaseMs' upper bound).
@@ -26,11 +29,15 @@ type Slot struct {
 // MaxSlotLeaseMs ahead (written by an instance whose clock was ahead) counts
 // as lapsed, so a wrong clock cannot hold a slot for longer than that.
 func (s *Store) AcquireSlot(ctx context.Context, connectionID string, max int, holder string, nowMs, ttlMs int64) (Slot, bool, error) {
+	return acquireSlot(s.db.WithContext(ctx), connectionID, max, holder, nowMs, ttlMs)
+}
+
+func acquireSlot(db *gorm.DB, connectionID string, max int, holder string, nowMs, ttlMs int64) (Slot, bool, error) {
 	var got []struct {
 		Slot  int   `gorm:"column:slot"`
 		Fence int64 `gorm:"column:fence"`
 	}
-	err := s.db.WithContext(ctx).Raw(`WITH RECURSIVE n(slot) AS (SELECT 0 UNION ALL SELECT slot + 1 FROM n WHERE slot + 1 < ?),
+	err := db.Raw(`WITH RECURSIVE n(slot) AS (SELECT 0 UNION ALL SELECT slot + 1 FROM n WHERE slot + 1 < ?),
 		free AS (SELECT n.slot FROM n WHERE NOT EXISTS (
 			SELECT 1 FROM connection_slots c WHERE c.connection_id = ? AND c.slot = n.slot AND c.expires_at > ? AND c.expires_at <= ?)
 			ORDER BY n.slot LIMIT 1)
@@ -56,10 +63,72 @@ func (s *Store) ReleaseSlot(ctx context.Context, sl Slot, holder string) error {
 		sl.ConnectionID, sl.Slot, sl.Fence, holder).Error
 }
 
+// AcquireSlotPair takes one of a's maxA slots and one of b's maxB slots for
+// holder until nowMs+ttlMs, both or neither (a request under a connection's
+// maxConcurrent and a model's cap). ok false: full names the limit whose
+// slots were all held (the first asked; both may be). On PostgreSQL it is
+// one statement (the function omniroute_acquire_slot_pair: each slot taken
+// as AcquireSlot takes one, the first given back in the same transaction
+// when the second is full, the rows locked in the names' order as
+// RenewSlots locks them); on SQLite one transaction. a and b differ.
+func (s *Store) AcquireSlotPair(ctx context.Context, a string, maxA int, b string, maxB int, holder string,
+	nowMs, ttlMs int64) (sa, sb Slot, ok bool, full string, err error) {
+	if s.dialect == Postgres {
+		var row struct {
+			ASlot  int    `gorm:"column:a_slot"`
+			AFence int64  `gorm:"column:a_fence"`
+			BSlot  int    `gorm:"column:b_slot"`
+			BFence int64  `gorm:"column:b_fence"`
+			Full   string `gorm:"column:full_name"`
+		}
+		err = s.db.WithContext(ctx).Raw(`SELECT a_slot, a_fence, b_slot, b_fence, full_name FROM omniroute_acquire_slot_pair(?, ?, ?, ?, ?, ?, ?, ?)`,
+			a, maxA, b, maxB, holder, nowMs, ttlMs, int64(MaxSlotLeaseMs)).Scan(&row).Error
+		if err != nil || row.Full != "" {
+			return Slot{}, Slot{}, false, row.Full, err
+		}
+		return Slot{ConnectionID: a, Slot: row.ASlot, Fence: row.AFence}, Slot{ConnectionID: b, Slot: row.BSlot, Fence: row.BFence},
+			true, "", nil
+	}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var got bool
+		if sa, got, err = acquireSlot(tx, a, maxA, holder, nowMs, ttlMs); err != nil || !got {
+			full = a
+			return err
+		}
+		if sb, got, err = acquireSlot(tx, b, maxB, holder, nowMs, ttlMs); err != nil || !got {
+			full = b
+			if err == nil {
+				err = errPairRefused
+			}
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, errPairRefused) {
+		return Slot{}, Slot{}, false, full, nil
+	}
+	if err != nil || full != "" {
+		return Slot{}, Slot{}, false, full, err
+	}
+	return sa, sb, true, "", nil
+}
+
+// errPairRefused rolls back AcquireSlotPair's first slot on SQLite.
+var errPairRefused = errors.New("store: the second slot of a pair is full")
+
 // RenewSlots extends every unexpired slot of holder to nowMs+ttlMs and
 // returns how many it extended (a lapsed slot is not revived: another
-// holder may have it).
+// holder may have it). On PostgreSQL the rows are locked in the order of
+// their names and slots, as omniroute_acquire_slot_pair locks its two, so
+// a renewal and a pair's acquisition never wait for each other in a cycle.
 func (s *Store) RenewSlots(ctx context.Context, holder string, nowMs, ttlMs int64) (int64, error) {
+	if s.dialect == Postgres {
+		res := s.db.WithContext(ctx).Exec(`UPDATE connection_slots c SET expires_at = ?
+			FROM (SELECT connection_id, slot FROM connection_slots WHERE holder = ? AND expires_at > ?
+				ORDER BY connection_id, slot FOR UPDATE) o
+			WHERE c.connection_id = o.connection_id AND c.slot = o.slot`, nowMs+ttlMs, holder, nowMs)
+		return res.RowsAffected, res.Error
+	}
 	res := s.db.WithContext(ctx).Exec(`UPDATE connection_slots SET expires_at = ? WHERE holder = ? AND expires_at > ?`,
 		nowMs+ttlMs, holder, nowMs)
 	return res.RowsAffected, res.Error

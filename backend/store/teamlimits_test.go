@@ -144,3 +144,41 @@ func TestPostgresSlotsAcrossInstances(t *testing.T) {
 		t.Fatalf("%d acquisitions won a max-1 connection", won.Load())
 	}
 }
+
+// TestSlotPair: a pair is taken both or neither on either dialect — the
+// second limit full leaves the first's slot free (its fence bumped), the
+// first full takes nothing — and each slot is released and fenced alone.
+func TestSlotPair(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		a, b, ok, full, err := s.AcquireSlotPair(ctx, "c", 2, "model|c|m", 1, "A", 1000, 5000)
+		if err != nil || !ok || full != "" || a.ConnectionID != "c" || b.ConnectionID != "model|c|m" || a.Fence != 1 || b.Fence != 1 {
+			t.Fatalf("first pair = %+v %+v %v %q %v", a, b, ok, full, err)
+		}
+		if _, _, ok, full, err := s.AcquireSlotPair(ctx, "c", 2, "model|c|m", 1, "B", 1000, 5000); ok || full != "model|c|m" || err != nil {
+			t.Fatalf("under a full model: ok %v full %q %v", ok, full, err)
+		}
+		if n, _ := s.HeldSlots("c", 1000); n != 1 {
+			t.Fatalf("the refused pair left %d connection slots held, want A's 1", n)
+		}
+		if _, ok, _ := s.AcquireSlot(ctx, "c", 2, "B", 1000, 5000); !ok {
+			t.Fatal("the connection's second slot was not free after the refused pair")
+		}
+		if _, _, ok, full, _ := s.AcquireSlotPair(ctx, "c", 2, "model|c|n", 1, "C", 1000, 5000); ok || full != "c" {
+			t.Fatalf("under a full connection: ok %v full %q", ok, full)
+		}
+		if n, _ := s.HeldSlots("model|c|n", 1000); n != 0 {
+			t.Fatalf("a pair refused by the connection holds %d model slots", n)
+		}
+		if err := s.ReleaseSlot(ctx, b, "A"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.HeldSlots("model|c|m", 1000); n != 0 {
+			t.Fatalf("after the model slot's release %d held", n)
+		}
+		if n, _ := s.HeldSlots("c", 1000); n != 2 {
+			t.Fatalf("the model slot's release freed a connection slot (%d held)", n)
+		}
+	})
+}

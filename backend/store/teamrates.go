@@ -131,3 +131,22 @@ func (s *Store) ClaimBudgetAlert(keyID string, periodStart int64, budget string,
 		ON CONFLICT (key_id, period_start, budget, percent) DO NOTHING`, keyID, periodStart, budget, percent, nowMs)
 	return res.RowsAffected == 1, res.Error
 }
+
+// DeleteExpiredKeyRates deletes the rows of every key's windows that left
+// them at or before beforeMs and returns how many it deleted: the periodic
+// sweep of a team server (teamlimits.Limits.SweepKeyRates). A key's own
+// statements delete its expired rows only when the key is used again, so a
+// deleted or idle key kept up to its limit's rows. Idempotent: every
+// instance may run it. It scans the table (no index on expires_at: an index
+// would cost every limited request's insert more than this sweep a minute).
+func (s *Store) DeleteExpiredKeyRates(ctx context.Context, beforeMs int64) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(`DELETE FROM key_rate_tokens WHERE expires_at <= ?`, beforeMs)
+	return res.RowsAffected, res.Error
+}
+
+// KeyRateRows counts the rows of a key's window, live or not (tests).
+func (s *Store) KeyRateRows(keyID string) (int64, error) {
+	var n int64
+	err := s.db.Raw(`SELECT COUNT(*) FROM key_rate_tokens WHERE key_id = ?`, keyID).Scan(&n).Error
+	return n, err
+}

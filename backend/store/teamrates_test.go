@@ -177,3 +177,29 @@ func TestTakeKeyRates(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteExpiredKeyRates: the sweep deletes every key's rows that left
+// their window at or before its bound (not 1 ms after), and no live row.
+func TestDeleteExpiredKeyRates(t *testing.T) {
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, open func(t *testing.T) *Store) {
+		s := open(t)
+		for _, k := range []string{"idle", "rpm|idle"} {
+			if got, err := s.TakeKeyTokens(ctx, k, 10, 5, 1000, 60_000); err != nil || got.Hold == 0 {
+				t.Fatalf("take %s: %+v %v", k, got, err)
+			}
+		}
+		if got, _ := s.TakeKeyTokens(ctx, "live", 10, 5, 2000, 60_000); got.Hold == 0 {
+			t.Fatal("live key refused")
+		}
+		if n, err := s.DeleteExpiredKeyRates(ctx, 60_999); err != nil || n != 0 {
+			t.Fatalf("1 ms before the rows expired the sweep deleted %d (%v)", n, err)
+		}
+		if n, err := s.DeleteExpiredKeyRates(ctx, 61_000); err != nil || n != 2 {
+			t.Fatalf("the sweep deleted %d rows (%v), want the idle key's 2", n, err)
+		}
+		if n, _ := s.KeyRateRows("live"); n != 1 {
+			t.Fatalf("the live key has %d rows after the sweep, want 1", n)
+		}
+	})
+}

@@ -173,3 +173,54 @@ func report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
 	b.Logf("%s: %d statements, p50 %v, p99 %v", b.Name(), len(lat), p50, p99)
 }
+
+// BenchmarkSlotPair is a request on a connection with both maxConcurrent
+// (4) and a model cap (1): both slots taken in one statement (printed p50
+// and p99) and released after its answer (not timed).
+func BenchmarkSlotPair(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		rel, ok, _, err := l.SlotPair(ctx, "c", 4, "model|c|glm-5", 1, time.Now().Add(time.Second))
+		if err != nil || !ok || rel == nil {
+			b.Fatal(ok, err)
+		}
+		lat = append(lat, time.Since(t))
+		b.StopTimer()
+		rel()
+		b.StartTimer()
+	}
+	report(b, lat)
+}
+
+// BenchmarkSlotTwoStatements is BenchmarkSlotPair the way it was before
+// SlotPair: the connection's slot, then the model's (two statements, the
+// pair printed as one p50 and p99).
+func BenchmarkSlotTwoStatements(b *testing.B) {
+	st := open(b)
+	l := New(st, clock.Real{}, "A", Options{})
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		rc, ok, err := l.Slot(ctx, "c", 4, time.Now().Add(time.Second))
+		if err != nil || !ok || rc == nil {
+			b.Fatal(ok, err)
+		}
+		rm, ok, err := l.Slot(ctx, "model|c|glm-5", 1, time.Now().Add(time.Second))
+		if err != nil || !ok || rm == nil {
+			b.Fatal(ok, err)
+		}
+		lat = append(lat, time.Since(t))
+		b.StopTimer()
+		rm()
+		rc()
+		b.StartTimer()
+	}
+	report(b, lat)
+}

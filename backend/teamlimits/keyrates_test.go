@@ -182,3 +182,74 @@ func TestKeyRatesBothWindowsAcrossInstances(t *testing.T) {
 		t.Fatal("the RPM window counted the request the TPM window refused (4 places, limit 5)")
 	}
 }
+
+// TestSweepKeyRates: an idle key's rows (3 places and a settled TPM hold,
+// taken at t0) stay until they left their window SweepGrace ago — kept by a
+// sweep 1 ms before, gone at exactly t0 + Window + SweepGrace — while a live
+// key's rows (taken since) stay and its window still counts exactly: full,
+// refused with the Retry-After of its first place, admitted again at that
+// place's minute end, not 1 ms before.
+func TestSweepKeyRates(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	a, b := New(st, clk, "A", roomy()), New(st, clk, "B", roomy())
+	for range 3 {
+		if _, _, ok, _ := a.KeyRequest("idle", 3); !ok {
+			t.Fatal("idle key refused")
+		}
+	}
+	h, _, ok, _ := a.KeyTokens("idle", 100, 10)
+	if !ok {
+		t.Fatal("idle key's tokens refused")
+	}
+	a.SettleKeyTokens("idle", h, 7)
+	// The live key takes its 3 places at t0+90 s, +95 s, +100 s.
+	clk.Advance(90 * time.Second)
+	for i := range 3 {
+		if _, _, ok, _ := b.KeyRequest("live", 3); !ok {
+			t.Fatalf("live key's request %d refused", i)
+		}
+		clk.Advance(5 * time.Second)
+	}
+	// now t0+105 s; the idle rows left their window at t0+60 s.
+	rows := func(key string) int64 {
+		t.Helper()
+		n, err := st.KeyRateRows(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	clk.Set(t0.Add(Window + SweepGrace - time.Millisecond))
+	if err := b.SweepKeyRates(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := rows(KeyRPMKey("idle")), rows("idle"); n != 3 || m != 1 {
+		t.Fatalf("1 ms before the grace ended the sweep left %d RPM and %d TPM rows of the idle key, want 3 and 1", n, m)
+	}
+	clk.Advance(time.Millisecond)
+	if err := b.SweepKeyRates(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := rows(KeyRPMKey("idle")), rows("idle"); n != 0 || m != 0 {
+		t.Fatalf("the sweep left %d RPM and %d TPM rows of the idle key, want none", n, m)
+	}
+	if n := rows(KeyRPMKey("live")); n != 3 {
+		t.Fatalf("the sweep left %d of the live key's 3 rows", n)
+	}
+	// now t0+120 s: the live key's window is full until t0+150 s.
+	if _, retry, ok, _ := a.KeyRequest("live", 3); ok || retry != 30*time.Second {
+		t.Fatalf("after the sweep: ok %v, Retry-After %v; want refused for 30s", ok, retry)
+	}
+	clk.Set(t0.Add(150*time.Second - time.Millisecond))
+	if _, _, ok, _ := a.KeyRequest("live", 3); ok {
+		t.Fatal("admitted 1 ms before the live key's first place left its window")
+	}
+	clk.Advance(time.Millisecond)
+	if _, _, ok, _ := a.KeyRequest("live", 3); !ok {
+		t.Fatal("refused when the live key's first place left its window")
+	}
+	if _, _, ok, _ := a.KeyRequest("live", 3); ok {
+		t.Fatal("a fourth place in the live key's window")
+	}
+}

@@ -31,6 +31,8 @@ import (
 // Store is the shared database (store.Store).
 type Store interface {
 	AcquireSlot(ctx context.Context, connectionID string, max int, holder string, nowMs, ttlMs int64) (store.Slot, bool, error)
+	AcquireSlotPair(ctx context.Context, a string, maxA int, b string, maxB int, holder string, nowMs, ttlMs int64) (
+		sa, sb store.Slot, ok bool, full string, err error)
 	ReleaseSlot(ctx context.Context, sl store.Slot, holder string) error
 	RenewSlots(ctx context.Context, holder string, nowMs, ttlMs int64) (int64, error)
 	ReservePace(ctx context.Context, connectionID string, intervalMs, nowMs, deadlineMs int64) (int64, bool, error)
@@ -38,6 +40,7 @@ type Store interface {
 	TakeKeyTokens(ctx context.Context, keyID string, tpm, tokens, nowMs, ttlMs int64) (store.TokenTake, error)
 	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
 	TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (store.KeyRatesTake, error)
+	DeleteExpiredKeyRates(ctx context.Context, beforeMs int64) (int64, error)
 }
 
 // Defaults.
@@ -166,6 +169,61 @@ func (l *Limits) Slot(ctx context.Context, connectionID string, max int, deadlin
 		case <-ctx.Done():
 			t.Stop()
 			return nil, false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// SlotPair is Slot for a request under two limits at once (a connection's
+// maxConcurrent, maxA slots of a, and a model's cap, maxB slots of b): both
+// slots taken in one statement, both or neither, each fenced, renewed and
+// released as Slot's (release frees both). full names the limit found full
+// at the last try when ok is false (nil error). A limit of 0 is not held:
+// the other one is taken alone.
+func (l *Limits) SlotPair(ctx context.Context, a string, maxA int, b string, maxB int, deadline time.Time) (
+	release func(), ok bool, full string, err error) {
+	switch {
+	case maxA <= 0 || maxB <= 0:
+		name, max := a, maxA
+		if maxA <= 0 {
+			name, max = b, maxB
+		}
+		release, ok, err = l.Slot(ctx, name, max, deadline)
+		if !ok && err == nil {
+			full = name
+		}
+		return release, ok, full, err
+	case !l.shared():
+		return nil, true, "", nil
+	}
+	for {
+		if !l.usable() {
+			return nil, true, "", nil
+		}
+		now := l.clk.Now()
+		cctx, cancel := context.WithTimeout(ctx, l.callTimeout())
+		sa, sb, got, fullName, err := l.st.AcquireSlotPair(cctx, a, maxA, b, maxB, l.holder, ms(now), l.lease().Milliseconds())
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, "", ctx.Err()
+			}
+			l.failed(err)
+			return nil, true, "", nil
+		}
+		if got {
+			l.held.Add(2)
+			var once sync.Once
+			return func() { once.Do(func() { l.release(sa); l.release(sb) }) }, true, "", nil
+		}
+		if !l.clk.Now().Add(Poll).Before(deadline) {
+			return nil, false, fullName, nil
+		}
+		t := time.NewTimer(Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, "", ctx.Err()
 		case <-t.C:
 		}
 	}
@@ -405,4 +463,31 @@ func (l *Limits) SettleKeyTokens(keyID string, hold, tokens int64) {
 	if err := l.st.SettleKeyTokens(ctx, keyID, hold, tokens, ms(l.clk.Now()), Window.Milliseconds()); err != nil {
 		l.failed(err) // the hold lapses with its minute
 	}
+}
+
+// Sweep bounds: how often a server sweeps the keys' expired window rows
+// (SweepKeyRates), how long after leaving its window a row is deleted, and
+// the sweep statement's time bound.
+const (
+	SweepEvery   = time.Minute
+	SweepGrace   = Window
+	SweepTimeout = 10 * time.Second
+)
+
+// SweepKeyRates deletes the keys' window rows that left their window at
+// least SweepGrace ago (the injected clock's now): a key's own statements
+// delete its expired rows only when it is used again, so a deleted or idle
+// key kept up to its limit's rows. The grace leaves alone what another
+// instance whose clock is behind this one's still counts, so the sweep never
+// changes a window's count. It is skipped while the database is known not to
+// answer, and its failure does not set the request path's limits apart
+// (the next sweep catches up).
+func (l *Limits) SweepKeyRates() error {
+	if !l.usable() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SweepTimeout)
+	defer cancel()
+	_, err := l.st.DeleteExpiredKeyRates(ctx, ms(l.clk.Now().Add(-SweepGrace)))
+	return err
 }

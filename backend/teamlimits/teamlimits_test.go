@@ -54,6 +54,14 @@ func (f *flaky) AcquireSlot(ctx context.Context, c string, max int, h string, no
 	return f.Store.AcquireSlot(ctx, c, max, h, now, ttl)
 }
 
+func (f *flaky) AcquireSlotPair(ctx context.Context, a string, maxA int, b string, maxB int, h string, now, ttl int64) (
+	store.Slot, store.Slot, bool, string, error) {
+	if f.down.Load() {
+		return store.Slot{}, store.Slot{}, false, "", errDown
+	}
+	return f.Store.AcquireSlotPair(ctx, a, maxA, b, maxB, h, now, ttl)
+}
+
 func (f *flaky) ReleaseSlot(ctx context.Context, sl store.Slot, h string) error {
 	if f.down.Load() {
 		return errDown

@@ -85,3 +85,21 @@ func TestTeamServerModelConcurrencyAcrossInstances(t *testing.T) {
 		g.stop()
 	}
 }
+
+// TestTeamServerModelConcurrencyWithMaxConcurrent: a connection with
+// maxConcurrent 3 whose model is capped at 1, on three instances: each
+// request takes both team-wide slots in one statement (both or neither);
+// 12 requests at once, the upstream answering after 150 ms: never two of
+// the model at the upstream at once, all served.
+func TestTeamServerModelConcurrencyWithMaxConcurrent(t *testing.T) {
+	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 3, "modelConcurrency": map[string]any{"gpt-4o-mini": 1}})
+	ts.up.Reset() // the peak counts from here
+	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
+	burst(t, gws, 12)
+	if peak := ts.up.PeakInFlightAll(); peak != 1 {
+		t.Fatalf("maxConcurrent 3 and modelConcurrency 1 across three instances: %d requests of the model at the upstream at once", peak)
+	}
+	for _, g := range gws {
+		g.stop()
+	}
+}
