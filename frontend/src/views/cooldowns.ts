@@ -556,6 +556,9 @@ export function renderCooldowns(root: HTMLElement, ctx: ViewContext): () => void
     })(),
   ];
 
+  // The actions start as the role and the (still empty) list allow: never
+  // enabled for a viewer while the first load is on its way.
+  updateActions([]);
   void load();
   return () => cleanups.forEach((fn) => fn());
 }

@@ -3,6 +3,7 @@ import { setSession } from '../../src/api';
 import type { CooldownConnection } from '../../src/lib/cooldowns';
 import { live } from '../../src/live';
 import { renderCooldowns } from '../../src/views/cooldowns';
+import { routeTable } from './route-table';
 
 // The Cooldown Manager follows the live view by re-rendering its list; a row
 // a person has selected (and the checkbox they are on) must stay the same
@@ -115,5 +116,21 @@ describe('the Cooldown Manager’s live list', () => {
     expect(root.querySelector('tbody[data-id="b"]')).toBe(rowB);
     expect(rowB.querySelector('th')).toBe(cellB);
     page.done();
+  });
+
+  it('never offers a viewer an enabled clear while the first list is on its way', async () => {
+    setSession({ kind: 'user', name: 'vic@example.com', role: 'viewer', routes: routeTable() });
+    // The list never answers: the page shows its first state only.
+    vi.stubGlobal('fetch', vi.fn(() => new Promise<Response>(() => {})));
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    const ac = new AbortController();
+    const stop = renderCooldowns(root, { signal: ac.signal, params: new URLSearchParams() });
+    const clearAll = [...root.querySelectorAll<HTMLButtonElement>('button')].find((b) => b.textContent === 'Clear all')!;
+    expect(clearAll.disabled).toBe(true);
+    expect(clearAll.getAttribute('data-denied')).toMatch(/you are a viewer/);
+    ac.abort();
+    stop();
+    root.remove();
   });
 });
