@@ -34,20 +34,13 @@ func BenchmarkSlotAcquire(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t := time.Now()
+	timed(b, func(int) func() {
 		rel, ok, err := l.Slot(ctx, "c", 4, time.Now().Add(time.Second))
 		if err != nil || !ok || rel == nil {
 			b.Fatal(ok, err)
 		}
-		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		rel()
-		b.StartTimer()
-	}
-	report(b, lat)
+		return rel
+	})
 }
 
 // BenchmarkPace is what shared pacing adds to one request whose turn is
@@ -80,16 +73,12 @@ func BenchmarkPace(b *testing.B) {
 func BenchmarkKeyRPM(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
-		t := time.Now()
+	timed(b, func(i int) func() {
 		if _, _, ok, shared := l.KeyRequest(fmt.Sprintf("k%d", i%1000), 60); !ok || !shared {
 			b.Fatal(ok, shared)
 		}
-		lat = append(lat, time.Since(t))
-	}
-	report(b, lat)
+		return nil
+	})
 }
 
 // BenchmarkKeyTPM is what a key's shared tokens-per-minute limit adds to
@@ -99,21 +88,14 @@ func BenchmarkKeyRPM(b *testing.B) {
 func BenchmarkKeyTPM(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+	timed(b, func(i int) func() {
 		key := fmt.Sprintf("k%d", i%1000)
-		t := time.Now()
 		h, _, ok, shared := l.KeyTokens(key, 1_000_000, 100)
 		if !ok || !shared {
 			b.Fatal(ok, shared)
 		}
-		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		l.SettleKeyTokens(key, h, 120)
-		b.StartTimer()
-	}
-	report(b, lat)
+		return func() { l.SettleKeyTokens(key, h, 120) }
+	})
 }
 
 // BenchmarkKeyRates is a key with both limits (60 rpm, 1,000,000 tokens
@@ -122,21 +104,14 @@ func BenchmarkKeyTPM(b *testing.B) {
 func BenchmarkKeyRates(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+	timed(b, func(i int) func() {
 		key := fmt.Sprintf("k%d", i%1000)
-		t := time.Now()
 		th, rh, _, tpmFull, rpmFull, shared := l.KeyRates(key, 60, 1_000_000, 100)
 		if th == 0 || rh == 0 || tpmFull || rpmFull || !shared {
 			b.Fatal(th, rh, tpmFull, rpmFull, shared)
 		}
-		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		l.SettleKeyTokens(key, th, 120)
-		b.StartTimer()
-	}
-	report(b, lat)
+		return func() { l.SettleKeyTokens(key, th, 120) }
+	})
 }
 
 // BenchmarkModelSlot is a model's shared concurrency cap: the slot taken
@@ -145,18 +120,31 @@ func BenchmarkModelSlot(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t := time.Now()
+	timed(b, func(int) func() {
 		rel, ok, err := l.Slot(ctx, "model|c|glm-5", 1, time.Now().Add(time.Second))
 		if err != nil || !ok || rel == nil {
 			b.Fatal(ok, err)
 		}
+		return rel
+	})
+}
+
+// timed runs take b.N times (given the round), timing each call; the func
+// it returns (nil: none) runs after, untimed (a release or a settlement
+// after the answer). It prints and records the calls' p50 and p99.
+func timed(b *testing.B, take func(i int) func()) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t := time.Now()
+		after := take(i)
 		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		rel()
-		b.StartTimer()
+		if after != nil {
+			b.StopTimer()
+			after()
+			b.StartTimer()
+		}
 	}
 	report(b, lat)
 }
@@ -181,20 +169,13 @@ func BenchmarkSlotPair(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t := time.Now()
+	timed(b, func(int) func() {
 		rel, ok, _, err := l.SlotPair(ctx, "c", 4, "model|c|glm-5", 1, time.Now().Add(time.Second))
 		if err != nil || !ok || rel == nil {
 			b.Fatal(ok, err)
 		}
-		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		rel()
-		b.StartTimer()
-	}
-	report(b, lat)
+		return rel
+	})
 }
 
 // BenchmarkSlotTwoStatements is BenchmarkSlotPair the way it was before
@@ -204,10 +185,7 @@ func BenchmarkSlotTwoStatements(b *testing.B) {
 	st := open(b)
 	l := New(st, clock.Real{}, "A", Options{})
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t := time.Now()
+	timed(b, func(int) func() {
 		rc, ok, err := l.Slot(ctx, "c", 4, time.Now().Add(time.Second))
 		if err != nil || !ok || rc == nil {
 			b.Fatal(ok, err)
@@ -216,11 +194,6 @@ func BenchmarkSlotTwoStatements(b *testing.B) {
 		if err != nil || !ok || rm == nil {
 			b.Fatal(ok, err)
 		}
-		lat = append(lat, time.Since(t))
-		b.StopTimer()
-		rm()
-		rc()
-		b.StartTimer()
-	}
-	report(b, lat)
+		return func() { rm(); rc() }
+	})
 }
