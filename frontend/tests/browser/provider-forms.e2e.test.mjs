@@ -80,8 +80,8 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
     await add.getByLabel('Base URL').fill(fake.base);
     await add.getByRole('button', { name: 'Add connection' }).click();
     // The server's refusal in a user's words: the field's label, not its path (issue 41).
-    await errorOf('Access key ID').filter({ hasText: /must be an AWS access key id/ }).waitFor({ timeout: 10_000 });
-    assert.equal(await errorOf('Access key ID').innerText(), 'Access key ID must be an AWS access key id (16-128 capital letters and digits)');
+    await errorOf('Access key ID').filter({ hasText: /must be 16-128 capital letters/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await errorOf('Access key ID').innerText(), 'Access key ID must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)');
     assert.equal(await add.locator('.form-status .alert-code').innerText(), 'INVALID_PROVIDER_DATA', 'the code, in the box');
     await snap(page, 'provider-forms-add');
     assert.equal(await errorOf('AWS region').innerText(), '', 'only the field at fault is marked');
