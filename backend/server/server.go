@@ -596,9 +596,10 @@ func (s *Server) wire() error {
 			leaseSvc.RunReleases(ctx, time.Second)
 		}()
 		// The keys' expired window rows are swept (an idle or deleted
-		// key's too), at the injected clock's now.
-		sweep := startPeriodic(teamlimits.SweepEvery, tl.SweepKeyRates, func(err error) {
-			opts.Log.Warn("shared database: the periodic sweep of the keys' expired rate windows failed", slog.String("error", err.Error()))
+		// key's too), at the injected clock's now, and the deleted
+		// connections' slots and pacing rows.
+		sweep := startPeriodic(teamlimits.SweepEvery, tl.Sweep, func(err error) {
+			opts.Log.Warn("shared database: the periodic sweep of the keys' expired rate windows and the deleted connections' limits failed", slog.String("error", err.Error()))
 		})
 		s.teamStop = func() {
 			cancel()
