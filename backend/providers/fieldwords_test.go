@@ -11,8 +11,8 @@ func TestUserWords(t *testing.T) {
 		{Name: "region"}, // no label: its name
 	}}
 	tests := []struct{ in, want string }{
-		{"providerSpecificData.accessKeyId must be an AWS access key id (16-128 capital letters and digits)",
-			"Access key ID must be an AWS access key id (16-128 capital letters and digits)"},
+		{"providerSpecificData.accessKeyId must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)",
+			"Access key ID must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)"},
 		{`providerSpecificData.deployments["gpt 4o"]: a deployment name is 1-64 letters, digits, '-', '_' or '.'`,
 			`Deployments "gpt 4o": a deployment name is 1-64 letters, digits, '-', '_' or '.'`},
 		{`providerSpecificData.deployments: model name "" must be 1-200 characters without spaces`,

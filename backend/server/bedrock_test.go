@@ -133,16 +133,23 @@ func TestBedrockInput(t *testing.T) {
 		}
 	}
 	// A refusal is worded with the field's form label, for the dashboard to
-	// show under it (issue 41); the code and the param (its path) stay.
-	for field, want := range map[string]string{
-		"accessKeyId": "Access key ID must be an AWS access key id (16-128 capital letters and digits)",
-		"region":      "AWS region must be an AWS region such as us-east-1",
+	// show under it (issue 41); the code and the param (its path) stay. The
+	// label's words are spelt as the label spells them all through the sentence
+	// (not "Access key ID must be an AWS access key id").
+	for _, c := range []struct{ field, label, want string }{
+		{"accessKeyId", "Access key ID", "Access key ID must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)"},
+		{"region", "AWS region", "AWS region must be an AWS region such as us-east-1"},
 	} {
 		status, refusal := e.mgmt("POST", "/api/providers", map[string]any{"provider": "bedrock", "baseUrl": base, "discoverModels": false,
-			"providerSpecificData": with(field, "short")})
-		if errm, _ := refusal["error"].(map[string]any); status != 400 || errm["code"] != "INVALID_PROVIDER_DATA" ||
-			errm["param"] != "providerSpecificData."+field || errm["message"] != want {
-			t.Errorf("bad %s: %d %v, want the message %q", field, status, refusal, want)
+			"providerSpecificData": with(c.field, "short")})
+		errm, _ := refusal["error"].(map[string]any)
+		if status != 400 || errm["code"] != "INVALID_PROVIDER_DATA" || errm["param"] != "providerSpecificData."+c.field || errm["message"] != c.want {
+			t.Errorf("bad %s: %d %v, want the message %q", c.field, status, refusal, c.want)
+		}
+		// (its first letter aside: a capital to begin the label, none within the sentence)
+		msg, _ := errm["message"].(string)
+		if tail := c.label[1:]; strings.Count(strings.ToLower(msg), strings.ToLower(tail)) != strings.Count(msg, tail) {
+			t.Errorf("bad %s: %q spells %q otherwise than its label", c.field, msg, c.label)
 		}
 	}
 	e.up.SetAWSCredentials("AKIAFAKEBEDROCK00003", "s3", "tok-3")

@@ -16,5 +16,5 @@ type checkpointTarget interface{ Checkpoint() error }
 
 // startCheckpointer runs t's checkpoint every interval until stopped.
 func startCheckpointer(t checkpointTarget, every time.Duration, onError func(error)) *periodic {
-	return startPeriodic(every, t.Checkpoint, onError)
+	return startPeriodic(nil, every, t.Checkpoint, onError)
 }

@@ -43,18 +43,33 @@ type periodic struct {
 	once sync.Once
 }
 
-func startPeriodic(every time.Duration, step func() error, onError func(error)) *periodic {
+// Ticks makes the ticks of a periodic step every interval, and stop
+// releases them (Options.Ticks).
+type Ticks func(every time.Duration) (ticks <-chan time.Time, stop func())
+
+// tickerTicks is Ticks on a time.Ticker.
+func tickerTicks(every time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(every)
+	return t.C, t.Stop
+}
+
+// startPeriodic runs step at each of ticks' ticks every interval (nil
+// ticks: a time.Ticker's).
+func startPeriodic(ticks Ticks, every time.Duration, step func() error, onError func(error)) *periodic {
+	if ticks == nil {
+		ticks = tickerTicks
+	}
 	p := &periodic{done: make(chan struct{})}
+	tick, stopTicks := ticks(every)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
+		defer stopTicks()
 		for {
 			select {
 			case <-p.done:
 				return
-			case <-tick.C:
+			case <-tick:
 				if err := step(); err != nil {
 					onError(err)
 				}

@@ -152,7 +152,7 @@ func TestServerSweepsExpiredPins(t *testing.T) {
 func TestPeriodicRunsEveryInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var runs, failures atomic.Int32
-		p := startPeriodic(pinSweepEvery, func() error {
+		p := startPeriodic(nil, pinSweepEvery, func() error {
 			runs.Add(1)
 			return errors.New("database busy")
 		}, func(error) { failures.Add(1) })

@@ -17,10 +17,7 @@ import (
 func TestClaudeQuotaFamilyLocksItsTier(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
 	access := "sk-ant-oat01-family-account-token"
-	s.claudeLogin(access, s.clk.Now().Add(8*time.Hour))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	id := s.importedClaude(access, s.clk.Now().Add(8*time.Hour))
 	s.enableLockout()
 
 	s.up.SetFault(access, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Models: []string{"claude-opus-4-1"}})

@@ -99,6 +99,10 @@ type Options struct {
 	// (`omniroute --log-requests`: stdout): time, key name, model,
 	// connection, status, attempts, latency, error code.
 	RequestLines io.Writer
+	// Ticks, when set, makes the ticks of the periodic sweeps (session pins;
+	// a team server's keys' windows and deleted connections' limits) instead
+	// of a time.Ticker: tests tick them themselves, without waiting.
+	Ticks Ticks
 }
 
 // releaseKey is the key update manifests are verified with: the one compiled
@@ -232,7 +236,7 @@ func New(opts Options) (*Server, error) {
 			opts.Log.Warn("periodic WAL checkpoint failed", slog.String("error", err.Error()))
 		})
 	}
-	s.pinSweep = startPeriodic(pinSweepEvery, s.sweepPins, func(err error) {
+	s.pinSweep = startPeriodic(opts.Ticks, pinSweepEvery, s.sweepPins, func(err error) {
 		opts.Log.Warn("session pins: the periodic sweep of expired pins failed", slog.String("error", err.Error()))
 	})
 	return s, nil
@@ -596,9 +600,10 @@ func (s *Server) wire() error {
 			leaseSvc.RunReleases(ctx, time.Second)
 		}()
 		// The keys' expired window rows are swept (an idle or deleted
-		// key's too), at the injected clock's now.
-		sweep := startPeriodic(teamlimits.SweepEvery, tl.SweepKeyRates, func(err error) {
-			opts.Log.Warn("shared database: the periodic sweep of the keys' expired rate windows failed", slog.String("error", err.Error()))
+		// key's too), at the injected clock's now, and the deleted
+		// connections' slots and pacing rows.
+		sweep := startPeriodic(opts.Ticks, teamlimits.SweepEvery, tl.Sweep, func(err error) {
+			opts.Log.Warn("shared database: the periodic sweep of the keys' expired rate windows and the deleted connections' limits failed", slog.String("error", err.Error()))
 		})
 		s.teamStop = func() {
 			cancel()

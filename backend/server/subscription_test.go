@@ -90,6 +90,20 @@ func (s *subEnv) codexLogin(expiresAt time.Time) (path, access string) {
 	return path, access
 }
 
+// importedClaude is a Claude Code login (access token, expiry) imported as
+// a connection routed to the fake upstream: its id.
+func (s *subEnv) importedClaude(access string, expiresAt time.Time) string {
+	s.t.Helper()
+	s.claudeLogin(access, expiresAt)
+	code, m := s.importLogin("claude-code")
+	if code != http.StatusCreated {
+		s.t.Fatalf("import: %d %v", code, m)
+	}
+	id := m["connection"].(map[string]any)["id"].(string)
+	s.setBaseURL(id, s.upURL)
+	return id
+}
+
 func (s *subEnv) importLogin(source string) (int, map[string]any) {
 	s.t.Helper()
 	return s.mgmt("POST", "/api/providers/import", map[string]any{"source": source})
@@ -219,10 +233,7 @@ func TestImportBadInputAnswers4xx(t *testing.T) {
 func TestTokenNearExpiryRefreshedOnceUnderConcurrency(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
 	old := "sk-ant-oat01-about-to-expire"
-	s.claudeLogin(old, s.clk.Now().Add(30*time.Second))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	id := s.importedClaude(old, s.clk.Now().Add(30*time.Second))
 
 	release := s.tokens.Hold()
 	var wg sync.WaitGroup
@@ -275,10 +286,7 @@ func TestTokenNearExpiryRefreshedOnceUnderConcurrency(t *testing.T) {
 func TestUpstream401RefreshesOnce(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
 	old := "sk-ant-oat01-revoked-early-token"
-	s.claudeLogin(old, s.clk.Now().Add(8*time.Hour))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	s.importedClaude(old, s.clk.Now().Add(8*time.Hour))
 	s.up.SetFault(old, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401})
 	resp, body := s.messages("claude/claude-sonnet-4-5", false, nil)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), fakeupstream.Content("at-1")) || s.tokens.Calls() != 1 {
@@ -290,10 +298,7 @@ func TestUpstream401RefreshesOnce(t *testing.T) {
 // (EXPIRED_RETRY_MAX = 3 with backoff), then a re-import clears it.
 func TestThreeRefreshFailuresExpireAndReimportHeals(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
-	s.claudeLogin("sk-ant-oat01-already-expired-x", s.clk.Now().Add(-time.Minute))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	id := s.importedClaude("sk-ant-oat01-already-expired-x", s.clk.Now().Add(-time.Minute))
 	s.tokens.Fail(http.StatusBadRequest)
 
 	for i := 1; i <= 3; i++ {
@@ -446,10 +451,7 @@ func TestCodexClientsEndToEnd(t *testing.T) {
 func TestClaudeWallLaneEndToEnd(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
 	access := "sk-ant-oat01-wall-account-token"
-	s.claudeLogin(access, s.clk.Now().Add(8*time.Hour))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	id := s.importedClaude(access, s.clk.Now().Add(8*time.Hour))
 	reset := s.clk.Now().Add(2 * time.Hour)
 	wallHdr := map[string]string{wall.HeaderStatus: "rejected", wall.HeaderSlowOffer: "treatment",
 		wall.HeaderReset: strconv.FormatInt(reset.Unix(), 10), "anthropic-ratelimit-unified-5h-utilization": "1.0",
@@ -588,10 +590,7 @@ func inFlight(s *subEnv) int64 { return s.srv.API().Gateway.InFlight() }
 // count toward the expired rule.
 func TestRefreshCutByTheFirstByteDeadlineIsNotAnAuthFailure(t *testing.T) {
 	s := newSubEnv(t, claudeClientID, "claude")
-	s.claudeLogin("sk-ant-oat01-expired-slow-refresh", s.clk.Now().Add(-time.Minute))
-	_, m := s.importLogin("claude-code")
-	id := m["connection"].(map[string]any)["id"].(string)
-	s.setBaseURL(id, s.upURL)
+	id := s.importedClaude("sk-ant-oat01-expired-slow-refresh", s.clk.Now().Add(-time.Minute))
 	s.patchSettings(map[string]any{"firstByteTimeoutMs": 1000})
 	release := s.tokens.Hold()
 	defer release()

@@ -46,8 +46,10 @@ func (s *Store) SaveConnection(c *Connection) error {
 	return nil
 }
 
-// DeleteConnection removes a connection and what was learned of its
-// models' prefill.
+// DeleteConnection removes a connection, what was learned of its models'
+// prefill and its rows of a team server's shared limits (slots, queue
+// tickets, model caps, pacing: SlotOwner); a request still running on it
+// finds its slot gone, and its release or renewal changes nothing.
 func (s *Store) DeleteConnection(id string) error {
 	return s.db.Transaction(func(tx *gorm.DB) error {
 		res := tx.Where("id = ?", id).Delete(&Connection{})
@@ -57,7 +59,13 @@ func (s *Store) DeleteConnection(id string) error {
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		return tx.Where("connection_id = ?", id).Delete(&PrefillRow{}).Error
+		if err := tx.Where("connection_id = ?", id).Delete(&PrefillRow{}).Error; err != nil {
+			return err
+		}
+		_, err := deleteLimitsOwned(tx, func() (func(string) bool, error) {
+			return func(owner string) bool { return owner == id }, nil
+		})
+		return err
 	})
 }
 

@@ -181,3 +181,98 @@ func (s *Store) CancelPace(ctx context.Context, connectionID string, turnMs, int
 	return s.db.WithContext(ctx).Exec(`UPDATE connection_pacing SET next_at = ? WHERE connection_id = ? AND next_at = ?`,
 		turnMs, connectionID, turnMs+intervalMs).Error
 }
+
+// SlotOwner is the connection a shared limit's name belongs to (the
+// connection_id column of connection_slots and connection_pacing): the name
+// itself for a connection's maxConcurrent and pacing, else its second
+// '|'-separated part ("queue|<id>", "model|<id>|<model>": the gateway's
+// TeamQueueKey and TeamModelKey).
+func SlotOwner(name string) string {
+	kind, rest, ok := strings.Cut(name, "|")
+	if !ok {
+		return kind
+	}
+	owner, _, _ := strings.Cut(rest, "|")
+	return owner
+}
+
+// limitTables hold the shared limits of a team server's connections, by
+// name (SlotOwner).
+var limitTables = [...]string{"connection_slots", "connection_pacing"}
+
+// deleteLimitsOwned deletes the shared limits' rows whose owner (SlotOwner
+// of their name) is gone, and returns how many it deleted. goneNow is asked
+// for each table after its names were read (so what it reads is at least as
+// recent as they are).
+func deleteLimitsOwned(db *gorm.DB, goneNow func() (func(owner string) bool, error)) (int64, error) {
+	var deleted int64
+	for _, table := range limitTables {
+		var names []string
+		if err := db.Raw(`SELECT DISTINCT connection_id FROM ` + table).Scan(&names).Error; err != nil {
+			return deleted, err
+		}
+		if len(names) == 0 {
+			continue
+		}
+		gone, err := goneNow()
+		if err != nil {
+			return deleted, err
+		}
+		var doomed []string
+		for _, n := range names {
+			if gone(SlotOwner(n)) {
+				doomed = append(doomed, n)
+			}
+		}
+		if len(doomed) == 0 {
+			continue
+		}
+		res := db.Exec(`DELETE FROM `+table+` WHERE connection_id IN ?`, doomed)
+		if res.Error != nil {
+			return deleted, res.Error
+		}
+		deleted += res.RowsAffected
+	}
+	return deleted, nil
+}
+
+// DeleteOrphanLimits deletes the shared limits' rows (slots, queue tickets,
+// model caps, pacing turns) of connections that no longer exist, and returns
+// how many it deleted: the periodic sweep of a team server
+// (teamlimits.Limits.Sweep), for rows a deletion left behind (an instance's
+// late acquisition on a connection another instance deleted, or rows from
+// before DeleteConnection removed them). A table's names are read before
+// the connections, so a connection created meanwhile is never taken for
+// gone. Idempotent: every instance may run it.
+func (s *Store) DeleteOrphanLimits(ctx context.Context) (int64, error) {
+	db := s.db.WithContext(ctx)
+	return deleteLimitsOwned(db, func() (func(string) bool, error) {
+		var ids []string
+		if err := db.Model(&Connection{}).Pluck("id", &ids).Error; err != nil {
+			return nil, err
+		}
+		live := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			live[id] = true
+		}
+		return func(owner string) bool { return !live[owner] }, nil
+	})
+}
+
+// LimitRows counts the shared limits' rows (slots and pacing) a connection
+// owns, live or not (tests).
+func (s *Store) LimitRows(connectionID string) (int64, error) {
+	var total int64
+	for _, table := range limitTables {
+		var names []string
+		if err := s.db.Raw(`SELECT connection_id FROM ` + table).Scan(&names).Error; err != nil {
+			return total, err
+		}
+		for _, n := range names {
+			if SlotOwner(n) == connectionID {
+				total++
+			}
+		}
+	}
+	return total, nil
+}

@@ -253,3 +253,43 @@ func TestSweepKeyRates(t *testing.T) {
 		t.Fatal("a fourth place in the live key's window")
 	}
 }
+
+// TestSweepRemovesDeletedConnectionsLimits: the periodic sweep deletes the
+// slots and pacing turn of a connection that no longer exists (taken by an
+// instance that had not heard of its deletion), keeps a live one's, and the
+// late release of a swept slot changes nothing.
+func TestSweepRemovesDeletedConnectionsLimits(t *testing.T) {
+	st := open(t)
+	clk := clock.NewFake(t0)
+	a := New(st, clk, "A", roomy())
+	if err := st.CreateConnection(&store.Connection{ID: "kept", Provider: "openai", Name: "kept", IsActive: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var releases []func()
+	for _, name := range []string{"kept", "gone", "queue|gone", "model|gone|gpt-4o"} {
+		release, ok, err := a.Slot(ctx, name, 2, clk.Now().Add(time.Second))
+		if err != nil || !ok {
+			t.Fatalf("slot %s: %v %v", name, ok, err)
+		}
+		releases = append(releases, release)
+	}
+	if _, _, _, err := a.Pace(ctx, "gone", 100*time.Millisecond, clk.Now(), clk.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.LimitRows("gone"); err != nil || n != 0 {
+		t.Fatalf("the sweep left %d rows of the deleted connection (%v)", n, err)
+	}
+	if n, err := st.LimitRows("kept"); err != nil || n != 1 {
+		t.Fatalf("the live connection has %d rows (%v), want its slot", n, err)
+	}
+	for _, release := range releases {
+		release()
+	}
+	if n, _ := st.LimitRows("gone"); n != 0 {
+		t.Fatalf("a late release brought back %d rows", n)
+	}
+}

@@ -20,6 +20,7 @@ package teamlimits
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,7 @@ type Store interface {
 	SettleKeyTokens(ctx context.Context, keyID string, hold, tokens, nowMs, ttlMs int64) error
 	TakeKeyRates(ctx context.Context, keyID, rpmKey string, rpm, tpm, tokens, nowMs, ttlMs int64) (store.KeyRatesTake, error)
 	DeleteExpiredKeyRates(ctx context.Context, beforeMs int64) (int64, error)
+	DeleteOrphanLimits(ctx context.Context) (int64, error)
 }
 
 // Defaults.
@@ -465,9 +467,9 @@ func (l *Limits) SettleKeyTokens(keyID string, hold, tokens int64) {
 	}
 }
 
-// Sweep bounds: how often a server sweeps the keys' expired window rows
-// (SweepKeyRates), how long after leaving its window a row is deleted, and
-// the sweep statement's time bound.
+// Sweep bounds: how often a server sweeps (Sweep: the keys' expired window
+// rows and the deleted connections' limits), how long after leaving its
+// window a key's row is deleted, and each sweep statement's time bound.
 const (
 	SweepEvery   = time.Minute
 	SweepGrace   = Window
@@ -490,4 +492,26 @@ func (l *Limits) SweepKeyRates() error {
 	defer cancel()
 	_, err := l.st.DeleteExpiredKeyRates(ctx, ms(l.clk.Now().Add(-SweepGrace)))
 	return err
+}
+
+// SweepOrphans deletes the shared limits' rows (slots, queue tickets, model
+// caps, pacing turns) of connections that no longer exist
+// (store.DeleteOrphanLimits): a deletion removes its connection's rows, but
+// an instance that had not yet heard of it may take one after. Skipped
+// while the database is known not to answer.
+func (l *Limits) SweepOrphans() error {
+	if !l.usable() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SweepTimeout)
+	defer cancel()
+	_, err := l.st.DeleteOrphanLimits(ctx)
+	return err
+}
+
+// Sweep is a team server's periodic sweep (every SweepEvery): the keys'
+// expired window rows (SweepKeyRates), then the deleted connections' limits
+// (SweepOrphans); one failing does not keep the other from running.
+func (l *Limits) Sweep() error {
+	return errors.Join(l.SweepKeyRates(), l.SweepOrphans())
 }

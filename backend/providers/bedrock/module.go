@@ -50,7 +50,7 @@ func Module() providers.Module {
 			Fields: []providers.Field{
 				{Name: "region", Type: "string", Required: true, Doc: "AWS region, e.g. us-east-1 (picks the runtime endpoint when baseUrl is empty)",
 					Label: "AWS region", Placeholder: "us-east-1", RequiredUnless: "profile", Summary: "region"},
-				{Name: "accessKeyId", Type: "string", Required: true, Doc: "AWS access key id",
+				{Name: "accessKeyId", Type: "string", Required: true, Doc: "AWS access key ID",
 					Label: "Access key ID", Placeholder: "AKIA…", RequiredUnless: "profile", Summary: "key"},
 				{Name: "secretAccessKey", Type: "string", Required: true, Secret: true, SealedAs: "apiKey", Doc: "AWS secret access key (kept when an edit leaves it out)",
 					Label: "Secret access key", RequiredUnless: "profile"},
@@ -168,7 +168,7 @@ func applyData(in providers.DataInput) (providers.DataOutput, error) {
 		return out, err
 	}
 	if !awsKeyID.MatchString(keyID) {
-		return out, fieldErr(".accessKeyId", invalidData, "providerSpecificData.accessKeyId must be an AWS access key id (16-128 capital letters and digits)")
+		return out, fieldErr(".accessKeyId", invalidData, "providerSpecificData.accessKeyId must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)")
 	}
 	d["region"], d["accessKeyId"] = region, keyID
 	if secret, ok, err := str("secretAccessKey"); err != nil {

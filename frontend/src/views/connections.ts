@@ -1,4 +1,4 @@
-import { ApiError, endpoints, isAbortError, type Connection, type ConnectionUpdate, type ImportSource, type NewConnection, type TestResult, type CheckStep } from '../api';
+import { endpoints, isAbortError, type Connection, type ConnectionUpdate, type ImportSource, type NewConnection, type TestResult, type CheckStep } from '../api';
 import { plainCode } from '../lib/words';
 import {
   badge,
@@ -20,6 +20,7 @@ import { formatCountdown, parseList } from '../lib/format';
 import { applyConnectionEvent, connectionState } from '../lib/health';
 import { connectionBadge, healthStore, instant } from '../lib/healthmodel';
 import { fixButtons } from './fix-buttons';
+import { showRefusal } from './refusal';
 import { allowedOr, gateWrites } from './role-gate';
 import { upstreamWords } from '../lib/plain';
 import { live } from '../live';
@@ -574,14 +575,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
       }, { button: save, label: 'Saving…' });
       if (ctx.signal.aborted) return handle.close();
       if ('err' in outcome) {
-        const param = outcome.err instanceof ApiError ? outcome.err.param : undefined;
-        const target = param ? (controls[param] ?? pform.controlForParam(param)) : undefined;
-        if (target && outcome.err instanceof ApiError) {
-          showFieldError(target, `${outcome.err.message} (${outcome.err.code})`);
-          target.focus();
-        } else {
-          clear(status, errorBox(outcome.err));
-        }
+        showRefusal(outcome.err, status, (param) => controls[param] ?? pform.controlForParam(param))?.focus();
         return;
       }
       handle.close();
@@ -809,22 +803,9 @@ function renderAddForm(
       await onCreated(outcome.created, outcome.warning);
       provider.focus();
     } else {
-      clear(status, errorBox(outcome.failure));
-      focusParam(outcome.failure);
+      (showRefusal(outcome.failure, status, controlFor) ?? submit).focus();
     }
   });
-
-  /** If the gateway names the offending field, mark it and move focus there. */
-  function focusParam(err: unknown): void {
-    const param = err instanceof ApiError ? err.param : undefined;
-    const target = param ? controlFor(param) : undefined;
-    if (target && err instanceof ApiError) {
-      showFieldError(target, err.message);
-      target.focus();
-    } else {
-      submit.focus();
-    }
-  }
 
   return form;
 }

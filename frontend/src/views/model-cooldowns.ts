@@ -23,7 +23,10 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
   let loadSeq = 0;
 
   const heading = h('h1', { tabindex: '-1' }, 'Model Cooldowns');
-  const reactivateAllBtn = h('button', { type: 'button', class: 'btn btn-small btn-warn' }, 'Reactivate all');
+  // Starts as the role and the (still unknown) list allow: never enabled for
+  // a viewer, nor with nothing to reactivate, while the first load is on its way.
+  const reactivateAllBtn = h('button', { type: 'button', class: 'btn btn-small btn-warn', disabled: true }, 'Reactivate all');
+  gateWrites([[reactivateAllBtn, 'DELETE /api/resilience/model-cooldowns']]);
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-small' }, 'Refresh');
   const disabledNote = h('div', { class: 'note-area' });
   const message = h('div', { class: 'row-message', 'aria-live': 'polite' });

@@ -80,8 +80,9 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
     await add.getByLabel('Base URL').fill(fake.base);
     await add.getByRole('button', { name: 'Add connection' }).click();
     // The server's refusal in a user's words: the field's label, not its path (issue 41).
-    await errorOf('Access key ID').filter({ hasText: /must be an AWS access key id/ }).waitFor({ timeout: 10_000 });
-    assert.equal(await errorOf('Access key ID').innerText(), 'Access key ID must be an AWS access key id (16-128 capital letters and digits)');
+    await errorOf('Access key ID').filter({ hasText: /must be 16-128 capital letters/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await errorOf('Access key ID').innerText(), 'Access key ID must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)');
+    assert.equal(await add.locator('.form-status .alert-code').innerText(), 'INVALID_PROVIDER_DATA', 'the code, in the box');
     await snap(page, 'provider-forms-add');
     assert.equal(await errorOf('AWS region').innerText(), '', 'only the field at fault is marked');
     await fields.getByLabel('Access key ID').fill(AWS_KEY_ID);
@@ -104,7 +105,9 @@ test('Azure OpenAI and Bedrock connections through the generic form, errors unde
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     const regionError = dialog.locator('.field', { has: page.getByLabel('AWS region') }).locator('.field-error');
     await regionError.filter({ hasText: /must be an AWS region/ }).waitFor({ timeout: 10_000 });
-    assert.equal(await regionError.innerText(), 'AWS region must be an AWS region such as us-east-1 (INVALID_PROVIDER_DATA)', 'its label, and the stable code');
+    // The same as the Add form shows: the field's words under it, the stable code in the form's error box.
+    assert.equal(await regionError.innerText(), 'AWS region must be an AWS region such as us-east-1', 'its label, no code');
+    assert.equal(await dialog.locator('.form-status .alert-code').innerText(), 'INVALID_PROVIDER_DATA', 'the code, in the box');
     assert.equal(await dialog.getByLabel('AWS region').getAttribute('aria-invalid'), 'true');
     await snap(page, 'provider-forms-edit');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
