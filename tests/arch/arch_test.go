@@ -147,6 +147,7 @@ func layers() []layer {
 		{"backend/store", []string{"migrations"}, []string{"net/http", "github.com/gorilla"}},
 		{"backend/instances", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/agents", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/agentmodels", []string{"backend/agents", "backend/errs", "backend/health", "backend/routing"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/events", nil, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/health", []string{"backend/resilience/breaker", "backend/resilience/cooldown", "backend/resilience/lockout"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/leases", []string{"backend/clock", "backend/errs", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
