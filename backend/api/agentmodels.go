@@ -9,6 +9,7 @@ import (
 	"omniroute/backend/httpx"
 	"omniroute/backend/routing"
 	"omniroute/backend/store"
+	"omniroute/backend/usagestats"
 )
 
 // AgentModels are the routable names setup writes for an agent (agentmodels).
@@ -39,9 +40,9 @@ func (a *API) AgentChoices(agentID string) []AgentChoice {
 // (none when the store cannot tell).
 func (a *API) weekUses() map[string]int64 {
 	uses := map[string]int64{}
-	week := usageRanges["week"]
-	from, to := window(week, a.Clock.Now())
-	if cells, err := a.Store.Usage(store.UsageQuery{From: from.UnixMilli(), To: to.UnixMilli(),
+	week, _ := usagestats.RangeNamed("week")
+	win := week.At(a.Clock.Now())
+	if cells, err := a.Store.Usage(store.UsageQuery{From: win.From.UnixMilli(), To: win.To.UnixMilli(),
 		BucketMs: week.Bucket.Milliseconds(), Dim: store.ByModel}); err == nil {
 		for _, c := range cells {
 			uses[c.Key] += c.Requests

@@ -168,7 +168,7 @@ func layers() []layer {
 		{"backend/reqlog", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
 		{"backend/auththrottle", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/peoplecache", []string{"backend/store"}, []string{"github.com/gorilla", "net/http"}},
-		{"backend/usagestats", []string{"backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		{"backend/usagestats", []string{"backend/errs", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/keyring", []string{"backend/errs", "backend/routing", "backend/secrets", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/clock", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/errs", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},
