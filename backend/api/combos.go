@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -19,18 +17,6 @@ import (
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
 )
-
-var comboNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
-
-type comboInput struct {
-	Name        *string                `json:"name"`
-	Strategy    *string                `json:"strategy"`
-	Targets     *[]routing.ComboTarget `json:"targets"`
-	Description *string                `json:"description"`
-	StickyTTLMs *int64                 `json:"stickyTtlMs"`
-	MaxRetries  *int                   `json:"maxRetriesPerTarget"`
-	QuotaShare  *bool                  `json:"quotaShare"`
-}
 
 func (a *API) comboRoutes(m *mux.Router) {
 	m.HandleFunc("/combos", a.management(a.listCombos)).Methods(http.MethodGet)
@@ -76,17 +62,13 @@ func (a *API) listCombos(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"combos": out})
 }
 
+// findCombo is the stored combo with this id or name (routing.FindCombo).
 func (a *API) findCombo(id string) (store.Combo, error) {
 	rows, err := a.Store.Combos()
 	if err != nil {
 		return store.Combo{}, err
 	}
-	for _, row := range rows {
-		if row.ID == id || strings.EqualFold(row.Name, id) {
-			return row, nil
-		}
-	}
-	return store.Combo{}, errs.New(errs.NotFound, "COMBO_NOT_FOUND", "combo not found")
+	return routing.FindCombo(rows, id)
 }
 
 func (a *API) getCombo(w http.ResponseWriter, r *http.Request) {
@@ -98,89 +80,20 @@ func (a *API) getCombo(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"combo": comboJSON(row)})
 }
 
-// applyCombo validates in and writes it into row; it returns warnings to show.
-func (a *API) applyCombo(row *store.Combo, in comboInput) ([]string, error) {
-	var warnings []string
-	if in.Name != nil {
-		name := strings.TrimSpace(*in.Name)
-		name = strings.TrimPrefix(name, "combo/")
-		if !comboNamePattern.MatchString(name) {
-			return nil, errs.New(errs.Invalid, "INVALID_NAME", "name must be 1-64 letters, digits, '.', '_', ':' or '-'").WithParam("name")
-		}
-		if rows, err := a.Store.Combos(); err == nil {
-			for _, other := range rows {
-				if other.ID != row.ID && strings.EqualFold(other.Name, name) {
-					return nil, errs.New(errs.Conflict, "COMBO_NAME_TAKEN", "combo %q exists (names are case-insensitive)", other.Name).WithParam("name")
-				}
-			}
-		}
-		row.Name = name
-	}
-	if in.Strategy != nil {
-		if !strategy.Valid(strategy.Name(*in.Strategy)) {
-			return nil, errs.New(errs.Invalid, "INVALID_STRATEGY", "unknown strategy %q; see GET /api/combos/strategies", truncate(*in.Strategy, 40)).WithParam("strategy")
-		}
-		row.Strategy = *in.Strategy
-	}
-	if in.Targets != nil {
-		if len(*in.Targets) == 0 || len(*in.Targets) > 100 {
-			return nil, errs.New(errs.Invalid, "INVALID_TARGETS", "a combo needs 1 to 100 targets").WithParam("targets")
-		}
-		for i, t := range *in.Targets {
-			if strings.TrimSpace(t.Model) == "" {
-				return nil, errs.New(errs.Invalid, "INVALID_TARGETS", "targets[%d].model is required (provider/model)", i).WithParam("targets")
-			}
-			if t.Weight != nil && (*t.Weight < 0 || *t.Weight > 1000) {
-				return nil, errs.New(errs.Invalid, "INVALID_TARGETS", "targets[%d].weight must be 0 (fallback only) to 1000", i).WithParam("targets")
-			}
-			if t.ConnectionID != "" {
-				if _, ok := a.Engine.Registry().Get(t.ConnectionID); !ok {
-					return nil, errs.New(errs.Invalid, "INVALID_TARGETS", "targets[%d].connectionId names an unknown connection", i).WithParam("targets")
-				}
-			}
-			if _, err := a.Engine.Registry().Resolve(t.Model, routing.Access{}); err != nil {
-				warnings = append(warnings, "target "+t.Model+" has no active connection yet")
-			}
-		}
-		b, _ := json.Marshal(*in.Targets)
-		row.Targets = string(b)
-	}
-	var cfg routing.ComboConfig
-	_ = json.Unmarshal([]byte(row.Config), &cfg)
-	if in.Description != nil {
-		cfg.Description = truncate(*in.Description, 500)
-	}
-	if in.StickyTTLMs != nil {
-		if *in.StickyTTLMs < 0 || *in.StickyTTLMs > 24*3600*1000 {
-			return nil, errs.New(errs.Invalid, "INVALID_FIELD", "stickyTtlMs must be 0 to 86400000").WithParam("stickyTtlMs")
-		}
-		cfg.StickyTTLMs = *in.StickyTTLMs
-	}
-	if in.MaxRetries != nil {
-		if *in.MaxRetries < 0 || *in.MaxRetries > 5 {
-			return nil, errs.New(errs.Invalid, "INVALID_FIELD", "maxRetriesPerTarget must be 0 to 5").WithParam("maxRetriesPerTarget")
-		}
-		cfg.MaxRetriesPerTarget = in.MaxRetries
-	}
-	if in.QuotaShare != nil {
-		cfg.QuotaShare = *in.QuotaShare
-	}
-	b, _ := json.Marshal(cfg)
-	row.Config = string(b)
-	if _, err := a.Engine.Registry().Resolve(row.Name, routing.Access{}); err == nil && !strings.Contains(row.Name, "/") {
-		warnings = append(warnings, "combo "+row.Name+" shadows the model of the same name; address the model as provider/model")
-	}
-	return warnings, nil
+// applyCombo validates in and writes it into row (routing.ApplyComboInput);
+// it returns warnings to show.
+func (a *API) applyCombo(row *store.Combo, in routing.ComboInput) ([]string, error) {
+	return routing.ApplyComboInput(row, in, a.Engine.Registry().ComboChecks(a.Store.Combos))
 }
 
 func (a *API) createCombo(w http.ResponseWriter, r *http.Request) {
-	var in comboInput
+	var in routing.ComboInput
 	if err := a.decode(r, &in); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
-	if in.Name == nil || in.Targets == nil {
-		httpx.WriteError(w, errs.New(errs.Invalid, "FIELDS_REQUIRED", "name and targets are required"))
+	if err := in.CheckCreate(); err != nil {
+		httpx.WriteError(w, err)
 		return
 	}
 	now := a.Clock.Now().UnixMilli()
@@ -214,7 +127,7 @@ func (a *API) updateCombo(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	var in comboInput
+	var in routing.ComboInput
 	if err := a.decode(r, &in); err != nil {
 		httpx.WriteError(w, err)
 		return

@@ -12,30 +12,6 @@ import (
 	"omniroute/backend/store"
 )
 
-// PricingNamespace is the key_value namespace holding each connection's
-// pricing override (key: the connection id; value: pricing.Override as JSON).
-const PricingNamespace = "pricing"
-
-// LoadPricing replaces the pricing table's overrides with the stored ones
-// (at start, and on a team server when another instance changed a
-// connection: a PATCH of its pricing saves the connection too).
-func LoadPricing(st *store.Store, t *pricing.Table) error {
-	vals, err := st.Values(PricingNamespace)
-	if err != nil {
-		return err
-	}
-	all := make(map[string]pricing.Override, len(vals))
-	for id, v := range vals {
-		var o pricing.Override
-		if err := json.Unmarshal([]byte(v), &o); err != nil || o.Empty() {
-			continue // a damaged override prices at the catalogue's prices
-		}
-		all[id] = o
-	}
-	t.ReplaceOverrides(all)
-	return nil
-}
-
 // listPricing serves GET /api/pricing: the catalogue (the user's pricing
 // file's entries and the shipped ones, each with its origin and source),
 // the connections' overrides and the pricing file's state.
@@ -65,12 +41,12 @@ func (a *API) applyPricingInput(connID string, in connectionInput) error {
 		return err
 	}
 	if o.Empty() {
-		if err := a.Store.DeleteValue(PricingNamespace, connID); err != nil && err != store.ErrNotFound {
+		if err := a.Store.DeleteValue(pricing.Namespace, connID); err != nil && err != store.ErrNotFound {
 			return err
 		}
 	} else {
 		b, _ := json.Marshal(o)
-		if err := a.Store.SetValue(PricingNamespace, connID, string(b)); err != nil {
+		if err := a.Store.SetValue(pricing.Namespace, connID, string(b)); err != nil {
 			return err
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -28,9 +26,6 @@ var (
 
 // leaseBodyLimit bounds a lease lifecycle request body.
 const leaseBodyLimit = 64 << 10
-
-// maxLeaseModelLen bounds the model name of an acquire.
-const maxLeaseModelLen = 512
 
 // ownerHashPrefixLen is how much of an owner hash the dashboard sees.
 const ownerHashPrefixLen = 12
@@ -59,82 +54,14 @@ func (a *API) leaseClientRoutes(r *mux.Router, svc *leases.Service) {
 	r.HandleFunc("/v1/session-leases", h.lifecycle).Methods(http.MethodPost)
 }
 
-// leaseRequest is a validated lifecycle action.
-type leaseRequest struct {
-	action     string
-	model      string // "" for an acquire without a model
-	generation int64
-	reason     string
-	ttl        time.Duration // 0: the default lifetime
-}
-
-// parseLeaseRequest strictly decodes and validates a lifecycle body.
-func parseLeaseRequest(body []byte) (leaseRequest, error) {
-	var in struct {
-		Action     *string `json:"action"`
-		Model      *string `json:"model"`
-		Generation *int64  `json:"generation"`
-		Reason     *string `json:"reason"`
-		TTLMs      *int64  `json:"ttlMs"`
-	}
-	bad := leases.ErrActionInvalid.WithMessage
+// parseLeaseRequest strictly decodes a lifecycle body and validates it
+// (leases.ParseRequest).
+func parseLeaseRequest(body []byte) (leases.Request, error) {
+	var in leases.Input
 	if err := httpx.DecodeJSON(body, &in); err != nil {
-		return leaseRequest{}, bad("invalid lease lifecycle action: %s", errs.As(err).Message)
+		return leases.Request{}, leases.ErrActionInvalid.WithMessage("invalid lease lifecycle action: %s", errs.As(err).Message)
 	}
-	if in.Action == nil {
-		return leaseRequest{}, bad(`field "action" is required: acquire, renew, status or release`)
-	}
-	out := leaseRequest{action: *in.Action}
-	var allowed []string
-	switch out.action {
-	case "acquire":
-		allowed = []string{"model", "ttlMs"}
-	case "renew":
-		allowed = []string{"generation", "ttlMs"}
-	case "status":
-		allowed = []string{"generation"}
-	case "release":
-		allowed = []string{"generation", "reason"}
-	default:
-		return leaseRequest{}, bad("unknown action %q: use acquire, renew, status or release", truncate(out.action, 40))
-	}
-	present := map[string]bool{"model": in.Model != nil, "generation": in.Generation != nil, "reason": in.Reason != nil,
-		"ttlMs": in.TTLMs != nil}
-	for _, f := range []string{"model", "generation", "reason", "ttlMs"} {
-		if present[f] && !slices.Contains(allowed, f) {
-			return leaseRequest{}, bad("field %q does not belong to action %q", f, out.action)
-		}
-	}
-	if out.action == "acquire" {
-		// No model is allowed: the lease holds a connection, not a model
-		// (guide §2); the handler then needs a key with exactly one.
-		if in.Model != nil {
-			out.model = strings.TrimSpace(*in.Model)
-			if out.model == "" || len(out.model) > maxLeaseModelLen {
-				return leaseRequest{}, leases.ErrModelInvalid.WithMessage("the model must be 1 to %d characters", maxLeaseModelLen)
-			}
-		}
-	} else {
-		if in.Generation == nil || *in.Generation < 1 {
-			return leaseRequest{}, bad("action %q needs \"generation\": a positive integer", out.action)
-		}
-		out.generation = *in.Generation
-	}
-	if in.TTLMs != nil {
-		if *in.TTLMs < 1 {
-			return leaseRequest{}, bad(`"ttlMs" must be a positive integer (clamped to 1000–1800000)`)
-		}
-		out.ttl = leases.TTLFromMs(*in.TTLMs)
-	}
-	if in.Reason != nil {
-		switch *in.Reason {
-		case leases.ReasonOwnerExit, leases.ReasonClientCancelled:
-			out.reason = *in.Reason
-		default:
-			return leaseRequest{}, bad(`"reason" must be OWNER_EXIT or CLIENT_CANCELLED`)
-		}
-	}
-	return out, nil
+	return leases.ParseRequest(in)
 }
 
 // isJSONContentType accepts application/json with optional parameters.
@@ -195,48 +122,40 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	if !slices.Contains(info.Scopes, leases.Scope) {
-		httpx.WriteError(w, leases.ErrScopeRequired)
-		return
-	}
-	if len(info.Access.AllowedConnections) == 0 {
-		httpx.WriteError(w, leases.ErrKeyConfigurationInvalid)
-		return
-	}
 	owner := r.Header.Get(leases.HeaderOwner)
-	if !leases.ValidOwner(owner) {
-		httpx.WriteError(w, leases.ErrContextInvalid)
+	if err := leases.Admit(info.Scopes, info.Access.AllowedConnections, owner); err != nil {
+		httpx.WriteError(w, err)
 		return
 	}
-	switch in.action {
-	case "acquire":
+	switch in.Action {
+	case leases.ActionAcquire:
 		var eligible []string
 		var err error
-		if in.model == "" {
+		if in.Model == "" {
 			eligible, err = h.eligibleWithoutModel(*info)
 		} else {
-			eligible, err = h.eligible(*info, in.model)
+			eligible, err = h.eligible(*info, in.Model)
 		}
 		if err != nil {
 			httpx.WriteError(w, err)
 			return
 		}
-		l, err := h.svc.Acquire(info.ID, owner, in.model, eligible, in.ttl)
+		l, err := h.svc.Acquire(info.ID, owner, in.Model, eligible, in.TTL)
 		if err != nil {
 			h.fail(w, err)
 			return
 		}
 		h.publish("acquired", l)
 		httpx.WriteJSON(w, http.StatusOK, leaseStateJSON(l))
-	case "renew":
-		l, err := h.svc.Renew(info.ID, owner, in.generation, in.ttl)
+	case leases.ActionRenew:
+		l, err := h.svc.Renew(info.ID, owner, in.Generation, in.TTL)
 		if err != nil {
 			h.fail(w, err)
 			return
 		}
 		httpx.WriteJSON(w, http.StatusOK, leaseStateJSON(l))
-	case "status":
-		l, err := h.svc.Current(info.ID, owner, in.generation)
+	case leases.ActionStatus:
+		l, err := h.svc.Current(info.ID, owner, in.Generation)
 		if err != nil {
 			h.fail(w, err)
 			return
@@ -245,8 +164,8 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 		name, provider := h.connection(l.ConnectionID)
 		out["connection"] = map[string]any{"displayName": name, "provider": provider}
 		httpx.WriteJSON(w, http.StatusOK, out)
-	case "release":
-		l, err := h.svc.Release(info.ID, owner, in.generation, in.reason)
+	case leases.ActionRelease:
+		l, err := h.svc.Release(info.ID, owner, in.Generation, in.Reason)
 		if errors.Is(err, leases.ErrReleaseQueued) {
 			// The database did not answer: applied when it does.
 			httpx.WriteJSON(w, http.StatusAccepted, map[string]any{"state": "RELEASE_QUEUED", "generation": l.Generation})
@@ -261,55 +180,27 @@ func (h leaseHandlers) lifecycle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// eligible lists the key's allowed connections that exist, are active, serve
-// the model and are not excluded right now (cooldown, breaker, lockout), in
-// routing order. An unknown or disallowed model is LEASE_MODEL_INVALID.
+// eligible lists the key's allowed connections that serve the model and
+// are not excluded right now, in routing order (leases.Eligible). An unknown
+// or disallowed model is LEASE_MODEL_INVALID.
 func (h leaseHandlers) eligible(info keyring.Info, model string) ([]string, error) {
 	cands, err := h.a.Engine.Registry().Resolve(model, routing.Access{AllowedModels: info.Access.AllowedModels})
 	if err != nil {
 		return nil, leases.ErrModelInvalid.WithMessage("%s", errs.As(err).Message)
 	}
-	var out []string
-	for _, c := range cands {
-		if !slices.Contains(info.Access.AllowedConnections, c.Conn.ID) || slices.Contains(out, c.Conn.ID) {
-			continue
-		}
-		if h.a.Engine.Check(c) != nil {
-			continue
-		}
-		out = append(out, c.Conn.ID)
-	}
-	return out, nil
+	return leases.Eligible(info.Access.AllowedConnections, cands,
+		func(c routing.Candidate) string { return c.Conn.ID },
+		func(c routing.Candidate) bool { return h.a.Engine.Check(c) != nil }), nil
 }
 
-// eligibleWithoutModel is eligible for an acquire without a model (guide
-// §2: a lease holds a connection, not a model), which names no model to
-// choose among connections by, so the key must allow exactly one: that
-// connection when it exists, is active and is not excluded right now
-// (cooldown, breaker); none otherwise (LEASE_NO_ELIGIBLE_CONNECTION). A key
-// allowing several connections is LEASE_ACTION_INVALID: "model" is needed.
+// eligibleWithoutModel is eligible for an acquire without a model
+// (leases.EligibleWithoutModel): the key's one connection when it exists, is
+// active and is not excluded right now.
 func (h leaseHandlers) eligibleWithoutModel(info keyring.Info) ([]string, error) {
-	allowed := uniqueStrings(info.Access.AllowedConnections)
-	if len(allowed) != 1 {
-		return nil, leases.ErrActionInvalid.WithMessage(
-			`action "acquire" needs "model" when the key allows more than one connection (it allows %d)`, len(allowed))
-	}
-	c, ok := h.a.Engine.Registry().Get(allowed[0])
-	if !ok || !c.Active || h.a.Engine.Check(routing.Candidate{Conn: c}) != nil {
-		return nil, nil
-	}
-	return []string{c.ID}, nil
-}
-
-// uniqueStrings returns ids without repeats, in order.
-func uniqueStrings(ids []string) []string {
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
+	return leases.EligibleWithoutModel(info.Access.AllowedConnections, func(id string) bool {
+		c, ok := h.a.Engine.Registry().Get(id)
+		return ok && c.Active && h.a.Engine.Check(routing.Candidate{Conn: c}) == nil
+	})
 }
 
 // fail writes a lease error as is; anything else is a store failure, logged

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"omniroute/backend/api"
 	"omniroute/backend/backup"
 	"omniroute/backend/budget"
 	"omniroute/backend/clock"
@@ -87,7 +86,7 @@ func reloadRestored(v restoredViews) error {
 	if err := v.reload(); err != nil {
 		return err
 	}
-	if err := api.LoadPricing(st, v.prices); err != nil {
+	if err := pricing.Load(st, v.prices); err != nil {
 		return err
 	}
 	if err := ensureDefaultKey(st, v.box, v.clk); err != nil {

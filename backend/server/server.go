@@ -535,7 +535,7 @@ func (s *Server) wire() error {
 	if err != nil {
 		return err
 	}
-	if err := api.LoadPricing(st, prices); err != nil {
+	if err := pricing.Load(st, prices); err != nil {
 		return err
 	}
 	// The user's pricing file: read at start (a bad one is logged, never
@@ -682,7 +682,7 @@ func (s *Server) wire() error {
 				if err := reload(); err != nil {
 					return err
 				}
-				return api.LoadPricing(st, prices)
+				return pricing.Load(st, prices)
 			},
 			keys: func() error {
 				rows, err := st.APIKeys()
