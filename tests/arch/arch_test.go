@@ -116,7 +116,7 @@ func layers() []layer {
 		{"backend/providers/ollama", []string{"backend/providers", "backend/translate/ollama"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/codeassist", []string{"backend/providers", "backend/resilience/rules", "backend/translate/sse", "backend/providers/geminiapi"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/vertex", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
-		{"backend/providers/copilot", []string{"backend/errs", "backend/providers", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla"}},
+		{"backend/providers/copilot", []string{"backend/errs", "backend/providers", "backend/providers/openai", "backend/resilience/rules"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openrouter", []string{"backend/providers", "backend/providers/openai"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/oauth", []string{"backend/clock", "backend/errs", "backend/providers", "backend/routing", "backend/secrets", "backend/store"}, []string{"github.com/gorilla"}},
 		{"backend/routing", []string{"backend/clock", "backend/errs", "backend/providers", "backend/resilience/breaker",

@@ -26,7 +26,9 @@ const (
 // Dialect is GitHub Copilot's chat API: OpenAI Chat Completions at the
 // endpoint the Copilot token exchange names (endpoints.api), with a
 // short-lived Copilot token as the bearer and the editor headers Copilot
-// requires (Provider.ExtraHeaders). The OpenAI executor serves it.
+// requires (Provider.ExtraHeaders). Its executor is the OpenAI executor,
+// the answers' reasoning_text and reasoning_opaque read into the gateway's
+// Chat pivot (reasoning.go).
 const Dialect providers.Dialect = "copilot"
 
 // Module is what the gateway knows of GitHub Copilot: its row, GitHub's
@@ -34,7 +36,7 @@ const Dialect providers.Dialect = "copilot"
 // the token exchange that stands for a refresh, and its error rules.
 func Module() providers.Module {
 	return providers.Module{
-		ID: ID, Dialect: Dialect,
+		ID: ID, Dialect: Dialect, NewExecutor: NewExecutor, Formats: []providers.Format{providers.FormatOpenAI},
 		Rows:  []providers.Provider{row()},
 		Rules: builtinRules(),
 		Words: codeWords(),
@@ -62,7 +64,7 @@ func row() providers.Provider {
 		ExtraHeaders: map[string]string{"Editor-Version": EditorVersion, "Editor-Plugin-Version": PluginVersion,
 			"Copilot-Integration-Id": "vscode-chat", "User-Agent": UserAgent, "Openai-Intent": "conversation-panel",
 			"X-Github-Api-Version": APIVersion},
-		HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true,
+		HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true, SignedReplay: Replay,
 		OAuth: &providers.OAuth{ImportSource: Source, TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
 			DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
 			UserURL: "https://api.github.com/user"}}
