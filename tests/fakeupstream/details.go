@@ -22,6 +22,38 @@ import (
 // are recorded as any other (LastRequest).
 const ModeReasoningDetails Mode = "reasoning_details"
 
+// ModeReasoningOpaque answers an OpenAI chat request the way GitHub
+// Copilot's chat API carries a model's reasoning, as Copilot's own client
+// (the Copilot Chat extension for VS Code) reads and sends it: the message
+// carries reasoning_text (ReasoningText) and reasoning_opaque
+// (CopilotOpaque) before the usual text or tool call; a stream sends the
+// text as delta.reasoning_text pieces, then a delta with the
+// reasoning_opaque. A request whose assistant turn with tool_calls does not
+// carry that reasoning_opaque (and text) back is answered 400
+// (OpaqueMissingBody).
+const ModeReasoningOpaque Mode = "reasoning_opaque"
+
+// CopilotOpaque is ModeReasoningOpaque's reasoning_opaque.
+const CopilotOpaque = "b3BhcXVlLXJlYXNvbmluZy1zdGF0ZS0wMDE="
+
+// OpaqueMissingBody is ModeReasoningOpaque's answer to a tool-calling turn
+// given back without its reasoning_opaque.
+const OpaqueMissingBody = `{"error":{"message":"an assistant turn with tool_calls must carry its reasoning_opaque","code":"invalid_request_body"}}`
+
+// OpaqueReplayed reports whether every assistant message with tool_calls of
+// an OpenAI chat body carries the fake's reasoning_opaque and reasoning_text.
+func OpaqueReplayed(body []byte) bool {
+	ok := true
+	gjson.GetBytes(body, "messages").ForEach(func(_, m gjson.Result) bool {
+		if m.Get("role").String() == "assistant" && m.Get("tool_calls").IsArray() &&
+			(m.Get("reasoning_opaque").String() != CopilotOpaque || m.Get("reasoning_text").String() != ReasoningText) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
 // The fake's reasoning_details values.
 const (
 	DetailsFormat    = "anthropic-claude-v1"
@@ -76,9 +108,13 @@ func DetailsReplayed(body []byte) bool {
 
 // buildDetailsAnswer renders ModeReasoningDetails's answer for shape s
 // (text: the assistant text of a text answer) in n content pieces.
-func buildDetailsAnswer(model string, s shape, text string, n int) *answer {
+// With opaque, the reasoning is ModeReasoningOpaque's instead.
+func buildDetailsAnswer(model string, s shape, text string, n int, opaque bool) *answer {
 	finish := "stop"
 	msg := map[string]any{"role": "assistant", "content": text, "reasoning": ReasoningText, "reasoning_details": details()}
+	if opaque {
+		msg = map[string]any{"role": "assistant", "content": text, "reasoning_text": ReasoningText, "reasoning_opaque": CopilotOpaque}
+	}
 	var call map[string]any
 	args := ToolArguments
 	if s.args != "" {
@@ -109,11 +145,18 @@ func buildDetailsAnswer(model string, s shape, text string, n int) *answer {
 		sseData(&b, chunk(delta, nil))
 		a.chunks = append(a.chunks, bytes.Clone(b.Bytes()))
 	}
-	for _, p := range pieces {
-		add(map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "text": p, "signature": nil, "id": nil, "format": DetailsFormat, "index": 0}}})
+	if opaque {
+		for _, p := range pieces {
+			add(map[string]any{"reasoning_text": p})
+		}
+		add(map[string]any{"reasoning_opaque": CopilotOpaque})
+	} else {
+		for _, p := range pieces {
+			add(map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "text": p, "signature": nil, "id": nil, "format": DetailsFormat, "index": 0}}})
+		}
+		add(map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "text": "", "signature": DetailsSignature, "id": nil, "format": DetailsFormat, "index": 0}}})
+		add(map[string]any{"reasoning_details": []any{details()[1]}})
 	}
-	add(map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "text": "", "signature": DetailsSignature, "id": nil, "format": DetailsFormat, "index": 0}}})
-	add(map[string]any{"reasoning_details": []any{details()[1]}})
 	if s.kind == kindToolCall {
 		zero := 0
 		add(map[string]any{"tool_calls": []any{map[string]any{"index": zero, "id": ToolCallIDOpenAI, "type": "function", "function": map[string]any{"name": s.tool, "arguments": ""}}}})

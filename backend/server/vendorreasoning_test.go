@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -29,14 +30,36 @@ func TestReasoningDetailsToolRoundTrip(t *testing.T) {
 	e.up.SetFault(key, fakeupstream.Fault{Mode: fakeupstream.ModeReasoningDetails})
 	auth := map[string]string{"Authorization": "Bearer " + e.key}
 	const model = "openrouter/anthropic/claude-sonnet-4.5"
-	tools := []any{map[string]any{"name": "get_weather", "description": "Get current weather",
-		"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}
-	ask := []any{map[string]any{"role": "user", "content": "What's the weather like in Paris?"}}
-	want := []map[string]string{
+	toolRoundTrip(t, e, key, model, []map[string]string{
 		{"type": "thinking", "thinking": fakeupstream.ReasoningText, "signature": fakeupstream.DetailsSignature},
 		{"type": "redacted_thinking", "data": fakeupstream.DetailsEncrypted},
 		{"type": "tool_use", "id": fakeupstream.ToolCallIDOpenAI, "name": "get_weather"},
+	}, func(sent []byte) bool {
+		return fakeupstream.DetailsReplayed(sent) &&
+			gjson.GetBytes(sent, `messages.#(role=="assistant").reasoning_details.0.signature`).String() == fakeupstream.DetailsSignature
+	})
+
+	resp, out := e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": []any{
+		map[string]any{"role": "user", "content": "hi"}}}, auth)
+	msg := gjson.GetBytes(out, "choices.0.message")
+	if resp.StatusCode != 200 || msg.Get("reasoning_details.0.signature").String() != fakeupstream.DetailsSignature ||
+		msg.Get("reasoning_details.1.data").String() != fakeupstream.DetailsEncrypted ||
+		msg.Get("thinking_blocks.0.signature").String() != fakeupstream.DetailsSignature {
+		t.Fatalf("chat: %d %s", resp.StatusCode, out)
 	}
+}
+
+// toolRoundTrip runs a Messages client's tool-calling turn on model (the
+// key's connection answering with reasoning), streamed and not: its blocks
+// must be want ("*": any non-empty value), and the next turn, giving them
+// back with the tool's result, must reach the upstream as replayed says and
+// be answered.
+func toolRoundTrip(t *testing.T, e *env, key, model string, want []map[string]string, replayed func(sent []byte) bool) {
+	t.Helper()
+	auth := map[string]string{"Authorization": "Bearer " + e.key}
+	tools := []any{map[string]any{"name": "get_weather", "description": "Get current weather",
+		"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}
+	ask := []any{map[string]any{"role": "user", "content": "What's the weather like in Paris?"}}
 	for _, stream := range []bool{false, true} {
 		resp, out := e.do("POST", "/v1/messages", map[string]any{"model": model, "max_tokens": 4096, "messages": ask, "tools": tools,
 			"thinking": map[string]any{"type": "enabled", "budget_tokens": 2048}, "stream": stream}, auth)
@@ -86,7 +109,7 @@ func TestReasoningDetailsToolRoundTrip(t *testing.T) {
 		}
 		for i, w := range want {
 			for k, v := range w {
-				if blocks[i][k] != v {
+				if blocks[i][k] != v && (v != "*" || blocks[i][k] == "") {
 					t.Fatalf("stream %v: block %d %s = %q, want %q\n%s", stream, i, k, blocks[i][k], v, out)
 				}
 			}
@@ -110,18 +133,42 @@ func TestReasoningDetailsToolRoundTrip(t *testing.T) {
 			t.Fatalf("stream %v: tool turn: %d %s\nsent %s", stream, resp.StatusCode, out, sent)
 		}
 		turn := gjson.GetBytes(sent, `messages.#(role=="assistant")`)
-		if !fakeupstream.DetailsReplayed(sent) || turn.Get("reasoning_details.0.signature").String() != fakeupstream.DetailsSignature ||
-			turn.Get("thinking_blocks").Exists() || turn.Get("reasoning_content").Exists() {
+		if !replayed(sent) || turn.Get("thinking_blocks").Exists() || turn.Get("reasoning_content").Exists() {
 			t.Fatalf("stream %v: replayed turn %s", stream, turn.Raw)
 		}
 	}
 
-	resp, out := e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": []any{
-		map[string]any{"role": "user", "content": "hi"}}}, auth)
-	msg := gjson.GetBytes(out, "choices.0.message")
-	if resp.StatusCode != 200 || msg.Get("reasoning_details.0.signature").String() != fakeupstream.DetailsSignature ||
-		msg.Get("reasoning_details.1.data").String() != fakeupstream.DetailsEncrypted ||
-		msg.Get("thinking_blocks.0.signature").String() != fakeupstream.DetailsSignature {
-		t.Fatalf("chat: %d %s", resp.StatusCode, out)
+}
+
+// TestCopilotReasoningOpaqueToolRoundTrip: a GitHub Copilot connection
+// (device login against the fake) whose Claude model reasons with tools
+// answers its reasoning_text and reasoning_opaque (the fake's
+// ModeReasoningOpaque); a Messages client gets a thinking block with the
+// text and an opaque signature, streamed or not, and its next turn reaches
+// Copilot with the reasoning_opaque and reasoning_text it gave (the fake
+// refuses the turn otherwise).
+func TestCopilotReasoningOpaqueToolRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
 	}
+	e.restart()
+	code, m := e.mgmt("POST", "/api/providers/login/github-copilot", nil)
+	if code != http.StatusCreated {
+		t.Fatalf("login: %d %v", code, m)
+	}
+	cp.Approve()
+	e.clk.Advance(time.Second)
+	if code, m := e.mgmt("GET", "/api/providers/login/github-copilot/"+m["flowId"].(string), nil); code != 200 || m["status"] != "complete" {
+		t.Fatalf("poll: %d %v", code, m)
+	}
+	key := fakeupstream.CopilotTokenN(1)
+	e.up.SetFault(key, fakeupstream.Fault{Mode: fakeupstream.ModeReasoningOpaque})
+	toolRoundTrip(t, e, key, "github-copilot/claude-sonnet-4.5", []map[string]string{
+		{"type": "thinking", "thinking": fakeupstream.ReasoningText, "signature": "*"},
+		{"type": "tool_use", "id": fakeupstream.ToolCallIDOpenAI, "name": "get_weather"},
+	}, fakeupstream.OpaqueReplayed)
 }
