@@ -1,6 +1,7 @@
 package copilot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -35,9 +36,9 @@ import (
 const sealPrefix = "omniroute.copilot.v1:"
 
 // The members' JSON keys.
-const (
-	keyOpaque = `"reasoning_opaque"`
-	keyText   = `"reasoning_text"`
+var (
+	keyOpaque = []byte(`"reasoning_opaque"`)
+	keyText   = []byte(`"reasoning_text"`)
 )
 
 // Dialect's executor: the OpenAI executor, its chat answers read into the
@@ -97,7 +98,7 @@ func Chunk(data []byte) []byte {
 }
 
 func rewrite(doc []byte, member string, full bool) []byte {
-	if s := string(doc); !strings.Contains(s, keyOpaque) && !strings.Contains(s, keyText) {
+	if !bytes.Contains(doc, keyOpaque) && !bytes.Contains(doc, keyText) {
 		return doc
 	}
 	out := doc

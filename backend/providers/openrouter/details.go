@@ -1,6 +1,7 @@
 package openrouter
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -56,7 +57,7 @@ const (
 const sealPrefix = "omniroute.openrouter.v1:"
 
 // keyDetails is the member's JSON key, for a cheap look before parsing.
-const keyDetails = `"reasoning_details"`
+var keyDetails = []byte(`"reasoning_details"`)
 
 // verbatim reports an entry that a thinking block holds as it is: Anthropic's
 // format (named or the default), whose signature and data are Anthropic's
@@ -174,7 +175,7 @@ func withPivot(doc []byte, path string, obj gjson.Result, full bool) []byte {
 // each choice's message gains thinking_blocks (and reasoning_content) from
 // its reasoning_details. An answer without them is returned as it is.
 func Answer(body []byte) []byte {
-	if !strings.Contains(string(body), keyDetails) {
+	if !bytes.Contains(body, keyDetails) {
 		return body
 	}
 	out := body
@@ -189,7 +190,7 @@ func Answer(body []byte) []byte {
 // choice's delta gains thinking_blocks (a signed entry's signature, an
 // encrypted entry's data) and reasoning_content from its reasoning_details.
 func Chunk(data []byte) []byte {
-	if !strings.Contains(string(data), keyDetails) {
+	if !bytes.Contains(data, keyDetails) {
 		return data
 	}
 	out := data
