@@ -107,7 +107,7 @@ type Provider struct {
 	// turn's signed reasoning (the pivot's thinking_blocks) on its Chat wire:
 	// ChatBody runs it on a body carrying thinking_blocks before the
 	// ReasoningReplay pass, and it removes the thinking_blocks it reads
-	// (OpenRouter's reasoning_details).
+	// (e.g. into a vendor's own reasoning members; docs/translation.md).
 	SignedReplay func(body []byte) ([]byte, error)
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.

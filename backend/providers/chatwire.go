@@ -28,7 +28,7 @@ const (
 	ReplayReasoningContent Replay = "reasoning_content"
 	// ReplayReasoning sends reasoning_content as "reasoning" and drops
 	// thinking_blocks: OpenRouter's "preserving reasoning" input member
-	// (its row's SignedReplay gives the blocks back as reasoning_details first).
+	// (a row's SignedReplay may give the blocks back in its own members first).
 	ReplayReasoning Replay = "reasoning"
 	// ReplayAll keeps both: an executor that translates the Chat body to
 	// its own wire and gives signed thinking back (a module's, set on its row).
