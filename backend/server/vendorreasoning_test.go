@@ -17,8 +17,9 @@ import (
 // encrypted entry, streamed or not; the client's next turn (the tool's
 // result) gives them back, and OpenRouter gets them as reasoning_details,
 // unmodified and in order (the fake refuses the turn otherwise) and
-// answers. A Chat client gets OpenRouter's reasoning_details as they came,
-// beside the pivot's thinking_blocks.
+// answers; so does a Responses client's next turn. A Chat client gets
+// OpenRouter's reasoning_details as they came, beside the pivot's
+// thinking_blocks.
 func TestReasoningDetailsToolRoundTrip(t *testing.T) {
 	e := newEnv(t)
 	const key = "key-or"
@@ -38,7 +39,29 @@ func TestReasoningDetailsToolRoundTrip(t *testing.T) {
 			gjson.GetBytes(sent, `messages.#(role=="assistant").reasoning_details.0.signature`).String() == fakeupstream.DetailsSignature
 	})
 
-	resp, out := e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": []any{
+	// A Responses client (Codex: store false, encrypted reasoning included)
+	// gets the blocks sealed in its reasoning item; its next turn, the
+	// function's output, gives them back to OpenRouter as reasoning_details.
+	rtools := []any{map[string]any{"type": "function", "name": "get_weather", "parameters": map[string]any{"type": "object"}}}
+	input := []any{map[string]any{"type": "message", "role": "user", "content": "What's the weather like in Paris?"}}
+	resp, out := e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "tools": rtools, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	if resp.StatusCode != 200 || gjson.GetBytes(out, `output.#(type=="reasoning").encrypted_content`).String() == "" ||
+		gjson.GetBytes(out, `output.#(type=="function_call").call_id`).String() != fakeupstream.ToolCallIDOpenAI {
+		t.Fatalf("responses: %d %s", resp.StatusCode, out)
+	}
+	for _, it := range gjson.GetBytes(out, "output").Array() {
+		input = append(input, it.Value())
+	}
+	input = append(input, map[string]any{"type": "function_call_output", "call_id": fakeupstream.ToolCallIDOpenAI, "output": "sunny"})
+	resp, out = e.do("POST", "/v1/responses", map[string]any{"model": model, "input": input, "tools": rtools, "store": false,
+		"include": []string{"reasoning.encrypted_content"}}, auth)
+	if _, sent := e.up.LastRequest(key); resp.StatusCode != 200 || !fakeupstream.DetailsReplayed(sent) ||
+		!strings.Contains(string(out), fakeupstream.ToolResultText("sunny")) {
+		t.Fatalf("responses replay: %d %s\nsent %s", resp.StatusCode, out, sent)
+	}
+
+	resp, out = e.do("POST", "/v1/chat/completions", map[string]any{"model": model, "messages": []any{
 		map[string]any{"role": "user", "content": "hi"}}}, auth)
 	msg := gjson.GetBytes(out, "choices.0.message")
 	if resp.StatusCode != 200 || msg.Get("reasoning_details.0.signature").String() != fakeupstream.DetailsSignature ||
