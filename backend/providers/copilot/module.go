@@ -57,7 +57,7 @@ func row() providers.Provider {
 	return providers.Provider{ID: ID, Name: "GitHub Copilot", Category: providers.CategoryOAuth, Format: providers.FormatOpenAI, Dialect: Dialect,
 		Aliases: []string{"copilot", "gh-copilot"},
 		Doc: providers.Doc{Auth: "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers",
-			Wire: "OpenAI Chat Completions at the Copilot token's endpoint"},
+			Wire: "OpenAI Chat Completions at the Copilot token's endpoint; reasoning read from and given back as `reasoning_text` and `reasoning_opaque`"},
 		ImageHeader:   [2]string{"Copilot-Vision-Request", "true"}, // it refuses image input unless the request says it carries some
 		BaseURL:       "https://api.githubcopilot.com",
 		DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},

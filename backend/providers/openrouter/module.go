@@ -25,6 +25,7 @@ func row() providers.Provider {
 		ID: ID, Name: "OpenRouter", Category: providers.CategoryAPIKey, Format: providers.FormatOpenAI, Dialect: Dialect,
 		BaseURL: "https://openrouter.ai/api/v1", Aliases: []string{"or"},
 		ExtraHeaders: map[string]string{"HTTP-Referer": "https://omniroute.local", "X-Title": "OmniRoute"},
+		Doc:          providers.Doc{Wire: "OpenAI Chat Completions; signed reasoning read from and given back as `reasoning_details`"},
 		Tools:        true, Vision: true, Reasoning: true, ReasoningReplay: providers.ReplayReasoning, SignedReplay: Replay,
 	}
 }
