@@ -103,6 +103,12 @@ type Provider struct {
 	// ReasoningReplay is what the provider's OpenAI Chat wire takes back of
 	// an assistant message's reasoning (ChatBody): none by default.
 	ReasoningReplay Replay
+	// SignedReplay, when set, is the provider's own way of taking back a
+	// turn's signed reasoning (the pivot's thinking_blocks) on its Chat wire:
+	// ChatBody runs it on a body carrying thinking_blocks before the
+	// ReasoningReplay pass, and it removes the thinking_blocks it reads
+	// (e.g. into a vendor's own reasoning members; docs/translation.md).
+	SignedReplay func(body []byte) ([]byte, error)
 	// ImageHeader is a header the OpenAI wire adds to a request that carries
 	// image input (name, value), for an upstream that refuses images otherwise.
 	ImageHeader [2]string

@@ -27,7 +27,8 @@ const (
 	// after a turn that called tools).
 	ReplayReasoningContent Replay = "reasoning_content"
 	// ReplayReasoning sends reasoning_content as "reasoning" and drops
-	// thinking_blocks: OpenRouter's "preserving reasoning" input member.
+	// thinking_blocks: OpenRouter's "preserving reasoning" input member
+	// (a row's SignedReplay may give the blocks back in its own members first).
 	ReplayReasoning Replay = "reasoning"
 	// ReplayAll keeps both: an executor that translates the Chat body to
 	// its own wire and gives signed thinking back (a module's, set on its row).
@@ -51,6 +52,12 @@ func (p *Provider) ChatBody(body []byte) ([]byte, error) {
 	}
 	out := body
 	var err error
+	if p.SignedReplay != nil && bytes.Contains(body, keyThinkingBlocks) {
+		if out, err = p.SignedReplay(body); err != nil {
+			return nil, err
+		}
+		body = out
+	}
 	for i, m := range gjson.GetBytes(body, "messages").Array() {
 		at := "messages." + strconv.Itoa(i) + "."
 		if m.Get("thinking_blocks").Exists() {

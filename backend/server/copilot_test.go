@@ -142,3 +142,36 @@ func TestLoginRouteIsGeneric(t *testing.T) {
 		t.Fatalf("poll by alias: %d %v", code, m)
 	}
 }
+
+// TestCopilotReasoningOpaqueToolRoundTrip: a GitHub Copilot connection
+// (device login against the fake) whose Claude model reasons with tools
+// answers its reasoning_text and reasoning_opaque (the fake's
+// ModeReasoningOpaque); a Messages client gets a thinking block with the
+// text and an opaque signature, streamed or not, and its next turn reaches
+// Copilot with the reasoning_opaque and reasoning_text it gave (the fake
+// refuses the turn otherwise).
+func TestCopilotReasoningOpaqueToolRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
+	}
+	e.restart()
+	code, m := e.mgmt("POST", "/api/providers/login/github-copilot", nil)
+	if code != http.StatusCreated {
+		t.Fatalf("login: %d %v", code, m)
+	}
+	cp.Approve()
+	e.clk.Advance(time.Second)
+	if code, m := e.mgmt("GET", "/api/providers/login/github-copilot/"+m["flowId"].(string), nil); code != 200 || m["status"] != "complete" {
+		t.Fatalf("poll: %d %v", code, m)
+	}
+	key := fakeupstream.CopilotTokenN(1)
+	e.up.SetFault(key, fakeupstream.Fault{Mode: fakeupstream.ModeReasoningOpaque})
+	toolRoundTrip(t, e, key, "github-copilot/claude-sonnet-4.5", []map[string]string{
+		{"type": "thinking", "thinking": fakeupstream.ReasoningText, "signature": "*"},
+		{"type": "tool_use", "id": fakeupstream.ToolCallIDOpenAI, "name": "get_weather"},
+	}, fakeupstream.OpaqueReplayed)
+}

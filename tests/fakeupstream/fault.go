@@ -221,7 +221,7 @@ func (f Fault) Validate() error {
 	case ModeStatus, ModeResetBeforeHeaders, ModeStallBeforeHeaders, ModeStallMidStream,
 		ModeSlowDrip, ModeLatency, ModeResetMidStream, ModeCutAfterEvents, ModeNoDone,
 		ModeMalformedEvent, ModeSlowFirstToken, ModeReasoningOnlyHeartbeat, ModeErrorEvent, ModeRejectPrefill, ModeIgnorePrefill, ModeHonourPrefill, ModeNoUsage,
-		ModeRestartAnswer, ModeRestartDiverges, ModeStrictFields:
+		ModeRestartAnswer, ModeRestartDiverges, ModeStrictFields, ModeReasoningDetails, ModeReasoningOpaque:
 	default:
 		return fmt.Errorf("fakeupstream: unknown fault mode %q", f.Mode)
 	}

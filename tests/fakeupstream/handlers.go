@@ -103,6 +103,23 @@ func (u *Upstream) completion(format Format) http.HandlerFunc {
 		if f != nil && f.Mode == ModeStrictFields {
 			f = nil // a request within the schema is answered normally
 		}
+		if f != nil && (f.Mode == ModeReasoningDetails || f.Mode == ModeReasoningOpaque) && format == FormatOpenAI {
+			opaque := f.Mode == ModeReasoningOpaque
+			switch {
+			case !opaque && !DetailsReplayed(body):
+				u.writeError(w, http.StatusBadRequest, DetailsMissingBody)
+				return
+			case opaque && !OpaqueReplayed(body):
+				u.writeError(w, http.StatusBadRequest, OpaqueMissingBody)
+				return
+			}
+			text := Content(key)
+			if req.shape.kind == kindToolResult {
+				text = ToolResultText(req.shape.result)
+			}
+			u.play(w, buildDetailsAnswer(req.model, req.shape, text, n, opaque), req.stream)
+			return
+		}
 		if f != nil && (f.Mode == ModeRestartAnswer || f.Mode == ModeRestartDiverges) {
 			label := f.AnswerAs
 			if label == "" {

@@ -26,7 +26,9 @@ const (
 // Dialect is GitHub Copilot's chat API: OpenAI Chat Completions at the
 // endpoint the Copilot token exchange names (endpoints.api), with a
 // short-lived Copilot token as the bearer and the editor headers Copilot
-// requires (Provider.ExtraHeaders). The OpenAI executor serves it.
+// requires (Provider.ExtraHeaders). Its executor is the OpenAI executor,
+// the answers' reasoning_text and reasoning_opaque read into the gateway's
+// Chat pivot (reasoning.go).
 const Dialect providers.Dialect = "copilot"
 
 // Module is what the gateway knows of GitHub Copilot: its row, GitHub's
@@ -34,7 +36,7 @@ const Dialect providers.Dialect = "copilot"
 // the token exchange that stands for a refresh, and its error rules.
 func Module() providers.Module {
 	return providers.Module{
-		ID: ID, Dialect: Dialect,
+		ID: ID, Dialect: Dialect, NewExecutor: NewExecutor, Formats: []providers.Format{providers.FormatOpenAI},
 		Rows:  []providers.Provider{row()},
 		Rules: builtinRules(),
 		Words: codeWords(),
@@ -55,14 +57,14 @@ func row() providers.Provider {
 	return providers.Provider{ID: ID, Name: "GitHub Copilot", Category: providers.CategoryOAuth, Format: providers.FormatOpenAI, Dialect: Dialect,
 		Aliases: []string{"copilot", "gh-copilot"},
 		Doc: providers.Doc{Auth: "GitHub device login; short-lived Copilot token (`Authorization: Bearer`) + editor headers",
-			Wire: "OpenAI Chat Completions at the Copilot token's endpoint"},
+			Wire: "OpenAI Chat Completions at the Copilot token's endpoint; reasoning read from and given back as `reasoning_text` and `reasoning_opaque`"},
 		ImageHeader:   [2]string{"Copilot-Vision-Request", "true"}, // it refuses image input unless the request says it carries some
 		BaseURL:       "https://api.githubcopilot.com",
 		DefaultModels: []string{"gpt-4.1", "gpt-4o", "gpt-5-mini", "gpt-5", "claude-sonnet-4", "claude-sonnet-4.5", "gemini-2.5-pro", "o4-mini"},
 		ExtraHeaders: map[string]string{"Editor-Version": EditorVersion, "Editor-Plugin-Version": PluginVersion,
 			"Copilot-Integration-Id": "vscode-chat", "User-Agent": UserAgent, "Openai-Intent": "conversation-panel",
 			"X-Github-Api-Version": APIVersion},
-		HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true,
+		HonorsRuleScope: true, RuleFullText: true, Tools: true, Vision: true, Reasoning: true, SignedReplay: Replay,
 		OAuth: &providers.OAuth{ImportSource: Source, TokenURL: "https://api.github.com/copilot_internal/v2/token", ClientID: "Iv1.b507a08c87ecfe98", Scope: "read:user",
 			DeviceCodeURL: "https://github.com/login/device/code", AccessTokenURL: "https://github.com/login/oauth/access_token",
 			UserURL: "https://api.github.com/user"}}
