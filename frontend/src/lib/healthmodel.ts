@@ -203,7 +203,7 @@ const TIMED = new Set<string>(['cooling', 'breaker_open', 'leased', 'models_lock
 const NEEDS_EDIT = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found']);
 
 const HINTS: Record<string, string> = {
-  terminal: 'needs new credentials',
+  terminal: 'needs new credentials or a passing Test',
   key_rejected: 'needs new credentials',
   endpoint_not_found: 'this URL answers 404: check the base URL',
   unreachable: 'nothing answers: check its address and your network',
