@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"omniroute/tests/fakeupstream"
@@ -52,5 +53,35 @@ func TestPassingTestLiftsTerminalState(t *testing.T) {
 	}
 	if resp, body := gw.chat(gw.key, "gpt-4o-mini", false); resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d after the reset, want 200: %s", resp.StatusCode, body)
+	}
+}
+
+// TestOperatorRuleGuideReasonSpelling: an operator rule may give the guide's
+// fallback reason concurrency_limited (§2); the Rules page's reason list
+// names it, and a matching answer fails over at once without a backoff step.
+func TestOperatorRuleGuideReasonSpelling(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	rule := map[string]any{"id": "busy-workspace", "provider": "openai-compatible",
+		"match": map[string]any{"statuses": []int{429}, "textMarkers": []string{"workspace busy"}}, "reason": "concurrency_limited", "scope": "connection"}
+	s.gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"providerErrorRules": []any{rule}})
+	listed := s.gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/rules", nil)
+	reasons, _ := listed["reasons"].([]any)
+	if !slices.Contains(reasons, any("concurrency_limited")) {
+		t.Fatalf("reasons %v do not name concurrency_limited", reasons)
+	}
+
+	s.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1,
+		Body: `{"error":{"message":"workspace busy, try again","type":"requests"}}`})
+	resp, body := s.gw.chat(s.gw.key, "openai-compatible/gpt-4o-mini", false)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-OmniRoute-Selected-Connection-Id") != s.secondary {
+		t.Fatalf("status %d via %s, want 200 from the second connection: %s", resp.StatusCode, resp.Header.Get("X-OmniRoute-Selected-Connection-Id"), body)
+	}
+	conn := s.gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/providers/"+s.primary, nil)["connection"].(map[string]any)
+	if conn["lastErrorType"] != "concurrency_limit" || conn["backoffLevel"] != float64(0) {
+		t.Fatalf("primary lastErrorType %v backoffLevel %v, want concurrency_limit at level 0", conn["lastErrorType"], conn["backoffLevel"])
+	}
+	if h := s.gw.ruleHits("operator", "busy-workspace"); h != 1 {
+		t.Fatalf("rule hits %v, want 1", h)
 	}
 }
