@@ -85,3 +85,26 @@ func TestOperatorRuleGuideReasonSpelling(t *testing.T) {
 		t.Fatalf("rule hits %v, want 1", h)
 	}
 }
+
+// TestBreakerMaxBackoffMultiplierExposed: the guide's maxBackoffMultiplier
+// (§1) is in GET /api/resilience for each breaker category (default 1),
+// patchable and clamped to 1–64.
+func TestBreakerMaxBackoffMultiplierExposed(t *testing.T) {
+	t.Parallel()
+	gw := startGateway(t, t.TempDir(), 0)
+	pb := gw.mustMgmt(http.StatusOK, http.MethodGet, "/api/resilience", nil)["providerBreaker"].(map[string]any)
+	for _, cat := range []string{"oauth", "apikey", "local"} {
+		if got := pb[cat].(map[string]any)["maxBackoffMultiplier"]; got != float64(1) {
+			t.Fatalf("providerBreaker.%s.maxBackoffMultiplier = %v, want 1", cat, got)
+		}
+	}
+	r := gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/resilience", map[string]any{
+		"providerBreaker": map[string]any{"oauth": map[string]any{"maxBackoffMultiplier": 8}, "local": map[string]any{"maxBackoffMultiplier": 100}}})
+	pb = r["providerBreaker"].(map[string]any)
+	if got := pb["oauth"].(map[string]any)["maxBackoffMultiplier"]; got != float64(8) {
+		t.Fatalf("oauth multiplier after the patch = %v, want 8", got)
+	}
+	if got := pb["local"].(map[string]any)["maxBackoffMultiplier"]; got != float64(64) {
+		t.Fatalf("local multiplier 100 = %v, want clamped to 64", got)
+	}
+}
