@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"omniroute/tests/fakeupstream"
 )
@@ -106,5 +109,47 @@ func TestBreakerMaxBackoffMultiplierExposed(t *testing.T) {
 	}
 	if got := pb["local"].(map[string]any)["maxBackoffMultiplier"]; got != float64(64) {
 		t.Fatalf("local multiplier 100 = %v, want clamped to 64", got)
+	}
+}
+
+// TestClaudeLaneWaitsOnAStream: a Claude subscription in the low-priority
+// lane (guide §2) answered slot_busy waits the upstream's slow-retry-after
+// and tries again; the wait is bounded by the request's first-byte budget
+// minus 5 s, and the attempt's own timer keeps that same budget. Before, a
+// stream's short header wait (streamFirstByteTimeoutMs, 1 s here) cut the
+// attempt in the middle of the lane's wait: a timeout instead of the answer
+// the lane was waiting for.
+func TestClaudeLaneWaitsOnAStream(t *testing.T) {
+	t.Parallel()
+	up := fakeupstream.New()
+	base := up.Start()
+	t.Cleanup(up.Close)
+	gw := startGateway(t, t.TempDir(), 0)
+	gw.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"streamFirstByteTimeoutMs": 1000})
+	const token = "sk-ant-oat01-lane-stream-token"
+	m := gw.mustMgmt(http.StatusCreated, http.MethodPost, "/api/providers", map[string]any{
+		"provider": "claude", "name": "lane", "authType": "oauth", "accessToken": token, "baseUrl": base + "/v1",
+		"models": []string{"claude-sonnet-4-5"}, "providerSpecificData": map[string]any{"lowPriorityMode": true}, "verify": false})
+	if m["connection"] == nil {
+		t.Fatalf("create: %v", m)
+	}
+	reset := strconv.FormatInt(time.Now().Add(2*time.Hour).Unix(), 10)
+	up.AddFault(token, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Headers: map[string]string{
+		"anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-slow-offer": "treatment",
+		"anthropic-ratelimit-unified-reset": reset}})
+	up.AddFault(token, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 429, Times: 1, Headers: map[string]string{
+		"anthropic-ratelimit-unified-status": "allowed", "anthropic-ratelimit-unified-slow-status": "slot_busy",
+		"anthropic-ratelimit-unified-slow-retry-after": "5", "anthropic-ratelimit-unified-reset": reset}})
+
+	resp, body := gw.do(http.MethodPost, "/v1/messages", map[string]any{"model": "claude/claude-sonnet-4-5", "max_tokens": 64, "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, map[string]string{"x-api-key": gw.key, "anthropic-version": "2023-06-01"})
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("message_stop")) {
+		t.Fatalf("status %d, want the whole stream after the lane's wait: %s", resp.StatusCode, body)
+	}
+	if n := up.Hits(token); n != 3 {
+		t.Fatalf("upstream hits %d, want 3 (wall, slot_busy, answer)", n)
+	}
+	if h, _ := up.LastRequest(token); h.Get("anthropic-usage-limit") != "slow" {
+		t.Fatalf("the answer was not asked in the lane: %v", h)
 	}
 }
