@@ -102,7 +102,8 @@ const probeBodyLimit = 64 << 10
 // checkConnection runs model discovery (storing the list, as refreshModels
 // does) and one minimal completion, then records the outcome on the
 // connection: a 401/403 makes it key_rejected (not serving); a passing check
-// lifts an earlier key_rejected.
+// lifts an earlier terminal state (key_rejected, endpoint_not_found, banned,
+// expired, credits_exhausted): the operator's reset.
 func (a *API) checkConnection(ctx context.Context, id string) (Check, discovery.Result, error) {
 	return a.runCheck(ctx, id, true)
 }
@@ -226,7 +227,11 @@ func (a *API) runCheck(ctx context.Context, id string, keep bool) (Check, discov
 		if err := a.Engine.SetCooldown(c, next); err != nil {
 			return ch, res, err
 		}
-	case comp.OK && (cooldown.TerminalOf(st) == KeyRejected || cooldown.TerminalOf(st) == EndpointNotFound):
+	case comp.OK && cooldown.TerminalOf(st) != "":
+		// A passing check is the operator's reset of a terminal state (guide
+		// §2: terminal until the credentials change or an operator resets
+		// it): the account answered, so banned, expired or out of credits no
+		// longer holds (credits topped up, a ban lifted, a login renewed).
 		if err := a.Engine.SetCooldown(c, cooldown.ClearTerminal(st)); err != nil {
 			return ch, res, err
 		}

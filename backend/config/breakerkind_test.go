@@ -43,3 +43,35 @@ func TestBreakerOpenByKindSettings(t *testing.T) {
 		t.Fatalf("negative transportMs: %v, want a FieldError on providerBreaker.apikey.openByKindMs.transportMs", err)
 	}
 }
+
+// TestBreakerMaxBackoffMultiplierSetting: the guide's maxBackoffMultiplier
+// (§1: the OPEN hold's growth and a DEGRADED breaker's quiet window) is a
+// setting per category: 1 by default, from the environment, persisted from
+// a patch, clamped to 1–64.
+func TestBreakerMaxBackoffMultiplierSetting(t *testing.T) {
+	h, err := NewHolder(memKV{}, env(map[string]string{"OMNIROUTE_CIRCUIT_BREAKER_LOCAL_MAX_BACKOFF_MULTIPLIER": "8"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := h.Resilience().ProviderBreaker
+	if pb.OAuth.MaxBackoffMultiplier != 1 || pb.APIKey.MaxBackoffMultiplier != 1 || pb.Local.MaxBackoffMultiplier != 8 {
+		t.Fatalf("maxBackoffMultiplier oauth %d apikey %d local %d, want 1, 1 and 8 (env)",
+			pb.OAuth.MaxBackoffMultiplier, pb.APIKey.MaxBackoffMultiplier, pb.Local.MaxBackoffMultiplier)
+	}
+	for _, tt := range []struct {
+		patch string
+		want  int
+	}{
+		{`{"providerBreaker":{"apikey":{"maxBackoffMultiplier":4}}}`, 4},
+		{`{"providerBreaker":{"apikey":{"maxBackoffMultiplier":65}}}`, 64},
+		{`{"providerBreaker":{"apikey":{"maxBackoffMultiplier":0}}}`, 1},
+	} {
+		r, err := h.PatchResilience([]byte(tt.patch))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.patch, err)
+		}
+		if got := r.ProviderBreaker.APIKey.MaxBackoffMultiplier; got != tt.want {
+			t.Fatalf("%s: maxBackoffMultiplier = %d, want %d", tt.patch, got, tt.want)
+		}
+	}
+}

@@ -82,6 +82,11 @@ type BreakerProfile struct {
 	FailureThreshold     int   `json:"failureThreshold"`
 	DegradationThreshold int   `json:"degradationThreshold"`
 	ResetTimeoutMs       int64 `json:"resetTimeoutMs"`
+	// MaxBackoffMultiplier caps the OPEN hold's growth over failed probes
+	// (hold × min(2^(cycles−1), this)) and scales a DEGRADED breaker's quiet
+	// window (guide §1); 1–64, default 1 (no growth). The probe interval
+	// (15 s) still lets a probe through sooner.
+	MaxBackoffMultiplier int `json:"maxBackoffMultiplier"`
 	// OpenByKindMs is the OPEN hold per kind of the failure that opened the
 	// breaker (the guide's cooldownByKind); 0 uses ResetTimeoutMs.
 	OpenByKindMs BreakerKindHolds `json:"openByKindMs"`
@@ -157,6 +162,7 @@ func cooldownProfile(category string) CooldownProfile {
 
 func breakerProfile(p breaker.Profile) BreakerProfile {
 	return BreakerProfile{FailureThreshold: p.FailureThreshold, DegradationThreshold: p.DegradationThreshold, ResetTimeoutMs: p.ResetTimeout.Milliseconds(),
+		MaxBackoffMultiplier: p.MaxBackoffMultiplier,
 		OpenByKindMs: BreakerKindHolds{ServerMs: p.OpenByKind.Server.Milliseconds(), TransportMs: p.OpenByKind.Transport.Milliseconds(),
 			TimeoutMs: p.OpenByKind.Timeout.Milliseconds()}}
 }
@@ -234,6 +240,7 @@ func (r *Resilience) clamp() {
 		b.FailureThreshold = int(clamp64(int64(b.FailureThreshold), 1, 1000))
 		b.DegradationThreshold = int(clamp64(int64(b.DegradationThreshold), 0, 1000))
 		b.ResetTimeoutMs = clamp64(b.ResetTimeoutMs, 1000, 3600_000)
+		b.MaxBackoffMultiplier = int(clamp64(int64(b.MaxBackoffMultiplier), 1, 64))
 		for _, h := range []*int64{&b.OpenByKindMs.ServerMs, &b.OpenByKindMs.TransportMs, &b.OpenByKindMs.TimeoutMs} {
 			if *h != 0 { // 0: resetTimeoutMs
 				*h = clamp64(*h, 1000, 3600_000)

@@ -854,7 +854,7 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	a.fb = time.Duration(set.FirstByteTimeoutMs) * time.Millisecond
 	a.ctx, a.cancel = context.WithCancelCause(a.r.Context())
 	hdr := a.fb
-	if req.stream && cand.Conn.Category() != "local" {
+	if req.stream && cand.Conn.Category() != "local" && !waitsAtTheWall(a.target.Account) {
 		// A stream's headers come at once: a shorter wait for them
 		// (streamFirstByteTimeoutMs), the long one for its first frame.
 		hdr = min(hdr, time.Duration(set.StreamFirstByteTimeoutMs)*time.Millisecond)
@@ -863,6 +863,13 @@ func (a *attemptCtx) prepare() (providers.Executor, []byte, *failure) {
 	a.startTimer(hdr, req.adm.execCuts(hdr))
 	return exec, body, nil
 }
+
+// waitsAtTheWall reports an account opted into the usage wall's low-priority
+// lane or limit reset (guide §2): its executor may wait before the headers
+// (slot_busy pauses, a reset claim) within the request's first-byte budget,
+// so the short header wait of streams does not apply to it: the executor
+// judges its waits against the same deadline the attempt's timer keeps.
+func waitsAtTheWall(acc providers.Account) bool { return acc.LowPriorityMode || acc.AutoLimitReset }
 
 // headersIn gives a stream whose headers arrived the rest of the long
 // first-byte wait for its first progress frame (streamFirstByteTimeoutMs

@@ -31,7 +31,7 @@ const (
 	Setup State = "setup"
 	// Disabled: switched off by the user.
 	Disabled State = "disabled"
-	// Terminal: banned, expired or out of credits until new credentials.
+	// Terminal: banned, expired or out of credits until new credentials or a passing Test.
 	Terminal State = "terminal"
 	// KeyRejected: the provider rejected the connection's key (401/403 to the
 	// credential check, or live auth failures whose message does not say the

@@ -51,6 +51,7 @@ func (p settingsPolicy) breakerProfile(category string) breaker.Profile {
 	}
 	prof := breaker.DefaultProfile(category)
 	prof.FailureThreshold, prof.DegradationThreshold, prof.ResetTimeout = b.FailureThreshold, b.DegradationThreshold, ms(b.ResetTimeoutMs)
+	prof.MaxBackoffMultiplier = b.MaxBackoffMultiplier
 	prof.OpenByKind = breaker.KindHolds{Server: ms(b.OpenByKindMs.ServerMs), Transport: ms(b.OpenByKindMs.TransportMs), Timeout: ms(b.OpenByKindMs.TimeoutMs)}
 	prof.ProbeInterval = breaker.DefaultProbeInterval // a recovered provider is used again within it (issue 40)
 	return prof.Normalize()

@@ -37,3 +37,21 @@ func TestBreakerProfileCarriesOpenByKind(t *testing.T) {
 		t.Fatalf("oauth OpenByKind = %+v, want unset", got)
 	}
 }
+
+// TestBreakerProfileCarriesMaxBackoffMultiplier: the setting reaches the
+// breakers' profile: a DEGRADED breaker's quiet window is the hold × it.
+func TestBreakerProfileCarriesMaxBackoffMultiplier(t *testing.T) {
+	h, err := config.NewHolder(mapKV{}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (settingsPolicy{h}).breakerProfile("apikey").MaxBackoffMultiplier; got != breaker.DefaultMaxBackoffMultiplier {
+		t.Fatalf("default multiplier %d, want %d", got, breaker.DefaultMaxBackoffMultiplier)
+	}
+	if _, err := h.PatchResilience([]byte(`{"providerBreaker":{"apikey":{"maxBackoffMultiplier":4}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := (settingsPolicy{h}).breakerProfile("apikey").MaxBackoffMultiplier; got != 4 {
+		t.Fatalf("multiplier %d after the patch, want 4", got)
+	}
+}

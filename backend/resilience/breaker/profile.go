@@ -217,7 +217,7 @@ func envCategories() []envCategory {
 
 // ProfilesFromEnv returns the default profiles for "oauth", "apikey" and "local",
 // overridden by OMNIROUTE_CIRCUIT_BREAKER_{OAUTH,API_KEY,LOCAL}_{FAILURE_THRESHOLD,
-// DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS} and, per failure kind,
+// DEGRADATION_THRESHOLD,RESET_TIMEOUT_MS,MAX_BACKOFF_MULTIPLIER} and, per failure kind,
 // …_{SERVER,TRANSPORT,TIMEOUT}_RESET_TIMEOUT_MS; non-positive or unparsable
 // values are ignored.
 func ProfilesFromEnv(getenv func(string) string) map[string]Profile {
@@ -241,6 +241,9 @@ func ProfilesFromEnv(getenv func(string) string) map[string]Profile {
 		}
 		if v, ok := envPositive(getenv, prefix+"RESET_TIMEOUT_MS"); ok {
 			p.ResetTimeout = msToDuration(v)
+		}
+		if v, ok := envPositive(getenv, prefix+"MAX_BACKOFF_MULTIPLIER"); ok {
+			p.MaxBackoffMultiplier = clampInt(v)
 		}
 		for _, k := range []struct {
 			env  string

@@ -283,7 +283,7 @@ func kindOf(reason string) verdict.Kind {
 		return verdict.KindQuota
 	case "rate_limit_exceeded":
 		return verdict.KindRateLimit
-	case "concurrency_limit":
+	case ReasonConcurrencyLimited, ReasonConcurrencyLimitOld:
 		return verdict.KindConcurrencyLimit
 	case "auth_error":
 		return verdict.KindAuth
@@ -304,6 +304,10 @@ func apply(base verdict.Verdict, r *Rule, honoured bool) verdict.Verdict {
 	v := verdict.ForKind(kindOf(r.Reason))
 	v.Status, v.Message, v.RetryAfter, v.HintSource = base.Status, base.Message, base.RetryAfter, base.HintSource
 	v.RestatedFrom, v.ClientRetryAfter = base.RestatedFrom, base.ClientRetryAfter
+	if v.Kind == verdict.KindConcurrencyLimit {
+		// As the classifier's: 1 s (or the hint), the backoff level kept.
+		v.FixedCooldown = verdict.ConcurrencyCooldown(base.RetryAfter)
+	}
 	if base.Rule != "" {
 		v.Rule = base.Rule + ">" + r.ID
 	} else {

@@ -185,3 +185,35 @@ func TestBuiltinTakesModuleRules(t *testing.T) {
 		t.Fatal("a 400 is a quota without the module rule")
 	}
 }
+
+// TestRuleReasonGuideSpelling: the guide names the concurrency fallback
+// reason concurrency_limited (§2); a rule may give it in that spelling (the
+// one the Rules page lists) or the earlier concurrency_limit, and both make a
+// concurrency-limit verdict: the connection cools 1 s without a backoff step.
+func TestRuleReasonGuideSpelling(t *testing.T) {
+	for _, reason := range []string{rules.ReasonConcurrencyLimited, rules.ReasonConcurrencyLimitOld} {
+		t.Run(reason, func(t *testing.T) {
+			ops := []rules.Rule{{ID: "busy", Provider: "openai", Match: rules.Match{Statuses: []int{429}, TextMarkers: []string{"workspace busy"}},
+				Reason: reason, Scope: rules.ScopeConnection}}
+			if err := rules.Validate(ops); err != nil {
+				t.Fatalf("reason %q refused: %v", reason, err)
+			}
+			e := rules.New(func() []rules.Rule { return ops }, nil)
+			o := verdict.Outcome{Status: 429, Provider: "openai", Now: now, Body: []byte(`{"error":{"message":"workspace busy, try later"}}`)}
+			if v := e.Classify(o, rules.Traits{}); v.Rule != "busy" || v.Kind != verdict.KindConcurrencyLimit || !v.Failover || v.FixedCooldown != time.Second {
+				t.Fatalf("reason %q: %+v, want a concurrency-limit verdict with the fixed 1 s cooldown", reason, v)
+			}
+		})
+	}
+	found := false
+	for _, r := range rules.Reasons {
+		found = found || r == "concurrency_limited"
+	}
+	if !found {
+		t.Fatalf("Reasons %v do not list the guide's concurrency_limited", rules.Reasons)
+	}
+	bad := []rules.Rule{{ID: "x", Provider: "openai", Match: rules.Match{Statuses: []int{429}}, Reason: "concurrency", Scope: rules.ScopeConnection}}
+	if rules.Validate(bad) == nil {
+		t.Fatal("an unknown reason accepted")
+	}
+}

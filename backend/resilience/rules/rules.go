@@ -82,11 +82,23 @@ const (
 	ScopeProvider   = "provider"
 )
 
-// Reasons a rule may give, each naming the verdict kind it produces.
+// Reasons a rule may give, each naming the verdict kind it produces. The
+// concurrency reason is spelled as the guide's fallback reason
+// (concurrency_limited, §2); ReasonConcurrencyLimitOld, the spelling of
+// earlier versions, is still accepted so saved rule lists keep loading.
 var Reasons = []string{
-	"quota_exhausted", "rate_limit_exceeded", "concurrency_limit", "auth_error",
+	"quota_exhausted", "rate_limit_exceeded", ReasonConcurrencyLimited, "auth_error",
 	"model_access_denied", "server_error", "not_found", "bad_request", "tool_count_limit",
 }
+
+// The concurrency-limit reason, in the guide's spelling and the earlier one.
+const (
+	ReasonConcurrencyLimited  = "concurrency_limited"
+	ReasonConcurrencyLimitOld = "concurrency_limit"
+)
+
+// knownReason reports whether r is a reason a rule may give.
+func knownReason(r string) bool { return slices.Contains(Reasons, r) || r == ReasonConcurrencyLimitOld }
 
 // Limits that keep an operator's rule list small enough to run per error.
 const (
@@ -126,7 +138,7 @@ func Validate(list []Rule) error {
 			return &FieldError{f("id"), fmt.Sprintf("%q is used twice", id)}
 		case strings.TrimSpace(r.Provider) == "" || len(r.Provider) > maxIDLen:
 			return &FieldError{f("provider"), "is required (a provider id such as agentrouter)"}
-		case !slices.Contains(Reasons, r.Reason):
+		case !knownReason(r.Reason):
 			return &FieldError{f("reason"), "must be one of " + strings.Join(Reasons, ", ")}
 		case r.Scope != ScopeModel && r.Scope != ScopeConnection && r.Scope != ScopeProvider:
 			return &FieldError{f("scope"), "must be model, connection or provider"}

@@ -209,10 +209,7 @@ func Classify(o Outcome) Verdict {
 		v.Scope, v.CoolConnection = ScopeConnection, true
 	}
 	if v.Kind == KindConcurrencyLimit {
-		v.FixedCooldown = concurrencyDefaultDelay
-		if v.RetryAfter > 0 {
-			v.FixedCooldown = v.RetryAfter
-		}
+		v.FixedCooldown = ConcurrencyCooldown(v.RetryAfter)
 	}
 	v.Message = message(v.Kind, o.Status, b.upstreamMessage())
 	return v

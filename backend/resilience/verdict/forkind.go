@@ -1,5 +1,18 @@
 package verdict
 
+import "time"
+
+// ConcurrencyCooldown is the fixed cooldown of a concurrency limit (guide §2,
+// CONCURRENCY_LIMIT_COOLDOWN_MS): the upstream's retry hint, else 1 s. A
+// fixed cooldown keeps the connection's backoff level: the account is
+// healthy, only busy.
+func ConcurrencyCooldown(hint time.Duration) time.Duration {
+	if hint > 0 {
+		return hint
+	}
+	return concurrencyDefaultDelay
+}
+
 // ForKind returns the verdict the classifier gives a kind: its code, scope and
 // routing flags (Failover, CoolConnection, SkipProviderBreaker, Terminal).
 // CountsForBreaker is set for the provider-level kinds (server, transport,

@@ -203,7 +203,7 @@ const TIMED = new Set<string>(['cooling', 'breaker_open', 'leased', 'models_lock
 const NEEDS_EDIT = new Set<string>(['terminal', 'key_rejected', 'endpoint_not_found']);
 
 const HINTS: Record<string, string> = {
-  terminal: 'needs new credentials',
+  terminal: 'needs new credentials or a passing Test',
   key_rejected: 'needs new credentials',
   endpoint_not_found: 'this URL answers 404: check the base URL',
   unreachable: 'nothing answers: check its address and your network',
@@ -213,7 +213,7 @@ const HINTS: Record<string, string> = {
 const DESCRIPTIONS: Record<string, string> = {
   setup: 'Nothing is configured yet: add a provider connection.',
   disabled: 'Switched off by a person: enable it to put it back in routing.',
-  terminal: 'Out of service until its credentials change (banned, expired or out of credits); clearing cooldowns does not bring it back.',
+  terminal: 'Out of service until its credentials change or a Test passes (banned, expired or out of credits); clearing cooldowns does not bring it back.',
   key_rejected: 'The provider rejected this key: replace it to put the connection back in service; clearing cooldowns does not.',
   endpoint_not_found: 'This URL answers 404: check the base URL (often a missing /v1); clearing cooldowns does not bring it back.',
   unreachable: 'The upstream has not answered (closed port, wrong host, no network): check the base URL; the next answer brings it back.',

@@ -58,6 +58,7 @@ const SECTION_TEXT: Record<string, { title?: string; description: string }> = {
 const FIELD_HINTS: Record<string, string> = {
   maxQueueDepth: '0 = unlimited',
   degradationThreshold: 'must be below the failure threshold; 0 derives it',
+  maxBackoffMultiplier: 'OPEN hold doubles per failed probe up to this many holds (1–64; 1 = flat); also scales the DEGRADED quiet window',
   errorCodes: 'HTTP statuses 400–599, comma separated',
   maxBackoffSteps: 'rungs on the exponential ladder',
   minBytesPerSecond: 'bytes per second',

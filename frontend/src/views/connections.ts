@@ -376,7 +376,7 @@ export function renderConnections(root: HTMLElement, ctx: ViewContext): () => vo
           const res = await endpoints.clearCooldowns([c.id]);
           if (ctx.signal.aborted) return;
           if (res?.skippedTerminal) {
-            clear(rowMessage, notice(`“${label}” is out of service (not a cooldown); new credentials clear that.`, 'info'));
+            clear(rowMessage, notice(`“${label}” is out of service (not a cooldown); new credentials or a passing Test clear that.`, 'info'));
           } else {
             clear(rowMessage, notice(`Cleared the cooldown of “${label}”.`, 'success'));
           }

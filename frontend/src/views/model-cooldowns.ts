@@ -1,5 +1,5 @@
 import { endpoints, isAbortError } from '../api';
-import { busy, clear, confirmDialog, emptyState, errorBox, h, loading, notice } from '../dom';
+import { busy, clear, confirmDialog, emptyState, errorBox, formatTime, h, loading, notice } from '../dom';
 import { applyLockoutEvent, expireLockouts, lockoutCountText, lockoutReason, toLockoutRows, type LockoutRow } from '../lib/lockouts';
 import { readLockout } from '../lib/lockout-settings';
 import { live } from '../live';
@@ -180,7 +180,8 @@ export function renderModelCooldowns(root: HTMLElement, ctx: ViewContext): () =>
       h('td', null, scopeBadge(r.scope)),
       h('td', null, lockoutReason(r) ? h('span', { class: 'error-type' }, lockoutReason(r)) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'num' }, r.failureCount ?? '—'),
-      h('td', null, countdown(r.until, 'lockout-countdown')),
+      // The guide's card shows when each lock expires: the countdown, and the time itself.
+      h('td', null, countdown(r.until, 'lockout-countdown'), h('div', { class: 'muted small', 'data-testid': 'lockout-expires' }, `until ${formatTime(new Date(r.until))}`)),
       h('td', { class: 'actions' }, btn),
     );
   }

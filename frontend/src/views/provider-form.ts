@@ -69,7 +69,7 @@ export function renderProviderForm(p: CatalogProvider | undefined, opts: Provide
       key.kind === 'file'
         ? h('input', { id: `${idPrefix}-apikey`, name: 'apiKey', type: 'file', accept: key.accept || null })
         : h('input', { id: `${idPrefix}-apikey`, name: 'apiKey', type: 'password', autocomplete: 'new-password', spellcheck: 'false' });
-    const help = mode === 'edit' ? `Leave empty to keep the current key${masked}. New credentials also clear a banned or expired state.` : key.doc;
+    const help = mode === 'edit' ? `Leave empty to keep the current key${masked}. New credentials (or a passing Test) also clear a banned, expired or out-of-credits state.` : key.doc;
     parts.push(marked(field(mode === 'edit' ? `New ${key.label}` : key.label, keyInput, help), mode === 'add' && key.required));
     controls.set('apiKey', keyInput);
   }

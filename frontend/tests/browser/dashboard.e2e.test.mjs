@@ -633,6 +633,8 @@ step('a 404 for one model locks only that model, live on Model Cooldowns', async
   await row.locator('.cell-main', { hasText: 'Fake B' }).waitFor();
   const first = await row.getByTestId('lockout-countdown').textContent();
   assert.match(first, /^(\d+ min( \d+ s)?|\d+ s|\d+ h( \d+ min)?)$/, `countdown ${first}`);
+  // Guide §3: the card lists each lock's expiry, not only the time left.
+  assert.match(await row.getByTestId('lockout-expires').textContent(), /^until \S/);
   await page.waitForFunction(
     (before) => document.querySelector('[data-testid="lockout-countdown"]')?.textContent !== before,
     first,
