@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"omniroute/backend/connprobe"
 	"omniroute/backend/errs"
 	"omniroute/backend/health"
 	"omniroute/backend/httpx"
@@ -102,26 +103,13 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	if in.Provider == nil || strings.TrimSpace(*in.Provider) == "" {
-		httpx.WriteError(w, errs.New(errs.Invalid, "PROVIDER_REQUIRED", "field \"provider\" is required").WithParam("provider"))
+	p, err := a.fields().Provider(in)
+	if err != nil {
+		httpx.WriteError(w, err)
 		return
 	}
-	p, ok := a.Catalog.Lookup(strings.TrimSpace(*in.Provider))
-	if !ok {
-		httpx.WriteError(w, errs.New(errs.Invalid, "UNKNOWN_PROVIDER", "unknown provider %q; see GET /api/providers/catalog", truncate(*in.Provider, 60)).WithParam("provider"))
-		return
-	}
-	now := a.Clock.Now().UnixMilli()
-	row := store.Connection{ID: secrets.RandomID(), Provider: p.ID, Name: p.Name, AuthType: "apikey",
-		Priority: a.nextPriority(p.ID), IsActive: true, Models: "[]", DiscoveredModels: "[]", HiddenModels: "[]", ModelAliases: "{}", ProviderSpecificData: "{}",
-		RateLimitOverrides: "{}", TestStatus: "active", CreatedAt: now, UpdatedAt: now}
-	if p.Category == providers.CategoryLocal {
-		row.AuthType = "none"
-	}
-	if p.Category == providers.CategoryOAuth {
-		row.AuthType = "oauth"
-	}
-	if err := a.applyConnectionInput(&row, in, p, true); err != nil {
+	row := connfields.NewRow(p, secrets.RandomID(), a.nextPriority(p.ID), a.Clock.Now())
+	if err := a.fields().Apply(&row, in, p, true); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
@@ -133,21 +121,14 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	// A connection created without a model list asks its upstream what it
-	// serves, so its models route and show in /v1/models right away.
-	listed := in.Models != nil && len(*in.Models) > 0
-	discover := (in.DiscoverModels == nil && !listed) || (in.DiscoverModels != nil && *in.DiscoverModels)
 	out := map[string]any{}
-	switch {
-	case in.Verify == nil || *in.Verify:
-		// The credentials, the address and the base URL are checked when they
-		// are entered (listed models or not): a rejected key, a URL answering
-		// 404 or a closed port is never added as a green connection.
-		a.checkOnSave(r.Context(), row.ID, discover || in.Verify != nil, out)
+	switch plan := connprobe.OnCreate(in.Verify, in.DiscoverModels, in.Models != nil && len(*in.Models) > 0); {
+	case plan.Check:
+		a.checkOnSave(r.Context(), row.ID, plan.Keep, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
-	case discover:
+	case plan.Discover:
 		if updated, _, err := a.refreshModels(r.Context(), row.ID); err == nil {
 			row = updated
 		}
@@ -156,31 +137,16 @@ func (a *API) createConnection(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusCreated, out)
 }
 
-// saveCheckTimeout bounds the check a create or an edit runs (discovery and
-// the one-token completion together), so saving never hangs on an upstream.
-const saveCheckTimeout = 10 * time.Second
-
-// checkOnSave runs the credential check of a create or an edit within
-// saveCheckTimeout and puts its outcome ("check", and "warning" when it
-// failed) into the answer out.
-// keep stores the model list the check reads (false: the user listed the
-// models by hand and did not ask for discovery).
+// checkOnSave runs the credential check of a create or an edit
+// (connprobe.Prober.RunOnSave) and puts its outcome ("check", and
+// "warning" when it failed) into the answer out.
 func (a *API) checkOnSave(ctx context.Context, id string, keep bool, out map[string]any) {
-	ctx, cancel := context.WithTimeout(ctx, saveCheckTimeout)
-	defer cancel()
-	if ch, _, err := a.runCheck(ctx, id, keep); err == nil {
+	if ch, ok := a.prober().RunOnSave(ctx, id, keep); ok {
 		out["check"] = ch
 		if ch.Warning != "" {
 			out["warning"] = ch.Warning
 		}
 	}
-}
-
-// checkedFieldsChanged reports whether an edit changed what the check
-// judges: the base URL, the key or token, or the hand-listed models.
-func checkedFieldsChanged(before, after store.Connection) bool {
-	return before.BaseURL != after.BaseURL || before.APIKeyEnc != after.APIKeyEnc ||
-		before.AccessTokenEnc != after.AccessTokenEnc || before.Models != after.Models
 }
 
 func (a *API) nextPriority(provider string) int {
@@ -205,8 +171,8 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, err)
 		return
 	}
-	if in.Provider != nil && !strings.EqualFold(strings.TrimSpace(*in.Provider), row.Provider) {
-		httpx.WriteError(w, errs.New(errs.Invalid, "PROVIDER_IMMUTABLE", "a connection's provider cannot change; create a new connection").WithParam("provider"))
+	if err := connfields.SameProvider(in, row); err != nil {
+		httpx.WriteError(w, err)
 		return
 	}
 	p, _ := a.Catalog.Lookup(row.Provider)
@@ -220,7 +186,7 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		in.RateLimitOverrides = &merged
 	}
 	before := row
-	if err := a.applyConnectionInput(&row, in, p, false); err != nil {
+	if err := a.fields().Apply(&row, in, p, false); err != nil {
 		httpx.WriteError(w, err)
 		return
 	}
@@ -238,8 +204,8 @@ func (a *API) updateConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{}
-	if (in.Verify == nil && checkedFieldsChanged(before, row)) || (in.Verify != nil && *in.Verify) {
-		a.checkOnSave(r.Context(), row.ID, in.Verify != nil || len(jsonList(row.Models)) == 0, out)
+	if plan := connprobe.OnEdit(in.Verify, before, row); plan.Check {
+		a.checkOnSave(r.Context(), row.ID, plan.Keep, out)
 		if updated, err := a.Store.Connection(row.ID); err == nil {
 			row = updated
 		}
@@ -264,10 +230,10 @@ func (a *API) deleteConnection(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 }
 
-// applyConnectionInput checks in and writes it into row (connfields).
-func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p providers.Provider, creating bool) error {
-	env := connfields.Env{Catalog: a.Catalog, Connections: a.Store.Connections, Seal: a.Box.Seal, Open: a.Box.Open, Home: a.home}
-	return env.Apply(row, in, p, creating)
+// fields checks and applies a connection's fields (connfields) on the
+// API's catalogue, store and secret box.
+func (a *API) fields() connfields.Env {
+	return connfields.Env{Catalog: a.Catalog, Connections: a.Store.Connections, Seal: a.Box.Seal, Open: a.Box.Open, Home: a.home}
 }
 
 // connectionJSON renders a connection without any secret; live cooldown state

@@ -27,13 +27,6 @@ func (a *API) checkConnection(ctx context.Context, id string) (connprobe.Check, 
 	return a.prober().Run(ctx, id, true)
 }
 
-// runCheck is checkConnection; keep false asks GET /models without storing
-// its answer (a save's check of a connection whose models are listed by
-// hand: the list stays the user's).
-func (a *API) runCheck(ctx context.Context, id string, keep bool) (connprobe.Check, discovery.Result, error) {
-	return a.prober().Run(ctx, id, keep)
-}
-
 // refreshModels runs model discovery for a connection and stores the result
 // (connprobe.Discovered). It returns the updated row.
 func (a *API) refreshModels(ctx context.Context, id string) (store.Connection, discovery.Result, error) {

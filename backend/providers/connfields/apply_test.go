@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"omniroute/backend/errs"
 	"omniroute/backend/providers"
@@ -210,5 +211,54 @@ func TestApplyRefusals(t *testing.T) {
 				t.Errorf("the message names the field by its path, not its label: %q", e.Message)
 			}
 		})
+	}
+}
+
+// TestCreateRefusals: a create names a catalogue provider; an edit never
+// changes it.
+func TestCreateRefusals(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct {
+		body, code, inMsg string
+	}{
+		{`{}`, "PROVIDER_REQUIRED", `field "provider" is required`},
+		{`{"provider":"  "}`, "PROVIDER_REQUIRED", `field "provider" is required`},
+		{`{"provider":"nobody"}`, "UNKNOWN_PROVIDER", `unknown provider "nobody"; see GET /api/providers/catalog`},
+		{`{"provider":"` + strings.Repeat("x", 80) + `"}`, "UNKNOWN_PROVIDER", `"` + strings.Repeat("x", 60) + `"`},
+	} {
+		var in connfields.Input
+		_ = json.Unmarshal([]byte(tt.body), &in)
+		_, err := f.env.Provider(in)
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Code != tt.code || e.Param != "provider" || !strings.Contains(e.Message, tt.inMsg) {
+			t.Errorf("%s: %v, want %s", tt.body, err, tt.code)
+		}
+	}
+	var in connfields.Input
+	_ = json.Unmarshal([]byte(`{"provider":" ACME "}`), &in)
+	if p, err := f.env.Provider(in); err != nil || p.ID != keyed {
+		t.Errorf("a trimmed id: %v, %v", p.ID, err)
+	}
+	row := f.newRow(t, keyed)
+	for body, code := range map[string]string{`{"provider":"acme-local"}`: "PROVIDER_IMMUTABLE", `{"provider":" Acme "}`: "", `{}`: ""} {
+		var in connfields.Input
+		_ = json.Unmarshal([]byte(body), &in)
+		err := connfields.SameProvider(in, row)
+		var e *errs.Error
+		if (code == "") != (err == nil) || (err != nil && (!errors.As(err, &e) || e.Code != code || e.Param != "provider")) {
+			t.Errorf("%s: %v, want %q", body, err, code)
+		}
+	}
+}
+
+// TestNewRow: a new connection's auth type is its category's.
+func TestNewRow(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for cat, want := range map[providers.Category]string{providers.CategoryAPIKey: "apikey", providers.CategoryLocal: "none", providers.CategoryOAuth: "oauth"} {
+		row := connfields.NewRow(providers.Provider{ID: "p", Name: "P", Category: cat}, "id1", 3, now)
+		if row.AuthType != want || row.ID != "id1" || row.Provider != "p" || row.Name != "P" || row.Priority != 3 || !row.IsActive ||
+			row.TestStatus != "active" || row.CreatedAt != now.UnixMilli() || row.Models != "[]" || row.RateLimitOverrides != "{}" {
+			t.Errorf("%s: %+v", cat, row)
+		}
 	}
 }
