@@ -12,13 +12,11 @@ import (
 
 	"omniroute/backend/connprobe"
 	"omniroute/backend/errs"
-	"omniroute/backend/health"
 	"omniroute/backend/httpx"
 	"omniroute/backend/pricing"
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/connfields"
 	credredact "omniroute/backend/redact"
-	"omniroute/backend/resilience/cooldown"
 	"omniroute/backend/routing"
 	"omniroute/backend/secrets"
 	"omniroute/backend/store"
@@ -246,7 +244,7 @@ func (a *API) connectionJSON(row store.Connection) map[string]any {
 	}
 	f := routing.CooldownFields(st)
 	if ok {
-		f.TestStatus = reachedStatus(f.TestStatus, live.Reach())
+		f.TestStatus = connprobe.TestStatus(f.TestStatus, live.Reach())
 	}
 	apiKey, _ := a.Box.Open(row.APIKeyEnc)
 	models, discovered := jsonList(row.Models), jsonList(row.DiscoveredModels)
@@ -378,15 +376,4 @@ func (a *API) refreshModelsRoute(w http.ResponseWriter, r *http.Request) {
 		out["error"] = map[string]any{"code": res.Err.Code, "message": res.Err.Message, "status": res.Err.Status}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
-}
-
-// reachedStatus is a connection's testStatus as the health model sees it: a
-// connection whose upstream nothing has answered (discovery or attempts:
-// health's unreachable) reads "unreachable", not "active"; a cooldown or
-// terminal state keeps its own name.
-func reachedStatus(status string, r routing.Reach) string {
-	if status == cooldown.StatusActive && (health.Reach{Reached: r.Reached, Misses: r.Misses}).Unreachable() {
-		return string(health.Unreachable)
-	}
-	return status
 }

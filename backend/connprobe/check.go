@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"omniroute/backend/health"
 	"omniroute/backend/providers/discovery"
 	credredact "omniroute/backend/redact"
 	"omniroute/backend/resilience/cooldown"
@@ -234,4 +235,15 @@ func orElse(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// TestStatus is a connection's testStatus as the health model sees it: a
+// connection whose upstream nothing has answered (discovery or attempts:
+// health's unreachable) reads "unreachable", not "active"; a cooldown or
+// terminal state keeps its own name.
+func TestStatus(status string, r routing.Reach) string {
+	if status == cooldown.StatusActive && (health.Reach{Reached: r.Reached, Misses: r.Misses}).Unreachable() {
+		return Unreachable
+	}
+	return status
 }

@@ -8,6 +8,7 @@ import (
 
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/discovery"
+	"omniroute/backend/routing"
 	"omniroute/backend/store"
 )
 
@@ -118,6 +119,31 @@ func TestDiscovered(t *testing.T) {
 		d := Discovered(tt.row, tt.res, now)
 		if d.Models != tt.models || d.Source != tt.source || d.Error != tt.errs || d.RefreshedAt != now.UnixMilli() {
 			t.Errorf("%s: %+v", tt.name, d)
+		}
+	}
+}
+
+// TestTestStatusShowsUnreachable: an active connection nothing answered
+// (never reached and a miss, or UnreachableAfter misses in a row) reads
+// unreachable; a reached one with fewer misses, or any other state, keeps
+// its status.
+func TestTestStatusShowsUnreachable(t *testing.T) {
+	tests := []struct {
+		status  string
+		reached bool
+		misses  int
+		want    string
+	}{
+		{"active", false, 0, "active"},
+		{"active", false, 1, Unreachable},
+		{"active", true, 2, "active"},
+		{"active", true, 3, Unreachable},
+		{"rate_limited", false, 5, "rate_limited"},
+		{KeyRejected, false, 5, KeyRejected},
+	}
+	for _, tt := range tests {
+		if got := TestStatus(tt.status, routing.Reach{Reached: tt.reached, Misses: tt.misses}); got != tt.want {
+			t.Errorf("TestStatus(%q, reached %v, %d misses) = %q, want %q", tt.status, tt.reached, tt.misses, got, tt.want)
 		}
 	}
 }
