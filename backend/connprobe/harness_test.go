@@ -89,6 +89,17 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
+// fresh points the rig at a new fake upstream (a case's own: its faults
+// and model list), closed when t ends, and its helpers at t; the store, the engine and the
+// catalogue stay (building them is what costs under -race).
+func (r *rig) fresh(t *testing.T) {
+	t.Helper()
+	r.t = t
+	r.up = fakeupstream.New()
+	t.Cleanup(r.up.Close)
+	r.upURL = r.up.Start() + "/v1"
+}
+
 // reload loads the stored connections into the routing registry.
 func (r *rig) reload() error {
 	rows, err := r.st.Connections()

@@ -52,9 +52,10 @@ func TestPrefillProbe(t *testing.T) {
 		{name: "a failed completion", provider: chatProvider, model: "gpt-4o-mini",
 			check: connprobe.Check{Steps: []connprobe.CheckStep{{Step: connprobe.StepCompletion, Status: 401, Model: "gpt-4o-mini"}}}},
 	}
+	r := newRig(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t)
+			r.fresh(t)
 			const key = "key-p"
 			if tt.fault != "" {
 				r.up.AddFault(key, fakeupstream.Fault{Mode: tt.fault})

@@ -112,9 +112,10 @@ func TestRunDecides(t *testing.T) {
 			ok: true, state: connprobe.Serving, reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"ok", 0}, comp: step{"ok", 200},
 			testStatus: "active", completedOn: model, completions: 1},
 	}
+	r := newRig(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t)
+			r.fresh(t)
 			const key = "key-1"
 			if tt.upModels != nil {
 				r.up.SetModels(tt.upModels)
