@@ -30,7 +30,7 @@ const KeyRejected = string(health.KeyRejected)
 
 // EndpointNotFound is the terminal state a connection enters when its base
 // URL answers 404 to the credential check's completion and gives no model
-// list either (an anthropic-compatible URL without /v1): "this URL answers
+// list either (a Messages endpoint's URL without /v1): "this URL answers
 // 404: check the base URL". Persisted in test_status like key_rejected and
 // left by an edit whose check passes, or a Test that passes.
 const EndpointNotFound = string(health.EndpointNotFound)

@@ -28,13 +28,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("database/sql.(*DB).connectionOpener"))
 }
 
-// Test connections' providers: the OpenAI-compatible and
-// Anthropic-compatible rows, whose base URL is the fake upstream's.
-const (
-	chatProvider     = "openai-compatible"
-	messagesProvider = "anthropic-compatible"
-)
-
 // executors are the wire formats' default executors (the gateway's set).
 type executors map[providers.Format]providers.Executor
 
@@ -49,6 +42,7 @@ type rig struct {
 	t      *testing.T
 	st     *store.Store
 	box    *secrets.Box
+	cat    *providers.Catalog
 	engine *routing.Engine
 	clk    *clock.Fake
 	up     *fakeupstream.Upstream
@@ -72,7 +66,8 @@ func newRig(t *testing.T) *rig {
 	up := fakeupstream.New()
 	t.Cleanup(up.Close)
 	clk := clock.NewFake(t0)
-	reg := routing.NewRegistry(registry.Catalog(nil))
+	cat := registry.Catalog(nil)
+	reg := routing.NewRegistry(cat)
 	engine := routing.NewEngine(routing.EngineDeps{Registry: reg, Clock: clk, Breakers: breaker.NewRegistry(clk, nil, nil), Store: st})
 	// As the wiring place's client: an upstream's redirect is answered, not followed.
 	client := &http.Client{Transport: &http.Transport{}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -82,7 +77,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, st: st, box: box, engine: engine, clk: clk, up: up, upURL: up.Start() + "/v1"}
+	r := &rig{t: t, st: st, box: box, cat: cat, engine: engine, clk: clk, up: up, upURL: up.Start() + "/v1"}
 	r.p = &connprobe.Prober{Engine: engine, Store: st, Discovery: &discovery.Client{HTTP: client, UserAgent: "connprobe-test", Now: clk.Now},
 		Executors: executors{providers.FormatOpenAI: openai.New(direct, "connprobe-test"), providers.FormatAnthropic: anthropic.New(direct, "connprobe-test")},
 		Prefills:  book, Reload: r.reload, Clock: clk}
@@ -109,10 +104,25 @@ func (r *rig) reload() error {
 	return r.engine.Registry().Load(rows, r.box)
 }
 
-// conn stores a connection of provider with key, its base URL baseURL
-// ("" : the fake upstream's) and models listed by hand, edited by edit.
-func (r *rig) conn(provider, key, baseURL string, models string, edit func(*store.Connection)) string {
+// endpointProvider is the catalogue's row for a user's own endpoint of a
+// wire (its base URL the user's, the wire's default executor): a test
+// connection points it at the fake upstream.
+func (r *rig) endpointProvider(wire providers.Format) string {
 	r.t.Helper()
+	for _, p := range r.cat.All() {
+		if p.UserDefined && p.Format == wire && p.Dialect == "" {
+			return p.ID
+		}
+	}
+	r.t.Fatalf("no user-defined %s row in the catalogue", wire)
+	return ""
+}
+
+// conn stores a connection of the user's own endpoint of wire with key, its base URL baseURL
+// ("" : the fake upstream's) and models listed by hand, edited by edit.
+func (r *rig) conn(wire providers.Format, key, baseURL string, models string, edit func(*store.Connection)) string {
+	r.t.Helper()
+	provider := r.endpointProvider(wire)
 	sealed, err := r.box.Seal(key)
 	if err != nil {
 		r.t.Fatal(err)

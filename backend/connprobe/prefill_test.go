@@ -8,6 +8,7 @@ import (
 
 	"omniroute/backend/connprobe"
 	"omniroute/backend/prefillcap"
+	"omniroute/backend/providers"
 	"omniroute/backend/store"
 	"omniroute/tests/fakeupstream"
 )
@@ -24,10 +25,11 @@ func passed(model string) connprobe.Check {
 // check whose completion failed sends none.
 func TestPrefillProbe(t *testing.T) {
 	tests := []struct {
-		name, provider, model string
-		fault                 fakeupstream.Mode
-		edit                  func(*store.Connection)
-		check                 connprobe.Check
+		name, model string
+		wire        providers.Format
+		fault       fakeupstream.Mode
+		edit        func(*store.Connection)
+		check       connprobe.Check
 
 		ran, skipped bool
 		prefill      prefillcap.State
@@ -37,19 +39,19 @@ func TestPrefillProbe(t *testing.T) {
 		probes       int  // requests sent
 		flags        bool // the Chat continuation flag sent
 	}{
-		{name: "chat, honoured", provider: chatProvider, model: "gpt-4o-mini", fault: fakeupstream.ModeHonourPrefill, check: passed("gpt-4o-mini"),
+		{name: "chat, honoured", wire: providers.FormatOpenAI, model: "gpt-4o-mini", fault: fakeupstream.ModeHonourPrefill, check: passed("gpt-4o-mini"),
 			ran: true, prefill: prefillcap.Honoured, source: prefillcap.Probe, status: 200, message: "honoured", probes: 1, flags: true},
-		{name: "chat, refused", provider: chatProvider, model: "gpt-4o-mini", fault: fakeupstream.ModeRejectPrefill, check: passed("gpt-4o-mini"),
+		{name: "chat, refused", wire: providers.FormatOpenAI, model: "gpt-4o-mini", fault: fakeupstream.ModeRejectPrefill, check: passed("gpt-4o-mini"),
 			ran: true, prefill: prefillcap.Refused, source: prefillcap.Probe, status: 400, message: "refused", probes: 1, flags: true},
-		{name: "messages, honoured", provider: messagesProvider, model: "claude-fake", fault: fakeupstream.ModeHonourPrefill, check: passed("claude-fake"),
+		{name: "messages, honoured", wire: providers.FormatAnthropic, model: "claude-fake", fault: fakeupstream.ModeHonourPrefill, check: passed("claude-fake"),
 			ran: true, prefill: prefillcap.Honoured, source: prefillcap.Probe, status: 200, message: "honoured", probes: 1},
-		{name: "declared", provider: chatProvider, model: "gpt-4o-mini", check: passed("gpt-4o-mini"),
+		{name: "declared", wire: providers.FormatOpenAI, model: "gpt-4o-mini", check: passed("gpt-4o-mini"),
 			edit: func(r *store.Connection) { r.ProviderSpecificData = `{"assistantPrefill":"trailing"}` },
 			ran:  true, skipped: true, prefill: prefillcap.Honoured, source: prefillcap.Declared, message: "declared on the connection (assistantPrefill: trailing): not probed"},
-		{name: "a subscription", provider: chatProvider, model: "gpt-4o-mini", check: passed("gpt-4o-mini"),
+		{name: "a subscription", wire: providers.FormatOpenAI, model: "gpt-4o-mini", check: passed("gpt-4o-mini"),
 			edit: func(r *store.Connection) { r.AuthType, r.AccessTokenEnc = "oauth", r.APIKeyEnc },
 			ran:  true, skipped: true, prefill: prefillcap.Unknown, message: "not probed: subscription connections are not sent test requests"},
-		{name: "a failed completion", provider: chatProvider, model: "gpt-4o-mini",
+		{name: "a failed completion", wire: providers.FormatOpenAI, model: "gpt-4o-mini",
 			check: connprobe.Check{Steps: []connprobe.CheckStep{{Step: connprobe.StepCompletion, Status: 401, Model: "gpt-4o-mini"}}}},
 	}
 	r := newRig(t)
@@ -60,7 +62,7 @@ func TestPrefillProbe(t *testing.T) {
 			if tt.fault != "" {
 				r.up.AddFault(key, fakeupstream.Fault{Mode: tt.fault})
 			}
-			id := r.conn(tt.provider, key, "", `["`+tt.model+`"]`, tt.edit)
+			id := r.conn(tt.wire, key, "", `["`+tt.model+`"]`, tt.edit)
 			p, ran := r.p.Prefill(t.Context(), id, tt.check)
 			if ran != tt.ran {
 				t.Fatalf("ran %v, want %v (%+v)", ran, tt.ran, p)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"omniroute/backend/connprobe"
+	"omniroute/backend/providers"
 	"omniroute/backend/store"
 	"omniroute/tests/fakeupstream"
 )
@@ -53,7 +54,7 @@ func TestRunDecides(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		provider string
+		wire     providers.Format
 		models   string // listed by hand
 		faults   []fakeupstream.Fault
 		upModels []string // the upstream's list (nil: the fake's default)
@@ -67,48 +68,48 @@ func TestRunDecides(t *testing.T) {
 		modelsError, completedOn string
 		completions              int
 	}{
-		{name: "a working key", provider: chatProvider, models: `["` + model + `"]`,
+		{name: "a working key", wire: providers.FormatOpenAI, models: `["` + model + `"]`,
 			ok: true, state: connprobe.Serving, reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"ok", 0}, comp: step{"ok", 200},
 			testStatus: "active", completedOn: model, completions: 1},
-		{name: "a rejected key", provider: chatProvider, models: `["` + model + `"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 401}},
+		{name: "a rejected key", wire: providers.FormatOpenAI, models: `["` + model + `"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 401}},
 			rejected: true, state: connprobe.KeyRejected, warning: "the provider rejected this key (401",
 			reach: step{"ok", 0}, auth: step{"failed", 401}, list: step{"failed", 401}, comp: step{"failed", 401},
 			testStatus: connprobe.KeyRejected, errorCode: "KEY_REJECTED", modelsError: "x", completedOn: model, completions: 1},
-		{name: "a forbidden completion after a listed model list", provider: chatProvider,
+		{name: "a forbidden completion after a listed model list", wire: providers.FormatOpenAI,
 			faults:   []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 403, Models: []string{model}}},
 			rejected: true, state: connprobe.KeyRejected, warning: "the provider rejected this key (403",
 			reach: step{"ok", 0}, auth: step{"failed", 403}, list: step{"ok", 0}, comp: step{"failed", 403},
 			testStatus: connprobe.KeyRejected, errorCode: "KEY_REJECTED", completedOn: model, completions: 1},
-		{name: "a model list refused, the completion passing", provider: chatProvider, models: `["` + model + `"]`,
+		{name: "a model list refused, the completion passing", wire: providers.FormatOpenAI, models: `["` + model + `"]`,
 			faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 401, Times: 1}},
 			ok:     true, state: connprobe.Serving, reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"failed", 401}, comp: step{"ok", 200},
 			testStatus: "active", modelsError: "x", completedOn: model, completions: 1},
-		{name: "a URL answering 404 to both", provider: messagesProvider, models: `["claude-fake"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 404}},
+		{name: "a URL answering 404 to both", wire: providers.FormatAnthropic, models: `["claude-fake"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 404}},
 			state: connprobe.EndpointNotFound, warning: "this URL answers 404: check the base URL (claude-fake at http://127.0.0.1:",
 			reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"failed", 404}, comp: step{"failed", 404},
 			testStatus: connprobe.EndpointNotFound, errorCode: "ENDPOINT_NOT_FOUND", modelsError: "x", completedOn: "claude-fake", completions: 1},
-		{name: "a model the upstream does not serve", provider: chatProvider, models: `["` + model + `"]`,
+		{name: "a model the upstream does not serve", wire: providers.FormatOpenAI, models: `["` + model + `"]`,
 			faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 404, Models: []string{model}}},
 			reach:  step{"ok", 0}, auth: step{"ok", 0}, list: step{"ok", 0}, comp: step{"failed", 404},
 			testStatus: "active", completedOn: model, completions: 1},
-		{name: "a redirect", provider: chatProvider, models: `["` + model + `"]`,
+		{name: "a redirect", wire: providers.FormatOpenAI, models: `["` + model + `"]`,
 			faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 302, Headers: map[string]string{"Location": "/login"}}},
 			reach:  step{"ok", 0}, auth: step{"failed", 302}, list: step{"failed", 302}, comp: step{"failed", 302},
 			testStatus: "active", modelsError: "x", completedOn: model, completions: 1},
-		{name: "a server error", provider: chatProvider, models: `["` + model + `"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 500}},
+		{name: "a server error", wire: providers.FormatOpenAI, models: `["` + model + `"]`, faults: []fakeupstream.Fault{{Mode: fakeupstream.ModeStatus, Status: 500}},
 			reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"failed", 500}, comp: step{"failed", 500},
 			testStatus: "active", modelsError: "x", completedOn: model, completions: 1},
-		{name: "nothing listening", provider: chatProvider, models: `["` + model + `"]`, closed: true,
+		{name: "nothing listening", wire: providers.FormatOpenAI, models: `["` + model + `"]`, closed: true,
 			state: connprobe.Unreachable, warning: "the upstream could not be reached: ",
 			reach: step{"failed", 0}, auth: step{"skipped", 0}, list: step{"failed", 0}, comp: step{"skipped", 0},
 			testStatus: "active", modelsError: "x"},
-		{name: "no model served yet", provider: chatProvider, upModels: []string{},
+		{name: "no model served yet", wire: providers.FormatOpenAI, upModels: []string{},
 			reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"failed", 0}, comp: step{"skipped", 0},
 			testStatus: "active", modelsError: "x"},
-		{name: "a chat model before embeddings", provider: chatProvider, upModels: []string{"text-embedding-3-small", "whisper-1", model},
+		{name: "a chat model before embeddings", wire: providers.FormatOpenAI, upModels: []string{"text-embedding-3-small", "whisper-1", model},
 			ok: true, state: connprobe.Serving, reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"ok", 0}, comp: step{"ok", 200},
 			testStatus: "active", completedOn: model, completions: 1},
-		{name: "a passing check lifts key_rejected", provider: chatProvider, models: `["` + model + `"]`, edit: rejected,
+		{name: "a passing check lifts key_rejected", wire: providers.FormatOpenAI, models: `["` + model + `"]`, edit: rejected,
 			ok: true, state: connprobe.Serving, reach: step{"ok", 0}, auth: step{"ok", 0}, list: step{"ok", 0}, comp: step{"ok", 200},
 			testStatus: "active", completedOn: model, completions: 1},
 	}
@@ -130,7 +131,7 @@ func TestRunDecides(t *testing.T) {
 			if models == "" {
 				models = "[]"
 			}
-			id := r.conn(tt.provider, key, base, models, tt.edit)
+			id := r.conn(tt.wire, key, base, models, tt.edit)
 			ch, _ := r.run(id)
 			st := steps(ch)
 			if ch.OK != tt.ok || ch.Rejected != tt.rejected || ch.State != tt.state || !strings.HasPrefix(ch.Warning, tt.warning) || (tt.warning == "") != (ch.Warning == "") {
@@ -165,7 +166,7 @@ func TestRunDecides(t *testing.T) {
 // models are listed by hand asks GET /models without storing its answer.
 func TestRunKeepsAHandListUnstored(t *testing.T) {
 	r := newRig(t)
-	id := r.conn(chatProvider, "key-1", "", `["gpt-4o-mini"]`, nil)
+	id := r.conn(providers.FormatOpenAI, "key-1", "", `["gpt-4o-mini"]`, nil)
 	ch, res, err := r.p.Run(t.Context(), id, false)
 	if err != nil || !ch.OK || len(res.Models) == 0 {
 		t.Fatalf("check %+v, %d listed, %v", ch, len(res.Models), err)
@@ -184,7 +185,7 @@ func TestRunRedactsTheKey(t *testing.T) {
 	r := newRig(t)
 	const key = "sk-secret-key-0123456789"
 	r.up.AddFault(key, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + key + `"}}`})
-	id := r.conn(chatProvider, key, "", `["gpt-4o-mini"]`, nil)
+	id := r.conn(providers.FormatOpenAI, key, "", `["gpt-4o-mini"]`, nil)
 	ch, _ := r.run(id)
 	for _, s := range ch.Steps {
 		if strings.Contains(s.Message, key) {
