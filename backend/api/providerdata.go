@@ -1,62 +1,8 @@
 package api
 
 import (
-	"errors"
-	"strings"
-
-	"omniroute/backend/errs"
 	"omniroute/backend/providers"
-	"omniroute/backend/store"
 )
-
-// applyProviderData runs the provider module's providerSpecificData schema
-// on a saved object: its field-precise refusals become 400s, its sealed
-// API key replaces the connection's. It returns the object to store.
-func (a *API) applyProviderData(schema *providers.DataSchema, row *store.Connection, raw string) (string, error) {
-	out, err := schema.Apply(providers.DataInput{Raw: raw, Stored: row.ProviderSpecificData, Seal: a.Box.Seal, Home: a.home})
-	if err != nil {
-		return "", fieldError(err, schema)
-	}
-	if out.APIKeySealed != "" {
-		row.APIKeyEnc = out.APIKeySealed
-	}
-	return out.Data, nil
-}
-
-// checkCredential runs a provider module's credential check on a saved
-// connection: the apiKey (plain when given in this edit, else the stored
-// one) against the providerSpecificData, which it may complete. schema
-// words its refusals (nil: none).
-func (a *API) checkCredential(check func(providers.KeyCheck) (string, error), schema *providers.DataSchema, row *store.Connection, plainKey *string) error {
-	key := ""
-	if plainKey != nil {
-		key = strings.TrimSpace(*plainKey)
-	} else if row.APIKeyEnc != "" {
-		k, err := a.Box.Open(row.APIKeyEnc)
-		if err != nil {
-			return err
-		}
-		key = k
-	}
-	data, err := check(providers.KeyCheck{Key: key, Data: row.ProviderSpecificData})
-	if err != nil {
-		return fieldError(err, schema)
-	}
-	row.ProviderSpecificData = data
-	return nil
-}
-
-// fieldError is a provider module's refusal as the API's 400 (other errors
-// pass): its stable code, the field's path as param, and a message in the
-// user's words, naming the field by its form label (DataSchema.UserWords):
-// the dashboard shows it under that field.
-func fieldError(err error, schema *providers.DataSchema) error {
-	var fe *providers.FieldError
-	if errors.As(err, &fe) {
-		return errs.New(errs.Invalid, fe.Code, "%s", schema.UserWords(fe.Message)).WithParam(fe.Field)
-	}
-	return err
-}
 
 // dataField is one providerSpecificData field as GET /api/providers/catalog
 // shows it: a connection form is rendered from these (the keys after doc

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"omniroute/backend/connprobe"
 	"omniroute/backend/errs"
 	"omniroute/backend/health"
 	"omniroute/backend/httpx"
@@ -99,7 +100,7 @@ func (a *API) listCooldowns(w http.ResponseWriter, r *http.Request) {
 			status, remaining = "unreachable", 0
 		}
 		f := routing.CooldownFields(st)
-		f.TestStatus = reachedStatus(f.TestStatus, c.Reach())
+		f.TestStatus = connprobe.TestStatus(f.TestStatus, c.Reach())
 		item := map[string]any{"id": c.ID, "provider": c.Provider.ID, "name": c.Name, "authType": c.AuthType,
 			"status": status, "testStatus": f.TestStatus, "rateLimitedUntil": rfc3339(f.RateLimitedUntil),
 			"cooldownRemainingMs": remaining.Milliseconds(), "backoffLevel": st.BackoffLevel, "errorCode": st.ErrorCode,

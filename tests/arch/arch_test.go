@@ -158,6 +158,12 @@ func layers() []layer {
 		// The one list of provider modules: the catalogue and every provider folder.
 		{"backend/providers/registry", append([]string{"backend/providers", "backend/providers/azure", "backend/providers/bedrock", "backend/providers/claude", "backend/providers/codeassist", "backend/providers/codex", "backend/providers/copilot", "backend/providers/ollama", "backend/providers/openrouter", "backend/providers/vertex"}, rowModules()...), []string{"gorm.io", "github.com/gorilla", "net/http"}},
 		{"backend/providers/providerstest", nil, []string{"gorm.io", "github.com/gorilla"}},
+		// A connection's fields as a create or an edit sends them, checked onto its row (the API decodes and maps errors to HTTP).
+		{"backend/providers/connfields", []string{"backend/errs", "backend/health", "backend/providers", "backend/providers/discovery", "backend/redact",
+			"backend/resilience/cooldown", "backend/routing", "backend/store"}, []string{"gorm.io", "github.com/gorilla", "net/http"}},
+		// The connection check (discovery, the one-token completion, the prefill probe): under the API, over the gateway's executors.
+		{"backend/connprobe", []string{"backend/clock", "backend/gateway", "backend/health", "backend/prefillcap", "backend/providers", "backend/providers/discovery",
+			"backend/redact", "backend/resilience/breaker", "backend/resilience/cooldown", "backend/routing", "backend/store"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/providers/openai", []string{"backend/providers"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/update", []string{"backend/clock"}, []string{"gorm.io", "github.com/gorilla"}},
 		{"backend/words", nil, []string{"gorm.io", "github.com/gorilla", "net/http"}},

@@ -40,7 +40,7 @@ func folderProviders() []folderProvider {
 			fixtures: []string{"backend/server/family_test.go", "backend/server/azure_test.go",
 				"backend/redact/url_test.go", "backend/resilience/verdict/classify_test.go", "backend/resilience/rules/rules_test.go"}},
 		{name: "vertex", folder: "vertex",
-			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/api/placeholder_test.go", "backend/resilience/verdict/classify_test.go"}},
+			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/providers/connfields/placeholder_test.go", "backend/resilience/verdict/classify_test.go"}},
 		{name: "codeassist", folder: "codeassist",
 			fixtures: []string{"backend/gateway/embedcodec_test.go", "backend/resilience/rules/engine_test.go"}},
 		{name: "copilot", folder: "copilot",

@@ -1,4 +1,4 @@
-package api
+package connfields
 
 import (
 	"encoding/json"
@@ -21,9 +21,9 @@ func orObject(s string) string {
 	return s
 }
 
-// mergeOverrides applies a PATCH's rateLimitOverrides to the stored object,
+// MergeOverrides applies a PATCH's rateLimitOverrides to the stored object,
 // key by key; a null value removes the key.
-func mergeOverrides(stored string, patch json.RawMessage) (json.RawMessage, error) {
+func MergeOverrides(stored string, patch json.RawMessage) (json.RawMessage, error) {
 	var p map[string]json.RawMessage
 	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
 		return nil, errs.New(errs.Invalid, "INVALID_FIELD", "rateLimitOverrides must be a JSON object").WithParam("rateLimitOverrides")
