@@ -960,21 +960,22 @@ func (a *attemptCtx) relayJSON(resp *http.Response) (*failure, bool) {
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	a.stopTimer()
-	out, text, err := a.codec.response(body, req.body)
+	out, text, top, err := a.codec.response(body, req.body)
 	if err != nil {
 		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
 			Message: "the upstream's answer could not be read: " + err.Error()}, a.r, a.cand)
 		a.finish(v)
 		return &failure{v: v}, false
 	}
-	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
+	top.get(text)
+	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, top.model.String(),
 		"Content-Type", "application/json", "Content-Length", view(strconv.AppendInt(a.clen[:0], int64(len(out)), 10)),
 		"Date", g.httpDate())
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
-	g.served(req, a.cand, http.StatusOK, text)
+	g.served(req, a.cand, http.StatusOK, text, top.usage)
 	return nil, true
 }
 
@@ -1032,14 +1033,16 @@ func noExecutorVerdict(cand routing.Candidate) verdict.Verdict {
 		Message: "this gateway has no executor for " + p.ID + "'s " + string(p.Dialect) + " dialect of the " + string(p.FormatOf(cand.Model)) + " wire"}
 }
 
-func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {
+// served records a served answer in the log row and its bill; usage is
+// body's top-level "usage" (read by the answer check's walk).
+func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string, usage gjson.Result) {
 	req.log.Status = status
 	req.log.ConnectionID = cand.Conn.ID
 	req.log.Provider = cand.Conn.BreakerKey
 	if len(body) == 0 {
 		return
 	}
-	u, x := readUsageBill(gjson.Get(body, "usage")) // one walk for the log and the bill
+	u, x := readUsageBill(usage) // one walk for the log and the bill
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = tokensOf(gjson.Get(body, "prompt_eval_count")), tokensOf(gjson.Get(body, "eval_count"))
 	}
