@@ -464,9 +464,10 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
-		if f != nil {
-			req.round.noteFailure(cand, &f.v)
+		if f == nil {
+			return nil, done, nil // served: nothing to settle (no clock read)
 		}
+		req.round.noteFailure(cand, &f.v)
 		if end := adm.settle(f, done, g.clk.Now()); end != nil {
 			return end, false, nil
 		}
@@ -691,6 +692,9 @@ type attemptCtx struct {
 	clen   [20]byte
 	// callStore backs the upstream request's URL, header values and body reader.
 	callStore providers.CallStorage
+	// answeredAt is when the upstream's answer headers arrived (call): the
+	// time its rate windows and quota headers are read at.
+	answeredAt time.Time
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {
@@ -726,7 +730,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return a.upstreamFailure(resp), false
 	}
-	observeQuota(ticket, resp.Header, g.clk.Now())
+	observeQuota(ticket, resp.Header, a.answeredAt)
 	if req.stream && isEventStream(resp) {
 		if a.hdrShort > 0 {
 			a.headersIn()
@@ -811,7 +815,8 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 	if err != nil {
 		return nil, a.transportFailure(err)
 	}
-	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.g.clk.Now())
+	a.answeredAt = a.g.clk.Now() // the answer's headers arrived: its windows and quota are read at this time
+	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.answeredAt)
 	if a.req.cap != nil {
 		a.captureAnswer(resp)
 	}
