@@ -162,3 +162,24 @@ func BenchmarkAdmit(b *testing.B) {
 		a.release()
 	}
 }
+
+// BenchmarkAdmitProtected: the same on a protected connection (its queue:
+// every API-key connection's, autoEnableApiKeyProviders), which goes
+// straight through: no wait, no pacing.
+func BenchmarkAdmitProtected(b *testing.B) {
+	g := benchGateway()
+	g.clk = clock.Real{}
+	conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
+	conn.Limits.Protection = true
+	cand := routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}
+	plan := &routing.Plan{}
+	var slot admission
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := g.admit(context.Background(), plan, cand, &slot)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.release()
+	}
+}
