@@ -42,7 +42,7 @@ func (a *API) proxies() forwarded.Proxies {
 	if a.Settings == nil {
 		return forwarded.Proxies{}
 	}
-	p, _ := forwarded.Parse(a.Settings.General().TrustedProxies)
+	p, _ := forwarded.Parse(a.Settings.GeneralRef().TrustedProxies) // the settings read, not copied (every client request asks)
 	return p
 }
 

@@ -195,7 +195,15 @@ func (g *Gateway) admit(ctx context.Context, plan *routing.Plan, cand routing.Ca
 //go:noinline
 func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Candidate, names *keyNames, keys []gate.Key, failOpen bool) (*admission, error) {
 	start := g.clk.Now()
-	defer func() { a.queued = g.clk.Now().Sub(start) }()
+	// waited: something that may block ran (a team statement, the gate's
+	// wait, pacing). Until then the time is still start: no clock is read,
+	// and a request that went straight through queued 0.
+	waited := false
+	defer func() {
+		if waited {
+			a.queued = g.clk.Now().Sub(start)
+		}
+	}()
 	deadline := start.Add(a.settings.MaxWait)
 	if a.protected {
 		a.q = g.queues.For(names.queue)
@@ -204,6 +212,7 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 		}
 		defer a.q.Leave()
 		if g.team != nil && a.settings.MaxDepth > 0 {
+			waited = true
 			leave, err := g.teamQueue(ctx, cand, a.settings.MaxDepth, start)
 			if err != nil {
 				return a, err
@@ -230,6 +239,7 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 	if g.gate.TryAcquireInto(&a.held, keys) {
 		permit = &a.held
 	} else {
+		waited = true
 		permit, err = g.waitGate(ctx, a, keys, maxWaiting, deadline)
 	}
 	switch {
@@ -244,6 +254,9 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 		return a, ctx.Err()
 	default:
 		return a, gateError(err, a.protected, a.settings.MaxWait)
+	}
+	if g.team != nil && (keys[2].Limit > 0 || keys[3].Limit > 0) && a.permit != nil {
+		waited = true // a team-wide slot's statement
 	}
 	if g.team != nil && keys[2].Limit > 0 && keys[3].Limit > 0 && a.permit != nil {
 		// Both limits: both slots in one statement, both or neither.
@@ -260,9 +273,15 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 		}
 	}
 	if a.protected {
-		now := g.clk.Now()
+		now := start
+		if waited {
+			now = g.clk.Now()
+		}
 		paused := a.q.PausedUntil().After(now)
-		waited, err := g.pace(ctx, a, cand, now, deadline)
+		paced, err := g.pace(ctx, a, cand, now, deadline)
+		if err != nil || paced > 0 || g.team != nil {
+			waited = true
+		}
 		if err != nil {
 			a.release()
 			a.permit = nil
@@ -271,7 +290,7 @@ func (g *Gateway) admitWait(ctx context.Context, a *admission, cand routing.Cand
 			}
 			return a, queueError(err)
 		}
-		if waited > 0 && a.reason == "" {
+		if paced > 0 && a.reason == "" {
 			a.reason = "pacing (requestsPerMinute / minTimeMs)"
 			if paused {
 				a.reason = "paused by the upstream's retry hint"

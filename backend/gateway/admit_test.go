@@ -80,16 +80,17 @@ type countingClock struct {
 func (c *countingClock) Now() time.Time { c.reads++; return c.Fake.Now() }
 
 // An unprotected connection with a free gate slot is admitted without
-// reading the clock (nothing waited: queued 0); a protected one still times
-// its queue passage for the request log.
+// reading the clock (nothing waited: queued 0); a protected one reads it
+// once, for its wait budget's deadline, and, going straight through (no
+// wait, no pacing), paces at that time and queued 0 without a second read.
 func TestAdmitFreeSlotReadsNoClock(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		protected bool
-		minReads  int
+		reads     int
 	}{
 		{"unprotected, free slot", false, 0},
-		{"protected", true, 2},
+		{"protected", true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &countingClock{Fake: *clock.NewFake(time.Unix(1_000, 0))}
@@ -105,13 +106,42 @@ func TestAdmitFreeSlotReadsNoClock(t *testing.T) {
 			if a.permit == nil || a.queued != 0 || a.reason != "" {
 				t.Fatalf("admission: permit %v, queued %v, reason %q", a.permit, a.queued, a.reason)
 			}
-			if tc.minReads == 0 && clk.reads != 0 || clk.reads < tc.minReads {
-				t.Fatalf("%d clock reads, want %d or more (none for the free slot)", clk.reads, tc.minReads)
+			if clk.reads != tc.reads {
+				t.Fatalf("%d clock reads, want %d", clk.reads, tc.reads)
 			}
 			if st := g.gate.Get(AccountKey(conn.ID)); st.InFlight != 1 {
 				t.Fatalf("gate in flight %d, want 1", st.InFlight)
 			}
 		})
+	}
+}
+
+// A protected connection's admission that waited (its pacing turn) still
+// times the wait for the request log: the second of two admissions 30 ms
+// apart (minTimeMs) queues about that long, the first queued 0.
+func TestAdmitPacedWaitIsTimed(t *testing.T) {
+	g := benchGateway()
+	g.clk = clock.Real{} // the pacing waits on a real timer
+	conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
+	conn.Limits.Protection = true
+	minTime := int64(30)
+	conn.Limits.Queue.MinTimeMs = &minTime
+	cand := routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}
+	first, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.release()
+	second, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.release()
+	if first.queued != 0 {
+		t.Errorf("the first admission queued %v, want 0 (its turn was free)", first.queued)
+	}
+	if second.queued < 20*time.Millisecond || second.reason == "" {
+		t.Errorf("the paced admission queued %v (reason %q), want about 30ms and a reason", second.queued, second.reason)
 	}
 }
 
@@ -121,6 +151,27 @@ func BenchmarkAdmit(b *testing.B) {
 	g := benchGateway()
 	g.clk = clock.Real{}
 	cand := routing.Candidate{Conn: &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}, Model: "gpt-4o-mini"}
+	plan := &routing.Plan{}
+	var slot admission
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := g.admit(context.Background(), plan, cand, &slot)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.release()
+	}
+}
+
+// BenchmarkAdmitProtected: the same on a protected connection (its queue:
+// every API-key connection's, autoEnableApiKeyProviders), which goes
+// straight through: no wait, no pacing.
+func BenchmarkAdmitProtected(b *testing.B) {
+	g := benchGateway()
+	g.clk = clock.Real{}
+	conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
+	conn.Limits.Protection = true
+	cand := routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}
 	plan := &routing.Plan{}
 	var slot admission
 	b.ReportAllocs()

@@ -77,11 +77,12 @@ func TestHotPathPieceAllocations(t *testing.T) {
 			req.releaseBody()
 		}},
 		{"answer check and usage", 0, func() {
-			_, text, err := codec.response(answer, chatBody)
+			_, text, top, err := codec.response(answer, chatBody)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.served(served, cand, http.StatusOK, text)
+			top.get(text)
+			g.served(served, cand, http.StatusOK, text, top.usage)
 		}},
 		{"served headers", 0, func() {
 			setServedHeaders(h, &vals, cand, 1, "gpt-4o-mini", "Content-Type", "application/json", "Content-Length", "312")

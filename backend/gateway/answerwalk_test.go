@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -101,16 +102,47 @@ var answerCases = []string{
 	`[{"choices":[]}]`,
 	`"choices"`,
 	`{"ch\u006fices":[],"\u0074ype":"message","obj\u0065ct":"response"}`,
+	`{"model":"first","choices":[],"model":"second","usage":{"prompt_tokens":2},"usage":null}`,
+	`{"m\u006fdel":"escaped","choices":[],"us\u0061ge":{"completion_tokens":3}}`,
+	`{"choices":[{"model":"inner","usage":{"prompt_tokens":9}}],"type":"message","object":"response"}`,
+	`{"usage":{"prompt_tokens":1,"completion_tokens":2},"model":"gpt-4o-mini","type":"message","choices":[]}`,
 	`{}`,
 }
 
+// checkAnswerWalk is codec.checkAnswer's verdict, and a mismatch ("" when
+// none) between the model and usage its walk read and a Get of each.
+func checkAnswerWalk(up translate.Format, a string) (ok bool, mismatch string) {
+	var top answerTop
+	ok = (codec{client: up, upstream: up}).checkAnswer([]byte(a), a, &top) == nil
+	if !ok {
+		return false, ""
+	}
+	if !top.read {
+		return ok, "the walk did not mark model and usage read"
+	}
+	for _, m := range []struct {
+		name      string
+		walk, get gjson.Result
+	}{{"model", top.model, gjson.Get(a, "model")}, {"usage", top.usage, gjson.Get(a, "usage")}} {
+		if m.walk.Raw != m.get.Raw || m.walk.Exists() != m.get.Exists() || m.walk.String() != m.get.String() {
+			return ok, fmt.Sprintf("%s: walk %q, Get %q", m.name, m.walk.Raw, m.get.Raw)
+		}
+	}
+	return ok, ""
+}
+
 // TestCheckAnswerWalkIsTheGets: the one walk over an answer's top level
-// accepts and refuses what a Get per member did, in every upstream format.
+// accepts and refuses what a Get per member did, in every upstream format,
+// and reads the model and usage a Get of each reads.
 func TestCheckAnswerWalkIsTheGets(t *testing.T) {
 	for _, up := range []translate.Format{translate.Chat, translate.Messages, translate.Responses} {
 		for _, a := range answerCases {
-			if got, want := (codec{client: up, upstream: up}).checkAnswer([]byte(a), a) == nil, checkAnswerByGet(up, a); got != want {
+			got, mismatch := checkAnswerWalk(up, a)
+			if want := checkAnswerByGet(up, a); got != want {
 				t.Errorf("%v %s: accepted %v, a Get per member %v", up, a, got, want)
+			}
+			if mismatch != "" {
+				t.Errorf("%v %s: %s", up, a, mismatch)
 			}
 		}
 	}
@@ -127,8 +159,12 @@ func FuzzCheckAnswer(f *testing.F) {
 			return
 		}
 		up := formats[int(which)%len(formats)]
-		if got, want := (codec{client: up, upstream: up}).checkAnswer([]byte(a), a) == nil, checkAnswerByGet(up, a); got != want {
+		got, mismatch := checkAnswerWalk(up, a)
+		if want := checkAnswerByGet(up, a); got != want {
 			t.Fatalf("%v %s: accepted %v, a Get per member %v", up, a, got, want)
+		}
+		if mismatch != "" {
+			t.Fatalf("%v %s: %s", up, a, mismatch)
 		}
 	})
 }

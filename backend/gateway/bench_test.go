@@ -148,12 +148,13 @@ func BenchmarkRelayJSONChecks(b *testing.B) {
 	cand := routing.Candidate{Conn: &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}, Model: "gpt-4o-mini"}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, text, err := c.response(body, chatBody)
+		_, text, top, err := c.response(body, chatBody)
 		if err != nil {
 			b.Fatal(err)
 		}
 		req := &request{}
-		g.served(req, cand, http.StatusOK, text)
+		top.get(text)
+		g.served(req, cand, http.StatusOK, text, top.usage)
 		if req.log.CompletionTokens != 5 {
 			b.Fatalf("usage %+v", req.log)
 		}

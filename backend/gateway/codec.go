@@ -215,7 +215,7 @@ var errBadAnswer = errors.New("the upstream's 2xx answer is not a complete respo
 // checkAnswer rejects a same-format 2xx body that is truncated, an error
 // object in disguise, or not the answer shape, so the attempt fails over
 // instead of reaching the client as a success.
-func (c codec) checkAnswer(body []byte, text string) error {
+func (c codec) checkAnswer(body []byte, text string, top *answerTop) error {
 	if !jsonv.Valid(body) {
 		return errBadAnswer
 	}
@@ -236,12 +236,17 @@ func (c codec) checkAnswer(body []byte, text string) error {
 	}
 	root := gjson.Parse(text)
 	var errField, kind gjson.Result
+	top.read = true
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch {
 		case k.Str == "error" && !errField.Exists():
 			errField = v
 		case k.Str == shape && !kind.Exists():
 			kind = v
+		case k.Str == "model" && !top.model.Exists():
+			top.model = v
+		case k.Str == "usage" && !top.usage.Exists():
+			top.usage = v
 		}
 		return true
 	})
@@ -281,18 +286,38 @@ func truncateMsg(s string) string {
 // out as a string (a view of it when out is body, else one copy) that every
 // later read of the answer (the check, its model, its usage) goes through,
 // where each gjson.GetBytes would copy again.
-func (c codec) response(body, clientReq []byte) (out []byte, text string, err error) {
+//
+// top is the answer's top-level "model" and "usage" when the check's walk
+// read them (a same-format answer: one walk for the check, the served
+// model's header and the usage); else top.read is false and they are Gets
+// of text (answerTop.get).
+func (c codec) response(body, clientReq []byte) (out []byte, text string, top answerTop, err error) {
 	if c.passthrough() {
 		text = view(body) // body is the answer as read, never modified
-		if err := c.checkAnswer(body, text); err != nil {
-			return nil, "", err
+		if err := c.checkAnswer(body, text, &top); err != nil {
+			return nil, "", answerTop{}, err
 		}
-		return body, text, nil
+		return body, text, top, nil
 	}
 	if out, err = c.translateResponse(body, clientReq); err != nil {
-		return nil, "", err
+		return nil, "", answerTop{}, err
 	}
-	return out, view(out), nil // out is the gateway's own, never modified either
+	return out, view(out), top, nil // out is the gateway's own, never modified either
+}
+
+// answerTop is what the gateway reads of a JSON answer's top level besides
+// the check: the model it names and its usage object, the first of a
+// repeated key (as a gjson Get reads it).
+type answerTop struct {
+	model, usage gjson.Result
+	read         bool // the check's walk read them: absent means absent
+}
+
+// get fills top from text when the check's walk did not (a translated answer).
+func (top *answerTop) get(text string) {
+	if !top.read {
+		top.model, top.usage, top.read = gjson.Get(text, "model"), gjson.Get(text, "usage"), true
+	}
 }
 
 // view is b as a string without a copy. Only for bytes nobody modifies while

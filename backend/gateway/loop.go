@@ -464,9 +464,10 @@ func (g *Gateway) tryTarget(w http.ResponseWriter, r *http.Request, req *request
 			}
 		}
 		f, done := g.attempt(w, r, req, cand, ticket)
-		if f != nil {
-			req.round.noteFailure(cand, &f.v)
+		if f == nil {
+			return nil, done, nil // served: nothing to settle (no clock read)
 		}
+		req.round.noteFailure(cand, &f.v)
 		if end := adm.settle(f, done, g.clk.Now()); end != nil {
 			return end, false, nil
 		}
@@ -691,6 +692,9 @@ type attemptCtx struct {
 	clen   [20]byte
 	// callStore backs the upstream request's URL, header values and body reader.
 	callStore providers.CallStorage
+	// answeredAt is when the upstream's answer headers arrived (call): the
+	// time its rate windows and quota headers are read at.
+	answeredAt time.Time
 }
 
 func (a *attemptCtx) finish(v verdict.Verdict) {
@@ -726,7 +730,7 @@ func (g *Gateway) attempt(w http.ResponseWriter, r *http.Request, req *request, 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return a.upstreamFailure(resp), false
 	}
-	observeQuota(ticket, resp.Header, g.clk.Now())
+	observeQuota(ticket, resp.Header, a.answeredAt)
 	if req.stream && isEventStream(resp) {
 		if a.hdrShort > 0 {
 			a.headersIn()
@@ -811,7 +815,8 @@ func (a *attemptCtx) call() (*http.Response, *failure) {
 	if err != nil {
 		return nil, a.transportFailure(err)
 	}
-	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.g.clk.Now())
+	a.answeredAt = a.g.clk.Now() // the answer's headers arrived: its windows and quota are read at this time
+	observeWindows(a.ticket, a.cand.Conn, resp.Header, a.answeredAt)
 	if a.req.cap != nil {
 		a.captureAnswer(resp)
 	}
@@ -967,21 +972,22 @@ func (a *attemptCtx) relayJSON(resp *http.Response) (*failure, bool) {
 		return &failure{v: v, clientGone: v.Kind == verdict.KindClientCanceled}, false
 	}
 	a.stopTimer()
-	out, text, err := a.codec.response(body, req.body)
+	out, text, top, err := a.codec.response(body, req.body)
 	if err != nil {
 		v := redacted(verdict.Verdict{Kind: verdict.KindServer, Scope: verdict.ScopeExact, Failover: true, Code: "UPSTREAM_BAD_RESPONSE",
 			Message: "the upstream's answer could not be read: " + err.Error()}, a.r, a.cand)
 		a.finish(v)
 		return &failure{v: v}, false
 	}
-	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, gjson.Get(text, "model").String(),
+	top.get(text)
+	setServedHeaders(a.w.Header(), &a.served, a.cand, req.earlierAttempts+len(req.attempts)+1, top.model.String(),
 		"Content-Type", "application/json", "Content-Length", view(strconv.AppendInt(a.clen[:0], int64(len(out)), 10)),
 		"Date", g.httpDate())
 	g.armWrite(a.w)
 	a.w.WriteHeader(http.StatusOK)
 	_, _ = a.w.Write(out)
 	a.finish(verdict.Verdict{Kind: verdict.KindSuccess, Status: resp.StatusCode})
-	g.served(req, a.cand, http.StatusOK, text)
+	g.served(req, a.cand, http.StatusOK, text, top.usage)
 	return nil, true
 }
 
@@ -1039,14 +1045,16 @@ func noExecutorVerdict(cand routing.Candidate) verdict.Verdict {
 		Message: "this gateway has no executor for " + p.ID + "'s " + string(p.Dialect) + " dialect of the " + string(p.FormatOf(cand.Model)) + " wire"}
 }
 
-func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string) {
+// served records a served answer in the log row and its bill; usage is
+// body's top-level "usage" (read by the answer check's walk).
+func (g *Gateway) served(req *request, cand routing.Candidate, status int, body string, usage gjson.Result) {
 	req.log.Status = status
 	req.log.ConnectionID = cand.Conn.ID
 	req.log.Provider = cand.Conn.BreakerKey
 	if len(body) == 0 {
 		return
 	}
-	u, x := readUsageBill(gjson.Get(body, "usage")) // one walk for the log and the bill
+	u, x := readUsageBill(usage) // one walk for the log and the bill
 	if translate.IsOllama(req.format) && u == (usageCounts{}) {
 		u.in, u.out = tokensOf(gjson.Get(body, "prompt_eval_count")), tokensOf(gjson.Get(body, "eval_count"))
 	}

@@ -74,7 +74,7 @@ func TestUsageCountsAreClamped(t *testing.T) {
 		{translate.OllamaChat, `{"prompt_eval_count":-50,"eval_count":9223372036854775807}`},
 	} {
 		req := &request{format: c.format}
-		g.served(req, cand, http.StatusOK, c.body)
+		g.served(req, cand, http.StatusOK, c.body, gjson.Get(c.body, "usage"))
 		if req.log.PromptTokens != 0 || req.log.CompletionTokens != most || req.round.bill.usage.Output != most {
 			t.Errorf("%s: log %d/%d, bill %+v", c.format, req.log.PromptTokens, req.log.CompletionTokens, req.round.bill.usage)
 		}
@@ -166,12 +166,13 @@ func TestJSONAnswerWithoutUsageIsChargedItsText(t *testing.T) {
 		Provider: providers.Provider{ID: "openai-compatible", Format: providers.FormatOpenAI}}, Model: "m"}
 	text := strings.Repeat("abcd", 100)
 	req := &request{format: translate.Chat}
-	g.served(req, cand, http.StatusOK, `{"choices":[{"message":{"role":"assistant","content":"`+text+`"}}]}`)
+	g.served(req, cand, http.StatusOK, `{"choices":[{"message":{"role":"assistant","content":"`+text+`"}}]}`, gjson.Result{})
 	if want := len(text) + len("assistant"); req.relayed != want {
 		t.Fatalf("relayed %d bytes, want %d", req.relayed, want)
 	}
 	with := &request{format: translate.Chat}
-	g.served(with, cand, http.StatusOK, `{"choices":[{"message":{"content":"`+text+`"}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`)
+	answer := `{"choices":[{"message":{"content":"` + text + `"}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`
+	g.served(with, cand, http.StatusOK, answer, gjson.Get(answer, "usage"))
 	if with.relayed != 0 {
 		t.Fatalf("an answer with its usage: relayed %d, want 0 (not walked)", with.relayed)
 	}

@@ -46,6 +46,11 @@ func (k *Info) Refusal(nowMs int64) *errs.Error {
 	return nil
 }
 
+// Timed reports whether Refusal depends on the time (an expiry, or a
+// replaced secret's grace period); an untimed key is never refused by it, so
+// the request edge reads no clock for it.
+func (k *Info) Timed() bool { return k.Previous || k.ExpiresAtMs > 0 }
+
 // Keyring maps client key hashes to keys; the hot path never reads the database.
 type Keyring struct {
 	mu     sync.RWMutex

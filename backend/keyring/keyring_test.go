@@ -51,3 +51,30 @@ func TestLoadLookupAndRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedKeys: a key is timed exactly when Refusal can refuse it at some
+// time (an expiry, a replaced secret): an untimed one is never refused, so
+// the request edge reads no clock for it.
+func TestTimedKeys(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		key   Info
+		timed bool
+	}{
+		{"no expiry", Info{Name: "a"}, false},
+		{"expiry", Info{Name: "b", ExpiresAtMs: 5_000}, true},
+		{"replaced secret", Info{Name: "c", Previous: true, PrevUntilMs: 2_000}, true},
+		{"replaced secret, grace over at 0", Info{Name: "d", Previous: true}, true},
+	} {
+		if got := c.key.Timed(); got != c.timed {
+			t.Errorf("%s: Timed %v, want %v", c.name, got, c.timed)
+		}
+		refused := false
+		for _, now := range []int64{-1, 0, 1_999, 2_000, 4_999, 5_000, 1 << 62} {
+			refused = refused || c.key.Refusal(now) != nil
+		}
+		if refused != c.timed {
+			t.Errorf("%s: refused at some time %v, Timed %v", c.name, refused, c.timed)
+		}
+	}
+}

@@ -51,3 +51,22 @@ func TestSuccessfulFinishReadsTheClockTwice(t *testing.T) {
 		t.Fatalf("reach after a transport failure = %+v, want one miss since %v", r, clk.Fake.Now())
 	}
 }
+
+// A plan checks its candidates at the time it read for them: one read for
+// the plan and its checks (the breaker keeps its own), not one more per
+// candidate.
+func TestPlanChecksAtItsOwnRead(t *testing.T) {
+	clk := &countingClock{Fake: *clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	e := benchEngineOn(t, clk)
+	if _, err := e.Plan(PlanInput{Model: "p0/gpt-4o-mini"}); err != nil { // warm: the registry's first resolve
+		t.Fatal(err)
+	}
+	clk.reads.Store(0)
+	p, err := e.Plan(PlanInput{Model: "p0/gpt-4o-mini"})
+	if err != nil || len(p.Candidates) == 0 {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	if n := clk.reads.Load(); n != 2 {
+		t.Fatalf("a plan of one candidate read the clock %d times, want 2 (the plan's, the breaker's status)", n)
+	}
+}

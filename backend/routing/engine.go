@@ -266,8 +266,11 @@ func (e *Engine) providerCooling(c Candidate) *Exclusion {
 // Check reports whether a candidate is currently excluded, without taking a
 // permit. A target held by a timer of one layer and an open breaker comes
 // back when the later of the two ends: Remaining is that real return.
-func (e *Engine) Check(c Candidate) *Exclusion {
-	x := e.check(c)
+func (e *Engine) Check(c Candidate) *Exclusion { return e.checkAt(c, e.clk.Now()) }
+
+// checkAt is Check at now (a plan checks its candidates at the time it read).
+func (e *Engine) checkAt(c Candidate, now time.Time) *Exclusion {
+	x := e.check(c, now)
 	if x == nil || !x.Transient || !x.Timed() || x.Reason == "circuit_open" {
 		return x
 	}
@@ -279,9 +282,8 @@ func (e *Engine) Check(c Candidate) *Exclusion {
 	return x
 }
 
-// check is Check's first exclusion, layer by layer.
-func (e *Engine) check(c Candidate) *Exclusion {
-	now := e.clk.Now()
+// check is Check's first exclusion, layer by layer, at now.
+func (e *Engine) check(c Candidate, now time.Time) *Exclusion {
 	if x := e.checkConn(c, now); x != nil {
 		return x
 	}

@@ -226,7 +226,7 @@ func (e *Engine) plan(in PlanInput) (Plan, error) {
 		if in.LeaseConnection != "" && c.Conn.ID != in.LeaseConnection {
 			continue
 		}
-		if x := e.Check(c); x != nil {
+		if x := e.checkAt(c, now); x != nil {
 			p.Excluded = append(p.Excluded, *x)
 			continue
 		}
