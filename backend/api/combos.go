@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -20,7 +21,7 @@ import (
 	"omniroute/backend/store"
 )
 
-var comboNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var comboNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`) })
 
 type comboInput struct {
 	Name        *string                `json:"name"`
@@ -104,7 +105,7 @@ func (a *API) applyCombo(row *store.Combo, in comboInput) ([]string, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		name = strings.TrimPrefix(name, "combo/")
-		if !comboNamePattern.MatchString(name) {
+		if !comboNamePattern().MatchString(name) {
 			return nil, errs.New(errs.Invalid, "INVALID_NAME", "name must be 1-64 letters, digits, '.', '_', ':' or '-'").WithParam("name")
 		}
 		if rows, err := a.Store.Combos(); err == nil {

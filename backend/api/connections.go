@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -71,7 +72,7 @@ type connectionInput struct {
 	FlatRate json.RawMessage `json:"flatRate"`
 }
 
-var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+var prefixPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`) })
 
 func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) {
 	type entry struct {
@@ -388,7 +389,7 @@ func (a *API) applyConnectionInput(row *store.Connection, in connectionInput, p 
 	if in.Prefix != nil {
 		v := strings.ToLower(strings.TrimSpace(*in.Prefix))
 		if v != "" {
-			if !prefixPattern.MatchString(v) {
+			if !prefixPattern().MatchString(v) {
 				return errs.New(errs.Invalid, "INVALID_PREFIX", "prefix must be 1-32 lowercase letters, digits, '-' or '_'").WithParam("prefix")
 			}
 			if _, clash := a.Catalog.Lookup(v); clash {
