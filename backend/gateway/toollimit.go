@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -14,7 +15,9 @@ import (
 
 // toolLimitNumber finds the limit an upstream states in its "too many tools"
 // refusal ("at most 128 items", "maximum length 128", "up to 64 tools").
-var toolLimitNumber = regexp.MustCompile(`(?i)(?:at most|maximum length|maximum of|max(?:imum)?|limit(?: is| of)?|up to|不超过|最多)\s*:?\s*(\d{1,5})`)
+var toolLimitNumber = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:at most|maximum length|maximum of|max(?:imum)?|limit(?: is| of)?|up to|不超过|最多)\s*:?\s*(\d{1,5})`)
+})
 
 // toolCount is how many tools the client's request carries (every client
 // format names the array "tools").
@@ -33,7 +36,7 @@ func (g *Gateway) learnToolLimit(v verdict.Verdict, body []byte, cand routing.Ca
 	}
 	sent := req.toolCount()
 	limit := sent - 1
-	if m := toolLimitNumber.FindSubmatch(body); m != nil {
+	if m := toolLimitNumber().FindSubmatch(body); m != nil {
 		if n, err := strconv.Atoi(string(m[1])); err == nil && n < sent {
 			limit = n
 		}

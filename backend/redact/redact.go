@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Mark replaces every credential found.
@@ -88,7 +89,7 @@ type shape struct {
 	lits []string
 	fold bool
 	word bool
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp // compiled on first use (lazyRE)
 	keep bool
 	// opaque: the token (after the label) must hold a digit or one of
 	// -._~+/= — "Bearer" and "Basic" also start English words
@@ -98,30 +99,38 @@ type shape struct {
 
 func lits(l ...string) []string { return l }
 
+// lazyRE compiles expr on its first use, not at start-up: the shapes' and
+// the other packages' patterns were ≈ 0.5 MB of heap compiled by package
+// initialisers before the gateway served anything (docs/BENCHMARKS.md,
+// idle RSS).
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // shapes are the credential shapes removed wherever they appear, in JSON
 // strings, SSE data lines and plain text alike. None matches across a
 // backslash or a quote, so JSON stays valid.
 var shapes = []shape{
-	{lits("bearer"), true, true, regexp.MustCompile(`^(?i)(bearer\s+)[^\s"'\\<>,;()]{8,}`), true, true},
-	{lits("basic"), true, true, regexp.MustCompile(`^(?i)(basic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true, true},
-	{lits("sk-"), false, true, regexp.MustCompile(`^sk-[A-Za-z0-9_-]{12,}`), false, false},                                                                  // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
-	{lits("sk_live_", "sk_test_", "rk_live_", "rk_test_"), false, true, regexp.MustCompile(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false, false},          // Stripe
-	{lits("omt_"), false, true, regexp.MustCompile(`^omt_[A-Za-z0-9_-]{8,}`), false, false},                                                                 // the gateway's management tokens
-	{lits("AIza"), false, false, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{20,}`), false, false},                                                               // Google API keys
-	{lits("ya29."), false, false, regexp.MustCompile(`^ya29\.[0-9A-Za-z_-]{16,}`), false, false},                                                            // Google OAuth access tokens
-	{lits("1//0"), false, true, regexp.MustCompile(`^1//0[0-9A-Za-z_-]{20,}`), false, false},                                                                // Google OAuth refresh tokens
-	{lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), false, true, regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{20,}`), false, false},                            // GitHub tokens
-	{lits("github_pat_"), false, false, regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{20,}`), false, false},                                                  // GitHub fine-grained tokens
-	{lits("glpat-"), false, false, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), false, false},                                                           // GitLab
-	{lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), false, true, regexp.MustCompile(`^xox[abposre]-[A-Za-z0-9-]{10,}`), false, false}, // Slack
-	{lits("hf_"), false, true, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), false, false},                                                                    // Hugging Face
-	{lits("gsk_"), false, true, regexp.MustCompile(`^gsk_[A-Za-z0-9]{20,}`), false, false},                                                                  // Groq
-	{lits("xai-"), false, true, regexp.MustCompile(`^xai-[A-Za-z0-9]{20,}`), false, false},                                                                  // xAI
-	{lits("eyJ"), false, false, regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false, false},                               // JWTs
+	{lits("bearer"), true, true, lazyRE(`^(?i)(bearer\s+)[^\s"'\\<>,;()]{8,}`), true, true},
+	{lits("basic"), true, true, lazyRE(`^(?i)(basic\s+)[A-Za-z0-9+/]{12,}={0,2}`), true, true},
+	{lits("sk-"), false, true, lazyRE(`^sk-[A-Za-z0-9_-]{12,}`), false, false},                                                                  // OpenAI, Anthropic, OpenRouter, DeepSeek, the gateway's sk-omni-
+	{lits("sk_live_", "sk_test_", "rk_live_", "rk_test_"), false, true, lazyRE(`^[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`), false, false},          // Stripe
+	{lits("omt_"), false, true, lazyRE(`^omt_[A-Za-z0-9_-]{8,}`), false, false},                                                                 // the gateway's management tokens
+	{lits("AIza"), false, false, lazyRE(`^AIza[0-9A-Za-z_-]{20,}`), false, false},                                                               // Google API keys
+	{lits("ya29."), false, false, lazyRE(`^ya29\.[0-9A-Za-z_-]{16,}`), false, false},                                                            // Google OAuth access tokens
+	{lits("1//0"), false, true, lazyRE(`^1//0[0-9A-Za-z_-]{20,}`), false, false},                                                                // Google OAuth refresh tokens
+	{lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), false, true, lazyRE(`^gh[pousr]_[A-Za-z0-9]{20,}`), false, false},                            // GitHub tokens
+	{lits("github_pat_"), false, false, lazyRE(`^github_pat_[A-Za-z0-9_]{20,}`), false, false},                                                  // GitHub fine-grained tokens
+	{lits("glpat-"), false, false, lazyRE(`^glpat-[A-Za-z0-9_-]{20,}`), false, false},                                                           // GitLab
+	{lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), false, true, lazyRE(`^xox[abposre]-[A-Za-z0-9-]{10,}`), false, false}, // Slack
+	{lits("hf_"), false, true, lazyRE(`^hf_[A-Za-z0-9]{30,}`), false, false},                                                                    // Hugging Face
+	{lits("gsk_"), false, true, lazyRE(`^gsk_[A-Za-z0-9]{20,}`), false, false},                                                                  // Groq
+	{lits("xai-"), false, true, lazyRE(`^xai-[A-Za-z0-9]{20,}`), false, false},                                                                  // xAI
+	{lits("eyJ"), false, false, lazyRE(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), false, false},                               // JWTs
 	{lits("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"), false, true,
-		regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false, false}, // AWS key ids
+		lazyRE(`^(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`), false, false}, // AWS key ids
 	{lits("api", "key", "token", "access", "auth", "pass", "secret", "client", "sig"), true, true,
-		regexp.MustCompile(`^(?i)((?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true, false},
+		lazyRE(`^(?i)((?:api[_-]?key|key|token|access[_-]?token|auth|password|passwd|secret|client[_-]?secret|sig|signature)=)[^&\s"'\\<>]+`), true, false},
 }
 
 // Shapes removes every credential shape from s: private key blocks, AWS
@@ -172,7 +181,7 @@ func (p *shape) replace(s string) string {
 			continue
 		}
 		win := s[pos:min(len(s), pos+matchWindow)]
-		loc := p.re.FindStringSubmatchIndex(win)
+		loc := p.re().FindStringSubmatchIndex(win)
 		if loc == nil {
 			i = pos + 1
 			continue
@@ -253,8 +262,8 @@ func containsAny(s string, subs []string) bool {
 }
 
 var (
-	pemBegin = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = regexp.MustCompile(`-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`) })
+	pemEnd   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`) })
 )
 
 // privateKeys replaces each PEM (or PGP) private key block, from its BEGIN
@@ -266,13 +275,13 @@ func privateKeys(s string) string {
 	}
 	var b strings.Builder
 	for {
-		loc := pemBegin.FindStringIndex(s)
+		loc := pemBegin().FindStringIndex(s)
 		if loc == nil {
 			b.WriteString(s)
 			return b.String()
 		}
 		end := len(s)
-		if e := pemEnd.FindStringIndex(s[loc[1]:]); e != nil {
+		if e := pemEnd().FindStringIndex(s[loc[1]:]); e != nil {
 			end = loc[1] + e[1]
 		}
 		if q := strings.IndexByte(s[loc[1]:], '"'); q >= 0 && loc[1]+q < end {

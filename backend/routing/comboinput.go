@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"omniroute/backend/errs"
 	"omniroute/backend/routing/strategy"
@@ -11,7 +12,7 @@ import (
 )
 
 // comboNamePattern is a combo's name: 1-64 letters, digits, '.', '_', ':' or '-', not starting with a sign.
-var comboNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var comboNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`) })
 
 // Combo input bounds.
 const (
@@ -82,7 +83,7 @@ func ApplyComboInput(row *store.Combo, in ComboInput, ck ComboChecks) ([]string,
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		name = strings.TrimPrefix(name, "combo/")
-		if !comboNamePattern.MatchString(name) {
+		if !comboNamePattern().MatchString(name) {
 			return nil, errs.New(errs.Invalid, "INVALID_NAME", "name must be 1-64 letters, digits, '.', '_', ':' or '-'").WithParam("name")
 		}
 		if rows, err := ck.Existing(); err == nil {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/providers"
@@ -22,10 +23,10 @@ import (
 const ID = "azure-openai"
 
 var (
-	apiVersion = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`)
+	apiVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`) })
 	// deployment is Azure's deployment name rule: letters, digits, '-',
 	// '_' and '.', at most 64 characters.
-	deployment = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	deployment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 )
 
 // maxDeployments bounds a connection's deployments map.
@@ -127,7 +128,7 @@ func applyData(in providers.DataInput) (providers.DataOutput, error) {
 	}
 	if v, ok := d["apiVersion"]; ok {
 		var s string
-		if json.Unmarshal(v, &s) != nil || !apiVersion.MatchString(s) {
+		if json.Unmarshal(v, &s) != nil || !apiVersion().MatchString(s) {
 			return providers.DataOutput{}, fieldErr(".apiVersion", "providerSpecificData.apiVersion must be an Azure OpenAI api-version such as 2024-10-21 or 2025-01-01-preview")
 		}
 	}
@@ -149,7 +150,7 @@ func applyData(in providers.DataInput) (providers.DataOutput, error) {
 			if n, ok := discovery.Clean(model); !ok || n != model {
 				return providers.DataOutput{}, fieldErr(".deployments", "providerSpecificData.deployments: model name %q must be 1-200 characters without spaces", clip(model, 60))
 			}
-			if !deployment.MatchString(dep) {
+			if !deployment().MatchString(dep) {
 				return providers.DataOutput{}, fieldErr(".deployments", "providerSpecificData.deployments[%q]: a deployment name is 1-64 letters, digits, '-', '_' or '.'", clip(model, 60))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/providers"
@@ -104,9 +105,9 @@ func connect(in providers.ConnInput) (providers.ConnData, error) {
 }
 
 var (
-	awsRegion      = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}$`)
-	awsKeyID       = regexp.MustCompile(`^[A-Z0-9]{16,128}$`)
-	awsProfileName = regexp.MustCompile(`^[A-Za-z0-9_.+-]{1,64}$`)
+	awsRegion      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}$`) })
+	awsKeyID       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z0-9]{16,128}$`) })
+	awsProfileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.+-]{1,64}$`) })
 )
 
 const invalidData = "INVALID_PROVIDER_DATA"
@@ -160,14 +161,14 @@ func applyData(in providers.DataInput) (providers.DataOutput, error) {
 	if err != nil {
 		return out, err
 	}
-	if !awsRegion.MatchString(region) {
+	if !awsRegion().MatchString(region) {
 		return out, fieldErr(".region", invalidData, "providerSpecificData.region must be an AWS region such as us-east-1")
 	}
 	keyID, _, err := str("accessKeyId")
 	if err != nil {
 		return out, err
 	}
-	if !awsKeyID.MatchString(keyID) {
+	if !awsKeyID().MatchString(keyID) {
 		return out, fieldErr(".accessKeyId", invalidData, "providerSpecificData.accessKeyId must be 16-128 capital letters and digits (an AWS access key ID, such as AKIA…)")
 	}
 	d["region"], d["accessKeyId"] = region, keyID
@@ -217,7 +218,7 @@ func applyData(in providers.DataInput) (providers.DataOutput, error) {
 // the value itself. The copy is taken now and sealed like typed-in keys:
 // a rotated key needs the connection saved again.
 func fillFromProfile(d map[string]any, name string, home func() (string, error)) error {
-	if !awsProfileName.MatchString(name) {
+	if !awsProfileName().MatchString(name) {
 		return fieldErr(".profile", invalidData, "providerSpecificData.profile must be a profile name such as default")
 	}
 	dir, err := home()

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"omniroute/backend/errs"
@@ -121,7 +122,7 @@ func (s *save) credentials() error {
 }
 
 // prefixPattern is a connection prefix's shape.
-var prefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+var prefixPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`) })
 
 // endpoint applies the base URL (required by a user-defined provider) and
 // the prefix (unique, never a provider's name).
@@ -150,7 +151,7 @@ func (s *save) endpoint() error {
 	if in.Prefix != nil {
 		v := strings.ToLower(strings.TrimSpace(*in.Prefix))
 		if v != "" {
-			if !prefixPattern.MatchString(v) {
+			if !prefixPattern().MatchString(v) {
 				return errs.New(errs.Invalid, "INVALID_PREFIX", "prefix must be 1-32 lowercase letters, digits, '-' or '_'").WithParam("prefix")
 			}
 			if _, clash := s.Catalog.Lookup(v); clash {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"omniroute/backend/providers"
 )
@@ -16,9 +17,9 @@ const ID = "vertex"
 var (
 	// gcpProject is a Google Cloud project id: 6–30 lower-case letters,
 	// digits and hyphens, starting with a letter.
-	gcpProject = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	gcpProject = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`) })
 	// gcpRegion is a Vertex AI location ("us-central1", "europe-west4", "global").
-	gcpRegion = regexp.MustCompile(`^(global|[a-z]+(-[a-z]+)+[0-9]{1,2})$`)
+	gcpRegion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(global|[a-z]+(-[a-z]+)+[0-9]{1,2})$`) })
 )
 
 // MaxServiceAccountKey bounds a vertex connection's key (a service account's JSON).
@@ -161,7 +162,7 @@ func check(in providers.KeyCheck) (string, error) {
 	if project == "" {
 		project = sa.ProjectID
 	}
-	if !gcpProject.MatchString(project) {
+	if !gcpProject().MatchString(project) {
 		return "", fieldErr("providerSpecificData.projectId", "INVALID_PROJECT", "providerSpecificData.projectId must be a Google Cloud project id (6 to 30 lower-case letters, digits and hyphens)")
 	}
 	region, err := str("region")
@@ -171,7 +172,7 @@ func check(in providers.KeyCheck) (string, error) {
 	if region == "" {
 		region = Region
 	}
-	if !gcpRegion.MatchString(region) {
+	if !gcpRegion().MatchString(region) {
 		return "", fieldErr("providerSpecificData.region", "INVALID_REGION", "providerSpecificData.region must be a Vertex AI location such as us-central1, europe-west4 or global")
 	}
 	d["projectId"], d["region"], d["clientEmail"] = project, region, sa.ClientEmail

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -131,9 +132,11 @@ const (
 )
 
 // secretPattern matches things that look like credentials in upstream text.
-var secretPattern = regexp.MustCompile(
-	`(?i)(\bsk-[a-z0-9_\-*]{3,}|bearer\s+[a-z0-9_\-.=:/+~]+|AIza[0-9a-z_\-]{10,}|` +
-		`eyJ[a-z0-9_\-]{8,}(\.[a-z0-9_\-]+)*|(api[_-]?key|key|token|access_token)=[^&\s"']+)`)
+var secretPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(
+		`(?i)(\bsk-[a-z0-9_\-*]{3,}|bearer\s+[a-z0-9_\-.=:/+~]+|AIza[0-9a-z_\-]{10,}|` +
+			`eyJ[a-z0-9_\-]{8,}(\.[a-z0-9_\-]+)*|(api[_-]?key|key|token|access_token)=[^&\s"']+)`)
+})
 
 // secretMarkers are lower-case literals every secretPattern match contains;
 // checking them first keeps the slow regexp off the common path.
@@ -556,7 +559,7 @@ func cleanUpstream(s string, secrets []string) string {
 	}
 	s = redact.Shapes(redact.Known(s, secrets))
 	if mayHoldSecret(s) {
-		s = secretPattern.ReplaceAllString(s, "[redacted]")
+		s = secretPattern().ReplaceAllString(s, "[redacted]")
 	}
 	s = collapseSpace(s)
 	if utf8.RuneCountInString(s) <= maxUpstreamMessage {
