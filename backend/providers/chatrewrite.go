@@ -2,9 +2,58 @@ package providers
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
+
+// ChatRewriter is an executor that sends calls through Wire and gives the
+// gateway the chat answers rewritten by Answer and Chunk (RewriteChat); a
+// module whose vendor adds reasoning members to the OpenAI wire uses it.
+type ChatRewriter struct {
+	Wire          Executor
+	Answer, Chunk func([]byte) []byte
+}
+
+// Do implements Executor.
+func (e ChatRewriter) Do(ctx context.Context, t *Target, c Call) (*http.Response, error) {
+	resp, err := e.Wire.Do(ctx, t, c)
+	if err != nil || c.Path != "" {
+		return resp, err
+	}
+	return RewriteChat(resp, c.Stream, e.Answer, e.Chunk), nil
+}
+
+// ReplayThinking walks a Chat body's messages carrying thinking_blocks (the
+// pivot's signed reasoning): it removes each one's thinking_blocks and, unless
+// the message already has the vendor's own member own, lets give write the
+// vendor's members at the message's path prefix at ("messages.N.") from the
+// message m and its blocks tb.
+func ReplayThinking(body []byte, own string, give func(out []byte, at string, m, tb gjson.Result) ([]byte, error)) ([]byte, error) {
+	out := body
+	var err error
+	for i, m := range gjson.GetBytes(body, "messages").Array() {
+		tb := m.Get("thinking_blocks")
+		if !tb.Exists() {
+			continue
+		}
+		at := "messages." + strconv.Itoa(i) + "."
+		if out, err = sjson.DeleteBytes(out, at+"thinking_blocks"); err != nil {
+			return nil, err
+		}
+		if m.Get(own).Exists() {
+			continue
+		}
+		if out, err = give(out, at, m, tb); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
 // maxRewrittenAnswer bounds a JSON answer read to rewrite it (the gateway's
 // own bound on an answer).

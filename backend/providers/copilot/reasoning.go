@@ -2,10 +2,7 @@ package copilot
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -41,24 +38,10 @@ var (
 	keyText   = []byte(`"reasoning_text"`)
 )
 
-// Dialect's executor: the OpenAI executor, its chat answers read into the
-// pivot (Answer, Chunk).
-type executor struct {
-	wire providers.Executor
-}
-
-// NewExecutor is the module's executor over the wiring place's client.
+// NewExecutor is the module's executor over the wiring place's client: the
+// OpenAI executor, its chat answers read into the pivot (Answer, Chunk).
 func NewExecutor(d providers.ExecDeps) providers.Executor {
-	return &executor{wire: openai.New(d.Client, d.UserAgent)}
-}
-
-// Do implements providers.Executor.
-func (e *executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
-	resp, err := e.wire.Do(ctx, t, c)
-	if err != nil || c.Path != "" {
-		return resp, err
-	}
-	return providers.RewriteChat(resp, c.Stream, Answer, Chunk), nil
+	return providers.ChatRewriter{Wire: openai.New(d.Client, d.UserAgent), Answer: Answer, Chunk: Chunk}
 }
 
 // withPivot adds the pivot's members to the object at path of doc (a
@@ -115,45 +98,32 @@ func rewrite(doc []byte, member string, full bool) []byte {
 // has a reasoning_opaque of its own keeps it); thinking_blocks are removed
 // everywhere, and blocks of another upstream are not sent.
 func Replay(body []byte) ([]byte, error) {
-	out := body
-	var err error
-	for i, m := range gjson.GetBytes(body, "messages").Array() {
-		tb := m.Get("thinking_blocks")
-		if !tb.Exists() {
-			continue
+	return providers.ReplayThinking(body, "reasoning_opaque", giveOpaque)
+}
+
+// giveOpaque writes message m's reasoning_opaque (and reasoning_text) from
+// its first thinking block sealed from Copilot's token.
+func giveOpaque(out []byte, at string, m, tb gjson.Result) ([]byte, error) {
+	var opaque, text string
+	tb.ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").String() != "thinking" {
+			return true
 		}
-		at := "messages." + strconv.Itoa(i) + "."
-		if out, err = sjson.DeleteBytes(out, at+"thinking_blocks"); err != nil {
-			return nil, err
+		op, ok := strings.CutPrefix(b.Get("signature").String(), sealPrefix)
+		if !ok || op == "" {
+			return true
 		}
-		if m.Get("reasoning_opaque").Exists() {
-			continue
-		}
-		var opaque, text string
-		tb.ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").String() != "thinking" {
-				return true
-			}
-			op, ok := strings.CutPrefix(b.Get("signature").String(), sealPrefix)
-			if !ok || op == "" {
-				return true
-			}
-			opaque, text = op, b.Get("thinking").String()
-			return false
-		})
-		if opaque == "" {
-			continue
-		}
-		if out, err = sjson.SetBytes(out, at+"reasoning_opaque", opaque); err != nil {
-			return nil, err
-		}
-		if text != "" && !m.Get("reasoning_text").Exists() {
-			if out, err = sjson.SetBytes(out, at+"reasoning_text", text); err != nil {
-				return nil, err
-			}
-		}
+		opaque, text = op, b.Get("thinking").String()
+		return false
+	})
+	if opaque == "" {
+		return out, nil
 	}
-	return out, nil
+	out, err := sjson.SetBytes(out, at+"reasoning_opaque", opaque)
+	if err != nil || text == "" || m.Get("reasoning_text").Exists() {
+		return out, err
+	}
+	return sjson.SetBytes(out, at+"reasoning_text", text)
 }
 
 // jsonString is s as a JSON string.

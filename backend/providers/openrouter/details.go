@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"omniroute/backend/providers"
 )
 
 // OpenRouter's reasoning_details (its reference, "Reasoning Tokens": the
@@ -210,34 +211,21 @@ func Chunk(data []byte) []byte {
 // thinking_blocks are removed everywhere; what remains of the pivot's
 // members is the row's ReasoningReplay's.
 func Replay(body []byte) ([]byte, error) {
-	out := body
-	var err error
-	for i, m := range gjson.GetBytes(body, "messages").Array() {
-		tb := m.Get("thinking_blocks")
-		if !tb.Exists() {
-			continue
-		}
-		at := "messages." + strconv.Itoa(i) + "."
-		if out, err = sjson.DeleteBytes(out, at+"thinking_blocks"); err != nil {
-			return nil, err
-		}
-		if m.Get("reasoning_details").Exists() {
-			continue
-		}
-		details := replayDetails(tb)
-		if details == nil {
-			continue
-		}
-		if out, err = sjson.SetRawBytes(out, at+"reasoning_details", details); err != nil {
-			return nil, err
-		}
-		if m.Get("reasoning_content").Exists() {
-			if out, err = sjson.DeleteBytes(out, at+"reasoning_content"); err != nil {
-				return nil, err
-			}
-		}
+	return providers.ReplayThinking(body, "reasoning_details", giveDetails)
+}
+
+// giveDetails writes message m's reasoning_details from its thinking blocks
+// tb and drops its reasoning text.
+func giveDetails(out []byte, at string, m, tb gjson.Result) ([]byte, error) {
+	details := replayDetails(tb)
+	if details == nil {
+		return out, nil
 	}
-	return out, nil
+	out, err := sjson.SetRawBytes(out, at+"reasoning_details", details)
+	if err != nil || !m.Get("reasoning_content").Exists() {
+		return out, err
+	}
+	return sjson.DeleteBytes(out, at+"reasoning_content")
 }
 
 // replayDetails is the reasoning_details array of a message's thinking

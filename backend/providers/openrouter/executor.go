@@ -1,9 +1,6 @@
 package openrouter
 
 import (
-	"context"
-	"net/http"
-
 	"omniroute/backend/providers"
 	"omniroute/backend/providers/openai"
 )
@@ -13,24 +10,10 @@ import (
 // gateway's Chat pivot as thinking_blocks.
 const Dialect providers.Dialect = "openrouter"
 
-// Executor sends calls as the OpenAI executor does and reads the
-// reasoning_details of a chat answer (JSON or stream) into the pivot's
-// thinking_blocks and reasoning_content (Answer, Chunk); everything else
-// passes as it is.
-type Executor struct {
-	wire providers.Executor
-}
-
-// NewExecutor is the module's executor over the wiring place's client.
+// NewExecutor is the module's executor over the wiring place's client: it
+// sends calls as the OpenAI executor does and reads the reasoning_details of
+// a chat answer (JSON or stream) into the pivot's thinking_blocks and
+// reasoning_content (Answer, Chunk); everything else passes as it is.
 func NewExecutor(d providers.ExecDeps) providers.Executor {
-	return &Executor{wire: openai.New(d.Client, d.UserAgent)}
-}
-
-// Do implements providers.Executor.
-func (e *Executor) Do(ctx context.Context, t *providers.Target, c providers.Call) (*http.Response, error) {
-	resp, err := e.wire.Do(ctx, t, c)
-	if err != nil || c.Path != "" {
-		return resp, err
-	}
-	return providers.RewriteChat(resp, c.Stream, Answer, Chunk), nil
+	return providers.ChatRewriter{Wire: openai.New(d.Client, d.UserAgent), Answer: Answer, Chunk: Chunk}
 }
