@@ -15,13 +15,7 @@ import (
 // their code; at most 8 run at once, and an expired one is forgotten.
 func TestCopilotLoginFlows(t *testing.T) {
 	e := newEnv(t)
-	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
-	t.Cleanup(cp.Close)
-	for _, kv := range cp.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		e.envs[k] = v
-	}
-	e.restart()
+	cp := e.copilotFake(t)
 	start := func() string {
 		t.Helper()
 		code, m := e.mgmt("POST", "/api/providers/login/copilot", nil)
@@ -64,13 +58,7 @@ func TestCopilotLoginFlows(t *testing.T) {
 	}
 
 	// Approved, but the account has no Copilot seat.
-	cp = fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
-	t.Cleanup(cp.Close)
-	for _, kv := range cp.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		e.envs[k] = v
-	}
-	e.restart()
+	cp = e.copilotFake(t)
 	cp.SetEntitled(false)
 	cp.Approve()
 	flow = start()
@@ -105,13 +93,7 @@ func TestCopilotLoginFlows(t *testing.T) {
 // without one, and a flow is polled only under its own provider.
 func TestLoginRouteIsGeneric(t *testing.T) {
 	e := newEnv(t)
-	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
-	t.Cleanup(cp.Close)
-	for _, kv := range cp.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		e.envs[k] = v
-	}
-	e.restart()
+	cp := e.copilotFake(t)
 	code, m := e.mgmt("GET", "/api/providers/login", nil)
 	list, _ := m["providers"].([]any)
 	if code != 200 || len(list) != 1 {
@@ -152,13 +134,7 @@ func TestLoginRouteIsGeneric(t *testing.T) {
 // refuses the turn otherwise).
 func TestCopilotReasoningOpaqueToolRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
-	t.Cleanup(cp.Close)
-	for _, kv := range cp.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		e.envs[k] = v
-	}
-	e.restart()
+	cp := e.copilotFake(t)
 	code, m := e.mgmt("POST", "/api/providers/login/github-copilot", nil)
 	if code != http.StatusCreated {
 		t.Fatalf("login: %d %v", code, m)
@@ -174,4 +150,18 @@ func TestCopilotReasoningOpaqueToolRoundTrip(t *testing.T) {
 		{"type": "thinking", "thinking": fakeupstream.ReasoningText, "signature": "*"},
 		{"type": "tool_use", "id": fakeupstream.ToolCallIDOpenAI, "name": "get_weather"},
 	}, fakeupstream.OpaqueReplayed)
+}
+
+// copilotFake starts a fake GitHub Copilot (device login, token exchange and
+// chat) beside e's upstream and restarts the gateway pointed at it.
+func (e *env) copilotFake(t *testing.T) *fakeupstream.Copilot {
+	t.Helper()
+	cp := fakeupstream.NewCopilot(e.up, "Iv1.server", "gho_server_token")
+	t.Cleanup(cp.Close)
+	for _, kv := range cp.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		e.envs[k] = v
+	}
+	e.restart()
+	return cp
 }
