@@ -1,7 +1,6 @@
 package connprobe_test
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,13 +14,11 @@ import (
 // closedURL is a loopback base URL nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	u, err := fakeupstream.ClosedURL()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr + "/v1"
+	return u
 }
 
 // step is what a case expects of one step ("ok", "failed" or "skipped",

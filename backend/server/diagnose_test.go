@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,16 +9,14 @@ import (
 	"omniroute/tests/fakeupstream"
 )
 
-// closedURL is the base URL of a port nothing listens on.
+// closedURL is a loopback base URL nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	u, err := fakeupstream.ClosedURL()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr + "/v1"
+	return u
 }
 
 // TestDiagnosable: a transport failure's attempt row carries the transport's

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,13 +11,11 @@ import (
 // closedPortURL is a loopback base URL nothing listens on.
 func closedPortURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	u, err := fakeupstream.ClosedURL()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr + "/v1"
+	return u
 }
 
 // TestSaveRunsTheCheck: a create with models listed by hand (no verify

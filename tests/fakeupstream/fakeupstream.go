@@ -689,3 +689,15 @@ func (u *Upstream) answerFor(format Format, model, label string, n int, s shape)
 	u.cacheMu.Unlock()
 	return a
 }
+
+// ClosedURL is a loopback base URL ("http://127.0.0.1:PORT/v1") nothing
+// listens on: the port was taken from the system and given back.
+func ClosedURL() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return "http://" + addr + "/v1", nil
+}
