@@ -94,8 +94,8 @@ vet:
 test-go: test-race test-pins
 
 # build/race.sh: tests/e2e (mostly waiting on the gateways it starts) as its own
-# go test beside one go test of every other package (OMNIROUTE_RACE_SHARDS
-# chooses; it can also split the long packages into shards).
+# go test and backend/server split in two, beside one go test of every other
+# package (OMNIROUTE_RACE_SHARDS chooses the packages split, and how).
 test-race:
 	GO=$(GO) build/race.sh
 
@@ -175,9 +175,14 @@ package: build build-desktop
 
 # The packages' contents and metadata, an install into a throw-away root and
 # into a prefix, the installed gateway answering, and a clean removal; the
-# Windows installer's build.
-test-package: package
-	$(MAKE) --no-print-directory package-windows NSISDEFS=-DFAST_COMPRESSION
+# Windows installer's build. Built as make package and package-windows build
+# them, with faster compression (the same formats: xz level 1 in the .deb and
+# the .rpm, zlib in the installer; releases keep xz 6 and 9 and solid LZMA),
+# the Linux packages and the Windows installer at once (no file in common).
+test-package: build build-desktop
+	@PACKAGE_FAST=1 build/package.sh all & linux=$$!; \
+	$(MAKE) --no-print-directory package-windows NSISDEFS=-DFAST_COMPRESSION; windows=$$?; \
+	wait $$linux && [ $$windows = 0 ]
 	tests/package/check.sh
 
 # macOS (on a Mac, with Xcode's tools and the Wails CLI: go install

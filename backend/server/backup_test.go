@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -142,7 +143,9 @@ func (e *env) sealState(s backup.State, passphrase string) []byte {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	f, err := backup.Seal(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, passphrase)
+	// At the env's cheap cost (a restore derives the key the file names: at
+	// the default cost each sealed file took seconds to open under -race).
+	f, err := backup.SealWith(s, backup.Meta{SchemaVersion: v, AppVersion: "test", Now: time.Unix(0, 0)}, passphrase, testBackupCost())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -244,7 +247,10 @@ func TestRestoreLimits(t *testing.T) {
 	}
 
 	small := a.sealState(backup.State{"provider_connections": {}, "api_keys": {}, "combos": {}, "key_value": {}}, pass)
-	costly := bytes.Replace(small, []byte(`"memoryKiB":65536`), []byte(`"memoryKiB":1048576`), 1)
+	costly := bytes.Replace(small, []byte(fmt.Sprintf(`"memoryKiB":%d,`, testBackupCost().Memory)), []byte(`"memoryKiB":1048576,`), 1)
+	if bytes.Equal(costly, small) {
+		t.Fatal("the sealed file names no memoryKiB to raise")
+	}
 	start := time.Now()
 	if code, m := a.restore("", pass, bytes.NewReader(costly)); code != 400 || errField(m) != "BACKUP_KDF_TOO_COSTLY" {
 		t.Fatalf("1 GiB key derivation: %d %v", code, m)

@@ -31,6 +31,11 @@ import (
 // first start begins from a copy of it instead of migrating an empty file.
 var freshDB *dbtemplate.SQLite
 
+// testBackupCost is the key derivation of the env's backups and of the files
+// the tests seal themselves: one pass over 64 KiB. The default (64 MiB) takes
+// seconds per backup, restore or sealed file under the race detector.
+func testBackupCost() backup.Cost { return backup.Cost{Time: 1, Memory: 64, Threads: 1} }
+
 func TestMain(m *testing.M) {
 	var err error
 	if freshDB, err = dbtemplate.New(); err != nil {
@@ -95,9 +100,7 @@ func (e *env) start() {
 		Getenv:    func(k string) string { return e.envs[k] },
 		// The least bcrypt cost: the race detector makes the default take seconds.
 		PasswordCost: 4,
-		// One pass over 64 KiB: the default argon2id cost takes about a
-		// second per backup and restore under the race detector.
-		BackupCost: backup.Cost{Time: 1, Memory: 64, Threads: 1},
+		BackupCost:   testBackupCost(),
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -184,18 +184,24 @@ func TestHalfOpenAdmitsExactlyOneProbe(t *testing.T) {
 		t.Fatalf("state %s", s)
 	}
 	e.clk.Advance(30*time.Second + time.Millisecond)
-	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 500})
+	// The probe is held 3 s at the upstream: every other request must arrive
+	// while it is in flight (at 500 ms, on 2 cores at load 30, some came
+	// after the probe had closed the breaker and were rightly sent on).
+	e.up.SetFault("key-a", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 3000})
 
 	var wg sync.WaitGroup
 	codes := make(chan int, 100)
+	start := make(chan struct{})
 	for i := 0; i < 100; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-start
 			resp, _ := e.chat("probe/gpt-4o-mini", false, nil)
 			codes <- resp.StatusCode
 		}()
 	}
+	close(start)
 	wg.Wait()
 	close(codes)
 	ok := 0

@@ -23,7 +23,7 @@ import (
 const (
 	startTimeout = 15 * time.Second // binary start → banner and healthy
 	stopTimeout  = 10 * time.Second // SIGTERM → exit
-	cliTimeout   = 10 * time.Second // one-shot CLI commands
+	cliTimeout   = 60 * time.Second // one-shot CLI commands: a hang guard (a restore derives its key at the full argon2id cost; at load 30 on 2 cores that took over 10 s)
 )
 
 // syncBuffer is an io.Writer safe for the exec copy goroutine and the test,

@@ -17,6 +17,7 @@ import (
 // serves the same client key with the same upstream credential. While the
 // gateway runs the command is refused (the directory's lock).
 func TestRotateSecretKeyInTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	up := fakeupstream.New()
 	upURL := up.Start()
 	t.Cleanup(up.Close)
@@ -65,6 +66,7 @@ func TestRotateSecretKeyInTheDataDirectory(t *testing.T) {
 // --new-key-file, after which the new key serves and the old one no longer
 // starts the gateway.
 func TestSecretKeyFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	up := fakeupstream.New()
 	upURL := up.Start()
 	t.Cleanup(up.Close)
@@ -114,6 +116,7 @@ func TestSecretKeyFromTheEnvironment(t *testing.T) {
 // database, and both instances serve again once A's new secret.key is
 // copied to B.
 func TestRotateSecretKeyTeamServer(t *testing.T) {
+	t.Parallel()
 	ts := newTeamServer(t, false)
 	ts.a.addConn("one", ts.upURL, "key-team-rotate", 1)
 	envA := gatewayEnv(ts.a.dir, 0, "OMNIROUTE_DATABASE_URL="+ts.url)

@@ -57,6 +57,8 @@ check "deb: depends on the GUI libraries" grep -q "Depends:.*libwebkit2gtk-4.1-0
 check "deb: maintainer scripts" grep -q "postrm" "$TMP/deb-info"
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./usr/||' >"$TMP/deb-list"
 check "deb: every file" has_all "$TMP/deb-list" ""
+# make test builds with xz level 1 (PACKAGE_FAST), releases with level 6: the format is the same.
+check "deb: xz-compressed payload" sh -c "ar t '$DEB' | grep -qx data.tar.xz"
 check "deb: owned by root" sh -c "! dpkg-deb -c '$DEB' | awk '{print \$2}' | grep -v '^root/root$'"
 mkdir -p "$TMP/x" && dpkg-deb -x "$DEB" "$TMP/x"
 DESKTOP_FILE=$TMP/x/usr/share/applications/omniroute.desktop
@@ -81,6 +83,7 @@ if command -v rpm >/dev/null; then
 	check "rpm: requires the GUI libraries" sh -c "rpm -qp --requires '$RPM' 2>/dev/null | grep -q webkit2gtk4.1"
 	rpm -qlp "$RPM" 2>/dev/null | sed 's|^/usr/||' >"$TMP/rpm-list"
 	check "rpm: every file" has_all "$TMP/rpm-list" ""
+	check "rpm: xz-compressed payload" sh -c "rpm -qp --qf '%{PAYLOADCOMPRESSOR}' '$RPM' 2>/dev/null | grep -qx xz"
 else
 	bad "rpm is not installed (apt-get install rpm)"
 fi
