@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"omniroute/backend/clock"
 	"omniroute/backend/store"
 )
@@ -291,5 +293,52 @@ func TestSweepRemovesDeletedConnectionsLimits(t *testing.T) {
 	}
 	if n, _ := st.LimitRows("gone"); n != 0 {
 		t.Fatalf("a late release brought back %d rows", n)
+	}
+}
+
+// heldLock is how long another instance's admission holds the key's lock
+// below: past the one second the request path's statements used to be
+// given, far under CallTimeout.
+const heldLock = 1500 * time.Millisecond
+
+// TestKeyRequestWaitsForAHeldKey: with the default options, a key's request
+// waits for the database's decision while another instance's admission
+// holds the key's lock (its transaction uncommitted for heldLock): it is
+// counted team-wide (shared), and the database is not marked down, so the
+// next request is counted team-wide too and refused at rpm 1. Given up
+// after one second, the instance applied its own window alone (shared
+// false) and left the database alone for RetryAfterDown.
+func TestKeyRequestWaitsForAHeldKey(t *testing.T) {
+	url := pg.NewDatabase(t)
+	st, err := store.OpenPostgres(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := context.Background()
+	other, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('omniroute_tpm|' || $1, 0))`, KeyRPMKey("k")); err != nil {
+		t.Fatal(err)
+	}
+	committed := make(chan error, 1)
+	time.AfterFunc(heldLock, func() { committed <- tx.Commit(ctx) })
+
+	l := New(st, clock.Real{}, "A", Options{})
+	if _, _, ok, shared := l.KeyRequest("k", 1); !ok || !shared {
+		t.Fatalf("behind a held lock: ok %v shared %v, want counted team-wide", ok, shared)
+	}
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	if _, retry, ok, shared := l.KeyRequest("k", 1); ok || !shared || retry <= 0 {
+		t.Fatalf("the next request: ok %v shared %v retry %v, want refused team-wide", ok, shared, retry)
 	}
 }
