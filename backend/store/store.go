@@ -170,10 +170,15 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 		_ = sqlDB.Close()
 		return nil, err
 	}
-	dropIdleConn(sqlDB)
 	s.logs, s.logsErr = openLog(path, file)
 	if s.logsErr != nil {
 		s.logs = nil
+	} else {
+		// Only beside the log writer's open connection: the last connection
+		// to close checkpoints the WAL into the main file, and a copy of
+		// the main file alone taken before the first checkpoint must keep
+		// having no tables (refused, not started as a fresh install).
+		dropIdleConn(sqlDB)
 	}
 	return s, nil
 }
