@@ -6,10 +6,13 @@ package store
 
 import (
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -170,15 +173,17 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 		_ = sqlDB.Close()
 		return nil, err
 	}
+	if mainHoldsTables(file) {
+		// Closed as the database's last connection, the migrating one
+		// checkpoints the WAL into the main file: only once the main file
+		// has been checkpointed before, because a copy of the main file alone
+		// taken before the first checkpoint must keep having no tables
+		// (refused, not started as a fresh install).
+		dropIdleConn(sqlDB)
+	}
 	s.logs, s.logsErr = openLog(path, file)
 	if s.logsErr != nil {
 		s.logs = nil
-	} else {
-		// Only beside the log writer's open connection: the last connection
-		// to close checkpoints the WAL into the main file, and a copy of
-		// the main file alone taken before the first checkpoint must keep
-		// having no tables (refused, not started as a fresh install).
-		dropIdleConn(sqlDB)
 	}
 	return s, nil
 }
@@ -193,6 +198,30 @@ func open(path string, o OpenOptions, openLog func(path, file string) (*logWrite
 func dropIdleConn(sqlDB *sql.DB) {
 	sqlDB.SetMaxIdleConns(0)
 	sqlDB.SetMaxIdleConns(1)
+}
+
+// mainHoldsTables reports whether the SQLite main file at path (without its
+// WAL) holds more than its header page: it was checkpointed once, so its
+// tables are in it.
+func mainHoldsTables(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	page := int64(binary.BigEndian.Uint16(h[16:18]))
+	if page == 1 {
+		page = 65536
+	}
+	return page >= 512 && st.Size() >= 2*page
 }
 
 // countTables counts the tables of the SQLite file at path on a connection
