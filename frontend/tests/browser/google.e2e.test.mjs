@@ -86,7 +86,7 @@ test('Gemini CLI login and Vertex AI service account on the Connections page', a
   const vdialog = page.getByRole('dialog');
   await vdialog.getByLabel('Region').fill('moon-base');
   await vdialog.getByRole('button', { name: 'Save changes' }).click();
-  await vdialog.getByText(/must be a Vertex AI location/).waitFor({ timeout: 10_000 });
+  await vdialog.locator('.field-error').getByText(/must be a Vertex AI location/).waitFor({ timeout: 10_000 });
   assert.equal(await vdialog.getByLabel('Region').getAttribute('aria-invalid'), 'true');
   await vdialog.getByRole('button', { name: 'Cancel' }).click();
   assert.deepEqual(errors, []);
