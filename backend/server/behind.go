@@ -157,9 +157,6 @@ const maxQueuedSteps = 64
 type stepQueue[T any] struct {
 	mu      sync.Mutex
 	pending map[string][]queuedStep[T]
-	busy    map[string]int    // keys whose decisions are in the database's hands
-	touched map[string]uint64 // each key's tick when a decision was last queued or landed
-	tick    uint64
 }
 
 type queuedStep[T any] struct {
@@ -168,30 +165,7 @@ type queuedStep[T any] struct {
 }
 
 func newStepQueue[T any]() *stepQueue[T] {
-	return &stepQueue[T]{pending: map[string][]queuedStep[T]{}, busy: map[string]int{}, touched: map[string]uint64{}}
-}
-
-// mark is the queue's tick now: a row read after it shows this instance's
-// own decisions of a key that is settled since it (settled).
-func (q *stepQueue[T]) mark() uint64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.tick
-}
-
-// settled reports whether key has no decision waiting or in flight, and
-// none queued or landed since mark: only then is a row read after mark not
-// older than this instance's own state of it.
-func (q *stepQueue[T]) settled(key string, mark uint64) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.pending[key]) == 0 && q.busy[key] == 0 && q.touched[key] <= mark
-}
-
-// touch records a decision of key queued or landed (call with mu held).
-func (q *stepQueue[T]) touch(key string) {
-	q.tick++
-	q.touched[key] = q.tick
+	return &stepQueue[T]{pending: map[string][]queuedStep[T]{}}
 }
 
 // add queues one decision for key.
@@ -199,7 +173,6 @@ func (q *stepQueue[T]) add(key string, s queuedStep[T]) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pending[key] = keepLast(append(q.pending[key], s))
-	q.touch(key)
 }
 
 func keepLast[S ~[]E, E any](list S) S {
@@ -217,21 +190,10 @@ func (q *stepQueue[T]) flush(key string, decide func(step func(T) T) (T, bool, e
 	q.mu.Lock()
 	list := q.pending[key]
 	delete(q.pending, key)
-	if len(list) > 0 {
-		q.busy[key]++
-	}
 	q.mu.Unlock()
 	if len(list) == 0 {
 		return nil
 	}
-	defer func() {
-		q.mu.Lock()
-		if q.busy[key]--; q.busy[key] == 0 {
-			delete(q.busy, key)
-		}
-		q.touch(key)
-		q.mu.Unlock()
-	}()
 	stored, wrote, err := decide(func(v T) T {
 		for _, s := range list {
 			v = s.step(v)
@@ -254,24 +216,6 @@ func (q *stepQueue[T]) flush(key string, decide func(step func(T) T) (T, bool, e
 	}
 	return nil
 }
-
-// settledCooldowns keeps the rows (read after mark, cooldownMark's) whose
-// connection has no cooldown decision of this instance waiting, in flight,
-// or landed since mark: a reload must not take an older row over the state
-// this instance has already set and is writing (its commit notifies, and
-// the next reload takes it).
-func (b behindStore) settledCooldowns(rows []store.Connection, mark uint64) []store.Connection {
-	out := rows[:0:0]
-	for _, r := range rows {
-		if b.cd.settled(r.ID, mark) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// cooldownMark is the tick before a reload reads the connections' rows.
-func (b behindStore) cooldownMark() uint64 { return b.cd.mark() }
 
 // SaveCooldown queues a connection's cooldown state, to be written as is in
 // order with its decisions (routing.CooldownStore).

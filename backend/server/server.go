@@ -702,14 +702,7 @@ func (s *Server) wire() error {
 				return bodies.Reload() // body capture settings live in key_value too
 			},
 			cooldowns: func() error {
-				var mark uint64
-				if shared.cd != nil {
-					mark = shared.cooldownMark()
-				}
 				rows, err := st.Connections()
-				if err == nil && shared.cd != nil {
-					rows = shared.settledCooldowns(rows, mark)
-				}
 				if err == nil {
 					if len(registry.AdoptCooldowns(rows)) > 0 {
 						engine.ClampCooldowns() // another instance's clock may be ahead
