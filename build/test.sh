@@ -8,10 +8,10 @@
 # the stage's time and the total so far; a table of the stages' times at the
 # end.
 #
-# Side by side: after the CPU-bound stages (race, pins, fuzz), the stages that
-# use about one core each (the browser specs wait on pages, the package and
-# desktop stages on single-threaded tools, the clients on node CLIs) run as
-# two lanes at once, each lane's stages in turn. Each of those stages' output
+# Side by side: after the CPU-bound race stage, the stages that use about one
+# core each (the browser specs wait on pages, the package and desktop stages
+# on single-threaded tools, the clients on node CLIs; the pins and the
+# fuzzers are short) run as two lanes at once, each lane's stages in turn. Each of those stages' output
 # goes to its own log, printed whole when the stage ends (never interleaved);
 # its start, heartbeat and end lines, wall time and CPU stay its own.
 #
@@ -272,12 +272,13 @@ clients_stage() {
 }
 
 # The lanes: stages that each use about one core, run two at a time (see the
-# top). The browser specs beside the clients, the package and the desktop
-# stage: no two of them build the same file (the build stage made the gateway
-# and the dashboard; only the desktop and package stages link the desktop
-# binary, so they share a lane), and each starts its gateways on free ports
-# in its own temporary directories.
-lanes_spec=${OMNIROUTE_TEST_LANES-frontend browser|desktop package clients}
+# top). The pins, the fuzzers and the browser specs beside the desktop
+# stage, the package and the clients: no two of them build the same file (the
+# build stage made the gateway and the dashboard; only the desktop and
+# package stages link the desktop binary, so they share a lane; the pins and
+# fuzzers build test binaries through Go's cache, safe to share), and each
+# starts its gateways on free ports in its own temporary directories.
+lanes_spec=${OMNIROUTE_TEST_LANES-pins fuzz frontend browser|desktop package clients}
 lanes=()
 in_lane() { [[ " ${lanes[*]//|/ } " == *" $1 "* ]]; }
 IFS='|' read -r -a lane_specs <<<"$lanes_spec"
