@@ -2,8 +2,7 @@
 # make test-race: every Go package's tests with the race detector.
 #
 # tests/e2e runs as its own `go test` beside one `go test` of every other
-# package, and backend/server as two (OMNIROUTE_RACE_SHARDS="tests/e2e=1
-# backend/server=2", the default). tests/e2e's tests
+# package (OMNIROUTE_RACE_SHARDS="tests/e2e=1", the default). Its tests
 # drive the built gateway (not race-instrumented), two PostgreSQL-backed
 # instances, fake upstreams: most of its 3 minutes wait. Inside one go test
 # it held one of the -p 2 slots (runs and compiles alike) while waiting, and
@@ -14,16 +13,11 @@
 # Packages named in OMNIROUTE_RACE_SHARDS are split into shards by test name
 # (=N, N > 1) and run beside the rest, each shard its own process (its own
 # temporary directories, PostgreSQL databases and ports): on a machine with
-# idle cores that shortens the longest packages. Split wide on 2 cores it
-# barely does: measured, 7 m 32 s and 13 m 42 s of CPU with backend/server=3
-# tests/e2e=2 backend/store=2, against 8 m 22 s and 11 m 04 s unsharded (each
-# shard repeats its package's set-up), and the extra contention made a
-# timing-sensitive test fail. backend/server alone is split in two by default
-# (backend/server=2): its 247 tests run one at a time (none is parallel: each
-# starts a gateway of its own), about 205 s on a quiet machine, the longest
-# package once tests/e2e runs its team-server tests two at a time; the two
-# halves' set-up is a migrated SQLite file copied (tests/dbtemplate) and the
-# test binary is compiled once (go test -list), so they cost little more CPU.
+# idle cores that shortens the longest packages. On 2 cores it barely does:
+# measured, 7 m 32 s and 13 m 42 s of CPU with backend/server=3 tests/e2e=2
+# backend/store=2, against 8 m 22 s and 11 m 04 s unsharded (each shard
+# repeats its package's set-up), and the extra contention made a
+# timing-sensitive test fail; so no package is split unless asked.
 # OMNIROUTE_RACE_SHARDS="" runs every package in one go test ./....
 #
 #   OMNIROUTE_RACE_SHARDS="backend/server=3 tests/e2e=2"   the packages split, and into how many shards
@@ -40,7 +34,7 @@
 set -uo pipefail
 
 GO=${GO:-go}
-shards=${OMNIROUTE_RACE_SHARDS-tests/e2e=1 backend/server=2}
+shards=${OMNIROUTE_RACE_SHARDS-tests/e2e=1}
 flags=(-race -count=1 -timeout 15m -gcflags=modernc.org/sqlite/...=-d=checkptr=0)
 if [ -z "$shards" ]; then
   exec env CGO_ENABLED=1 "$GO" test "${flags[@]}" ./...

@@ -17,7 +17,6 @@ import (
 // is on PATH its last line is the export to paste, and pasting it works.
 // --uninstall without --prefix finds and removes what it installed.
 func TestInstallPutsTheCLIOnPath(t *testing.T) {
-	t.Parallel()
 	payload := stagePayload(t)
 	for _, c := range []struct {
 		name    string

@@ -17,7 +17,6 @@ import (
 // serves the same client key with the same upstream credential. While the
 // gateway runs the command is refused (the directory's lock).
 func TestRotateSecretKeyInTheDataDirectory(t *testing.T) {
-	t.Parallel()
 	up := fakeupstream.New()
 	upURL := up.Start()
 	t.Cleanup(up.Close)
@@ -66,7 +65,6 @@ func TestRotateSecretKeyInTheDataDirectory(t *testing.T) {
 // --new-key-file, after which the new key serves and the old one no longer
 // starts the gateway.
 func TestSecretKeyFromTheEnvironment(t *testing.T) {
-	t.Parallel()
 	up := fakeupstream.New()
 	upURL := up.Start()
 	t.Cleanup(up.Close)
@@ -116,7 +114,6 @@ func TestSecretKeyFromTheEnvironment(t *testing.T) {
 // database, and both instances serve again once A's new secret.key is
 // copied to B.
 func TestRotateSecretKeyTeamServer(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	ts.a.addConn("one", ts.upURL, "key-team-rotate", 1)
 	envA := gatewayEnv(ts.a.dir, 0, "OMNIROUTE_DATABASE_URL="+ts.url)

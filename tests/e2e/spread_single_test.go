@@ -19,7 +19,6 @@ import (
 // the pin table's lock, every plan read the same occupancy (no pin landed
 // yet) and the whole burst went to one account.
 func TestOneInstanceSpreadsABurstOfNewSessions(t *testing.T) {
-	t.Parallel()
 	up := fakeupstream.New()
 	upURL := up.Start()
 	t.Cleanup(up.Close)

@@ -62,7 +62,6 @@ func budgetEvents(t *testing.T, g *gatewayProc, mu *sync.Mutex, got *[]string) (
 // spend over the level) do not. Before, each instance that charged after a
 // crossing raised it again.
 func TestTeamServerBudgetAlertOncePerTeam(t *testing.T) {
-	t.Parallel()
 	_, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 0})
 	var mu sync.Mutex
 	var alerts []string

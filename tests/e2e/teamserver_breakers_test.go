@@ -15,7 +15,6 @@ import (
 // it, and within a second both instances show it OPEN and skip the provider.
 // (Each instance alone counted 2: before, neither opened.)
 func TestTeamServerBreakerCountsAcrossInstances(t *testing.T) {
-	t.Parallel()
 	// One request counts once toward the breaker (its retry adds nothing):
 	// a threshold of 2 is met by one failing request on each instance.
 	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",

@@ -30,7 +30,6 @@ func modelLocks(t *testing.T, g *gatewayProc) []map[string]any {
 // Cooldowns page's DELETE) releases it on A within a second, and A routes to
 // that connection again.
 func TestTeamServerSharesModelLocks(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		layer   string
 		lockout bool

@@ -42,7 +42,6 @@ func viaProxy(t *testing.T, dbURL string) (string, *tcpproxy.Proxy) {
 // included; after the cut heals A serves its default key again and refuses
 // the deleted one with 401.
 func TestTeamServerDatabaseCut(t *testing.T) {
-	t.Parallel()
 	pgs, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip
@@ -143,7 +142,6 @@ func TestTeamServerDatabaseCut(t *testing.T) {
 // with --wait-for-db 30s logs its retries and serves once the cut heals (2 s
 // later). Before, it exited at once whatever happened.
 func TestTeamServerWaitsForTheDatabaseAtStart(t *testing.T) {
-	t.Parallel()
 	pgs, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip
@@ -193,7 +191,6 @@ func TestTeamServerWaitsForTheDatabaseAtStart(t *testing.T) {
 // cut healing it is RELEASED there (before, the release failed with 503 and
 // the connection stayed held until the lease's TTL, 120 s).
 func TestTeamServerQueuedLeaseRelease(t *testing.T) {
-	t.Parallel()
 	pgs, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip

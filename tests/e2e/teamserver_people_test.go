@@ -14,7 +14,6 @@ import (
 // answers 403 on A, B and C), the token revoked on B (401 everywhere), the
 // user signing out on C (401 everywhere).
 func TestTeamServerPeopleChangesReachEveryInstance(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	a, b := ts.a, ts.b
 	c := ts.third(t)

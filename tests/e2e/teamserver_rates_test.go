@@ -17,10 +17,6 @@ import (
 // KEY_RATE_LIMITED and a Retry-After, none reaching the upstream. Before the
 // window was shared, each instance served its own 4 (12).
 func TestTeamServerKeyRPMAcrossInstances(t *testing.T) {
-	// Not parallel: a team-wide limit counted at the upstream. At load 28 on
-	// 2 cores such counts failed (the key's rpm with the tests one at a time,
-	// the model's concurrency two at a time): the shared limits under load
-	// are left to be looked at, not made likelier to fail here.
 	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 0})
 	a := gws[0]
 	mk := func(name string) (id, key string) {
@@ -78,10 +74,6 @@ func TestTeamServerKeyRPMAcrossInstances(t *testing.T) {
 // the upstream at once, all served. Before the cap was shared, three ran at
 // once.
 func TestTeamServerModelConcurrencyAcrossInstances(t *testing.T) {
-	// Not parallel: a team-wide limit counted at the upstream. At load 28 on
-	// 2 cores such counts failed (the key's rpm with the tests one at a time,
-	// the model's concurrency two at a time): the shared limits under load
-	// are left to be looked at, not made likelier to fail here.
 	ts, gws, _ := limitedTeam(t, map[string]any{"modelConcurrency": map[string]any{"gpt-4o-mini": 1}})
 	ts.up.Reset() // the peak counts from here
 	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
@@ -100,10 +92,6 @@ func TestTeamServerModelConcurrencyAcrossInstances(t *testing.T) {
 // 12 requests at once, the upstream answering after 150 ms: never two of
 // the model at the upstream at once, all served.
 func TestTeamServerModelConcurrencyWithMaxConcurrent(t *testing.T) {
-	// Not parallel: a team-wide limit counted at the upstream. At load 28 on
-	// 2 cores such counts failed (the key's rpm with the tests one at a time,
-	// the model's concurrency two at a time): the shared limits under load
-	// are left to be looked at, not made likelier to fail here.
 	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 3, "modelConcurrency": map[string]any{"gpt-4o-mini": 1}})
 	ts.up.Reset() // the peak counts from here
 	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})

@@ -37,7 +37,6 @@ func (g *gatewayProc) addOAuthConn(name, upstreamBaseURL, token string) string {
 // each instance ordered its burst by its own pins and every instance put
 // its sessions on the same accounts (12 on one, or 6/3/3).
 func TestTeamServerSpreadsNewSessionsTeamWide(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	c := ts.third(t)
 	gws := []*gatewayProc{ts.a, ts.b, c}

@@ -37,7 +37,6 @@ func (ts *teamServer) third(t *testing.T, extraEnv ...string) *gatewayProc {
 // turn sent at once to each instance goes there too. Before the pin was
 // claimed in the database at dispatch, most sessions split.
 func TestTeamServerConcurrentFirstTurnsNeverSplit(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	a, b := ts.a, ts.b
 	c := ts.third(t)
@@ -163,10 +162,6 @@ func limitedTeam(t *testing.T, patch map[string]any) (*teamServer, []*gatewayPro
 // after 150 ms: never two at the upstream at once, all served. Before the
 // limits were shared, three ran at once.
 func TestTeamServerMaxConcurrentAcrossInstances(t *testing.T) {
-	// Not parallel: a team-wide limit counted at the upstream. At load 28 on
-	// 2 cores such counts failed (the key's rpm with the tests one at a time,
-	// the model's concurrency two at a time): the shared limits under load
-	// are left to be looked at, not made likelier to fail here.
 	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 1})
 	ts.up.Reset() // the peak counts from here
 	ts.up.SetFault("key-lim", fakeupstream.Fault{Mode: fakeupstream.ModeLatency, LatencyMs: 150})
@@ -185,7 +180,6 @@ func TestTeamServerMaxConcurrentAcrossInstances(t *testing.T) {
 // three arrived together. The gaps are read at the upstream, where pacing
 // acts (the answers' way back to the client adds the machine's jitter).
 func TestTeamServerPacingAcrossInstances(t *testing.T) {
-	t.Parallel()
 	ts, gws, _ := limitedTeam(t, map[string]any{"rateLimitOverrides": map[string]any{"requestsPerMinute": 120}})
 	time.Sleep(600 * time.Millisecond) // let the set-up requests' turns pass (one interval)
 	ts.up.Reset()                      // the arrivals count from here
@@ -213,8 +207,6 @@ func TestTeamServerPacingAcrossInstances(t *testing.T) {
 // is served once its lease lapses — not before, and not after the dead
 // request's upstream time (8 s).
 func TestTeamServerDeadInstanceSlotFreed(t *testing.T) {
-	// Not parallel (the package's serial tests run first, alone): its bound (A served between 1 s and 3.5 s after C died, the 2 s lease)
-	// is kept as it is, and another test's gateways beside it would only eat into it.
 	ts, gws, _ := limitedTeam(t, map[string]any{"maxConcurrent": 1})
 	a, c := gws[0], gws[2]
 	a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/settings", map[string]any{"team": map[string]any{"slotLeaseMs": 2000}})
@@ -266,10 +258,6 @@ func TestTeamServerDeadInstanceSlotFreed(t *testing.T) {
 // is refused at once with RATE_LIMIT_QUEUE_FULL and never reaches the
 // upstream. Before the queue depth was shared, C queued it as well.
 func TestTeamServerQueueDepthAcrossInstances(t *testing.T) {
-	// Not parallel: a team-wide limit counted at the upstream. At load 28 on
-	// 2 cores such counts failed (the key's rpm with the tests one at a time,
-	// the model's concurrency two at a time): the shared limits under load
-	// are left to be looked at, not made likelier to fail here.
 	ts, gws, id := limitedTeam(t, map[string]any{"maxConcurrent": 1})
 	a, b, c := gws[0], gws[1], gws[2]
 	a.mustMgmt(http.StatusOK, http.MethodPatch, "/api/resilience", map[string]any{"requestQueue": map[string]any{"maxQueueDepth": 1}})

@@ -85,7 +85,6 @@ func within(t *testing.T, what string, ok func() bool) time.Duration {
 // A within a second, and 100 concurrent lease acquisitions split across both
 // instances for 3 connections leave exactly 3 ACTIVE leases.
 func TestTeamServerSharesConnectionsKeysAndLeases(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	a, b := ts.a, ts.b
 	if a.key != b.key {
@@ -226,8 +225,6 @@ func activeLeases(t *testing.T, url string) int {
 // record, and after it returns they converge again (a key created on A works
 // on B).
 func TestTeamServerOutage(t *testing.T) {
-	// Not parallel (the package's serial tests run first, alone): its bound (every request answered within 2 s while the database is paused)
-	// is kept as it is, and another test's gateways beside it would only eat into it.
 	ts := newTeamServer(t, true)
 	a, b := ts.a, ts.b
 	conn := a.addConn("one", ts.upURL, "key-1", 1)
@@ -365,12 +362,6 @@ const teamModel = "openai-compatible/gpt-4o-mini"
 // sends it the request). The breaker stays CLOSED here (default threshold), so
 // the cooldown alone decides.
 func TestTeamServerSharesCooldowns(t *testing.T) {
-	// Not parallel: it failed once two at a time at load 28 ("A counts 0
-	// connections cooling down" with a 120 s cooldown, the bad connection
-	// "serving" on A itself). The cooldown reaches PostgreSQL behind the
-	// request, and a cooldowns reload on A meanwhile adopts the older row
-	// (routing.Registry.AdoptCooldowns): a product race, left to be fixed on
-	// its own, not hidden here by waiting.
 	ts := newTeamServer(t, false)
 	// A cooldown that outlasts the checks below however slow the machine: at
 	// the default 3 s (an API key's first step) a loaded machine's health read
@@ -398,7 +389,6 @@ func TestTeamServerSharesCooldowns(t *testing.T) {
 // two failing requests, each counting once whatever its retries) shows OPEN
 // on B within a second, and B does not send that provider the request.
 func TestTeamServerSharesBreakers(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1")
 	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
@@ -425,7 +415,6 @@ func TestTeamServerSharesBreakers(t *testing.T) {
 // same connection, with the setting and the request log. A second import into
 // the now populated database is refused.
 func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
-	t.Parallel()
 	pgs, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip
@@ -509,7 +498,6 @@ func TestImportDBMovesADesktopInstallToPostgres(t *testing.T) {
 // failing provider exactly one probe: the database grants it to one instance,
 // the other moves on.
 func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false, "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_FAILURE_THRESHOLD=2",
 		"OMNIROUTE_CIRCUIT_BREAKER_API_KEY_DEGRADATION_THRESHOLD=1", "OMNIROUTE_CIRCUIT_BREAKER_API_KEY_RESET_TIMEOUT_MS=1000")
 	_, good, _ := failOnA(t, ts, fakeupstream.Fault{Mode: fakeupstream.ModeStatus, Status: 503})
@@ -556,8 +544,6 @@ func TestTeamServerOneProbeAcrossInstances(t *testing.T) {
 // the lease view is refreshed in the background; after the database returns
 // the cooldown reaches it.
 func TestTeamServerUnreachableDatabase(t *testing.T) {
-	// Not parallel (the package's serial tests run first, alone): its bound (every request answered within 1 s while the database is unreachable)
-	// is kept as it is, and another test's gateways beside it would only eat into it.
 	ts := newTeamServer(t, true)
 	a, b := ts.a, ts.b
 	bad := a.addConn("bad", ts.upURL, "key-bad", 1)
@@ -649,7 +635,6 @@ func TestTeamServerUnreachableDatabase(t *testing.T) {
 // again, B sends that session to the second as well (the pin A wrote), and a
 // request without the session to the first.
 func TestTeamServerSharesSessionPins(t *testing.T) {
-	t.Parallel()
 	ts := newTeamServer(t, false)
 	a, b := ts.a, ts.b
 	first := a.addConn("first", ts.upURL, "key-first", 1)
@@ -707,7 +692,6 @@ func TestTeamServerSharesSessionPins(t *testing.T) {
 // without the instances' secret.key, or with another one, refuses to start
 // and says to copy the key.
 func TestTeamServerNeedsTheSharedKey(t *testing.T) {
-	t.Parallel()
 	pgs, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err) // PostgreSQL is required: never a skip

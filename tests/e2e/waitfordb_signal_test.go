@@ -16,7 +16,6 @@ import (
 // 2 s of SIGTERM, non-zero, saying it was interrupted while waiting. Before,
 // it slept through the signal until the wait ran out.
 func TestWaitForDBStopsOnSIGTERM(t *testing.T) {
-	t.Parallel()
 	closed := testproc.FreePort(t) // free: nothing listens there
 	stdout, stderr := newSyncBuffer(), newSyncBuffer()
 	cmd := exec.Command(binPath, "--headless", "--wait-for-db", "10m")
