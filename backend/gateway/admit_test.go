@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"omniroute/backend/clock"
@@ -118,31 +119,34 @@ func TestAdmitFreeSlotReadsNoClock(t *testing.T) {
 
 // A protected connection's admission that waited (its pacing turn) still
 // times the wait for the request log: the second of two admissions 30 ms
-// apart (minTimeMs) queues about that long, the first queued 0.
+// apart (minTimeMs) queues exactly that long, the first queued 0 (fake time:
+// the pacing's timer runs in a synctest bubble).
 func TestAdmitPacedWaitIsTimed(t *testing.T) {
-	g := benchGateway()
-	g.clk = clock.Real{} // the pacing waits on a real timer
-	conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
-	conn.Limits.Protection = true
-	minTime := int64(30)
-	conn.Limits.Queue.MinTimeMs = &minTime
-	cand := routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}
-	first, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.release()
-	second, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.release()
-	if first.queued != 0 {
-		t.Errorf("the first admission queued %v, want 0 (its turn was free)", first.queued)
-	}
-	if second.queued < 20*time.Millisecond || second.reason == "" {
-		t.Errorf("the paced admission queued %v (reason %q), want about 30ms and a reason", second.queued, second.reason)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		g := benchGateway()
+		g.clk = clock.Real{} // time.Now and the pacing's timer are the bubble's
+		conn := &routing.Conn{ID: "c1", BreakerKey: "openai-compatible"}
+		conn.Limits.Protection = true
+		minTime := int64(30)
+		conn.Limits.Queue.MinTimeMs = &minTime
+		cand := routing.Candidate{Conn: conn, Model: "gpt-4o-mini"}
+		first, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.release()
+		second, err := g.admit(context.Background(), &routing.Plan{}, cand, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer second.release()
+		if first.queued != 0 {
+			t.Errorf("the first admission queued %v, want 0 (its turn was free)", first.queued)
+		}
+		if second.queued != 30*time.Millisecond || second.reason == "" {
+			t.Errorf("the paced admission queued %v (reason %q), want 30ms and a reason", second.queued, second.reason)
+		}
+	})
 }
 
 // BenchmarkAdmit: a candidate's admission on an unprotected connection with
